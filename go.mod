@@ -1,0 +1,3 @@
+module aimeter
+
+go 1.26

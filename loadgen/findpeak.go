@@ -1,0 +1,76 @@
+package loadgen
+
+import (
+	"fmt"
+	"math"
+)
+
+// findPeak is LoadGen's FindPeakPerformanceMode for the Server scenario:
+// check the requested QPS, widen the upper bound by (1+step) until a run
+// misses the latency constraint, then bisect until the bounds agree to the
+// requested decimals. Only the performance constraint (the percentile
+// latency bound) decides, as in LoadGen; the reported summary is the last
+// passing (lower-bound) run.
+func (t *test) findPeak() (*Summary, error) {
+	t.event(Event{TimeNs: t.now(), Key: "generic_message", Value: "Starting FindPeakPerformance mode"})
+	base := t.eff
+	t.event(Event{TimeNs: t.now(), Key: "generic_message", Value: "FindPeakPerformance: Check validity of the base settings field: " + qpsField(base.TargetQPS)})
+	lower, err := t.runPerformance(&base, PassFindPeak)
+	if err != nil || t.ctx.Err() != nil {
+		return t.markReported(lower), err
+	}
+	if !lower.PerfConstraintsMet {
+		t.errorEvent("error_runtime", "FindPeakPerformance: Initial lower bound does not satisfy performance constraints, msg: "+lower.PerfConstraintsRecommendation)
+		return t.markReported(lower), nil
+	}
+	// Widen: [l, l×(1+step)) until the upper run fails.
+	var upper *Summary
+	for {
+		u := lower.Settings
+		u.TargetQPS = lower.Settings.TargetQPS * (1 + u.ServerFindPeakQPSBoundaryStepSize)
+		t.event(Event{TimeNs: t.now(), Key: "generic_message", Value: fmt.Sprintf("FindBoundaries: Checking fields [%s, %s)", qpsField(lower.Settings.TargetQPS), qpsField(u.TargetQPS))})
+		s, err := t.runPerformance(&u, PassFindPeak)
+		if err != nil || t.ctx.Err() != nil {
+			return t.markReported(lower), err
+		}
+		if !s.PerfConstraintsMet {
+			upper = s
+			break
+		}
+		lower = s
+	}
+	t.event(Event{TimeNs: t.now(), Key: "generic_message", Value: fmt.Sprintf("FindPeakPerformance: Found boundaries: [%s, %s)", qpsField(lower.Settings.TargetQPS), qpsField(upper.Settings.TargetQPS))})
+	// Bisect.
+	for !findPeakFinished(lower.Settings.TargetQPS, upper.Settings.TargetQPS, base.ServerFindPeakQPSDecimalsOfPrecision) {
+		m := lower.Settings
+		m.TargetQPS = lower.Settings.TargetQPS + (upper.Settings.TargetQPS-lower.Settings.TargetQPS)/2
+		t.event(Event{TimeNs: t.now(), Key: "generic_message", Value: fmt.Sprintf("FindPeakPerformanceBinarySearch: Testing the mid value of bounds [%s, %s): %s",
+			qpsField(lower.Settings.TargetQPS), qpsField(upper.Settings.TargetQPS), qpsField(m.TargetQPS))})
+		s, err := t.runPerformance(&m, PassFindPeak)
+		if err != nil || t.ctx.Err() != nil {
+			return t.markReported(lower), err
+		}
+		if s.PerfConstraintsMet {
+			lower = s
+		} else {
+			upper = s
+		}
+	}
+	t.event(Event{TimeNs: t.now(), Key: "generic_message", Value: "FindPeakPerformance: Found peak performance field: " + qpsField(lower.Settings.TargetQPS)})
+	return t.markReported(lower), nil
+}
+
+// findPeakFinished: floor(l·10^d) + 1 ≥ floor(u·10^d).
+func findPeakFinished(l, u float64, decimals int) bool {
+	scale := math.Pow10(decimals)
+	return math.Floor(l*scale)+1 >= math.Floor(u*scale)
+}
+
+func qpsField(qps float64) string { return fmt.Sprintf("target_qps : %f", qps) }
+
+func (t *test) markReported(s *Summary) *Summary {
+	if s != nil && s.pass >= 0 && s.pass < len(t.passes) {
+		t.passes[s.pass].info.Reported = true
+	}
+	return s
+}

@@ -1,0 +1,302 @@
+package loadgen
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+	"time"
+)
+
+// spinThreshold is how close to a scheduled time the Server issuer stops
+// sleeping and spins: an idle Go process does not sleep less than about a
+// millisecond (golang/go#44343), and lateness is latency.
+const spinThreshold = 2 * time.Millisecond
+
+// issueStats is what one issuing goroutine reports back.
+type issueStats struct {
+	queriesIssued uint64
+	ranOut        bool   // a non-Server pass ended without a natural stop
+	stop          string // why issuing ended early because of aimeter's limits
+	errors        []Event
+}
+
+// issuer issues the queries k, k+stride, … of one pass.
+type issuer struct {
+	t        *test
+	p        *pass
+	e        *Effective
+	accuracy bool
+	idx      int
+	stride   int
+	timer    *time.Timer
+}
+
+func (it *issuer) ctx() context.Context { return it.t.ctx }
+
+// sleep waits d or until the run is cancelled.
+func (it *issuer) sleep(d time.Duration) bool {
+	if it.timer == nil {
+		it.timer = time.NewTimer(d)
+	} else {
+		it.timer.Reset(d)
+	}
+	select {
+	case <-it.timer.C:
+		return true
+	case <-it.ctx().Done():
+		it.timer.Stop()
+		return false
+	}
+}
+
+// block waits for a wake-up from a completion. It returns false when the run
+// is cancelled or no sample completed for the stall timeout.
+func (it *issuer) block() (ok bool, reason string) {
+	p := it.p
+	before := p.samplesDone.Load()
+	stall := it.t.opts.stallTimeout()
+	for {
+		if it.timer == nil {
+			it.timer = time.NewTimer(stall)
+		} else {
+			it.timer.Reset(stall)
+		}
+		select {
+		case <-p.wake:
+			it.timer.Stop()
+			return true, ""
+		case <-it.ctx().Done():
+			it.timer.Stop()
+			return false, it.t.cancelReason()
+		case <-it.timer.C:
+			if after := p.samplesDone.Load(); after != before {
+				before = after
+				continue
+			}
+			return false, fmt.Sprintf("no sample completed for %v (stall timeout)", stall)
+		}
+	}
+}
+
+// waitQueryDone blocks until query q has all its samples completed.
+func (it *issuer) waitQueryDone(q int) (bool, string) {
+	p := it.p
+	if p.remaining[q].Load() == 0 {
+		return true, ""
+	}
+	p.waitQuery.Store(int64(q))
+	defer p.waitQuery.Store(-1)
+	for p.remaining[q].Load() != 0 {
+		if ok, reason := it.block(); !ok {
+			return false, reason
+		}
+	}
+	return true, ""
+}
+
+// waitUntil returns once the pass clock reaches target (ns from origin):
+// sleeping while far away, spinning through the last stretch.
+func (it *issuer) waitUntil(target int64) (int64, bool) {
+	p := it.p
+	for {
+		now := it.t.now() - p.origin
+		if now >= target {
+			return now, true
+		}
+		if d := time.Duration(target - now); d > spinThreshold {
+			if !it.sleep(d - spinThreshold/2) {
+				return now, false
+			}
+			continue
+		}
+		if it.ctx().Err() != nil {
+			return now, false
+		}
+	}
+}
+
+// issueOne calls the SUT, turning a panic into an error.
+func (it *issuer) issueOne(samples []QuerySample) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("SUT panicked in IssueQuery: %v", v)
+		}
+	}()
+	it.t.sut.IssueQuery(it.t.resp, samples)
+	return nil
+}
+
+func (it *issuer) errorEvent(key, msg string) Event {
+	return Event{TimeNs: it.t.now(), Key: key, Value: msg, Error: true}
+}
+
+// run is LoadGen's IssueQueriesInternal for one issuing goroutine.
+func (it *issuer) run() issueStats {
+	t, p, e := it.t, it.p, it.e
+	g := p.gen
+	var st issueStats
+	// Only Server cannot run out: its generated queries cover the duration.
+	st.ranOut = e.Scenario != Server
+	minQ := perThread(e.MinQueryCount, it.idx, it.stride)
+	maxQ := perThread(e.MaxQueryCount, it.idx, it.stride)
+	targetDuration := int64(e.TargetDurationMs) * 1e6
+	maxDuration := int64(e.MaxDurationMs) * 1e6
+	var issued uint64
+	var coalesced []QuerySample
+
+	for q := it.idx; q < g.queries; q += it.stride {
+		if t.ctx.Err() != nil {
+			st.stop = t.cancelReason()
+			st.ranOut = false
+			break
+		}
+		var now int64
+		switch e.Scenario {
+		case SingleStream, MultiStream:
+			if q-it.stride >= 0 {
+				if ok, reason := it.waitQueryDone(q - it.stride); !ok {
+					st.stop, st.ranOut = reason, false
+					return it.finish(st, issued)
+				}
+			}
+			now = t.now() - p.origin
+		case Server:
+			var ok bool
+			if now, ok = it.waitUntil(g.sched[q]); !ok {
+				st.stop, st.ranOut = t.cancelReason(), false
+				return it.finish(st, issued)
+			}
+		default:
+			now = t.now() - p.origin
+		}
+
+		// Coalesce every following query already due into one IssueQuery.
+		first, last := q, q
+		if e.Scenario == Server && e.ServerCoalesceQueries {
+			for last+it.stride < g.queries && now >= g.sched[last+it.stride] {
+				last += it.stride
+			}
+		}
+		var samples []QuerySample
+		for k := first; k <= last; k += it.stride {
+			p.issued[k] = now
+			s, end := g.queryRange(k)
+			for i := s; i < end; i++ {
+				p.state[i].Store(stateIssued)
+			}
+			p.samplesIssued.Add(int64(end - s))
+		}
+		if it.stride == 1 || first == last {
+			s, _ := g.queryRange(first)
+			_, end := g.queryRange(last)
+			samples = g.samples[s:end:end]
+		} else {
+			coalesced = coalesced[:0]
+			for k := first; k <= last; k += it.stride {
+				s, end := g.queryRange(k)
+				coalesced = append(coalesced, g.samples[s:end]...)
+			}
+			samples = append([]QuerySample(nil), coalesced...)
+		}
+		q = last
+		if err := it.issueOne(samples); err != nil {
+			st.errors = append(st.errors, it.errorEvent("error_runtime", err.Error()))
+			st.stop, st.ranOut = err.Error(), false
+			issued += uint64((last-first)/it.stride + 1)
+			return it.finish(st, issued)
+		}
+		issued += uint64((last-first)/it.stride + 1)
+		t.progressIssued.Store(p.samplesIssued.Load())
+
+		if it.accuracy {
+			continue
+		}
+		duration := now
+		if e.Scenario == Server {
+			if e.MaxAsyncQueries != 0 {
+				total := issued
+				if it.stride > 1 {
+					total = uint64(t.serverIssuedTotal.Add(int64((last-first)/it.stride + 1)))
+				}
+				outstanding := total - uint64(p.queriesDone.Load())
+				if outstanding > e.MaxAsyncQueries {
+					st.errors = append(st.errors, it.errorEvent("error_runtime", fmt.Sprintf(
+						"IssueQueryThread %d Ending early: Too many outstanding queries. issued %d outstanding %d",
+						it.idx, total, outstanding)))
+					break
+				}
+			}
+		} else if issued >= minQ && duration >= targetDuration {
+			t.event(Event{TimeNs: t.now(), Key: "generic_message", Value: "Ending naturally: Minimum query count and test duration met."})
+			st.ranOut = false
+			break
+		}
+		if e.MaxQueryCount != 0 && issued >= maxQ {
+			st.errors = append(st.errors, it.errorEvent("error_runtime", fmt.Sprintf(
+				"IssueQueryThread %d Ending early: Max query count reached. query_count %d", it.idx, issued)))
+			st.ranOut = false
+			break
+		}
+		if maxDuration != 0 && duration > maxDuration {
+			st.errors = append(st.errors, it.errorEvent("error_runtime", fmt.Sprintf(
+				"IssueQueryThread %d Ending early: Max test duration reached. duration_ns %d", it.idx, duration)))
+			st.ranOut = false
+			break
+		}
+	}
+	return it.finish(st, issued)
+}
+
+func (it *issuer) finish(st issueStats, issued uint64) issueStats {
+	st.queriesIssued = issued
+	if it.timer != nil {
+		it.timer.Stop()
+	}
+	return st
+}
+
+// perThread splits a query count over stride issuing goroutines as LoadGen does.
+func perThread(count uint64, idx, stride int) uint64 {
+	n := count / uint64(stride)
+	if uint64(idx) < count%uint64(stride) {
+		n++
+	}
+	return n
+}
+
+// issuePass runs the issuing goroutines of a pass and combines their stats.
+func (t *test) issuePass(p *pass, e *Effective, accuracy bool) issueStats {
+	threads := 1
+	if e.Scenario == Server && e.ServerNumIssueQueryThreads > 0 {
+		threads = int(e.ServerNumIssueQueryThreads)
+	}
+	t.serverIssuedTotal.Store(0)
+	if threads == 1 {
+		it := &issuer{t: t, p: p, e: e, accuracy: accuracy, idx: 0, stride: 1}
+		return it.run()
+	}
+	results := make([]issueStats, threads)
+	var wg sync.WaitGroup
+	for k := 0; k < threads; k++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			it := &issuer{t: t, p: p, e: e, accuracy: accuracy, idx: k, stride: threads}
+			results[k] = it.run()
+		}()
+	}
+	wg.Wait()
+	var st issueStats
+	for _, r := range results {
+		st.queriesIssued += r.queriesIssued
+		st.ranOut = st.ranOut || r.ranOut
+		st.errors = append(st.errors, r.errors...)
+		if st.stop == "" {
+			st.stop = r.stop
+		}
+	}
+	return st
+}

@@ -1,0 +1,184 @@
+package loadgen
+
+import (
+	"fmt"
+	"iter"
+)
+
+// Records yields every issued sample of every pass in issue order (sequence
+// order; with several Server issuing goroutines, scheduled order).
+func (r *Result) Records() iter.Seq[Record] {
+	return func(yield func(Record) bool) {
+		for _, pr := range r.passes {
+			for rec := range pr.records() {
+				if !yield(rec) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// RecordCount returns the number of records Records yields.
+func (r *Result) RecordCount() int {
+	n := 0
+	for _, pr := range r.passes {
+		for i := range pr.p.state {
+			if pr.p.state[i].Load() != stateIdle {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// PassRecords yields the records of pass i of r.Passes.
+func (r *Result) PassRecords(i int) iter.Seq[Record] {
+	return r.passes[i].records()
+}
+
+func (pr *passRecord) records() iter.Seq[Record] {
+	p := pr.p
+	g := p.gen
+	return func(yield func(Record) bool) {
+		for q := 0; q < g.queries; q++ {
+			issued := p.issued[q]
+			if issued == NoTime {
+				continue
+			}
+			sched := issued
+			switch {
+			case g.sched != nil:
+				sched = g.sched[q]
+			case p.offline:
+				sched = 0
+			}
+			s, e := g.queryRange(q)
+			for i := s; i < e; i++ {
+				rec := Record{
+					SeqID:        p.seqBase + uint64(i),
+					QueryID:      pr.queryBase + uint64(q),
+					SampleIndex:  g.samples[i].Index,
+					ScheduledNs:  sched,
+					IssuedNs:     issued,
+					FirstTokenNs: NoTime,
+					CompletedNs:  p.completed[i],
+					Tokens:       int64(p.tokens[i]),
+				}
+				if p.firstTok != nil {
+					rec.FirstTokenNs = p.firstTok[i]
+				}
+				switch p.state[i].Load() {
+				case stateOK:
+					rec.Status = StatusOK
+				case stateError:
+					rec.Status = StatusError
+				default:
+					rec.Status = StatusLost
+					rec.CompletedNs = NoTime
+				}
+				if !yield(rec) {
+					return
+				}
+			}
+		}
+	}
+}
+
+func (pr *passRecord) performanceResult(e *Effective) PerformanceResult {
+	return BuildPerformanceResult(e, pr.info, pr.records())
+}
+
+// BuildPerformanceResult rebuilds LoadGen's raw performance result of a pass
+// from its records alone, so that a stored run can be summarised again
+// (aimeter report). Records must be in issue order. Lost samples are
+// censored at info.EndNs.
+func BuildPerformanceResult(e *Effective, info PassInfo, records iter.Seq[Record]) PerformanceResult {
+	var pr PerformanceResult
+	var (
+		curQuery    uint64
+		haveQuery   bool
+		qSched      int64
+		qIssued     int64
+		qDone       int64
+		maxLatency  int64
+		tokenMode   = e.UseTokenLatencies
+		needsTokens = tokenMode && e.Scenario != Offline
+	)
+	endQuery := func() {
+		if !haveQuery {
+			return
+		}
+		pr.QueriesIssued++
+		if e.Scenario == MultiStream {
+			pr.QueryLatencies = append(pr.QueryLatencies, qDone-qSched)
+		}
+		pr.FinalQueryScheduledTime = float64(qSched) / 1e9
+		pr.FinalQueryIssuedTime = float64(qIssued) / 1e9
+		pr.FinalQueryAllSamplesDoneTime = float64(qDone) / 1e9
+	}
+	for rec := range records {
+		if !haveQuery || rec.QueryID != curQuery {
+			endQuery()
+			curQuery, haveQuery = rec.QueryID, true
+			qSched, qIssued, qDone = rec.ScheduledNs, rec.IssuedNs, 0
+		}
+		done := rec.CompletedNs
+		switch rec.Status {
+		case StatusLost:
+			done = info.EndNs
+			pr.LostSamples++
+		case StatusError:
+			pr.FailedSamples++
+		}
+		qDone = max(qDone, done)
+		lat := done - rec.ScheduledNs
+		maxLatency = max(maxLatency, lat)
+		pr.SampleLatencies = append(pr.SampleLatencies, lat)
+		if tokenMode {
+			pr.TokensPerSample = append(pr.TokensPerSample, rec.Tokens)
+		}
+		if needsTokens {
+			ttft := lat // a sample without a first token: the whole latency
+			if rec.FirstTokenNs != NoTime {
+				ttft = rec.FirstTokenNs - rec.ScheduledNs
+			}
+			var tpot int64
+			if rec.Tokens > 1 {
+				tpot = (lat - ttft) / (rec.Tokens - 1)
+			}
+			pr.FirstTokenLatencies = append(pr.FirstTokenLatencies, ttft)
+			pr.TimePerOutputToken = append(pr.TimePerOutputToken, tpot)
+		}
+	}
+	endQuery()
+	pr.MaxLatency = float64(maxLatency) / 1e9
+	return pr
+}
+
+// SummarizePass summarises a stored pass from its records (aimeter report).
+// It checks that the records belong to the pass.
+func SummarizePass(sutName string, e Effective, info PassInfo, records []Record) (*Summary, error) {
+	if info.Kind == PassAccuracy {
+		return nil, fmt.Errorf("pass %d–%d is an accuracy pass: it has no performance summary", info.FirstSeq, info.EndSeq)
+	}
+	var recs []Record
+	for _, r := range records {
+		if r.SeqID >= info.FirstSeq && r.SeqID < info.EndSeq {
+			recs = append(recs, r)
+		}
+	}
+	if len(recs) == 0 {
+		return nil, fmt.Errorf("no records with sequence ids in [%d, %d) for the reported pass", info.FirstSeq, info.EndSeq)
+	}
+	e.TargetQPS = info.TargetQPS
+	pr := BuildPerformanceResult(&e, info, func(yield func(Record) bool) {
+		for _, r := range recs {
+			if !yield(r) {
+				return
+			}
+		}
+	})
+	pr.StopReason = info.StopReason
+	return Summarize(sutName, e, pr), nil
+}

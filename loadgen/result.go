@@ -1,0 +1,176 @@
+package loadgen
+
+import "time"
+
+// NoTime marks a record time that does not apply (no first token, or a
+// sample that never completed).
+const NoTime int64 = -1
+
+// Status is the outcome of one issued sample.
+type Status uint8
+
+// Sample outcomes.
+const (
+	// StatusOK: the SUT completed the sample.
+	StatusOK Status = iota + 1
+	// StatusError: the SUT reported a failure for the sample (Responder.Fail).
+	StatusError
+	// StatusLost: the sample never completed before the run gave up on it
+	// (timeout, stall, interruption or a panic in IssueQuery).
+	StatusLost
+)
+
+// String returns "ok", "error" or "lost", as written in records.csv.
+func (s Status) String() string {
+	switch s {
+	case StatusOK:
+		return "ok"
+	case StatusError:
+		return "error"
+	case StatusLost:
+		return "lost"
+	}
+	return "unknown"
+}
+
+// ParseStatus is the inverse of Status.String.
+func ParseStatus(s string) (Status, bool) {
+	switch s {
+	case "ok":
+		return StatusOK, true
+	case "error":
+		return StatusError, true
+	case "lost":
+		return StatusLost, true
+	}
+	return 0, false
+}
+
+// Record is one issued sample. Times are nanoseconds from the start of
+// issuing of the pass the sample belongs to; for Server, query 0 is scheduled
+// at 0. Latency is CompletedNs − ScheduledNs, never measured from the issue.
+type Record struct {
+	SeqID        uint64
+	QueryID      uint64 // sequence number of the query within the test
+	SampleIndex  uint64 // QSL index
+	ScheduledNs  int64
+	IssuedNs     int64
+	FirstTokenNs int64 // NoTime unless token latencies are on
+	CompletedNs  int64 // NoTime for lost samples
+	Tokens       int64
+	Status       Status
+}
+
+// PassKind says what a pass (one LoadGen IssueQueries call) was for.
+type PassKind string
+
+// Pass kinds.
+const (
+	PassAccuracy    PassKind = "accuracy"
+	PassPerformance PassKind = "performance"
+	PassFindPeak    PassKind = "find-peak-probe"
+)
+
+// PassInfo describes one pass: which sequence ids it holds and how it ended.
+type PassInfo struct {
+	Kind PassKind `json:"kind"`
+	// FirstSeq and EndSeq bound the sequence ids generated for the pass
+	// (EndSeq exclusive); only issued samples appear in the records.
+	FirstSeq uint64 `json:"first_seq"`
+	EndSeq   uint64 `json:"end_seq"`
+	// TargetQPS is the Server rate of the pass (find-peak probes differ).
+	TargetQPS float64 `json:"target_qps"`
+	// StartUnixNs is the wall-clock time issuing started.
+	StartUnixNs int64 `json:"start_unix_ns"`
+	// EndNs is when the pass ended, from its start; lost samples are
+	// censored at this time.
+	EndNs int64 `json:"end_ns"`
+	// QueriesIssued counts issued queries (coalesced queries count each).
+	QueriesIssued uint64 `json:"queries_issued"`
+	// Reported marks the pass whose summary the test reports.
+	Reported bool `json:"reported"`
+	// StopReason says why issuing ended ("" when it ran to completion).
+	StopReason string `json:"stop_reason,omitempty"`
+}
+
+// EventKind is the MLLOG event type of a detail-log event.
+type EventKind uint8
+
+// Event kinds.
+const (
+	EventPoint EventKind = iota
+	EventIntervalStart
+	EventIntervalEnd
+)
+
+// Event is one entry of the detail log recorded during the test. Value is a
+// string, bool, int64, uint64, float64 or []uint64.
+type Event struct {
+	TimeNs  int64 // since the start of the test
+	Key     string
+	Value   any
+	Kind    EventKind
+	Error   bool
+	Warning bool
+}
+
+// AccuracyEntry is one response copied to the accuracy log.
+type AccuracyEntry struct {
+	SeqID      uint64
+	QSLIndex   uint64
+	Data       []byte
+	TokenData  []byte // first-token data, token mode (non-Offline) only
+	TokenCount int64
+	HasTokens  bool // write token_count (and token_data when not Offline)
+}
+
+// Result is everything a test produced: the detail-log events, the accuracy
+// log, the records of every pass and the reported performance summary.
+type Result struct {
+	SUTName              string
+	GetSUTNameDurationNs int64
+	QSLName              string
+	QSLTotalCount        uint64
+	QSLPerformanceCount  uint64
+	Requested            Settings
+	Effective            Effective
+	// StartTime is the wall-clock time the test started (test_datetime).
+	StartTime time.Time
+	Events    []Event
+	Accuracy  []AccuracyEntry
+	Passes    []PassInfo
+	// Summary is the reported performance summary; nil for accuracy-only
+	// tests and tests that ended before a performance pass.
+	Summary *Summary
+	// Interrupted is why the test ended early ("" if it did not).
+	Interrupted string
+	// Counters of SUT misbehaviour (see Responder).
+	UnknownCompletions   uint64
+	DuplicateCompletions uint64
+	FailedSamples        uint64
+	LostSamples          uint64
+
+	passes []*passRecord // columnar per-sample storage behind Records
+}
+
+// ErrorCount returns the number of error events, as LoadGen's num_errors.
+func (r *Result) ErrorCount() int {
+	n := 0
+	for i := range r.Events {
+		if r.Events[i].Error {
+			n++
+		}
+	}
+	return n
+}
+
+// WarningCount returns the number of warning events.
+func (r *Result) WarningCount() int {
+	n := 0
+	for i := range r.Events {
+		if r.Events[i].Warning {
+			n++
+		}
+	}
+	return n
+}

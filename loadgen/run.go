@@ -1,0 +1,485 @@
+package loadgen
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"aimeter/internal/stdrand"
+)
+
+// DefaultStallTimeout is how long a run waits without any sample completing
+// before it gives up on the outstanding samples.
+const DefaultStallTimeout = 5 * time.Minute
+
+// DefaultInterruptGrace is how long a cancelled run waits for samples already
+// issued before counting them lost.
+const DefaultInterruptGrace = 2 * time.Second
+
+// ErrInterrupted is returned (wrapped) by Run when the context was cancelled
+// or the run timed out; the Result is still complete and INVALID.
+var ErrInterrupted = errors.New("run interrupted")
+
+// Options are aimeter's run controls beyond LoadGen's TestSettings. The zero
+// value is ready to use.
+type Options struct {
+	// Timeout ends the whole test after this long (0 = no limit). The
+	// outstanding samples are then lost and the result is INVALID.
+	Timeout time.Duration
+	// StallTimeout ends the test when no sample completes for this long while
+	// the run waits for one (0 = DefaultStallTimeout; negative = wait forever).
+	StallTimeout time.Duration
+	// InterruptGrace is how long a cancelled run still waits for issued
+	// samples (0 = DefaultInterruptGrace).
+	InterruptGrace time.Duration
+	// Warnings are logged as warning_generic_message events before the test
+	// (for example "Found Audit Config file…").
+	Warnings []string
+	// Progress, if set, is called about five times a second from a separate
+	// goroutine while a pass runs, and once when it ends.
+	Progress func(Progress)
+}
+
+// Progress is a snapshot of the running pass for live displays.
+type Progress struct {
+	Pass      PassKind
+	Elapsed   time.Duration // since the start of issuing of this pass
+	Issued    int64         // samples issued so far
+	Completed int64         // samples completed so far
+	Generated int64         // samples generated for the pass
+	Done      bool          // the pass has ended
+}
+
+func (o *Options) stallTimeout() time.Duration {
+	switch {
+	case o.StallTimeout == 0:
+		return DefaultStallTimeout
+	case o.StallTimeout < 0:
+		return 1<<63 - 1
+	}
+	return o.StallTimeout
+}
+
+func (o *Options) interruptGrace() time.Duration {
+	if o.InterruptGrace > 0 {
+		return o.InterruptGrace
+	}
+	return DefaultInterruptGrace
+}
+
+// test is the state of one Run: LoadGen's StartTest.
+type test struct {
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	sut    SUT
+	qsl    QSL
+	req    Settings
+	eff    Effective
+	opts   Options
+	origin time.Time
+	resp   *Responder
+
+	evMu   sync.Mutex
+	events []Event
+
+	seq uint64 // next sample sequence id
+	qid uint64 // next query sequence id
+	// accuracy-log values: the default-seeded engine shared by the test,
+	// and how many samples it has been advanced past.
+	accRNG *stdrand.MT19937
+	accPos uint64
+
+	passes []*passRecord
+
+	progressIssued    atomic.Int64
+	serverIssuedTotal atomic.Int64
+	interrupted       string
+}
+
+// passRecord is a finished pass as kept in the Result.
+type passRecord struct {
+	info      PassInfo
+	p         *pass
+	queryBase uint64
+}
+
+func (t *test) now() int64 { return int64(time.Since(t.origin)) }
+
+func (t *test) event(e Event) {
+	t.evMu.Lock()
+	t.events = append(t.events, e)
+	t.evMu.Unlock()
+}
+
+func (t *test) errorEvent(key, msg string) {
+	t.event(Event{TimeNs: t.now(), Key: key, Value: msg, Error: true})
+}
+
+func (t *test) cancelReason() string {
+	if cause := context.Cause(t.ctx); cause != nil {
+		return cause.Error()
+	}
+	return "cancelled"
+}
+
+// Run runs one test, like LoadGen's StartTest, and returns its result.
+//
+// Invalid settings are reported before anything is issued, as a *FieldError
+// naming the key. Once the test has started Run always returns a Result;
+// when ctx is cancelled or opts.Timeout expires it stops issuing, counts the
+// outstanding samples as lost and also returns an error wrapping
+// ErrInterrupted. Run never exits the process, handles no signals and writes
+// no files: see package mlperflog for the logs.
+func Run(ctx context.Context, sut SUT, qsl QSL, settings Settings, opts *Options) (*Result, error) {
+	if opts == nil {
+		opts = &Options{}
+	}
+	total, perf := qsl.TotalSampleCount(), qsl.PerformanceSampleCount()
+	eff, err := NewEffective(settings, total, perf)
+	if err != nil {
+		return nil, err
+	}
+	t := &test{sut: sut, qsl: qsl, req: settings, eff: eff, opts: *opts, accRNG: stdrand.New(stdrand.DefaultSeed)}
+	t.ctx, t.cancel = context.WithCancelCause(ctx)
+	defer t.cancel(nil)
+	if opts.Timeout > 0 {
+		var stop context.CancelFunc
+		t.ctx, stop = context.WithTimeoutCause(t.ctx, opts.Timeout, fmt.Errorf("run timeout of %v reached", opts.Timeout))
+		defer stop()
+	}
+	t.resp = &Responder{t: t}
+	t.origin = time.Now()
+	res := &Result{
+		StartTime:           t.origin,
+		QSLName:             qsl.Name(),
+		QSLTotalCount:       total,
+		QSLPerformanceCount: perf,
+		Requested:           settings,
+		Effective:           eff,
+	}
+	before := t.now()
+	res.SUTName = sut.Name()
+	res.GetSUTNameDurationNs = t.now() - before
+
+	for _, w := range opts.Warnings {
+		t.event(Event{TimeNs: t.now(), Key: "warning_generic_message", Value: w, Warning: true})
+	}
+	if settings.Test05 {
+		t.event(Event{TimeNs: t.now(), Key: "warning_generic_message", Value: "Test05 flag detected Overriding random seeds", Warning: true})
+	}
+
+	var runErr error
+	switch eff.Mode {
+	case SubmissionRun:
+		runErr = t.runAccuracy()
+		if runErr == nil && t.ctx.Err() == nil {
+			res.Summary, runErr = t.runPerformance(&t.eff, PassPerformance)
+			t.markReported(res.Summary)
+		}
+	case AccuracyOnly:
+		runErr = t.runAccuracy()
+	case PerformanceOnly:
+		res.Summary, runErr = t.runPerformance(&t.eff, PassPerformance)
+		t.markReported(res.Summary)
+	case FindPeakPerformance:
+		res.Summary, runErr = t.findPeak()
+	}
+	if runErr == nil && t.ctx.Err() != nil {
+		t.interrupted = t.cancelReason()
+	}
+
+	res.Events = t.events
+	r := t.resp
+	r.mu.Lock()
+	res.Accuracy = r.accuracy
+	for _, m := range r.errLog {
+		res.Events = append(res.Events, Event{TimeNs: t.now(), Key: "error_runtime", Value: m, Error: true})
+	}
+	r.mu.Unlock()
+	res.UnknownCompletions = r.unknown.Load()
+	res.DuplicateCompletions = r.duplicate.Load()
+	res.FailedSamples = r.failed.Load()
+	for _, pr := range t.passes {
+		res.Passes = append(res.Passes, pr.info)
+		res.LostSamples += uint64(countState(pr.p, stateLost))
+	}
+	res.passes = t.passes
+	res.Interrupted = t.interrupted
+	if runErr != nil {
+		return res, runErr
+	}
+	if res.Interrupted != "" {
+		return res, fmt.Errorf("%w: %s", ErrInterrupted, res.Interrupted)
+	}
+	return res, nil
+}
+
+func countState(p *pass, s uint32) int {
+	n := 0
+	for i := range p.state {
+		if p.state[i].Load() == s {
+			n++
+		}
+	}
+	return n
+}
+
+func (t *test) loadSamples(set []uint64) error {
+	t.event(Event{TimeNs: t.now(), Key: "loaded_qsl_set", Value: set})
+	if err := t.qsl.LoadSamples(set); err != nil {
+		return fmt.Errorf("loading %d samples from QSL %q: %w", len(set), t.qsl.Name(), err)
+	}
+	return nil
+}
+
+func (t *test) unloadSamples(set []uint64) error {
+	if err := t.qsl.UnloadSamples(set); err != nil {
+		return fmt.Errorf("unloading samples from QSL %q: %w", t.qsl.Name(), err)
+	}
+	return nil
+}
+
+// runAccuracy is LoadGen's RunAccuracyMode: every loadable set of the
+// accuracy sample count, load → issue every sample once → unload.
+func (t *test) runAccuracy() error {
+	t.event(Event{TimeNs: t.now(), Key: "generic_message", Value: "Starting accuracy mode"})
+	for _, set := range generateLoadableSets(&t.eff, true, t.qsl.TotalSampleCount()) {
+		if err := t.loadSamples(set.indices); err != nil {
+			return err
+		}
+		t.runPass(&t.eff, set, PassAccuracy)
+		if err := t.unloadSamples(set.indices); err != nil {
+			return err
+		}
+		if t.ctx.Err() != nil {
+			t.interrupted = t.cancelReason()
+			return nil
+		}
+	}
+	return nil
+}
+
+// runPerformance is LoadGen's RunPerformanceMode for one set of settings.
+func (t *test) runPerformance(e *Effective, kind PassKind) (*Summary, error) {
+	if kind == PassPerformance {
+		t.event(Event{TimeNs: t.now(), Key: "generic_message", Value: "Starting performance mode"})
+	}
+	set := generateLoadableSets(e, false, t.qsl.TotalSampleCount())[0]
+	if err := t.loadSamples(set.indices); err != nil {
+		return nil, err
+	}
+	sum := t.runPass(e, set, kind)
+	if sum != nil {
+		sum.pass = len(t.passes) - 1
+	}
+	if err := t.unloadSamples(set.indices); err != nil {
+		return sum, err
+	}
+	return sum, nil
+}
+
+// runPass generates, issues and drains one pass and records it. It returns
+// the pass summary for performance passes.
+func (t *test) runPass(e *Effective, set loadableSet, kind PassKind) *Summary {
+	accuracy := kind == PassAccuracy
+	gen := generateQueries(e, accuracy, set, t.seq)
+	t.event(Event{TimeNs: t.now(), Key: "generated_query_count", Value: uint64(gen.queries)})
+	t.event(Event{TimeNs: t.now(), Key: "generated_samples_per_query", Value: uint64(gen.loggedSPQ)})
+	t.event(Event{TimeNs: t.now(), Key: "generated_query_duration", Value: gen.duration})
+
+	p := newPass(kind, gen, t.seq, e.UseTokenLatencies, e.Scenario == Offline)
+	t.setupAccuracyLog(p, e, accuracy)
+	rec := &passRecord{p: p, queryBase: t.qid, info: PassInfo{Kind: kind, FirstSeq: t.seq, EndSeq: t.seq + uint64(len(gen.samples)), TargetQPS: e.TargetQPS}}
+	t.seq += uint64(len(gen.samples))
+	t.qid += uint64(gen.queries)
+	t.passes = append(t.passes, rec)
+
+	t.resp.cur.Store(p)
+	wallStart := time.Now()
+	p.origin = t.now()
+	stopProgress := t.startProgress(p)
+	st := t.issuePass(p, e, accuracy)
+	rec.info.StartUnixNs = wallStart.UnixNano()
+	rec.info.QueriesIssued = st.queriesIssued
+	for _, ev := range st.errors {
+		t.event(ev)
+	}
+	t.flush()
+	if !accuracy && st.ranOut {
+		t.errorEvent("error_runtime", "Ending early: Ran out of generated queries to issue before the minimum query count and test duration were reached. Please update the relevant expected latency or target qps in the TestSettings so they are more accurate.")
+	}
+	stop := st.stop
+	if reason := t.drain(p); stop == "" {
+		stop = reason
+	}
+	rec.info.EndNs = t.now() - p.origin
+	t.closePass(p)
+	stopProgress()
+	rec.info.StopReason = stop
+	if stop != "" && t.interrupted == "" {
+		t.interrupted = stop
+	}
+
+	maxCompletion := int64(0)
+	for i := range p.completed {
+		if s := p.state[i].Load(); (s == stateOK || s == stateError) && p.completed[i] > maxCompletion {
+			maxCompletion = p.completed[i]
+		}
+	}
+	power := t.origin.Add(time.Duration(p.origin))
+	t.event(Event{TimeNs: t.now(), Key: "power_begin", Value: powerTime(power), Kind: EventIntervalStart})
+	t.event(Event{TimeNs: t.now(), Key: "power_end", Value: powerTime(power.Add(time.Duration(maxCompletion))), Kind: EventIntervalEnd})
+	if accuracy {
+		return nil
+	}
+	pr := rec.performanceResult(e)
+	if stop != "" {
+		pr.StopReason = stop
+	}
+	return Summarize(t.sutName(), *e, pr)
+}
+
+func (t *test) sutName() string { return t.sut.Name() }
+
+// powerTime formats a time as LoadGen's power logs: MM-DD-YYYY HH:MM:SS.mmm in UTC.
+func powerTime(tm time.Time) string {
+	return tm.UTC().Format("01-02-2006 15:04:05.000")
+}
+
+func (t *test) flush() {
+	defer func() {
+		if v := recover(); v != nil {
+			t.errorEvent("error_runtime", fmt.Sprintf("SUT panicked in FlushQueries: %v", v))
+		}
+	}()
+	t.sut.FlushQueries()
+}
+
+// drain waits until every issued sample has completed, the stall timeout
+// expires, or the run is cancelled (then it waits the interrupt grace).
+func (t *test) drain(p *pass) string {
+	p.draining.Store(true)
+	defer p.draining.Store(false)
+	it := &issuer{t: t, p: p}
+	for p.samplesDone.Load() < p.samplesIssued.Load() {
+		if t.ctx.Err() != nil {
+			return t.graceDrain(p)
+		}
+		if ok, reason := it.block(); !ok {
+			if t.ctx.Err() != nil {
+				return t.graceDrain(p)
+			}
+			return reason
+		}
+	}
+	if it.timer != nil {
+		it.timer.Stop()
+	}
+	return ""
+}
+
+func (t *test) graceDrain(p *pass) string {
+	reason := t.cancelReason()
+	deadline := time.NewTimer(t.opts.interruptGrace())
+	defer deadline.Stop()
+	for p.samplesDone.Load() < p.samplesIssued.Load() {
+		select {
+		case <-p.wake:
+		case <-deadline.C:
+			return reason
+		}
+	}
+	return reason
+}
+
+// closePass counts every still-outstanding sample as lost and waits for
+// completions that already claimed their sample to finish writing.
+func (t *test) closePass(p *pass) {
+	for i := range p.state {
+		if p.state[i].CompareAndSwap(stateIssued, stateLost) {
+			q := i / p.gen.spq
+			p.remaining[q].Add(-1)
+		}
+	}
+	for p.samplesDone.Load() < p.samplesClaimed.Load() {
+		runtime.Gosched()
+	}
+	t.resp.cur.CompareAndSwap(p, nil)
+}
+
+// setupAccuracyLog decides which responses of the pass go to the accuracy
+// log (loadgen-reference §7): all in accuracy mode; in performance mode
+// those whose per-sample value (from the test's default-seeded engine) plus
+// a per-pass offset, wrapped into [0, 1), is at most the probability.
+func (t *test) setupAccuracyLog(p *pass, e *Effective, accuracy bool) {
+	n := uint64(len(p.gen.samples))
+	if accuracy {
+		p.accuracyAll = true
+		return
+	}
+	prob := e.AccuracyLogProbability
+	if e.AccuracyLogSamplingTarget > 0 {
+		expected := uint64(e.TargetQPS * float64(e.MinDurationMs) / 1000)
+		minimum := e.MinQueryCount * e.SamplesPerQuery
+		if e.Scenario != Offline {
+			expected *= e.SamplesPerQuery
+		} else {
+			minimum = e.MinSampleCount
+		}
+		expected = max(expected, minimum)
+		prob = float64(e.AccuracyLogSamplingTarget) / float64(expected)
+	}
+	if prob <= 0 {
+		return
+	}
+	p.accuracyProb = prob
+	p.accuracyOff = stdrand.New(e.AccuracyLogRNGSeed).UniformReal(0, 1)
+	// Every generated sample of the test drew one value, in sequence order.
+	if skip := p.seqBase - t.accPos; skip > 0 {
+		t.accRNG.Discard(2 * skip)
+	}
+	p.accVal = make([]float64, n)
+	for i := range p.accVal {
+		p.accVal[i] = t.accRNG.UniformReal(0, 1)
+	}
+	t.accPos = p.seqBase + n
+}
+
+// startProgress reports progress of p until the returned function is called.
+func (t *test) startProgress(p *pass) func() {
+	if t.opts.Progress == nil {
+		return func() {}
+	}
+	snapshot := func(done bool) Progress {
+		return Progress{
+			Pass: p.kind, Elapsed: time.Duration(t.now() - p.origin),
+			Issued: p.samplesIssued.Load(), Completed: p.samplesDone.Load(),
+			Generated: int64(len(p.gen.samples)), Done: done,
+		}
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		tick := time.NewTicker(200 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+				t.opts.Progress(snapshot(false))
+			}
+		}
+	}()
+	return func() {
+		close(stop)
+		wg.Wait()
+		t.opts.Progress(snapshot(true))
+	}
+}
