@@ -18,6 +18,7 @@ type issueStats struct {
 	queriesIssued uint64
 	ranOut        bool   // a non-Server pass ended without a natural stop
 	stop          string // why issuing ended early because of aimeter's limits
+	stalled       bool   // no sample completed for the stall timeout
 	errors        []Event
 }
 
@@ -30,6 +31,7 @@ type issuer struct {
 	idx      int
 	stride   int
 	timer    *time.Timer
+	stalled  bool
 }
 
 func (it *issuer) ctx() context.Context { return it.t.ctx }
@@ -74,6 +76,7 @@ func (it *issuer) block() (ok bool, reason string) {
 				before = after
 				continue
 			}
+			it.stalled = true
 			return false, fmt.Sprintf("no sample completed for %v (stall timeout)", stall)
 		}
 	}
@@ -104,8 +107,12 @@ func (it *issuer) waitUntil(target int64) (int64, bool) {
 		if now >= target {
 			return now, true
 		}
-		if d := time.Duration(target - now); d > spinThreshold {
-			if !it.sleep(d - spinThreshold/2) {
+		if d := time.Duration(target - now); d > spinThreshold || it.t.opts.noSpin {
+			if it.t.opts.noSpin {
+				if !it.sleep(d) {
+					return now, false
+				}
+			} else if !it.sleep(d - spinThreshold/2) {
 				return now, false
 			}
 			continue
@@ -201,6 +208,10 @@ func (it *issuer) run() issueStats {
 		}
 		q = last
 		if err := it.issueOne(samples); err != nil {
+			// The samples of a panicking call will never complete.
+			for _, smp := range samples {
+				p.markLost(int(uint64(smp.ID) - 1 - p.seqBase))
+			}
 			st.errors = append(st.errors, it.errorEvent("error_runtime", err.Error()))
 			st.stop, st.ranOut = err.Error(), false
 			issued += uint64((last-first)/it.stride + 1)
@@ -250,6 +261,7 @@ func (it *issuer) run() issueStats {
 
 func (it *issuer) finish(st issueStats, issued uint64) issueStats {
 	st.queriesIssued = issued
+	st.stalled = it.stalled
 	if it.timer != nil {
 		it.timer.Stop()
 	}
@@ -293,6 +305,7 @@ func (t *test) issuePass(p *pass, e *Effective, accuracy bool) issueStats {
 	for _, r := range results {
 		st.queriesIssued += r.queriesIssued
 		st.ranOut = st.ranOut || r.ranOut
+		st.stalled = st.stalled || r.stalled
 		st.errors = append(st.errors, r.errors...)
 		if st.stop == "" {
 			st.stop = r.stop

@@ -87,6 +87,20 @@ func newPass(kind PassKind, gen *generatedQueries, seqBase uint64, tokenMode, of
 	return p
 }
 
+// markLost gives up on sample i if it is still outstanding. A lost sample
+// counts as done for the wait of the issuer.
+func (p *pass) markLost(i int) {
+	if !p.state[i].CompareAndSwap(stateIssued, stateLost) {
+		return
+	}
+	p.samplesClaimed.Add(1)
+	q := i / p.gen.spq
+	if p.remaining[q].Add(-1) == 0 {
+		p.queriesDone.Add(1)
+	}
+	p.samplesDone.Add(1)
+}
+
 func (p *pass) signal() {
 	select {
 	case p.wake <- struct{}{}:

@@ -42,6 +42,11 @@ type Options struct {
 	// Progress, if set, is called about five times a second from a separate
 	// goroutine while a pass runs, and once when it ends.
 	Progress func(Progress)
+
+	// noSpin makes the Server issuer sleep all the way to each scheduled
+	// time instead of spinning through the last stretch. Tests set it to
+	// run the issuer on testing/synctest's fake clock.
+	noSpin bool
 }
 
 // Progress is a snapshot of the running pass for live displays.
@@ -313,16 +318,16 @@ func (t *test) runPass(e *Effective, set loadableSet, kind PassKind) *Summary {
 		t.errorEvent("error_runtime", "Ending early: Ran out of generated queries to issue before the minimum query count and test duration were reached. Please update the relevant expected latency or target qps in the TestSettings so they are more accurate.")
 	}
 	stop := st.stop
-	if reason := t.drain(p); stop == "" {
-		stop = reason
+	if !st.stalled {
+		// A stalled issuer already waited the stall timeout for progress.
+		if reason := t.drain(p); stop == "" {
+			stop = reason
+		}
 	}
 	rec.info.EndNs = t.now() - p.origin
 	t.closePass(p)
 	stopProgress()
 	rec.info.StopReason = stop
-	if stop != "" && t.interrupted == "" {
-		t.interrupted = stop
-	}
 
 	maxCompletion := int64(0)
 	for i := range p.completed {
@@ -400,10 +405,7 @@ func (t *test) graceDrain(p *pass) string {
 // completions that already claimed their sample to finish writing.
 func (t *test) closePass(p *pass) {
 	for i := range p.state {
-		if p.state[i].CompareAndSwap(stateIssued, stateLost) {
-			q := i / p.gen.spq
-			p.remaining[q].Add(-1)
-		}
+		p.markLost(i)
 	}
 	for p.samplesDone.Load() < p.samplesClaimed.Load() {
 		runtime.Gosched()

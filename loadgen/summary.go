@@ -133,7 +133,7 @@ func Summarize(sutName string, e Effective, pr PerformanceResult) *Summary {
 		s.AimeterReasons = append(s.AimeterReasons, fmt.Sprintf("%d samples failed: the SUT reported an error for them.", pr.FailedSamples))
 	}
 	if pr.StopReason != "" {
-		s.AimeterReasons = append(s.AimeterReasons, "The run was interrupted: "+pr.StopReason+".")
+		s.AimeterReasons = append(s.AimeterReasons, "Issuing stopped early: "+pr.StopReason+".")
 	}
 	s.Valid = s.LoadGenValid() && len(s.AimeterReasons) == 0
 	return s
