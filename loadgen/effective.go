@@ -135,14 +135,10 @@ func NewEffective(s Settings, qslTotal, qslPerformance uint64) (Effective, error
 		return Effective{}, &FieldError{Field: "performance_sample_count_override", Value: 0,
 			Allowed: "the QSL reports a performance sample count of 0; set a count ≥ 1"}
 	}
+	// The override is logged as given; the loadable sets cap it at the QSL size.
 	e.AccuracySampleCount = s.AccuracySampleCountOverride
-	if e.AccuracySampleCount == 0 || e.AccuracySampleCount > qslTotal {
-		if e.AccuracySampleCount == 0 {
-			e.AccuracySampleCount = qslTotal
-		} else {
-			// LoadGen caps the override at the QSL size.
-			e.AccuracySampleCount = qslTotal
-		}
+	if e.AccuracySampleCount == 0 {
+		e.AccuracySampleCount = qslTotal
 	}
 
 	if s.Scenario == Offline {

@@ -356,24 +356,27 @@ func TestSubmissionRunContinuesSequenceIDs(t *testing.T) {
 // 1/service QPS its queue, and latency, grow without bound.
 type queueSUT struct {
 	service time.Duration
-	queue   chan QuerySample
-	r       *Responder
+	queue   chan work
+}
+
+type work struct {
+	r *Responder
+	s QuerySample
 }
 
 func (*queueSUT) Name() string { return "QueueSUT" }
 func (q *queueSUT) IssueQuery(r *Responder, samples []QuerySample) {
-	q.r = r
 	for _, s := range samples {
-		q.queue <- s
+		q.queue <- work{r, s}
 	}
 }
 func (*queueSUT) FlushQueries() {}
 func (q *queueSUT) serve(ctx context.Context) {
 	for {
 		select {
-		case s := <-q.queue:
+		case w := <-q.queue:
 			time.Sleep(q.service)
-			q.r.Complete(s.ID, nil, 0)
+			w.r.Complete(w.s.ID, nil, 0)
 		case <-ctx.Done():
 			return
 		}
@@ -382,23 +385,23 @@ func (q *queueSUT) serve(ctx context.Context) {
 
 func TestFindPeakBracketsCapacity(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		sut := &queueSUT{service: time.Millisecond, queue: make(chan QuerySample, 1<<20)}
+		sut := &queueSUT{service: time.Millisecond, queue: make(chan work, 1<<20)}
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		go sut.serve(ctx)
 		s := DefaultSettings()
 		s.Scenario = Server
 		s.Mode = FindPeakPerformance
-		s.ServerTargetQPS = 100
+		s.ServerTargetQPS = 300
 		s.ServerTargetLatencyNs = 20_000_000
-		s.MinDurationMs = 5000
+		s.MinDurationMs = 1000
 		s.ServerFindPeakQPSDecimalsOfPrecision = 0
 		res, err := Run(ctx, sut, &testQSL{total: 16, perf: 16}, s, &Options{noSpin: true})
 		if err != nil {
 			t.Fatal(err)
 		}
-		// 100 → 200 → 400 → 800 pass, 1600 fails, then bisection; the
-		// peak of a 1 ms single server is below 1000 qps.
+		// 300 → 600 pass, 1200 fails, then bisection; the peak of a 1 ms
+		// single server is below 1000 qps.
 		peak := res.Summary.Settings.TargetQPS
 		if peak < 600 || peak >= 1000 {
 			t.Errorf("peak %.1f qps, want in [600, 1000)", peak)

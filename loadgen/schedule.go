@@ -189,13 +189,21 @@ func generateQueries(e *Effective, accuracy bool, set loadableSet, seqBase uint6
 				break
 			}
 			full, rem := spq/nLoaded, spq%nLoaded
+			var perm []uint64
+			if equalIssue {
+				perm = make([]uint64, nLoaded)
+			}
 			for r := 0; r < full; r++ {
-				base := len(g.samples)
-				for _, idx := range loaded {
-					add(idx)
-				}
+				copyOf := loaded
 				if equalIssue {
-					stdrand.Shuffle(sampleRNG, g.samples[base:])
+					// Shuffle the indices only: sequence ids (and so
+					// ResponseIDs) follow the issue position.
+					copy(perm, loaded)
+					stdrand.Shuffle(sampleRNG, perm)
+					copyOf = perm
+				}
+				for _, idx := range copyOf {
+					add(idx)
 				}
 			}
 			for _, idx := range loaded[:rem] {
