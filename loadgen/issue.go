@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -187,11 +188,8 @@ func (it *issuer) run() issueStats {
 		}
 		var samples []QuerySample
 		for k := first; k <= last; k += it.stride {
-			p.issued[k] = now
+			atomic.StoreInt64(&p.issued[k], now)
 			s, end := g.queryRange(k)
-			for i := s; i < end; i++ {
-				p.state[i].Store(stateIssued)
-			}
 			p.samplesIssued.Add(int64(end - s))
 		}
 		if it.stride == 1 || first == last {

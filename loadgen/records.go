@@ -23,9 +23,10 @@ func (r *Result) Records() iter.Seq[Record] {
 func (r *Result) RecordCount() int {
 	n := 0
 	for _, pr := range r.passes {
-		for i := range pr.p.state {
-			if pr.p.state[i].Load() != stateIdle {
-				n++
+		for q, issued := range pr.p.issued {
+			if issued != NoTime {
+				s, e := pr.p.gen.queryRange(q)
+				n += e - s
 			}
 		}
 	}

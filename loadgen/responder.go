@@ -7,11 +7,12 @@ import (
 	"sync/atomic"
 )
 
-// Per-sample states. A sample moves from stateIdle to stateIssued when it is
-// handed to the SUT, then exactly once to ok, error or lost (a CAS decides).
+// Per-sample states. A sample is pending until it moves, exactly once and
+// by a CAS, to ok, error or lost. Whether it was issued is a property of its
+// query (pass.issued), so issuing a query of a million samples costs one
+// store, not a million.
 const (
-	stateIdle uint32 = iota
-	stateIssued
+	statePending uint32 = iota
 	stateOK
 	stateError
 	stateLost
@@ -34,7 +35,7 @@ type pass struct {
 	accVal    []float64 // nil unless performance-mode accuracy sampling is on
 
 	// Per query.
-	issued    []int64 // ns from origin
+	issued    []int64 // ns from origin, NoTime until issued; atomic
 	done      []int64 // all samples done, ns from origin
 	remaining []atomic.Int32
 
@@ -90,7 +91,7 @@ func newPass(kind PassKind, gen *generatedQueries, seqBase uint64, tokenMode, of
 // markLost gives up on sample i if it is still outstanding. A lost sample
 // counts as done for the wait of the issuer.
 func (p *pass) markLost(i int) {
-	if !p.state[i].CompareAndSwap(stateIssued, stateLost) {
+	if !p.state[i].CompareAndSwap(statePending, stateLost) {
 		return
 	}
 	p.samplesClaimed.Add(1)
@@ -99,6 +100,11 @@ func (p *pass) markLost(i int) {
 		p.queriesDone.Add(1)
 	}
 	p.samplesDone.Add(1)
+}
+
+// isIssued reports whether sample i has been handed to the SUT.
+func (p *pass) isIssued(i int) bool {
+	return atomic.LoadInt64(&p.issued[i/p.gen.spq]) != NoTime
 }
 
 func (p *pass) signal() {
@@ -120,10 +126,10 @@ type Responder struct {
 	duplicate atomic.Uint64
 	failed    atomic.Uint64
 
-	mu       sync.Mutex
-	accuracy []AccuracyEntry
+	mu           sync.Mutex
+	accuracy     []AccuracyEntry
 	firstTokData map[uint64][]byte // token data of samples sampled for the accuracy log
-	errLog   []string              // first messages of misbehaviour, for the detail log
+	errLog       []string          // first messages of misbehaviour, for the detail log
 }
 
 const maxErrorMessages = 20
@@ -191,7 +197,7 @@ func (r *Responder) FirstToken(id ResponseID, data []byte) {
 	if p.firstTok == nil {
 		return // token latencies are off
 	}
-	if p.state[i].Load() != stateIssued {
+	if !p.isIssued(i) || p.state[i].Load() != statePending {
 		r.duplicate.Add(1)
 		r.note("first token for sample %d that is not outstanding", id-1)
 		return
@@ -230,11 +236,14 @@ func (r *Responder) complete(now int64, id ResponseID, data []byte, tokens int64
 		r.note("completion for unknown sample id %d", id)
 		return false
 	}
-	if !p.state[i].CompareAndSwap(stateIssued, final) {
+	if !p.isIssued(i) {
+		r.duplicate.Add(1)
+		r.note("completion for sample %d before it was issued", id-1)
+		return false
+	}
+	if !p.state[i].CompareAndSwap(statePending, final) {
 		r.duplicate.Add(1)
 		switch p.state[i].Load() {
-		case stateIdle:
-			r.note("completion for sample %d before it was issued", id-1)
 		case stateLost:
 			r.note("late completion for sample %d after it was counted lost", id-1)
 		default:

@@ -404,8 +404,14 @@ func (t *test) graceDrain(p *pass) string {
 // closePass counts every still-outstanding sample as lost and waits for
 // completions that already claimed their sample to finish writing.
 func (t *test) closePass(p *pass) {
-	for i := range p.state {
-		p.markLost(i)
+	for q, issued := range p.issued {
+		if issued == NoTime {
+			continue
+		}
+		s, e := p.gen.queryRange(q)
+		for i := s; i < e; i++ {
+			p.markLost(i)
+		}
 	}
 	for p.samplesDone.Load() < p.samplesClaimed.Load() {
 		runtime.Gosched()

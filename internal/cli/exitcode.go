@@ -1,0 +1,36 @@
+package cli
+
+// Exit codes of the aimeter command.
+const (
+	// ExitOK: the command succeeded; for a run, the result is VALID (or the
+	// accuracy run completed).
+	ExitOK = 0
+	// ExitFailure: an unexpected error (I/O, a SUT or QSL that failed to load).
+	ExitFailure = 1
+	// ExitUsage: invalid command line, configuration or settings; nothing ran.
+	ExitUsage = 2
+	// ExitInvalid: the run completed but its result is INVALID.
+	ExitInvalid = 3
+	// ExitInterrupted: the run was interrupted (Ctrl-C, SIGTERM or --timeout);
+	// its logs were written and the result is INVALID.
+	ExitInterrupted = 4
+	// ExitForced: a second Ctrl-C ended the process before logs were written.
+	ExitForced = 130
+)
+
+// exitError carries an exit code through cobra's error return.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return ""
+	}
+	return e.err.Error()
+}
+
+func (e *exitError) Unwrap() error { return e.err }
+
+func withCode(code int, err error) error { return &exitError{code: code, err: err} }

@@ -1,0 +1,54 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+)
+
+// Version is aimeter's version, set at build time with
+// -ldflags "-X aimeter/internal/cli.Version=…".
+var Version = "0.1.0-dev"
+
+// Main runs the command line in st and returns the exit code.
+func Main(st *State) int {
+	root := newRootCommand(st)
+	root.SetArgs(st.Args)
+	err := root.Execute()
+	if err == nil {
+		return ExitOK
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.err != nil {
+			fmt.Fprintln(st.Stderr, "aimeter:", ee.err)
+		}
+		return ee.code
+	}
+	// Errors from cobra itself: unknown flags, missing arguments.
+	fmt.Fprintln(st.Stderr, "aimeter:", err)
+	fmt.Fprintln(st.Stderr, "Run 'aimeter --help' for usage.")
+	return ExitUsage
+}
+
+func newRootCommand(st *State) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "aimeter",
+		Short: "Benchmark AI inference systems the MLPerf LoadGen way (and by GB/T 45087-2024)",
+		Long: `aimeter generates load exactly as MLPerf's LoadGen does (SingleStream,
+MultiStream, Server, Offline; seeded schedules; early stopping; validity
+checks; the same log files) and measures systems under test in-process or
+over the network.
+
+Exit codes: 0 VALID (or success), 1 failure, 2 invalid usage or settings,
+3 run completed but INVALID, 4 interrupted (logs written), 130 forced exit.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Version:       Version,
+	}
+	root.SetOut(st.Stdout)
+	root.SetErr(st.Stderr)
+	root.AddCommand(newRunCommand(st), newReportCommand(st))
+	return root
+}

@@ -1,0 +1,270 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"aimeter/loadgen"
+	"aimeter/mlperflog"
+	"aimeter/sut/null"
+)
+
+// selfTestConf holds aimeter's defaults when no --model and no config file
+// is given: a benchmark of aimeter itself against the null SUT, sized so
+// that each scenario produces a VALID result in seconds.
+const selfTestConf = `# aimeter self-benchmark defaults (no --model and no config file given)
+*.SingleStream.target_latency = 0.0001
+*.SingleStream.min_duration = 500
+*.MultiStream.target_latency = 0.0005
+*.MultiStream.min_duration = 300
+*.Server.target_qps = 100000
+*.Server.target_latency = 1
+*.Server.min_duration = 10000
+*.Offline.target_qps = 20000000
+*.Offline.min_duration = 500
+`
+
+type runFlags struct {
+	scenario     string
+	mode         string
+	model        string
+	mlperfConf   string
+	userConf     string
+	auditConfig  string
+	outputDir    string
+	sut          string
+	qslSize      uint64
+	perfSamples  uint64
+	set          []string
+	timeout      time.Duration
+	stallTimeout time.Duration
+	trace        bool
+	quiet        bool
+}
+
+func newRunCommand(st *State) *cobra.Command {
+	var f runFlags
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "Run a benchmark (default: aimeter's Server self-benchmark with the null SUT)",
+		Long: `Run one test as LoadGen's StartTest does and write its logs.
+
+Settings come, in this order, from LoadGen's defaults, the built-in mlperf.conf
+(or --mlperf-conf), --user-conf, an audit.config in the working directory, and
+--set. With no --model, --mlperf-conf or --user-conf, aimeter benchmarks itself
+instead: its self-test defaults replace mlperf.conf (600-second runs) so that
+every scenario finishes in seconds against the null SUT.`,
+		Example: `  aimeter run
+  aimeter run --scenario Offline --sut null-async
+  aimeter run --model resnet50 --scenario Server --user-conf user.conf
+  aimeter run --scenario SingleStream --set min_duration=1000 --set target_latency=0.001`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runTest(cmd.Context(), st, &f, cmd.Flags().Changed("mode"))
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.scenario, "scenario", "Server", "SingleStream, MultiStream, Server or Offline")
+	fl.StringVar(&f.mode, "mode", "performance", "performance, accuracy, submission or find-peak")
+	fl.StringVar(&f.model, "model", "", "model key of the config files (e.g. resnet50); applies the built-in mlperf.conf")
+	fl.StringVar(&f.mlperfConf, "mlperf-conf", "", "mlperf.conf to use instead of the built-in one")
+	fl.StringVar(&f.userConf, "user-conf", "", "user.conf applied after mlperf.conf")
+	fl.StringVar(&f.auditConfig, "audit-config", "audit.config", "audit.config applied last if it exists (LoadGen looks in the working directory)")
+	fl.StringVar(&f.outputDir, "output-dir", "aimeter-results", "directory for the logs")
+	fl.StringVar(&f.sut, "sut", "null", "system under test: null (completes inside IssueQuery) or null-async (completes from a worker goroutine)")
+	fl.Uint64Var(&f.qslSize, "qsl-size", 1024, "number of samples in the (null) QSL")
+	fl.Uint64Var(&f.perfSamples, "performance-sample-count", 0, "performance sample count the QSL reports (0 = --qsl-size)")
+	fl.StringArrayVar(&f.set, "set", nil, "override one config key for this scenario, as in user.conf: NAME=VALUE (e.g. min_duration=1000); repeatable")
+	fl.DurationVar(&f.timeout, "timeout", 0, "end the run after this long; outstanding samples are lost and the result INVALID (0 = no limit)")
+	fl.DurationVar(&f.stallTimeout, "stall-timeout", loadgen.DefaultStallTimeout, "give up on outstanding samples when none completes for this long")
+	fl.BoolVar(&f.trace, "trace", false, "also write mlperf_log_trace.json")
+	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress line")
+	return cmd
+}
+
+func usageError(format string, args ...any) error {
+	return withCode(ExitUsage, fmt.Errorf(format, args...))
+}
+
+// buildSettings assembles the settings of a run and the warnings to log.
+func buildSettings(st *State, f *runFlags, modeSet bool) (loadgen.Settings, []string, error) {
+	scenario, err := loadgen.ParseScenario(f.scenario)
+	if err != nil {
+		return loadgen.Settings{}, nil, usageError("--scenario: %v", err)
+	}
+	mode, err := loadgen.ParseMode(f.mode)
+	if err != nil {
+		return loadgen.Settings{}, nil, usageError("--mode: %v", err)
+	}
+	audit := f.auditConfig
+	if audit != "" && !filepath.IsAbs(audit) {
+		wd, err := st.Getwd()
+		if err != nil {
+			return loadgen.Settings{}, nil, withCode(ExitFailure, err)
+		}
+		audit = filepath.Join(wd, audit)
+	}
+	var s loadgen.Settings
+	var warnings []string
+	if f.model != "" || f.mlperfConf != "" || f.userConf != "" {
+		s, warnings, err = mlperflog.LoadSettings(mlperflog.LoadOptions{
+			Model: f.model, Scenario: scenario, Mode: mode, ModeSet: modeSet,
+			MLPerfConfPath: f.mlperfConf, UserConfPath: f.userConf, AuditConfigPath: audit,
+		})
+		if err != nil {
+			return s, warnings, withCode(ExitUsage, err)
+		}
+	} else {
+		s = loadgen.DefaultSettings()
+		s.Scenario, s.Mode = scenario, mode
+		selfTest, err := mlperflog.ParseConfig(strings.NewReader(selfTestConf), "self-test defaults")
+		if err != nil {
+			return s, nil, withCode(ExitFailure, err)
+		}
+		if err := selfTest.Apply(&s, "*", scenario, mlperflog.UserConf); err != nil {
+			return s, nil, withCode(ExitFailure, err)
+		}
+		if audit != "" {
+			if c, err := mlperflog.ParseConfigFile(audit); err == nil {
+				warnings = append(warnings, mlperflog.AuditConfigWarning)
+				if err := c.Apply(&s, "*", scenario, mlperflog.AuditConf); err != nil {
+					return s, warnings, withCode(ExitUsage, err)
+				}
+			} else if !errors.Is(err, fs.ErrNotExist) {
+				return s, warnings, withCode(ExitUsage, err)
+			}
+		}
+	}
+	if len(f.set) > 0 {
+		var b strings.Builder
+		for _, kv := range f.set {
+			name, value, ok := strings.Cut(kv, "=")
+			name, value = strings.TrimSpace(name), strings.TrimSpace(value)
+			if !ok || name == "" || value == "" || strings.ContainsAny(name, ". \t") {
+				return s, warnings, usageError("--set %q: want NAME=VALUE with a config key name such as min_duration or target_qps", kv)
+			}
+			fmt.Fprintf(&b, "*.%s.%s = %s\n", scenario, name, value)
+		}
+		c, err := mlperflog.ParseConfig(strings.NewReader(b.String()), "--set")
+		if err != nil {
+			return s, warnings, usageError("%v", err)
+		}
+		if err := c.Apply(&s, "*", scenario, mlperflog.UserConf); err != nil {
+			return s, warnings, usageError("%v", err)
+		}
+		if unused := c.Unused("*", scenario, mlperflog.UserConf); len(unused) > 0 {
+			return s, warnings, usageError("--set: %s is not a setting LoadGen reads from a user.conf for %s", strings.Join(unused, ", "), scenario)
+		}
+	}
+	return s, warnings, nil
+}
+
+func runTest(parent context.Context, st *State, f *runFlags, modeSet bool) error {
+	settings, warnings, err := buildSettings(st, f, modeSet)
+	if err != nil {
+		return err
+	}
+	for _, w := range warnings {
+		fmt.Fprintln(st.Stderr, "warning:", w)
+	}
+	if f.qslSize == 0 {
+		return usageError("--qsl-size must be ≥ 1")
+	}
+	qsl := null.QSL{Total: f.qslSize, Performance: f.perfSamples}
+	var sut loadgen.SUT
+	switch f.sut {
+	case "null":
+		sut = null.SUT{}
+	case "null-async":
+		async := null.NewAsync()
+		defer async.Close()
+		sut = async
+	default:
+		return usageError("--sut %q: want null or null-async", f.sut)
+	}
+	if _, err := loadgen.NewEffective(settings, qsl.TotalSampleCount(), qsl.PerformanceSampleCount()); err != nil {
+		return withCode(ExitUsage, err)
+	}
+
+	if parent == nil {
+		parent = context.Background()
+	}
+	ctx, stop := st.NotifyInterrupt(parent, func() {
+		fmt.Fprintln(st.Stderr, "\naimeter: second interrupt, exiting without writing logs")
+		st.Exit(ExitForced)
+	})
+	defer stop()
+
+	opts := &loadgen.Options{Timeout: f.timeout, StallTimeout: f.stallTimeout, Warnings: warnings}
+	if !f.quiet {
+		pl := &progressLine{w: st.Stderr, terminal: st.StderrIsTerminal}
+		opts.Progress = pl.update
+	}
+	res, runErr := loadgen.Run(ctx, sut, qsl, settings, opts)
+	if res == nil {
+		return withCode(ExitUsage, runErr)
+	}
+	if err := mlperflog.WriteAll(f.outputDir, res, mlperflog.WriteOptions{Trace: f.trace, Version: Version}); err != nil {
+		return withCode(ExitFailure, fmt.Errorf("writing logs: %w", err))
+	}
+	printOutcome(st, res, f.outputDir)
+	switch {
+	case errors.Is(runErr, loadgen.ErrInterrupted):
+		return withCode(ExitInterrupted, runErr)
+	case runErr != nil:
+		return withCode(ExitFailure, runErr)
+	case res.Summary != nil && !res.Summary.Valid:
+		return withCode(ExitInvalid, nil)
+	}
+	return nil
+}
+
+func printOutcome(st *State, res *loadgen.Result, dir string) {
+	w := st.Stdout
+	fmt.Fprintf(w, "SUT %s, QSL %s (%d samples), %s, %s\n", res.SUTName, res.QSLName, res.QSLTotalCount, res.Effective.Scenario, res.Effective.Mode)
+	if res.Interrupted != "" {
+		fmt.Fprintf(w, "Interrupted: %s\n", res.Interrupted)
+	}
+	if s := res.Summary; s != nil {
+		verdict := "VALID"
+		if !s.Valid {
+			verdict = "INVALID"
+		}
+		name, value := s.Metric()
+		fmt.Fprintf(w, "Result is : %s\n%s : %s\n", verdict, name, mlperflog.FormatDouble(value))
+		if s.HasPerfConstraints() {
+			fmt.Fprintf(w, "  Performance constraints satisfied : %s\n", yesNo(s.PerfConstraintsMet))
+		}
+		fmt.Fprintf(w, "  Min duration satisfied : %s\n  Min queries satisfied : %s\n  Early stopping satisfied: %s\n",
+			yesNo(s.MinDurationMet), yesNo(s.MinQueriesMet), yesNo(s.EarlyStoppingMet))
+		for _, r := range []string{s.PerfConstraintsRecommendation, s.MinDurationRecommendation} {
+			if r != "" {
+				fmt.Fprintf(w, "  * %s\n", r)
+			}
+		}
+		for _, r := range s.AimeterReasons {
+			fmt.Fprintf(w, "  * %s\n", r)
+		}
+	}
+	if n := len(res.Accuracy); n > 0 {
+		fmt.Fprintf(w, "Accuracy log: %d responses\n", n)
+	}
+	if n := res.ErrorCount(); n > 0 {
+		fmt.Fprintf(w, "%d errors logged, see %s\n", n, filepath.Join(dir, "mlperf_log_detail.txt"))
+	}
+	fmt.Fprintf(w, "Logs written to %s\n", dir)
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "Yes"
+	}
+	return "NO"
+}

@@ -1,0 +1,29 @@
+// Package mlperflog writes the output files of an aimeter test in MLPerf
+// LoadGen's formats, byte for byte where LoadGen's own tools and the MLPerf
+// submission checker parse them, and aimeter's own machine-readable files.
+//
+// LoadGen-compatible files (see loadgen-reference §10):
+//
+//   - mlperf_log_summary.txt: WriteSummary
+//   - mlperf_log_detail.txt: WriteDetail (":::MLLOG {…}" lines)
+//   - mlperf_log_accuracy.json: WriteAccuracy
+//   - mlperf_log_trace.json: WriteTrace (Chrome trace, per-sample events only)
+//
+// Aimeter's files:
+//
+//   - records.csv: WriteRecords / WriteRecordSeq and ReadRecords, one line
+//     per issued sample
+//   - settings.json: WriteRunInfo and ReadRunInfo
+//
+// WriteAll writes them all into a directory. The package also reads
+// LoadGen's config files (ParseConfig, LoadSettings). Numbers follow the C++ rules
+// LoadGen relies on: FormatDouble is a default std::ostream (six significant
+// digits, "1e+07"), DoubleToString is LoadGen's fixed-decimals helper.
+//
+// Where aimeter differs from LoadGen, on purpose: loadgen_version names
+// aimeter; the metadata "file" is the C++ file the entry would come from and
+// "line_no" is 0; the build and git keys are not written; strings are
+// JSON-escaped; aimeter's extra invalidity reasons (lost or failed samples,
+// interrupted runs) appear in the summary's recommendations and in
+// result_invalid_reason.
+package mlperflog
