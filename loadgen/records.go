@@ -87,7 +87,7 @@ func (pr *passRecord) records() iter.Seq[Record] {
 }
 
 func (pr *passRecord) performanceResult(e *Effective) PerformanceResult {
-	return BuildPerformanceResult(e, pr.info, pr.records())
+	return buildPerformanceResult(e, pr.info, pr.records(), len(pr.p.gen.samples))
 }
 
 // BuildPerformanceResult rebuilds LoadGen's raw performance result of a pass
@@ -95,7 +95,14 @@ func (pr *passRecord) performanceResult(e *Effective) PerformanceResult {
 // (aimeter report). Records must be in issue order. Lost samples are
 // censored at info.EndNs.
 func BuildPerformanceResult(e *Effective, info PassInfo, records iter.Seq[Record]) PerformanceResult {
+	return buildPerformanceResult(e, info, records, 0)
+}
+
+// buildPerformanceResult is BuildPerformanceResult with a capacity hint for
+// the per-sample slices.
+func buildPerformanceResult(e *Effective, info PassInfo, records iter.Seq[Record], hint int) PerformanceResult {
 	var pr PerformanceResult
+	pr.SampleLatencies = make([]int64, 0, hint)
 	var (
 		curQuery    uint64
 		haveQuery   bool

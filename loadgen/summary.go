@@ -108,6 +108,10 @@ type Summary struct {
 // Summarize computes the summary of a performance pass from its raw result,
 // following LoadGen's results.cc: percentiles at index trunc(n×p), integer
 // means, early stopping (d = 0, c = 0.99) and the validity checks.
+//
+// Summarize sorts the latency slices of pr in place and does not keep them:
+// the Summary's Result has them set to nil (the records of the pass hold
+// every latency).
 func Summarize(sutName string, e Effective, pr PerformanceResult) *Summary {
 	s := &Summary{SUTName: sutName, Settings: e, Result: pr}
 	s.processLatencies()
@@ -136,6 +140,11 @@ func Summarize(sutName string, e Effective, pr PerformanceResult) *Summary {
 		s.AimeterReasons = append(s.AimeterReasons, "Issuing stopped early: "+pr.StopReason+".")
 	}
 	s.Valid = s.LoadGenValid() && len(s.AimeterReasons) == 0
+	s.Result.SampleLatencies = nil
+	s.Result.QueryLatencies = nil
+	s.Result.FirstTokenLatencies = nil
+	s.Result.TimePerOutputToken = nil
+	s.Result.TokensPerSample = nil
 	return s
 }
 
@@ -161,7 +170,6 @@ func (s *Summary) processLatencies() {
 	}
 	s.SampleCount = uint64(len(pr.SampleLatencies))
 	s.SampleLatencyMean = stats.MeanInt(pr.SampleLatencies)
-	pr.SampleLatencies = slices.Clone(pr.SampleLatencies)
 	slices.Sort(pr.SampleLatencies)
 	lat := pr.SampleLatencies
 	s.TargetPercentile = PercentileEntry{Percentile: s.Settings.TargetLatencyPercentile, SampleLatency: percentileAt(lat, s.Settings.TargetLatencyPercentile)}
@@ -179,7 +187,6 @@ func (s *Summary) processLatencies() {
 	if s.Settings.Scenario != MultiStream || len(pr.QueryLatencies) == 0 {
 		return
 	}
-	pr.QueryLatencies = slices.Clone(pr.QueryLatencies)
 	slices.Sort(pr.QueryLatencies)
 	q := pr.QueryLatencies
 	s.QueryLatencyMean = stats.MeanInt(q)
@@ -209,8 +216,6 @@ func (s *Summary) processTokenLatencies() {
 	}
 	s.FirstTokenLatencyMean = sumTTFT / n
 	s.TimePerOutputTokenMean = sumTPOT / n
-	pr.FirstTokenLatencies = slices.Clone(pr.FirstTokenLatencies)
-	pr.TimePerOutputToken = slices.Clone(pr.TimePerOutputToken)
 	slices.Sort(pr.FirstTokenLatencies)
 	slices.Sort(pr.TimePerOutputToken)
 	ttft, tpot := pr.FirstTokenLatencies, pr.TimePerOutputToken

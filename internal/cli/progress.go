@@ -38,9 +38,14 @@ func (p *progressLine) update(pr loadgen.Progress) {
 		}
 		return
 	}
-	if pr.Done || pr.Elapsed-p.last >= 10*time.Second {
+	switch {
+	case pr.Done:
+		if pr.Elapsed-p.last >= time.Second {
+			fmt.Fprintln(p.w, line)
+		}
+		p.last, p.shown = 0, false
+	case pr.Elapsed-p.last >= 10*time.Second:
 		fmt.Fprintln(p.w, line)
-		p.last = pr.Elapsed
-		p.shown = !pr.Done
+		p.last, p.shown = pr.Elapsed, true
 	}
 }

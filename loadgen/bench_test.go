@@ -1,0 +1,137 @@
+package loadgen
+
+import (
+	"context"
+	"runtime"
+	"slices"
+	"testing"
+	"time"
+)
+
+// nullSUT completes every sample inside IssueQuery, one call per sample
+// (the benchmark twin of sut/null, which this package cannot import).
+type nullSUT struct{}
+
+func (nullSUT) Name() string { return "NullSUT" }
+func (nullSUT) IssueQuery(r *Responder, samples []QuerySample) {
+	for i := range samples {
+		r.Complete(samples[i].ID, nil, 0)
+	}
+}
+func (nullSUT) FlushQueries() {}
+
+type nullQSL struct{ n uint64 }
+
+func (nullQSL) Name() string                    { return "NullQSL" }
+func (q nullQSL) TotalSampleCount() uint64       { return q.n }
+func (q nullQSL) PerformanceSampleCount() uint64 { return q.n }
+func (nullQSL) LoadSamples([]uint64) error       { return nil }
+func (nullQSL) UnloadSamples([]uint64) error     { return nil }
+
+// BenchmarkIssueComplete times the hot path alone: issuing a pre-generated
+// single-sample query to a synchronous null SUT, which completes it. One op
+// is one query; the generation is outside the timer. It must not allocate.
+func BenchmarkIssueComplete(b *testing.B) {
+	for _, sc := range []Scenario{SingleStream, Server} {
+		b.Run(sc.String(), func(b *testing.B) {
+			s := DefaultSettings()
+			s.Scenario = sc
+			s.MinDurationMs = 0
+			s.MinQueryCount = uint64(b.N)
+			s.ServerTargetQPS = 1e12 // the schedule is always due: no waiting
+			e, err := NewEffective(s, 1024, 1024)
+			if err != nil {
+				b.Fatal(err)
+			}
+			t := &test{ctx: context.Background(), sut: nullSUT{}, eff: e, origin: time.Now()}
+			t.resp = &Responder{t: t}
+			gen := generateQueries(&e, false, generateLoadableSets(&e, false, 1024)[0], 0)
+			p := newPass(PassPerformance, gen, 0, false, false)
+			t.resp.cur.Store(p)
+			b.ReportAllocs()
+			b.ResetTimer()
+			st := t.issuePass(p, &e, false)
+			b.StopTimer()
+			if st.queriesIssued < uint64(b.N) || p.samplesDone.Load() != p.samplesIssued.Load() {
+				b.Fatalf("issued %d of %d, done %d", st.queriesIssued, b.N, p.samplesDone.Load())
+			}
+		})
+	}
+}
+
+// BenchmarkOffline runs whole Offline tests (generation, issue, one
+// completion call per sample, summary) of 2^20 samples per op, like the C++
+// LoadGen's perftests_null_sut. It reports samples/s end to end, bytes
+// allocated per sample and bytes per sample still held by the Result.
+func BenchmarkOffline(b *testing.B) {
+	const samples = 1 << 20
+	s := DefaultSettings()
+	s.Scenario = Offline
+	s.MinDurationMs = 0
+	s.MinQueryCount = samples
+	var before, after runtime.MemStats
+	var retained uint64
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		res, err := Run(context.Background(), nullSUT{}, nullQSL{n: 1024}, s, nil)
+		if err != nil || res.Summary.SampleCount != samples {
+			b.Fatal(err)
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		retained = after.HeapAlloc - before.HeapAlloc
+		runtime.KeepAlive(res)
+	}
+	b.ReportMetric(float64(b.N)*samples/b.Elapsed().Seconds(), "samples/s")
+	b.ReportMetric(float64(retained)/samples, "retained-B/sample")
+}
+
+// BenchmarkSingleStream runs whole SingleStream tests of 2^20 queries per op
+// against the synchronous null SUT.
+func BenchmarkSingleStream(b *testing.B) {
+	const queries = 1 << 20
+	s := DefaultSettings()
+	s.MinDurationMs = 0
+	s.MinQueryCount = queries
+	b.ReportAllocs()
+	for b.Loop() {
+		res, err := Run(context.Background(), nullSUT{}, nullQSL{n: 1024}, s, nil)
+		if err != nil || res.Summary.QueryCount != queries {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)*queries/b.Elapsed().Seconds(), "queries/s")
+}
+
+// BenchmarkServerLateness runs one-second Server tests at 100k QPS with a
+// 1 ms p99 bound against the null SUT and reports how late queries were
+// issued after their scheduled time (the issuer's own contribution to
+// latency) and whether the runs were VALID.
+func BenchmarkServerLateness(b *testing.B) {
+	s := DefaultSettings()
+	s.Scenario = Server
+	s.ServerTargetQPS = 100_000
+	s.ServerTargetLatencyNs = 1_000_000
+	s.MinDurationMs = 1000
+	var lateness []int64
+	valid := 0
+	for b.Loop() {
+		res, err := Run(context.Background(), nullSUT{}, nullQSL{n: 1024}, s, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if res.Summary.Valid {
+			valid++
+		}
+		for r := range res.Records() {
+			lateness = append(lateness, r.IssuedNs-r.ScheduledNs)
+		}
+	}
+	slices.Sort(lateness)
+	b.ReportMetric(float64(lateness[len(lateness)/2]), "p50-late-ns")
+	b.ReportMetric(float64(lateness[len(lateness)*99/100]), "p99-late-ns")
+	b.ReportMetric(float64(valid)/float64(b.N), "valid-fraction")
+}
