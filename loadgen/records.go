@@ -3,6 +3,7 @@ package loadgen
 import (
 	"fmt"
 	"iter"
+	"sync/atomic"
 )
 
 // Records yields every issued sample of every pass in issue order (sequence
@@ -67,7 +68,8 @@ func (pr *passRecord) records() iter.Seq[Record] {
 					Tokens:       int64(p.tokens[i]),
 				}
 				if p.firstTok != nil {
-					rec.FirstTokenNs = p.firstTok[i]
+					// Written by FirstToken with a CAS, from any goroutine.
+					rec.FirstTokenNs = atomic.LoadInt64(&p.firstTok[i])
 				}
 				switch p.state[i].Load() {
 				case stateOK:
