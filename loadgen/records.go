@@ -6,10 +6,23 @@ import (
 	"sync/atomic"
 )
 
+// AttachRecords gives a Result rebuilt from stored files (settings.json and
+// records.csv) its records, so that Records, RecordCount and PassRecords
+// work as for a live run. Records must be in issue order.
+func (r *Result) AttachRecords(records []Record) {
+	r.passes = nil
+	r.stored = records
+}
+
 // Records yields every issued sample of every pass in issue order (sequence
 // order; with several Server issuing goroutines, scheduled order).
 func (r *Result) Records() iter.Seq[Record] {
 	return func(yield func(Record) bool) {
+		for _, rec := range r.stored {
+			if !yield(rec) {
+				return
+			}
+		}
 		for _, pr := range r.passes {
 			for rec := range pr.records() {
 				if !yield(rec) {
@@ -22,7 +35,7 @@ func (r *Result) Records() iter.Seq[Record] {
 
 // RecordCount returns the number of records Records yields.
 func (r *Result) RecordCount() int {
-	n := 0
+	n := len(r.stored)
 	for _, pr := range r.passes {
 		for q, issued := range pr.p.issued {
 			if issued != NoTime {
@@ -36,6 +49,16 @@ func (r *Result) RecordCount() int {
 
 // PassRecords yields the records of pass i of r.Passes.
 func (r *Result) PassRecords(i int) iter.Seq[Record] {
+	if r.passes == nil {
+		info := r.Passes[i]
+		return func(yield func(Record) bool) {
+			for _, rec := range r.stored {
+				if rec.SeqID >= info.FirstSeq && rec.SeqID < info.EndSeq && !yield(rec) {
+					return
+				}
+			}
+		}
+	}
 	return r.passes[i].records()
 }
 

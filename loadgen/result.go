@@ -151,6 +151,7 @@ type Result struct {
 	LostSamples          uint64
 
 	passes []*passRecord // columnar per-sample storage behind Records
+	stored []Record      // records read back from files (AttachRecords)
 }
 
 // ErrorCount returns the number of error events, as LoadGen's num_errors.

@@ -446,3 +446,25 @@ func TestFindPeakFinished(t *testing.T) {
 		}
 	}
 }
+
+func TestAttachRecordsServesStoredPasses(t *testing.T) {
+	s := DefaultSettings()
+	s.Mode = SubmissionRun
+	s.MinDurationMs = 0
+	s.MinQueryCount = 10
+	live, err := Run(context.Background(), syncSUT, &testQSL{total: 20, perf: 20}, s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored := &Result{Passes: live.Passes}
+	stored.AttachRecords(records(live))
+	if stored.RecordCount() != live.RecordCount() {
+		t.Fatalf("%d stored records, %d live", stored.RecordCount(), live.RecordCount())
+	}
+	for i := range live.Passes {
+		a, b := slices.Collect(live.PassRecords(i)), slices.Collect(stored.PassRecords(i))
+		if !slices.Equal(a, b) {
+			t.Errorf("pass %d: stored records differ from the live ones", i)
+		}
+	}
+}

@@ -51,6 +51,7 @@ func report(st *State, dir, outDir string) error {
 		Requested: info.Requested, Effective: info.Effective, StartTime: info.StartTime,
 		Passes: info.Passes, Interrupted: info.Interrupted,
 	}
+	res.AttachRecords(recs)
 	idx := slices.IndexFunc(info.Passes, func(p loadgen.PassInfo) bool { return p.Reported })
 	if idx >= 0 {
 		res.Summary, err = loadgen.SummarizePass(info.SUTName, info.Effective, info.Passes[idx], recs)

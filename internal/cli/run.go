@@ -253,6 +253,18 @@ func printOutcome(st *State, res *loadgen.Result, dir string) {
 			fmt.Fprintf(w, "  * %s\n", r)
 		}
 	}
+	if res.Effective.PrintTimestamps {
+		// LoadGen prints the measurement interval against the system clock
+		// for comparison with an external timer.
+		for _, p := range res.Passes {
+			if p.Kind == loadgen.PassAccuracy {
+				continue
+			}
+			start := time.Unix(0, p.StartUnixNs)
+			fmt.Fprintf(w, "Loadgen :: Perf mode start. system_clock Timestamp = %d\n", start.Unix())
+			fmt.Fprintf(w, "Loadgen :: Perf mode stop. system_clock Timestamp = %d\n", start.Add(time.Duration(p.EndNs)).Unix())
+		}
+	}
 	if n := len(res.Accuracy); n > 0 {
 		fmt.Fprintf(w, "Accuracy log: %d responses\n", n)
 	}
