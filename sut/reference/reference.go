@@ -1,0 +1,278 @@
+// Package reference is aimeter's in-process reference SUT: it serves an
+// image classifier to loadgen, batching samples dynamically, and measures
+// the time of each stage (preprocess, inference, postprocess) for the
+// GB/T 45087 time breakdown.
+package reference
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"aimeter/loadgen"
+)
+
+// Predictor classifies a batch of inputs. Each worker of the SUT owns one,
+// so it may keep scratch memory between calls.
+type Predictor interface {
+	// Predict writes the top-1 class of each of the batch rows of x
+	// (row-major, batch × input size) to classes.
+	Predict(x []float32, batch int, classes []uint8)
+}
+
+// SampleSource returns the preprocessed input of a loaded sample: the QSL.
+type SampleSource interface {
+	Sample(index uint64) ([]float32, bool)
+}
+
+// Options configure the SUT. The zero value of each field has a useful default.
+type Options struct {
+	// Name is the SUT name logged by loadgen (default "ReferenceSUT").
+	Name string
+	// InputSize is the number of float32 inputs per sample (required).
+	InputSize int
+	// NewPredictor returns the predictor of one worker (required).
+	NewPredictor func() Predictor
+	// Samples serves sample inputs (required).
+	Samples SampleSource
+	// MaxBatch is the largest batch (default 64).
+	MaxBatch int
+	// BatchWait is how long a worker with a partial batch waits for more
+	// samples before running it (default 0: run what is queued).
+	BatchWait time.Duration
+	// Workers is the number of batching workers (default 1; the predictor
+	// may itself use every core for large batches).
+	Workers int
+}
+
+// Stage is a processing stage of the SUT.
+type Stage int
+
+// The three stages, in processing order.
+const (
+	Preprocess  Stage = iota // gather the batch inputs
+	Inference                // run the model
+	Postprocess              // turn outputs into responses and complete them
+	numStages
+)
+
+// String names the stage as the GB/T time breakdown does.
+func (s Stage) String() string {
+	return [...]string{"preprocess", "inference", "postprocess"}[s]
+}
+
+// StageStats sums the time spent in each stage.
+type StageStats struct {
+	Batches uint64
+	Samples uint64
+	Total   [numStages]time.Duration
+}
+
+// MeanPerSample returns the mean time of stage s per sample.
+func (st StageStats) MeanPerSample(s Stage) time.Duration {
+	if st.Samples == 0 {
+		return 0
+	}
+	return st.Total[s] / time.Duration(st.Samples)
+}
+
+// MeanBatch returns the mean batch size.
+func (st StageStats) MeanBatch() float64 {
+	if st.Batches == 0 {
+		return 0
+	}
+	return float64(st.Samples) / float64(st.Batches)
+}
+
+// SUT is the reference system under test. Create it with New and Close it.
+type SUT struct {
+	opts Options
+
+	mu     sync.Mutex
+	cond   *sync.Cond
+	queue  []job
+	closed bool
+
+	batches atomic.Uint64
+	samples atomic.Uint64
+	stageNs [numStages]atomic.Int64
+
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+type job struct {
+	r *loadgen.Responder
+	s loadgen.QuerySample
+}
+
+var _ loadgen.SUT = (*SUT)(nil)
+
+// New starts the workers.
+func New(opts Options) (*SUT, error) {
+	if opts.InputSize <= 0 || opts.NewPredictor == nil || opts.Samples == nil {
+		return nil, errors.New("reference.New: InputSize, NewPredictor and Samples are required")
+	}
+	if opts.Name == "" {
+		opts.Name = "ReferenceSUT"
+	}
+	if opts.MaxBatch <= 0 {
+		opts.MaxBatch = 64
+	}
+	if opts.Workers <= 0 {
+		opts.Workers = 1
+	}
+	s := &SUT{opts: opts}
+	s.cond = sync.NewCond(&s.mu)
+	ctx, cancel := context.WithCancel(context.Background())
+	s.cancel = cancel
+	for w := 0; w < opts.Workers; w++ {
+		s.wg.Add(1)
+		go s.work(ctx, opts.NewPredictor())
+	}
+	return s, nil
+}
+
+// Name returns the configured name.
+func (s *SUT) Name() string { return s.opts.Name }
+
+// IssueQuery queues the samples; it never blocks on inference.
+func (s *SUT) IssueQuery(r *loadgen.Responder, samples []loadgen.QuerySample) {
+	s.mu.Lock()
+	for _, q := range samples {
+		s.queue = append(s.queue, job{r: r, s: q})
+	}
+	s.mu.Unlock()
+	s.cond.Broadcast()
+}
+
+// FlushQueries does nothing: workers run whatever is queued.
+func (s *SUT) FlushQueries() {}
+
+// Close stops the workers; queued samples are dropped (loadgen counts them lost).
+func (s *SUT) Close() {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	s.cond.Broadcast()
+	s.cancel()
+	s.wg.Wait()
+}
+
+// Stats returns the stage times so far.
+func (s *SUT) Stats() StageStats {
+	st := StageStats{Batches: s.batches.Load(), Samples: s.samples.Load()}
+	for i := range st.Total {
+		st.Total[i] = time.Duration(s.stageNs[i].Load())
+	}
+	return st
+}
+
+// ResetStats clears the stage times (between runs).
+func (s *SUT) ResetStats() {
+	s.batches.Store(0)
+	s.samples.Store(0)
+	for i := range s.stageNs {
+		s.stageNs[i].Store(0)
+	}
+}
+
+// take waits for work and removes up to MaxBatch jobs into batch.
+func (s *SUT) take(batch []job) []job {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for len(s.queue) == 0 && !s.closed {
+		s.cond.Wait()
+	}
+	if s.closed {
+		return batch[:0]
+	}
+	if len(s.queue) < s.opts.MaxBatch && s.opts.BatchWait > 0 {
+		// Give a partial batch a short window to fill up.
+		deadline := time.Now().Add(s.opts.BatchWait)
+		for len(s.queue) < s.opts.MaxBatch && !s.closed {
+			left := time.Until(deadline)
+			if left <= 0 {
+				break
+			}
+			s.mu.Unlock()
+			time.Sleep(min(left, 50*time.Microsecond))
+			s.mu.Lock()
+		}
+	}
+	n := min(len(s.queue), s.opts.MaxBatch)
+	batch = append(batch[:0], s.queue[:n]...)
+	rest := copy(s.queue, s.queue[n:])
+	clear(s.queue[rest:])
+	s.queue = s.queue[:rest]
+	return batch
+}
+
+func (s *SUT) work(ctx context.Context, p Predictor) {
+	defer s.wg.Done()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	in := s.opts.InputSize
+	x := make([]float32, s.opts.MaxBatch*in)
+	classes := make([]uint8, s.opts.MaxBatch)
+	batch := make([]job, 0, s.opts.MaxBatch)
+	resp := make([]loadgen.Response, 0, s.opts.MaxBatch)
+	out := make([]byte, s.opts.MaxBatch)
+	for ctx.Err() == nil {
+		batch = s.take(batch)
+		if len(batch) == 0 {
+			return
+		}
+		t0 := time.Now()
+		n := 0
+		var missing []job
+		for _, j := range batch {
+			px, ok := s.opts.Samples.Sample(j.s.Index)
+			if !ok || len(px) != in {
+				missing = append(missing, j)
+				continue
+			}
+			copy(x[n*in:(n+1)*in], px)
+			batch[n] = j
+			n++
+		}
+		for _, j := range missing {
+			j.r.Fail(j.s.ID, fmt.Errorf("sample %d is not loaded in the QSL", j.s.Index))
+		}
+		t1 := time.Now()
+		if n > 0 {
+			p.Predict(x[:n*in], n, classes[:n])
+		}
+		t2 := time.Now()
+		// One response per sample: the predicted class as one byte, which
+		// the accuracy log records and the scorer compares with the label.
+		resp = resp[:0]
+		for k := 0; k < n; k++ {
+			out[k] = classes[k]
+			resp = append(resp, loadgen.Response{ID: batch[k].s.ID, Data: out[k : k+1]})
+		}
+		completeByResponder(resp, batch[:n])
+		t3 := time.Now()
+		s.batches.Add(1)
+		s.samples.Add(uint64(n))
+		s.stageNs[Preprocess].Add(int64(t1.Sub(t0)))
+		s.stageNs[Inference].Add(int64(t2.Sub(t1)))
+		s.stageNs[Postprocess].Add(int64(t3.Sub(t2)))
+	}
+}
+
+// completeByResponder completes a batch with one timestamp per responder
+// (a batch normally has one).
+func completeByResponder(resp []loadgen.Response, batch []job) {
+	start := 0
+	for k := 1; k <= len(batch); k++ {
+		if k == len(batch) || batch[k].r != batch[start].r {
+			batch[start].r.CompleteBatch(resp[start:k])
+			start = k
+		}
+	}
+}
