@@ -22,7 +22,7 @@ func (nullSUT) FlushQueries() {}
 
 type nullQSL struct{ n uint64 }
 
-func (nullQSL) Name() string                    { return "NullQSL" }
+func (nullQSL) Name() string                     { return "NullQSL" }
 func (q nullQSL) TotalSampleCount() uint64       { return q.n }
 func (q nullQSL) PerformanceSampleCount() uint64 { return q.n }
 func (nullQSL) LoadSamples([]uint64) error       { return nil }

@@ -797,6 +797,20 @@ func intReadingRemark(e Entry) string {
 	return ""
 }
 
+// splitKey splits "model.scenario.name" at its last two dots (model names
+// such as "wan-2.2-t2v-a14b" contain dots).
+func splitKey(key string) (model, scenario, name string, ok bool) {
+	j := strings.LastIndexByte(key, '.')
+	if j < 0 {
+		return "", "", "", false
+	}
+	i := strings.LastIndexByte(key[:j], '.')
+	if i < 0 {
+		return "", "", "", false
+	}
+	return key[:i], key[i+1 : j], key[j+1:], true
+}
+
 // isCInteger reports whether strtoul consumes all of tok.
 func isCInteger(tok string) bool {
 	_, n := cStrtoull(tok)
@@ -964,7 +978,7 @@ func LoadSettings(opts LoadOptions) (loadgen.Settings, []string, error) {
 		}
 		warn(AuditConfigWarning)
 		for _, e := range audit.Entries() {
-			if m, _, ok := strings.Cut(e.Key, "."); ok && m != "*" {
+			if m, _, _, ok := splitKey(e.Key); ok && m != "*" {
 				warn(fmt.Sprintf("%s:%d: key %q: model-specific audit.config lines are ignored (LoadGen applies audit.config with model \"*\")",
 					audit.Name, e.Line, e.Key))
 			}
