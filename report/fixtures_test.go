@@ -1,0 +1,200 @@
+package report
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"aimeter/loadgen"
+)
+
+// delaySUT completes each sample after delay(index, position in query),
+// from a timer goroutine: on synctest's fake clock the times are exact.
+type delaySUT struct {
+	delay func(index uint64, pos int) time.Duration
+}
+
+func (delaySUT) Name() string { return "DelaySUT" }
+func (s delaySUT) IssueQuery(r *loadgen.Responder, samples []loadgen.QuerySample) {
+	for i, q := range samples {
+		time.AfterFunc(s.delay(q.Index, i), func() { r.Complete(q.ID, []byte{byte(q.Index)}, 0) })
+	}
+}
+func (delaySUT) FlushQueries() {}
+
+// syncSUT completes every sample inside IssueQuery.
+type syncSUT struct{}
+
+func (syncSUT) Name() string { return "SyncSUT" }
+func (syncSUT) IssueQuery(r *loadgen.Responder, samples []loadgen.QuerySample) {
+	for _, q := range samples {
+		r.Complete(q.ID, []byte{byte(q.Index)}, 0)
+	}
+}
+func (syncSUT) FlushQueries() {}
+
+type testQSL struct{ total, perf uint64 }
+
+func (q testQSL) Name() string                   { return "TestQSL" }
+func (q testQSL) TotalSampleCount() uint64       { return q.total }
+func (q testQSL) PerformanceSampleCount() uint64 { return q.perf }
+func (testQSL) LoadSamples([]uint64) error       { return nil }
+func (testQSL) UnloadSamples([]uint64) error     { return nil }
+
+// runFake runs one test on synctest's fake clock, so that every time in the
+// result is deterministic.
+func runFake(t *testing.T, sut loadgen.SUT, qsl loadgen.QSL, s loadgen.Settings) *loadgen.Result {
+	t.Helper()
+	var res *loadgen.Result
+	synctest.Test(t, func(t *testing.T) {
+		var err error
+		res, err = loadgen.Run(context.Background(), sut, qsl, s, nil)
+		if err != nil {
+			t.Fatalf("loadgen.Run: %v", err)
+		}
+	})
+	return res
+}
+
+func singleStreamResult(t *testing.T) *loadgen.Result {
+	s := loadgen.DefaultSettings()
+	s.Mode = loadgen.SubmissionRun
+	s.MinDurationMs = 1000
+	s.MinQueryCount = 100
+	s.SingleStreamExpectedLatencyNs = 3_000_000
+	sut := delaySUT{delay: func(idx uint64, _ int) time.Duration {
+		d := 2*time.Millisecond + time.Duration(idx*37%11)*250*time.Microsecond
+		if idx%53 == 0 {
+			d += 6 * time.Millisecond
+		}
+		return d
+	}}
+	return runFake(t, sut, testQSL{total: 64, perf: 64}, s)
+}
+
+func multiStreamResult(t *testing.T) *loadgen.Result {
+	s := loadgen.DefaultSettings()
+	s.Scenario = loadgen.MultiStream
+	s.MinDurationMs = 1000
+	s.MinQueryCount = 100
+	s.MultiStreamExpectedLatencyNs = 6_000_000
+	sut := delaySUT{delay: func(idx uint64, pos int) time.Duration {
+		d := 3*time.Millisecond + time.Duration(pos)*400*time.Microsecond
+		if idx%29 == 0 {
+			d += 5 * time.Millisecond
+		}
+		return d
+	}}
+	return runFake(t, sut, testQSL{total: 128, perf: 128}, s)
+}
+
+func offlineResult(t *testing.T) *loadgen.Result {
+	s := loadgen.DefaultSettings()
+	s.Scenario = loadgen.Offline
+	s.MinDurationMs = 1000
+	s.OfflineExpectedQPS = 2000
+	// Batches of 32 samples, one every 15 ms: a staircase of completions.
+	sut := delaySUT{delay: func(_ uint64, pos int) time.Duration {
+		return time.Duration(pos/32+1) * 15 * time.Millisecond
+	}}
+	return runFake(t, sut, testQSL{total: 512, perf: 512}, s)
+}
+
+func accuracyResult(t *testing.T) *loadgen.Result {
+	s := loadgen.DefaultSettings()
+	s.Mode = loadgen.AccuracyOnly
+	return runFake(t, syncSUT{}, testQSL{total: 50, perf: 50}, s)
+}
+
+// serverResult builds an INVALID Server result from synthetic records (a
+// Server run cannot use the fake clock: its issuer spins): Poisson arrivals
+// at 500 QPS for 2 s, latencies around 3 ms with a congested stretch that
+// pushes the p99 past the 10 ms bound, and two lost samples.
+func serverResult(t *testing.T) *loadgen.Result {
+	t.Helper()
+	s := loadgen.DefaultSettings()
+	s.Scenario = loadgen.Server
+	s.ServerTargetQPS = 500
+	s.ServerTargetLatencyNs = 10_000_000
+	s.MinDurationMs = 1000
+	s.MinQueryCount = 100
+	eff, err := loadgen.NewEffective(s, 1024, 1024)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	const endNs = 2_050_000_000
+	var recs []loadgen.Record
+	var sched int64
+	for i := uint64(0); sched < 2_000_000_000; i++ {
+		lat := int64(2_000_000 + rng.ExpFloat64()*1_000_000)
+		if sched > 1_200_000_000 && sched < 1_300_000_000 {
+			lat += int64(10_000_000 + rng.Float64()*25_000_000)
+		}
+		r := loadgen.Record{
+			SeqID: i, QueryID: i, SampleIndex: rng.Uint64N(1024),
+			ScheduledNs: sched, IssuedNs: sched + 1000,
+			FirstTokenNs: loadgen.NoTime, CompletedNs: sched + lat, Status: loadgen.StatusOK,
+		}
+		if i == 700 || i == 701 {
+			r.CompletedNs, r.Status = loadgen.NoTime, loadgen.StatusLost
+		}
+		recs = append(recs, r)
+		sched += int64(math.Ceil(rng.ExpFloat64() / 500 * 1e9))
+	}
+	info := loadgen.PassInfo{
+		Kind: loadgen.PassPerformance, FirstSeq: 0, EndSeq: uint64(len(recs)),
+		TargetQPS: 500, StartUnixNs: time.Date(2000, 1, 1, 0, 0, 1, 0, time.UTC).UnixNano(),
+		EndNs: endNs, QueriesIssued: uint64(len(recs)), Reported: true,
+	}
+	sum, err := loadgen.SummarizePass("SyntheticServer", eff, info, recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := &loadgen.Result{
+		SUTName: "SyntheticServer", QSLName: "TestQSL", QSLTotalCount: 1024, QSLPerformanceCount: 1024,
+		Requested: s, Effective: eff, StartTime: time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC),
+		Passes: []loadgen.PassInfo{info}, Summary: sum, LostSamples: 2,
+	}
+	res.AttachRecords(recs)
+	return res
+}
+
+var (
+	fixedTime   = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	fixedSystem = SystemInfo{
+		Hostname: "bench-01", OS: "linux", Arch: "amd64", CPU: "Example CPU @ 3.00GHz",
+		Cores: 16, MemoryBytes: 64 << 30, GoVersion: "go1.26.0", AimeterVersion: "v0.0.0-test",
+	}
+)
+
+// testReport is the deterministic report of the golden and browser tests:
+// SingleStream (submission run with accuracy), MultiStream, Offline, an
+// invalid Server run, and an accuracy-only run.
+func testReport(t *testing.T) *Report {
+	t.Helper()
+	return &Report{
+		Title:     "aimeter test report",
+		Generated: fixedTime,
+		System:    fixedSystem,
+		Notes: []string{
+			"Synthetic results made on a fake clock.",
+			`Escaping check: <script>alert("x")</script> & co.`,
+		},
+		Scenarios: []Scenario{
+			{Name: "delay SUT SingleStream", Result: singleStreamResult(t),
+				Accuracy: &AccuracyInfo{Metric: "top-1 accuracy (%)", Value: 76.14, Target: 75.6954, Pass: true}},
+			{Name: "delay SUT MultiStream", Result: multiStreamResult(t)},
+			{Name: "batching SUT Offline", Result: offlineResult(t)},
+			{Name: `synthetic Server <b>"congested"</b>`, Result: serverResult(t)},
+			{Name: "accuracy only", Result: accuracyResult(t),
+				Accuracy: &AccuracyInfo{Metric: "mAP", Value: 0.3712, Target: 0.3755, Pass: false}},
+		},
+	}
+}
+
+// chartedScenarios is the number of scenarios of testReport with charts.
+const chartedScenarios = 4

@@ -1,0 +1,564 @@
+// Package report writes a self-contained HTML report of an aimeter benchmark:
+// one page with, for each scenario run, the verdict and why, the headline
+// metric, latency and throughput charts, the settings used and the system
+// information. The chart library (uPlot) is embedded in the page, so it needs
+// no network when viewed; the text parts read without JavaScript.
+package report
+
+import (
+	"bytes"
+	_ "embed"
+	"errors"
+	"fmt"
+	"html/template"
+	"io"
+	"math"
+	"strings"
+	"time"
+
+	"aimeter/loadgen"
+)
+
+// Scenario is one benchmark run shown in the report.
+type Scenario struct {
+	// Name labels the run in the report (for example "resnet50 Server").
+	Name string
+	// Result is the outcome of loadgen.Run, or a Result rebuilt from stored
+	// files with AttachRecords. Its Summary gives the verdict and the
+	// records of the reported pass give the charts.
+	Result *loadgen.Result
+	// Accuracy, if set, is the outcome of checking the accuracy log.
+	Accuracy *AccuracyInfo
+}
+
+// AccuracyInfo is the outcome of an accuracy check of a run's accuracy log.
+type AccuracyInfo struct {
+	Metric string  // what was measured, for example "top-1 accuracy (%)"
+	Value  float64 // the measured value
+	Target float64 // the value the run had to reach
+	Pass   bool    // whether Value met Target
+}
+
+// Report is the content of one HTML report.
+type Report struct {
+	// Title heads the page ("aimeter benchmark report" when empty).
+	Title string
+	// Generated is when the report was made; the zero time is not shown.
+	Generated time.Time
+	// System describes the machine the benchmark ran on (see DetectSystem).
+	System SystemInfo
+	// Scenarios are the runs, shown in this order.
+	Scenarios []Scenario
+	// Notes are free-form remarks shown under the overview.
+	Notes []string
+}
+
+// DefaultTitle is the page title of a Report without one.
+const DefaultTitle = "aimeter benchmark report"
+
+// ChartLibrary names the embedded chart library, its version and licence.
+const ChartLibrary = "uPlot 1.6.32 (MIT licence)"
+
+var (
+	//go:embed assets/uPlot.iife.min.js
+	uplotJS string
+	//go:embed assets/uPlot.min.css
+	uplotCSS string
+	//go:embed page.js
+	pageJS string
+	//go:embed page.css
+	pageCSS string
+	//go:embed page.html.tmpl
+	pageTemplate string
+)
+
+var tmpl = template.Must(template.New("page").Funcs(template.FuncMap{
+	"join": strings.Join,
+}).Parse(pageTemplate))
+
+// chartsPerScenario is the number of charts drawn for a scenario with
+// records: histogram, CDF, latency over time, throughput over time.
+const chartsPerScenario = 4
+
+// Write writes r as one self-contained HTML page to w. It reads the records
+// of each scenario's reported pass once, keeping only fixed-size aggregates,
+// so it runs in bounded memory whatever the number of samples (an exact CDF
+// is kept for passes of at most about a million latencies).
+func Write(w io.Writer, r *Report) error {
+	if r == nil {
+		return errors.New("report: nil Report")
+	}
+	v, err := buildPage(r)
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	if err := tmpl.Execute(&buf, v); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	_, err = w.Write(buf.Bytes())
+	return err
+}
+
+// pageView is what the template renders.
+type pageView struct {
+	Title      string
+	Generated  string
+	System     []kv
+	Notes      []string
+	Overview   []overviewRow
+	Scenarios  []*scenarioView
+	Library    string
+	ChartCount int
+	Data       pageData
+	LibJS      template.JS
+	LibCSS     template.CSS
+	PageJS     template.JS
+	PageCSS    template.CSS
+}
+
+// pageData is the JSON the page script draws the charts from.
+type pageData struct {
+	Charts []*chartSet `json:"charts"`
+}
+
+type kv struct{ Key, Value string }
+
+type overviewRow struct {
+	Anchor, Name, Scenario, Mode string
+	Verdict, VerdictClass        string
+	Metric                       string
+}
+
+type table struct {
+	Head []string
+	Rows [][]string
+}
+
+type check struct {
+	Name string
+	OK   bool
+}
+
+type textBlock struct {
+	Title string
+	Text  string
+}
+
+type accuracyView struct {
+	Metric, Value, Target string
+	Pass                  bool
+	Entries               int
+}
+
+type scenarioView struct {
+	Anchor       string
+	Name         string
+	Scenario     string
+	Mode         string
+	Verdict      string
+	VerdictClass string
+	Explanation  string
+
+	MetricName  string
+	MetricValue string
+	MetricRaw   string
+
+	Checks          []check
+	Recommendations []string
+	AimeterReasons  []string
+	Interrupted     string
+	EarlyStopping   []textBlock
+	Issues          []string
+	IssuesMore      int
+
+	Accuracy    *accuracyView
+	Run         table
+	Stats       table
+	Percentiles table
+	Passes      table
+	Settings    table
+
+	Charts    *chartSet
+	ChartNote string
+}
+
+func buildPage(r *Report) (*pageView, error) {
+	v := &pageView{
+		Title:   r.Title,
+		Notes:   r.Notes,
+		Library: ChartLibrary,
+		LibJS:   template.JS(uplotJS),
+		LibCSS:  template.CSS(uplotCSS),
+		PageJS:  template.JS(pageJS),
+		PageCSS: template.CSS(pageCSS),
+	}
+	if v.Title == "" {
+		v.Title = DefaultTitle
+	}
+	if !r.Generated.IsZero() {
+		v.Generated = r.Generated.Format("2006-01-02 15:04:05 MST")
+	}
+	v.System = systemRows(r.System)
+	v.Data.Charts = []*chartSet{}
+	for i, sc := range r.Scenarios {
+		if sc.Result == nil {
+			return nil, fmt.Errorf("report: scenario %d (%q) has no Result", i+1, sc.Name)
+		}
+		sv := buildScenario(fmt.Sprintf("s%d", i+1), sc)
+		v.Scenarios = append(v.Scenarios, sv)
+		v.Overview = append(v.Overview, overviewRow{
+			Anchor: sv.Anchor, Name: sv.Name, Scenario: sv.Scenario, Mode: sv.Mode,
+			Verdict: sv.Verdict, VerdictClass: sv.VerdictClass,
+			Metric: overviewMetric(sv),
+		})
+		if sv.Charts != nil {
+			v.Data.Charts = append(v.Data.Charts, sv.Charts)
+			v.ChartCount += chartsPerScenario
+		}
+	}
+	return v, nil
+}
+
+func overviewMetric(sv *scenarioView) string {
+	switch {
+	case sv.MetricName != "":
+		return sv.MetricName + ": " + sv.MetricValue
+	case sv.Accuracy != nil:
+		return sv.Accuracy.Metric + ": " + sv.Accuracy.Value
+	}
+	return "—"
+}
+
+func systemRows(s SystemInfo) []kv {
+	or := func(v string) string {
+		if v == "" {
+			return "unknown"
+		}
+		return v
+	}
+	cores, mem := "unknown", "unknown"
+	if s.Cores > 0 {
+		cores = fmt.Sprint(s.Cores)
+	}
+	if s.MemoryBytes > 0 {
+		mem = fmtBytes(s.MemoryBytes)
+	}
+	return []kv{
+		{"Host", or(s.Hostname)},
+		{"OS / architecture", or(s.OS) + " / " + or(s.Arch)},
+		{"CPU", or(s.CPU)},
+		{"Logical CPUs", cores},
+		{"Memory", mem},
+		{"Go", or(s.GoVersion)},
+		{"aimeter", or(s.AimeterVersion)},
+	}
+}
+
+func buildScenario(anchor string, sc Scenario) *scenarioView {
+	res := sc.Result
+	sum := res.Summary
+	eff := res.Effective
+	if sum != nil {
+		eff = sum.Settings // a find-peak result reports its own target QPS
+	}
+	sv := &scenarioView{
+		Anchor:      anchor,
+		Name:        sc.Name,
+		Scenario:    eff.Scenario.String(),
+		Mode:        eff.Mode.String(),
+		Interrupted: res.Interrupted,
+	}
+	if sv.Name == "" {
+		sv.Name = eff.Scenario.String()
+	}
+	switch {
+	case sum != nil && sum.Valid:
+		sv.Verdict, sv.VerdictClass = "VALID", "valid"
+		sv.Explanation = "Every LoadGen check passed and no sample failed or was lost."
+	case sum != nil:
+		sv.Verdict, sv.VerdictClass = "INVALID", "invalid"
+		sv.Explanation = "The result does not meet the run rules; see the failed checks and recommendations below."
+	case eff.Mode == loadgen.AccuracyOnly:
+		sv.Verdict, sv.VerdictClass = "ACCURACY ONLY", "neutral"
+		sv.Explanation = "An accuracy-only run has no performance verdict and no latency charts."
+	default:
+		sv.Verdict, sv.VerdictClass = "NO RESULT", "invalid"
+		sv.Explanation = "The test ended before a performance pass was summarised."
+	}
+	if sc.Accuracy != nil {
+		a := sc.Accuracy
+		sv.Accuracy = &accuracyView{
+			Metric: a.Metric, Value: fmtFloat(a.Value), Target: fmtFloat(a.Target),
+			Pass: a.Pass, Entries: len(res.Accuracy),
+		}
+		if sv.Accuracy.Metric == "" {
+			sv.Accuracy.Metric = "accuracy"
+		}
+	}
+	sv.Issues, sv.IssuesMore = logIssues(res)
+	sv.Run = runTable(res)
+	sv.Passes = passTable(res)
+	sv.Settings = settingsTable(eff)
+	if sum == nil {
+		return sv
+	}
+	fillVerdict(sv, sum)
+	fillMetric(sv, sum)
+	sv.Stats = statsTable(res, sum)
+	sv.Percentiles = percentileTable(sum)
+
+	pass := -1
+	for i, p := range res.Passes {
+		if p.Reported {
+			pass = i
+		}
+	}
+	if pass < 0 {
+		sv.ChartNote = "No pass is marked as reported: there are no records to chart."
+		return sv
+	}
+	ps := collectPass(res.PassRecords(pass), res.Passes[pass], eff.Scenario == loadgen.MultiStream)
+	if ps.hist.n == 0 {
+		sv.ChartNote = "The records of the reported pass are not available: there is nothing to chart."
+		return sv
+	}
+	sv.Charts = buildCharts(anchor, sum, ps)
+	if !sv.Charts.CDF.Exact {
+		sv.ChartNote = fmt.Sprintf("The pass has more than %d latencies: the CDF is read from the histogram (buckets 2.3%% wide).", exactCDFLimit)
+	}
+	return sv
+}
+
+func fillVerdict(sv *scenarioView, s *loadgen.Summary) {
+	if s.HasPerfConstraints() {
+		sv.Checks = append(sv.Checks, check{"Performance constraints satisfied", s.PerfConstraintsMet})
+	}
+	sv.Checks = append(sv.Checks,
+		check{"Min duration satisfied", s.MinDurationMet},
+		check{"Min queries satisfied", s.MinQueriesMet},
+		check{"Early stopping satisfied", s.EarlyStoppingMet},
+		check{"No lost or failed samples, run not interrupted (aimeter)", len(s.AimeterReasons) == 0},
+	)
+	if !s.Valid {
+		if !s.PerfConstraintsMet {
+			sv.Recommendations = append(sv.Recommendations, strings.Split(s.PerfConstraintsRecommendation, "\n * ")...)
+		}
+		if !s.MinDurationMet {
+			sv.Recommendations = append(sv.Recommendations, s.MinDurationRecommendation)
+		}
+		if !s.MinQueriesMet {
+			sv.Recommendations = append(sv.Recommendations, "The test exited early, before enough queries were issued. See the detailed log for why this may have occurred.")
+		}
+	}
+	sv.AimeterReasons = s.AimeterReasons
+	if s.Settings.Scenario == loadgen.Offline {
+		return
+	}
+	if !s.Settings.UseTokenLatencies {
+		sv.EarlyStopping = []textBlock{{"Early Stopping Result", strings.Join(s.EarlyStoppingLines, "\n")}}
+	} else {
+		sv.EarlyStopping = []textBlock{
+			{"TTFT Early Stopping Result", strings.Join(s.EarlyStoppingTTFTLines, "\n")},
+			{"TPOT Early Stopping Result", strings.Join(s.EarlyStoppingTPOTLines, "\n")},
+		}
+	}
+}
+
+func fillMetric(sv *scenarioView, s *loadgen.Summary) {
+	name, value := s.Metric()
+	switch s.Settings.Scenario {
+	case loadgen.SingleStream, loadgen.MultiStream:
+		sv.MetricName = strings.TrimSuffix(name, " (ns)")
+		sv.MetricValue = fmtDur(int64(value))
+		sv.MetricRaw = fmt.Sprintf("%d ns", int64(value))
+	default:
+		sv.MetricName = name
+		sv.MetricValue = fmtRate(value)
+	}
+}
+
+func runTable(res *loadgen.Result) table {
+	t := table{Head: []string{"", ""}}
+	add := func(k, v string) { t.Rows = append(t.Rows, []string{k, v}) }
+	add("SUT", orUnknown(res.SUTName))
+	add("QSL", fmt.Sprintf("%s (%d samples, %d in performance set)", orUnknown(res.QSLName), res.QSLTotalCount, res.QSLPerformanceCount))
+	if !res.StartTime.IsZero() {
+		add("Started", res.StartTime.UTC().Format("2006-01-02 15:04:05.000 MST"))
+	}
+	add("Log warnings / errors", fmt.Sprintf("%d / %d", res.WarningCount(), res.ErrorCount()))
+	if res.FailedSamples+res.LostSamples > 0 {
+		add("Failed / lost samples (whole test)", fmt.Sprintf("%d / %d", res.FailedSamples, res.LostSamples))
+	}
+	if res.UnknownCompletions+res.DuplicateCompletions > 0 {
+		add("Unknown / duplicate completions", fmt.Sprintf("%d / %d", res.UnknownCompletions, res.DuplicateCompletions))
+	}
+	return t
+}
+
+func statsTable(res *loadgen.Result, s *loadgen.Summary) table {
+	t := table{Head: []string{"Statistic", "Value", "ns"}}
+	add := func(k, v, ns string) { t.Rows = append(t.Rows, []string{k, v, ns}) }
+	dur := func(k string, ns int64) { add(k, fmtDur(ns), fmt.Sprint(ns)) }
+	add("Samples", fmt.Sprint(s.SampleCount), "")
+	add("Queries", fmt.Sprint(s.QueryCount), "")
+	e := &s.Settings
+	switch e.Scenario {
+	case loadgen.SingleStream:
+		add("QPS with loadgen overhead", fmtRate(s.QPSWithLoadgenOverhead()), "")
+		add("QPS without loadgen overhead", fmtRate(s.QPSWithoutLoadgenOverhead()), "")
+	case loadgen.Server:
+		add("Scheduled samples per second", fmtRate(s.ScheduledSamplesPerSecond()), "")
+		add("Queries over the latency bound", fmt.Sprint(s.OverLatencyQueryCount), "")
+	}
+	if e.Scenario == loadgen.MultiStream {
+		dur("Min query latency", s.QueryLatencyMin)
+		dur("Mean query latency", s.QueryLatencyMean)
+		dur("Max query latency", s.QueryLatencyMax)
+	}
+	dur("Min sample latency", s.SampleLatencyMin)
+	dur("Mean sample latency", s.SampleLatencyMean)
+	dur("Max sample latency", s.SampleLatencyMax)
+	if e.UseTokenLatencies {
+		add("Tokens", fmt.Sprint(s.TokenCount), "")
+		if e.Scenario != loadgen.Offline {
+			dur("Mean first-token latency", s.FirstTokenLatencyMean)
+			dur("Mean time per output token", s.TimePerOutputTokenMean)
+		}
+	}
+	if s.Result.LostSamples+s.Result.FailedSamples > 0 {
+		add("Failed / lost samples", fmt.Sprintf("%d / %d", s.Result.FailedSamples, s.Result.LostSamples), "")
+	}
+	if s.Result.StopReason != "" {
+		add("Issuing stopped", s.Result.StopReason, "")
+	}
+	return t
+}
+
+func percentileTable(s *loadgen.Summary) table {
+	e := &s.Settings
+	ms := e.Scenario == loadgen.MultiStream
+	tok := e.UseTokenLatencies && e.Scenario != loadgen.Offline
+	t := table{Head: []string{"Percentile", "Sample latency"}}
+	if ms {
+		t.Head = append(t.Head, "Query latency")
+	}
+	if tok {
+		t.Head = append(t.Head, "First-token latency", "Time per output token")
+	}
+	row := func(label string, p, tp, pp loadgen.PercentileEntry) {
+		r := []string{label, fmtDur(p.SampleLatency)}
+		if ms {
+			r = append(r, fmtDur(p.QueryLatency))
+		}
+		if tok {
+			r = append(r, fmtDur(tp.SampleLatency), fmtDur(pp.SampleLatency))
+		}
+		t.Rows = append(t.Rows, r)
+	}
+	if e.Scenario != loadgen.Offline { // Offline's fixed 0.99 is no target
+		row(fmtPct(s.TargetPercentile.Percentile)+" (target)", s.TargetPercentile, s.TokenTargetPercentile, s.TPOTTargetPercentile)
+	}
+	for i := range s.Percentiles {
+		row(fmtPct(s.Percentiles[i].Percentile), s.Percentiles[i], s.TokenPercentiles[i], s.TPOTPercentiles[i])
+	}
+	return t
+}
+
+func passTable(res *loadgen.Result) table {
+	t := table{Head: []string{"#", "Kind", "Target QPS", "Queries issued", "Duration", "Reported", "Stop reason"}}
+	for i, p := range res.Passes {
+		rep := ""
+		if p.Reported {
+			rep = "yes"
+		}
+		t.Rows = append(t.Rows, []string{
+			fmt.Sprint(i), string(p.Kind), fmt.Sprintf("%.6g", p.TargetQPS), fmt.Sprint(p.QueriesIssued),
+			fmtDur(p.EndNs), rep, p.StopReason,
+		})
+	}
+	return t
+}
+
+func logIssues(res *loadgen.Result) ([]string, int) {
+	const maxIssues = 20
+	var out []string
+	more := 0
+	for _, e := range res.Events {
+		if !e.Error && !e.Warning {
+			continue
+		}
+		if len(out) == maxIssues {
+			more++
+			continue
+		}
+		kind := "warning"
+		if e.Error {
+			kind = "error"
+		}
+		out = append(out, fmt.Sprintf("%s at %s: %s: %v", kind, fmtDur(e.TimeNs), e.Key, e.Value))
+	}
+	return out, more
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
+
+// fmtDur formats a duration in ns with four significant digits in a unit
+// that suits it.
+func fmtDur(ns int64) string {
+	a := math.Abs(float64(ns))
+	switch {
+	case a < 1e3:
+		return fmt.Sprintf("%d ns", ns)
+	case a < 1e6:
+		return sig4(float64(ns)/1e3) + " µs"
+	case a < 1e9:
+		return sig4(float64(ns)/1e6) + " ms"
+	case a < 1e12:
+		return sig4(float64(ns)/1e9) + " s"
+	}
+	return fmt.Sprintf("%.0f s", float64(ns)/1e9)
+}
+
+// sig4 formats v (1 ≤ |v| < 1000) with four significant digits.
+func sig4(v float64) string {
+	a := math.Abs(v)
+	switch {
+	case a >= 100:
+		return fmt.Sprintf("%.1f", v)
+	case a >= 10:
+		return fmt.Sprintf("%.2f", v)
+	}
+	return fmt.Sprintf("%.3f", v)
+}
+
+func fmtRate(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.2f", v)
+}
+
+func fmtFloat(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "n/a"
+	}
+	return fmt.Sprint(v)
+}
+
+func fmtPct(p float64) string {
+	return "p" + strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.1f", p*100), "0"), ".")
+}
+
+func fmtBytes(n uint64) string {
+	const gib = 1 << 30
+	if n >= gib {
+		return fmt.Sprintf("%.1f GiB", float64(n)/gib)
+	}
+	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+}

@@ -1,0 +1,300 @@
+package report
+
+import (
+	"iter"
+	"math"
+	"slices"
+
+	"aimeter/loadgen"
+)
+
+// Limits that keep the report's memory and size bounded whatever the number
+// of records: every series is built from fixed-size buckets filled in one
+// streaming pass over the records.
+const (
+	// maxTimeBuckets is the most time buckets of the over-time series; the
+	// bucket width doubles (merging neighbours) when a time falls past them.
+	maxTimeBuckets = 1000
+	// minTimeBuckets and minPerBucket coarsen the over-time series of short
+	// runs: buckets are merged in pairs while there are more than
+	// minTimeBuckets of them and they average fewer than minPerBucket
+	// latencies each.
+	minTimeBuckets = 60
+	minPerBucket   = 10
+	// histPerDecade is the number of log-spaced latency histogram buckets per
+	// power of ten (a bucket is 2.3% wide); histDecades of them cover 1 ns to
+	// 10^14 ns (more than a day).
+	histPerDecade = 100
+	histDecades   = 14
+	// exactCDFLimit is the most latencies kept for an exact CDF; past it the
+	// CDF is read from the histogram.
+	exactCDFLimit = 1 << 20
+	// maxCDFPoints bounds the points of an exact CDF (half spread evenly in
+	// rank, half towards the tail).
+	maxCDFPoints = 2000
+)
+
+// logHist is a log-spaced latency histogram with exact count, min, max and sum.
+type logHist struct {
+	counts   [histPerDecade * histDecades]uint64
+	n        uint64
+	min, max int64
+}
+
+func histIndex(v int64) int {
+	if v <= 1 {
+		return 0
+	}
+	i := int(math.Floor(math.Log10(float64(v)) * histPerDecade))
+	return min(max(i, 0), histPerDecade*histDecades-1)
+}
+
+// histEdge is the lower edge of bucket i, in ns.
+func histEdge(i int) float64 {
+	return math.Pow(10, float64(i)/histPerDecade)
+}
+
+func (h *logHist) add(v int64) {
+	if h.n == 0 || v < h.min {
+		h.min = v
+	}
+	if h.n == 0 || v > h.max {
+		h.max = v
+	}
+	h.n++
+	h.counts[histIndex(v)]++
+}
+
+// timeline accumulates per-time-bucket counts and latency statistics. The
+// bucket width doubles whenever a time falls past the last bucket, so it
+// needs no prior knowledge of the run's length.
+type timeline struct {
+	width                     int64 // ns per bucket
+	used                      int   // buckets in use (1 + highest index seen)
+	last                      int64 // the latest time seen
+	issued, completed, failed [maxTimeBuckets]uint64
+	latN                      [maxTimeBuckets]uint64
+	latMin, latMax            [maxTimeBuckets]int64
+	latSum                    [maxTimeBuckets]float64
+}
+
+func newTimeline(hintEndNs int64) *timeline {
+	w := int64(1000) // 1 µs
+	if hintEndNs > 0 {
+		w = max(w, (hintEndNs+maxTimeBuckets-1)/maxTimeBuckets)
+	}
+	return &timeline{width: w}
+}
+
+// bucket returns the index of time t, widening the buckets as needed.
+func (tl *timeline) bucket(t int64) int {
+	t = max(t, 0)
+	tl.last = max(tl.last, t)
+	for t/tl.width >= maxTimeBuckets {
+		tl.merge()
+	}
+	i := int(t / tl.width)
+	tl.used = max(tl.used, i+1)
+	return i
+}
+
+// merge halves the number of buckets by joining neighbours.
+func (tl *timeline) merge() {
+	for i := 0; i < maxTimeBuckets/2; i++ {
+		a, b := 2*i, 2*i+1
+		tl.issued[i] = tl.issued[a] + tl.issued[b]
+		tl.completed[i] = tl.completed[a] + tl.completed[b]
+		tl.failed[i] = tl.failed[a] + tl.failed[b]
+		na, nb := tl.latN[a], tl.latN[b]
+		switch {
+		case na == 0:
+			tl.latMin[i], tl.latMax[i] = tl.latMin[b], tl.latMax[b]
+		case nb != 0:
+			tl.latMin[i], tl.latMax[i] = min(tl.latMin[a], tl.latMin[b]), max(tl.latMax[a], tl.latMax[b])
+		default:
+			tl.latMin[i], tl.latMax[i] = tl.latMin[a], tl.latMax[a]
+		}
+		tl.latN[i] = na + nb
+		tl.latSum[i] = tl.latSum[a] + tl.latSum[b]
+	}
+	for i := maxTimeBuckets / 2; i < maxTimeBuckets; i++ {
+		tl.issued[i], tl.completed[i], tl.failed[i] = 0, 0, 0
+		tl.latN[i], tl.latMin[i], tl.latMax[i], tl.latSum[i] = 0, 0, 0, 0
+	}
+	tl.width *= 2
+	tl.used = (tl.used + 1) / 2
+}
+
+func (tl *timeline) addLatency(t, lat int64) {
+	i := tl.bucket(t)
+	if tl.latN[i] == 0 || lat < tl.latMin[i] {
+		tl.latMin[i] = lat
+	}
+	if tl.latN[i] == 0 || lat > tl.latMax[i] {
+		tl.latMax[i] = lat
+	}
+	tl.latN[i]++
+	tl.latSum[i] += float64(lat)
+}
+
+// coarsen merges buckets of a short or sparse run so that each holds, on
+// average, enough latencies to be meaningful.
+func (tl *timeline) coarsen() {
+	var total uint64
+	for i := range tl.used {
+		total += tl.latN[i]
+	}
+	for tl.used > minTimeBuckets && total < uint64(tl.used)*minPerBucket {
+		tl.merge()
+	}
+}
+
+// passStats is everything the charts of one pass need, gathered in a single
+// streaming pass over its records.
+type passStats struct {
+	hist     logHist
+	tl       *timeline
+	exact    []int64 // every latency while at most exactCDFLimit; nil past it
+	overflow bool
+	lost     uint64
+	failed   uint64
+	samples  uint64
+}
+
+// addLatency adds one latency completed at doneNs. Censored latencies (of
+// lost samples) go into the distribution, as in the Summary, but not into the
+// over-time series, where they would all pile up at the end of the pass.
+func (ps *passStats) addLatency(doneNs, lat int64, censored bool) {
+	ps.hist.add(lat)
+	if !censored {
+		ps.tl.addLatency(doneNs, lat)
+	}
+	if ps.overflow {
+		return
+	}
+	if len(ps.exact) >= exactCDFLimit {
+		ps.exact, ps.overflow = nil, true
+		return
+	}
+	ps.exact = append(ps.exact, lat)
+}
+
+// collectPass streams the records of a pass into fixed-size buckets. Latency
+// is completed − scheduled, with lost samples censored at the end of the pass
+// as in the Summary; for MultiStream it is the query latency (the last
+// sample's completion − the query's scheduled time). A latency is placed in
+// time at its completion.
+func collectPass(records iter.Seq[loadgen.Record], info loadgen.PassInfo, multiStream bool) *passStats {
+	ps := &passStats{tl: newTimeline(info.EndNs)}
+	var (
+		haveQuery bool
+		qid       uint64
+		qSched    int64
+		qDone     int64
+		qLost     bool
+	)
+	flushQuery := func() {
+		if haveQuery {
+			ps.addLatency(qDone, qDone-qSched, qLost)
+		}
+	}
+	for rec := range records {
+		ps.samples++
+		// Each sample counts at its issue time: samples issued per second.
+		ps.tl.issued[ps.tl.bucket(rec.IssuedNs)]++
+		done := rec.CompletedNs
+		lost := false
+		switch rec.Status {
+		case loadgen.StatusOK:
+			ps.tl.completed[ps.tl.bucket(done)]++
+		case loadgen.StatusError:
+			ps.failed++
+			ps.tl.failed[ps.tl.bucket(done)]++
+		default:
+			ps.lost++
+			done, lost = info.EndNs, true
+		}
+		if !multiStream {
+			ps.addLatency(done, done-rec.ScheduledNs, lost)
+			continue
+		}
+		if !haveQuery || rec.QueryID != qid {
+			flushQuery()
+			haveQuery, qid, qSched, qDone, qLost = true, rec.QueryID, rec.ScheduledNs, 0, false
+		}
+		qDone = max(qDone, done)
+		qLost = qLost || lost
+	}
+	if multiStream {
+		flushQuery()
+	}
+	ps.tl.coarsen()
+	if ps.exact != nil {
+		slices.Sort(ps.exact)
+	}
+	return ps
+}
+
+// cdfFromSorted picks at most maxCDFPoints points of the empirical CDF of
+// sorted: every point when there are few, else ranks spread evenly plus ranks
+// spread evenly in log(1−p) so that the tail stays visible.
+func cdfFromSorted(sorted []int64) (xs []int64, ps []float64) {
+	n := len(sorted)
+	if n == 0 {
+		return nil, nil
+	}
+	var idx []int
+	if n <= maxCDFPoints {
+		idx = make([]int, n)
+		for i := range idx {
+			idx[i] = i
+		}
+	} else {
+		half := maxCDFPoints / 2
+		for k := range half {
+			idx = append(idx, k*n/half)
+		}
+		l := math.Log10(float64(n))
+		for k := 1; k <= half; k++ {
+			p := 1 - math.Pow(10, -l*float64(k)/float64(half))
+			idx = append(idx, min(n-1, int(math.Ceil(p*float64(n)))-1))
+		}
+		idx = append(idx, n-1)
+		slices.Sort(idx)
+		idx = slices.Compact(idx)
+	}
+	for _, i := range idx {
+		// Keep only the last index of a run of equal latencies: the CDF
+		// steps once per distinct value.
+		if i+1 < n && sorted[i+1] == sorted[i] && n <= maxCDFPoints {
+			continue
+		}
+		xs = append(xs, sorted[i])
+		ps = append(ps, float64(i+1)/float64(n))
+	}
+	return xs, ps
+}
+
+// cdfFromHist reads an approximate CDF from the histogram: the cumulative
+// fraction at the upper edge of every non-empty bucket.
+func cdfFromHist(h *logHist) (xs []float64, ps []float64) {
+	if h.n == 0 {
+		return nil, nil
+	}
+	var cum uint64
+	first := true
+	for i, c := range h.counts {
+		if c == 0 {
+			continue
+		}
+		if first {
+			xs = append(xs, max(float64(h.min), histEdge(i)))
+			ps = append(ps, 0)
+			first = false
+		}
+		cum += c
+		xs = append(xs, min(float64(h.max), histEdge(i+1)))
+		ps = append(ps, float64(cum)/float64(h.n))
+	}
+	return xs, ps
+}
