@@ -2,9 +2,12 @@ package cli
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 
 	"github.com/spf13/cobra"
@@ -26,14 +29,14 @@ the settings and results; the run-time events of the original are not in
 those two files and are not reproduced.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return report(st, args[0], outDir)
+			return regenerateReport(st, args[0], outDir)
 		},
 	}
 	cmd.Flags().StringVar(&outDir, "output-dir", "", "write the regenerated logs here instead of DIR")
 	return cmd
 }
 
-func report(st *State, dir, outDir string) error {
+func regenerateReport(st *State, dir, outDir string) error {
 	if outDir == "" {
 		outDir = dir
 	}
@@ -62,8 +65,12 @@ func report(st *State, dir, outDir string) error {
 	if err := os.MkdirAll(outDir, 0o755); err != nil {
 		return withCode(ExitFailure, err)
 	}
+	// The summary ends with the run's warning and error counts, which
+	// neither settings.json nor records.csv keeps: carry them over from the
+	// run's own summary, read before it may be overwritten.
+	footer := summaryFooter(filepath.Join(dir, "mlperf_log_summary.txt"))
 	if err := writeFile(filepath.Join(outDir, "mlperf_log_summary.txt"), func(w *bufio.Writer) error {
-		return mlperflog.WriteSummary(w, res)
+		return writeSummaryWithFooter(w, res, footer)
 	}); err != nil {
 		return withCode(ExitFailure, err)
 	}
@@ -130,4 +137,33 @@ func writeFile(path string, write func(*bufio.Writer) error) error {
 		return err
 	}
 	return os.Rename(tmp.Name(), path)
+}
+
+// footerRE matches the warning and error counts that end a summary.
+var footerRE = regexp.MustCompile(`\n(?:No warnings encountered during test\.|1 warning encountered\. See detailed log\.|\d+ warnings encountered\. See detailed log\.)\n` +
+	`\n(?:No errors encountered during test\.|1 ERROR encountered\. See detailed log\.|\d+ ERRORS encountered\. See detailed log\.)\n$`)
+
+// summaryFooter returns the counts footer of the summary at path, or "" if
+// there is none.
+func summaryFooter(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	return footerRE.FindString(string(b))
+}
+
+// writeSummaryWithFooter writes res's summary with footer (when not empty)
+// in place of the counts of res's own events.
+func writeSummaryWithFooter(w io.Writer, res *loadgen.Result, footer string) error {
+	var buf bytes.Buffer
+	if err := mlperflog.WriteSummary(&buf, res); err != nil {
+		return err
+	}
+	out := buf.Bytes()
+	if loc := footerRE.FindIndex(out); footer != "" && loc != nil {
+		out = append(out[:loc[0]:loc[0]], footer...)
+	}
+	_, err := w.Write(out)
+	return err
 }

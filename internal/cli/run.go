@@ -204,7 +204,7 @@ func runTest(parent context.Context, st *State, f *runFlags, modeSet bool) error
 
 	opts := &loadgen.Options{Timeout: f.timeout, StallTimeout: f.stallTimeout, Warnings: warnings}
 	if !f.quiet {
-		pl := &progressLine{w: st.Stderr, terminal: st.StderrIsTerminal}
+		pl := &progressLine{w: st.Stderr, terminal: st.StderrIsTerminal, target: time.Duration(settings.MinDurationMs) * time.Millisecond}
 		opts.Progress = pl.update
 	}
 	res, runErr := loadgen.Run(ctx, sut, qsl, settings, opts)
