@@ -8,18 +8,48 @@ import (
 	"sync"
 )
 
+// LRSchedule selects how Train varies the learning rate.
+type LRSchedule int
+
+const (
+	// Cosine anneals the learning rate at every step along a half cosine,
+	// from LearningRate at the first step towards 0 at the end of the last
+	// epoch. It is the zero value and the default.
+	Cosine LRSchedule = iota
+	// StepDecay multiplies the learning rate by LRDecay after each epoch.
+	StepDecay
+	// Constant keeps LearningRate throughout.
+	Constant
+)
+
+// String returns the schedule's name.
+func (s LRSchedule) String() string {
+	switch s {
+	case Cosine:
+		return "cosine"
+	case StepDecay:
+		return "step-decay"
+	case Constant:
+		return "constant"
+	}
+	return fmt.Sprintf("LRSchedule(%d)", int(s))
+}
+
 // TrainConfig holds the hyperparameters of Train. DefaultTrainConfig
-// returns the tuned values; every field must be set (Train rejects a zero
-// Epochs, BatchSize or LearningRate rather than guessing).
+// returns the tuned values; Train rejects unusable values (a zero Epochs,
+// BatchSize or LearningRate among them) rather than guessing.
 type TrainConfig struct {
 	// Epochs is the number of passes over the training set.
 	Epochs int
 	// BatchSize is the number of samples per SGD step (the last step of an
 	// epoch may be smaller).
 	BatchSize int
-	// LearningRate is the step size of the first epoch.
+	// LearningRate is the step size at the start of training.
 	LearningRate float64
-	// LRDecay multiplies the learning rate after every epoch, in (0, 1].
+	// Schedule says how the learning rate changes (default Cosine).
+	Schedule LRSchedule
+	// LRDecay is the per-epoch factor of the StepDecay schedule, in
+	// (0, 1]; other schedules ignore it.
 	LRDecay float64
 	// Momentum is the heavy-ball coefficient μ in [0, 1): v ← μv + g,
 	// w ← w − lr·v (the PyTorch formulation).
@@ -32,16 +62,16 @@ type TrainConfig struct {
 }
 
 // DefaultTrainConfig returns the hyperparameters tuned for DefaultLayers on
-// Fashion-MNIST; see the package documentation for the measurements
-// behind them.
+// Fashion-MNIST: 3 epochs of batch 128, learning rate 0.1 with cosine
+// annealing, momentum 0.9, no weight decay. See the package documentation
+// for the measurements behind them.
 func DefaultTrainConfig() TrainConfig {
 	return TrainConfig{
-		Epochs:       2,
-		BatchSize:    64,
-		LearningRate: 0.05,
-		LRDecay:      0.5,
+		Epochs:       3,
+		BatchSize:    128,
+		LearningRate: 0.1,
+		Schedule:     Cosine,
 		Momentum:     0.9,
-		WeightDecay:  0,
 		Seed:         1,
 	}
 }
@@ -55,14 +85,28 @@ func (c TrainConfig) validate() error {
 		return fmt.Errorf("model: TrainConfig.BatchSize is %d, want ≥ 1", c.BatchSize)
 	case !(c.LearningRate > 0) || math.IsInf(c.LearningRate, 0):
 		return fmt.Errorf("model: TrainConfig.LearningRate is %v, want a finite value > 0", c.LearningRate)
-	case !(c.LRDecay > 0 && c.LRDecay <= 1):
-		return fmt.Errorf("model: TrainConfig.LRDecay is %v, want a value in (0, 1]", c.LRDecay)
+	case c.Schedule < Cosine || c.Schedule > Constant:
+		return fmt.Errorf("model: TrainConfig.Schedule is %v, want Cosine, StepDecay or Constant", c.Schedule)
+	case c.Schedule == StepDecay && !(c.LRDecay > 0 && c.LRDecay <= 1):
+		return fmt.Errorf("model: TrainConfig.LRDecay is %v, want a value in (0, 1] for StepDecay", c.LRDecay)
 	case !(c.Momentum >= 0 && c.Momentum < 1):
 		return fmt.Errorf("model: TrainConfig.Momentum is %v, want a value in [0, 1)", c.Momentum)
 	case !(c.WeightDecay >= 0) || math.IsInf(c.WeightDecay, 0):
 		return fmt.Errorf("model: TrainConfig.WeightDecay is %v, want a finite value ≥ 0", c.WeightDecay)
 	}
 	return nil
+}
+
+// learningRate returns the rate for step (0-based) of steps in all, which
+// falls in epoch (0-based).
+func (c TrainConfig) learningRate(step, steps, epoch int) float64 {
+	switch c.Schedule {
+	case StepDecay:
+		return c.LearningRate * math.Pow(c.LRDecay, float64(epoch))
+	case Constant:
+		return c.LearningRate
+	}
+	return c.LearningRate * 0.5 * (1 + math.Cos(math.Pi*float64(step)/float64(steps)))
 }
 
 // Train fits the network to n samples x (n×Inputs(), row-major, pixels
@@ -103,7 +147,8 @@ func (m *MLP) Train(ctx context.Context, x []float32, y []uint8, n int, cfg Trai
 		perm[i] = int32(i)
 	}
 	r := newRNG(cfg.Seed)
-	lr := cfg.LearningRate
+	steps := cfg.Epochs * ((n + t.batch - 1) / t.batch)
+	step := 0
 	for epoch := 1; epoch <= cfg.Epochs; epoch++ {
 		r.shuffle(perm)
 		var lossSum float64
@@ -117,12 +162,13 @@ func (m *MLP) Train(ctx context.Context, x []float32, y []uint8, n int, cfg Trai
 			loss, ok := t.forwardBackward(t.xb[:b*in], t.yb[:b], b)
 			lossSum += loss
 			correct += ok
+			lr := cfg.learningRate(step, steps, epoch-1)
+			step++
 			t.update(float32(lr), float32(cfg.Momentum), float32(cfg.WeightDecay))
 		}
 		if progress != nil {
 			progress(epoch, lossSum/float64(n), float64(correct)/float64(n))
 		}
-		lr *= cfg.LRDecay
 	}
 	return nil
 }

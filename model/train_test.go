@@ -3,6 +3,7 @@ package model
 import (
 	"context"
 	"errors"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -68,7 +69,8 @@ func TestTrainRejectsBadInput(t *testing.T) {
 		{"zero config", x, []uint8{0, 1}, 2, TrainConfig{}, "Epochs is 0"},
 		{"batch", x, []uint8{0, 1}, 2, bad(func(c *TrainConfig) { c.BatchSize = -1 }), "BatchSize is -1"},
 		{"lr", x, []uint8{0, 1}, 2, bad(func(c *TrainConfig) { c.LearningRate = 0 }), "LearningRate is 0"},
-		{"decay", x, []uint8{0, 1}, 2, bad(func(c *TrainConfig) { c.LRDecay = 1.5 }), "LRDecay is 1.5"},
+		{"decay", x, []uint8{0, 1}, 2, bad(func(c *TrainConfig) { c.Schedule, c.LRDecay = StepDecay, 1.5 }), "LRDecay is 1.5"},
+		{"schedule", x, []uint8{0, 1}, 2, bad(func(c *TrainConfig) { c.Schedule = 7 }), "Schedule is LRSchedule(7)"},
 		{"momentum", x, []uint8{0, 1}, 2, bad(func(c *TrainConfig) { c.Momentum = 1 }), "Momentum is 1"},
 		{"weight decay", x, []uint8{0, 1}, 2, bad(func(c *TrainConfig) { c.WeightDecay = -1 }), "WeightDecay is -1"},
 		{"no samples", x, nil, 0, good, "at least one sample"},
@@ -127,5 +129,31 @@ func TestTrainDeterministicAcrossRuns(t *testing.T) {
 	}
 	if sameParams(a, c) {
 		t.Fatal("shuffle seed had no effect")
+	}
+}
+
+func TestLearningRateSchedules(t *testing.T) {
+	c := TrainConfig{LearningRate: 0.1, LRDecay: 0.5}
+	approx := func(a, b float64) bool { return math.Abs(a-b) < 1e-12 }
+	c.Schedule = Cosine
+	if !approx(c.learningRate(0, 100, 0), 0.1) || !approx(c.learningRate(50, 100, 1), 0.05) || c.learningRate(99, 100, 2) > 0.0001 {
+		t.Errorf("cosine: %v %v %v", c.learningRate(0, 100, 0), c.learningRate(50, 100, 1), c.learningRate(99, 100, 2))
+	}
+	c.Schedule = StepDecay
+	if !approx(c.learningRate(70, 100, 2), 0.025) {
+		t.Errorf("step decay in epoch 3: %v", c.learningRate(70, 100, 2))
+	}
+	c.Schedule = Constant
+	if c.learningRate(99, 100, 2) != 0.1 {
+		t.Errorf("constant: %v", c.learningRate(99, 100, 2))
+	}
+	for _, s := range []LRSchedule{Cosine, StepDecay, Constant} {
+		c := DefaultTrainConfig()
+		c.Schedule, c.LRDecay, c.Epochs = s, 0.5, 2
+		x, y := blobs(200, 30, 3, 1)
+		m := New([]int{30, 8, 3}, 1)
+		if err := m.Train(context.Background(), x, y, 200, c, nil); err != nil {
+			t.Errorf("%v: %v", s, err)
+		}
 	}
 }
