@@ -28,7 +28,7 @@ func TestTokenLatencies(t *testing.T) {
 		s.ServerTTFTLatencyNs = 20_000_000
 		s.ServerTPOTLatencyNs = 5_000_000
 		s.AccuracyLogProbability = 1
-		res, err := Run(context.Background(), tokenSUT(10*time.Millisecond, 50*time.Millisecond, 11), &testQSL{total: 8, perf: 8}, s, &Options{noSpin: true})
+		res, err := Run(context.Background(), tokenSUT(10*time.Millisecond, 50*time.Millisecond, 11), &testQSL{total: 8, perf: 8}, s, &Options{SpinWindow: -1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -63,7 +63,7 @@ func TestTokenBoundMissedIsInvalid(t *testing.T) {
 		s.MinDurationMs = 10_000
 		s.UseTokenLatencies = true
 		s.ServerTTFTLatencyNs = 5_000_000 // the SUT takes 10 ms
-		res, err := Run(context.Background(), tokenSUT(10*time.Millisecond, 50*time.Millisecond, 11), &testQSL{total: 8, perf: 8}, s, &Options{noSpin: true})
+		res, err := Run(context.Background(), tokenSUT(10*time.Millisecond, 50*time.Millisecond, 11), &testQSL{total: 8, perf: 8}, s, &Options{SpinWindow: -1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -121,7 +121,7 @@ func TestServerMaxAsyncQueriesEndsIssuing(t *testing.T) {
 		s.MinDurationMs = 10_000
 		s.ServerMaxAsyncQueries = 10
 		// Each sample takes 1 s: outstanding queries pile up after 10 ms.
-		res, err := Run(context.Background(), delaySUT(time.Second), &testQSL{total: 8, perf: 8}, s, &Options{noSpin: true})
+		res, err := Run(context.Background(), delaySUT(time.Second), &testQSL{total: 8, perf: 8}, s, &Options{SpinWindow: -1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -158,7 +158,7 @@ func TestServerCoalescesOverdueQueries(t *testing.T) {
 				r.Complete(q.ID, nil, 0)
 			}
 		}}
-		res, err := Run(context.Background(), sut, &testQSL{total: 8, perf: 8}, s, &Options{noSpin: true})
+		res, err := Run(context.Background(), sut, &testQSL{total: 8, perf: 8}, s, &Options{SpinWindow: -1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -183,7 +183,7 @@ func TestServerIssueThreads(t *testing.T) {
 		s.ServerTargetQPS = 2000
 		s.MinDurationMs = 1000
 		s.ServerNumIssueQueryThreads = 4
-		res, err := Run(context.Background(), delaySUT(100*time.Microsecond), &testQSL{total: 8, perf: 8}, s, &Options{noSpin: true})
+		res, err := Run(context.Background(), delaySUT(100*time.Microsecond), &testQSL{total: 8, perf: 8}, s, &Options{SpinWindow: -1})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,11 +9,6 @@ import (
 	"time"
 )
 
-// spinThreshold is how close to a scheduled time the Server issuer stops
-// sleeping and spins: an idle Go process does not sleep less than about a
-// millisecond (golang/go#44343), and lateness is latency.
-const spinThreshold = 2 * time.Millisecond
-
 // issueStats is what one issuing goroutine reports back.
 type issueStats struct {
 	queriesIssued uint64
@@ -100,20 +95,19 @@ func (it *issuer) waitQueryDone(q int) (bool, string) {
 }
 
 // waitUntil returns once the pass clock reaches target (ns from origin):
-// sleeping while far away, spinning through the last stretch.
+// sleeping while far away, spinning through the last stretch (the spin
+// window, Options.SpinWindow).
 func (it *issuer) waitUntil(target int64) (int64, bool) {
 	p := it.p
+	window := it.t.opts.spinWindow()
 	for {
 		now := it.t.now() - p.origin
 		if now >= target {
 			return now, true
 		}
-		if d := time.Duration(target - now); d > spinThreshold || it.t.opts.noSpin {
-			if it.t.opts.noSpin {
-				if !it.sleep(d) {
-					return now, false
-				}
-			} else if !it.sleep(d - spinThreshold/2) {
+		if d := time.Duration(target - now); d > window {
+			// Wake half a window early: the sleep itself may overshoot.
+			if !it.sleep(d - window/2) {
 				return now, false
 			}
 			continue

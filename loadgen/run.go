@@ -43,10 +43,25 @@ type Options struct {
 	// goroutine while a pass runs, and once when it ends.
 	Progress func(Progress)
 
-	// noSpin makes the Server issuer sleep all the way to each scheduled
-	// time instead of spinning through the last stretch. Tests set it to
-	// run the issuer on testing/synctest's fake clock.
-	noSpin bool
+	// SpinWindow is how close to a scheduled Server query the issuer stops
+	// sleeping and busy-waits, so that queries go out within nanoseconds of
+	// their schedule (Go's timers cannot wake an idle process sooner than
+	// about a millisecond, golang/go#44343, and lateness counts as latency).
+	// The price is one core kept busy at high rates, which an in-process
+	// SUT on a small machine may need more. 0 means DefaultSpinWindow; a
+	// negative value never spins: the issuer sleeps to each scheduled time,
+	// which is also what lets it run on testing/synctest's fake clock.
+	SpinWindow time.Duration
+}
+
+// DefaultSpinWindow is the default Options.SpinWindow.
+const DefaultSpinWindow = 2 * time.Millisecond
+
+func (o *Options) spinWindow() time.Duration {
+	if o.SpinWindow == 0 {
+		return DefaultSpinWindow
+	}
+	return max(o.SpinWindow, 0)
 }
 
 // Progress is a snapshot of the running pass for live displays.

@@ -66,7 +66,7 @@ func TestServerIssuesOnScheduleInFakeTime(t *testing.T) {
 		s.ServerTargetLatencyNs = 1_000_000
 		s.MinDurationMs = 2000
 		s.MinQueryCount = 100
-		res, err := Run(context.Background(), delaySUT(300*time.Microsecond), &testQSL{total: 64, perf: 64}, s, &Options{noSpin: true})
+		res, err := Run(context.Background(), delaySUT(300*time.Microsecond), &testQSL{total: 64, perf: 64}, s, &Options{SpinWindow: -1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -160,7 +160,7 @@ func TestRunTimeoutCountsOutstandingAsLost(t *testing.T) {
 		s.ServerTargetQPS = 100
 		s.MinDurationMs = 60_000
 		blackHole := funcSUT{issue: func(*Responder, []QuerySample) {}}
-		res, err := Run(context.Background(), blackHole, &testQSL{total: 16, perf: 16}, s, &Options{Timeout: 2 * time.Second, noSpin: true})
+		res, err := Run(context.Background(), blackHole, &testQSL{total: 16, perf: 16}, s, &Options{Timeout: 2 * time.Second, SpinWindow: -1})
 		if !errors.Is(err, ErrInterrupted) {
 			t.Fatalf("err = %v, want ErrInterrupted", err)
 		}
@@ -281,7 +281,7 @@ func TestCancelReturnsResult(t *testing.T) {
 		s.MinDurationMs = 60_000
 		ctx, cancel := context.WithCancel(context.Background())
 		time.AfterFunc(time.Second, cancel)
-		res, err := Run(ctx, delaySUT(time.Millisecond), &testQSL{total: 16, perf: 16}, s, &Options{noSpin: true})
+		res, err := Run(ctx, delaySUT(time.Millisecond), &testQSL{total: 16, perf: 16}, s, &Options{SpinWindow: -1})
 		if !errors.Is(err, ErrInterrupted) || res == nil {
 			t.Fatalf("err = %v", err)
 		}
@@ -396,7 +396,7 @@ func TestFindPeakBracketsCapacity(t *testing.T) {
 		s.ServerTargetLatencyNs = 20_000_000
 		s.MinDurationMs = 1000
 		s.ServerFindPeakQPSDecimalsOfPrecision = 0
-		res, err := Run(ctx, sut, &testQSL{total: 16, perf: 16}, s, &Options{noSpin: true})
+		res, err := Run(ctx, sut, &testQSL{total: 16, perf: 16}, s, &Options{SpinWindow: -1})
 		if err != nil {
 			t.Fatal(err)
 		}

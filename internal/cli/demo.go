@@ -30,12 +30,13 @@ const (
 )
 
 type demoFlags struct {
-	dataset   string
-	outputDir string
-	weights   string
-	retrain   bool
-	duration  time.Duration
-	quiet     bool
+	dataset    string
+	outputDir  string
+	weights    string
+	retrain    bool
+	duration   time.Duration
+	quiet      bool
+	spinWindow time.Duration
 }
 
 func newDemoCommand(st *State) *cobra.Command {
@@ -70,6 +71,7 @@ Quality targets: top-1 >= 85 % on Fashion-MNIST, >= 95 % on the synthetic set.`,
 	fl.BoolVar(&f.retrain, "retrain", false, "train even if cached weights exist")
 	fl.DurationVar(&f.duration, "duration", 10*time.Second, "minimum duration of each performance run")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress bars")
+	fl.DurationVar(&f.spinWindow, "spin-window", loadgen.DefaultSpinWindow, "Server: busy-wait this close to each scheduled query (negative = never spin; see aimeter run --help)")
 	return cmd
 }
 
@@ -227,7 +229,7 @@ func runDemo(parent context.Context, st *State, f *demoFlags) error {
 		}
 		sut.ResetStats()
 		pl := &progressLine{w: st.Stderr, terminal: st.StderrIsTerminal, target: time.Duration(s.MinDurationMs) * time.Millisecond}
-		opts := &loadgen.Options{StallTimeout: time.Minute}
+		opts := &loadgen.Options{StallTimeout: time.Minute, SpinWindow: f.spinWindow}
 		if !f.quiet {
 			opts.Progress = func(p loadgen.Progress) {
 				p.Pass = loadgen.PassKind(name)
@@ -275,12 +277,12 @@ func runDemo(parent context.Context, st *State, f *demoFlags) error {
 	ms.MultiStreamExpectedLatencyNs = uint64(max((single+8*int64(1e9/batchRate))/4, 1000))
 	do("MultiStream", ms)
 
-	// Server: Poisson arrivals at 25 % of the batched rate (the issuer spins
+	// Server: Poisson arrivals at 10 % of the batched rate (the issuer spins
 	// on one core to keep the schedule), 15 ms p99 bound.
 	sv := loadgen.DefaultSettings()
 	sv.Scenario = loadgen.Server
 	sv.MinDurationMs = minMs
-	sv.ServerTargetQPS = float64(int(0.25 * batchRate))
+	sv.ServerTargetQPS = float64(int(0.1 * batchRate))
 	sv.ServerTargetLatencyNs = 15_000_000
 	do("Server", sv)
 

@@ -47,6 +47,7 @@ type runFlags struct {
 	stallTimeout time.Duration
 	trace        bool
 	quiet        bool
+	spinWindow   time.Duration
 }
 
 func newRunCommand(st *State) *cobra.Command {
@@ -84,6 +85,7 @@ every scenario finishes in seconds against the null SUT.`,
 	fl.StringArrayVar(&f.set, "set", nil, "override one config key for this scenario, as in user.conf: NAME=VALUE (e.g. min_duration=1000); repeatable")
 	fl.DurationVar(&f.timeout, "timeout", 0, "end the run after this long; outstanding samples are lost and the result INVALID (0 = no limit)")
 	fl.DurationVar(&f.stallTimeout, "stall-timeout", loadgen.DefaultStallTimeout, "give up on outstanding samples when none completes for this long")
+	fl.DurationVar(&f.spinWindow, "spin-window", loadgen.DefaultSpinWindow, "Server: busy-wait this close to each scheduled query instead of sleeping (precise issue times, one busy core); negative = never spin")
 	fl.BoolVar(&f.trace, "trace", false, "also write mlperf_log_trace.json")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress line")
 	return cmd
@@ -202,7 +204,7 @@ func runTest(parent context.Context, st *State, f *runFlags, modeSet bool) error
 	})
 	defer stop()
 
-	opts := &loadgen.Options{Timeout: f.timeout, StallTimeout: f.stallTimeout, Warnings: warnings}
+	opts := &loadgen.Options{Timeout: f.timeout, StallTimeout: f.stallTimeout, Warnings: warnings, SpinWindow: f.spinWindow}
 	if !f.quiet {
 		pl := &progressLine{w: st.Stderr, terminal: st.StderrIsTerminal, target: time.Duration(settings.MinDurationMs) * time.Millisecond}
 		opts.Progress = pl.update
