@@ -255,13 +255,15 @@ func (s *SUT) work(ctx context.Context, p Predictor) {
 			out[k] = classes[k]
 			resp = append(resp, loadgen.Response{ID: batch[k].s.ID, Data: out[k : k+1]})
 		}
-		completeByResponder(resp, batch[:n])
 		t3 := time.Now()
+		// Count the batch before completing it: once the last sample is
+		// complete, loadgen may end the run and read the stats.
 		s.batches.Add(1)
 		s.samples.Add(uint64(n))
 		s.stageNs[Preprocess].Add(int64(t1.Sub(t0)))
 		s.stageNs[Inference].Add(int64(t2.Sub(t1)))
 		s.stageNs[Postprocess].Add(int64(t3.Sub(t2)))
+		completeByResponder(resp, batch[:n])
 	}
 }
 
