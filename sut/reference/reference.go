@@ -56,7 +56,7 @@ type Stage int
 const (
 	Preprocess  Stage = iota // gather the batch inputs
 	Inference                // run the model
-	Postprocess              // turn outputs into responses and complete them
+	Postprocess              // turn outputs into responses (the Responder call is not timed)
 	numStages
 )
 
