@@ -49,45 +49,73 @@ func (it *issuer) sleep(d time.Duration) bool {
 }
 
 // block waits for a wake-up from a completion. It returns false when the run
-// is cancelled or no sample completed for the stall timeout.
-func (it *issuer) block() (ok bool, reason string) {
+// is cancelled, when no sample completed for the stall timeout, or when the
+// pass clock reaches deadline (ns from origin; < 0 for none), in which case
+// reason is "" and timedOut is true.
+func (it *issuer) block(deadline int64) (ok bool, reason string, timedOut bool) {
 	p := it.p
 	before := p.samplesDone.Load()
 	stall := it.t.opts.stallTimeout()
 	for {
+		wait := stall
+		if deadline >= 0 {
+			left := time.Duration(deadline - (it.t.now() - p.origin))
+			if left <= 0 {
+				return false, "", true
+			}
+			wait = min(wait, left)
+		}
 		if it.timer == nil {
-			it.timer = time.NewTimer(stall)
+			it.timer = time.NewTimer(wait)
 		} else {
-			it.timer.Reset(stall)
+			it.timer.Reset(wait)
 		}
 		select {
 		case <-p.wake:
 			it.timer.Stop()
-			return true, ""
+			return true, "", false
 		case <-it.ctx().Done():
 			it.timer.Stop()
-			return false, it.t.cancelReason()
+			return false, it.t.cancelReason(), false
 		case <-it.timer.C:
+			if deadline >= 0 && it.t.now()-p.origin >= deadline {
+				return false, "", true
+			}
 			if after := p.samplesDone.Load(); after != before {
 				before = after
 				continue
 			}
+			if wait < stall {
+				continue // woke for the deadline check only
+			}
 			it.stalled = true
-			return false, fmt.Sprintf("no sample completed for %v (stall timeout)", stall)
+			return false, fmt.Sprintf("no sample completed for %v (stall timeout)", stall), false
 		}
 	}
 }
 
-// waitQueryDone blocks until query q has all its samples completed.
+// waitQueryDone blocks until query q has all its samples completed. With a
+// sample timeout (GB/T 45087 arrival mode 0, GB-7.4.2-T10-mode0 and IN-48)
+// it also returns once q's timeout expires, counting its outstanding
+// samples lost, so that the next query goes out.
 func (it *issuer) waitQueryDone(q int) (bool, string) {
 	p := it.p
 	if p.remaining[q].Load() == 0 {
 		return true, ""
 	}
+	deadline := int64(-1)
+	if timeout := int64(it.t.opts.SampleTimeout); timeout > 0 {
+		deadline = atomic.LoadInt64(&p.issued[q]) + timeout
+	}
 	p.waitQuery.Store(int64(q))
 	defer p.waitQuery.Store(-1)
 	for p.remaining[q].Load() != 0 {
-		if ok, reason := it.block(); !ok {
+		ok, reason, timedOut := it.block(deadline)
+		if timedOut {
+			p.loseQuery(q)
+			return true, ""
+		}
+		if !ok {
 			return false, reason
 		}
 	}

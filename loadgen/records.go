@@ -33,6 +33,47 @@ func (r *Result) Records() iter.Seq[Record] {
 	}
 }
 
+// Stages yields the SUT-side stage times of every record, in the order of
+// Records (NoStages where the SUT reported none). HasStages says whether any
+// pass has them.
+func (r *Result) Stages() iter.Seq[StageTimes] {
+	return func(yield func(StageTimes) bool) {
+		for range r.stored {
+			if !yield(NoStages) {
+				return
+			}
+		}
+		for _, pr := range r.passes {
+			p := pr.p
+			for q := 0; q < p.gen.queries; q++ {
+				if p.issued[q] == NoTime {
+					continue
+				}
+				s, e := p.gen.queryRange(q)
+				for i := s; i < e; i++ {
+					st := NoStages
+					if p.stages != nil && p.state[i].Load() != stateLost {
+						st = p.stages[i]
+					}
+					if !yield(st) {
+						return
+					}
+				}
+			}
+		}
+	}
+}
+
+// HasStages reports whether the SUT reported stage times for any sample.
+func (r *Result) HasStages() bool {
+	for _, pr := range r.passes {
+		if pr.p.stages != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // RecordCount returns the number of records Records yields.
 func (r *Result) RecordCount() int {
 	n := len(r.stored)

@@ -55,6 +55,20 @@ type pass struct {
 	accuracyOff  float64 // offset drawn from accuracy_log_rng_seed
 	tokenMode    bool
 	offline      bool
+
+	// SUT-side stage times, allocated on the first CompleteWithStages.
+	stagesOnce sync.Once
+	stages     []StageTimes
+}
+
+func (p *pass) stageSlice() []StageTimes {
+	p.stagesOnce.Do(func() {
+		p.stages = make([]StageTimes, len(p.state))
+		for i := range p.stages {
+			p.stages[i] = NoStages
+		}
+	})
+	return p.stages
 }
 
 func newPass(kind PassKind, gen *generatedQueries, seqBase uint64, tokenMode, offline bool) *pass {
@@ -98,8 +112,22 @@ func (p *pass) markLost(i int) {
 	q := i / p.gen.spq
 	if p.remaining[q].Add(-1) == 0 {
 		p.queriesDone.Add(1)
+		if p.waitQuery.Load() == int64(q) {
+			p.signal()
+		}
 	}
-	p.samplesDone.Add(1)
+	if p.samplesDone.Add(1) == p.samplesIssued.Load() && p.draining.Load() {
+		p.signal()
+	}
+}
+
+// loseQuery counts the outstanding samples of query q lost (its timeout
+// expired).
+func (p *pass) loseQuery(q int) {
+	s, e := p.gen.queryRange(q)
+	for i := s; i < e; i++ {
+		p.markLost(i)
+	}
 }
 
 // isIssued reports whether sample i has been handed to the SUT.
@@ -159,7 +187,25 @@ func (r *Responder) lookup(id ResponseID) (*pass, int, bool) {
 // of output tokens. It is QuerySamplesComplete for one sample.
 func (r *Responder) Complete(id ResponseID, data []byte, tokens int64) {
 	now := r.t.now()
-	r.complete(now, id, data, tokens, stateOK)
+	r.complete(now, id, data, tokens, stateOK, nil)
+}
+
+// Now returns the run's clock: nanoseconds from the start of issuing of the
+// current pass. In-process SUTs take their StageTimes with it, so that they
+// share the tester's clock.
+func (r *Responder) Now() int64 {
+	now := r.t.now()
+	if p := r.cur.Load(); p != nil {
+		return now - p.origin
+	}
+	return now
+}
+
+// CompleteWithStages is Complete with the SUT-side timing points of the
+// sample (GB/T 45087 Table 16). They are kept only if the completion counts.
+func (r *Responder) CompleteWithStages(id ResponseID, data []byte, tokens int64, st StageTimes) {
+	now := r.t.now()
+	r.complete(now, id, data, tokens, stateOK, &st)
 }
 
 // CompleteBatch completes several samples with one timestamp, like LoadGen's
@@ -167,7 +213,7 @@ func (r *Responder) Complete(id ResponseID, data []byte, tokens int64) {
 func (r *Responder) CompleteBatch(responses []Response) {
 	now := r.t.now()
 	for i := range responses {
-		r.complete(now, responses[i].ID, responses[i].Data, responses[i].Tokens, stateOK)
+		r.complete(now, responses[i].ID, responses[i].Data, responses[i].Tokens, stateOK, nil)
 	}
 }
 
@@ -176,7 +222,7 @@ func (r *Responder) CompleteBatch(responses []Response) {
 // result INVALID.
 func (r *Responder) Fail(id ResponseID, err error) {
 	now := r.t.now()
-	if r.complete(now, id, nil, 0, stateError) {
+	if r.complete(now, id, nil, 0, stateError, nil) {
 		r.failed.Add(1)
 		if err != nil {
 			r.note("sample %d failed: %v", id-1, err)
@@ -229,7 +275,7 @@ func (p *pass) logged(i int) bool {
 	return v <= p.accuracyProb
 }
 
-func (r *Responder) complete(now int64, id ResponseID, data []byte, tokens int64, final uint32) bool {
+func (r *Responder) complete(now int64, id ResponseID, data []byte, tokens int64, final uint32, st *StageTimes) bool {
 	p, i, ok := r.lookup(id)
 	if !ok {
 		r.unknown.Add(1)
@@ -259,6 +305,9 @@ func (r *Responder) complete(now int64, id ResponseID, data []byte, tokens int64
 		tokens = 0
 	}
 	p.tokens[i] = int32(tokens)
+	if st != nil {
+		p.stageSlice()[i] = *st
+	}
 	if final == stateOK && p.logged(i) {
 		r.logAccuracy(p, i, data, tokens)
 	}

@@ -43,6 +43,20 @@ type Options struct {
 	// goroutine while a pass runs, and once when it ends.
 	Progress func(Progress)
 
+	// SampleTimeout, when > 0, is the GB/T 45087 timeout-control threshold
+	// (GB-7.4.1-d/e, GB-7.6.2-TOUT): a sample whose result has not arrived
+	// this long after its query was issued is lost at that moment — counted,
+	// recorded with status "lost", and never waited for again; a later
+	// completion counts as an error. In SingleStream and MultiStream the
+	// next query then goes out (arrival mode 0).
+	SampleTimeout time.Duration
+
+	// Arrivals, if not nil, replaces the Server scenario's Poisson schedule
+	// with these query arrival offsets (ns from the start of issuing,
+	// non-decreasing): one query per entry, samples chosen as for Server.
+	// The GB/T 45087 arrival modes 1–3 are built on it. Server only.
+	Arrivals []int64
+
 	// SpinWindow is how close to a scheduled Server query the issuer stops
 	// sleeping and busy-waits, so that queries go out within nanoseconds of
 	// their schedule (Go's timers cannot wake an idle process sooner than
@@ -72,6 +86,26 @@ type Progress struct {
 	Completed int64         // samples completed so far
 	Generated int64         // samples generated for the pass
 	Done      bool          // the pass has ended
+}
+
+func (o *Options) validate(s Settings) error {
+	if o.SampleTimeout < 0 {
+		return &FieldError{Field: "Options.SampleTimeout", Value: o.SampleTimeout, Allowed: "must be ≥ 0 (0 = no timeout)"}
+	}
+	if o.Arrivals != nil {
+		if s.Scenario != Server {
+			return &FieldError{Field: "Options.Arrivals", Value: len(o.Arrivals), Allowed: "an arrival schedule replaces the Server schedule: use the Server scenario"}
+		}
+		if len(o.Arrivals) == 0 {
+			return &FieldError{Field: "Options.Arrivals", Value: 0, Allowed: "must hold at least one arrival"}
+		}
+		for i, a := range o.Arrivals {
+			if a < 0 || (i > 0 && a < o.Arrivals[i-1]) {
+				return &FieldError{Field: "Options.Arrivals", Value: a, Allowed: fmt.Sprintf("offsets must be ≥ 0 and non-decreasing (entry %d)", i)}
+			}
+		}
+	}
+	return nil
 }
 
 func (o *Options) stallTimeout() time.Duration {
@@ -161,6 +195,9 @@ func Run(ctx context.Context, sut SUT, qsl QSL, settings Settings, opts *Options
 	total, perf := qsl.TotalSampleCount(), qsl.PerformanceSampleCount()
 	eff, err := NewEffective(settings, total, perf)
 	if err != nil {
+		return nil, err
+	}
+	if err := opts.validate(settings); err != nil {
 		return nil, err
 	}
 	t := &test{sut: sut, qsl: qsl, req: settings, eff: eff, opts: *opts, accRNG: stdrand.New(stdrand.DefaultSeed)}
@@ -306,7 +343,7 @@ func (t *test) runPerformance(e *Effective, kind PassKind) (*Summary, error) {
 // the pass summary for performance passes.
 func (t *test) runPass(e *Effective, set loadableSet, kind PassKind) *Summary {
 	accuracy := kind == PassAccuracy
-	gen := generateQueries(e, accuracy, set, t.seq)
+	gen := generateQueriesAt(e, accuracy, set, t.seq, t.opts.Arrivals)
 	t.event(Event{TimeNs: t.now(), Key: "generated_query_count", Value: uint64(gen.queries)})
 	t.event(Event{TimeNs: t.now(), Key: "generated_samples_per_query", Value: uint64(gen.loggedSPQ)})
 	t.event(Event{TimeNs: t.now(), Key: "generated_query_duration", Value: gen.duration})
@@ -322,6 +359,7 @@ func (t *test) runPass(e *Effective, set loadableSet, kind PassKind) *Summary {
 	wallStart := time.Now()
 	p.origin = t.now()
 	stopProgress := t.startProgress(p)
+	stopReaper := t.startReaper(p, e)
 	st := t.issuePass(p, e, accuracy)
 	rec.info.StartUnixNs = wallStart.UnixNano()
 	rec.info.QueriesIssued = st.queriesIssued
@@ -340,6 +378,7 @@ func (t *test) runPass(e *Effective, set loadableSet, kind PassKind) *Summary {
 		}
 	}
 	rec.info.EndNs = t.now() - p.origin
+	stopReaper()
 	t.closePass(p)
 	stopProgress()
 	rec.info.StopReason = stop
@@ -389,7 +428,7 @@ func (t *test) drain(p *pass) string {
 		if t.ctx.Err() != nil {
 			return t.graceDrain(p)
 		}
-		if ok, reason := it.block(); !ok {
+		if ok, reason, _ := it.block(-1); !ok {
 			if t.ctx.Err() != nil {
 				return t.graceDrain(p)
 			}
@@ -504,5 +543,50 @@ func (t *test) startProgress(p *pass) func() {
 		close(stop)
 		wg.Wait()
 		t.opts.Progress(snapshot(true))
+	}
+}
+
+// startReaper enforces Options.SampleTimeout for the open-loop scenarios
+// (Server, Offline): it walks the queries in issue order and, when a query
+// has been out for the timeout, counts its outstanding samples lost
+// (GB-7.6.2-TOUT, IN-63). SingleStream and MultiStream enforce the timeout
+// in the issuer, which then moves on to the next query.
+func (t *test) startReaper(p *pass, e *Effective) func() {
+	timeout := int64(t.opts.SampleTimeout)
+	if timeout <= 0 || e.Scenario == SingleStream || e.Scenario == MultiStream {
+		return func() {}
+	}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		timer := time.NewTimer(time.Hour)
+		defer timer.Stop()
+		sleep := func(d time.Duration) bool {
+			timer.Reset(d)
+			select {
+			case <-timer.C:
+				return true
+			case <-stop:
+				return false
+			}
+		}
+		for q := 0; q < p.gen.queries; q++ {
+			issued := atomic.LoadInt64(&p.issued[q])
+			for issued == NoTime {
+				if !sleep(time.Millisecond) {
+					return
+				}
+				issued = atomic.LoadInt64(&p.issued[q])
+			}
+			if left := issued + timeout - (t.now() - p.origin); left > 0 && !sleep(time.Duration(left)) {
+				return
+			}
+			p.loseQuery(q)
+		}
+	}()
+	return func() {
+		close(stop)
+		<-done
 	}
 }

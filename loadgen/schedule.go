@@ -76,6 +76,12 @@ func (g *generatedQueries) queryRange(q int) (int, int) {
 // does for GCC builds (loadgen-reference §5). seqBase is the sequence id of
 // the first generated sample; sample IDs are seqBase+i+1.
 func generateQueries(e *Effective, accuracy bool, set loadableSet, seqBase uint64) *generatedQueries {
+	return generateQueriesAt(e, accuracy, set, seqBase, nil)
+}
+
+// generateQueriesAt is generateQueries with, for Server, explicit query
+// arrival offsets in place of the Poisson schedule (Options.Arrivals).
+func generateQueriesAt(e *Effective, accuracy bool, set loadableSet, seqBase uint64, arrivals []int64) *generatedQueries {
 	loaded := set.indices
 	nLoaded := len(loaded)
 	distEnd := set.distEnd
@@ -94,6 +100,12 @@ func generateQueries(e *Effective, accuracy bool, set loadableSet, seqBase uint6
 	if accuracy || e.PerformanceIssueUnique {
 		genDuration = 0
 		minQueries = uint64(nLoaded / spq)
+	}
+	if arrivals != nil && e.Scenario == Server && !accuracy {
+		genDuration = 0
+		minQueries = uint64(len(arrivals))
+	} else {
+		arrivals = nil
 	}
 
 	sampleRNG := stdrand.New(e.SampleIndexRNGSeed)
@@ -226,10 +238,19 @@ func generateQueries(e *Effective, accuracy bool, set loadableSet, seqBase uint6
 			add(loaded[k])
 		}
 		g.queries++
+		if arrivals != nil {
+			timestamp = arrivals[g.queries-1]
+		}
 		if g.sched != nil {
 			g.sched = append(g.sched, timestamp)
 		}
 		prev = timestamp
+		if arrivals != nil {
+			if g.queries == len(arrivals) {
+				break
+			}
+			continue
+		}
 		if e.Scenario == Server {
 			timestamp += scheduleRNG.ExponentialNanos(e.TargetQPS)
 		} else {
