@@ -428,6 +428,12 @@ func WriteAll(dir string, r *loadgen.Result, opts WriteOptions) error {
 		{RecordsFile, func(w io.Writer) error { return WriteRecordSeq(w, r.Records()) }},
 		{SettingsFile, func(w io.Writer) error { return WriteRunInfo(w, RunInfoFromResult(r, opts.Version)) }},
 	}
+	if r.HasStages() {
+		files = append(files, struct {
+			name  string
+			write func(io.Writer) error
+		}{StagesFile, func(w io.Writer) error { return WriteStages(w, r.Records(), r.Stages()) }})
+	}
 	if opts.Trace {
 		files = append(files, struct {
 			name  string
