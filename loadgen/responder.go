@@ -5,6 +5,7 @@ import (
 	"math"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Per-sample states. A sample is pending until it moves, exactly once and
@@ -201,6 +202,16 @@ func (r *Responder) Now() int64 {
 	return now
 }
 
+// At converts a time taken with time.Now to the run's clock (see Now), so
+// that a SUT serving several runs at once can time a shared batch once.
+func (r *Responder) At(t time.Time) int64 {
+	at := int64(t.Sub(r.t.origin))
+	if p := r.cur.Load(); p != nil {
+		return at - p.origin
+	}
+	return at
+}
+
 // CompleteWithStages is Complete with the SUT-side timing points of the
 // sample (GB/T 45087 Table 16). They are kept only if the completion counts.
 func (r *Responder) CompleteWithStages(id ResponseID, data []byte, tokens int64, st StageTimes) {
@@ -213,7 +224,7 @@ func (r *Responder) CompleteWithStages(id ResponseID, data []byte, tokens int64,
 func (r *Responder) CompleteBatch(responses []Response) {
 	now := r.t.now()
 	for i := range responses {
-		r.complete(now, responses[i].ID, responses[i].Data, responses[i].Tokens, stateOK, nil)
+		r.complete(now, responses[i].ID, responses[i].Data, responses[i].Tokens, stateOK, responses[i].Stages)
 	}
 }
 

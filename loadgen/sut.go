@@ -54,4 +54,7 @@ type Response struct {
 	Data []byte
 	// Tokens is the number of output tokens (LLMs); 0 otherwise.
 	Tokens int64
+	// Stages, if not nil, are the SUT-side timing points of the sample
+	// (GB/T 45087 Table 16); see StageTimes.
+	Stages *StageTimes
 }

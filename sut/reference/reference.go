@@ -106,8 +106,9 @@ type SUT struct {
 }
 
 type job struct {
-	r *loadgen.Responder
-	s loadgen.QuerySample
+	r        *loadgen.Responder
+	s        loadgen.QuerySample
+	received int64 // t_ITR on the run's clock
 }
 
 var _ loadgen.SUT = (*SUT)(nil)
@@ -142,9 +143,10 @@ func (s *SUT) Name() string { return s.opts.Name }
 
 // IssueQuery queues the samples; it never blocks on inference.
 func (s *SUT) IssueQuery(r *loadgen.Responder, samples []loadgen.QuerySample) {
+	received := r.Now()
 	s.mu.Lock()
 	for _, q := range samples {
-		s.queue = append(s.queue, job{r: r, s: q})
+		s.queue = append(s.queue, job{r: r, s: q, received: received})
 	}
 	s.mu.Unlock()
 	s.cond.Broadcast()
@@ -221,6 +223,7 @@ func (s *SUT) work(ctx context.Context, p Predictor) {
 	classes := make([]uint8, s.opts.MaxBatch)
 	batch := make([]job, 0, s.opts.MaxBatch)
 	resp := make([]loadgen.Response, 0, s.opts.MaxBatch)
+	stages := make([]loadgen.StageTimes, s.opts.MaxBatch)
 	out := make([]byte, s.opts.MaxBatch)
 	for ctx.Err() == nil {
 		batch = s.take(batch)
@@ -253,9 +256,22 @@ func (s *SUT) work(ctx context.Context, p Predictor) {
 		resp = resp[:0]
 		for k := 0; k < n; k++ {
 			out[k] = classes[k]
-			resp = append(resp, loadgen.Response{ID: batch[k].s.ID, Data: out[k : k+1]})
+			resp = append(resp, loadgen.Response{ID: batch[k].s.ID, Data: out[k : k+1], Stages: &stages[k]})
 		}
 		t3 := time.Now()
+		// The batch's stage boundaries are every sample's (GB/T 45087
+		// Table 16), on the clock of the sample's own run: in process, one
+		// clock serves tester and SUT.
+		for k := 0; k < n; k++ {
+			r := batch[k].r
+			stages[k] = loadgen.StageTimes{
+				Received:        batch[k].received,
+				PreprocessStart: r.At(t0), PreprocessEnd: r.At(t1),
+				InferenceStart: r.At(t1), InferenceEnd: r.At(t2),
+				PostprocessStart: r.At(t2), PostprocessEnd: r.At(t3),
+				ResultSent: r.At(t3),
+			}
+		}
 		// Count the batch before completing it: once the last sample is
 		// complete, loadgen may end the run and read the stats.
 		s.batches.Add(1)

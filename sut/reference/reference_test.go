@@ -102,3 +102,37 @@ func TestReferenceSUTFailsUnloadedSamples(t *testing.T) {
 		t.Errorf("failed %d, valid %v", res.FailedSamples, res.Summary.Valid)
 	}
 }
+
+func TestReferenceSUTReportsStageTimes(t *testing.T) {
+	set := dataset.Synthetic(64, 6)
+	q := dataset.NewQSL(set, 64)
+	sut := newTestSUT(t, q, Options{MaxBatch: 16})
+	s := loadgen.DefaultSettings()
+	s.Scenario = loadgen.Offline
+	s.MinDurationMs = 0
+	s.MinQueryCount = 256
+	res, err := loadgen.Run(context.Background(), sut, q, s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.HasStages() {
+		t.Fatal("the reference SUT reports its stage times")
+	}
+	var recs []loadgen.Record
+	for r := range res.Records() {
+		recs = append(recs, r)
+	}
+	i := 0
+	for st := range res.Stages() {
+		r := recs[i]
+		i++
+		// GB/T 45087 Table 16 order (IN-70): issue ≤ t_ITR ≤ t_IPRS ≤ … ≤ t_IRS ≤ completion.
+		seq := []int64{r.IssuedNs, st.Received, st.PreprocessStart, st.PreprocessEnd, st.InferenceStart,
+			st.InferenceEnd, st.PostprocessStart, st.PostprocessEnd, st.ResultSent, r.CompletedNs}
+		for k := 1; k < len(seq); k++ {
+			if seq[k] < seq[k-1] {
+				t.Fatalf("sample %d: timing points out of order at %d: %v", r.SeqID, k, seq)
+			}
+		}
+	}
+}
