@@ -213,6 +213,7 @@ func (it *issuer) run() issueStats {
 			atomic.StoreInt64(&p.issued[k], now)
 			s, end := g.queryRange(k)
 			p.samplesIssued.Add(int64(end - s))
+			p.queriesIssued.Add(1)
 		}
 		if it.stride == 1 || first == last {
 			s, _ := g.queryRange(first)

@@ -43,7 +43,9 @@ type pass struct {
 	samplesIssued  atomic.Int64
 	samplesClaimed atomic.Int64 // CAS from issued won by a completion or failure
 	samplesDone    atomic.Int64 // finished writing their record
+	samplesLost    atomic.Int64
 	queriesDone    atomic.Int64
+	queriesIssued  atomic.Int64
 
 	// Wake-up of the issuer: a completer signals when the query the issuer
 	// waits for is done, or when everything is done while draining.
@@ -110,6 +112,7 @@ func (p *pass) markLost(i int) {
 		return
 	}
 	p.samplesClaimed.Add(1)
+	p.samplesLost.Add(1)
 	q := i / p.gen.spq
 	if p.remaining[q].Add(-1) == 0 {
 		p.queriesDone.Add(1)
