@@ -1,0 +1,61 @@
+// Package gbt holds what aimeter adds to MLPerf LoadGen for GB/T 45087-2024
+// ("Artificial intelligence — Performance testing methods for server
+// systems") inference tests: the arrival modes of Table 10 and their
+// schedules ([Arrival]), the metrics of 7.6 (time breakdown, throughput,
+// effective computing power, elasticity, pressure tolerance, video streams,
+// job loss), the test information of 6.1 a) and 7.1 a) and its automatic
+// detection (7.7.1 a)), the inference scenario catalogue (Tables 10–14), the
+// periodic inference log (7.3 f)), the lifecycle events (7.7.1 j) 1)) and the
+// result file gbt_result.json (7.3).
+//
+// Requirement IDs (GB-…) and implementer's notes (IN-nn) cited in this
+// package are those of /work/shared/spec/gbt45087-requirements.md.
+//
+// # Test information (info.go)
+//
+// [TestInfo] carries fields 1)–20) of 6.1 a) (GB-6.1-a-1 … GB-6.1-a-20) and
+// the sparsification and quantization declarations of 7.1 a) (GB-7.1-a-1,
+// GB-7.1-a-2); the training-only fields 21)–25) are left out (IN-38). It is
+// read from YAML by [LoadInfo] in strict mode: an unknown key is an error that
+// names its line. The standard says the information includes "but is not
+// limited to" these fields (GB-6.1-a), so additional facts go under the
+// free-form "extra" key rather than at the top level, where a misspelt key
+// must not pass silently. Coded fields (test mode, scenario class, …) accept
+// the standard's numeric code or a name ("closed", "open", …); their Go zero
+// value means "not given", so [Merge] can let a manual value override a
+// detected one field by field (GB-7.7.1-a). [TestInfo.Validate] names every
+// missing or inconsistent field with its requirement ID.
+//
+// # Detection (detect.go)
+//
+// [DetectHardware] and [DetectSoftware] read the CPU, memory, accelerators,
+// operating system, kernel, container and virtual-machine facts of the
+// machine they run on; a [Detector] reads them from any file system root and
+// command runner, which is how the tests use the fixture trees under
+// testdata/info/. [DetectedInfo] turns them into a [TestInfo] to merge with
+// the tested party's YAML.
+//
+// # Scenario catalogue (catalogue.go)
+//
+// [Catalogue] lists the inference scenarios of Tables 11–14 as data, and
+// [ArrivalModes] the six arrival modes of Table 10 with their timeout-control
+// thresholds; [Timeout] gives t*_OUT for a mode and threshold column
+// (IN-63), and [TimeoutClassFor] picks the column from a model name through
+// the normalisation map of IN-52.
+//
+// # Inference log (log.go)
+//
+// [LogLine] formats one line of the 7.3 f) log,
+// "[yyyy:MM:dd HH:mm:ss]-[accuracy]-[jobs]-[samples]-[lost]", and [Logger]
+// writes one every interval (1 s by default, IN-43) and a final one at the
+// end.
+//
+// # Results (result.go)
+//
+// [Result] is gbt_result.json: the test information (GB-7.3-a), the arrival
+// mode and its parameters (GB-7.3-b), the precision actually used
+// (GB-7.3-c), accuracy and every metric (GB-7.3-d), the lifecycle events
+// (GB-7.7.1-j-1), the schedule seed and hash (IN-53) and notes.
+// [WriteResult] writes it as indented JSON in a fixed key order; [Lifecycle]
+// records the events with an injectable clock.
+package gbt

@@ -1,0 +1,460 @@
+package gbt
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"math"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// ResultFormat identifies the version of the gbt_result.json layout.
+const ResultFormat = "aimeter-gbt-result/1"
+
+// ResultFileName is the name of the result file in a test's result
+// directory (GB-7.7.1-l).
+const ResultFileName = "gbt_result.json"
+
+// Keys of Result.Metrics for the metrics of 7.6 (GB-7.3-d). A metric that
+// was not measured is left out; one that was measured but is undefined (e.g.
+// elasticity with no qualifying interval, IN-76) is written as null.
+const (
+	// ResultKeyTime holds the time metrics of Table 16 (GB-7.6.2-*).
+	ResultKeyTime = "time"
+	// ResultKeyPower holds the power metrics of Table 17 (GB-7.6.3-*).
+	ResultKeyPower = "power"
+	// ResultKeyThroughput holds the actual throughput of Table 18
+	// (GB-7.6.4-T18-samples, GB-7.6.4-T18-tokens).
+	ResultKeyThroughput = "throughput"
+	// ResultKeyEffectiveComputingPower holds the effective computing power
+	// of Table 18 (GB-7.6.4-T18-ecp).
+	ResultKeyEffectiveComputingPower = "effective_computing_power"
+	// ResultKeyElasticity holds the elasticity of Table 19 (GB-7.6.5-T19-EL).
+	ResultKeyElasticity = "elasticity"
+	// ResultKeyPressureTolerance holds the pressure tolerance of Table 20
+	// (GB-7.6.6-T20-PT).
+	ResultKeyPressureTolerance = "pressure_tolerance"
+	// ResultKeyVideoStreams holds the maximum number of video-analysis
+	// streams of Table 21 (GB-7.6.7-T21-MVS).
+	ResultKeyVideoStreams = "max_video_streams"
+	// ResultKeyLoss holds the lost-job and lost-sample counts, the loss rate,
+	// its threshold and the verdict (GB-7.7.1-c-1, GB-7.7.1-c-2, IN-79).
+	ResultKeyLoss = "loss"
+)
+
+// Result is the content of gbt_result.json, the inference test results of
+// 7.3 (GB-7.3-a … GB-7.3-d, GB-7.7.1-j-2). WriteResult writes the fields in
+// the order declared here; map keys are sorted.
+type Result struct {
+	// Format is ResultFormat; WriteResult fills it in when empty.
+	Format string `json:"format"`
+	// Generator names the test system that wrote the result, e.g.
+	// "aimeter v0.3.0 (1a2b3c4d5e6f)".
+	Generator string `json:"generator,omitempty"`
+	// Info is the test information of 7.1 a) (GB-7.3-a).
+	Info TestInfo `json:"test_info"`
+	// Scenario is the catalogue ID of the scenario row, e.g. "T11-2".
+	Scenario string `json:"scenario,omitempty"`
+	// Arrival is the arrival mode number (Arrival.Mode, GB-7.3-b) with its
+	// parameters, its timeout-control threshold and its seed.
+	Arrival Arrival `json:"arrival"`
+	// UnderlyingMode is the mode a mixed-mode (5) run adds foreign jobs to
+	// (GB-7.4.2-T10-mode5, IN-50); nil for the other modes.
+	UnderlyingMode *int `json:"underlying_mode,omitempty"`
+	// TimeoutClass is the Table 10 threshold column used (GB-7.4.2-T10-FNa).
+	TimeoutClass TimeoutClass `json:"timeout_class,omitempty"`
+	// Precision is the numeric precision actually used for inference
+	// (GB-7.3-c, IN-13).
+	Precision PrecisionList `json:"precision"`
+	// Accuracy holds the quality metric(s) and the threshold verdicts
+	// (GB-7.2-d, GB-7.3-d); empty for a performance-only run.
+	Accuracy []AccuracyResult `json:"accuracy,omitempty"`
+	// Metrics holds the metrics of 7.6 required by the scenario
+	// (GB-7.3-d), under the ResultKey… keys. Any JSON-encodable value may be
+	// stored; ReadResult returns each value as a json.RawMessage, which
+	// Result.Metric decodes into a typed value. NaN and ±Inf are not
+	// encodable: store nil for an undefined metric.
+	Metrics map[string]any `json:"metrics,omitempty"`
+	// Lifecycle holds the times of the events of 7.7.1 j) 1)
+	// (GB-7.7.1-j-1).
+	Lifecycle LifecycleEvents `json:"lifecycle"`
+	// Schedule is the seed and hash of the arrival schedule (IN-53).
+	Schedule ScheduleInfo `json:"schedule,omitzero"`
+	// LogUTCOffset is the UTC offset of the inference log's timestamps,
+	// e.g. "+08:00" (IN-04); see UTCOffset.
+	LogUTCOffset string `json:"log_utc_offset,omitempty"`
+	// Notes are remarks for the tester's validity judgement (GB-7.7.1-j-4),
+	// e.g. unsynchronised clocks (IN-69) or a corrected threshold (IN-57).
+	Notes []string `json:"notes,omitempty"`
+}
+
+// AccuracyResult is one quality metric of a run against its threshold
+// (GB-7.2-d, IN-13).
+type AccuracyResult struct {
+	// Metric is the metric's name, e.g. "Top1 accuracy".
+	Metric string `json:"metric"`
+	// Value is the measured value as a fraction (IN-87); nil when it could
+	// not be computed.
+	Value *float64 `json:"value"`
+	// Threshold is the threshold applied, nil when none is set (IN-60).
+	Threshold *Threshold `json:"threshold,omitempty"`
+	// Pass is the verdict, nil without a value or a threshold.
+	Pass *bool `json:"pass,omitempty"`
+	// Note qualifies the result (e.g. a translation direction).
+	Note string `json:"note,omitempty"`
+}
+
+// Evaluate returns the AccuracyResult of a measured value, given as a
+// fraction (IN-87), against the threshold.
+func (t Threshold) Evaluate(fraction float64) AccuracyResult {
+	v, p, th := fraction, t.Pass(fraction), t
+	return AccuracyResult{Metric: t.Metric, Value: &v, Threshold: &th, Pass: &p, Note: t.Note}
+}
+
+// ScheduleInfo identifies the arrival schedule of a run so that every system
+// of a batch can be shown to have seen the same arrivals (IN-53,
+// GB-7.4.5-T11-FNa).
+type ScheduleInfo struct {
+	// Seed is the seed the schedule was drawn from (Arrival.Seed, or LoadGen's
+	// schedule seed for the Poisson mode).
+	Seed uint64 `json:"seed"`
+	// Hash is ScheduleHash of the arrival offsets.
+	Hash string `json:"hash,omitempty"`
+}
+
+// UTCOffset returns the UTC offset of t's location at t, as "+08:00".
+func UTCOffset(t time.Time) string { return t.Format("-07:00") }
+
+// Metric decodes the metric stored under key into v (a pointer), whether the
+// stored value is a json.RawMessage (as ReadResult returns) or a typed
+// value. ok is false when there is no such key.
+func (r Result) Metric(key string, v any) (ok bool, err error) {
+	m, ok := r.Metrics[key]
+	if !ok {
+		return false, nil
+	}
+	b, ok := m.(json.RawMessage)
+	if !ok {
+		if b, err = json.Marshal(m); err != nil {
+			return true, err
+		}
+	}
+	return true, json.Unmarshal(b, v)
+}
+
+// Validate checks what the results must contain (GB-7.3): an arrival mode of
+// Table 10 (GB-7.3-b, GB-7.4.2; mixed mode with its underlying mode), the
+// precision used (GB-7.3-c, one or more of GB-6.7.1-d), the test start and
+// end in order (GB-7.7.1-j-1), and the schedule hash of the seeded modes 2,
+// 3 and 5 (IN-53). It does not validate Info; call Info.Validate for that.
+func (r Result) Validate() error {
+	var errs []error
+	if _, ok := ArrivalModeOf(r.Arrival.Mode); !ok {
+		errs = append(errs, fmt.Errorf("arrival.mode %d is not a mode of Table 10 (GB-7.4.2)", r.Arrival.Mode))
+	}
+	switch {
+	case r.Arrival.Mode == ModeMixed && r.UnderlyingMode == nil:
+		errs = append(errs, errors.New("underlying_mode is missing: a mixed-mode run adds jobs to one of the modes 0–4 (GB-7.4.2-T10-mode5)"))
+	case r.Arrival.Mode == ModeMixed && (*r.UnderlyingMode < ModeContinuous || *r.UnderlyingMode > ModeOffline):
+		errs = append(errs, fmt.Errorf("underlying_mode %d is not one of the modes 0–4 (GB-7.4.2-T10-mode5)", *r.UnderlyingMode))
+	case r.Arrival.Mode != ModeMixed && r.UnderlyingMode != nil:
+		errs = append(errs, fmt.Errorf("underlying_mode is set but arrival.mode is %d, not mixed (5)", r.Arrival.Mode))
+	}
+	if len(r.Precision) == 0 {
+		errs = append(errs, errors.New("precision is missing: the results state the precision actually used (GB-7.3-c)"))
+	} else if err := r.Precision.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := r.Lifecycle.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if r.Lifecycle.TestStart.IsZero() || r.Lifecycle.TestEnd.IsZero() {
+		errs = append(errs, errors.New("lifecycle needs test_start and test_end (GB-7.7.1-j-1)"))
+	}
+	switch r.Arrival.Mode {
+	case ModePoisson, ModePeak, ModeMixed:
+		if r.Schedule.Hash == "" {
+			errs = append(errs, fmt.Errorf("schedule.hash is missing: mode %d draws a seeded schedule whose hash the results record (IN-53)", r.Arrival.Mode))
+		}
+	}
+	for i, a := range r.Accuracy {
+		if a.Value != nil && (math.IsNaN(*a.Value) || math.IsInf(*a.Value, 0)) {
+			errs = append(errs, fmt.Errorf("accuracy[%d].value is %v: use null", i, *a.Value))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// SameSchedule reports, as an error, why two results may not be compared as
+// one batch: a different scenario or arrival mode, or a missing or
+// different schedule hash (IN-53: "refuse to compare results whose schedule
+// hashes differ"). Modes 0 and 4 have no schedule to compare.
+func SameSchedule(a, b Result) error {
+	if a.Scenario != b.Scenario {
+		return fmt.Errorf("different scenarios %q and %q", a.Scenario, b.Scenario)
+	}
+	if a.Arrival.Mode != b.Arrival.Mode {
+		return fmt.Errorf("different arrival modes %d and %d", a.Arrival.Mode, b.Arrival.Mode)
+	}
+	if a.Arrival.Mode == ModeContinuous || a.Arrival.Mode == ModeOffline {
+		return nil
+	}
+	if a.Schedule.Hash == "" || b.Schedule.Hash == "" {
+		return errors.New("a schedule hash is missing (IN-53)")
+	}
+	if a.Schedule.Hash != b.Schedule.Hash {
+		return fmt.Errorf("different arrival schedules (hash %.12s… and %.12s…, IN-53)", a.Schedule.Hash, b.Schedule.Hash)
+	}
+	return nil
+}
+
+// WriteResult writes r as indented JSON (two spaces, fields in declaration
+// order, map keys sorted, no HTML escaping) followed by a line break. It
+// fills in Format when empty. A NaN or infinite number anywhere is an error.
+func WriteResult(w io.Writer, r Result) error {
+	if r.Format == "" {
+		r.Format = ResultFormat
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(r); err != nil {
+		return fmt.Errorf("gbt: encoding %s: %w", ResultFileName, err)
+	}
+	_, err := w.Write(buf.Bytes())
+	return err
+}
+
+// ReadResult reads a result written by WriteResult. Unknown fields and other
+// formats are errors; metric values are returned as json.RawMessage and
+// numbers in Info.Extra as json.Number, so that writing the result back
+// reproduces the file.
+func ReadResult(rd io.Reader) (Result, error) {
+	type plain Result
+	var raw struct {
+		plain
+		Metrics map[string]json.RawMessage `json:"metrics,omitempty"`
+	}
+	dec := json.NewDecoder(rd)
+	dec.DisallowUnknownFields()
+	dec.UseNumber()
+	if err := dec.Decode(&raw); err != nil {
+		return Result{}, fmt.Errorf("gbt: reading %s: %w", ResultFileName, err)
+	}
+	if dec.More() {
+		return Result{}, fmt.Errorf("gbt: reading %s: data after the result object", ResultFileName)
+	}
+	r := Result(raw.plain)
+	if r.Format != ResultFormat {
+		return Result{}, fmt.Errorf("gbt: reading %s: format %q, want %q", ResultFileName, r.Format, ResultFormat)
+	}
+	if raw.Metrics != nil {
+		r.Metrics = make(map[string]any, len(raw.Metrics))
+		for k, v := range raw.Metrics {
+			r.Metrics[k] = v
+		}
+	}
+	return r, nil
+}
+
+// ---------------------------------------------------------------------------
+// Lifecycle.
+
+// LifecycleEvent is an event of 7.7.1 j) 1) (GB-7.7.1-j-1), in the order the
+// standard lists them.
+type LifecycleEvent int
+
+// The lifecycle events. The standard's "inference job download" start and
+// completion are, in aimeter, the loading of the data set (7.1 b), c)).
+const (
+	// EventTestStart: the inference test starts.
+	EventTestStart LifecycleEvent = iota
+	// EventDatasetLoadStart: the inference job (data set) download starts.
+	EventDatasetLoadStart
+	// EventDatasetLoadEnd: the inference job (data set) download completes.
+	EventDatasetLoadEnd
+	// EventTestEnd: the inference test ends.
+	EventTestEnd
+	// EventResultUploadComplete: the inference results have been uploaded;
+	// it follows the writing of the result file, so a result file normally
+	// lacks it.
+	EventResultUploadComplete
+	numLifecycleEvents
+)
+
+var lifecycleNames = [numLifecycleEvents]string{
+	"test_start", "dataset_load_start", "dataset_load_end", "test_end", "result_upload_complete",
+}
+
+// String returns the event's JSON key, e.g. "test_start".
+func (e LifecycleEvent) String() string {
+	if e < 0 || e >= numLifecycleEvents {
+		return fmt.Sprintf("LifecycleEvent(%d)", int(e))
+	}
+	return lifecycleNames[e]
+}
+
+// LifecycleEvents holds the time of each lifecycle event; a zero time means
+// the event has not happened. In JSON each time is RFC 3339 with nine
+// fractional digits and the UTC offset of its location; events that have
+// not happened are left out.
+type LifecycleEvents struct {
+	// TestStart is when the inference test started ("test_start").
+	TestStart time.Time
+	// DatasetLoadStart is when the job (data set) download started
+	// ("dataset_load_start").
+	DatasetLoadStart time.Time
+	// DatasetLoadEnd is when the job (data set) download completed
+	// ("dataset_load_end").
+	DatasetLoadEnd time.Time
+	// TestEnd is when the inference test ended ("test_end").
+	TestEnd time.Time
+	// ResultUploadComplete is when the result upload completed
+	// ("result_upload_complete").
+	ResultUploadComplete time.Time
+}
+
+// RFC3339Nanos is the layout of the lifecycle times: RFC 3339 with a fixed
+// nine-digit fraction.
+const RFC3339Nanos = "2006-01-02T15:04:05.000000000Z07:00"
+
+func (ev *LifecycleEvents) field(e LifecycleEvent) *time.Time {
+	switch e {
+	case EventTestStart:
+		return &ev.TestStart
+	case EventDatasetLoadStart:
+		return &ev.DatasetLoadStart
+	case EventDatasetLoadEnd:
+		return &ev.DatasetLoadEnd
+	case EventTestEnd:
+		return &ev.TestEnd
+	case EventResultUploadComplete:
+		return &ev.ResultUploadComplete
+	}
+	return nil
+}
+
+// Time returns the time of an event (zero if it has not happened).
+func (ev LifecycleEvents) Time(e LifecycleEvent) time.Time {
+	if p := ev.field(e); p != nil {
+		return *p
+	}
+	return time.Time{}
+}
+
+// Validate checks that the events that happened are in the standard's
+// order: test start, data set load start, load end, test end, upload.
+func (ev LifecycleEvents) Validate() error {
+	var prev LifecycleEvent = -1
+	var prevT time.Time
+	for e := range numLifecycleEvents {
+		t := ev.Time(e)
+		if t.IsZero() {
+			continue
+		}
+		if prev >= 0 && t.Before(prevT) {
+			return fmt.Errorf("lifecycle event %s (%s) is before %s (%s) (GB-7.7.1-j-1)",
+				e, t.Format(RFC3339Nanos), prev, prevT.Format(RFC3339Nanos))
+		}
+		prev, prevT = e, t
+	}
+	return nil
+}
+
+// MarshalJSON writes the events that happened, in order.
+func (ev LifecycleEvents) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	first := true
+	for e := range numLifecycleEvents {
+		t := ev.Time(e)
+		if t.IsZero() {
+			continue
+		}
+		if !first {
+			b.WriteByte(',')
+		}
+		first = false
+		fmt.Fprintf(&b, "%q:%q", e.String(), t.Format(RFC3339Nanos))
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// UnmarshalJSON reads what MarshalJSON writes; unknown keys are errors.
+func (ev *LifecycleEvents) UnmarshalJSON(b []byte) error {
+	var m map[string]string
+	if err := json.Unmarshal(b, &m); err != nil {
+		return err
+	}
+	*ev = LifecycleEvents{}
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		i := slices.Index(lifecycleNames[:], k)
+		if i < 0 {
+			return fmt.Errorf("unknown lifecycle event %q (want one of %s)", k, strings.Join(lifecycleNames[:], ", "))
+		}
+		t, err := time.Parse(time.RFC3339Nano, m[k])
+		if err != nil {
+			return fmt.Errorf("lifecycle event %s: %v", k, err)
+		}
+		*ev.field(LifecycleEvent(i)) = t
+	}
+	return nil
+}
+
+// Lifecycle records the lifecycle events of a test as they happen
+// (GB-7.7.1-j-1) so that the tester can monitor the test process
+// (GB-7.7.1-j). It is safe for concurrent use; the zero value uses
+// time.Now.
+type Lifecycle struct {
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Notify, if set, is called with each event as it is marked, outside
+	// the Lifecycle's lock (e.g. to print progress or tell the tester).
+	Notify func(LifecycleEvent, time.Time)
+
+	mu sync.Mutex
+	ev LifecycleEvents
+}
+
+// Mark records that an event happens now and returns its time (without a
+// monotonic clock reading). Marking an event twice is an error that keeps the
+// first time; so is an event outside the five.
+func (l *Lifecycle) Mark(e LifecycleEvent) (time.Time, error) {
+	if e < 0 || e >= numLifecycleEvents {
+		return time.Time{}, fmt.Errorf("gbt: unknown lifecycle event %d", int(e))
+	}
+	now := time.Now
+	if l.Now != nil {
+		now = l.Now
+	}
+	t := now().Round(0)
+	l.mu.Lock()
+	p := l.ev.field(e)
+	if !p.IsZero() {
+		first := *p
+		l.mu.Unlock()
+		return first, fmt.Errorf("gbt: lifecycle event %s already marked at %s", e, first.Format(RFC3339Nanos))
+	}
+	*p = t
+	notify := l.Notify
+	l.mu.Unlock()
+	if notify != nil {
+		notify(e, t)
+	}
+	return t, nil
+}
+
+// Events returns the events marked so far.
+func (l *Lifecycle) Events() LifecycleEvents {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.ev
+}
