@@ -80,14 +80,15 @@ func (o *Options) spinWindow() time.Duration {
 
 // Progress is a snapshot of the running pass for live displays.
 type Progress struct {
-	Pass      PassKind
-	Elapsed   time.Duration // since the start of issuing of this pass
-	Issued    int64         // samples issued so far
-	Completed int64         // samples completed (or lost) so far
-	Lost      int64         // samples lost so far (timeouts, see Options.SampleTimeout)
-	Queries   int64         // queries (jobs) issued so far
-	Generated int64         // samples generated for the pass
-	Done      bool          // the pass has ended
+	Pass        PassKind
+	Elapsed     time.Duration // since the start of issuing of this pass
+	Issued      int64         // samples issued so far
+	Completed   int64         // samples completed (or lost) so far
+	Lost        int64         // samples lost so far (timeouts, see Options.SampleTimeout)
+	Queries     int64         // queries (jobs) issued so far
+	QueriesDone int64         // queries (jobs) completed (or lost) so far
+	Generated   int64         // samples generated for the pass
+	Done        bool          // the pass has ended
 }
 
 func (o *Options) validate(s Settings) error {
@@ -522,7 +523,7 @@ func (t *test) startProgress(p *pass) func() {
 		return Progress{
 			Pass: p.kind, Elapsed: time.Duration(t.now() - p.origin),
 			Issued: p.samplesIssued.Load(), Completed: p.samplesDone.Load(),
-			Lost: p.samplesLost.Load(), Queries: p.queriesIssued.Load(),
+			Lost: p.samplesLost.Load(), Queries: p.queriesIssued.Load(), QueriesDone: p.queriesDone.Load(),
 			Generated: int64(len(p.gen.samples)), Done: done,
 		}
 	}

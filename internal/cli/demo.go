@@ -390,3 +390,29 @@ func writeDemoReport(dir string, data *demoData, m *model.MLP, runs []demoRun) e
 	}
 	return out.Close()
 }
+
+// newReferenceSUT builds the reference SUT on the demo's data and model
+// (trained or loaded from the cache) for `aimeter run --sut reference`.
+func newReferenceSUT(ctx context.Context, st *State, quiet bool) (*reference.SUT, *dataset.QSL, error) {
+	data, err := loadDemoData(st, "auto")
+	if err != nil {
+		return nil, nil, err
+	}
+	m, how, err := obtainModel(ctx, st, &demoFlags{quiet: quiet}, data)
+	if err != nil {
+		return nil, nil, err
+	}
+	fmt.Fprintf(st.Stderr, "reference SUT: MLP %v %s\n", m.Layers(), how)
+	qsl := dataset.NewQSL(data.test, 1024)
+	const maxBatch = 64
+	sut, err := reference.New(reference.Options{
+		Name:      "ReferenceSUT (pure-Go MLP)",
+		InputSize: data.test.Rows * data.test.Cols,
+		NewPredictor: func() reference.Predictor {
+			return &mlpPredictor{inf: m.NewInferencer(maxBatch)}
+		},
+		Samples:  qsl,
+		MaxBatch: maxBatch,
+	})
+	return sut, qsl, err
+}

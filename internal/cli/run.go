@@ -52,6 +52,7 @@ type runFlags struct {
 
 func newRunCommand(st *State) *cobra.Command {
 	var f runFlags
+	var g gbtFlags
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Run a benchmark (default: aimeter's Server self-benchmark with the null SUT)",
@@ -68,10 +69,14 @@ every scenario finishes in seconds against the null SUT.`,
   aimeter run --scenario SingleStream --set min_duration=1000 --set target_latency=0.001`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if g.mode >= 0 {
+				return runGBTCommand(cmd, st, &f, &g)
+			}
 			return runTest(cmd.Context(), st, &f, cmd.Flags().Changed("mode"))
 		},
 	}
 	fl := cmd.Flags()
+	addGBTFlags(fl, &g)
 	fl.StringVar(&f.scenario, "scenario", "Server", "SingleStream, MultiStream, Server or Offline")
 	fl.StringVar(&f.mode, "mode", "performance", "performance, accuracy, submission or find-peak")
 	fl.StringVar(&f.model, "model", "", "model key of the config files (e.g. resnet50); applies the built-in mlperf.conf")
@@ -79,7 +84,7 @@ every scenario finishes in seconds against the null SUT.`,
 	fl.StringVar(&f.userConf, "user-conf", "", "user.conf applied after mlperf.conf")
 	fl.StringVar(&f.auditConfig, "audit-config", "audit.config", "audit.config applied last if it exists (LoadGen looks in the working directory)")
 	fl.StringVar(&f.outputDir, "output-dir", "aimeter-results", "directory for the logs")
-	fl.StringVar(&f.sut, "sut", "null", "system under test: null (completes inside IssueQuery) or null-async (completes from a worker goroutine)")
+	fl.StringVar(&f.sut, "sut", "null", "system under test: null (completes inside IssueQuery), null-async (completes from a worker goroutine) or reference (the demo's model on its data set)")
 	fl.Uint64Var(&f.qslSize, "qsl-size", 1024, "number of samples in the (null) QSL")
 	fl.Uint64Var(&f.perfSamples, "performance-sample-count", 0, "performance sample count the QSL reports (0 = --qsl-size)")
 	fl.StringArrayVar(&f.set, "set", nil, "override one config key for this scenario, as in user.conf: NAME=VALUE (e.g. min_duration=1000); repeatable")
@@ -176,28 +181,18 @@ func runTest(parent context.Context, st *State, f *runFlags, modeSet bool) error
 	for _, w := range warnings {
 		fmt.Fprintln(st.Stderr, "warning:", w)
 	}
-	if f.qslSize == 0 {
-		return usageError("--qsl-size must be ≥ 1")
+	if parent == nil {
+		parent = context.Background()
 	}
-	qsl := null.QSL{Total: f.qslSize, Performance: f.perfSamples}
-	var sut loadgen.SUT
-	switch f.sut {
-	case "null":
-		sut = null.SUT{}
-	case "null-async":
-		async := null.NewAsync()
-		defer async.Close()
-		sut = async
-	default:
-		return usageError("--sut %q: want null or null-async", f.sut)
+	sut, qsl, closeSUT, err := chooseSUT(parent, st, f)
+	if err != nil {
+		return err
 	}
+	defer closeSUT()
 	if _, err := loadgen.NewEffective(settings, qsl.TotalSampleCount(), qsl.PerformanceSampleCount()); err != nil {
 		return withCode(ExitUsage, err)
 	}
 
-	if parent == nil {
-		parent = context.Background()
-	}
 	ctx, stop := st.NotifyInterrupt(parent, func() {
 		fmt.Fprintln(st.Stderr, "\naimeter: second interrupt, exiting without writing logs")
 		st.Exit(ExitForced)
@@ -281,4 +276,27 @@ func yesNo(b bool) string {
 		return "Yes"
 	}
 	return "NO"
+}
+
+// chooseSUT builds the SUT and QSL named by --sut: the null SUTs over a
+// null QSL of --qsl-size samples, or the reference model on its data set.
+func chooseSUT(ctx context.Context, st *State, f *runFlags) (loadgen.SUT, loadgen.QSL, func(), error) {
+	if f.sut != "reference" && f.qslSize == 0 {
+		return nil, nil, nil, usageError("--qsl-size must be ≥ 1")
+	}
+	qsl := null.QSL{Total: f.qslSize, Performance: f.perfSamples}
+	switch f.sut {
+	case "null":
+		return null.SUT{}, qsl, func() {}, nil
+	case "null-async":
+		async := null.NewAsync()
+		return async, qsl, async.Close, nil
+	case "reference":
+		sut, dq, err := newReferenceSUT(ctx, st, f.quiet)
+		if err != nil {
+			return nil, nil, nil, withCode(ExitFailure, err)
+		}
+		return sut, dq, sut.Close, nil
+	}
+	return nil, nil, nil, usageError("--sut %q: want null, null-async or reference", f.sut)
 }
