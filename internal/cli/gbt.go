@@ -121,7 +121,8 @@ func planGBT(g *gbtFlags, base loadgen.Settings, setFlags []string) (*gbtPlan, e
 		p.timeout, _ = gbt.Timeout(underlying, p.class) // none for offline
 	}
 	a.Timeout = p.timeout
-	a = a.WithDefaults()
+	// The flags carry the standard's defaults, so a zero here was asked
+	// for: validate it as given (WithDefaults would replace it).
 	if err := a.Validate(); err != nil {
 		return nil, withCode(ExitUsage, err)
 	}

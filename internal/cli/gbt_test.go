@@ -1,0 +1,122 @@
+package cli
+
+import (
+	"bufio"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"aimeter/gbt"
+)
+
+func TestGBTRunWritesMetricsLogAndResult(t *testing.T) {
+	tests := []struct {
+		name   string
+		reason string
+		args   []string
+	}{
+		{"mode 0", "closed loop with the 2 s timeout (GB-7.4.2-T10-mode0)", []string{"--arrival-mode", "0", "--duration", "300ms"}},
+		{"mode 1", "fixed period T = 50 ms, n = 3 (GB-7.4.2-T10-mode1)", []string{"--arrival-mode", "1", "--period", "50ms", "--jobs-per-period", "3", "--duration", "1200ms"}},
+		{"mode 2", "Poisson λ = 200/s through LoadGen's Server schedule", []string{"--arrival-mode", "2", "--lambda", "200", "--duration", "1200ms"}},
+		{"mode 3", "peak: Poisson background and two bursts (IN-49)", []string{"--arrival-mode", "3", "--lambda", "50", "--duration", "2s", "--bursts", "2", "--burst-length", "300ms", "--burst-period", "10ms", "--burst-jobs", "5"}},
+		{"mode 4", "offline: everything at once, no timeout", []string{"--arrival-mode", "4", "--set", "min_query_count=500"}},
+		{"mode 5", "mixed: foreign Poisson jobs beside fixed-period ones (IN-50)", []string{"--arrival-mode", "5", "--mixed-base-mode", "1", "--period", "50ms", "--duration", "1200ms", "--mixed-lambda", "20"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			args := append([]string{"run", "--sut", "null-async", "-q", "--output-dir", dir}, tc.args...)
+			r := runCLI(t, "", args...)
+			if r.code != ExitOK {
+				t.Fatalf("%s: %v", tc.reason, r)
+			}
+			res, err := readGBTResult(filepath.Join(dir, "gbt_result.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Arrival.Mode != mustAtoi(tc.args[1]) || res.Schedule.Hash == "" || res.Lifecycle.TestEnd.IsZero() {
+				t.Errorf("%s: result %+v", tc.reason, res)
+			}
+			for _, key := range []string{gbt.ResultKeyTime, gbt.ResultKeyThroughput, gbt.ResultKeyLoss} {
+				if _, ok := res.Metrics[key]; !ok {
+					t.Errorf("%s: gbt_result.json has no %q metrics", tc.reason, key)
+				}
+			}
+			f, err := os.Open(filepath.Join(dir, "gbt_inference.log"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			lines := 0
+			for sc := bufio.NewScanner(f); sc.Scan(); lines++ {
+				if !gbt.LogLineRE.MatchString(sc.Text()) {
+					t.Fatalf("%s: log line %q does not match the 7.3 f) format", tc.reason, sc.Text())
+				}
+			}
+			if lines == 0 {
+				t.Errorf("%s: the inference log is empty (a final line is always written)", tc.reason)
+			}
+			if !strings.Contains(r.stdout, "Lost: 0 of") {
+				t.Errorf("%s: stdout %s", tc.reason, r.stdout)
+			}
+		})
+	}
+}
+
+func TestGBTRejectsImpossibleParameters(t *testing.T) {
+	tests := []struct {
+		args  []string
+		names string // in stderr
+	}{
+		{[]string{"--arrival-mode", "2", "--lambda", "0"}, "lambda"},
+		{[]string{"--arrival-mode", "1", "--jobs-per-period", "0"}, "n"},
+		{[]string{"--arrival-mode", "3", "--duration", "5s", "--bursts", "2", "--burst-length", "3s"}, "burst_length"},
+		{[]string{"--arrival-mode", "1", "--period", "10s", "--job-timeout", "1s"}, "timeout"},
+		{[]string{"--arrival-mode", "7"}, "arrival-mode"},
+		{[]string{"--arrival-mode", "2", "--scenario", "Offline"}, "--scenario"},
+		{[]string{"--arrival-mode", "2", "--scenario-id", "T99-1"}, "scenario-id"},
+		{[]string{"--arrival-mode", "2", "--loss-threshold", "2"}, "loss-threshold"},
+	}
+	for _, tc := range tests {
+		dir := t.TempDir()
+		r := runCLI(t, "", append([]string{"run", "-q", "--output-dir", filepath.Join(dir, "out")}, tc.args...)...)
+		if r.code != ExitUsage || !strings.Contains(r.stderr, tc.names) {
+			t.Errorf("%v: want exit 2 naming %q, got %v", tc.args, tc.names, r)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "out")); err == nil {
+			t.Errorf("%v: nothing may run or be written for impossible parameters", tc.args)
+		}
+	}
+}
+
+func TestVideoStreamsReportsANumber(t *testing.T) {
+	r := runCLI(t, "", "video-streams", "--sut", "null-async", "--fps", "50", "--duration", "200ms", "--max-streams", "8", "-q")
+	if r.code != ExitOK || !strings.Contains(r.stdout, "Maximum video streams: at least 8") {
+		t.Fatalf("%v", r)
+	}
+}
+
+func TestScenariosListsTheCatalogue(t *testing.T) {
+	r := runCLI(t, "", "scenarios")
+	if r.code != ExitOK || !strings.Contains(r.stdout, "T11-2") || !strings.Contains(r.stdout, "resnet50") {
+		t.Fatalf("%v", r)
+	}
+}
+
+func readGBTResult(path string) (gbt.Result, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return gbt.Result{}, err
+	}
+	defer f.Close()
+	return gbt.ReadResult(f)
+}
+
+func mustAtoi(s string) int {
+	n := 0
+	for _, c := range s {
+		n = n*10 + int(c-'0')
+	}
+	return n
+}
