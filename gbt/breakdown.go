@@ -191,6 +191,20 @@ func (m TimeMetric) Key() string {
 	return timeMetricDefs[m].key
 }
 
+// Delta returns the signed difference, in ns, that m takes from one sample:
+// the value IN-68 asks to store (Stat reports |Δ|, GB-7.6.2-T16-note), e.g.
+// for a per-sample export. It reports false when the sample lacks one of the
+// timing points, when m needs the test clock and s is on the SUT's (IN-69),
+// and for T_ntoken, which StageTimes cannot give (IN-67). s may be nil. The
+// sample's status is not looked at.
+func (m TimeMetric) Delta(r *loadgen.Record, s *loadgen.StageTimes) (int64, bool) {
+	if m < 0 || m >= numTimeMetrics || timeMetricDefs[m].extract == nil {
+		return 0, false
+	}
+	d, st := timeMetricDefs[m].extract(r, s)
+	return d, st == pointOK
+}
+
 // TimeMetrics returns every per-sample time metric in Table 16 order.
 func TimeMetrics() []TimeMetric {
 	out := make([]TimeMetric, numTimeMetrics)
@@ -248,14 +262,6 @@ func diff(start, end int64) (int64, pointStatus) {
 	return end - start, pointOK
 }
 
-// stageDiff is diff for two SUT-side points: one clock, any ClockKind.
-func stageDiff(s *loadgen.StageTimes, start, end int64) (int64, pointStatus) {
-	if s == nil {
-		return 0, pointMissing
-	}
-	return diff(start, end)
-}
-
 var timeMetricDefs = [numTimeMetrics]timeMetricDef{
 	MetricTTI: {
 		key: "t_ti_ms", symbol: "T_TI", req: "GB-7.6.2-TTI", side: SideTester, gb: true,
@@ -306,7 +312,7 @@ var timeMetricDefs = [numTimeMetrics]timeMetricDef{
 			if s == nil {
 				return 0, pointMissing
 			}
-			return stageDiff(s, s.PreprocessStart, s.PreprocessEnd)
+			return diff(s.PreprocessStart, s.PreprocessEnd)
 		},
 	},
 	MetricTIN: {
@@ -315,7 +321,7 @@ var timeMetricDefs = [numTimeMetrics]timeMetricDef{
 			if s == nil {
 				return 0, pointMissing
 			}
-			return stageDiff(s, s.InferenceStart, s.InferenceEnd)
+			return diff(s.InferenceStart, s.InferenceEnd)
 		},
 	},
 	MetricTIPO: {
@@ -324,7 +330,7 @@ var timeMetricDefs = [numTimeMetrics]timeMetricDef{
 			if s == nil {
 				return 0, pointMissing
 			}
-			return stageDiff(s, s.PostprocessStart, s.PostprocessEnd)
+			return diff(s.PostprocessStart, s.PostprocessEnd)
 		},
 	},
 	MetricTIP: {

@@ -320,6 +320,40 @@ func TestTimeMetricKeys(t *testing.T) {
 	}
 }
 
+// TestTimeMetricDelta: the signed per-sample values behind the stats (IN-68).
+func TestTimeMetricDelta(t *testing.T) {
+	records, stages := handRun()
+	rows := []struct {
+		why  string
+		m    TimeMetric
+		i    int
+		want int64
+		ok   bool
+	}{
+		{"C's T_IT is −1 ms, signed (IN-68)", MetricTIT, 2, -ms(1), true},
+		{"A's T_TI", MetricTTI, 0, ms(50), true},
+		{"B has no preprocessing", MetricTIPR, 1, 0, false},
+		{"B's T_DIS ends at the inference start (IN-62)", MetricTDIS, 1, ms(2), true},
+		{"T_ntoken is never per sample (IN-67)", MetricTNToken, 0, 0, false},
+		{"the lost sample D has no completion", MetricTTI, 3, 0, false},
+		{"out of range", numTimeMetrics, 0, 0, false},
+	}
+	for _, row := range rows {
+		got, ok := row.m.Delta(&records[row.i], &stages[row.i])
+		if got != row.want || ok != row.ok {
+			t.Errorf("%s: Delta = %d, %v; want %d, %v", row.why, got, ok, row.want, row.ok)
+		}
+	}
+	sut := stages[2]
+	sut.Clock = loadgen.SUTClock
+	if _, ok := MetricTIT.Delta(&records[2], &sut); ok {
+		t.Error("T_IT from SUT-clock stage times should not be computed (IN-69)")
+	}
+	if _, ok := MetricTIN.Delta(&records[2], nil); ok {
+		t.Error("T_IN without stage times should not be computed")
+	}
+}
+
 func TestBreakdownPanicsOnLengthMismatch(t *testing.T) {
 	defer func() {
 		if recover() == nil {
