@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -104,19 +105,36 @@ func TestScenariosListsTheCatalogue(t *testing.T) {
 	}
 }
 
-func readGBTResult(path string) (gbt.Result, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return gbt.Result{}, err
-	}
-	defer f.Close()
-	return gbt.ReadResult(f)
-}
-
 func mustAtoi(s string) int {
 	n := 0
 	for _, c := range s {
 		n = n*10 + int(c-'0')
 	}
 	return n
+}
+
+func TestECPFromTwoRuns(t *testing.T) {
+	dirA, dirB := t.TempDir(), t.TempDir()
+	for _, dir := range []string{dirA, dirB} {
+		if r := runCLI(t, "", "run", "--sut", "null-async", "-q", "--output-dir", dir, "--arrival-mode", "1", "--period", "20ms", "--duration", "600ms"); r.code != ExitOK {
+			t.Fatal(r)
+		}
+	}
+	thA, err := runThroughput(dirA, false)
+	if err != nil || !(thA > 0) {
+		t.Fatalf("throughput %v, %v", thA, err)
+	}
+	cfg := filepath.Join(t.TempDir(), "w.json")
+	// Baselines equal to the measured throughputs: every ratio is 1, so
+	// the effective computing power is α (GB-7.6.4-T18-ecp).
+	thB, _ := runThroughput(dirB, false)
+	os.WriteFile(cfg, []byte(fmt.Sprintf(`{"format":"aimeter-gbt-ecp/1","alpha":100,"scenarios":[
+		{"name":"a","weight":0.5,"baseline":%v},{"name":"b","weight":0.5,"baseline":%v}]}`, thA, thB)), 0o644)
+	r := runCLI(t, "", "ecp", cfg, "a="+dirA, "b="+dirB)
+	if r.code != ExitOK || !strings.Contains(r.stdout, "Effective computing power: 100.0000") {
+		t.Fatalf("%v", r)
+	}
+	if r := runCLI(t, "", "ecp", cfg, "a="+dirA); r.code != ExitUsage {
+		t.Errorf("a weighted scenario without a run must be refused: %v", r)
+	}
 }

@@ -49,6 +49,6 @@ Exit codes: 0 VALID (or success), 1 failure, 2 invalid usage or settings,
 	}
 	root.SetOut(st.Stdout)
 	root.SetErr(st.Stderr)
-	root.AddCommand(newRunCommand(st), newReportCommand(st), newDemoCommand(st), newScenariosCommand(st), newVideoStreamsCommand(st))
+	root.AddCommand(newRunCommand(st), newReportCommand(st), newDemoCommand(st), newScenariosCommand(st), newVideoStreamsCommand(st), newECPCommand(st))
 	return root
 }

@@ -1,0 +1,102 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"aimeter/gbt"
+)
+
+func newECPCommand(st *State) *cobra.Command {
+	var tokens bool
+	cmd := &cobra.Command{
+		Use:   "ecp CONFIG NAME=DIR...",
+		Short: "Compute the effective computing power of GB/T 45087 Table 18 from several runs",
+		Long: `Combine the throughput of several GB/T runs into the effective computing
+power (GB-7.6.4-T18-ecp): α times the weighted geometric mean of each
+scenario's throughput relative to the baseline system's.
+
+CONFIG is a JSON file naming the scenarios, their weights and baseline
+throughputs (format "aimeter-gbt-ecp/1", see gbt.ECPConfig). Each NAME=DIR
+pairs a scenario of CONFIG with the output directory of a run
+(aimeter run --arrival-mode …), whose gbt_result.json gives the measured
+throughput in samples/s (or tokens/s with --tokens).`,
+		Example: `  aimeter ecp weights.json "T11-1 ResNet-50 v1.5=results/resnet" "T11-6 BERT-large=results/bert"`,
+		Args:    cobra.MinimumNArgs(2),
+		RunE: func(_ *cobra.Command, args []string) error {
+			data, err := os.ReadFile(args[0])
+			if err != nil {
+				return withCode(ExitFailure, err)
+			}
+			cfg, err := gbt.ParseECPConfig(data)
+			if err != nil {
+				return withCode(ExitUsage, fmt.Errorf("%s: %w", args[0], err))
+			}
+			measured := map[string]float64{}
+			for _, pair := range args[1:] {
+				name, dir, ok := strings.Cut(pair, "=")
+				if !ok || name == "" || dir == "" {
+					return usageError("%q: want NAME=DIR", pair)
+				}
+				th, err := runThroughput(dir, tokens)
+				if err != nil {
+					return withCode(ExitFailure, err)
+				}
+				measured[name] = th
+			}
+			res, err := gbt.EffectiveComputingPower(cfg, measured)
+			if err != nil {
+				return withCode(ExitUsage, err)
+			}
+			tw := tabwriter.NewWriter(st.Stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "scenario\tweight\tthroughput\tbaseline\tratio")
+			for _, r := range res.Ratios {
+				fmt.Fprintf(tw, "%s\t%g\t%.4g\t%.4g\t%.4f\n", r.Name, r.Weight, r.Throughput, r.Baseline, r.Ratio)
+			}
+			tw.Flush()
+			for _, w := range res.Warnings {
+				fmt.Fprintln(st.Stderr, "warning:", w)
+			}
+			fmt.Fprintf(st.Stdout, "Effective computing power: %.4f (α = %g)\n", res.Value, res.Alpha)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&tokens, "tokens", false, "use tokens/s instead of samples/s")
+	return cmd
+}
+
+// runThroughput reads the Table 18 throughput of a GB/T run's directory.
+func runThroughput(dir string, tokens bool) (float64, error) {
+	path := filepath.Join(dir, "gbt_result.json")
+	res, err := readGBTResult(path)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", path, err)
+	}
+	var th gbt.Throughput
+	ok, err := res.Metric(gbt.ResultKeyThroughput, &th)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", path, err)
+	}
+	if !ok {
+		return 0, fmt.Errorf("%s: no %q metric", path, gbt.ResultKeyThroughput)
+	}
+	if tokens {
+		return th.TokensPerSecond, nil
+	}
+	return th.SamplesPerSecond, nil
+}
+
+// readGBTResult reads a gbt_result.json file.
+func readGBTResult(path string) (gbt.Result, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return gbt.Result{}, err
+	}
+	defer f.Close()
+	return gbt.ReadResult(f)
+}
