@@ -338,27 +338,6 @@ func TestResultWithoutRecords(t *testing.T) {
 	}
 }
 
-func TestParseProcFiles(t *testing.T) {
-	cpu := "processor\t: 0\nvendor_id\t: GenuineIntel\nmodel name\t: Intel(R) Xeon(R) CPU @ 2.20GHz\n\nprocessor\t: 1\nmodel name\t: other\n"
-	if got := parseCPUInfo(cpu); got != "Intel(R) Xeon(R) CPU @ 2.20GHz" {
-		t.Errorf("x86 cpuinfo: %q", got)
-	}
-	arm := "processor\t: 0\nBogoMIPS\t: 50.00\nCPU part\t: 0xd0c\n\nHardware\t: BCM2835\nModel\t: Raspberry Pi 4 Model B Rev 1.4\n"
-	if got := parseCPUInfo(arm); got != "Raspberry Pi 4 Model B Rev 1.4" {
-		t.Errorf("arm cpuinfo: %q", got)
-	}
-	if got := parseCPUInfo(""); got != "" {
-		t.Errorf("empty cpuinfo: %q", got)
-	}
-	mem := "MemTotal:       24568000 kB\nMemFree:         1000 kB\n"
-	if got := parseMemInfo(mem); got != 24568000*1024 {
-		t.Errorf("meminfo: %d", got)
-	}
-	if got := parseMemInfo("garbage"); got != 0 {
-		t.Errorf("garbage meminfo: %d", got)
-	}
-}
-
 func TestDetectSystem(t *testing.T) {
 	si := DetectSystem()
 	if si.OS == "" || si.Arch == "" || si.GoVersion == "" || si.Cores < 1 {

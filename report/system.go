@@ -1,12 +1,11 @@
 package report
 
 import (
-	"bufio"
 	"os"
 	"runtime"
 	"runtime/debug"
-	"strconv"
-	"strings"
+
+	"aimeter/gbt"
 )
 
 // SystemInfo describes the machine a benchmark ran on. Empty fields are shown
@@ -34,63 +33,14 @@ func DetectSystem() SystemInfo {
 		GoVersion: runtime.Version(),
 	}
 	si.Hostname, _ = os.Hostname()
-	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
-		si.CPU = parseCPUInfo(string(b))
-	}
-	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
-		si.MemoryBytes = parseMemInfo(string(b))
-	}
+	// The GB/T test-information detector already reads the CPU model and
+	// memory (GB-7.7.1-a); the report shows the same facts.
+	hw := gbt.DetectHardware()
+	si.CPU, si.MemoryBytes = hw.CPU.Model, hw.MemoryBytes
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		si.AimeterVersion = buildVersion(bi)
 	}
 	return si
-}
-
-// parseCPUInfo returns the CPU model from /proc/cpuinfo: "model name" on x86,
-// else the fields other architectures use.
-func parseCPUInfo(text string) string {
-	fields := map[string]string{}
-	sc := bufio.NewScanner(strings.NewReader(text))
-	for sc.Scan() {
-		k, v, ok := strings.Cut(sc.Text(), ":")
-		if !ok {
-			continue
-		}
-		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
-		if _, seen := fields[k]; !seen && v != "" {
-			fields[k] = v
-		}
-	}
-	for _, k := range []string{"model name", "Model", "Hardware", "cpu model", "cpu", "Processor", "uarch"} {
-		if v := fields[k]; v != "" {
-			return v
-		}
-	}
-	return ""
-}
-
-// parseMemInfo returns MemTotal from /proc/meminfo in bytes (0 if absent).
-func parseMemInfo(text string) uint64 {
-	sc := bufio.NewScanner(strings.NewReader(text))
-	for sc.Scan() {
-		rest, ok := strings.CutPrefix(sc.Text(), "MemTotal:")
-		if !ok {
-			continue
-		}
-		f := strings.Fields(rest)
-		if len(f) == 0 {
-			return 0
-		}
-		n, err := strconv.ParseUint(f[0], 10, 64)
-		if err != nil {
-			return 0
-		}
-		if len(f) > 1 && strings.EqualFold(f[1], "kB") {
-			n *= 1024
-		}
-		return n
-	}
-	return 0
 }
 
 // buildVersion is the main module's version, with the VCS revision when the
