@@ -178,13 +178,7 @@ type demoRun struct {
 }
 
 func runDemo(parent context.Context, st *State, f *demoFlags) error {
-	if parent == nil {
-		parent = context.Background()
-	}
-	ctx, stop := st.NotifyInterrupt(parent, func() {
-		fmt.Fprintln(st.Stderr, "\naimeter: second interrupt, exiting")
-		st.Exit(ExitForced)
-	})
+	ctx, stop := interruptible(parent, st)
 	defer stop()
 	if f.duration <= 0 {
 		return usageError("--duration must be > 0")
@@ -204,17 +198,7 @@ func runDemo(parent context.Context, st *State, f *demoFlags) error {
 	fmt.Fprintf(st.Stdout, "Reference model: MLP %v, %d parameters, %s\n", m.Layers(), m.NumParams(), how)
 	fmt.Fprintf(st.Stdout, "Data set: %s (%d test images, %d classes)\n", data.test.Name, data.test.Len(), len(data.test.Classes))
 
-	qsl := dataset.NewQSL(data.test, 1024)
-	const maxBatch = 64
-	sut, err := reference.New(reference.Options{
-		Name:      "ReferenceSUT (pure-Go MLP)",
-		InputSize: data.test.Rows * data.test.Cols,
-		NewPredictor: func() reference.Predictor {
-			return &mlpPredictor{inf: m.NewInferencer(maxBatch)}
-		},
-		Samples:  qsl,
-		MaxBatch: maxBatch,
-	})
+	sut, qsl, err := serveModel(m, data.test)
 	if err != nil {
 		return withCode(ExitFailure, err)
 	}
@@ -403,11 +387,16 @@ func newReferenceSUT(ctx context.Context, st *State, quiet bool) (*reference.SUT
 		return nil, nil, err
 	}
 	fmt.Fprintf(st.Stderr, "reference SUT: MLP %v %s\n", m.Layers(), how)
-	qsl := dataset.NewQSL(data.test, 1024)
+	return serveModel(m, data.test)
+}
+
+// serveModel starts the reference SUT serving m over a QSL of set.
+func serveModel(m *model.MLP, set *dataset.Images) (*reference.SUT, *dataset.QSL, error) {
+	qsl := dataset.NewQSL(set, 1024)
 	const maxBatch = 64
 	sut, err := reference.New(reference.Options{
 		Name:      "ReferenceSUT (pure-Go MLP)",
-		InputSize: data.test.Rows * data.test.Cols,
+		InputSize: set.Rows * set.Cols,
 		NewPredictor: func() reference.Predictor {
 			return &mlpPredictor{inf: m.NewInferencer(maxBatch)}
 		},

@@ -255,10 +255,7 @@ func runGBT(parent context.Context, st *State, f *runFlags, g *gbtFlags, base lo
 	if _, err := loadgen.NewEffective(p.settings, qsl.TotalSampleCount(), qsl.PerformanceSampleCount()); err != nil {
 		return withCode(ExitUsage, err)
 	}
-	ctx, stop := st.NotifyInterrupt(parent, func() {
-		fmt.Fprintln(st.Stderr, "\naimeter: second interrupt, exiting without writing logs")
-		st.Exit(ExitForced)
-	})
+	ctx, stop := interruptible(parent, st)
 	defer stop()
 	if err := os.MkdirAll(f.outputDir, 0o755); err != nil {
 		return withCode(ExitFailure, err)

@@ -193,10 +193,7 @@ func runTest(parent context.Context, st *State, f *runFlags, modeSet bool) error
 		return withCode(ExitUsage, err)
 	}
 
-	ctx, stop := st.NotifyInterrupt(parent, func() {
-		fmt.Fprintln(st.Stderr, "\naimeter: second interrupt, exiting without writing logs")
-		st.Exit(ExitForced)
-	})
+	ctx, stop := interruptible(parent, st)
 	defer stop()
 
 	opts := &loadgen.Options{Timeout: f.timeout, StallTimeout: f.stallTimeout, Warnings: warnings, SpinWindow: f.spinWindow}

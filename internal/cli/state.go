@@ -5,6 +5,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"os/signal"
@@ -70,3 +71,15 @@ func notifyInterrupt(parent context.Context, onSecond func()) (context.Context, 
 type interruptError struct{ sig string }
 
 func (e *interruptError) Error() string { return "interrupted by " + e.sig }
+
+// interruptible returns a context cancelled by the first Ctrl-C or SIGTERM;
+// a second one exits at once with ExitForced, without writing logs.
+func interruptible(parent context.Context, st *State) (context.Context, context.CancelFunc) {
+	if parent == nil {
+		parent = context.Background()
+	}
+	return st.NotifyInterrupt(parent, func() {
+		fmt.Fprintln(st.Stderr, "\naimeter: second interrupt, exiting without writing logs")
+		st.Exit(ExitForced)
+	})
+}

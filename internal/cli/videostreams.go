@@ -62,10 +62,7 @@ func videoStreams(parent context.Context, st *State, v *videoFlags) error {
 	if timeout < period {
 		return usageError("--job-timeout %v is shorter than the frame period %v", timeout, period)
 	}
-	if parent == nil {
-		parent = context.Background()
-	}
-	ctx, stop := st.NotifyInterrupt(parent, func() { st.Exit(ExitForced) })
+	ctx, stop := interruptible(parent, st)
 	defer stop()
 	sut, qsl, closeSUT, err := chooseSUT(ctx, st, &runFlags{sut: v.sut, qslSize: 1024, quiet: v.quiet})
 	if err != nil {
