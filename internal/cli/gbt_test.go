@@ -138,3 +138,23 @@ func TestECPFromTwoRuns(t *testing.T) {
 		t.Errorf("a weighted scenario without a run must be refused: %v", r)
 	}
 }
+
+func TestSetCanChooseSeeds(t *testing.T) {
+	// Seeds are read only from mlperf.conf in LoadGen; --set is read the
+	// same way, so a run can be pinned to any seed from the command line.
+	dir := t.TempDir()
+	r := runCLI(t, "", "run", "-q", "--scenario", "Offline", "--output-dir", dir,
+		"--set", "qsl_rng_seed=42", "--set", "sample_index_rng_seed=7", "--set", "schedule_rng_seed=0x10000002a")
+	if r.code != ExitOK {
+		t.Fatal(r)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "settings.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"qsl_rng_seed": 42`, `"sample_index_rng_seed": 7`, `"schedule_rng_seed": 4294967338`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("settings.json lacks %s", want)
+		}
+	}
+}

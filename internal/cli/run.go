@@ -87,7 +87,7 @@ every scenario finishes in seconds against the null SUT.`,
 	fl.StringVar(&f.sut, "sut", "null", "system under test: null (completes inside IssueQuery), null-async (completes from a worker goroutine) or reference (the demo's model on its data set)")
 	fl.Uint64Var(&f.qslSize, "qsl-size", 1024, "number of samples in the (null) QSL")
 	fl.Uint64Var(&f.perfSamples, "performance-sample-count", 0, "performance sample count the QSL reports (0 = --qsl-size)")
-	fl.StringArrayVar(&f.set, "set", nil, "override one config key for this scenario, as in user.conf: NAME=VALUE (e.g. min_duration=1000); repeatable")
+	fl.StringArrayVar(&f.set, "set", nil, "override one config key for this scenario: NAME=VALUE as in mlperf.conf (e.g. min_duration=1000, qsl_rng_seed=42); repeatable, applied last")
 	fl.DurationVar(&f.timeout, "timeout", 0, "end the run after this long; outstanding samples are lost and the result INVALID (0 = no limit)")
 	fl.DurationVar(&f.stallTimeout, "stall-timeout", loadgen.DefaultStallTimeout, "give up on outstanding samples when none completes for this long")
 	fl.DurationVar(&f.spinWindow, "spin-window", loadgen.DefaultSpinWindow, "Server: busy-wait this close to each scheduled query instead of sleeping (precise issue times, one busy core); negative = never spin")
@@ -163,11 +163,14 @@ func buildSettings(st *State, f *runFlags, modeSet bool) (loadgen.Settings, []st
 		if err != nil {
 			return s, warnings, usageError("%v", err)
 		}
-		if err := c.Apply(&s, "*", scenario, mlperflog.UserConf); err != nil {
+		// --set is the operator's own override, read like mlperf.conf so
+		// that it can also set what only mlperf.conf may (the seeds,
+		// accuracy_log_probability).
+		if err := c.Apply(&s, "*", scenario, mlperflog.BuiltinConf); err != nil {
 			return s, warnings, usageError("%v", err)
 		}
-		if unused := c.Unused("*", scenario, mlperflog.UserConf); len(unused) > 0 {
-			return s, warnings, usageError("--set: %s is not a setting LoadGen reads from a user.conf for %s", strings.Join(unused, ", "), scenario)
+		if unused := c.Unused("*", scenario, mlperflog.BuiltinConf); len(unused) > 0 {
+			return s, warnings, usageError("--set: %s is not a setting LoadGen reads for %s", strings.Join(unused, ", "), scenario)
 		}
 	}
 	return s, warnings, nil
