@@ -188,6 +188,7 @@ type gemmOp struct {
 	byRows  bool
 	scratch [][]float32 // per chunk, mc*kc floats, for a transposed A
 	wg      sync.WaitGroup
+	threads int // at most this many chunks when > 0
 }
 
 // run performs the product, in parallel when it is large enough.
@@ -196,6 +197,9 @@ func (g *gemmOp) run() {
 	chunks := 1
 	if g.m*g.n*g.k >= parMinMACs {
 		chunks = maxProcs()
+		if g.threads > 0 {
+			chunks = min(chunks, g.threads)
+		}
 	}
 	g.byRows = g.m >= np
 	if g.byRows {

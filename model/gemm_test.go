@@ -164,3 +164,24 @@ func TestGEMMDeterministicAcrossProcs(t *testing.T) {
 		}
 	}
 }
+
+// TestSetThreadsKeepsResults checks that limiting an Inferencer to one
+// goroutine gives bit-identical logits on a batch large enough to split.
+func TestSetThreadsKeepsResults(t *testing.T) {
+	m := New([]int{784, 128, 10}, 3)
+	const batch = 64
+	x := make([]float32, batch*784)
+	for i := range x {
+		x[i] = float32(i%255) / 255
+	}
+	all, one := make([]float32, batch*10), make([]float32, batch*10)
+	m.NewInferencer(batch).Infer(all, x, batch)
+	inf := m.NewInferencer(batch)
+	inf.SetThreads(1)
+	inf.Infer(one, x, batch)
+	for i := range all {
+		if math.Float32bits(all[i]) != math.Float32bits(one[i]) {
+			t.Fatalf("logit %d: %v with all threads, %v with one", i, all[i], one[i])
+		}
+	}
+}

@@ -192,6 +192,12 @@ func (m *MLP) NewInferencer(maxBatch int) *Inferencer {
 	return inf
 }
 
+// SetThreads limits the goroutines one Infer or Predict call may use to n
+// (n < 1 means all of GOMAXPROCS, the default). Results do not depend on it.
+// A server that shares the machine with a busy load generator, or runs
+// several inferencers side by side, sets it to avoid oversubscribing cores.
+func (inf *Inferencer) SetThreads(n int) { inf.g.threads = n }
+
 // Classes returns the number of outputs (the last layer size).
 func (m *MLP) Classes() int { return m.sizes[len(m.sizes)-1] }
 

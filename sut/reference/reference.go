@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -216,8 +215,6 @@ func (s *SUT) take(batch []job) []job {
 
 func (s *SUT) work(ctx context.Context, p Predictor) {
 	defer s.wg.Done()
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
 	in := s.opts.InputSize
 	x := make([]float32, s.opts.MaxBatch*in)
 	classes := make([]uint8, s.opts.MaxBatch)
