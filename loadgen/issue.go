@@ -173,7 +173,6 @@ func (it *issuer) run() issueStats {
 	targetDuration := int64(e.TargetDurationMs) * 1e6
 	maxDuration := int64(e.MaxDurationMs) * 1e6
 	var issued uint64
-	var coalesced []QuerySample
 
 	for q := it.idx; q < g.queries; q += it.stride {
 		if t.ctx.Err() != nil {
@@ -220,12 +219,12 @@ func (it *issuer) run() issueStats {
 			_, end := g.queryRange(last)
 			samples = g.samples[s:end:end]
 		} else {
-			coalesced = coalesced[:0]
+			// Strided queries are not contiguous: gather them into a slice
+			// of their own, which the SUT may keep.
 			for k := first; k <= last; k += it.stride {
 				s, end := g.queryRange(k)
-				coalesced = append(coalesced, g.samples[s:end]...)
+				samples = append(samples, g.samples[s:end]...)
 			}
-			samples = append([]QuerySample(nil), coalesced...)
 		}
 		q = last
 		if err := it.issueOne(samples); err != nil {

@@ -354,10 +354,13 @@ func runGBT(parent context.Context, st *State, f *runFlags, g *gbtFlags, base lo
 		base := g.mixedBase
 		out.UnderlyingMode = &base
 	}
+	// One scheduled time per job (query): a job's samples share it.
 	var sched []int64
+	lastQuery := uint64(0)
 	for r := range res.Records() {
-		if len(sched) == 0 || r.QueryID != uint64(len(sched)-1)+res.Passes[0].FirstSeq {
+		if len(sched) == 0 || r.QueryID != lastQuery {
 			sched = append(sched, r.ScheduledNs)
+			lastQuery = r.QueryID
 		}
 	}
 	out.Schedule.Hash = gbt.ScheduleHash(sched)
