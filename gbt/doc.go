@@ -9,7 +9,8 @@
 // result file gbt_result.json (7.3).
 //
 // Requirement IDs (GB-…) and implementer's notes (IN-nn) cited in this
-// package are those of /work/shared/spec/gbt45087-requirements.md.
+// package are those of the project's English rendering of GB/T 45087;
+// docs/requirements.md indexes each of them.
 //
 // # Test information (info.go)
 //

@@ -7,8 +7,8 @@
 // The LoadGen-derived functions in this package (Percentile, MeanInt,
 // EarlyStopping and its SingleStream, MultiStream and Server methods) are
 // meant to give exactly the numbers and text the C++ LoadGen gives
-// (loadgen/results.cc and loadgen/early_stopping.cc; see
-// /work/shared/spec/loadgen-reference.md §9), not merely statistically
+// (loadgen/results.cc and loadgen/early_stopping.cc; see loadgen-reference
+// §9 in docs/requirements.md), not merely statistically
 // equivalent ones. To that end they
 //
 //   - index sorted latencies with the truncated IEEE double product

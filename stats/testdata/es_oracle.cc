@@ -1,7 +1,8 @@
 // es_oracle.cc is an independent C++14 re-statement of the early-stopping
 // arithmetic of MLPerf LoadGen (loadgen/early_stopping.cc and the
 // PerformanceSummary::EarlyStopping part of loadgen/results.cc), written from
-// a reading of those files and of /work/shared/spec/loadgen-reference.md §9.
+// a reading of those files and of the LoadGen behaviour reference, §9
+// (indexed in docs/requirements.md).
 // It exists only to produce golden data for package aimeter/stats; it is
 // compiled with the same kind of toolchain LoadGen is (GCC, libstdc++, glibc
 // libm, no FMA contraction), so the Go port can be compared bit-for-bit.
