@@ -194,12 +194,16 @@ func legacyError(dir string) error {
 }
 
 // Verify checks every file that m lists against its size and SHA-256 and
-// returns one *DigestError per file that differs, joined.
+// returns one *DigestError per file that differs or, for a raw file, is
+// missing, joined. A missing derived file is not an error: regenerating
+// the bundle writes it again.
 func (m *Manifest) Verify(dir string) error {
 	var errs []error
 	for _, e := range m.Files {
 		n, sum, err := digestFile(filepath.Join(dir, filepath.FromSlash(e.Name)))
 		switch {
+		case errors.Is(err, fs.ErrNotExist) && e.Role == Derived:
+			// A derived file that is gone is only to be made again.
 		case errors.Is(err, fs.ErrNotExist):
 			errs = append(errs, &DigestError{Dir: dir, Name: e.Name, Want: e, Missing: true})
 		case err != nil:
