@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"aimeter/accuracy"
+	"aimeter/bundle"
 	"aimeter/dataset"
 	"aimeter/loadgen"
 	"aimeter/mlperflog"
@@ -215,7 +216,12 @@ func runDemo(parent context.Context, st *State, f *demoFlags) error {
 	single, batchRate := calibrate(m, data.test)
 	var runs []demoRun
 	var interrupted error
-	do := func(name string, s loadgen.Settings) *loadgen.Result {
+	system := report.DetectSystem()
+	system.AimeterVersion = Version
+	// do runs one scenario and writes its bundle; check, if set, scores
+	// the accuracy log before the bundle is written, so the bundle keeps
+	// the outcome.
+	do := func(name string, s loadgen.Settings, check func(*loadgen.Result) (*report.AccuracyInfo, error)) *loadgen.Result {
 		if interrupted != nil {
 			return nil
 		}
@@ -239,31 +245,38 @@ func runDemo(parent context.Context, st *State, f *demoFlags) error {
 				return nil
 			}
 		}
+		run := demoRun{name: name, res: res, stages: sut.Stats()}
+		if check != nil && len(res.Accuracy) > 0 {
+			if run.accuracy, err = check(res); err != nil && interrupted == nil {
+				interrupted = err
+			}
+		}
 		dir := filepath.Join(f.outputDir, strings.ToLower(strings.ReplaceAll(name, " ", "-")))
-		if err := mlperflog.WriteAll(dir, res, mlperflog.WriteOptions{Version: Version}); err != nil && interrupted == nil {
+		b := &bundle.Bundle{Result: res, Version: Version, Name: name, System: system, AccuracyCheck: run.accuracy}
+		if err := bundle.Write(dir, b); err != nil && interrupted == nil {
 			interrupted = err
 		}
-		runs = append(runs, demoRun{name: name, res: res, stages: sut.Stats()})
+		runs = append(runs, run)
 		return res
 	}
 
 	// Accuracy: every test image once, Offline (one batched query per set).
 	acc := loadgen.DefaultSettings()
 	acc.Scenario, acc.Mode = loadgen.Offline, loadgen.AccuracyOnly
-	if res := do("Accuracy", acc); res != nil && len(res.Accuracy) > 0 {
+	do("Accuracy", acc, func(res *loadgen.Result) (*report.AccuracyInfo, error) {
 		score, err := accuracy.Top1(res.Accuracy, data.test.Len(), qsl.Label)
 		if err != nil {
-			return withCode(ExitFailure, err)
+			return nil, err
 		}
-		runs[len(runs)-1].accuracy = &report.AccuracyInfo{Metric: "top-1 accuracy (%)", Value: 100 * score.Value, Target: 100 * data.target, Pass: score.Value >= data.target}
-	}
+		return &report.AccuracyInfo{Metric: "top-1 accuracy (%)", Value: 100 * score.Value, Target: 100 * data.target, Pass: score.Value >= data.target}, nil
+	})
 
 	minMs := uint64(f.duration.Milliseconds())
 	// SingleStream: one sample at a time; the hint only sizes the schedule.
 	ss := loadgen.DefaultSettings()
 	ss.MinDurationMs = minMs
 	ss.SingleStreamExpectedLatencyNs = uint64(max(single/2, 1000))
-	do("SingleStream", ss)
+	do("SingleStream", ss, nil)
 
 	// MultiStream: 8 samples per query, p99 over at least 662 queries.
 	ms := loadgen.DefaultSettings()
@@ -271,7 +284,7 @@ func runDemo(parent context.Context, st *State, f *demoFlags) error {
 	ms.MinDurationMs = minMs
 	ms.MinQueryCount = 662
 	ms.MultiStreamExpectedLatencyNs = uint64(max((single+8*int64(1e9/batchRate))/4, 1000))
-	do("MultiStream", ms)
+	do("MultiStream", ms, nil)
 
 	// Server: Poisson arrivals at 10 % of the batched rate (the issuer spins
 	// on one core to keep the schedule), 15 ms p99 bound.
@@ -283,17 +296,17 @@ func runDemo(parent context.Context, st *State, f *demoFlags) error {
 	sv.MinDurationMs = 2 * minMs
 	sv.ServerTargetQPS = float64(int(0.1 * batchRate))
 	sv.ServerTargetLatencyNs = 15_000_000
-	do("Server", sv)
+	do("Server", sv, nil)
 
 	// Offline: one query sized for 1.5× the calibrated rate.
 	off := loadgen.DefaultSettings()
 	off.Scenario = loadgen.Offline
 	off.MinDurationMs = minMs / 2
 	off.OfflineExpectedQPS = 1.5 * batchRate
-	do("Offline", off)
+	do("Offline", off, nil)
 
 	printDemoTable(st.Stdout, runs)
-	if err := writeDemoReport(f.outputDir, data, m, runs); err != nil {
+	if err := writeDemoReport(f.outputDir, data, m, system, runs); err != nil {
 		return withCode(ExitFailure, err)
 	}
 	fmt.Fprintf(st.Stdout, "Logs in %s/<run>/, report in %s\n", f.outputDir, filepath.Join(f.outputDir, "report.html"))
@@ -359,13 +372,12 @@ func printDemoTable(w io.Writer, runs []demoRun) {
 	tw.Flush()
 }
 
-func writeDemoReport(dir string, data *demoData, m *model.MLP, runs []demoRun) error {
+func writeDemoReport(dir string, data *demoData, m *model.MLP, system report.SystemInfo, runs []demoRun) error {
 	rep := &report.Report{
 		Title:     "aimeter demo: reference MLP on " + data.test.Name,
 		Generated: time.Now(),
-		System:    report.DetectSystem(),
+		System:    system,
 	}
-	rep.System.AimeterVersion = Version
 	rep.Notes = append(rep.Notes, fmt.Sprintf("Model: pure-Go MLP %v, %d parameters, %d FLOP per sample.", m.Layers(), m.NumParams(), m.FLOPsPerSample()))
 	for _, r := range runs {
 		rep.Scenarios = append(rep.Scenarios, report.Scenario{Name: r.name, Result: r.res, Accuracy: r.accuracy})

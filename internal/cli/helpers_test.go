@@ -159,7 +159,12 @@ func detailValue[T any](t *testing.T, d map[string][]json.RawMessage, key string
 
 func readRunInfoT(t *testing.T, dir string) mlperflog.RunInfo {
 	t.Helper()
-	info, err := readRunInfo(filepath.Join(dir, mlperflog.SettingsFile))
+	f, err := os.Open(filepath.Join(dir, mlperflog.SettingsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	info, err := mlperflog.ReadRunInfo(f)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +173,12 @@ func readRunInfoT(t *testing.T, dir string) mlperflog.RunInfo {
 
 func readRecordsT(t *testing.T, dir string) []loadgen.Record {
 	t.Helper()
-	recs, err := readRecords(filepath.Join(dir, mlperflog.RecordsFile))
+	f, err := os.Open(filepath.Join(dir, mlperflog.RecordsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := mlperflog.ReadRecords(f)
 	if err != nil {
 		t.Fatal(err)
 	}

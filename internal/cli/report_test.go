@@ -27,11 +27,12 @@ func runQuick(t *testing.T, scenario string, wantCodes []int, extra ...string) s
 	return out
 }
 
-// report runs `aimeter report dir --output-dir out` and returns the result
-// and the regenerated summary.
+// reportTo runs `aimeter report dir --output-dir out --ignore-digests` (the
+// tests edit the raw files on purpose) and returns the result and the
+// regenerated summary.
 func reportTo(t *testing.T, dir, out string) (cliResult, string) {
 	t.Helper()
-	res := runCLI(t, "", "report", dir, "--output-dir", out)
+	res := runCLI(t, "", "report", dir, "--output-dir", out, "--ignore-digests")
 	summary, err := os.ReadFile(filepath.Join(out, mlperflog.SummaryFile))
 	if err != nil && res.code != ExitFailure {
 		t.Fatalf("report wrote no summary: %v\n%s", err, res)
@@ -154,25 +155,16 @@ func TestReportRoundTripCounts(t *testing.T) {
 			if got != orig {
 				t.Errorf("regenerated summary differs\n--- report:\n%s\n--- run:\n%s", got, orig)
 			}
-			// Reporting the regenerated directory again keeps the counts too.
-			for _, f := range []string{mlperflog.RecordsFile, mlperflog.SettingsFile} {
-				if err := os.WriteFile(filepath.Join(out, f), []byte(readFileT(t, filepath.Join(dir, f))), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			out2 := filepath.Join(t.TempDir(), "re2")
-			if _, again := reportTo(t, out, out2); again != orig {
-				t.Errorf("report of a reported directory differs\n--- report:\n%s\n--- run:\n%s", again, orig)
-			}
-			// Without the run's summary the counts are unknown: report writes
-			// LoadGen's footer for a test without events.
-			if err := os.Remove(filepath.Join(out, mlperflog.SummaryFile)); err != nil {
+			// The counts come from the stored events: a run directory
+			// whose summary was deleted gets it back, footer and all.
+			if err := os.Remove(filepath.Join(dir, mlperflog.SummaryFile)); err != nil {
 				t.Fatal(err)
 			}
-			out3 := filepath.Join(t.TempDir(), "re3")
-			if _, bare := reportTo(t, out, out3); !strings.HasSuffix(bare, "\nNo warnings encountered during test.\n\nNo errors encountered during test.\n") ||
-				strings.TrimSuffix(bare, "\nNo warnings encountered during test.\n\nNo errors encountered during test.\n") != strings.TrimSuffix(orig, r.footer) {
-				t.Errorf("report without the run's summary:\n%s", bare)
+			if again := runCLI(t, "", "report", dir); again.code != r.code {
+				t.Fatalf("report in place: exit %d, want %d\n%s", again.code, r.code, again)
+			}
+			if again := readFileT(t, filepath.Join(dir, mlperflog.SummaryFile)); again != orig {
+				t.Errorf("summary regenerated in place differs\n--- report:\n%s\n--- run:\n%s", again, orig)
 			}
 		})
 	}
@@ -664,7 +656,15 @@ func copyRun(t *testing.T, from, to string) {
 	if err := os.MkdirAll(to, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{mlperflog.SettingsFile, mlperflog.RecordsFile, mlperflog.SummaryFile} {
+	ents, err := os.ReadDir(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		if e.IsDir() {
+			continue
+		}
+		f := e.Name()
 		b, err := os.ReadFile(filepath.Join(from, f))
 		if err != nil {
 			t.Fatal(err)
@@ -714,7 +714,7 @@ func TestReportMalformed(t *testing.T) {
 		{"empty file", ptrTo(""), nil, mlperflog.RecordsFile,
 			[]string{"line 1: empty file"}, "the header is required"},
 		{"missing records", nil, nil, mlperflog.RecordsFile,
-			[]string{"no such file"}, "records.csv is required"},
+			[]string{"missing from the bundle"}, "records.csv is required"},
 		{"records of another run", ptrTo(setField(2, 0, "999999999")), ptrTo(readFileT(t, filepath.Join(dir, mlperflog.SettingsFile))), "",
 			[]string{}, "placeholder, replaced below"},
 		{"malformed settings", ptrTo(good), ptrTo("{\"version\": 1}\n"), mlperflog.SettingsFile,
@@ -761,7 +761,7 @@ func TestReportMalformed(t *testing.T) {
 			}
 			before := readFileT(t, filepath.Join(edit, mlperflog.SummaryFile))
 			out := filepath.Join(t.TempDir(), "re")
-			res := runCLI(t, "", "report", edit, "--output-dir", out)
+			res := runCLI(t, "", "report", edit, "--output-dir", out, "--ignore-digests")
 			if res.code != ExitFailure {
 				t.Fatalf("%s: want exit %d\n%s", r.reason, ExitFailure, res)
 			}
@@ -796,7 +796,7 @@ func TestReportUsage(t *testing.T) {
 	}{
 		{[]string{"report"}, ExitUsage, "accepts 1 arg(s), received 0", "the directory is required"},
 		{[]string{"report", "a", "b"}, ExitUsage, "accepts 1 arg(s), received 2", "one directory only"},
-		{[]string{"report", filepath.Join(t.TempDir(), "none")}, ExitFailure, "settings.json: no such file", "a directory without a run"},
+		{[]string{"report", filepath.Join(t.TempDir(), "none")}, ExitFailure, "not a run bundle", "a directory without a run"},
 	}
 	for _, r := range rows {
 		res := runCLI(t, "", r.args...)
@@ -807,3 +807,69 @@ func TestReportUsage(t *testing.T) {
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// TestReportNamesChangedFile: a bundle edited after the run is refused
+// with the file named, and nothing is written, unless --ignore-digests.
+func TestReportNamesChangedFile(t *testing.T) {
+	dir := runQuick(t, "Offline", []int{ExitOK})
+	rec := filepath.Join(dir, mlperflog.RecordsFile)
+	data := readFileT(t, rec)
+	if err := os.WriteFile(rec, []byte(strings.Replace(data, ",ok\n", ",error\n", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "re")
+	res := runCLI(t, "", "report", dir, "--output-dir", out)
+	if res.code != ExitFailure || !strings.Contains(res.stderr, rec) || !strings.Contains(res.stderr, "changed since the run wrote it") {
+		t.Fatalf("want exit %d naming %s:\n%s", ExitFailure, rec, res)
+	}
+	if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("report wrote %s despite the error", out)
+	}
+	res = runCLI(t, "", "report", dir, "--output-dir", out, "--ignore-digests")
+	if res.code != ExitInvalid || !strings.Contains(res.stderr, "no longer matches its manifest") {
+		t.Fatalf("--ignore-digests: want exit %d (a failed sample) and a warning:\n%s", ExitInvalid, res)
+	}
+}
+
+// TestReportInPlaceKeepsEveryByte: regenerating a bundle in place leaves
+// every file, raw or derived, byte for byte and mode for mode as the run
+// wrote it.
+func TestReportInPlaceKeepsEveryByte(t *testing.T) {
+	for _, sc := range []string{"SingleStream", "MultiStream", "Server", "Offline"} {
+		t.Run(sc, func(t *testing.T) {
+			dir := runQuick(t, sc, []int{ExitOK, ExitInvalid}, "--trace")
+			before := snapshotDir(t, dir)
+			res := runCLI(t, "", "report", dir)
+			if res.code != ExitOK && res.code != ExitInvalid {
+				t.Fatal(res)
+			}
+			after := snapshotDir(t, dir)
+			if len(after) != len(before) {
+				t.Fatalf("files before %d, after %d", len(before), len(after))
+			}
+			for name, b := range before {
+				if after[name] != b {
+					t.Errorf("%s changed by regenerating in place", name)
+				}
+			}
+		})
+	}
+}
+
+// snapshotDir maps each file of dir to its mode and contents.
+func snapshotDir(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, e := range ents {
+		fi, err := e.Info()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[e.Name()] = fi.Mode().String() + "\n" + readFileT(t, filepath.Join(dir, e.Name()))
+	}
+	return out
+}

@@ -11,8 +11,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"aimeter/bundle"
 	"aimeter/loadgen"
 	"aimeter/mlperflog"
+	"aimeter/report"
 	"aimeter/sut/null"
 )
 
@@ -208,8 +210,9 @@ func runTest(parent context.Context, st *State, f *runFlags, modeSet bool) error
 	if res == nil {
 		return withCode(ExitUsage, runErr)
 	}
-	if err := mlperflog.WriteAll(f.outputDir, res, mlperflog.WriteOptions{Trace: f.trace, Version: Version}); err != nil {
-		return withCode(ExitFailure, fmt.Errorf("writing logs: %w", err))
+	b := &bundle.Bundle{Result: res, Version: Version, System: report.DetectSystem(), Trace: f.trace}
+	if err := bundle.Write(f.outputDir, b); err != nil {
+		return withCode(ExitFailure, fmt.Errorf("writing the run bundle: %w", err))
 	}
 	printOutcome(st, res, f.outputDir)
 	switch {

@@ -1,0 +1,440 @@
+package bundle
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	"aimeter/accuracy"
+	"aimeter/loadgen"
+	"aimeter/mlperflog"
+	"aimeter/report"
+)
+
+// Names of the raw files of a bundle.
+const (
+	SettingsFile = mlperflog.SettingsFile // the requested and effective settings, the passes, the counters
+	RunFile      = "run.json"             // what the run was beyond its settings: name, process, time zone, system
+	RecordsFile  = mlperflog.RecordsFile  // one row per issued sample
+	StagesFile   = mlperflog.StagesFile   // the SUT-side stage times, when the SUT reported any
+	AccuracyFile = mlperflog.AccuracyFile // LoadGen's accuracy log (raw: the responses)
+)
+
+// Names of the derived files of a bundle.
+const (
+	SummaryFile = mlperflog.SummaryFile
+	DetailFile  = mlperflog.DetailFile
+	TraceFile   = mlperflog.TraceFile
+	ReportFile  = "report.html"
+)
+
+// Bundle is one run: everything it recorded, from which every report is
+// derived. A Bundle made from a live loadgen.Result and one read back from
+// its directory give the same derived files, byte for byte.
+type Bundle struct {
+	// Result is the run: settings, passes, events, accuracy log, counters,
+	// records and the reported summary. Read rebuilds the summary from the
+	// records.
+	Result *loadgen.Result
+	// Stages are the SUT-side stage times, one per record in the order of
+	// Result.Records, joined to the records by sequence id (NoStages for a
+	// record without). Nil means: take them from Result.Stages when
+	// Result.HasStages, as for a live run.
+	Stages []loadgen.StageTimes
+
+	// Version is the aimeter version that ran the test; the detail log's
+	// loadgen_version is "aimeter <Version>".
+	Version string
+	// Name labels the run in report.html; empty means "<SUT> <scenario>".
+	Name string
+	// PID is the process that ran the test, written in the metadata of the
+	// detail log; 0 means this process.
+	PID int
+	// Location is the time zone of the run's wall-clock times (the detail
+	// log's test_datetime); nil means time.Local. Stored as its name and
+	// offset at the start of the run.
+	Location *time.Location
+	// System describes the machine the run was on.
+	System report.SystemInfo
+	// AccuracyCheck, if set, is the outcome of scoring the accuracy log
+	// against the data set's ground truth, which the bundle does not hold.
+	AccuracyCheck *report.AccuracyInfo
+	// Trace also derives mlperf_log_trace.json.
+	Trace bool
+	// NoReport leaves report.html out of the derived files.
+	NoReport bool
+
+	// Manifest is the manifest Read verified or Write wrote; nil before.
+	Manifest *Manifest
+	dir      string // where Read or Write found or put the bundle
+}
+
+// runMeta is run.json.
+type runMeta struct {
+	Name string `json:"name,omitempty"`
+	PID  int    `json:"pid"`
+	// GetSUTNameDurationNs is LoadGen's get_sut_name_duration_ns.
+	GetSUTNameDurationNs int64                `json:"get_sut_name_duration_ns"`
+	Zone                 zone                 `json:"zone"`
+	System               report.SystemInfo    `json:"system"`
+	AccuracyCheck        *report.AccuracyInfo `json:"accuracy_check,omitempty"`
+	Trace                bool                 `json:"trace,omitempty"`
+	NoReport             bool                 `json:"no_report,omitempty"`
+}
+
+// zone is a time zone as it was at the start of a run.
+type zone struct {
+	Name          string `json:"name"`
+	OffsetSeconds int    `json:"offset_s"`
+}
+
+func (b *Bundle) location() *time.Location {
+	if b.Location == nil {
+		return time.Local
+	}
+	return b.Location
+}
+
+func (b *Bundle) pid() int {
+	if b.PID == 0 {
+		return os.Getpid()
+	}
+	return b.PID
+}
+
+// Write writes b into dir, creating it if needed: first the raw files, then
+// every derived file, then manifest.json with the size and SHA-256 of each.
+// Each file is written whole or not at all (a temporary file renamed into
+// place), with mode 0644. A failing file does not stop the others; the error
+// joins one error per failed file, each naming its file, and the manifest is
+// written only when every file was.
+func Write(dir string, b *Bundle) error {
+	if b == nil || b.Result == nil {
+		return errors.New("bundle: Write of a bundle without a Result")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if b.PID == 0 {
+		b.PID = os.Getpid()
+	}
+	if b.Location == nil {
+		b.Location = time.Local
+	}
+	parts := append(b.rawParts(), b.derivedParts()...)
+	entries, err := writeParts(dir, parts)
+	if err != nil {
+		return err
+	}
+	m := &Manifest{Format: FormatName, FormatVersion: FormatVersion, Generator: "aimeter " + b.Version, Files: entries}
+	if err := writeManifest(dir, m); err != nil {
+		return err
+	}
+	b.Manifest, b.dir = m, dir
+	return nil
+}
+
+// part is one file of a bundle and how to write it.
+type part struct {
+	name  string
+	role  Role
+	write func(io.Writer) error
+}
+
+// writeParts writes parts concurrently, two at a time per core at most, and
+// returns their manifest entries in the order of parts.
+func writeParts(dir string, parts []part) ([]ManifestEntry, error) {
+	entries := make([]ManifestEntry, len(parts))
+	errs := make([]error, len(parts))
+	var wg sync.WaitGroup
+	for i, p := range parts {
+		wg.Go(func() {
+			wf, err := writeFile(dir, p.name, p.write)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			entries[i] = ManifestEntry{Name: p.name, Role: p.role, Bytes: wf.Bytes, SHA256: wf.SHA256}
+		})
+	}
+	wg.Wait()
+	return entries, errors.Join(errs...)
+}
+
+func (b *Bundle) rawParts() []part {
+	r := b.Result
+	parts := []part{
+		{SettingsFile, Raw, func(w io.Writer) error { return mlperflog.WriteRunInfo(w, mlperflog.RunInfoFromResult(r, b.Version)) }},
+		{RunFile, Raw, func(w io.Writer) error { return b.writeMeta(w) }},
+		{EventsFile, Raw, func(w io.Writer) error { return WriteEvents(w, r.Events) }},
+		{RecordsFile, Raw, func(w io.Writer) error { return mlperflog.WriteRecordSeq(w, r.Records()) }},
+		{AccuracyFile, Raw, func(w io.Writer) error { return mlperflog.WriteAccuracy(w, r.Accuracy) }},
+	}
+	if b.Stages != nil || r.HasStages() {
+		parts = append(parts, part{StagesFile, Raw, func(w io.Writer) error { return mlperflog.WriteStages(w, r.Records(), b.stageSeq()) }})
+	}
+	return parts
+}
+
+// stageSeq yields the stage times in the order of the records.
+func (b *Bundle) stageSeq() func(func(loadgen.StageTimes) bool) {
+	if b.Stages == nil {
+		return b.Result.Stages()
+	}
+	return slices.Values(b.Stages)
+}
+
+func (b *Bundle) writeMeta(w io.Writer) error {
+	name, off := time.Unix(0, 0).In(b.location()).Zone()
+	if !b.Result.StartTime.IsZero() {
+		name, off = b.Result.StartTime.In(b.location()).Zone()
+	}
+	m := runMeta{Name: b.Name, PID: b.pid(), GetSUTNameDurationNs: b.Result.GetSUTNameDurationNs, Zone: zone{name, off}, System: b.System,
+		AccuracyCheck: b.AccuracyCheck, Trace: b.Trace, NoReport: b.NoReport}
+	enc, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(enc, '\n'))
+	return err
+}
+
+// derivedParts lists every file derived from b's raw parts.
+func (b *Bundle) derivedParts() []part {
+	r := b.Result
+	detail := mlperflog.DetailOptions{Version: b.Version, PID: b.pid(), Location: b.location()}
+	parts := []part{
+		{SummaryFile, Derived, func(w io.Writer) error { return mlperflog.WriteSummary(w, r) }},
+		{DetailFile, Derived, func(w io.Writer) error { return mlperflog.WriteDetail(w, r, detail) }},
+	}
+	if b.Trace {
+		parts = append(parts, part{TraceFile, Derived, func(w io.Writer) error { return mlperflog.WriteTrace(w, r) }})
+	}
+	if !b.NoReport {
+		parts = append(parts, part{ReportFile, Derived, func(w io.Writer) error { return report.Write(w, b.Report()) }})
+	}
+	return parts
+}
+
+// Report is the HTML report of b alone.
+func (b *Bundle) Report() *report.Report {
+	return &report.Report{System: b.System, Scenarios: []report.Scenario{b.ReportScenario()}}
+}
+
+// ReportScenario is b as one scenario of a report.
+func (b *Bundle) ReportScenario() report.Scenario {
+	name := b.Name
+	if name == "" {
+		name = b.Result.SUTName + " " + b.Result.Effective.Scenario.String()
+	}
+	return report.Scenario{Name: name, Result: b.Result, Accuracy: b.AccuracyCheck}
+}
+
+// Regenerate writes every derived file of b into dir again, from the raw
+// parts alone. When dir holds b itself (Read from it), the manifest is
+// updated for any derived file whose bytes changed (a newer aimeter may
+// format differently); the raw files are never touched.
+func Regenerate(dir string, b *Bundle) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	parts := b.derivedParts()
+	entries, err := writeParts(dir, parts)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, len(parts))
+	for i, p := range parts {
+		names[i] = p.name
+	}
+	if b.Manifest == nil || b.dir == "" || !sameDir(b.dir, dir) {
+		return names, nil
+	}
+	changed := false
+	for _, e := range entries {
+		i := slices.IndexFunc(b.Manifest.Files, func(old ManifestEntry) bool { return old.Name == e.Name })
+		switch {
+		case i < 0:
+			b.Manifest.Files = append(b.Manifest.Files, e)
+			changed = true
+		case b.Manifest.Files[i] != e:
+			b.Manifest.Files[i] = e
+			changed = true
+		}
+	}
+	if changed {
+		if err := writeManifest(dir, b.Manifest); err != nil {
+			return names, err
+		}
+	}
+	return names, nil
+}
+
+// sameDir reports whether a and b name the same directory.
+func sameDir(a, b string) bool {
+	if filepath.Clean(a) == filepath.Clean(b) {
+		return true
+	}
+	sa, errA := os.Stat(a)
+	sb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(sa, sb)
+}
+
+// ReadOptions controls ReadWith.
+type ReadOptions struct {
+	// SkipVerify reads the files without checking them against the
+	// manifest's digests (for example to study a bundle edited on purpose).
+	// The zero value verifies.
+	SkipVerify bool
+}
+
+// Read reads the bundle in dir, checking every file against the manifest's
+// size and SHA-256 first: a file that changed gives a *DigestError naming
+// it. The Result it returns has its records attached and its summary
+// recomputed from them, so that the derived files are exactly those the run
+// wrote.
+func Read(dir string) (*Bundle, error) { return ReadWith(dir, ReadOptions{}) }
+
+// ReadWith is Read with options.
+func ReadWith(dir string, opts ReadOptions) (*Bundle, error) {
+	m, err := ReadManifest(dir)
+	if err != nil {
+		return nil, err
+	}
+	if !opts.SkipVerify {
+		if err := m.Verify(dir); err != nil {
+			return nil, err
+		}
+	}
+	for _, name := range []string{SettingsFile, RunFile, EventsFile, RecordsFile, AccuracyFile} {
+		if _, ok := m.Entry(name); !ok {
+			return nil, fmt.Errorf("%s: %s does not list %s, which a version %d bundle always holds (written by %s)",
+				dir, ManifestFile, name, FormatVersion, orUnknown(m.Generator))
+		}
+	}
+	b := &Bundle{Manifest: m, dir: dir}
+	var info mlperflog.RunInfo
+	if err := readJSONFile(dir, SettingsFile, func(r io.Reader) (err error) {
+		info, err = mlperflog.ReadRunInfo(r)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	var meta runMeta
+	if err := readJSONFile(dir, RunFile, func(r io.Reader) error {
+		dec := json.NewDecoder(r)
+		dec.DisallowUnknownFields()
+		return dec.Decode(&meta)
+	}); err != nil {
+		return nil, err
+	}
+	res := &loadgen.Result{
+		SUTName: info.SUTName, QSLName: info.QSLName,
+		QSLTotalCount: info.QSLTotalCount, QSLPerformanceCount: info.QSLPerformanceCount,
+		Requested: info.Requested, Effective: info.Effective, StartTime: info.StartTime,
+		Passes: info.Passes, Interrupted: info.Interrupted,
+		UnknownCompletions: info.UnknownCompletions, DuplicateCompletions: info.DuplicateCompletions,
+		FailedSamples: info.FailedSamples, LostSamples: info.LostSamples,
+	}
+	b.Result = res
+	res.GetSUTNameDurationNs = meta.GetSUTNameDurationNs
+	b.Version = info.Version
+	b.Name, b.PID, b.System, b.AccuracyCheck = meta.Name, meta.PID, meta.System, meta.AccuracyCheck
+	b.Trace, b.NoReport = meta.Trace, meta.NoReport
+	b.Location = time.FixedZone(meta.Zone.Name, meta.Zone.OffsetSeconds)
+
+	if err := readFile(dir, EventsFile, func(r io.Reader) (err error) {
+		res.Events, err = ReadEvents(r)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	var recs []loadgen.Record
+	if err := readFile(dir, RecordsFile, func(r io.Reader) (err error) {
+		recs, err = mlperflog.ReadRecords(r)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	res.AttachRecords(recs)
+	if err := readFile(dir, AccuracyFile, func(r io.Reader) (err error) {
+		res.Accuracy, err = accuracy.ReadLog(r)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	if _, ok := m.Entry(StagesFile); ok {
+		if err := readFile(dir, StagesFile, func(r io.Reader) error {
+			seqs, stages, err := mlperflog.ReadStages(r)
+			if err != nil {
+				return err
+			}
+			b.Stages, err = joinStages(recs, seqs, stages)
+			return err
+		}); err != nil {
+			return nil, err
+		}
+	}
+	if idx := slices.IndexFunc(info.Passes, func(p loadgen.PassInfo) bool { return p.Reported }); idx >= 0 {
+		res.Summary, err = loadgen.SummarizePass(info.SUTName, info.Effective, info.Passes[idx], recs)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", dir, err)
+		}
+	}
+	return b, nil
+}
+
+// joinStages orders stage times like the records, matching them by
+// sequence id. A record without a row gets NoStages; a row whose sequence
+// id is no record's, or a sequence id given twice, is an error.
+func joinStages(recs []loadgen.Record, seqs []uint64, stages []loadgen.StageTimes) ([]loadgen.StageTimes, error) {
+	pos := make(map[uint64]int, len(recs))
+	for i := range recs {
+		pos[recs[i].SeqID] = i
+	}
+	out := make([]loadgen.StageTimes, len(recs))
+	for i := range out {
+		out[i] = loadgen.NoStages
+	}
+	seen := make([]bool, len(recs))
+	for k, seq := range seqs {
+		i, ok := pos[seq]
+		if !ok {
+			return nil, fmt.Errorf("row %d: seq_id %d is not in %s", k+2, seq, RecordsFile)
+		}
+		if seen[i] {
+			return nil, fmt.Errorf("row %d: seq_id %d appears twice", k+2, seq)
+		}
+		seen[i] = true
+		out[i] = stages[k]
+	}
+	return out, nil
+}
+
+func readFile(dir, name string, read func(io.Reader) error) error {
+	p := filepath.Join(dir, filepath.FromSlash(name))
+	f, err := os.Open(p)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("%s: missing from the bundle", p)
+		}
+		return err
+	}
+	defer f.Close()
+	if err := read(bufio.NewReaderSize(f, 1<<20)); err != nil {
+		return fmt.Errorf("%s: %w", p, err)
+	}
+	return nil
+}
+
+func readJSONFile(dir, name string, read func(io.Reader) error) error {
+	return readFile(dir, name, read)
+}

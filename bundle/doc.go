@@ -1,0 +1,35 @@
+// Package bundle owns a run directory: everything one benchmark run
+// recorded, and every file derived from it.
+//
+// A bundle holds two kinds of files. The raw files are what the run
+// recorded and are never rewritten:
+//
+//   - settings.json: the requested and effective LoadGen settings, the
+//     passes and how each ended, the SUT-misbehaviour counters;
+//   - run.json: the run's name, process, time zone, system and accuracy
+//     check;
+//   - events.jsonl: the detail-log events, with their warning and error
+//     flags;
+//   - records.csv: one row per issued sample (scheduled, issued, first
+//     token and completion times, tokens, status);
+//   - mlperf_log_accuracy.json: the responses LoadGen logged for accuracy;
+//   - stages.csv, when the SUT reported stage times: one row per sample,
+//     joined to its record by sequence id.
+//
+// The derived files are functions of the raw files alone:
+// mlperf_log_summary.txt, mlperf_log_detail.txt, mlperf_log_trace.json
+// (when the run asked for it) and report.html. Regenerate writes them
+// again from a bundle that Read returned, byte for byte as the run wrote
+// them, which is how `aimeter report` and a tester that trusts only raw
+// records recompute every metric.
+//
+// manifest.json lists every file with its role, size and SHA-256. Read
+// checks them all first and names any file that changed since the run
+// wrote it (a *DigestError); a directory without a manifest, written
+// before bundles existed, gives an error naming the aimeter version that
+// wrote it and what it lacks.
+//
+// Every file is written through a temporary file renamed into place, with
+// mode 0644, so a reader never sees half a file; the manifest is written
+// last, so a directory with a manifest is a complete bundle.
+package bundle
