@@ -532,13 +532,17 @@ func parseNvidiaSMI(out string) []Accelerator {
 	return accs
 }
 
-// parseSMIMemory reads nvidia-smi's memory.total, "81559 MiB" (csv format
-// always gives MiB; KiB and GiB are accepted too). Anything else, such as
-// "[N/A]", is 0: unknown.
+// parseSMIMemory reads nvidia-smi's memory.total, "81559 MiB" (the csv
+// format always gives MiB; KiB and GiB are accepted too, with or without a
+// space). Anything else, such as "[N/A]", is 0: unknown.
 func parseSMIMemory(s string) uint64 {
-	num, unit, _ := strings.Cut(strings.TrimSpace(s), " ")
+	s = strings.TrimSpace(s)
+	i := strings.IndexFunc(s, func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
+	if i <= 0 {
+		return 0
+	}
 	var mult float64
-	switch strings.ToLower(strings.TrimSpace(unit)) {
+	switch strings.ToLower(strings.TrimSpace(s[i:])) {
 	case "kib":
 		mult = 1 << 10
 	case "mib":
@@ -548,8 +552,8 @@ func parseSMIMemory(s string) uint64 {
 	default:
 		return 0
 	}
-	f, err := strconv.ParseFloat(num, 64)
-	if err != nil || !(f >= 0) || f*mult >= math.MaxUint64 {
+	f, err := strconv.ParseFloat(s[:i], 64)
+	if err != nil || f*mult >= math.MaxUint64 {
 		return 0
 	}
 	return uint64(math.Round(f * mult))

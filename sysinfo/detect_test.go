@@ -262,3 +262,55 @@ func TestCountCPUList(t *testing.T) {
 		}
 	}
 }
+
+func TestParseSMIMemory(t *testing.T) {
+	tests := []struct {
+		why  string
+		in   string
+		want uint64
+	}{
+		{"nvidia-smi's csv form", "81559 MiB", 81559 << 20},
+		{"surrounding spaces are trimmed", "  32768 MiB ", 32 << 30},
+		{"no space before the unit", "1024MiB", 1 << 30},
+		{"GiB with a fraction", "1.5 GiB", 3 << 29},
+		{"KiB", "4 KiB", 4096},
+		{"not available", "[N/A]", 0},
+		{"no unit: unknown rather than guessed", "81559", 0},
+		{"a decimal unit nvidia-smi never writes", "80 GB", 0},
+		{"two dots do not parse", "1.2.3 MiB", 0},
+		{"a number too large for uint64", "99999999999999999999 GiB", 0},
+		{"empty", "", 0},
+	}
+	for _, tc := range tests {
+		if got := parseSMIMemory(tc.in); got != tc.want {
+			t.Errorf("%s: parseSMIMemory(%q) = %d, want %d", tc.why, tc.in, got, tc.want)
+		}
+	}
+}
+
+// FuzzParseTools: the readers of command output and /proc text never panic,
+// and every accelerator they find names its vendor and source.
+func FuzzParseTools(f *testing.F) {
+	for _, s := range []string{
+		"NVIDIA H100 80GB HBM3, 81559 MiB, 550.54.15\n",
+		"a,b, [N/A], [N/A]\n,,\n",
+		"| npu-smi 24.1.rc1    Version: 24.1.rc1 |\n| 0  910B3 | OK | 93.4 45 0 / 0 |\n| 0 | 0000:C1:00.0 | 0 0 / 0 3383 / 65536 |\n",
+		"MemTotal:       8145416 kB\n",
+		"PRETTY_NAME=\"Ubuntu 22.04.4 LTS\"\nNAME=x\n",
+		"processor\t: 0\nmodel name\t: X @ 2.00GHz\n\n",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, a := range append(parseNvidiaSMI(s), parseNPUSMI(s)...) {
+			if a.Vendor == "" || a.Source == "" {
+				t.Fatalf("accelerator without vendor or source: %+v", a)
+			}
+		}
+		_ = parseMemTotal(s)
+		_ = osReleaseName(s)
+		_ = cpuinfoBlocks(s)
+		_ = parseSMIMemory(s)
+		_ = countCPUList(s)
+	})
+}
