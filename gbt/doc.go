@@ -29,12 +29,10 @@
 //
 // # Detection (detect.go)
 //
-// [DetectHardware] and [DetectSoftware] read the CPU, memory, accelerators,
-// operating system, kernel, container and virtual-machine facts of the
-// machine they run on; a [Detector] reads them from any file system root and
-// command runner, which is how the tests use the fixture trees under
-// testdata/info/. [DetectedInfo] turns them into a [TestInfo] to merge with
-// the tested party's YAML.
+// Package sysinfo reads the CPU, memory, accelerators, operating system,
+// kernel, container and virtual-machine facts of the machine; [InfoFromHost]
+// turns them into a [TestInfo] to merge with the tested party's YAML, and
+// [Detect] does both for the machine it runs on.
 //
 // # Scenario catalogue (catalogue.go)
 //

@@ -225,97 +225,6 @@ type Component struct {
 	Version string `json:"version,omitempty"`
 }
 
-// ---------------------------------------------------------------------------
-// Coded fields.
-
-// codeSpec describes a coded field: names[c] are the accepted names of code
-// c, the first being the canonical one. A stored value is code + 1.
-type codeSpec struct {
-	what  string
-	names [][]string
-}
-
-func (c codeSpec) name(v uint8) string {
-	if v == 0 {
-		return "unset"
-	}
-	if int(v) > len(c.names) {
-		return fmt.Sprintf("%s(%d)", c.what, int(v)-1)
-	}
-	return c.names[v-1][0]
-}
-
-func (c codeSpec) code(v uint8) int { return int(v) - 1 }
-
-func (c codeSpec) allowed() string {
-	var parts []string
-	for i, n := range c.names {
-		parts = append(parts, fmt.Sprintf("%d = %s", i, n[0]))
-	}
-	return strings.Join(parts, ", ")
-}
-
-// parse reads a code or a name; "" and "null" are "not given".
-func (c codeSpec) parse(s string) (uint8, error) {
-	s = strings.TrimSpace(s)
-	if s == "" || s == "~" || strings.EqualFold(s, "null") {
-		return 0, nil
-	}
-	if n, err := strconv.Atoi(s); err == nil {
-		if n < 0 || n >= len(c.names) {
-			return 0, fmt.Errorf("invalid %s %d (want %s)", c.what, n, c.allowed())
-		}
-		return uint8(n + 1), nil
-	}
-	norm := normName(s)
-	for i, ns := range c.names {
-		for _, n := range ns {
-			if normName(n) == norm {
-				return uint8(i + 1), nil
-			}
-		}
-	}
-	return 0, fmt.Errorf("invalid %s %q (want %s)", c.what, s, c.allowed())
-}
-
-func normName(s string) string {
-	return strings.NewReplacer(" ", "", "-", "", "_", "", "–", "").Replace(strings.ToLower(s))
-}
-
-func (c codeSpec) marshalJSON(v uint8) ([]byte, error) {
-	if v == 0 {
-		return []byte("null"), nil
-	}
-	if int(v) > len(c.names) {
-		return nil, fmt.Errorf("invalid %s value %d", c.what, int(v)-1)
-	}
-	return strconv.AppendInt(nil, int64(v)-1, 10), nil
-}
-
-func (c codeSpec) unmarshalJSON(b []byte) (uint8, error) {
-	b = bytes.TrimSpace(b)
-	if len(b) > 0 && b[0] == '"' {
-		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
-			return 0, err
-		}
-		return c.parse(s)
-	}
-	return c.parse(string(b))
-}
-
-func (c codeSpec) unmarshalYAML(n ast.Node) (uint8, error) {
-	s, err := scalarText(n)
-	if err != nil {
-		return 0, err
-	}
-	v, err := c.parse(s)
-	if err != nil {
-		return 0, nodeError(n, "%v", err)
-	}
-	return v, nil
-}
-
 // scalarText returns the text of a YAML scalar node.
 func scalarText(n ast.Node) (string, error) {
 	for {
@@ -370,296 +279,6 @@ func nodeError(n ast.Node, format string, args ...any) error {
 		e.Line, e.Column = t.Position.Line, t.Position.Column
 	}
 	return e
-}
-
-var (
-	testModeSpec      = codeSpec{"test mode", [][]string{{"closed"}, {"open"}}}
-	scenarioClassSpec = codeSpec{"scenario class", [][]string{{"general"}, {"special"}}}
-	taskTypeSpec      = codeSpec{"task type", [][]string{{"inference"}, {"training"}}}
-	datasetTypeSpec   = codeSpec{"dataset type", [][]string{{"fixed"}, {"random"}}}
-	targetTypeSpec    = codeSpec{"test object type", [][]string{{"single machine", "single", "machine", "server"}, {"cluster", "computing center", "computing centre"}}}
-	topologySpec      = codeSpec{"node topology", [][]string{{"single node", "single"}, {"master-slave", "master slave", "primary-replica"}, {"ring"}, {"tree"}, {"other"}}}
-	flagSpec          = codeSpec{"flag", [][]string{{"not used", "no", "false", "off", "fixed", "not variable"}, {"used", "yes", "true", "on", "variable"}}}
-	cardTypeSpec      = codeSpec{"accelerator card type", [][]string{{"inference"}, {"training"}, {"training and inference", "training-inference", "inference and training", "both"}}}
-)
-
-// TestMode is field 3 (GB-6.1-a-3): 0 closed, 1 open (5.1.2, 5.2.2). The
-// zero value is "not given".
-type TestMode uint8
-
-// Test modes.
-const (
-	TestClosed TestMode = 1 // code 0
-	TestOpen   TestMode = 2 // code 1
-)
-
-// Code returns the standard's code (0 closed, 1 open), or −1 if not given.
-func (v TestMode) Code() int { return testModeSpec.code(uint8(v)) }
-
-// String returns "closed", "open" or "unset".
-func (v TestMode) String() string { return testModeSpec.name(uint8(v)) }
-
-// MarshalJSON writes the code.
-func (v TestMode) MarshalJSON() ([]byte, error) { return testModeSpec.marshalJSON(uint8(v)) }
-
-// UnmarshalJSON reads a code or a name.
-func (v *TestMode) UnmarshalJSON(b []byte) error {
-	x, err := testModeSpec.unmarshalJSON(b)
-	*v = TestMode(x)
-	return err
-}
-
-// UnmarshalYAML reads a code or a name.
-func (v *TestMode) UnmarshalYAML(n ast.Node) error {
-	x, err := testModeSpec.unmarshalYAML(n)
-	*v = TestMode(x)
-	return err
-}
-
-// ScenarioClass is field 4 (GB-6.1-a-4): 0 general, 1 special (7.5). The
-// zero value is "not given".
-type ScenarioClass uint8
-
-// Scenario classes.
-const (
-	ScenarioGeneral ScenarioClass = 1 // code 0
-	ScenarioSpecial ScenarioClass = 2 // code 1
-)
-
-// Code returns the standard's code, or −1 if not given.
-func (v ScenarioClass) Code() int { return scenarioClassSpec.code(uint8(v)) }
-
-// String returns "general", "special" or "unset".
-func (v ScenarioClass) String() string { return scenarioClassSpec.name(uint8(v)) }
-
-// MarshalJSON writes the code.
-func (v ScenarioClass) MarshalJSON() ([]byte, error) { return scenarioClassSpec.marshalJSON(uint8(v)) }
-
-// UnmarshalJSON reads a code or a name.
-func (v *ScenarioClass) UnmarshalJSON(b []byte) error {
-	x, err := scenarioClassSpec.unmarshalJSON(b)
-	*v = ScenarioClass(x)
-	return err
-}
-
-// UnmarshalYAML reads a code or a name.
-func (v *ScenarioClass) UnmarshalYAML(n ast.Node) error {
-	x, err := scenarioClassSpec.unmarshalYAML(n)
-	*v = ScenarioClass(x)
-	return err
-}
-
-// TaskType is field 5 (GB-6.1-a-5): 0 inference, 1 training. The zero
-// value is "not given".
-type TaskType uint8
-
-// Task types.
-const (
-	TaskInference TaskType = 1 // code 0
-	TaskTraining  TaskType = 2 // code 1
-)
-
-// Code returns the standard's code, or −1 if not given.
-func (v TaskType) Code() int { return taskTypeSpec.code(uint8(v)) }
-
-// String returns "inference", "training" or "unset".
-func (v TaskType) String() string { return taskTypeSpec.name(uint8(v)) }
-
-// MarshalJSON writes the code.
-func (v TaskType) MarshalJSON() ([]byte, error) { return taskTypeSpec.marshalJSON(uint8(v)) }
-
-// UnmarshalJSON reads a code or a name.
-func (v *TaskType) UnmarshalJSON(b []byte) error {
-	x, err := taskTypeSpec.unmarshalJSON(b)
-	*v = TaskType(x)
-	return err
-}
-
-// UnmarshalYAML reads a code or a name.
-func (v *TaskType) UnmarshalYAML(n ast.Node) error {
-	x, err := taskTypeSpec.unmarshalYAML(n)
-	*v = TaskType(x)
-	return err
-}
-
-// DatasetType is field 6 (GB-6.1-a-6): 0 fixed, 1 random. The zero value is
-// "not given".
-type DatasetType uint8
-
-// Data set types.
-const (
-	DatasetFixed  DatasetType = 1 // code 0
-	DatasetRandom DatasetType = 2 // code 1
-)
-
-// Code returns the standard's code, or −1 if not given.
-func (v DatasetType) Code() int { return datasetTypeSpec.code(uint8(v)) }
-
-// String returns "fixed", "random" or "unset".
-func (v DatasetType) String() string { return datasetTypeSpec.name(uint8(v)) }
-
-// MarshalJSON writes the code.
-func (v DatasetType) MarshalJSON() ([]byte, error) { return datasetTypeSpec.marshalJSON(uint8(v)) }
-
-// UnmarshalJSON reads a code or a name.
-func (v *DatasetType) UnmarshalJSON(b []byte) error {
-	x, err := datasetTypeSpec.unmarshalJSON(b)
-	*v = DatasetType(x)
-	return err
-}
-
-// UnmarshalYAML reads a code or a name.
-func (v *DatasetType) UnmarshalYAML(n ast.Node) error {
-	x, err := datasetTypeSpec.unmarshalYAML(n)
-	*v = DatasetType(x)
-	return err
-}
-
-// TargetType is field 10 (GB-6.1-a-10): 0 single machine, 1 cluster or
-// computing centre. The zero value is "not given".
-type TargetType uint8
-
-// Test object types.
-const (
-	TargetSingleMachine TargetType = 1 // code 0
-	TargetCluster       TargetType = 2 // code 1
-)
-
-// Code returns the standard's code, or −1 if not given.
-func (v TargetType) Code() int { return targetTypeSpec.code(uint8(v)) }
-
-// String returns "single machine", "cluster" or "unset".
-func (v TargetType) String() string { return targetTypeSpec.name(uint8(v)) }
-
-// MarshalJSON writes the code.
-func (v TargetType) MarshalJSON() ([]byte, error) { return targetTypeSpec.marshalJSON(uint8(v)) }
-
-// UnmarshalJSON reads a code or a name.
-func (v *TargetType) UnmarshalJSON(b []byte) error {
-	x, err := targetTypeSpec.unmarshalJSON(b)
-	*v = TargetType(x)
-	return err
-}
-
-// UnmarshalYAML reads a code or a name.
-func (v *TargetType) UnmarshalYAML(n ast.Node) error {
-	x, err := targetTypeSpec.unmarshalYAML(n)
-	*v = TargetType(x)
-	return err
-}
-
-// Topology is field 14 (GB-6.1-a-14): 0 single node, 1 master–slave,
-// 2 ring, 3 tree, 4 other. The zero value is "not given".
-type Topology uint8
-
-// Node topologies.
-const (
-	TopologySingleNode  Topology = 1 // code 0
-	TopologyMasterSlave Topology = 2 // code 1
-	TopologyRing        Topology = 3 // code 2
-	TopologyTree        Topology = 4 // code 3
-	TopologyOther       Topology = 5 // code 4
-)
-
-// Code returns the standard's code, or −1 if not given.
-func (v Topology) Code() int { return topologySpec.code(uint8(v)) }
-
-// String returns the topology's name or "unset".
-func (v Topology) String() string { return topologySpec.name(uint8(v)) }
-
-// MarshalJSON writes the code.
-func (v Topology) MarshalJSON() ([]byte, error) { return topologySpec.marshalJSON(uint8(v)) }
-
-// UnmarshalJSON reads a code or a name.
-func (v *Topology) UnmarshalJSON(b []byte) error {
-	x, err := topologySpec.unmarshalJSON(b)
-	*v = Topology(x)
-	return err
-}
-
-// UnmarshalYAML reads a code or a name.
-func (v *Topology) UnmarshalYAML(n ast.Node) error {
-	x, err := topologySpec.unmarshalYAML(n)
-	*v = Topology(x)
-	return err
-}
-
-// Flag is a 0/1 field of the standard: 0 not used (or fixed, no), 1 used
-// (or variable, yes) — fields 17 and 19 (GB-6.1-a-17, GB-6.1-a-19), 7.1 a)
-// 1) and 2) (GB-7.1-a-1, GB-7.1-a-2). YAML booleans are accepted. The zero
-// value is "not given".
-type Flag uint8
-
-// Flag values.
-const (
-	NotUsed Flag = 1 // code 0
-	Used    Flag = 2 // code 1
-)
-
-// FlagOf returns Used for true and NotUsed for false.
-func FlagOf(b bool) Flag {
-	if b {
-		return Used
-	}
-	return NotUsed
-}
-
-// Code returns 0 or 1, or −1 if not given.
-func (v Flag) Code() int { return flagSpec.code(uint8(v)) }
-
-// String returns "not used", "used" or "unset".
-func (v Flag) String() string { return flagSpec.name(uint8(v)) }
-
-// MarshalJSON writes the code.
-func (v Flag) MarshalJSON() ([]byte, error) { return flagSpec.marshalJSON(uint8(v)) }
-
-// UnmarshalJSON reads a code, a name or a boolean.
-func (v *Flag) UnmarshalJSON(b []byte) error {
-	x, err := flagSpec.unmarshalJSON(b)
-	*v = Flag(x)
-	return err
-}
-
-// UnmarshalYAML reads a code, a name or a boolean.
-func (v *Flag) UnmarshalYAML(n ast.Node) error {
-	x, err := flagSpec.unmarshalYAML(n)
-	*v = Flag(x)
-	return err
-}
-
-// CardType is the accelerator card type of sub-field 12.6: 0 inference,
-// 1 training, 2 training and inference. The zero value is "not given".
-type CardType uint8
-
-// Accelerator card types.
-const (
-	CardInference            CardType = 1 // code 0
-	CardTraining             CardType = 2 // code 1
-	CardTrainingAndInference CardType = 3 // code 2
-)
-
-// Code returns the code (0 inference, 1 training, 2 both), or −1 if not
-// given. The standard names the types without codes; these are aimeter's.
-func (v CardType) Code() int { return cardTypeSpec.code(uint8(v)) }
-
-// String returns the card type's name or "unset".
-func (v CardType) String() string { return cardTypeSpec.name(uint8(v)) }
-
-// MarshalJSON writes the code.
-func (v CardType) MarshalJSON() ([]byte, error) { return cardTypeSpec.marshalJSON(uint8(v)) }
-
-// UnmarshalJSON reads a code or a name.
-func (v *CardType) UnmarshalJSON(b []byte) error {
-	x, err := cardTypeSpec.unmarshalJSON(b)
-	*v = CardType(x)
-	return err
-}
-
-// UnmarshalYAML reads a code or a name.
-func (v *CardType) UnmarshalYAML(n ast.Node) error {
-	x, err := cardTypeSpec.unmarshalYAML(n)
-	*v = CardType(x)
-	return err
 }
 
 // ---------------------------------------------------------------------------
@@ -1148,12 +767,12 @@ func (in TestInfo) Validate() error {
 	str(in.TestID, "test_id", "GB-6.1-a-2")
 	if in.TestMode == 0 {
 		missing("test_mode", "GB-6.1-a-3")
-	} else if in.TestMode.Code() > 1 {
+	} else if !in.TestMode.Valid() {
 		add("test_mode", "GB-6.1-a-3", "invalid value %d", in.TestMode.Code())
 	}
 	if in.ScenarioClass == 0 {
 		missing("scenario_class", "GB-6.1-a-4")
-	} else if in.ScenarioClass.Code() > 1 {
+	} else if !in.ScenarioClass.Valid() {
 		add("scenario_class", "GB-6.1-a-4", "invalid value %d", in.ScenarioClass.Code())
 	}
 	switch in.TaskType {
@@ -1219,7 +838,7 @@ func (in TestInfo) Validate() error {
 	}
 	if in.NodeTopology == 0 {
 		missing("node_topology", "GB-6.1-a-14")
-	} else if in.NodeTopology.Code() > 4 {
+	} else if !in.NodeTopology.Valid() {
 		add("node_topology", "GB-6.1-a-14", "invalid value %d", in.NodeTopology.Code())
 	}
 	str(in.OS.Name, "os.name", "GB-6.1-a-15")
@@ -1229,7 +848,7 @@ func (in TestInfo) Validate() error {
 	flag := func(f Flag, field, id string) {
 		if f == 0 {
 			missing(field, id)
-		} else if f.Code() > 1 {
+		} else if !f.Valid() {
 			add(field, id, "invalid value %d", f.Code())
 		}
 	}

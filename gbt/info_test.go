@@ -331,7 +331,7 @@ func TestValidateEmptyNamesRequiredFieldsWithIDs(t *testing.T) {
 
 // GB-7.7.1-a: manual entry overrides automatic detection field by field.
 func TestMerge(t *testing.T) {
-	detected := DetectedInfo(fixtureDetector(t, "host-gpu").Hardware(), fixtureDetector(t, "host-gpu").Software())
+	detected := InfoFromHost(hostGPU())
 	manual, err := ParseInfo([]byte(`
 org_name: Lab
 os:

@@ -15,9 +15,9 @@
 //     per issued sample
 //   - settings.json: WriteRunInfo and ReadRunInfo
 //
-// WriteAll writes them all into a directory. The package also reads
-// LoadGen's config files (ParseConfig, LoadSettings). Numbers follow the C++ rules
-// LoadGen relies on: FormatDouble is a default std::ostream (six significant
+// WriteAll writes them all into a directory. LoadGen's config files
+// (mlperf.conf, user.conf, audit.config) are read by package mlperfconf.
+// Numbers follow the C++ rules LoadGen relies on: FormatDouble is a default std::ostream (six significant
 // digits, "1e+07"), DoubleToString is LoadGen's fixed-decimals helper.
 //
 // Where aimeter differs from LoadGen, on purpose: loadgen_version names

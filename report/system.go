@@ -5,7 +5,7 @@ import (
 	"runtime"
 	"runtime/debug"
 
-	"aimeter/gbt"
+	"aimeter/sysinfo"
 )
 
 // SystemInfo describes the machine a benchmark ran on. Empty fields are shown
@@ -33,9 +33,8 @@ func DetectSystem() SystemInfo {
 		GoVersion: runtime.Version(),
 	}
 	si.Hostname, _ = os.Hostname()
-	// The GB/T test-information detector already reads the CPU model and
-	// memory (GB-7.7.1-a); the report shows the same facts.
-	hw := gbt.DetectHardware()
+	// The same host facts that fill the GB/T test information (GB-7.7.1-a).
+	hw := sysinfo.DetectHardware()
 	si.CPU, si.MemoryBytes = hw.CPU.Model, hw.MemoryBytes
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		si.AimeterVersion = buildVersion(bi)

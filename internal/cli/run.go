@@ -13,6 +13,7 @@ import (
 
 	"aimeter/bundle"
 	"aimeter/loadgen"
+	"aimeter/mlperfconf"
 	"aimeter/mlperflog"
 	"aimeter/report"
 	"aimeter/sut/null"
@@ -123,7 +124,7 @@ func buildSettings(st *State, f *runFlags, modeSet bool) (loadgen.Settings, []st
 	var s loadgen.Settings
 	var warnings []string
 	if f.model != "" || f.mlperfConf != "" || f.userConf != "" {
-		s, warnings, err = mlperflog.LoadSettings(mlperflog.LoadOptions{
+		s, warnings, err = mlperfconf.LoadSettings(mlperfconf.LoadOptions{
 			Model: f.model, Scenario: scenario, Mode: mode, ModeSet: modeSet,
 			MLPerfConfPath: f.mlperfConf, UserConfPath: f.userConf, AuditConfigPath: audit,
 		})
@@ -133,17 +134,17 @@ func buildSettings(st *State, f *runFlags, modeSet bool) (loadgen.Settings, []st
 	} else {
 		s = loadgen.DefaultSettings()
 		s.Scenario, s.Mode = scenario, mode
-		selfTest, err := mlperflog.ParseConfig(strings.NewReader(selfTestConf), "self-test defaults")
+		selfTest, err := mlperfconf.Parse(strings.NewReader(selfTestConf), "self-test defaults")
 		if err != nil {
 			return s, nil, withCode(ExitFailure, err)
 		}
-		if err := selfTest.Apply(&s, "*", scenario, mlperflog.UserConf); err != nil {
+		if err := selfTest.Apply(&s, "*", scenario, mlperfconf.UserConf); err != nil {
 			return s, nil, withCode(ExitFailure, err)
 		}
 		if audit != "" {
-			if c, err := mlperflog.ParseConfigFile(audit); err == nil {
-				warnings = append(warnings, mlperflog.AuditConfigWarning)
-				if err := c.Apply(&s, "*", scenario, mlperflog.AuditConf); err != nil {
+			if c, err := mlperfconf.ParseFile(audit); err == nil {
+				warnings = append(warnings, mlperfconf.AuditConfigWarning)
+				if err := c.Apply(&s, "*", scenario, mlperfconf.AuditConf); err != nil {
 					return s, warnings, withCode(ExitUsage, err)
 				}
 			} else if !errors.Is(err, fs.ErrNotExist) {
@@ -161,17 +162,17 @@ func buildSettings(st *State, f *runFlags, modeSet bool) (loadgen.Settings, []st
 			}
 			fmt.Fprintf(&b, "*.%s.%s = %s\n", scenario, name, value)
 		}
-		c, err := mlperflog.ParseConfig(strings.NewReader(b.String()), "--set")
+		c, err := mlperfconf.Parse(strings.NewReader(b.String()), "--set")
 		if err != nil {
 			return s, warnings, usageError("%v", err)
 		}
 		// --set is the operator's own override, read like mlperf.conf so
 		// that it can also set what only mlperf.conf may (the seeds,
 		// accuracy_log_probability).
-		if err := c.Apply(&s, "*", scenario, mlperflog.BuiltinConf); err != nil {
+		if err := c.Apply(&s, "*", scenario, mlperfconf.BuiltinConf); err != nil {
 			return s, warnings, usageError("%v", err)
 		}
-		if unused := c.Unused("*", scenario, mlperflog.BuiltinConf); len(unused) > 0 {
+		if unused := c.Unused("*", scenario, mlperfconf.BuiltinConf); len(unused) > 0 {
 			return s, warnings, usageError("--set: %s is not a setting LoadGen reads for %s", strings.Join(unused, ", "), scenario)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"aimeter/loadgen"
+	"aimeter/mlperfconf"
 	"aimeter/mlperflog"
 )
 
@@ -340,7 +341,7 @@ func TestRunAuditConfig(t *testing.T) {
 			if res.code != ExitOK {
 				t.Fatalf("%s: want exit 0\n%s", r.reason, res)
 			}
-			if !strings.Contains(res.stderr, "warning: "+mlperflog.AuditConfigWarning) {
+			if !strings.Contains(res.stderr, "warning: "+mlperfconf.AuditConfigWarning) {
 				t.Errorf("stderr lacks the audit.config warning:\n%s", res.stderr)
 			}
 			info := readRunInfoT(t, out)
@@ -355,7 +356,7 @@ func TestRunAuditConfig(t *testing.T) {
 			var warned bool
 			for _, v := range d["warning_generic_message"] {
 				var s string
-				if json.Unmarshal(v, &s) == nil && s == mlperflog.AuditConfigWarning {
+				if json.Unmarshal(v, &s) == nil && s == mlperfconf.AuditConfigWarning {
 					warned = true
 				}
 			}

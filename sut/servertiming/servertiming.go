@@ -1,4 +1,4 @@
-package gbt
+package servertiming
 
 import (
 	"math"
@@ -12,36 +12,36 @@ import (
 // durations to aimeter. This is the one place they are defined. Each carries
 // a duration, dur, in milliseconds, as the W3C Server Timing specification
 // prescribes; a server reports durations, not time points, because its clock
-// is not the tester's (IN-69). StagesFromServerTiming lays them out on the
+// is not the tester's (IN-69). FromMetrics lays them out on the
 // SUT's clock from t_ITR = 0.
 const (
-	// TimingDispatch is T_DIS: from having the whole sample (t_ITR) to the
+	// MetricDispatch is T_DIS: from having the whole sample (t_ITR) to the
 	// start of processing (GB-7.6.2-TDIS). Absent: taken as 0.
-	TimingDispatch = "aimeter-dispatch"
-	// TimingPreprocess is T_IPR (GB-7.6.2-TIPR). Absent: no preprocessing.
-	TimingPreprocess = "aimeter-preprocess"
-	// TimingInference is T_IN (GB-7.6.2-TIN).
-	TimingInference = "aimeter-inference"
-	// TimingPostprocess is T_IPO (GB-7.6.2-TIPO). Absent: no
+	MetricDispatch = "aimeter-dispatch"
+	// MetricPreprocess is T_IPR (GB-7.6.2-TIPR). Absent: no preprocessing.
+	MetricPreprocess = "aimeter-preprocess"
+	// MetricInference is T_IN (GB-7.6.2-TIN).
+	MetricInference = "aimeter-inference"
+	// MetricPostprocess is T_IPO (GB-7.6.2-TIPO). Absent: no
 	// post-processing.
-	TimingPostprocess = "aimeter-postprocess"
-	// TimingFirstToken is T_ftoken: from t_ITR to immediately before the
+	MetricPostprocess = "aimeter-postprocess"
+	// MetricFirstToken is T_ftoken: from t_ITR to immediately before the
 	// first byte of the result (of the first token, for generative models)
 	// is sent, t_IRS (GB-7.6.2-TFTOKEN, IN-66). A non-streaming server may
 	// report it as the time to its response.
-	TimingFirstToken = "aimeter-first-token"
+	MetricFirstToken = "aimeter-first-token"
 )
 
-// serverTimingStages are the consecutive stage metrics in their order.
-var serverTimingStages = [...]string{TimingDispatch, TimingPreprocess, TimingInference, TimingPostprocess}
+// stageMetrics are the consecutive stage metrics in their order.
+var stageMetrics = [...]string{MetricDispatch, MetricPreprocess, MetricInference, MetricPostprocess}
 
-// maxServerTimingMs bounds a usable duration: 10^9 ms (11.6 days) still fits
+// maxDurMs bounds a usable duration: 10^9 ms (11.6 days) still fits
 // in int64 nanoseconds when four are added.
-const maxServerTimingMs = 1e9
+const maxDurMs = 1e9
 
-// ServerTimingMetric is one metric of a Server-Timing header: a name with an
+// Metric is one metric of a Server-Timing header: a name with an
 // optional duration (ms) and description.
-type ServerTimingMetric struct {
+type Metric struct {
 	Name    string  // the metric name, a token
 	Dur     float64 // the dur parameter, milliseconds, ≥ 0
 	HasDur  bool    // whether dur was given
@@ -49,7 +49,7 @@ type ServerTimingMetric struct {
 	HasDesc bool    // whether desc was given
 }
 
-// ParseServerTiming parses Server-Timing header values (one per header line;
+// Parse parses Server-Timing header values (one per header line;
 // a value is a comma-separated list of metrics):
 //
 //	Server-Timing: aimeter-inference;dur=12.3;desc="gpu 0", cache;desc=hit
@@ -60,7 +60,7 @@ type ServerTimingMetric struct {
 // does not follow the grammar, or whose dur is not a non-negative decimal
 // number, is left out and counted in malformed; parsing goes on with the next
 // metric. Nothing is fatal.
-func ParseServerTiming(values ...string) (metrics []ServerTimingMetric, malformed int) {
+func Parse(values ...string) (metrics []Metric, malformed int) {
 	for _, v := range values {
 		p := stParser{s: v}
 		for {
@@ -161,8 +161,8 @@ func (p *stParser) skipElement() {
 }
 
 // metric scans one server-timing-metric.
-func (p *stParser) metric() (ServerTimingMetric, bool) {
-	var m ServerTimingMetric
+func (p *stParser) metric() (Metric, bool) {
+	var m Metric
 	name, ok := p.token()
 	if !ok {
 		return m, false
@@ -275,12 +275,12 @@ func isQuotedPairChar(c byte) bool {
 	return c == '\t' || (c >= 0x20 && c <= 0x7E) || c >= 0x80
 }
 
-// FormatServerTiming writes metrics as one Server-Timing header value that
-// ParseServerTiming reads back unchanged. Names must be tokens and
+// Format writes metrics as one Server-Timing header value that
+// Parse reads back unchanged. Names must be tokens and
 // descriptions may hold any byte but control characters other than HTAB
 // (the grammar has no escape for them); such metrics are written as given
 // and will not parse.
-func FormatServerTiming(metrics []ServerTimingMetric) string {
+func Format(metrics []Metric) string {
 	var b strings.Builder
 	for i, m := range metrics {
 		if i > 0 {
@@ -305,7 +305,7 @@ func FormatServerTiming(metrics []ServerTimingMetric) string {
 	return b.String()
 }
 
-// StagesFromServerTiming turns parsed Server-Timing metrics into stage times
+// FromMetrics turns parsed Server-Timing metrics into stage times
 // on the SUT's clock (loadgen.SUTClock): Received (t_ITR) is 0 and the
 // stages follow one another without gaps in the order dispatch,
 // preprocessing, inference, post-processing, each as long as its reported
@@ -317,25 +317,25 @@ func FormatServerTiming(metrics []ServerTimingMetric) string {
 // Metrics with other names are ignored. An aimeter metric without a usable
 // dur (missing, over 10^9 ms), or repeated (the first counts), is counted
 // in malformed and ignored, as are the malformed metrics of the header.
-func StagesFromServerTiming(metrics []ServerTimingMetric) (st loadgen.StageTimes, malformed int) {
-	var durNs [len(serverTimingStages)]int64
-	var have [len(serverTimingStages)]bool
+func FromMetrics(metrics []Metric) (st loadgen.StageTimes, malformed int) {
+	var durNs [len(stageMetrics)]int64
+	var have [len(stageMetrics)]bool
 	firstToken, haveFirst := int64(0), false
 	for _, m := range metrics {
 		k := -1
-		for j, name := range serverTimingStages {
+		for j, name := range stageMetrics {
 			if m.Name == name {
 				k = j
 			}
 		}
-		if k < 0 && m.Name != TimingFirstToken {
+		if k < 0 && m.Name != MetricFirstToken {
 			continue
 		}
-		if !m.HasDur || !(m.Dur >= 0 && m.Dur <= maxServerTimingMs) {
+		if !m.HasDur || !(m.Dur >= 0 && m.Dur <= maxDurMs) {
 			malformed++
 			continue
 		}
-		ns := int64(math.Round(m.Dur * nsPerMs))
+		ns := int64(math.Round(m.Dur * 1e6)) // milliseconds to nanoseconds
 		switch {
 		case k < 0 && haveFirst, k >= 0 && have[max(k, 0)]:
 			malformed++
@@ -364,11 +364,11 @@ func StagesFromServerTiming(metrics []ServerTimingMetric) (st loadgen.StageTimes
 	return st, malformed
 }
 
-// ServerTimingStages parses Server-Timing header values and turns them into
-// stage times: ParseServerTiming then StagesFromServerTiming, with the
+// ParseStages parses Server-Timing header values and turns them into
+// stage times: Parse then FromMetrics, with the
 // malformed counts added.
-func ServerTimingStages(values ...string) (loadgen.StageTimes, int) {
-	metrics, bad := ParseServerTiming(values...)
-	st, bad2 := StagesFromServerTiming(metrics)
+func ParseStages(values ...string) (loadgen.StageTimes, int) {
+	metrics, bad := Parse(values...)
+	st, bad2 := FromMetrics(metrics)
 	return st, bad + bad2
 }

@@ -1,4 +1,4 @@
-package mlperflog
+package mlperfconf
 
 // This file reads LoadGen's config files (mlperf.conf, user.conf,
 // audit.config) the way mlperf::TestSettings::FromConfig does
@@ -32,15 +32,15 @@ var builtinConfText []byte
 // embedded mlperf.conf.
 const builtinConfName = "mlperf.conf"
 
-// ConfigKind says which of LoadGen's config files a Config is, which decides
+// Kind says which of LoadGen's config files a Config is, which decides
 // the keys Apply may read from it.
-type ConfigKind int
+type Kind int
 
 // The three kinds of config file, with the numbers FromConfig's conf_type uses.
 const (
 	// BuiltinConf is mlperf.conf (conf_type 0): the only file from which the
 	// RNG seeds, accuracy_log_probability and the test05 keys are read.
-	BuiltinConf ConfigKind = iota
+	BuiltinConf Kind = iota
 	// UserConf is a user.conf (conf_type 1).
 	UserConf
 	// AuditConf is an audit.config (conf_type 2). LoadGen applies it with the
@@ -49,7 +49,7 @@ const (
 )
 
 // String returns "mlperf.conf", "user.conf" or "audit.config".
-func (k ConfigKind) String() string {
+func (k Kind) String() string {
 	switch k {
 	case BuiltinConf:
 		return "mlperf.conf"
@@ -58,7 +58,7 @@ func (k ConfigKind) String() string {
 	case AuditConf:
 		return "audit.config"
 	}
-	return fmt.Sprintf("ConfigKind(%d)", int(k))
+	return fmt.Sprintf("Kind(%d)", int(k))
 }
 
 // Entry is one `key = value` setting of a config file.
@@ -67,7 +67,7 @@ type Entry struct {
 	// its shape; a key without two dots is kept but can never be looked up).
 	Key string
 	// Value is the raw value token. It is a whole C integer (strtoul, base 0)
-	// or a whole C double (strtod); ParseConfig rejects anything else.
+	// or a whole C double (strtod); Parse rejects anything else.
 	Value string
 	// Line is the 1-based line of the definition that won (the last one).
 	Line int
@@ -82,7 +82,7 @@ type Entry struct {
 }
 
 // Config holds the parsed entries of one config file. Build it with
-// ParseConfig or BuiltinConfig; the zero value is an empty config.
+// Parse or Builtin; the zero value is an empty config.
 type Config struct {
 	// Name is the file name used in messages.
 	Name string
@@ -94,23 +94,23 @@ type Config struct {
 	entries map[string]Entry
 }
 
-// ConfigError is a problem with one line or key of a config file.
-type ConfigError struct {
-	File string // the file name given to ParseConfig
+// Error is a problem with one line or key of a config file.
+type Error struct {
+	File string // the file name given to Parse
 	Line int    // 1-based line number; 0 when not tied to a line
 	Key  string // the key (or, for a malformed line, its first token)
 	Msg  string
 }
 
 // Error formats the error as "file:line: key "k": msg".
-func (e *ConfigError) Error() string {
+func (e *Error) Error() string {
 	if e.Line > 0 {
 		return fmt.Sprintf("%s:%d: key %q: %s", e.File, e.Line, e.Key, e.Msg)
 	}
 	return fmt.Sprintf("%s: key %q: %s", e.File, e.Key, e.Msg)
 }
 
-// ParseConfig reads a LoadGen config file with FromConfig's syntax rules; name
+// Parse reads a LoadGen config file with FromConfig's syntax rules; name
 // is used in errors and warnings. Each line is split into tokens at C
 // whitespace (space, \t, \v, \f, \r; lines end at \n) and read left to right:
 //
@@ -134,9 +134,9 @@ func (e *ConfigError) Error() string {
 //
 // A key defined again later replaces the earlier value (recorded in
 // Warnings). LoadGen counts every bad line and then fails the whole file;
-// ParseConfig likewise reports all of them, joined, each a *ConfigError, and
+// Parse likewise reports all of them, joined, each a *Error, and
 // returns a nil Config.
-func ParseConfig(r io.Reader, name string) (*Config, error) {
+func Parse(r io.Reader, name string) (*Config, error) {
 	c, err := parseConfig(r, name)
 	if err != nil {
 		return nil, err
@@ -144,15 +144,15 @@ func ParseConfig(r io.Reader, name string) (*Config, error) {
 	return c, nil
 }
 
-// ParseConfigFile opens and parses the config file at path, naming it by path
+// ParseFile opens and parses the config file at path, naming it by path
 // in errors and warnings.
-func ParseConfigFile(path string) (*Config, error) {
+func ParseFile(path string) (*Config, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return ParseConfig(f, path)
+	return Parse(f, path)
 }
 
 // parseConfig returns everything it could parse together with the errors.
@@ -207,7 +207,7 @@ func (c *Config) parseLine(line string, lineNr int) error {
 			state = wantEqual
 		case wantEqual:
 			if tok != "=" {
-				return &ConfigError{File: c.Name, Line: lineNr, Key: key,
+				return &Error{File: c.Name, Line: lineNr, Key: key,
 					Msg: fmt.Sprintf("expected 'key = value' (with spaces around '='), got %q after the key", tok)}
 			}
 			state = wantValue
@@ -217,7 +217,7 @@ func (c *Config) parseLine(line string, lineNr int) error {
 				if strings.HasPrefix(tok, "#") {
 					msg += " (LoadGen allows no comment after a value)"
 				}
-				return &ConfigError{File: c.Name, Line: lineNr, Key: key, Msg: msg}
+				return &Error{File: c.Name, Line: lineNr, Key: key, Msg: msg}
 			}
 			values++
 			if values == 2 {
@@ -510,7 +510,7 @@ func (c *Config) Lookup(model, scenario, name string) (Entry, bool) {
 }
 
 // Format writes the entries in a canonical form, one "key = value" line per
-// key, sorted by key, without comments. ParseConfig reads it back to the same
+// key, sorted by key, without comments. Parse reads it back to the same
 // keys and values.
 func (c *Config) Format(w io.Writer) error {
 	var b bytes.Buffer
@@ -532,15 +532,15 @@ func (c *Config) clone() *Config {
 }
 
 var builtinConfig = sync.OnceValue(func() *Config {
-	// The embedded file is checked by TestBuiltinConfigParses; should it ever
+	// The embedded file is checked by TestBuiltinParses; should it ever
 	// fail, the entries parsed before the bad line are still used.
 	c, _ := parseConfig(bytes.NewReader(builtinConfText), builtinConfName)
 	return c
 })
 
-// BuiltinConfig returns the embedded mlperf.conf, parsed once. Each call
+// Builtin returns the embedded mlperf.conf, parsed once. Each call
 // returns a fresh *Config sharing the read-only entries.
-func BuiltinConfig() *Config { return builtinConfig().clone() }
+func Builtin() *Config { return builtinConfig().clone() }
 
 // settingKey is one lookup FromConfig makes: a setting name and, when not
 // empty, the fixed scenario it is looked up under (otherwise the scenario
@@ -627,13 +627,13 @@ var readKeys = []settingKey{
 // LoadGen (Unused lists them). For AuditConf the model is always "*", as in
 // LoadGen's StartTest, so model-specific lines of an audit.config are never
 // read. An empty model means "*" too. Apply does not call s.Validate.
-func (c *Config) Apply(s *loadgen.Settings, model string, scenario loadgen.Scenario, kind ConfigKind) error {
+func (c *Config) Apply(s *loadgen.Settings, model string, scenario loadgen.Scenario, kind Kind) error {
 	return c.apply(s, model, scenario, kind, nil, nil)
 }
 
 // apply is Apply with two optional hooks: warn receives remarks about values
 // LoadGen reads in a surprising way, and seen receives every lookup made.
-func (c *Config) apply(s *loadgen.Settings, model string, scenario loadgen.Scenario, kind ConfigKind,
+func (c *Config) apply(s *loadgen.Settings, model string, scenario loadgen.Scenario, kind Kind,
 	warn func(string), seen func(settingKey)) error {
 	if scenario < loadgen.SingleStream || scenario > loadgen.Offline {
 		return fmt.Errorf("%s: unknown scenario %v", c.Name, scenario)
@@ -695,7 +695,7 @@ func (c *Config) apply(s *loadgen.Settings, model string, scenario loadgen.Scena
 	// mode first, as FromConfig does; an invalid value changes nothing.
 	if e, ok := c.Lookup(model, scen, "mode"); ok {
 		if e.Uint > uint64(loadgen.FindPeakPerformance) {
-			return &ConfigError{File: c.Name, Line: e.Line, Key: e.Key,
+			return &Error{File: c.Name, Line: e.Line, Key: e.Key,
 				Msg: fmt.Sprintf("invalid mode %s (want 0 SubmissionRun, 1 AccuracyOnly, 2 PerformanceOnly or 3 FindPeakPerformance)", e.Value)}
 		}
 	}
@@ -845,7 +845,7 @@ func floatToNs(f float64) uint64 {
 // another kind of file, and, for AuditConf, every model-specific line.
 // Conditional keys (ttft_latency, tpot_latency,
 // token_latency_scaling_factor) count as read.
-func (c *Config) Unused(model string, scenario loadgen.Scenario, kind ConfigKind) []string {
+func (c *Config) Unused(model string, scenario loadgen.Scenario, kind Kind) []string {
 	if model == "" || kind == AuditConf {
 		model = "*"
 	}
@@ -920,7 +920,7 @@ func LoadSettings(opts LoadOptions) (loadgen.Settings, []string, error) {
 	var warnings []string
 	warn := func(w string) { warnings = append(warnings, w) }
 
-	applyFile := func(c *Config, kind ConfigKind) error {
+	applyFile := func(c *Config, kind Kind) error {
 		warnings = append(warnings, c.Warnings...)
 		before := s.Mode
 		if err := c.apply(&s, opts.Model, opts.Scenario, kind, warn, nil); err != nil {
@@ -938,13 +938,13 @@ func LoadSettings(opts LoadOptions) (loadgen.Settings, []string, error) {
 		return nil
 	}
 
-	mlperf := BuiltinConfig()
+	mlperf := Builtin()
 	if opts.MLPerfConfPath != "" {
 		data, err := os.ReadFile(opts.MLPerfConfPath)
 		if err != nil {
 			return s, warnings, err
 		}
-		if mlperf, err = ParseConfig(bytes.NewReader(data), opts.MLPerfConfPath); err != nil {
+		if mlperf, err = Parse(bytes.NewReader(data), opts.MLPerfConfPath); err != nil {
 			return s, warnings, err
 		}
 		if !bytes.Equal(data, builtinConfText) {
@@ -956,7 +956,7 @@ func LoadSettings(opts LoadOptions) (loadgen.Settings, []string, error) {
 	}
 
 	if opts.UserConfPath != "" {
-		user, err := ParseConfigFile(opts.UserConfPath)
+		user, err := ParseFile(opts.UserConfPath)
 		if err != nil {
 			return s, warnings, err
 		}
@@ -972,7 +972,7 @@ func LoadSettings(opts LoadOptions) (loadgen.Settings, []string, error) {
 			}
 			return s, warnings, err
 		}
-		audit, err := ParseConfigFile(opts.AuditConfigPath)
+		audit, err := ParseFile(opts.AuditConfigPath)
 		if err != nil {
 			return s, warnings, err
 		}

@@ -1,4 +1,4 @@
-package mlperflog
+package mlperfconf
 
 import (
 	"bytes"
@@ -17,9 +17,9 @@ import (
 
 func mustParse(t *testing.T, text string) *Config {
 	t.Helper()
-	c, err := ParseConfig(strings.NewReader(text), "t.conf")
+	c, err := Parse(strings.NewReader(text), "t.conf")
 	if err != nil {
-		t.Fatalf("ParseConfig: %v", err)
+		t.Fatalf("Parse: %v", err)
 	}
 	return c
 }
@@ -32,7 +32,7 @@ func entryMap(c *Config) map[string]string {
 	return m
 }
 
-func TestParseConfigSyntax(t *testing.T) {
+func TestParseSyntax(t *testing.T) {
 	tests := []struct {
 		reason   string
 		in       string
@@ -78,7 +78,7 @@ func TestParseConfigSyntax(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.reason, func(t *testing.T) {
-			c, err := ParseConfig(strings.NewReader(tc.in), "t.conf")
+			c, err := Parse(strings.NewReader(tc.in), "t.conf")
 			if tc.want == nil {
 				if err == nil {
 					t.Fatalf("want an error, got entries %v", entryMap(c))
@@ -88,9 +88,9 @@ func TestParseConfigSyntax(t *testing.T) {
 				}
 				var lines []int
 				for _, e := range unjoin(err) {
-					var ce *ConfigError
+					var ce *Error
 					if !errors.As(e, &ce) {
-						t.Fatalf("error %v is not a *ConfigError", e)
+						t.Fatalf("error %v is not a *Error", e)
 					}
 					if ce.File != "t.conf" || ce.Key == "" {
 						t.Errorf("error %+v lacks file or key", ce)
@@ -131,7 +131,7 @@ func unjoin(err error) []error {
 }
 
 func TestTrailingCommentErrorMessage(t *testing.T) {
-	_, err := ParseConfig(strings.NewReader("\n*.Server.target_qps = 10 # my note\n"), "user.conf")
+	_, err := Parse(strings.NewReader("\n*.Server.target_qps = 10 # my note\n"), "user.conf")
 	want := `user.conf:2: key "*.Server.target_qps": value "#" needs to be an integer or a double (LoadGen allows no comment after a value)`
 	if err == nil || err.Error() != want {
 		t.Fatalf("got %v\nwant %s", err, want)
@@ -230,7 +230,7 @@ func TestLookupPrecedence(t *testing.T) {
 	}
 }
 
-func applied(t *testing.T, text, model string, sc loadgen.Scenario, kind ConfigKind) loadgen.Settings {
+func applied(t *testing.T, text, model string, sc loadgen.Scenario, kind Kind) loadgen.Settings {
 	t.Helper()
 	s := loadgen.DefaultSettings()
 	s.Scenario = sc
@@ -396,9 +396,9 @@ func TestApplyMode(t *testing.T) {
 	c := mustParse(t, "*.*.min_query_count = 5\n*.Server.mode = 4\n")
 	s := loadgen.DefaultSettings()
 	err := c.Apply(&s, "m", loadgen.Server, UserConf)
-	var ce *ConfigError
+	var ce *Error
 	if !errors.As(err, &ce) || ce.Line != 2 || ce.Key != "*.Server.mode" {
-		t.Fatalf("want a ConfigError for line 2, got %v", err)
+		t.Fatalf("want a Error for line 2, got %v", err)
 	}
 	if s != loadgen.DefaultSettings() {
 		t.Errorf("an invalid mode must change nothing")
@@ -417,7 +417,7 @@ func TestConfOnlyKeysIgnoredOutsideMLPerfConf(t *testing.T) {
 *.*.test05_schedule_rng_seed = 6
 *.*.accuracy_log_rng_seed = 7
 `
-	for _, kind := range []ConfigKind{UserConf, AuditConf} {
+	for _, kind := range []Kind{UserConf, AuditConf} {
 		s := applied(t, text, "m", loadgen.Server, kind)
 		want := loadgen.DefaultSettings()
 		want.Scenario = loadgen.Server
@@ -456,7 +456,7 @@ func TestEmptyModelIsGeneric(t *testing.T) {
 	}
 }
 
-func TestBuiltinConfigParses(t *testing.T) {
+func TestBuiltinParses(t *testing.T) {
 	c, err := parseConfig(bytes.NewReader(builtinConfText), builtinConfName)
 	if err != nil {
 		t.Fatalf("embedded mlperf.conf: %v", err)
@@ -467,13 +467,13 @@ func TestBuiltinConfigParses(t *testing.T) {
 	if !strings.HasPrefix(string(builtinConfText), "# Values from MLCommons LoadGen loadgen/mlperf.conf (Apache-2.0") {
 		t.Errorf("attribution line missing")
 	}
-	b := BuiltinConfig()
+	b := Builtin()
 	if b.Len() != c.Len() || b.Name != "mlperf.conf" {
-		t.Errorf("BuiltinConfig differs from a fresh parse")
+		t.Errorf("Builtin differs from a fresh parse")
 	}
 	b.Warnings = append(b.Warnings, "x")
-	if len(BuiltinConfig().Warnings) != 0 {
-		t.Errorf("BuiltinConfig shares its Warnings")
+	if len(Builtin().Warnings) != 0 {
+		t.Errorf("Builtin shares its Warnings")
 	}
 }
 
@@ -481,7 +481,7 @@ func builtin(t *testing.T, model string, sc loadgen.Scenario) loadgen.Settings {
 	t.Helper()
 	s := loadgen.DefaultSettings()
 	s.Scenario = sc
-	if err := BuiltinConfig().Apply(&s, model, sc, BuiltinConf); err != nil {
+	if err := Builtin().Apply(&s, model, sc, BuiltinConf); err != nil {
 		t.Fatal(err)
 	}
 	return s
@@ -625,7 +625,7 @@ func TestBuiltinModelTable(t *testing.T) {
 	for _, r := range rows {
 		known[r.model] = true
 	}
-	for _, e := range BuiltinConfig().Entries() {
+	for _, e := range Builtin().Entries() {
 		if m, _, _, _ := splitKey(e.Key); !known[m] {
 			t.Errorf("mlperf.conf key %s: model not in the reference table", e.Key)
 		}
@@ -712,7 +712,7 @@ func TestReadKeysMatchApply(t *testing.T) {
 }
 
 func TestFormatRoundTrip(t *testing.T) {
-	c := BuiltinConfig()
+	c := Builtin()
 	var b bytes.Buffer
 	if err := c.Format(&b); err != nil {
 		t.Fatal(err)
@@ -837,28 +837,28 @@ func TestLoadSettingsErrors(t *testing.T) {
 	}
 }
 
-func TestConfigKindString(t *testing.T) {
-	for k, want := range map[ConfigKind]string{BuiltinConf: "mlperf.conf", UserConf: "user.conf", AuditConf: "audit.config", 7: "ConfigKind(7)"} {
+func TestKindString(t *testing.T) {
+	for k, want := range map[Kind]string{BuiltinConf: "mlperf.conf", UserConf: "user.conf", AuditConf: "audit.config", 7: "Kind(7)"} {
 		if k.String() != want {
 			t.Errorf("%d: %q", int(k), k.String())
 		}
 	}
 }
 
-func FuzzParseConfig(f *testing.F) {
-	// More seeds are in testdata/fuzz/FuzzParseConfig. Seeds stay small: the
+func FuzzParse(f *testing.F) {
+	// More seeds are in testdata/fuzz/FuzzParse. Seeds stay small: the
 	// fuzzer minimises every new input, which is slow for long ones.
 	f.Add([]byte("a=b\nk = 1 2\n# c\nk # x\nm.Server.ttft_latency = 0x10\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		c, err := ParseConfig(bytes.NewReader(data), "fuzz.conf")
+		c, err := Parse(bytes.NewReader(data), "fuzz.conf")
 		if err != nil {
 			if c != nil {
 				t.Fatal("Config with error")
 			}
 			for _, e := range unjoin(err) {
-				var ce *ConfigError
+				var ce *Error
 				if !errors.As(e, &ce) || ce.Line < 1 {
-					t.Fatalf("error %v is not a ConfigError with a line", e)
+					t.Fatalf("error %v is not a Error with a line", e)
 				}
 			}
 			return
@@ -872,7 +872,7 @@ func FuzzParseConfig(f *testing.F) {
 		if err := c.Format(&b); err != nil {
 			t.Fatal(err)
 		}
-		c2, err := ParseConfig(bytes.NewReader(b.Bytes()), "canonical.conf")
+		c2, err := Parse(bytes.NewReader(b.Bytes()), "canonical.conf")
 		if err != nil {
 			t.Fatalf("canonical form does not parse: %v\n%s", err, b.Bytes())
 		}
@@ -885,7 +885,7 @@ func FuzzParseConfig(f *testing.F) {
 			t.Fatalf("Format is not canonical")
 		}
 		for _, sc := range []loadgen.Scenario{loadgen.SingleStream, loadgen.MultiStream, loadgen.Server, loadgen.Offline} {
-			for _, kind := range []ConfigKind{BuiltinConf, UserConf, AuditConf} {
+			for _, kind := range []Kind{BuiltinConf, UserConf, AuditConf} {
 				s := loadgen.DefaultSettings()
 				before := s
 				if err := c.apply(&s, "m", sc, kind, func(string) {}, nil); err != nil && s != before {

@@ -1,0 +1,21 @@
+// Package mlperfconf reads MLPerf LoadGen's config files — mlperf.conf,
+// user.conf and audit.config — and applies them to loadgen.Settings with
+// LoadGen's exact rules (mlperf::TestSettings::FromConfig in
+// loadgen/test_settings_internal.cc, see loadgen-reference §11).
+//
+// Parse and ParseFile read one file with FromConfig's syntax: C whitespace
+// tokens, "key = value" lines, values that must be whole C integers or C
+// doubles, the last definition of a key winning. Each Entry keeps both
+// readings LoadGen may make of its value (strtoull for integer settings,
+// strtod for floating-point ones), so "1.5" is 1 where LoadGen reads an
+// integer. Lines LoadGen silently ignores are kept as warnings instead.
+//
+// Config.Apply sets the keys of one file on a loadgen.Settings for a model
+// and scenario, with LoadGen's lookup precedence (model.scenario.key, then
+// *.scenario.key, then model.*.key, then *.*.key) and its gates: the RNG seeds,
+// accuracy_log_probability and the test05 keys are read only from
+// mlperf.conf (Kind BuiltinConf), and an audit.config is applied with the
+// model "*". LoadSettings runs the whole sequence a LoadGen harness and
+// StartTest run: defaults, then the embedded mlperf.conf (Builtin) or a
+// replacement, then user.conf, then audit.config if present.
+package mlperfconf
