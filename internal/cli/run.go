@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"aimeter/bundle"
 	"aimeter/loadgen"
@@ -79,7 +80,9 @@ every scenario finishes in seconds against the null SUT.`,
 		},
 	}
 	fl := cmd.Flags()
-	addGBTFlags(fl, &g)
+	gbtSet := pflag.NewFlagSet("GB/T 45087", pflag.ContinueOnError)
+	addGBTFlags(gbtSet, &g)
+	fl.AddFlagSet(gbtSet)
 	fl.StringVar(&f.scenario, "scenario", "Server", "SingleStream, MultiStream, Server or Offline")
 	fl.StringVar(&f.mode, "mode", "performance", "performance, accuracy, submission or find-peak")
 	fl.StringVar(&f.model, "model", "", "model key of the config files (e.g. resnet50); applies the built-in mlperf.conf")
@@ -96,6 +99,13 @@ every scenario finishes in seconds against the null SUT.`,
 	fl.DurationVar(&f.spinWindow, "spin-window", loadgen.DefaultSpinWindow, "Server: busy-wait this close to each scheduled query instead of sleeping (precise issue times, one busy core); negative = never spin")
 	fl.BoolVar(&f.trace, "trace", false, "also write mlperf_log_trace.json")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress line")
+	groupFlags(cmd,
+		flagGroup{"MLPerf LoadGen test flags", []string{"scenario", "mode", "model", "mlperf-conf", "user-conf", "audit-config", "set"}},
+		flagGroup{"System under test", []string{"sut", "qsl-size", "performance-sample-count"}},
+		flagGroup{"GB/T 45087 inference test flags (--arrival-mode ≥ 0)", flagNames(gbtSet)},
+		flagGroup{"Run control", []string{"timeout", "stall-timeout", "spin-window"}},
+		flagGroup{"Output", []string{"output-dir", "trace", "quiet"}},
+	)
 	return cmd
 }
 
