@@ -36,13 +36,17 @@ func TestGBTRunWritesMetricsLogAndResult(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if res.Arrival.Mode != mustAtoi(tc.args[1]) || res.Schedule.Hash == "" || res.Lifecycle.TestEnd.IsZero() {
+			if res.Arrival.Mode != gbt.ArrivalMode(mustAtoi(tc.args[1])) || res.Schedule.Hash == "" || res.Lifecycle.TestEnd.IsZero() {
 				t.Errorf("%s: result %+v", tc.reason, res)
 			}
-			for _, key := range []string{gbt.ResultKeyTime, gbt.ResultKeyThroughput, gbt.ResultKeyLoss} {
-				if _, ok := res.Metrics[key]; !ok {
-					t.Errorf("%s: gbt_result.json has no %q metrics", tc.reason, key)
-				}
+			if res.Metrics.Loss.Sent == 0 || res.Metrics.Time.Records != res.Metrics.Loss.Sent || res.Metrics.Throughput.Samples == 0 {
+				t.Errorf("%s: gbt_result.json metrics %+v", tc.reason, res.Metrics)
+			}
+			if (res.Metrics.Foreign != nil) != (res.Arrival.Mode == gbt.ModeMixed) {
+				t.Errorf("%s: foreign-job metrics %+v", tc.reason, res.Metrics.Foreign)
+			}
+			if (res.Metrics.Elasticity != nil) != (res.Arrival.Mode == gbt.ModePeak) {
+				t.Errorf("%s: elasticity %+v", tc.reason, res.Metrics.Elasticity)
 			}
 			f, err := os.Open(filepath.Join(dir, "gbt_inference.log"))
 			if err != nil {
@@ -155,6 +159,29 @@ func TestSetCanChooseSeeds(t *testing.T) {
 	for _, want := range []string{`"qsl_rng_seed": 42`, `"sample_index_rng_seed": 7`, `"schedule_rng_seed": 4294967338`} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("settings.json lacks %s", want)
+		}
+	}
+}
+
+// A --set that the arrival mode overrules is refused before anything runs,
+// naming both the setting and the arrival parameter (issue 7).
+func TestGBTSetConflictIsAUsageError(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "out")
+	r := runCLI(t, "", "run", "-q", "--output-dir", dir, "--arrival-mode", "2", "--duration", "500ms", "--set", "min_duration=3000")
+	if r.code != ExitUsage || !strings.Contains(r.stderr, "--set min_duration=3000") || !strings.Contains(r.stderr, "arrival duration 500ms") {
+		t.Fatalf("want exit 2 naming --set min_duration=3000 and the arrival duration 500ms, got %v", r)
+	}
+	if _, err := os.Stat(dir); err == nil {
+		t.Error("nothing may run or be written for a conflicting --set")
+	}
+	// The same value as the arrival sets is no conflict.
+	r = runCLI(t, "", "run", "-q", "--sut", "null-async", "--output-dir", dir, "--arrival-mode", "2", "--lambda", "100", "--duration", "300ms", "--set", "min_duration=300")
+	if r.code != ExitOK {
+		t.Fatalf("--set equal to what the mode sets: %v", r)
+	}
+	for _, name := range []string{gbt.TestFileName, gbt.ResultFileName, gbt.InferenceLogFileName} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			t.Error(err)
 		}
 	}
 }
