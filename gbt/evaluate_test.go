@@ -88,12 +88,12 @@ func TestWriteInferenceLogGolden(t *testing.T) {
 	if err := WriteInferenceLog(&buf, run.Test, run.Main.Records); err != nil {
 		t.Fatal(err)
 	}
-	// By hand: at 1 s job 0 and its 2 samples are done; at 2 s jobs 0–2,
-	// samples 3 and the lost one (deadline 1.5 s); the final line at 2.5 s
-	// holds everything.
+	// By hand: at 1 s job 0 and its 2 samples have returned; at 2 s jobs 0
+	// and 2, 3 samples, and the lost one (deadline 1.5 s; job 1 never
+	// returns); the final line at 2.5 s holds everything.
 	want := "[2024:11:28 09:30:01]-[--]-[1]-[2]-[0]\n" +
-		"[2024:11:28 09:30:02]-[--]-[3]-[3]-[1]\n" +
-		"[2024:11:28 09:30:02]-[--]-[4]-[4]-[1]\n"
+		"[2024:11:28 09:30:02]-[--]-[2]-[3]-[1]\n" +
+		"[2024:11:28 09:30:02]-[--]-[3]-[4]-[1]\n"
 	if buf.String() != want {
 		t.Errorf("log:\n%s\nwant:\n%s", buf.String(), want)
 	}
@@ -125,11 +125,11 @@ func TestWriteInferenceLogEdges(t *testing.T) {
 		{"no records: only the final line", func(r *Run) { r.Main.Records = nil; r.Test.EndNs = 0 },
 			"[2024:11:28 09:30:00]-[--]-[0]-[0]-[0]\n"},
 		{"no timeout (offline): a lost sample counts at the end of the run", func(r *Run) { r.Test.Arrival.Timeout = 0; r.Test.EndNs = 3 * 1000 * msNs },
-			"[2024:11:28 09:30:01]-[--]-[1]-[2]-[0]\n[2024:11:28 09:30:02]-[--]-[2]-[3]-[0]\n[2024:11:28 09:30:03]-[--]-[4]-[4]-[1]\n[2024:11:28 09:30:03]-[--]-[4]-[4]-[1]\n"},
+			"[2024:11:28 09:30:01]-[--]-[1]-[2]-[0]\n[2024:11:28 09:30:02]-[--]-[2]-[3]-[0]\n[2024:11:28 09:30:03]-[--]-[3]-[4]-[1]\n[2024:11:28 09:30:03]-[--]-[3]-[4]-[1]\n"},
 		{"unknown end: the last event ends the run", func(r *Run) { r.Test.EndNs = 0 },
-			"[2024:11:28 09:30:01]-[--]-[1]-[2]-[0]\n[2024:11:28 09:30:02]-[--]-[3]-[3]-[1]\n[2024:11:28 09:30:02]-[--]-[4]-[4]-[1]\n"},
+			"[2024:11:28 09:30:01]-[--]-[1]-[2]-[0]\n[2024:11:28 09:30:02]-[--]-[2]-[3]-[1]\n[2024:11:28 09:30:02]-[--]-[3]-[4]-[1]\n"},
 		{"timestamps in the recorded location", func(r *Run) { r.Test.Start = r.Test.Start.UTC() },
-			"[2024:11:28 01:30:01]-[--]-[1]-[2]-[0]\n[2024:11:28 01:30:02]-[--]-[3]-[3]-[1]\n[2024:11:28 01:30:02]-[--]-[4]-[4]-[1]\n"},
+			"[2024:11:28 01:30:01]-[--]-[1]-[2]-[0]\n[2024:11:28 01:30:02]-[--]-[2]-[3]-[1]\n[2024:11:28 01:30:02]-[--]-[3]-[4]-[1]\n"},
 	}
 	for _, tc := range tests {
 		run := evalRun()

@@ -20,8 +20,9 @@ const InferenceLogFileName = "gbt_inference.log"
 // samples and lost samples known by then, cumulative. A sample counts when
 // its result returned (status ok or error); a lost sample counts at its
 // deadline, issue + the timeout (at the end of the run when there is no
-// timeout or the deadline is later); a job counts when its last sample
-// does. Timestamps are in t.Start's location. No accuracy is known per
+// timeout or the deadline is later); a job counts when the last of its
+// samples returns, and not at all when one of them is lost (its result
+// never returned). Timestamps are in t.Start's location. No accuracy is known per
 // second, so the accuracy field is "--". The log is a pure function of its
 // inputs, so a stored run regenerates it byte for byte.
 func WriteInferenceLog(w io.Writer, t *Test, records []loadgen.Record) error {
@@ -40,18 +41,21 @@ func WriteInferenceLog(w io.Writer, t *Test, records []loadgen.Record) error {
 	var lost, jobs []int64
 	for i := 0; i < len(records); {
 		q := records[i].QueryID
-		done := int64(0)
+		done, jobLost := int64(0), false
 		for ; i < len(records) && records[i].QueryID == q; i++ {
 			r := &records[i]
 			ti := at(r)
 			done = max(done, ti)
 			if r.Status == loadgen.StatusLost {
 				lost = append(lost, ti)
+				jobLost = true
 			} else {
 				samples = append(samples, ti)
 			}
 		}
-		jobs = append(jobs, done)
+		if !jobLost {
+			jobs = append(jobs, done)
+		}
 	}
 	if end <= 0 {
 		// A run of unknown length ends with its last event.
