@@ -81,4 +81,3 @@ func (w *failWriter) Write(p []byte) (int, error) {
 	w.n++
 	return 0, errors.New("disk full")
 }
-
