@@ -20,9 +20,9 @@
 // the test's description [Test]. A setting the user chose that the mode sets
 // otherwise is a [ConflictError] naming both. After loadgen.Run, the caller
 // completes the [Test] (test information, lifecycle, start and end of the
-// run) and calls [Evaluate] with one [Run] (the description, the records and
-// the stage times joined by sequence id, and a mixed test's foreign jobs);
-// it returns typed [Metrics]. [NewResultFile] and [WriteResultFile] write
+// run) and calls [Evaluate] with one [RunData] (the description, the
+// records and the stage times joined by sequence id, and a mixed test's
+// foreign jobs); it returns typed [Metrics]. [NewResultFile] and [WriteResultFile] write
 // gbt_result.json and [WriteInferenceLog] the 7.3 f) log: both are pure
 // functions of the description (stored as gbt_test.json by [WriteTest]) and
 // the records, so a stored run regenerates them byte for byte.

@@ -20,8 +20,8 @@ type RunPart struct {
 	Stages  []loadgen.StageTimes
 }
 
-// Run is the input of Evaluate: the test description and what was measured.
-type Run struct {
+// RunData is the input of Evaluate: the test description and what was measured.
+type RunData struct {
 	// Test describes the test (Plan's Test, completed by the caller).
 	Test *Test
 	// Main are the main jobs' samples.
@@ -75,7 +75,7 @@ type Metrics struct {
 
 // Evaluate computes the clause 7.6 metrics of a run: a pure function of the
 // test description and the records and stage times.
-func Evaluate(run Run) (Metrics, error) {
+func Evaluate(run RunData) (Metrics, error) {
 	if run.Test == nil {
 		return Metrics{}, errors.New("gbt: Evaluate needs the test description")
 	}

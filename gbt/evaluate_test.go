@@ -17,7 +17,7 @@ const msNs = int64(time.Millisecond)
 // two samples (returned at 100 and 300 msNs), job 1's sample is lost (issued
 // at 500 msNs, deadline 1.5 s), jobs 2 and 3 return at 1.2 s and 2.1 s; the
 // run ends at 2.5 s.
-func evalRun() Run {
+func evalRun() RunData {
 	lost := loadgen.NoTime
 	recs := []loadgen.Record{
 		{SeqID: 0, QueryID: 0, ScheduledNs: 0, IssuedNs: 0, CompletedNs: 100 * msNs, FirstTokenNs: loadgen.NoTime, Status: loadgen.StatusOK},
@@ -32,7 +32,7 @@ func evalRun() Run {
 		Start:         time.Date(2024, 11, 28, 9, 30, 0, 0, cst),
 		EndNs:         2500 * msNs,
 	}
-	return Run{Test: test, Main: RunPart{Records: recs}}
+	return RunData{Test: test, Main: RunPart{Records: recs}}
 }
 
 func TestEvaluateHandWorked(t *testing.T) {
@@ -74,7 +74,7 @@ func TestEvaluateHandWorked(t *testing.T) {
 	if _, err := Evaluate(run); err == nil || !strings.Contains(err.Error(), "5 records but 2 stage times") {
 		t.Errorf("misaligned stages: %v", err)
 	}
-	if _, err := Evaluate(Run{}); err == nil {
+	if _, err := Evaluate(RunData{}); err == nil {
 		t.Error("no test description accepted")
 	}
 }
@@ -119,16 +119,16 @@ func TestWriteInferenceLogGolden(t *testing.T) {
 func TestWriteInferenceLogEdges(t *testing.T) {
 	tests := []struct {
 		reason string
-		mutate func(*Run)
+		mutate func(*RunData)
 		want   string
 	}{
-		{"no records: only the final line", func(r *Run) { r.Main.Records = nil; r.Test.EndNs = 0 },
+		{"no records: only the final line", func(r *RunData) { r.Main.Records = nil; r.Test.EndNs = 0 },
 			"[2024:11:28 09:30:00]-[--]-[0]-[0]-[0]\n"},
-		{"no timeout (offline): a lost sample counts at the end of the run", func(r *Run) { r.Test.Arrival.Timeout = 0; r.Test.EndNs = 3 * 1000 * msNs },
+		{"no timeout (offline): a lost sample counts at the end of the run", func(r *RunData) { r.Test.Arrival.Timeout = 0; r.Test.EndNs = 3 * 1000 * msNs },
 			"[2024:11:28 09:30:01]-[--]-[1]-[2]-[0]\n[2024:11:28 09:30:02]-[--]-[2]-[3]-[0]\n[2024:11:28 09:30:03]-[--]-[3]-[4]-[1]\n[2024:11:28 09:30:03]-[--]-[3]-[4]-[1]\n"},
-		{"unknown end: the last event ends the run", func(r *Run) { r.Test.EndNs = 0 },
+		{"unknown end: the last event ends the run", func(r *RunData) { r.Test.EndNs = 0 },
 			"[2024:11:28 09:30:01]-[--]-[1]-[2]-[0]\n[2024:11:28 09:30:02]-[--]-[2]-[3]-[1]\n[2024:11:28 09:30:02]-[--]-[3]-[4]-[1]\n"},
-		{"timestamps in the recorded location", func(r *Run) { r.Test.Start = r.Test.Start.UTC() },
+		{"timestamps in the recorded location", func(r *RunData) { r.Test.Start = r.Test.Start.UTC() },
 			"[2024:11:28 01:30:01]-[--]-[1]-[2]-[0]\n[2024:11:28 01:30:02]-[--]-[2]-[3]-[1]\n[2024:11:28 01:30:02]-[--]-[3]-[4]-[1]\n"},
 	}
 	for _, tc := range tests {
@@ -160,7 +160,7 @@ func TestTestRoundTripAndResultFile(t *testing.T) {
 		t.Fatalf("round trip: %v\n%s\n%s", err, buf.String(), again.String())
 	}
 	result := func(test *Test) []byte {
-		r := Run{Test: test, Main: run.Main}
+		r := RunData{Test: test, Main: run.Main}
 		m, err := Evaluate(r)
 		if err != nil {
 			t.Fatal(err)

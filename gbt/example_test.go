@@ -24,7 +24,7 @@ func ExampleEvaluate() {
 		Start:         time.Date(2024, 11, 28, 9, 30, 0, 0, time.UTC),
 		EndNs:         2000 * ms,
 	}
-	run := gbt.Run{Test: test, Main: gbt.RunPart{Records: []loadgen.Record{
+	run := gbt.RunData{Test: test, Main: gbt.RunPart{Records: []loadgen.Record{
 		rec(0, 0, 200*ms, loadgen.StatusOK),
 		rec(1, 500*ms, loadgen.NoTime, loadgen.StatusLost),
 		rec(2, 1000*ms, 1400*ms, loadgen.StatusOK),

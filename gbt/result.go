@@ -170,7 +170,7 @@ func SameSchedule(a, b ResultFile) error {
 // NewResultFile assembles the content of gbt_result.json from a run and
 // its metrics (Evaluate's): a pure function of the test description and the
 // records, so a stored run regenerates the same file.
-func NewResultFile(run Run, m Metrics) ResultFile {
+func NewResultFile(run RunData, m Metrics) ResultFile {
 	t := run.Test
 	return ResultFile{
 		Format:         ResultFormat,

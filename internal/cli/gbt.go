@@ -218,7 +218,7 @@ func runGBT(parent context.Context, st *State, f *runFlags, g *gbtFlags, base lo
 	if !res.HasStages() {
 		test.Notes = append(test.Notes, "The SUT reported no stage times: only tester-side time metrics are available.")
 	}
-	run := gbt.Run{Test: &test, Main: runPart(res)}
+	run := gbt.RunData{Test: &test, Main: runPart(res)}
 	if foreign != nil {
 		fp := runPart(foreign)
 		run.Foreign = &fp

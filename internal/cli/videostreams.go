@@ -82,7 +82,7 @@ func videoStreams(parent context.Context, st *State, v *videoFlags) error {
 			return false, err
 		}
 		test := p.Test
-		m, err := gbt.Evaluate(gbt.Run{Test: &test, Main: runPart(res)})
+		m, err := gbt.Evaluate(gbt.RunData{Test: &test, Main: runPart(res)})
 		if err != nil {
 			return false, err
 		}
