@@ -1,6 +1,7 @@
 package gbt
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -149,6 +150,31 @@ func TestPlanRejects(t *testing.T) {
 		_, err := Plan(in, loadgen.DefaultSettings(), nil)
 		if err == nil || !IsUsage(err) || !strings.Contains(err.Error(), tc.param) {
 			t.Errorf("%s: err = %v, want a usage error naming %s", tc.reason, err, tc.param)
+		}
+	}
+}
+
+// ArrivalMode is written as the bare number of Table 10, so gbt_result.json
+// keeps "mode": 2, and prints as its name.
+func TestArrivalModeJSONAndString(t *testing.T) {
+	tests := []struct {
+		reason string
+		mode   ArrivalMode
+		json   string
+		name   string
+	}{
+		{"Poisson is mode 2 (GB-7.4.2-T10-mode2)", ModePoisson, `{"mode":2,"duration_ns":0,"timeout_ns":0,"seed":0}`, "poisson"},
+		{"mixed is mode 5 (GB-7.4.2-T10-mode5)", ModeMixed, `{"mode":5,"duration_ns":0,"timeout_ns":0,"seed":0}`, "mixed"},
+		{"a number outside Table 10 still prints", 9, `{"mode":9,"duration_ns":0,"timeout_ns":0,"seed":0}`, "mode(9)"},
+	}
+	for _, tc := range tests {
+		b, err := json.Marshal(Arrival{Mode: tc.mode})
+		if err != nil || string(b) != tc.json || tc.mode.String() != tc.name || tc.mode.Valid() != (tc.mode <= ModeMixed) {
+			t.Errorf("%s: %s %v %q", tc.reason, b, err, tc.mode)
+		}
+		var back Arrival
+		if err := json.Unmarshal(b, &back); err != nil || back.Mode != tc.mode {
+			t.Errorf("%s: read back %v, %v", tc.reason, back.Mode, err)
 		}
 	}
 }

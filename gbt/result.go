@@ -205,30 +205,9 @@ func WriteResultFile(w io.Writer, r ResultFile) error {
 // Info.Extra are read as json.Number, so that writing the result back
 // reproduces the file.
 func ReadResultFile(rd io.Reader) (ResultFile, error) {
-	b, err := io.ReadAll(rd)
-	if err != nil {
-		return ResultFile{}, fmt.Errorf("gbt: reading %s: %w", ResultFileName, err)
-	}
-	// The format first, so that a file of another version is named as such
-	// rather than refused for a field it has.
-	var head struct {
-		Format string `json:"format"`
-	}
-	if err := json.NewDecoder(bytes.NewReader(b)).Decode(&head); err != nil {
-		return ResultFile{}, fmt.Errorf("gbt: reading %s: %w", ResultFileName, err)
-	}
-	if head.Format != ResultFormat {
-		return ResultFile{}, fmt.Errorf("gbt: reading %s: written as format %q, this aimeter reads %q", ResultFileName, head.Format, ResultFormat)
-	}
 	var r ResultFile
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	dec.UseNumber()
-	if err := dec.Decode(&r); err != nil {
-		return ResultFile{}, fmt.Errorf("gbt: reading %s: %w", ResultFileName, err)
-	}
-	if dec.More() {
-		return ResultFile{}, fmt.Errorf("gbt: reading %s: data after the result object", ResultFileName)
+	if err := readJSON(rd, &r, ResultFileName, ResultFormat); err != nil {
+		return ResultFile{}, err
 	}
 	return r, nil
 }

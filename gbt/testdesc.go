@@ -93,21 +93,44 @@ func WriteTest(w io.Writer, t Test) error {
 }
 
 // ReadTest reads a test description written by WriteTest. A file of another
-// format version is refused with the version named.
+// format version is refused with the version named; unknown fields are
+// errors; numbers in Info.Extra are read as json.Number, so that writing the
+// description back reproduces the file.
 func ReadTest(r io.Reader) (Test, error) {
 	var t Test
-	dec := json.NewDecoder(r)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&t); err != nil {
-		return Test{}, fmt.Errorf("gbt: reading %s: %w", TestFileName, err)
-	}
-	if dec.More() {
-		return Test{}, fmt.Errorf("gbt: reading %s: data after the test object", TestFileName)
-	}
-	if t.Format != TestFormat {
-		return Test{}, fmt.Errorf("gbt: reading %s: format %q, want %q", TestFileName, t.Format, TestFormat)
+	if err := readJSON(r, &t, TestFileName, TestFormat); err != nil {
+		return Test{}, err
 	}
 	return t, nil
+}
+
+// readJSON decodes one JSON object of the given format into v, strictly.
+// The format is checked first, so that a file of another version is named
+// as such rather than refused for a field it has.
+func readJSON(r io.Reader, v any, file, format string) error {
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return fmt.Errorf("gbt: reading %s: %w", file, err)
+	}
+	var head struct {
+		Format string `json:"format"`
+	}
+	if err := json.NewDecoder(bytes.NewReader(b)).Decode(&head); err != nil {
+		return fmt.Errorf("gbt: reading %s: %w", file, err)
+	}
+	if head.Format != format {
+		return fmt.Errorf("gbt: reading %s: written as format %q, this aimeter reads %q", file, head.Format, format)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("gbt: reading %s: %w", file, err)
+	}
+	if dec.More() {
+		return fmt.Errorf("gbt: reading %s: data after the object", file)
+	}
+	return nil
 }
 
 // writeJSON writes v as indented JSON without HTML escaping, naming file in
