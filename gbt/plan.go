@@ -215,20 +215,20 @@ func Plan(in PlanInput, base loadgen.Settings, user []UserSetting) (*RunPlan, er
 	s.Mode = loadgen.PerformanceOnly
 	dur := fmt.Sprintf("arrival duration %v", a.Duration)
 	var rules []settingRule
-	minDuration := func(v uint64, why string) {
+	minDuration := func(v uint64, param, why string) {
 		s.MinDurationMs = v
-		rules = append(rules, settingRule{"min_duration", func(s *loadgen.Settings) string { return fmtU(s.MinDurationMs) }, dur, why})
+		rules = append(rules, settingRule{"min_duration", func(s *loadgen.Settings) string { return fmtU(s.MinDurationMs) }, param, why})
 	}
 	modeWhy := func(what string) string { return fmt.Sprintf("mode %d sets %s", int(mode), what) }
 	switch underlying {
 	case ModeContinuous:
 		// One job outstanding at a time; the duration ends the run.
-		minDuration(uint64(a.Duration.Milliseconds()), modeWhy("min_duration from the duration"))
+		minDuration(uint64(a.Duration.Milliseconds()), dur, modeWhy("min_duration from the duration"))
 		s.MinQueryCount = 1
 		rules = append(rules, settingRule{"min_query_count", func(s *loadgen.Settings) string { return fmtU(s.MinQueryCount) }, dur,
 			modeWhy("min_query_count to 1: the duration ends the run")})
 	case ModePoisson:
-		minDuration(uint64(a.Duration.Milliseconds()), modeWhy("min_duration from the duration"))
+		minDuration(uint64(a.Duration.Milliseconds()), dur, modeWhy("min_duration from the duration"))
 		s.ServerTargetQPS = a.Lambda
 		rules = append(rules, settingRule{"target_qps", func(s *loadgen.Settings) string { return fmtF(s.ServerTargetQPS) },
 			fmt.Sprintf("arrival rate λ = %v jobs/s", a.Lambda), modeWhy("target_qps from λ")})
@@ -236,12 +236,12 @@ func Plan(in PlanInput, base loadgen.Settings, user []UserSetting) (*RunPlan, er
 		rules = append(rules, settingRule{"schedule_rng_seed", func(s *loadgen.Settings) string { return fmtU(s.ScheduleRNGSeed) },
 			fmt.Sprintf("arrival seed %d", a.Seed), modeWhy("schedule_rng_seed from the arrival seed (IN-53)")})
 	case ModeFixedPeriod, ModePeak:
-		minDuration(uint64(a.Duration.Milliseconds()), modeWhy("min_duration from the duration"))
+		minDuration(uint64(a.Duration.Milliseconds()), dur, modeWhy("min_duration from the duration"))
 		s.ServerTargetQPS = float64(len(arrivals)) / a.Duration.Seconds()
 		rules = append(rules, settingRule{"target_qps", func(s *loadgen.Settings) string { return fmtF(s.ServerTargetQPS) },
 			"arrival schedule", modeWhy("target_qps from the scheduled jobs per second")})
 	case ModeOffline:
-		minDuration(0, modeWhy("min_duration to 0: every job arrives at once"))
+		minDuration(0, "offline arrival", modeWhy("min_duration to 0: every job arrives at once"))
 	}
 	var conflicts []Conflict
 	for _, u := range user {

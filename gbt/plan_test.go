@@ -47,7 +47,7 @@ func TestPlanConflicts(t *testing.T) {
 		{"mode 1 derives target_qps from its schedule", ModeFixedPeriod,
 			[]UserSetting{set("target_qps", "9")}, []string{"target_qps=9 conflicts with the GB/T arrival schedule"}, 1},
 		{"mode 4 sets min_duration to 0", ModeOffline,
-			[]UserSetting{{Key: "min_duration", Value: "3000", Source: "user.conf"}}, []string{"user.conf min_duration=3000", "min_duration to 0"}, 1},
+			[]UserSetting{{Key: "min_duration", Value: "3000", Source: "user.conf"}}, []string{"user.conf min_duration=3000 conflicts with the GB/T offline arrival (mode 4 sets min_duration to 0"}, 1},
 		{"a key the mode does not set is the user's", ModePoisson,
 			[]UserSetting{set("min_query_count", "10"), set("qsl_rng_seed", "3")}, nil, 0},
 		{"mode 4 leaves min_query_count alone", ModeOffline,
