@@ -14,9 +14,10 @@ import (
 type PlanInput struct {
 	// Arrival is the arrival of the main jobs. Arrival.Mode is the test's
 	// mode, 0 to 5; for a mixed test (5) UnderlyingMode gives the mode of
-	// the main jobs. Parameters the mode does not use are dropped. Zero
-	// rate fields are validated as given (call WithDefaults first for the
-	// standard's defaults). Arrival.Timeout is ignored: see Timeout.
+	// the main jobs. Parameters the mode does not use are left out of the
+	// plan's Test. Zero rate fields are validated as given (call
+	// WithDefaults first for the standard's defaults). Arrival.Timeout is
+	// ignored: see Timeout.
 	Arrival Arrival
 	// UnderlyingMode is the mode of the main jobs of a mixed test, 0 to 4
 	// (GB-7.4.2-T10-mode5).
@@ -201,6 +202,13 @@ func Plan(in PlanInput, base loadgen.Settings, user []UserSetting) (*RunPlan, er
 	p := &RunPlan{Arrivals: arrivals, SampleTimeout: a.Timeout}
 	t.Arrival = placed
 	t.Arrival.Mode = mode
+	// The description keeps only the parameters the mode uses.
+	if underlying != ModePoisson && underlying != ModePeak {
+		t.Arrival.Lambda = 0
+	}
+	if underlying != ModeFixedPeriod {
+		t.Arrival.Period, t.Arrival.N = 0, 0
+	}
 	t.Schedule.Seed = a.Seed
 	if arrivals != nil {
 		t.Schedule.Hash = ScheduleHash(arrivals)

@@ -121,6 +121,13 @@ func TestPlanSettingsAndSchedule(t *testing.T) {
 			t.Errorf("%s: options %+v", tc.reason, o)
 		}
 	}
+	// The description keeps only what the mode uses.
+	if p, _ := Plan(planInput(ModeFixedPeriod), base, nil); p.Test.Arrival.Lambda != 0 || p.Test.Arrival.Period == 0 || p.Test.Arrival.Bursts != 0 {
+		t.Errorf("mode 1 description %+v", p.Test.Arrival)
+	}
+	if p, _ := Plan(planInput(ModePoisson), base, nil); p.Test.Arrival.Lambda != 50 || p.Test.Arrival.Period != 0 || p.Test.Arrival.N != 0 {
+		t.Errorf("mode 2 description %+v", p.Test.Arrival)
+	}
 	// A peak plan keeps the bursts it placed, so the test records them.
 	p, err := Plan(planInput(ModePeak), base, nil)
 	if err != nil || len(p.Test.Arrival.BurstStarts) != 1 || p.SampleTimeout != time.Minute {
