@@ -12,15 +12,27 @@ import (
 	"aimeter/loadgen"
 )
 
+// ArrivalMode is a job arrival mode of GB/T 45087 Table 10, numbered 0 to 5
+// as in the standard (GB-7.4.2). In JSON it is the bare number, so
+// gbt_result.json keeps "arrival_mode": 2.
+type ArrivalMode int
+
 // The arrival modes of GB/T 45087 Table 10 (GB-7.4.2-T10-mode0 … mode5).
 const (
-	ModeContinuous  = 0 // the next job when the previous completes or times out
-	ModeFixedPeriod = 1 // n jobs every period T
-	ModePoisson     = 2 // Poisson arrivals at λ jobs/s
-	ModePeak        = 3 // Poisson with j bursts of fixed-period arrivals
-	ModeOffline     = 4 // every job at once
-	ModeMixed       = 5 // another mode with foreign jobs injected
+	ModeContinuous  ArrivalMode = 0 // the next job when the previous completes or times out
+	ModeFixedPeriod ArrivalMode = 1 // n jobs every period T
+	ModePoisson     ArrivalMode = 2 // Poisson arrivals at λ jobs/s
+	ModePeak        ArrivalMode = 3 // Poisson with j bursts of fixed-period arrivals
+	ModeOffline     ArrivalMode = 4 // every job at once
+	ModeMixed       ArrivalMode = 5 // another mode with foreign jobs injected
 )
+
+// Valid reports whether m is one of the six modes of Table 10.
+func (m ArrivalMode) Valid() bool { return m >= ModeContinuous && m <= ModeMixed }
+
+// String returns the mode's short name ("poisson"), or "mode(n)" for a
+// number outside Table 10.
+func (m ArrivalMode) String() string { return ModeName(m) }
 
 // Default arrival parameters (GB-7.4.5-T11-FNa): λ = 5 jobs/s, T = 500 ms, n = 1.
 const (
@@ -33,7 +45,7 @@ const (
 // rate fields take the standard's defaults.
 type Arrival struct {
 	// Mode is the Table 10 mode number, 0 to 5.
-	Mode int `json:"mode"`
+	Mode ArrivalMode `json:"mode"`
 	// Lambda is the Poisson rate λ in jobs per second (modes 2, 3; IN-47:
 	// any real λ > 0).
 	Lambda float64 `json:"lambda,omitempty"`

@@ -23,7 +23,7 @@ const (
 // ArrivalModeSpec is one row of Table 10 (GB-7.4.2).
 type ArrivalModeSpec struct {
 	// Mode is the arrival-mode number, ModeContinuous (0) … ModeMixed (5).
-	Mode int
+	Mode ArrivalMode
 	// ReqID is the requirement ID of the row, e.g. "GB-7.4.2-T10-mode2".
 	ReqID string
 	// Name is the short name used in aimeter, e.g. "poisson".
@@ -62,7 +62,7 @@ func ArrivalModes() []ArrivalModeSpec {
 
 // ArrivalModeOf returns the Table 10 row of a mode number; ok is false
 // outside 0–5 (GB-7.4.2).
-func ArrivalModeOf(mode int) (spec ArrivalModeSpec, ok bool) {
+func ArrivalModeOf(mode ArrivalMode) (spec ArrivalModeSpec, ok bool) {
 	if mode < ModeContinuous || mode > ModeMixed {
 		return ArrivalModeSpec{}, false
 	}
@@ -72,7 +72,7 @@ func ArrivalModeOf(mode int) (spec ArrivalModeSpec, ok bool) {
 // ModeName returns the short name of an arrival mode ("continuous",
 // "fixed-period", "poisson", "peak", "offline", "mixed"), or "mode(N)" for a
 // number outside Table 10.
-func ModeName(mode int) string {
+func ModeName(mode ArrivalMode) string {
 	if s, ok := ArrivalModeOf(mode); ok {
 		return s.Name
 	}
@@ -82,7 +82,7 @@ func ModeName(mode int) string {
 // ParseArrivalMode accepts a mode number ("0"–"5") or a name, in any case,
 // with or without dashes, underscores or spaces ("fixed-period",
 // "FixedPeriod", "poisson", "single", "continuous", …).
-func ParseArrivalMode(s string) (int, error) {
+func ParseArrivalMode(s string) (ArrivalMode, error) {
 	norm := strings.NewReplacer(" ", "", "-", "", "_", "").Replace(strings.ToLower(strings.TrimSpace(s)))
 	switch norm {
 	case "0", "continuous", "continuoussingle", "single":
@@ -107,7 +107,7 @@ func ParseArrivalMode(s string) (int, error) {
 // gives no threshold: offline mode (N/A, IN-51), mixed mode (whose threshold
 // is that of the underlying mode: use MixedTimeout), a mode outside 0–5 or
 // a column other than 1 and 2.
-func Timeout(mode int, class TimeoutClass) (d time.Duration, ok bool) {
+func Timeout(mode ArrivalMode, class TimeoutClass) (d time.Duration, ok bool) {
 	spec, ok := ArrivalModeOf(mode)
 	if !ok || mode == ModeOffline || mode == ModeMixed {
 		return 0, false
@@ -125,7 +125,7 @@ func Timeout(mode int, class TimeoutClass) (d time.Duration, ok bool) {
 // arrive by the underlying mode: "the timeout threshold of the corresponding
 // mode" (GB-7.4.2-T10-mode5). ok is false when underlying is mixed, offline
 // or outside 0–5.
-func MixedTimeout(underlying int, class TimeoutClass) (time.Duration, bool) {
+func MixedTimeout(underlying ArrivalMode, class TimeoutClass) (time.Duration, bool) {
 	return Timeout(underlying, class)
 }
 
@@ -302,7 +302,7 @@ type ScenarioSpec struct {
 	// ArrivalModes are the arrival-mode numbers the row allows, in number
 	// order. Mode 5 (mixed) is listed for no row: it wraps one of these
 	// (IN-50).
-	ArrivalModes []int
+	ArrivalModes []ArrivalMode
 	// Defaults are the reference arrival parameters of the row's footnote:
 	// λ = 5 jobs/s, T = 500 ms, n = 1 (GB-7.4.5-T11-FNa), and j = 2 bursts
 	// for T11-12; Mode, Duration, Timeout and Seed are left for the test.
@@ -321,7 +321,7 @@ type ScenarioSpec struct {
 
 // AllowsMode reports whether the row lists the arrival mode. Mixed mode (5)
 // is never listed: check its underlying mode instead.
-func (s ScenarioSpec) AllowsMode(m int) bool {
+func (s ScenarioSpec) AllowsMode(m ArrivalMode) bool {
 	for _, a := range s.ArrivalModes {
 		if a == m {
 			return true
@@ -332,7 +332,7 @@ func (s ScenarioSpec) AllowsMode(m int) bool {
 
 // Timeout returns the row's timeout-control threshold for an arrival mode
 // (Timeout with the row's column).
-func (s ScenarioSpec) Timeout(m int) (time.Duration, bool) {
+func (s ScenarioSpec) Timeout(m ArrivalMode) (time.Duration, bool) {
 	return Timeout(m, s.TimeoutClass)
 }
 
@@ -358,7 +358,7 @@ func noted(t Threshold, note string) Threshold {
 	return t
 }
 
-var allModes = []int{ModeContinuous, ModeFixedPeriod, ModePoisson, ModePeak, ModeOffline}
+var allModes = []ArrivalMode{ModeContinuous, ModeFixedPeriod, ModePoisson, ModePeak, ModeOffline}
 
 var llmLengths = [][2]int{{256, 256}, {512, 512}, {1024, 1024}, {2048, 2048}}
 
@@ -523,7 +523,7 @@ func Lookup(id string) (ScenarioSpec, bool) {
 func (s ScenarioSpec) clone() ScenarioSpec {
 	s.ConstructedLengths = append([][2]int(nil), s.ConstructedLengths...)
 	s.AccuracyThresholds = append([]Threshold(nil), s.AccuracyThresholds...)
-	s.ArrivalModes = append([]int(nil), s.ArrivalModes...)
+	s.ArrivalModes = append([]ArrivalMode(nil), s.ArrivalModes...)
 	s.Defaults.BurstStarts = append([]time.Duration(nil), s.Defaults.BurstStarts...)
 	s.Notes = append([]string(nil), s.Notes...)
 	return s

@@ -11,7 +11,7 @@ import (
 func TestTimeoutTable10(t *testing.T) {
 	tests := []struct {
 		id    string
-		mode  int
+		mode  ArrivalMode
 		class TimeoutClass
 		want  time.Duration
 		ok    bool
@@ -55,6 +55,7 @@ func TestArrivalModesTable10(t *testing.T) {
 		t.Fatalf("%d modes", len(modes))
 	}
 	for i, m := range modes {
+		i := ArrivalMode(i)
 		if m.Mode != i || m.Runs != 1 || m.ReqID != "GB-7.4.2-T10-mode"+string(rune('0'+i)) {
 			t.Errorf("row %d = %+v", i, m)
 		}
@@ -73,7 +74,7 @@ func TestArrivalModesTable10(t *testing.T) {
 	if ModeName(0) != "continuous" {
 		t.Error("ArrivalModes returned the table itself")
 	}
-	for s, want := range map[string]int{"FixedPeriod": 1, "fixed_period": 1, " Poisson ": 2, "3": 3, "continuous single": 0} {
+	for s, want := range map[string]ArrivalMode{"FixedPeriod": 1, "fixed_period": 1, " Poisson ": 2, "3": 3, "continuous single": 0} {
 		if got, err := ParseArrivalMode(s); err != nil || got != want {
 			t.Errorf("ParseArrivalMode(%q) = %d, %v", s, got, err)
 		}
@@ -150,7 +151,7 @@ func TestCatalogueRows(t *testing.T) {
 			t.Errorf("%s: defaults %+v", s.ID, s.Defaults)
 		}
 		// Every row allows modes 0–4; mode 5 is listed nowhere.
-		if !slices.Equal(s.ArrivalModes, []int{0, 1, 2, 3, 4}) || s.AllowsMode(ModeMixed) {
+		if !slices.Equal(s.ArrivalModes, []ArrivalMode{0, 1, 2, 3, 4}) || s.AllowsMode(ModeMixed) {
 			t.Errorf("%s: modes %v", s.ID, s.ArrivalModes)
 		}
 		if (s.Model == "") != (s.Mode == TestOpen) {

@@ -9,8 +9,23 @@
 // result file gbt_result.json (7.3).
 //
 // Requirement IDs (GB-…) and implementer's notes (IN-nn) cited in this
-// package are those of the project's English rendering of GB/T 45087;
-// docs/requirements.md indexes each of them.
+// package are indexed in docs/requirements.md.
+//
+// # A test as library calls (plan.go, evaluate.go, testdesc.go)
+//
+// [Plan] turns a [PlanInput] (the arrival, the mode-5 foreign workload, the
+// timeout class, the loss threshold) and the user's LoadGen settings into a
+// [RunPlan]: the loadgen.Settings and the Arrivals and SampleTimeout options
+// that carry the test, the offsets it scheduled with their hash (IN-53), and
+// the test's description [Test]. A setting the user chose that the mode sets
+// otherwise is a [ConflictError] naming both. After loadgen.Run, the caller
+// completes the [Test] (test information, lifecycle, start and end of the
+// run) and calls [Evaluate] with one [RunData] (the description, the
+// records and the stage times joined by sequence id, and a mixed test's
+// foreign jobs); it returns typed [Metrics]. [NewResultFile] and [WriteResultFile] write
+// gbt_result.json and [WriteInferenceLog] the 7.3 f) log: both are pure
+// functions of the description (stored as gbt_test.json by [WriteTest]) and
+// the records, so a stored run regenerates them byte for byte.
 //
 // # Test information (info.go)
 //
@@ -45,16 +60,16 @@
 // # Inference log (log.go)
 //
 // [LogLine] formats one line of the 7.3 f) log,
-// "[yyyy:MM:dd HH:mm:ss]-[accuracy]-[jobs]-[samples]-[lost]", and [Logger]
-// writes one every interval (1 s by default, IN-43) and a final one at the
-// end.
+// "[yyyy:MM:dd HH:mm:ss]-[accuracy]-[jobs]-[samples]-[lost]", and
+// [WriteInferenceLog] writes one for each second of a run (IN-43) and a
+// final one, from the records.
 //
 // # Results (result.go)
 //
-// [Result] is gbt_result.json: the test information (GB-7.3-a), the arrival
-// mode and its parameters (GB-7.3-b), the precision actually used
+// [ResultFile] is gbt_result.json: the test information (GB-7.3-a), the
+// arrival mode and its parameters (GB-7.3-b), the precision actually used
 // (GB-7.3-c), accuracy and every metric (GB-7.3-d), the lifecycle events
 // (GB-7.7.1-j-1), the schedule seed and hash (IN-53) and notes.
-// [WriteResult] writes it as indented JSON in a fixed key order; [Lifecycle]
-// records the events with an injectable clock.
+// [WriteResultFile] writes it as indented JSON in a fixed key order;
+// [Lifecycle] records the events with an injectable clock.
 package gbt

@@ -1,22 +1,13 @@
 package gbt
 
 import (
-	"context"
-	"errors"
 	"fmt"
-	"io"
 	"math"
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 )
-
-// DefaultLogInterval is the period of the inference log: the standard only
-// says "periodically" (GB-7.3-f); IN-43 suggests 1 s, the resolution of the
-// log's timestamps.
-const DefaultLogInterval = time.Second
 
 // LogAccuracyDecimals is the number of decimals of the accuracy field: a
 // fraction with 4 decimals (IN-18 b), IN-43's example "[0.7612]").
@@ -109,143 +100,4 @@ func ParseLogLine(line string, loc *time.Location) (LogEntry, error) {
 		}
 	}
 	return e, nil
-}
-
-// Snapshot is the state a Logger writes: the cumulative accuracy (nil until
-// known) and the cumulative job, sample and lost-sample counts.
-type Snapshot struct {
-	// Accuracy is the cumulative accuracy as a fraction, nil until known.
-	Accuracy *float64
-	// Jobs and Samples count the jobs and samples whose results returned.
-	Jobs, Samples int64
-	// Lost counts the samples lost (not returned within t*_OUT).
-	Lost int64
-}
-
-// Logger writes the inference log of 7.3 f) (GB-7.3-f, GB-7.7.1-i): one
-// LogLine every Interval from a Snapshot, and a final line when stopped
-// (IN-43). Counters are written cumulative and never decreasing: a snapshot
-// count below one already written is written as the earlier value.
-//
-// Set the exported fields, then call Start and, at the end of the test,
-// Stop; or call Run. A Logger must not be copied after Start.
-type Logger struct {
-	// W receives the lines, each ending in "\n".
-	W io.Writer
-	// Snapshot returns the current state; it is called from the Logger's
-	// goroutine and must be safe for that.
-	Snapshot func() Snapshot
-	// Interval is the period; 0 means DefaultLogInterval.
-	Interval time.Duration
-	// Now is the clock for the timestamps; nil means time.Now.
-	Now func() time.Time
-
-	mu      sync.Mutex
-	started bool
-	stopped bool
-	stop    chan struct{}
-	done    chan struct{}
-	last    Snapshot
-	lines   int
-	err     error
-}
-
-// ErrLoggerStarted is returned by Start on a Logger started before.
-var ErrLoggerStarted = errors.New("gbt: inference logger already started")
-
-// Start writes a line every Interval from a new goroutine until Stop.
-func (l *Logger) Start() error {
-	if l.W == nil || l.Snapshot == nil {
-		return errors.New("gbt: inference logger needs W and Snapshot")
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.started {
-		return ErrLoggerStarted
-	}
-	l.started = true
-	l.stop = make(chan struct{})
-	l.done = make(chan struct{})
-	interval := l.Interval
-	if interval <= 0 {
-		interval = DefaultLogInterval
-	}
-	go l.loop(interval)
-	return nil
-}
-
-func (l *Logger) loop(interval time.Duration) {
-	defer close(l.done)
-	tick := time.NewTicker(interval)
-	defer tick.Stop()
-	for {
-		select {
-		case <-l.stop:
-			return
-		case <-tick.C:
-			l.writeLine()
-		}
-	}
-}
-
-// Stop ends the periodic lines, writes the final line and returns the first
-// write error, if any. Stop without Start writes just the final line.
-// Calls after the first do nothing and return the same error.
-func (l *Logger) Stop() error {
-	l.mu.Lock()
-	if l.stopped {
-		err := l.err
-		l.mu.Unlock()
-		return err
-	}
-	l.stopped = true
-	started := l.started
-	l.mu.Unlock()
-	if started {
-		close(l.stop)
-		<-l.done
-	}
-	if l.W != nil && l.Snapshot != nil {
-		l.writeLine()
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.err
-}
-
-// Lines returns the number of lines written so far.
-func (l *Logger) Lines() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.lines
-}
-
-func (l *Logger) writeLine() {
-	s := l.Snapshot()
-	now := time.Now
-	if l.Now != nil {
-		now = l.Now
-	}
-	t := now()
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	s.Jobs = max(s.Jobs, l.last.Jobs)
-	s.Samples = max(s.Samples, l.last.Samples)
-	s.Lost = max(s.Lost, l.last.Lost)
-	l.last = s
-	_, err := io.WriteString(l.W, LogLine(t, s.Accuracy, s.Jobs, s.Samples, s.Lost)+"\n")
-	if err != nil && l.err == nil {
-		l.err = err
-	}
-	l.lines++
-}
-
-// Run is Start, then Stop when ctx is done: it blocks until then and
-// returns Stop's error (not the context's).
-func (l *Logger) Run(ctx context.Context) error {
-	if err := l.Start(); err != nil {
-		return err
-	}
-	<-ctx.Done()
-	return l.Stop()
 }

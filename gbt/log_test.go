@@ -1,15 +1,10 @@
 package gbt
 
 import (
-	"bytes"
-	"context"
 	"errors"
 	"math"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
-	"testing/synctest"
 	"time"
 )
 
@@ -80,148 +75,9 @@ func TestParseLogLine(t *testing.T) {
 }
 
 // syncBuffer is a bytes.Buffer safe for the logger's goroutine and the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) lines() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return strings.Split(strings.TrimSuffix(s.b.String(), "\n"), "\n")
-}
-
-// The log is periodic, 1 s by default (IN-43), cumulative, and ends with a
-// final line (IN-43).
-func TestLoggerPeriodic(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		var samples, lost atomic.Int64
-		var acc atomic.Pointer[float64]
-		var buf syncBuffer
-		l := &Logger{
-			W: &buf,
-			Snapshot: func() Snapshot {
-				s := samples.Load()
-				return Snapshot{Accuracy: acc.Load(), Jobs: s / 2, Samples: s, Lost: lost.Load()}
-			},
-			Now: func() time.Time { return time.Now().In(cst) },
-		}
-		start := time.Now().In(cst)
-		if err := l.Start(); err != nil {
-			t.Fatal(err)
-		}
-		if err := l.Start(); !errors.Is(err, ErrLoggerStarted) {
-			t.Errorf("second Start: %v", err)
-		}
-		// Ten samples at 0.3 s, 0.8 s, …, 3.3 s, away from the ticks.
-		time.Sleep(300 * time.Millisecond)
-		for i := range 7 {
-			if i > 0 {
-				time.Sleep(500 * time.Millisecond)
-			}
-			samples.Add(10)
-		}
-		acc.Store(f64(0.9))
-		lost.Store(2)
-		time.Sleep(400 * time.Millisecond) // 3.7 s
-		if err := l.Stop(); err != nil {
-			t.Fatal(err)
-		}
-		if err := l.Stop(); err != nil {
-			t.Fatal(err)
-		}
-		ts := func(d time.Duration) string { return start.Add(d).Format(TimestampLayout) }
-		want := []string{
-			"[" + ts(time.Second) + "]-[--]-[10]-[20]-[0]",
-			"[" + ts(2*time.Second) + "]-[--]-[20]-[40]-[0]",
-			"[" + ts(3*time.Second) + "]-[--]-[30]-[60]-[0]",
-			"[" + ts(3700*time.Millisecond) + "]-[0.9000]-[35]-[70]-[2]",
-		}
-		got := buf.lines()
-		if strings.Join(got, "\n") != strings.Join(want, "\n") {
-			t.Errorf("log:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-		}
-		if l.Lines() != 4 {
-			t.Errorf("Lines = %d", l.Lines())
-		}
-		// No more lines after Stop.
-		time.Sleep(5 * time.Second)
-		if len(buf.lines()) != 4 {
-			t.Error("lines after Stop")
-		}
-	})
-}
-
-func TestLoggerIntervalAndMonotonic(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		var buf syncBuffer
-		n := int64(100)
-		l := &Logger{
-			W:        &buf,
-			Interval: 250 * time.Millisecond,
-			// A snapshot going backwards is written as the earlier value
-			// (IN-43 (4): counters never decrease).
-			Snapshot: func() Snapshot { n -= 30; return Snapshot{Jobs: n, Samples: n, Lost: 1} },
-			Now:      func() time.Time { return time.Now().In(cst) },
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 1100*time.Millisecond)
-		defer cancel()
-		if err := l.Run(ctx); err != nil {
-			t.Fatal(err)
-		}
-		got := buf.lines()
-		if len(got) != 5 { // 0.25, 0.5, 0.75, 1.0 (ticks) + final at 1.1
-			t.Fatalf("%d lines:\n%s", len(got), strings.Join(got, "\n"))
-		}
-		for _, line := range got {
-			e, err := ParseLogLine(line, cst)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if e.Jobs != 70 || e.Samples != 70 || e.Lost != 1 {
-				t.Errorf("line %s: counts went down", line)
-			}
-		}
-	})
-}
-
 type failWriter struct{ n int }
 
 func (w *failWriter) Write(p []byte) (int, error) {
 	w.n++
 	return 0, errors.New("disk full")
-}
-
-func TestLoggerErrors(t *testing.T) {
-	if err := (&Logger{}).Start(); err == nil {
-		t.Error("Start without W and Snapshot succeeded")
-	}
-	// Stop without Start writes the final line only.
-	var buf bytes.Buffer
-	l := &Logger{W: &buf, Snapshot: func() Snapshot { return Snapshot{Samples: 1} }, Now: func() time.Time {
-		return time.Date(2024, 11, 28, 9, 30, 0, 0, cst)
-	}}
-	if err := l.Stop(); err != nil || buf.String() != "[2024:11:28 09:30:00]-[--]-[0]-[1]-[0]\n" {
-		t.Errorf("Stop without Start: %q, %v", buf.String(), err)
-	}
-	synctest.Test(t, func(t *testing.T) {
-		w := &failWriter{}
-		l := &Logger{W: w, Snapshot: func() Snapshot { return Snapshot{} }}
-		if err := l.Start(); err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(2500 * time.Millisecond)
-		if err := l.Stop(); err == nil || err.Error() != "disk full" {
-			t.Errorf("Stop = %v, want the first write error", err)
-		}
-		if w.n != 3 {
-			t.Errorf("%d writes, want 3 (2 ticks + final)", w.n)
-		}
-	})
 }

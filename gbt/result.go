@@ -15,44 +15,18 @@ import (
 )
 
 // ResultFormat identifies the version of the gbt_result.json layout.
-const ResultFormat = "aimeter-gbt-result/1"
+const ResultFormat = "aimeter-gbt-result/2"
 
 // ResultFileName is the name of the result file in a test's result
 // directory (GB-7.7.1-l).
 const ResultFileName = "gbt_result.json"
 
-// Keys of Result.Metrics for the metrics of 7.6 (GB-7.3-d). A metric that
-// was not measured is left out; one that was measured but is undefined (e.g.
-// elasticity with no qualifying interval, IN-76) is written as null.
-const (
-	// ResultKeyTime holds the time metrics of Table 16 (GB-7.6.2-*).
-	ResultKeyTime = "time"
-	// ResultKeyPower holds the power metrics of Table 17 (GB-7.6.3-*).
-	ResultKeyPower = "power"
-	// ResultKeyThroughput holds the actual throughput of Table 18
-	// (GB-7.6.4-T18-samples, GB-7.6.4-T18-tokens).
-	ResultKeyThroughput = "throughput"
-	// ResultKeyEffectiveComputingPower holds the effective computing power
-	// of Table 18 (GB-7.6.4-T18-ecp).
-	ResultKeyEffectiveComputingPower = "effective_computing_power"
-	// ResultKeyElasticity holds the elasticity of Table 19 (GB-7.6.5-T19-EL).
-	ResultKeyElasticity = "elasticity"
-	// ResultKeyPressureTolerance holds the pressure tolerance of Table 20
-	// (GB-7.6.6-T20-PT).
-	ResultKeyPressureTolerance = "pressure_tolerance"
-	// ResultKeyVideoStreams holds the maximum number of video-analysis
-	// streams of Table 21 (GB-7.6.7-T21-MVS).
-	ResultKeyVideoStreams = "max_video_streams"
-	// ResultKeyLoss holds the lost-job and lost-sample counts, the loss rate,
-	// its threshold and the verdict (GB-7.7.1-c-1, GB-7.7.1-c-2, IN-79).
-	ResultKeyLoss = "loss"
-)
-
-// Result is the content of gbt_result.json, the inference test results of
-// 7.3 (GB-7.3-a … GB-7.3-d, GB-7.7.1-j-2). WriteResult writes the fields in
-// the order declared here; map keys are sorted.
-type Result struct {
-	// Format is ResultFormat; WriteResult fills it in when empty.
+// ResultFile is the content of gbt_result.json, the inference test results
+// of 7.3 (GB-7.3-a … GB-7.3-d, GB-7.7.1-j-2). WriteResultFile writes the
+// fields in the order declared here. NewResultFile builds it from a test
+// description and its metrics.
+type ResultFile struct {
+	// Format is ResultFormat; WriteResultFile fills it in when empty.
 	Format string `json:"format"`
 	// Generator names the test system that wrote the result, e.g.
 	// "aimeter v0.3.0 (1a2b3c4d5e6f)".
@@ -66,7 +40,7 @@ type Result struct {
 	Arrival Arrival `json:"arrival"`
 	// UnderlyingMode is the mode a mixed-mode (5) run adds foreign jobs to
 	// (GB-7.4.2-T10-mode5, IN-50); nil for the other modes.
-	UnderlyingMode *int `json:"underlying_mode,omitempty"`
+	UnderlyingMode *ArrivalMode `json:"underlying_mode,omitempty"`
 	// TimeoutClass is the Table 10 threshold column used (GB-7.4.2-T10-FNa).
 	TimeoutClass TimeoutClass `json:"timeout_class,omitempty"`
 	// Precision is the numeric precision actually used for inference
@@ -75,12 +49,8 @@ type Result struct {
 	// Accuracy holds the quality metric(s) and the threshold verdicts
 	// (GB-7.2-d, GB-7.3-d); empty for a performance-only run.
 	Accuracy []AccuracyResult `json:"accuracy,omitempty"`
-	// Metrics holds the metrics of 7.6 required by the scenario
-	// (GB-7.3-d), under the ResultKey… keys. Any JSON-encodable value may be
-	// stored; ReadResult returns each value as a json.RawMessage, which
-	// Result.Metric decodes into a typed value. NaN and ±Inf are not
-	// encodable: store nil for an undefined metric.
-	Metrics map[string]any `json:"metrics,omitempty"`
+	// Metrics are the metrics of 7.6 (GB-7.3-d), as Evaluate computes them.
+	Metrics Metrics `json:"metrics"`
 	// Lifecycle holds the times of the events of 7.7.1 j) 1)
 	// (GB-7.7.1-j-1).
 	Lifecycle LifecycleEvents `json:"lifecycle"`
@@ -131,29 +101,12 @@ type ScheduleInfo struct {
 // UTCOffset returns the UTC offset of t's location at t, as "+08:00".
 func UTCOffset(t time.Time) string { return t.Format("-07:00") }
 
-// Metric decodes the metric stored under key into v (a pointer), whether the
-// stored value is a json.RawMessage (as ReadResult returns) or a typed
-// value. ok is false when there is no such key.
-func (r Result) Metric(key string, v any) (ok bool, err error) {
-	m, ok := r.Metrics[key]
-	if !ok {
-		return false, nil
-	}
-	b, ok := m.(json.RawMessage)
-	if !ok {
-		if b, err = json.Marshal(m); err != nil {
-			return true, err
-		}
-	}
-	return true, json.Unmarshal(b, v)
-}
-
 // Validate checks what the results must contain (GB-7.3): an arrival mode of
 // Table 10 (GB-7.3-b, GB-7.4.2; mixed mode with its underlying mode), the
 // precision used (GB-7.3-c, one or more of GB-6.7.1-d), the test start and
 // end in order (GB-7.7.1-j-1), and the schedule hash of the seeded modes 2,
 // 3 and 5 (IN-53). It does not validate Info; call Info.Validate for that.
-func (r Result) Validate() error {
+func (r ResultFile) Validate() error {
 	var errs []error
 	if _, ok := ArrivalModeOf(r.Arrival.Mode); !ok {
 		errs = append(errs, fmt.Errorf("arrival.mode %d is not a mode of Table 10 (GB-7.4.2)", r.Arrival.Mode))
@@ -195,7 +148,7 @@ func (r Result) Validate() error {
 // one batch: a different scenario or arrival mode, or a missing or
 // different schedule hash (IN-53: "refuse to compare results whose schedule
 // hashes differ"). Modes 0 and 4 have no schedule to compare.
-func SameSchedule(a, b Result) error {
+func SameSchedule(a, b ResultFile) error {
 	if a.Scenario != b.Scenario {
 		return fmt.Errorf("different scenarios %q and %q", a.Scenario, b.Scenario)
 	}
@@ -214,58 +167,50 @@ func SameSchedule(a, b Result) error {
 	return nil
 }
 
-// WriteResult writes r as indented JSON (two spaces, fields in declaration
-// order, map keys sorted, no HTML escaping) followed by a line break. It
-// fills in Format when empty. A NaN or infinite number anywhere is an error.
-func WriteResult(w io.Writer, r Result) error {
+// NewResultFile assembles the content of gbt_result.json from a run and
+// its metrics (Evaluate's): a pure function of the test description and the
+// records, so a stored run regenerates the same file.
+func NewResultFile(run RunData, m Metrics) ResultFile {
+	t := run.Test
+	return ResultFile{
+		Format:         ResultFormat,
+		Generator:      t.Generator,
+		Info:           t.Info,
+		Scenario:       t.Scenario,
+		Arrival:        t.Arrival,
+		UnderlyingMode: t.UnderlyingMode,
+		TimeoutClass:   t.TimeoutClass,
+		Precision:      t.Precision,
+		Accuracy:       t.Accuracy,
+		Metrics:        m,
+		Lifecycle:      t.Lifecycle,
+		Schedule:       ScheduleOf(t, run.Main.Records),
+		LogUTCOffset:   UTCOffset(t.Start),
+		Notes:          t.Notes,
+	}
+}
+
+// WriteResultFile writes r as indented JSON (two spaces, fields in
+// declaration order, no HTML escaping) followed by a line break. It fills
+// in Format when empty. A NaN or infinite number anywhere is an error.
+func WriteResultFile(w io.Writer, r ResultFile) error {
 	if r.Format == "" {
 		r.Format = ResultFormat
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(r); err != nil {
-		return fmt.Errorf("gbt: encoding %s: %w", ResultFileName, err)
-	}
-	_, err := w.Write(buf.Bytes())
-	return err
+	return writeJSON(w, r, ResultFileName)
 }
 
-// ReadResult reads a result written by WriteResult. Unknown fields and other
-// formats are errors; metric values are returned as json.RawMessage and
-// numbers in Info.Extra as json.Number, so that writing the result back
+// ReadResultFile reads a result written by WriteResultFile. Unknown fields
+// and other formats are errors (the format found is named); numbers in
+// Info.Extra are read as json.Number, so that writing the result back
 // reproduces the file.
-func ReadResult(rd io.Reader) (Result, error) {
-	type plain Result
-	var raw struct {
-		plain
-		Metrics map[string]json.RawMessage `json:"metrics,omitempty"`
-	}
-	dec := json.NewDecoder(rd)
-	dec.DisallowUnknownFields()
-	dec.UseNumber()
-	if err := dec.Decode(&raw); err != nil {
-		return Result{}, fmt.Errorf("gbt: reading %s: %w", ResultFileName, err)
-	}
-	if dec.More() {
-		return Result{}, fmt.Errorf("gbt: reading %s: data after the result object", ResultFileName)
-	}
-	r := Result(raw.plain)
-	if r.Format != ResultFormat {
-		return Result{}, fmt.Errorf("gbt: reading %s: format %q, want %q", ResultFileName, r.Format, ResultFormat)
-	}
-	if raw.Metrics != nil {
-		r.Metrics = make(map[string]any, len(raw.Metrics))
-		for k, v := range raw.Metrics {
-			r.Metrics[k] = v
-		}
+func ReadResultFile(rd io.Reader) (ResultFile, error) {
+	var r ResultFile
+	if err := readJSON(rd, &r, ResultFileName, ResultFormat); err != nil {
+		return ResultFile{}, err
 	}
 	return r, nil
 }
-
-// ---------------------------------------------------------------------------
-// Lifecycle.
 
 // LifecycleEvent is an event of 7.7.1 j) 1) (GB-7.7.1-j-1), in the order the
 // standard lists them.

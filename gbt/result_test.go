@@ -31,7 +31,7 @@ func updateGolden() bool {
 const goldenResultPath = "testdata/golden/gbt_result.json"
 
 // goldenResult is a complete result of a Poisson-mode run of T11-2.
-func goldenResult(t *testing.T) Result {
+func goldenResult(t *testing.T) ResultFile {
 	t.Helper()
 	info := loadExample(t)
 	spec, _ := Lookup("T11-2")
@@ -58,12 +58,10 @@ func goldenResult(t *testing.T) Result {
 			t.Fatal(err)
 		}
 	}
-	type stat struct {
-		N    int     `json:"n"`
-		Mean float64 `json:"mean"`
-		P99  float64 `json:"p99"`
-	}
-	return Result{
+	var time Breakdown
+	time.TTI = TimeStat{Symbol: "T_TI", Side: "tester", GB: true, Available: true, Stat: Stat{N: 2999, Mean: 12.5, P99: 30.25}}
+	time.TIN = TimeStat{Symbol: "T_IN", Side: "sut", GB: true, Available: true, Stat: Stat{N: 2999, Mean: 7.125, P99: 9.5}}
+	return ResultFile{
 		Generator:    "aimeter (test)",
 		Info:         info,
 		Scenario:     spec.ID,
@@ -71,16 +69,10 @@ func goldenResult(t *testing.T) Result {
 		TimeoutClass: spec.TimeoutClass,
 		Precision:    PrecisionList{INT8, FP16},
 		Accuracy:     []AccuracyResult{spec.AccuracyThresholds[0].Evaluate(0.7612)},
-		Metrics: map[string]any{
-			ResultKeyTime: map[string]stat{
-				"t_ti_ms": {N: 2999, Mean: 12.5, P99: 30.25},
-				"t_in_ms": {N: 2999, Mean: 7.125, P99: 9.5},
-			},
-			ResultKeyThroughput: map[string]any{"unit": "images/s", "value": 1234.5, "samples": 740700},
-			ResultKeyLoss: map[string]any{
-				"lost_samples": 3, "sent_samples": 740703, "rate": 4.05e-06, "threshold": 0.01, "verdict": "pass",
-			},
-			ResultKeyElasticity: nil, // measured, undefined (IN-76)
+		Metrics: Metrics{
+			Time:       time,
+			Throughput: Throughput{Samples: 740700, Basis: BasisTDIPUnion, Conformant: true, SamplesPerSecond: 1234.5},
+			Loss:       Loss{Lost: 3, Sent: 740703, LossCheck: LossCheck{Rate: 4.05e-06, Threshold: 0.01, Valid: true}, PerSecond: []int{0, 2, 1}},
 		},
 		Lifecycle:    lc.Events(),
 		Schedule:     ScheduleInfo{Seed: a.Seed, Hash: ScheduleHash([]int64{0, 181_000_000, 233_000_000})},
@@ -97,7 +89,7 @@ func TestResultGolden(t *testing.T) {
 		t.Fatalf("golden result is invalid: %v", err)
 	}
 	var buf bytes.Buffer
-	if err := WriteResult(&buf, r); err != nil {
+	if err := WriteResultFile(&buf, r); err != nil {
 		t.Fatal(err)
 	}
 	if updateGolden() {
@@ -143,12 +135,12 @@ func TestResultRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := ReadResult(bytes.NewReader(want))
+	r, err := ReadResultFile(bytes.NewReader(want))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
-	if err := WriteResult(&buf, r); err != nil {
+	if err := WriteResultFile(&buf, r); err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(buf.Bytes(), want) {
@@ -159,24 +151,9 @@ func TestResultRoundTrip(t *testing.T) {
 		!reflect.DeepEqual(r.Accuracy, orig.Accuracy) || !r.Lifecycle.TestEnd.Equal(orig.Lifecycle.TestEnd) {
 		t.Errorf("read back %+v\nwant %+v", r, orig)
 	}
-	var thr struct {
-		Unit  string  `json:"unit"`
-		Value float64 `json:"value"`
-	}
-	if ok, err := r.Metric(ResultKeyThroughput, &thr); !ok || err != nil || thr.Unit != "images/s" || thr.Value != 1234.5 {
-		t.Errorf("Metric(throughput) = %v %v %+v", ok, err, thr)
-	}
-	// Metric also works on a result built in memory.
-	var loss map[string]any
-	if ok, err := orig.Metric(ResultKeyLoss, &loss); !ok || err != nil || loss["verdict"] != "pass" {
-		t.Errorf("Metric(loss) = %v %v %v", ok, err, loss)
-	}
-	if ok, _ := orig.Metric(ResultKeyVideoStreams, &loss); ok {
-		t.Error("Metric of an absent key")
-	}
-	var el *float64
-	if ok, err := r.Metric(ResultKeyElasticity, &el); !ok || err != nil || el != nil {
-		t.Errorf("undefined elasticity = %v %v %v", ok, err, el)
+	if r.Metrics.Throughput.SamplesPerSecond != 1234.5 || r.Metrics.Loss.Lost != 3 || !r.Metrics.Loss.Valid ||
+		r.Metrics.Time.TIN.Stat.Mean != 7.125 || r.Metrics.Elasticity != nil {
+		t.Errorf("typed metrics read back as %+v", r.Metrics)
 	}
 }
 
@@ -193,7 +170,7 @@ func TestReadResultRejects(t *testing.T) {
 		{"not JSON", "nope", "invalid character"},
 	}
 	for _, tc := range tests {
-		if _, err := ReadResult(strings.NewReader(tc.in)); err == nil || !strings.Contains(err.Error(), tc.msg) {
+		if _, err := ReadResultFile(strings.NewReader(tc.in)); err == nil || !strings.Contains(err.Error(), tc.msg) {
 			t.Errorf("%s: err = %v, want %q", tc.name, err, tc.msg)
 		}
 	}
@@ -204,24 +181,24 @@ func TestResultValidate(t *testing.T) {
 	mixedBad := ModeMixed
 	tests := []struct {
 		name   string
-		mutate func(*Result)
+		mutate func(*ResultFile)
 		msg    string
 	}{
-		{"golden is valid", func(*Result) {}, ""},
-		{"GB-7.4.2 mode 6", func(r *Result) { r.Arrival.Mode = 6 }, "not a mode of Table 10"},
-		{"GB-7.4.2-T10-mode5 needs the underlying mode", func(r *Result) { r.Arrival.Mode = ModeMixed }, "underlying_mode is missing"},
-		{"GB-7.4.2-T10-mode5 with underlying mode", func(r *Result) { r.Arrival.Mode = ModeMixed; r.UnderlyingMode = &mixedOK }, ""},
-		{"underlying mixed", func(r *Result) { r.Arrival.Mode = ModeMixed; r.UnderlyingMode = &mixedBad }, "not one of the modes 0–4"},
-		{"underlying without mixed", func(r *Result) { r.UnderlyingMode = &mixedOK }, "not mixed"},
-		{"GB-7.3-c precision", func(r *Result) { r.Precision = nil }, "precision is missing"},
-		{"GB-6.7.1-d precision", func(r *Result) { r.Precision = PrecisionList{"fp16"} }, "invalid precision"},
-		{"GB-7.7.1-j-1 test end", func(r *Result) { r.Lifecycle.TestEnd = time.Time{} }, "test_start and test_end"},
-		{"GB-7.7.1-j-1 order", func(r *Result) {
+		{"golden is valid", func(*ResultFile) {}, ""},
+		{"GB-7.4.2 mode 6", func(r *ResultFile) { r.Arrival.Mode = 6 }, "not a mode of Table 10"},
+		{"GB-7.4.2-T10-mode5 needs the underlying mode", func(r *ResultFile) { r.Arrival.Mode = ModeMixed }, "underlying_mode is missing"},
+		{"GB-7.4.2-T10-mode5 with underlying mode", func(r *ResultFile) { r.Arrival.Mode = ModeMixed; r.UnderlyingMode = &mixedOK }, ""},
+		{"underlying mixed", func(r *ResultFile) { r.Arrival.Mode = ModeMixed; r.UnderlyingMode = &mixedBad }, "not one of the modes 0–4"},
+		{"underlying without mixed", func(r *ResultFile) { r.UnderlyingMode = &mixedOK }, "not mixed"},
+		{"GB-7.3-c precision", func(r *ResultFile) { r.Precision = nil }, "precision is missing"},
+		{"GB-6.7.1-d precision", func(r *ResultFile) { r.Precision = PrecisionList{"fp16"} }, "invalid precision"},
+		{"GB-7.7.1-j-1 test end", func(r *ResultFile) { r.Lifecycle.TestEnd = time.Time{} }, "test_start and test_end"},
+		{"GB-7.7.1-j-1 order", func(r *ResultFile) {
 			r.Lifecycle.DatasetLoadEnd = r.Lifecycle.DatasetLoadStart.Add(-time.Nanosecond)
 		}, "dataset_load_end"},
-		{"IN-53 Poisson needs the schedule hash", func(r *Result) { r.Schedule.Hash = "" }, "schedule.hash"},
-		{"IN-53 continuous mode has no schedule", func(r *Result) { r.Arrival.Mode = ModeContinuous; r.Schedule = ScheduleInfo{} }, ""},
-		{"NaN accuracy", func(r *Result) { r.Accuracy[0].Value = f64(math.NaN()) }, "use null"},
+		{"IN-53 Poisson needs the schedule hash", func(r *ResultFile) { r.Schedule.Hash = "" }, "schedule.hash"},
+		{"IN-53 continuous mode has no schedule", func(r *ResultFile) { r.Arrival.Mode = ModeContinuous; r.Schedule = ScheduleInfo{} }, ""},
+		{"NaN accuracy", func(r *ResultFile) { r.Accuracy[0].Value = f64(math.NaN()) }, "use null"},
 	}
 	for _, tc := range tests {
 		r := goldenResult(t)
@@ -241,16 +218,16 @@ func TestResultValidate(t *testing.T) {
 
 func TestWriteResultErrors(t *testing.T) {
 	r := goldenResult(t)
-	r.Metrics[ResultKeyElasticity] = math.Inf(1)
-	if err := WriteResult(&bytes.Buffer{}, r); err == nil || !strings.Contains(err.Error(), "unsupported value") {
+	r.Metrics.Throughput.SamplesPerSecond = math.Inf(1)
+	if err := WriteResultFile(&bytes.Buffer{}, r); err == nil || !strings.Contains(err.Error(), "unsupported value") {
 		t.Errorf("Inf metric: %v", err)
 	}
 	r = goldenResult(t)
-	if err := WriteResult(&failWriter{}, r); err == nil {
+	if err := WriteResultFile(&failWriter{}, r); err == nil {
 		t.Error("write error lost")
 	}
 	var buf bytes.Buffer
-	if err := WriteResult(&buf, Result{}); err != nil || !strings.Contains(buf.String(), `"format": "`+ResultFormat+`"`) {
+	if err := WriteResultFile(&buf, ResultFile{}); err != nil || !strings.Contains(buf.String(), `"format": "`+ResultFormat+`"`) {
 		t.Errorf("empty result: %v\n%s", err, buf.String())
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // DefaultMaxStreamsLimit bounds the stream counts MaxStreams tries when
@@ -188,4 +189,24 @@ func MaxStreams(ctx context.Context, probe func(ctx context.Context, n int) (ok 
 	}
 	res.MaxStreams = 0
 	return res, nil
+}
+
+// StreamPlanInput is the fixed-period test of one stream probe
+// (GB-7.6.7-T21-MVS, IN-78): n streams of fps frames per second, one frame
+// per job, so n jobs arrive every period T = 1/fps for duration. timeout 0
+// takes the mode-1 threshold of Table 10 (column 1). Plan turns it into
+// LoadGen settings as for any test.
+func StreamPlanInput(fps float64, n int, duration, timeout time.Duration) PlanInput {
+	period := time.Duration(float64(time.Second) / fps)
+	return PlanInput{
+		Arrival:      Arrival{Mode: ModeFixedPeriod, Period: period, N: n, Duration: duration}.WithDefaults(),
+		TimeoutClass: Threshold1,
+		Timeout:      timeout,
+	}
+}
+
+// StreamProbePassed reports whether a stream probe passed: every frame of
+// every stream returned, none lost and none failed (IN-78 (2), (5)).
+func StreamProbePassed(m Metrics) bool {
+	return m.Loss.Lost == 0 && m.Throughput.Errors == 0
 }

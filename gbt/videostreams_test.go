@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"time"
+
+	"aimeter/loadgen"
 )
 
 // fakeProbe answers from ok(n, call), where call counts the probes of that n
@@ -135,4 +138,30 @@ func probeNs(ps []StreamProbe) []int {
 		out = append(out, p.N)
 	}
 	return out
+}
+
+// A stream probe is a mode-1 test planned like any other (IN-78 (3)): n
+// frames every 1/fps, the mode-1 timeout of Table 10 by default.
+func TestStreamPlanInput(t *testing.T) {
+	p, err := Plan(StreamPlanInput(25, 3, time.Second, 0), loadgen.DefaultSettings(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Arrivals) != 75 || p.SampleTimeout != 4*time.Second || p.Test.Arrival.Period != 40*time.Millisecond || p.Settings.ServerTargetQPS != 75 {
+		t.Errorf("plan %+v", p)
+	}
+	tests := []struct {
+		reason string
+		m      Metrics
+		want   bool
+	}{
+		{"every frame returned", Metrics{}, true},
+		{"a lost frame fails the probe (IN-78 (5))", Metrics{Loss: Loss{Lost: 1}}, false},
+		{"a failed frame fails the probe", Metrics{Throughput: Throughput{Errors: 1}}, false},
+	}
+	for _, tc := range tests {
+		if got := StreamProbePassed(tc.m); got != tc.want {
+			t.Errorf("%s: %v", tc.reason, got)
+		}
+	}
 }

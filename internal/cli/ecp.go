@@ -77,14 +77,7 @@ func runThroughput(dir string, tokens bool) (float64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", path, err)
 	}
-	var th gbt.Throughput
-	ok, err := res.Metric(gbt.ResultKeyThroughput, &th)
-	if err != nil {
-		return 0, fmt.Errorf("%s: %w", path, err)
-	}
-	if !ok {
-		return 0, fmt.Errorf("%s: no %q metric", path, gbt.ResultKeyThroughput)
-	}
+	th := res.Metrics.Throughput
 	if tokens {
 		return th.TokensPerSecond, nil
 	}
@@ -92,11 +85,11 @@ func runThroughput(dir string, tokens bool) (float64, error) {
 }
 
 // readGBTResult reads a gbt_result.json file.
-func readGBTResult(path string) (gbt.Result, error) {
+func readGBTResult(path string) (gbt.ResultFile, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return gbt.Result{}, err
+		return gbt.ResultFile{}, err
 	}
 	defer f.Close()
-	return gbt.ReadResult(f)
+	return gbt.ReadResultFile(f)
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +10,8 @@ import (
 	"testing"
 
 	"aimeter/gbt"
+	"aimeter/loadgen"
+	"aimeter/mlperflog"
 )
 
 func TestGBTRunWritesMetricsLogAndResult(t *testing.T) {
@@ -36,13 +39,17 @@ func TestGBTRunWritesMetricsLogAndResult(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if res.Arrival.Mode != mustAtoi(tc.args[1]) || res.Schedule.Hash == "" || res.Lifecycle.TestEnd.IsZero() {
+			if res.Arrival.Mode != gbt.ArrivalMode(mustAtoi(tc.args[1])) || res.Schedule.Hash == "" || res.Lifecycle.TestEnd.IsZero() {
 				t.Errorf("%s: result %+v", tc.reason, res)
 			}
-			for _, key := range []string{gbt.ResultKeyTime, gbt.ResultKeyThroughput, gbt.ResultKeyLoss} {
-				if _, ok := res.Metrics[key]; !ok {
-					t.Errorf("%s: gbt_result.json has no %q metrics", tc.reason, key)
-				}
+			if res.Metrics.Loss.Sent == 0 || res.Metrics.Time.Records != res.Metrics.Loss.Sent || res.Metrics.Throughput.Samples == 0 {
+				t.Errorf("%s: gbt_result.json metrics %+v", tc.reason, res.Metrics)
+			}
+			if (res.Metrics.Foreign != nil) != (res.Arrival.Mode == gbt.ModeMixed) {
+				t.Errorf("%s: foreign-job metrics %+v", tc.reason, res.Metrics.Foreign)
+			}
+			if (res.Metrics.Elasticity != nil) != (res.Arrival.Mode == gbt.ModePeak) {
+				t.Errorf("%s: elasticity %+v", tc.reason, res.Metrics.Elasticity)
 			}
 			f, err := os.Open(filepath.Join(dir, "gbt_inference.log"))
 			if err != nil {
@@ -155,6 +162,107 @@ func TestSetCanChooseSeeds(t *testing.T) {
 	for _, want := range []string{`"qsl_rng_seed": 42`, `"sample_index_rng_seed": 7`, `"schedule_rng_seed": 4294967338`} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("settings.json lacks %s", want)
+		}
+	}
+}
+
+// A --set that the arrival mode overrules is refused before anything runs,
+// naming both the setting and the arrival parameter (issue 7).
+func TestGBTSetConflictIsAUsageError(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "out")
+	r := runCLI(t, "", "run", "-q", "--output-dir", dir, "--arrival-mode", "2", "--duration", "500ms", "--set", "min_duration=3000")
+	if r.code != ExitUsage || !strings.Contains(r.stderr, "--set min_duration=3000") || !strings.Contains(r.stderr, "arrival duration 500ms") {
+		t.Fatalf("want exit 2 naming --set min_duration=3000 and the arrival duration 500ms, got %v", r)
+	}
+	if _, err := os.Stat(dir); err == nil {
+		t.Error("nothing may run or be written for a conflicting --set")
+	}
+	// The same value as the arrival sets is no conflict.
+	r = runCLI(t, "", "run", "-q", "--sut", "null-async", "--output-dir", dir, "--arrival-mode", "2", "--lambda", "100", "--duration", "300ms", "--set", "min_duration=300")
+	if r.code != ExitOK {
+		t.Fatalf("--set equal to what the mode sets: %v", r)
+	}
+	for _, name := range []string{gbt.TestFileName, gbt.ResultFileName, gbt.InferenceLogFileName} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// gbt_result.json and gbt_inference.log are pure functions of gbt_test.json
+// and the stored records and stage times (joined by sequence id): they
+// regenerate byte for byte. Mode 5 is left out: its foreign jobs' records
+// are not stored yet.
+func TestGBTFilesRegenerateFromTheRun(t *testing.T) {
+	tests := []struct {
+		reason string
+		args   []string
+	}{
+		{"mode 0, LoadGen's SingleStream", []string{"--arrival-mode", "0", "--duration", "300ms"}},
+		{"mode 1, the plan's schedule", []string{"--arrival-mode", "1", "--period", "50ms", "--jobs-per-period", "2", "--duration", "1100ms"}},
+		{"mode 2, LoadGen's Poisson schedule hashed from the records", []string{"--arrival-mode", "2", "--lambda", "100", "--duration", "1200ms"}},
+		{"mode 3, bursts and the peak metrics", []string{"--arrival-mode", "3", "--lambda", "50", "--duration", "1s", "--bursts", "1", "--burst-length", "300ms", "--burst-period", "10ms", "--burst-jobs", "2"}},
+		{"mode 4, offline with no timeout", []string{"--arrival-mode", "4", "--set", "min_query_count=200"}},
+	}
+	for _, tc := range tests {
+		dir := t.TempDir()
+		if r := runCLI(t, "", append([]string{"run", "--sut", "null-async", "-q", "--output-dir", dir}, tc.args...)...); r.code != ExitOK {
+			t.Fatalf("%s: %v", tc.reason, r)
+		}
+		open := func(name string) *os.File {
+			f, err := os.Open(filepath.Join(dir, name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { f.Close() })
+			return f
+		}
+		test, err := gbt.ReadTest(open(gbt.TestFileName))
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs, err := mlperflog.ReadRecords(open("records.csv"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		run := gbt.RunData{Test: &test, Main: gbt.RunPart{Records: recs}}
+		if f, err := os.Open(filepath.Join(dir, "stages.csv")); err == nil {
+			seqs, stages, err := mlperflog.ReadStages(f)
+			f.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			bySeq := make(map[uint64]loadgen.StageTimes, len(seqs))
+			for i, s := range seqs {
+				bySeq[s] = stages[i]
+			}
+			run.Main.Stages = make([]loadgen.StageTimes, len(recs))
+			for i, r := range recs {
+				run.Main.Stages[i] = bySeq[r.SeqID]
+			}
+		}
+		m, err := gbt.Evaluate(run)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var result, log bytes.Buffer
+		if err := gbt.WriteResultFile(&result, gbt.NewResultFile(run, m)); err != nil {
+			t.Fatal(err)
+		}
+		if err := gbt.WriteInferenceLog(&log, &test, recs); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range []struct {
+			name string
+			got  []byte
+		}{{gbt.ResultFileName, result.Bytes()}, {gbt.InferenceLogFileName, log.Bytes()}} {
+			want, err := os.ReadFile(filepath.Join(dir, f.name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(f.got, want) {
+				t.Errorf("%s: regenerated %s differs:\n%s\nwant\n%s", tc.reason, f.name, f.got, want)
+			}
 		}
 	}
 }

@@ -71,24 +71,26 @@ func videoStreams(parent context.Context, st *State, v *videoFlags) error {
 	defer closeSUT()
 
 	probe := func(ctx context.Context, n int) (bool, error) {
-		a := gbt.Arrival{Mode: gbt.ModeFixedPeriod, Period: period, N: n, Duration: v.duration, Timeout: timeout}.WithDefaults()
-		arrivals, _, err := a.Schedule()
+		p, err := gbt.Plan(gbt.StreamPlanInput(v.fps, n, v.duration, timeout), loadgen.DefaultSettings(), nil)
 		if err != nil {
 			return false, err
 		}
-		s := loadgen.DefaultSettings()
-		s.Scenario = loadgen.Server
-		s.ServerTargetQPS = float64(len(arrivals)) / v.duration.Seconds()
-		s.MinDurationMs = uint64(v.duration.Milliseconds())
-		res, err := loadgen.Run(ctx, sut, qsl, s, &loadgen.Options{Arrivals: arrivals, SampleTimeout: timeout, StallTimeout: 2 * timeout})
+		opts := p.Options()
+		opts.StallTimeout = 2 * timeout
+		res, err := loadgen.Run(ctx, sut, qsl, p.Settings, &opts)
 		if err != nil {
 			return false, err
 		}
-		ok := res.LostSamples == 0 && res.FailedSamples == 0
+		test := p.Test
+		m, err := gbt.Evaluate(gbt.RunData{Test: &test, Main: runPart(res)})
+		if err != nil {
+			return false, err
+		}
+		ok := gbt.StreamProbePassed(m)
 		if !v.quiet {
 			verdict := "pass"
 			if !ok {
-				verdict = fmt.Sprintf("fail (%d lost, %d failed)", res.LostSamples, res.FailedSamples)
+				verdict = fmt.Sprintf("fail (%d lost, %d failed)", m.Loss.Lost, m.Throughput.Errors)
 			}
 			fmt.Fprintf(st.Stderr, "  %5d streams at %g fps: %d frames, %s\n", n, v.fps, res.RecordCount(), verdict)
 		}
