@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"aimeter/accuracy"
+	"aimeter/gbt"
 	"aimeter/loadgen"
 	"aimeter/mlperflog"
 	"aimeter/report"
@@ -26,6 +27,11 @@ const (
 	RecordsFile  = mlperflog.RecordsFile  // one row per issued sample
 	StagesFile   = mlperflog.StagesFile   // the SUT-side stage times, when the SUT reported any
 	AccuracyFile = mlperflog.AccuracyFile // LoadGen's accuracy log (raw: the responses)
+	GBTTestFile  = gbt.TestFileName       // a GB/T test's description
+	// ForeignDir holds the run of a GB/T mixed test's foreign jobs (mode 5,
+	// IN-50), laid out as a bundle of its own without a manifest: the
+	// outer manifest lists its files.
+	ForeignDir = "foreign"
 )
 
 // Names of the derived files of a bundle.
@@ -34,6 +40,10 @@ const (
 	DetailFile  = mlperflog.DetailFile
 	TraceFile   = mlperflog.TraceFile
 	ReportFile  = "report.html"
+	// GBTResultFile and GBTLogFile are a GB/T test's results (7.3) and
+	// inference log (7.3 f)).
+	GBTResultFile = gbt.ResultFileName
+	GBTLogFile    = gbt.InferenceLogFileName
 )
 
 // Bundle is one run: everything it recorded, from which every report is
@@ -71,6 +81,13 @@ type Bundle struct {
 	Trace bool
 	// NoReport leaves report.html out of the derived files.
 	NoReport bool
+
+	// GBT describes a GB/T 45087 inference test; nil for an MLPerf run.
+	// With it, gbt_result.json and gbt_inference.log are derived.
+	GBT *gbt.Test
+	// Foreign is the run of a mixed test's foreign jobs (mode 5), stored
+	// in foreign/; nil otherwise.
+	Foreign *Bundle
 
 	// Manifest is the manifest Read verified or Write wrote; nil before.
 	Manifest *Manifest
@@ -129,7 +146,22 @@ func Write(dir string, b *Bundle) error {
 	if b.Location == nil {
 		b.Location = time.Local
 	}
-	parts := append(b.rawParts(), b.derivedParts()...)
+	if b.Foreign != nil {
+		if b.Foreign.Result == nil {
+			return errors.New("bundle: Write of a foreign run without a Result")
+		}
+		if b.Foreign.PID == 0 {
+			b.Foreign.PID = b.PID
+		}
+		if b.Foreign.Location == nil {
+			b.Foreign.Location = b.Location
+		}
+	}
+	parts := append(b.rawParts(""), b.derivedParts("")...)
+	if f := b.Foreign; f != nil {
+		parts = append(parts, f.rawParts(ForeignDir+"/")...)
+		parts = append(parts, f.derivedParts(ForeignDir+"/")...)
+	}
 	entries, err := writeParts(dir, parts)
 	if err != nil {
 		return err
@@ -169,20 +201,25 @@ func writeParts(dir string, parts []part) ([]ManifestEntry, error) {
 	return entries, errors.Join(errs...)
 }
 
-func (b *Bundle) rawParts() []part {
+func (b *Bundle) rawParts(prefix string) []part {
 	r := b.Result
 	parts := []part{
-		{SettingsFile, Raw, func(w io.Writer) error { return mlperflog.WriteRunInfo(w, mlperflog.RunInfoFromResult(r, b.Version)) }},
-		{RunFile, Raw, func(w io.Writer) error { return b.writeMeta(w) }},
-		{EventsFile, Raw, func(w io.Writer) error { return WriteEvents(w, r.Events) }},
-		{RecordsFile, Raw, func(w io.Writer) error { return mlperflog.WriteRecordSeq(w, r.Records()) }},
-		{AccuracyFile, Raw, func(w io.Writer) error { return mlperflog.WriteAccuracy(w, r.Accuracy) }},
+		{prefix + SettingsFile, Raw, func(w io.Writer) error { return mlperflog.WriteRunInfo(w, mlperflog.RunInfoFromResult(r, b.Version)) }},
+		{prefix + RunFile, Raw, func(w io.Writer) error { return b.writeMeta(w) }},
+		{prefix + EventsFile, Raw, func(w io.Writer) error { return WriteEvents(w, r.Events) }},
+		{prefix + RecordsFile, Raw, func(w io.Writer) error { return mlperflog.WriteRecordSeq(w, r.Records()) }},
+		{prefix + AccuracyFile, Raw, func(w io.Writer) error { return mlperflog.WriteAccuracy(w, r.Accuracy) }},
 	}
-	if b.Stages != nil || r.HasStages() {
-		parts = append(parts, part{StagesFile, Raw, func(w io.Writer) error { return mlperflog.WriteStages(w, r.Records(), b.stageSeq()) }})
+	if b.hasStages() {
+		parts = append(parts, part{prefix + StagesFile, Raw, func(w io.Writer) error { return mlperflog.WriteStages(w, r.Records(), b.stageSeq()) }})
+	}
+	if b.GBT != nil {
+		parts = append(parts, part{prefix + GBTTestFile, Raw, func(w io.Writer) error { return gbt.WriteTest(w, *b.GBT) }})
 	}
 	return parts
 }
+
+func (b *Bundle) hasStages() bool { return b.Stages != nil || b.Result.HasStages() }
 
 // stageSeq yields the stage times in the order of the records.
 func (b *Bundle) stageSeq() func(func(loadgen.StageTimes) bool) {
@@ -208,20 +245,67 @@ func (b *Bundle) writeMeta(w io.Writer) error {
 }
 
 // derivedParts lists every file derived from b's raw parts.
-func (b *Bundle) derivedParts() []part {
+func (b *Bundle) derivedParts(prefix string) []part {
 	r := b.Result
 	detail := mlperflog.DetailOptions{Version: b.Version, PID: b.pid(), Location: b.location()}
 	parts := []part{
-		{SummaryFile, Derived, func(w io.Writer) error { return mlperflog.WriteSummary(w, r) }},
-		{DetailFile, Derived, func(w io.Writer) error { return mlperflog.WriteDetail(w, r, detail) }},
+		{prefix + SummaryFile, Derived, func(w io.Writer) error { return mlperflog.WriteSummary(w, r) }},
+		{prefix + DetailFile, Derived, func(w io.Writer) error { return mlperflog.WriteDetail(w, r, detail) }},
 	}
 	if b.Trace {
-		parts = append(parts, part{TraceFile, Derived, func(w io.Writer) error { return mlperflog.WriteTrace(w, r) }})
+		parts = append(parts, part{prefix + TraceFile, Derived, func(w io.Writer) error { return mlperflog.WriteTrace(w, r) }})
 	}
 	if !b.NoReport {
-		parts = append(parts, part{ReportFile, Derived, func(w io.Writer) error { return report.Write(w, b.Report()) }})
+		parts = append(parts, part{prefix + ReportFile, Derived, func(w io.Writer) error { return report.Write(w, b.Report()) }})
+	}
+	if b.GBT != nil {
+		g := sync.OnceValue(b.evaluateGBT)
+		parts = append(parts,
+			part{prefix + GBTLogFile, Derived, func(w io.Writer) error {
+				return gbt.WriteInferenceLog(w, b.GBT, g().run.Main.Records)
+			}},
+			part{prefix + GBTResultFile, Derived, func(w io.Writer) error {
+				e := g()
+				if e.err != nil {
+					return e.err
+				}
+				return gbt.WriteResultFile(w, gbt.NewResultFile(e.run, e.metrics))
+			}})
 	}
 	return parts
+}
+
+// GBTRun is the input of gbt.Evaluate for b: its GB/T description, its
+// records and stage times and those of its foreign jobs.
+func (b *Bundle) GBTRun() gbt.RunData {
+	run := gbt.RunData{Test: b.GBT, Main: b.runPart()}
+	if b.Foreign != nil {
+		fp := b.Foreign.runPart()
+		run.Foreign = &fp
+	}
+	return run
+}
+
+func (b *Bundle) runPart() gbt.RunPart {
+	p := gbt.RunPart{Records: slices.Collect(b.Result.Records())}
+	if b.hasStages() {
+		p.Stages = slices.Collect(b.stageSeq())
+	}
+	return p
+}
+
+// gbtEvaluation is the GB/T input and metrics of a bundle, computed once
+// for both GB/T files.
+type gbtEvaluation struct {
+	run     gbt.RunData
+	metrics gbt.Metrics
+	err     error
+}
+
+func (b *Bundle) evaluateGBT() gbtEvaluation {
+	run := b.GBTRun()
+	m, err := gbt.Evaluate(run)
+	return gbtEvaluation{run, m, err}
 }
 
 // Report is the HTML report of b alone.
@@ -246,7 +330,10 @@ func Regenerate(dir string, b *Bundle) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	parts := b.derivedParts()
+	parts := b.derivedParts("")
+	if b.Foreign != nil {
+		parts = append(parts, b.Foreign.derivedParts(ForeignDir+"/")...)
+	}
 	entries, err := writeParts(dir, parts)
 	if err != nil {
 		return nil, err
@@ -314,22 +401,40 @@ func ReadWith(dir string, opts ReadOptions) (*Bundle, error) {
 			return nil, err
 		}
 	}
-	for _, name := range []string{SettingsFile, RunFile, EventsFile, RecordsFile, AccuracyFile} {
-		if _, ok := m.Entry(name); !ok {
-			return nil, fmt.Errorf("%s: %s does not list %s, which a version %d bundle always holds (written by %s)",
-				dir, ManifestFile, name, FormatVersion, orUnknown(m.Generator))
+	b, err := readRun(dir, m, "")
+	if err != nil {
+		return nil, err
+	}
+	b.Manifest, b.dir = m, dir
+	if _, ok := m.Entry(ForeignDir + "/" + SettingsFile); ok {
+		if b.Foreign, err = readRun(dir, m, ForeignDir+"/"); err != nil {
+			return nil, err
 		}
 	}
-	b := &Bundle{Manifest: m, dir: dir}
+	return b, nil
+}
+
+// readRun reads the run whose files m lists under prefix ("" for the
+// bundle's own run, "foreign/" for a mixed test's foreign jobs).
+func readRun(dir string, m *Manifest, prefix string) (*Bundle, error) {
+	for _, name := range []string{SettingsFile, RunFile, EventsFile, RecordsFile, AccuracyFile} {
+		if _, ok := m.Entry(prefix + name); !ok {
+			return nil, fmt.Errorf("%s: %s does not list %s, which a version %d bundle always holds (written by %s)",
+				dir, ManifestFile, prefix+name, FormatVersion, orUnknown(m.Generator))
+		}
+	}
+	has := func(name string) bool { _, ok := m.Entry(prefix + name); return ok }
+	read := func(name string, f func(io.Reader) error) error { return readFile(dir, prefix+name, f) }
+	b := &Bundle{}
 	var info mlperflog.RunInfo
-	if err := readJSONFile(dir, SettingsFile, func(r io.Reader) (err error) {
+	if err := read(SettingsFile, func(r io.Reader) (err error) {
 		info, err = mlperflog.ReadRunInfo(r)
 		return err
 	}); err != nil {
 		return nil, err
 	}
 	var meta runMeta
-	if err := readJSONFile(dir, RunFile, func(r io.Reader) error {
+	if err := read(RunFile, func(r io.Reader) error {
 		dec := json.NewDecoder(r)
 		dec.DisallowUnknownFields()
 		return dec.Decode(&meta)
@@ -337,7 +442,7 @@ func ReadWith(dir string, opts ReadOptions) (*Bundle, error) {
 		return nil, err
 	}
 	res := &loadgen.Result{
-		SUTName: info.SUTName, QSLName: info.QSLName,
+		SUTName: info.SUTName, GetSUTNameDurationNs: meta.GetSUTNameDurationNs, QSLName: info.QSLName,
 		QSLTotalCount: info.QSLTotalCount, QSLPerformanceCount: info.QSLPerformanceCount,
 		Requested: info.Requested, Effective: info.Effective, StartTime: info.StartTime,
 		Passes: info.Passes, Interrupted: info.Interrupted,
@@ -345,34 +450,33 @@ func ReadWith(dir string, opts ReadOptions) (*Bundle, error) {
 		FailedSamples: info.FailedSamples, LostSamples: info.LostSamples,
 	}
 	b.Result = res
-	res.GetSUTNameDurationNs = meta.GetSUTNameDurationNs
 	b.Version = info.Version
 	b.Name, b.PID, b.System, b.AccuracyCheck = meta.Name, meta.PID, meta.System, meta.AccuracyCheck
 	b.Trace, b.NoReport = meta.Trace, meta.NoReport
 	b.Location = time.FixedZone(meta.Zone.Name, meta.Zone.OffsetSeconds)
 
-	if err := readFile(dir, EventsFile, func(r io.Reader) (err error) {
+	if err := read(EventsFile, func(r io.Reader) (err error) {
 		res.Events, err = ReadEvents(r)
 		return err
 	}); err != nil {
 		return nil, err
 	}
 	var recs []loadgen.Record
-	if err := readFile(dir, RecordsFile, func(r io.Reader) (err error) {
+	if err := read(RecordsFile, func(r io.Reader) (err error) {
 		recs, err = mlperflog.ReadRecords(r)
 		return err
 	}); err != nil {
 		return nil, err
 	}
 	res.AttachRecords(recs)
-	if err := readFile(dir, AccuracyFile, func(r io.Reader) (err error) {
+	if err := read(AccuracyFile, func(r io.Reader) (err error) {
 		res.Accuracy, err = accuracy.ReadLog(r)
 		return err
 	}); err != nil {
 		return nil, err
 	}
-	if _, ok := m.Entry(StagesFile); ok {
-		if err := readFile(dir, StagesFile, func(r io.Reader) error {
+	if has(StagesFile) {
+		if err := read(StagesFile, func(r io.Reader) error {
 			seqs, stages, err := mlperflog.ReadStages(r)
 			if err != nil {
 				return err
@@ -383,10 +487,20 @@ func ReadWith(dir string, opts ReadOptions) (*Bundle, error) {
 			return nil, err
 		}
 	}
+	if has(GBTTestFile) {
+		if err := read(GBTTestFile, func(r io.Reader) error {
+			t, err := gbt.ReadTest(r)
+			b.GBT = &t
+			return err
+		}); err != nil {
+			return nil, err
+		}
+	}
 	if idx := slices.IndexFunc(info.Passes, func(p loadgen.PassInfo) bool { return p.Reported }); idx >= 0 {
+		var err error
 		res.Summary, err = loadgen.SummarizePass(info.SUTName, info.Effective, info.Passes[idx], recs)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", dir, err)
+			return nil, fmt.Errorf("%s: %w", filepath.Join(dir, prefix), err)
 		}
 	}
 	return b, nil
@@ -433,8 +547,4 @@ func readFile(dir, name string, read func(io.Reader) error) error {
 		return fmt.Errorf("%s: %w", p, err)
 	}
 	return nil
-}
-
-func readJSONFile(dir, name string, read func(io.Reader) error) error {
-	return readFile(dir, name, read)
 }

@@ -42,7 +42,10 @@ func (c *countingHasher) Write(p []byte) (int, error) {
 // leaves the previous file as it was. It returns the size and SHA-256 of
 // what it wrote. This is the only file writer of a bundle.
 func writeFile(dir, name string, write func(io.Writer) error) (wf writtenFile, err error) {
-	path := filepath.Join(dir, name)
+	path := filepath.Join(dir, filepath.FromSlash(name))
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return wf, err
+	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(name)+".*.tmp")
 	if err != nil {
 		return wf, err

@@ -1,14 +1,11 @@
 package cli
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"text/tabwriter"
@@ -17,9 +14,10 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"aimeter/bundle"
 	"aimeter/gbt"
 	"aimeter/loadgen"
-	"aimeter/mlperflog"
+	"aimeter/report"
 	"aimeter/sut/null"
 )
 
@@ -205,10 +203,6 @@ func runGBT(parent context.Context, st *State, f *runFlags, g *gbtFlags, base lo
 	if res == nil {
 		return withCode(ExitUsage, runErr)
 	}
-	if err := mlperflog.WriteAll(f.outputDir, res, mlperflog.WriteOptions{Trace: f.trace, Version: Version}); err != nil {
-		return withCode(ExitFailure, fmt.Errorf("writing logs: %w", err))
-	}
-
 	test := p.Test
 	test.Generator = "aimeter " + Version
 	test.Info = info
@@ -218,26 +212,17 @@ func runGBT(parent context.Context, st *State, f *runFlags, g *gbtFlags, base lo
 	if !res.HasStages() {
 		test.Notes = append(test.Notes, "The SUT reported no stage times: only tester-side time metrics are available.")
 	}
-	run := gbt.RunData{Test: &test, Main: runPart(res)}
+	system := report.DetectSystem()
+	b := &bundle.Bundle{Result: res, Version: Version, System: system, Trace: f.trace, GBT: &test}
 	if foreign != nil {
-		fp := runPart(foreign)
-		run.Foreign = &fp
+		b.Foreign = &bundle.Bundle{Result: foreign, Version: Version, System: system, NoReport: true}
 	}
-	m, err := gbt.Evaluate(run)
+	m, err := gbt.Evaluate(b.GBTRun())
 	if err != nil {
 		return withCode(ExitFailure, err)
 	}
-	for _, file := range []struct {
-		name  string
-		write func(w *bufio.Writer) error
-	}{
-		{gbt.TestFileName, func(w *bufio.Writer) error { return gbt.WriteTest(w, test) }},
-		{gbt.InferenceLogFileName, func(w *bufio.Writer) error { return gbt.WriteInferenceLog(w, &test, run.Main.Records) }},
-		{gbt.ResultFileName, func(w *bufio.Writer) error { return gbt.WriteResultFile(w, gbt.NewResultFile(run, m)) }},
-	} {
-		if err := writeFile(filepath.Join(f.outputDir, file.name), file.write); err != nil {
-			return withCode(ExitFailure, err)
-		}
+	if err := bundle.Write(f.outputDir, b); err != nil {
+		return withCode(ExitFailure, fmt.Errorf("writing the run bundle: %w", err))
 	}
 	printGBT(st.Stdout, res, &test, &m, f.outputDir)
 	switch {
@@ -251,16 +236,6 @@ func runGBT(parent context.Context, st *State, f *runFlags, g *gbtFlags, base lo
 		return withCode(ExitInvalid, nil)
 	}
 	return nil
-}
-
-// runPart collects a result's records and stage times, which loadgen
-// yields in the same order (by sequence id).
-func runPart(res *loadgen.Result) gbt.RunPart {
-	p := gbt.RunPart{Records: slices.Collect(res.Records())}
-	if res.HasStages() {
-		p.Stages = slices.Collect(res.Stages())
-	}
-	return p
 }
 
 // reportedPassSpan returns the wall-clock start of the reported pass (the

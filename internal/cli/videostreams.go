@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"aimeter/bundle"
 	"aimeter/gbt"
 	"aimeter/loadgen"
 )
@@ -82,7 +83,7 @@ func videoStreams(parent context.Context, st *State, v *videoFlags) error {
 			return false, err
 		}
 		test := p.Test
-		m, err := gbt.Evaluate(gbt.RunData{Test: &test, Main: runPart(res)})
+		m, err := gbt.Evaluate((&bundle.Bundle{Result: res, GBT: &test}).GBTRun())
 		if err != nil {
 			return false, err
 		}
