@@ -43,7 +43,7 @@ func BenchmarkIssueComplete(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			t := &test{ctx: context.Background(), sut: nullSUT{}, eff: e, origin: time.Now()}
+			t := &testRun{ctx: context.Background(), sut: nullSUT{}, eff: e, origin: time.Now()}
 			t.resp = &Responder{t: t}
 			gen := generateQueries(&e, false, generateLoadableSets(&e, false, 1024)[0], 0)
 			p := newPass(PassPerformance, gen, 0, false, false)
