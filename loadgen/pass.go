@@ -59,6 +59,37 @@ type pass struct {
 	// SUT-side stage times, allocated on the first CompleteWithStages.
 	stagesOnce sync.Once
 	stages     []StageTimes
+
+	// Columns that only some SUTs fill (see Response), each allocated on the
+	// first sample that reports a non-zero value, so that a SUT that reports
+	// none of them costs no memory.
+	reqBytes  lazyColumn[int64]
+	respBytes lazyColumn[int64]
+	node      lazyColumn[uint32]
+	errIdx    lazyColumn[uint16]  // 1-based index into the Responder's error table
+	tokTimes  lazyColumn[[]int64] // token arrival times of streaming responses
+}
+
+// lazyColumn is a per-sample column allocated on first use. get may be
+// called from any goroutine during the pass; v is read only after the pass.
+type lazyColumn[T any] struct {
+	once sync.Once
+	v    []T
+}
+
+// get returns the column, allocating it with n zero values the first time.
+func (c *lazyColumn[T]) get(n int) []T {
+	c.once.Do(func() { c.v = make([]T, n) })
+	return c.v
+}
+
+// at returns element i, or the zero value when the column was never used.
+func (c *lazyColumn[T]) at(i int) T {
+	var zero T
+	if c.v == nil {
+		return zero
+	}
+	return c.v[i]
 }
 
 func (p *pass) stageSlice() []StageTimes {

@@ -3,15 +3,21 @@ package loadgen
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 )
 
 // Responder receives completions from the SUT. All methods are safe for
-// concurrent use from any goroutine and never panic on bad input: a
+// concurrent use from any goroutine (inside IssueQuery, from the SUT's own
+// workers, from network callbacks) and never panic on bad input: a
 // completion for an unknown, not yet issued or already completed sample is
-// counted as an error and otherwise ignored.
+// counted as an error and otherwise ignored. Each sample ends exactly once,
+// by Respond, RespondBatch or one of their shorthands (Complete,
+// CompleteBatch, CompleteWithStages, Fail); FirstToken may precede it. A
+// Responder is only valid while Run is running: a completion after Run has
+// returned is ignored.
 type Responder struct {
 	t   *testRun
 	cur atomic.Pointer[pass]
@@ -24,6 +30,7 @@ type Responder struct {
 	accuracy     []AccuracyEntry
 	firstTokData map[uint64][]byte // token data of samples sampled for the accuracy log
 	errLog       []string          // first messages of misbehaviour, for the detail log
+	errs         errorTable        // distinct sample failures (Result.Errors)
 }
 
 const maxErrorMessages = 20
@@ -53,7 +60,25 @@ func (r *Responder) lookup(id ResponseID) (*pass, int, bool) {
 // of output tokens. It is QuerySamplesComplete for one sample.
 func (r *Responder) Complete(id ResponseID, data []byte, tokens int64) {
 	now := r.t.now()
-	r.complete(now, id, data, tokens, stateOK, nil)
+	r.respond(now, &Response{ID: id, Data: data, Tokens: tokens}, false, nil)
+}
+
+// Respond reports that sample resp.ID ended, with everything the SUT
+// measured (see Response): it completes the sample, or fails it when
+// resp.Err is not nil. Every completion goes through it; Complete,
+// CompleteBatch, CompleteWithStages and Fail are shorthands.
+func (r *Responder) Respond(resp Response) {
+	now := r.t.now()
+	r.respond(now, &resp, resp.Err != nil, resp.Err)
+}
+
+// RespondBatch is Respond for several samples with one timestamp, like
+// LoadGen's QuerySamplesComplete.
+func (r *Responder) RespondBatch(responses []Response) {
+	now := r.t.now()
+	for i := range responses {
+		r.respond(now, &responses[i], responses[i].Err != nil, responses[i].Err)
+	}
 }
 
 // Now returns the run's clock: nanoseconds from the start of issuing of the
@@ -81,29 +106,23 @@ func (r *Responder) At(t time.Time) int64 {
 // sample (GB/T 45087 Table 16). They are kept only if the completion counts.
 func (r *Responder) CompleteWithStages(id ResponseID, data []byte, tokens int64, st StageTimes) {
 	now := r.t.now()
-	r.complete(now, id, data, tokens, stateOK, &st)
+	r.respond(now, &Response{ID: id, Data: data, Tokens: tokens, Stages: &st}, false, nil)
 }
 
 // CompleteBatch completes several samples with one timestamp, like LoadGen's
-// QuerySamplesComplete.
+// QuerySamplesComplete. It is RespondBatch.
 func (r *Responder) CompleteBatch(responses []Response) {
-	now := r.t.now()
-	for i := range responses {
-		r.complete(now, responses[i].ID, responses[i].Data, responses[i].Tokens, stateOK, responses[i].Stages)
-	}
+	r.RespondBatch(responses)
 }
 
 // Fail reports that the SUT could not process sample id. The sample counts
 // as completed for scheduling, is recorded with status "error", and makes the
-// result INVALID.
+// result INVALID. It is Respond with Response.Err, except that a nil err
+// fails the sample too (with the message "failure reported without an
+// error").
 func (r *Responder) Fail(id ResponseID, err error) {
 	now := r.t.now()
-	if r.complete(now, id, nil, 0, stateError, nil) {
-		r.failed.Add(1)
-		if err != nil {
-			r.note("sample %d failed: %v", id-1, err)
-		}
-	}
+	r.respond(now, &Response{ID: id}, true, err)
 }
 
 // FirstToken reports the first token of sample id (LLMs; time to first
@@ -136,7 +155,18 @@ func (r *Responder) FirstToken(id ResponseID, data []byte) {
 	}
 }
 
-func (r *Responder) complete(now int64, id ResponseID, data []byte, tokens int64, final uint32, st *StageTimes) bool {
+// respond records the end of sample resp.ID at now (test clock): completed,
+// or failed with err (which may be nil) when failed is set. It reports
+// whether the response counted (the sample was outstanding). It keeps no
+// reference to resp and ignores resp.Err: err comes apart so that the
+// error, which escapes, does not make resp's buffers escape with it, and
+// the shorthands stay free of allocations.
+func (r *Responder) respond(now int64, resp *Response, failed bool, err error) bool {
+	id, data, tokens, st := resp.ID, resp.Data, resp.Tokens, resp.Stages
+	final := stateOK
+	if failed {
+		final = stateError
+	}
 	p, i, ok := r.lookup(id)
 	if !ok {
 		r.unknown.Add(1)
@@ -168,6 +198,31 @@ func (r *Responder) complete(now int64, id ResponseID, data []byte, tokens int64
 	p.tokens[i] = int32(tokens)
 	if st != nil {
 		p.stageSlice()[i] = *st
+	}
+	n := len(p.state)
+	if resp.RequestBytes != 0 {
+		p.reqBytes.get(n)[i] = resp.RequestBytes
+	}
+	if resp.ResponseBytes != 0 {
+		p.respBytes.get(n)[i] = resp.ResponseBytes
+	}
+	if resp.Node != 0 {
+		p.node.get(n)[i] = resp.Node
+	}
+	if len(resp.TokenTimes) > 0 {
+		p.tokTimes.get(n)[i] = slices.Clone(resp.TokenTimes)
+		if p.firstTok != nil {
+			atomic.CompareAndSwapInt64(&p.firstTok[i], NoTime, resp.TokenTimes[0])
+		}
+	}
+	if failed {
+		r.failed.Add(1)
+		r.mu.Lock()
+		p.errIdx.get(n)[i] = r.errs.add(err)
+		r.mu.Unlock()
+		if err != nil {
+			r.note("sample %d failed: %v", id-1, err)
+		}
 	}
 	if final == stateOK && p.logged(i) {
 		r.logAccuracy(p, i, data, tokens)

@@ -256,6 +256,7 @@ func Run(ctx context.Context, sut SUT, qsl QSL, settings Settings, opts *Options
 	r := t.resp
 	r.mu.Lock()
 	res.Accuracy = r.accuracy
+	res.Errors = r.errs.list
 	for _, m := range r.errLog {
 		res.Events = append(res.Events, Event{TimeNs: t.now(), Key: "error_runtime", Value: m, Error: true})
 	}
