@@ -11,7 +11,7 @@ import (
 // requested decimals. Only the performance constraint (the percentile
 // latency bound) decides, as in LoadGen; the reported summary is the last
 // passing (lower-bound) run.
-func (t *test) findPeak() (*Summary, error) {
+func (t *testRun) findPeak() (*Summary, error) {
 	t.event(Event{TimeNs: t.now(), Key: "generic_message", Value: "Starting FindPeakPerformance mode"})
 	base := t.eff
 	t.event(Event{TimeNs: t.now(), Key: "generic_message", Value: "FindPeakPerformance: Check validity of the base settings field: " + qpsField(base.TargetQPS)})
@@ -26,9 +26,9 @@ func (t *test) findPeak() (*Summary, error) {
 	// Widen: [l, l×(1+step)) until the upper run fails.
 	var upper *Summary
 	for {
-		u := lower.Settings
-		u.TargetQPS = lower.Settings.TargetQPS * (1 + u.ServerFindPeakQPSBoundaryStepSize)
-		t.event(Event{TimeNs: t.now(), Key: "generic_message", Value: fmt.Sprintf("FindBoundaries: Checking fields [%s, %s)", qpsField(lower.Settings.TargetQPS), qpsField(u.TargetQPS))})
+		u := lower.Effective
+		u.TargetQPS = lower.Effective.TargetQPS * (1 + u.ServerFindPeakQPSBoundaryStepSize)
+		t.event(Event{TimeNs: t.now(), Key: "generic_message", Value: fmt.Sprintf("FindBoundaries: Checking fields [%s, %s)", qpsField(lower.Effective.TargetQPS), qpsField(u.TargetQPS))})
 		s, err := t.runPerformance(&u, PassFindPeak)
 		if err != nil || t.ctx.Err() != nil {
 			return t.markReported(lower), err
@@ -39,13 +39,13 @@ func (t *test) findPeak() (*Summary, error) {
 		}
 		lower = s
 	}
-	t.event(Event{TimeNs: t.now(), Key: "generic_message", Value: fmt.Sprintf("FindPeakPerformance: Found boundaries: [%s, %s)", qpsField(lower.Settings.TargetQPS), qpsField(upper.Settings.TargetQPS))})
+	t.event(Event{TimeNs: t.now(), Key: "generic_message", Value: fmt.Sprintf("FindPeakPerformance: Found boundaries: [%s, %s)", qpsField(lower.Effective.TargetQPS), qpsField(upper.Effective.TargetQPS))})
 	// Bisect.
-	for !findPeakFinished(lower.Settings.TargetQPS, upper.Settings.TargetQPS, base.ServerFindPeakQPSDecimalsOfPrecision) {
-		m := lower.Settings
-		m.TargetQPS = lower.Settings.TargetQPS + (upper.Settings.TargetQPS-lower.Settings.TargetQPS)/2
+	for !findPeakFinished(lower.Effective.TargetQPS, upper.Effective.TargetQPS, base.ServerFindPeakQPSDecimalsOfPrecision) {
+		m := lower.Effective
+		m.TargetQPS = lower.Effective.TargetQPS + (upper.Effective.TargetQPS-lower.Effective.TargetQPS)/2
 		t.event(Event{TimeNs: t.now(), Key: "generic_message", Value: fmt.Sprintf("FindPeakPerformanceBinarySearch: Testing the mid value of bounds [%s, %s): %s",
-			qpsField(lower.Settings.TargetQPS), qpsField(upper.Settings.TargetQPS), qpsField(m.TargetQPS))})
+			qpsField(lower.Effective.TargetQPS), qpsField(upper.Effective.TargetQPS), qpsField(m.TargetQPS))})
 		s, err := t.runPerformance(&m, PassFindPeak)
 		if err != nil || t.ctx.Err() != nil {
 			return t.markReported(lower), err
@@ -56,7 +56,7 @@ func (t *test) findPeak() (*Summary, error) {
 			upper = s
 		}
 	}
-	t.event(Event{TimeNs: t.now(), Key: "generic_message", Value: "FindPeakPerformance: Found peak performance field: " + qpsField(lower.Settings.TargetQPS)})
+	t.event(Event{TimeNs: t.now(), Key: "generic_message", Value: "FindPeakPerformance: Found peak performance field: " + qpsField(lower.Effective.TargetQPS)})
 	return t.markReported(lower), nil
 }
 
@@ -68,7 +68,7 @@ func findPeakFinished(l, u float64, decimals int) bool {
 
 func qpsField(qps float64) string { return fmt.Sprintf("target_qps : %f", qps) }
 
-func (t *test) markReported(s *Summary) *Summary {
+func (t *testRun) markReported(s *Summary) *Summary {
 	if s != nil && s.pass >= 0 && s.pass < len(t.passes) {
 		t.passes[s.pass].info.Reported = true
 	}

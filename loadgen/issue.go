@@ -20,7 +20,7 @@ type issueStats struct {
 
 // issuer issues the queries k, k+stride, … of one pass.
 type issuer struct {
-	t        *test
+	t        *testRun
 	p        *pass
 	e        *Effective
 	accuracy bool
@@ -298,7 +298,7 @@ func perThread(count uint64, idx, stride int) uint64 {
 }
 
 // issuePass runs the issuing goroutines of a pass and combines their stats.
-func (t *test) issuePass(p *pass, e *Effective, accuracy bool) issueStats {
+func (t *testRun) issuePass(p *pass, e *Effective, accuracy bool) issueStats {
 	threads := 1
 	if e.Scenario == Server && e.ServerNumIssueQueryThreads > 0 {
 		threads = int(e.ServerNumIssueQueryThreads)

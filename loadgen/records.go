@@ -8,10 +8,58 @@ import (
 
 // AttachRecords gives a Result rebuilt from stored files (settings.json and
 // records.csv) its records, so that Records, RecordCount and PassRecords
-// work as for a live run. Records must be in issue order.
+// work as for a live run. Records must be in issue order. Their Error
+// fields index r.Errors, which the caller restores as well; token times are
+// attached with AttachTokenTimes.
 func (r *Result) AttachRecords(records []Record) {
 	r.passes = nil
 	r.stored = records
+}
+
+// TokenTrace is the token arrival times of one sample of a streaming
+// response (Response.TokenTimes), on the run's clock.
+type TokenTrace struct {
+	SeqID   uint64
+	TimesNs []int64
+}
+
+// AttachTokenTimes gives a Result rebuilt from stored files the token times
+// of its samples, in sequence order, so that TokenTimes works as for a live
+// run. Call it after AttachRecords.
+func (r *Result) AttachTokenTimes(traces []TokenTrace) {
+	r.storedToks = traces
+}
+
+// TokenTimes yields, in sequence order, the sequence id and token arrival
+// times of every sample whose SUT reported them (Response.TokenTimes);
+// samples without them are skipped. The slices must not be modified.
+func (r *Result) TokenTimes() iter.Seq2[uint64, []int64] {
+	return func(yield func(uint64, []int64) bool) {
+		for _, tt := range r.storedToks {
+			if !yield(tt.SeqID, tt.TimesNs) {
+				return
+			}
+		}
+		for _, pr := range r.passes {
+			p := pr.p
+			if p.tokTimes.v == nil {
+				continue
+			}
+			for i, times := range p.tokTimes.v {
+				if len(times) > 0 && p.state[i].Load() != stateLost && !yield(p.seqBase+uint64(i), times) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// HasTokenTimes reports whether TokenTimes yields anything.
+func (r *Result) HasTokenTimes() bool {
+	for range r.TokenTimes() {
+		return true
+	}
+	return false
 }
 
 // Records yields every issued sample of every pass in issue order (sequence
@@ -130,6 +178,11 @@ func (pr *passRecord) records() iter.Seq[Record] {
 					FirstTokenNs: NoTime,
 					CompletedNs:  p.completed[i],
 					Tokens:       int64(p.tokens[i]),
+					// Columns filled by some SUTs only: zero when unused.
+					RequestBytes:  p.reqBytes.at(i),
+					ResponseBytes: p.respBytes.at(i),
+					Node:          p.node.at(i),
+					Error:         uint32(p.errIdx.at(i)),
 				}
 				if p.firstTok != nil {
 					// Written by FirstToken with a CAS, from any goroutine.

@@ -3,155 +3,23 @@ package loadgen
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 )
 
-// Per-sample states. A sample is pending until it moves, exactly once and
-// by a CAS, to ok, error or lost. Whether it was issued is a property of its
-// query (pass.issued), so issuing a query of a million samples costs one
-// store, not a million.
-const (
-	statePending uint32 = iota
-	stateOK
-	stateError
-	stateLost
-)
-
-// pass is the live state of one IssueQueries call: the generated queries and
-// the per-sample and per-query records, in preallocated slices indexed by
-// position, so that completing a sample allocates nothing and takes no lock.
-type pass struct {
-	kind    PassKind
-	gen     *generatedQueries
-	seqBase uint64 // sequence id of samples[0]; its ResponseID is seqBase+1
-	origin  int64  // start of issuing, ns on the test clock
-
-	// Per sample.
-	state     []atomic.Uint32
-	completed []int64 // ns from origin
-	tokens    []int32
-	firstTok  []int64   // token mode only
-	accVal    []float64 // nil unless performance-mode accuracy sampling is on
-
-	// Per query.
-	issued    []int64 // ns from origin, NoTime until issued; atomic
-	done      []int64 // all samples done, ns from origin
-	remaining []atomic.Int32
-
-	samplesIssued  atomic.Int64
-	samplesClaimed atomic.Int64 // CAS from issued won by a completion or failure
-	samplesDone    atomic.Int64 // finished writing their record
-	samplesLost    atomic.Int64
-	queriesDone    atomic.Int64
-	queriesIssued  atomic.Int64
-
-	// Wake-up of the issuer: a completer signals when the query the issuer
-	// waits for is done, or when everything is done while draining.
-	wake      chan struct{}
-	waitQuery atomic.Int64 // query index the issuer waits for, or -1
-	draining  atomic.Bool
-
-	accuracyAll  bool    // accuracy pass: every response is logged
-	accuracyProb float64 // performance pass: log iff value ≤ prob
-	accuracyOff  float64 // offset drawn from accuracy_log_rng_seed
-	tokenMode    bool
-	offline      bool
-
-	// SUT-side stage times, allocated on the first CompleteWithStages.
-	stagesOnce sync.Once
-	stages     []StageTimes
-}
-
-func (p *pass) stageSlice() []StageTimes {
-	p.stagesOnce.Do(func() {
-		p.stages = make([]StageTimes, len(p.state))
-		for i := range p.stages {
-			p.stages[i] = NoStages
-		}
-	})
-	return p.stages
-}
-
-func newPass(kind PassKind, gen *generatedQueries, seqBase uint64, tokenMode, offline bool) *pass {
-	n := len(gen.samples)
-	p := &pass{
-		kind:      kind,
-		gen:       gen,
-		seqBase:   seqBase,
-		state:     make([]atomic.Uint32, n),
-		completed: make([]int64, n),
-		tokens:    make([]int32, n),
-		issued:    make([]int64, gen.queries),
-		done:      make([]int64, gen.queries),
-		remaining: make([]atomic.Int32, gen.queries),
-		wake:      make(chan struct{}, 1),
-		tokenMode: tokenMode,
-		offline:   offline,
-	}
-	if tokenMode {
-		p.firstTok = make([]int64, n)
-		for i := range p.firstTok {
-			p.firstTok[i] = NoTime
-		}
-	}
-	for q := 0; q < gen.queries; q++ {
-		p.issued[q] = NoTime
-		s, e := gen.queryRange(q)
-		p.remaining[q].Store(int32(e - s))
-	}
-	p.waitQuery.Store(-1)
-	return p
-}
-
-// markLost gives up on sample i if it is still outstanding. A lost sample
-// counts as done for the wait of the issuer.
-func (p *pass) markLost(i int) {
-	if !p.state[i].CompareAndSwap(statePending, stateLost) {
-		return
-	}
-	p.samplesClaimed.Add(1)
-	p.samplesLost.Add(1)
-	q := i / p.gen.spq
-	if p.remaining[q].Add(-1) == 0 {
-		p.queriesDone.Add(1)
-		if p.waitQuery.Load() == int64(q) {
-			p.signal()
-		}
-	}
-	if p.samplesDone.Add(1) == p.samplesIssued.Load() && p.draining.Load() {
-		p.signal()
-	}
-}
-
-// loseQuery counts the outstanding samples of query q lost (its timeout
-// expired).
-func (p *pass) loseQuery(q int) {
-	s, e := p.gen.queryRange(q)
-	for i := s; i < e; i++ {
-		p.markLost(i)
-	}
-}
-
-// isIssued reports whether sample i has been handed to the SUT.
-func (p *pass) isIssued(i int) bool {
-	return atomic.LoadInt64(&p.issued[i/p.gen.spq]) != NoTime
-}
-
-func (p *pass) signal() {
-	select {
-	case p.wake <- struct{}{}:
-	default:
-	}
-}
-
 // Responder receives completions from the SUT. All methods are safe for
-// concurrent use from any goroutine and never panic on bad input: a
+// concurrent use from any goroutine (inside IssueQuery, from the SUT's own
+// workers, from network callbacks) and never panic on bad input: a
 // completion for an unknown, not yet issued or already completed sample is
-// counted as an error and otherwise ignored.
+// counted as an error and otherwise ignored. Each sample ends exactly once,
+// by Respond, RespondBatch or one of their shorthands (Complete,
+// CompleteBatch, CompleteWithStages, Fail); FirstToken may precede it. A
+// Responder is only valid while Run is running: a completion after Run has
+// returned is ignored.
 type Responder struct {
-	t   *test
+	t   *testRun
 	cur atomic.Pointer[pass]
 
 	unknown   atomic.Uint64
@@ -162,6 +30,7 @@ type Responder struct {
 	accuracy     []AccuracyEntry
 	firstTokData map[uint64][]byte // token data of samples sampled for the accuracy log
 	errLog       []string          // first messages of misbehaviour, for the detail log
+	errs         errorTable        // distinct sample failures (Result.Errors)
 }
 
 const maxErrorMessages = 20
@@ -191,7 +60,25 @@ func (r *Responder) lookup(id ResponseID) (*pass, int, bool) {
 // of output tokens. It is QuerySamplesComplete for one sample.
 func (r *Responder) Complete(id ResponseID, data []byte, tokens int64) {
 	now := r.t.now()
-	r.complete(now, id, data, tokens, stateOK, nil)
+	r.respond(now, &Response{ID: id, Data: data, Tokens: tokens}, false, nil)
+}
+
+// Respond reports that sample resp.ID ended, with everything the SUT
+// measured (see Response): it completes the sample, or fails it when
+// resp.Err is not nil. Every completion goes through it; Complete,
+// CompleteBatch, CompleteWithStages and Fail are shorthands.
+func (r *Responder) Respond(resp Response) {
+	now := r.t.now()
+	r.respond(now, &resp, resp.Err != nil, resp.Err)
+}
+
+// RespondBatch is Respond for several samples with one timestamp, like
+// LoadGen's QuerySamplesComplete.
+func (r *Responder) RespondBatch(responses []Response) {
+	now := r.t.now()
+	for i := range responses {
+		r.respond(now, &responses[i], responses[i].Err != nil, responses[i].Err)
+	}
 }
 
 // Now returns the run's clock: nanoseconds from the start of issuing of the
@@ -219,29 +106,23 @@ func (r *Responder) At(t time.Time) int64 {
 // sample (GB/T 45087 Table 16). They are kept only if the completion counts.
 func (r *Responder) CompleteWithStages(id ResponseID, data []byte, tokens int64, st StageTimes) {
 	now := r.t.now()
-	r.complete(now, id, data, tokens, stateOK, &st)
+	r.respond(now, &Response{ID: id, Data: data, Tokens: tokens, Stages: &st}, false, nil)
 }
 
 // CompleteBatch completes several samples with one timestamp, like LoadGen's
-// QuerySamplesComplete.
+// QuerySamplesComplete. It is RespondBatch.
 func (r *Responder) CompleteBatch(responses []Response) {
-	now := r.t.now()
-	for i := range responses {
-		r.complete(now, responses[i].ID, responses[i].Data, responses[i].Tokens, stateOK, responses[i].Stages)
-	}
+	r.RespondBatch(responses)
 }
 
 // Fail reports that the SUT could not process sample id. The sample counts
 // as completed for scheduling, is recorded with status "error", and makes the
-// result INVALID.
+// result INVALID. It is Respond with Response.Err, except that a nil err
+// fails the sample too (with the message "failure reported without an
+// error").
 func (r *Responder) Fail(id ResponseID, err error) {
 	now := r.t.now()
-	if r.complete(now, id, nil, 0, stateError, nil) {
-		r.failed.Add(1)
-		if err != nil {
-			r.note("sample %d failed: %v", id-1, err)
-		}
-	}
+	r.respond(now, &Response{ID: id}, true, err)
 }
 
 // FirstToken reports the first token of sample id (LLMs; time to first
@@ -274,22 +155,18 @@ func (r *Responder) FirstToken(id ResponseID, data []byte) {
 	}
 }
 
-// logged reports whether sample i's response goes to the accuracy log.
-func (p *pass) logged(i int) bool {
-	if p.accuracyAll {
-		return true
+// respond records the end of sample resp.ID at now (test clock): completed,
+// or failed with err (which may be nil) when failed is set. It reports
+// whether the response counted (the sample was outstanding). It keeps no
+// reference to resp and ignores resp.Err: err comes apart so that the
+// error, which escapes, does not make resp's buffers escape with it, and
+// the shorthands stay free of allocations.
+func (r *Responder) respond(now int64, resp *Response, failed bool, err error) bool {
+	id, data, tokens, st := resp.ID, resp.Data, resp.Tokens, resp.Stages
+	final := stateOK
+	if failed {
+		final = stateError
 	}
-	if p.accVal == nil {
-		return false
-	}
-	v := p.accVal[i] + p.accuracyOff
-	if v >= 1 {
-		v--
-	}
-	return v <= p.accuracyProb
-}
-
-func (r *Responder) complete(now int64, id ResponseID, data []byte, tokens int64, final uint32, st *StageTimes) bool {
 	p, i, ok := r.lookup(id)
 	if !ok {
 		r.unknown.Add(1)
@@ -321,6 +198,31 @@ func (r *Responder) complete(now int64, id ResponseID, data []byte, tokens int64
 	p.tokens[i] = int32(tokens)
 	if st != nil {
 		p.stageSlice()[i] = *st
+	}
+	n := len(p.state)
+	if resp.RequestBytes != 0 {
+		p.reqBytes.get(n)[i] = resp.RequestBytes
+	}
+	if resp.ResponseBytes != 0 {
+		p.respBytes.get(n)[i] = resp.ResponseBytes
+	}
+	if resp.Node != 0 {
+		p.node.get(n)[i] = resp.Node
+	}
+	if len(resp.TokenTimes) > 0 {
+		p.tokTimes.get(n)[i] = slices.Clone(resp.TokenTimes)
+		if p.firstTok != nil {
+			atomic.CompareAndSwapInt64(&p.firstTok[i], NoTime, resp.TokenTimes[0])
+		}
+	}
+	if failed {
+		r.failed.Add(1)
+		r.mu.Lock()
+		p.errIdx.get(n)[i] = r.errs.add(err)
+		r.mu.Unlock()
+		if err != nil {
+			r.note("sample %d failed: %v", id-1, err)
+		}
 	}
 	if final == stateOK && p.logged(i) {
 		r.logAccuracy(p, i, data, tokens)

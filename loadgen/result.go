@@ -59,6 +59,16 @@ type Record struct {
 	CompletedNs  int64 // NoTime for lost samples
 	Tokens       int64
 	Status       Status
+	// RequestBytes and ResponseBytes are the bytes on the wire the SUT
+	// reported (Response); 0 when not reported.
+	RequestBytes  int64
+	ResponseBytes int64
+	// Node is the dispatcher node that served the sample, from 1; 0 when not
+	// reported.
+	Node uint32
+	// Error indexes Result.Errors from 1 for a failed sample (see
+	// Result.ErrorOf); 0 when the sample did not fail.
+	Error uint32
 }
 
 // PassKind says what a pass (one LoadGen IssueQueries call) was for.
@@ -149,9 +159,14 @@ type Result struct {
 	DuplicateCompletions uint64
 	FailedSamples        uint64
 	LostSamples          uint64
+	// Errors is the table of distinct sample failures, in the order they
+	// first occurred; Record.Error indexes it from 1. At most MaxErrorKinds
+	// entries.
+	Errors []ErrorInfo
 
-	passes []*passRecord // columnar per-sample storage behind Records
-	stored []Record      // records read back from files (AttachRecords)
+	passes     []*passRecord // columnar per-sample storage behind Records
+	stored     []Record      // records read back from files (AttachRecords)
+	storedToks []TokenTrace  // token times read back from files (AttachTokenTimes)
 }
 
 // ErrorCount returns the number of error events, as LoadGen's num_errors.

@@ -128,8 +128,8 @@ func (o *Options) interruptGrace() time.Duration {
 	return DefaultInterruptGrace
 }
 
-// test is the state of one Run: LoadGen's StartTest.
-type test struct {
+// testRun is the state of one Run: LoadGen's StartTest.
+type testRun struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 	sut    SUT
@@ -164,19 +164,19 @@ type passRecord struct {
 	queryBase uint64
 }
 
-func (t *test) now() int64 { return int64(time.Since(t.origin)) }
+func (t *testRun) now() int64 { return int64(time.Since(t.origin)) }
 
-func (t *test) event(e Event) {
+func (t *testRun) event(e Event) {
 	t.evMu.Lock()
 	t.events = append(t.events, e)
 	t.evMu.Unlock()
 }
 
-func (t *test) errorEvent(key, msg string) {
+func (t *testRun) errorEvent(key, msg string) {
 	t.event(Event{TimeNs: t.now(), Key: key, Value: msg, Error: true})
 }
 
-func (t *test) cancelReason() string {
+func (t *testRun) cancelReason() string {
 	if cause := context.Cause(t.ctx); cause != nil {
 		return cause.Error()
 	}
@@ -203,7 +203,7 @@ func Run(ctx context.Context, sut SUT, qsl QSL, settings Settings, opts *Options
 	if err := opts.validate(settings); err != nil {
 		return nil, err
 	}
-	t := &test{sut: sut, qsl: qsl, req: settings, eff: eff, opts: *opts, accRNG: stdrand.New(stdrand.DefaultSeed)}
+	t := &testRun{sut: sut, qsl: qsl, req: settings, eff: eff, opts: *opts, accRNG: stdrand.New(stdrand.DefaultSeed)}
 	t.ctx, t.cancel = context.WithCancelCause(ctx)
 	defer t.cancel(nil)
 	if opts.Timeout > 0 {
@@ -256,6 +256,7 @@ func Run(ctx context.Context, sut SUT, qsl QSL, settings Settings, opts *Options
 	r := t.resp
 	r.mu.Lock()
 	res.Accuracy = r.accuracy
+	res.Errors = r.errs.list
 	for _, m := range r.errLog {
 		res.Events = append(res.Events, Event{TimeNs: t.now(), Key: "error_runtime", Value: m, Error: true})
 	}
@@ -288,7 +289,7 @@ func countState(p *pass, s uint32) int {
 	return n
 }
 
-func (t *test) loadSamples(set []uint64) error {
+func (t *testRun) loadSamples(set []uint64) error {
 	t.event(Event{TimeNs: t.now(), Key: "loaded_qsl_set", Value: set})
 	if err := t.qsl.LoadSamples(set); err != nil {
 		return fmt.Errorf("loading %d samples from QSL %q: %w", len(set), t.qsl.Name(), err)
@@ -296,7 +297,7 @@ func (t *test) loadSamples(set []uint64) error {
 	return nil
 }
 
-func (t *test) unloadSamples(set []uint64) error {
+func (t *testRun) unloadSamples(set []uint64) error {
 	if err := t.qsl.UnloadSamples(set); err != nil {
 		return fmt.Errorf("unloading samples from QSL %q: %w", t.qsl.Name(), err)
 	}
@@ -305,7 +306,7 @@ func (t *test) unloadSamples(set []uint64) error {
 
 // runAccuracy is LoadGen's RunAccuracyMode: every loadable set of the
 // accuracy sample count, load → issue every sample once → unload.
-func (t *test) runAccuracy() error {
+func (t *testRun) runAccuracy() error {
 	t.event(Event{TimeNs: t.now(), Key: "generic_message", Value: "Starting accuracy mode"})
 	for _, set := range generateLoadableSets(&t.eff, true, t.qsl.TotalSampleCount()) {
 		if err := t.loadSamples(set.indices); err != nil {
@@ -324,7 +325,7 @@ func (t *test) runAccuracy() error {
 }
 
 // runPerformance is LoadGen's RunPerformanceMode for one set of settings.
-func (t *test) runPerformance(e *Effective, kind PassKind) (*Summary, error) {
+func (t *testRun) runPerformance(e *Effective, kind PassKind) (*Summary, error) {
 	if kind == PassPerformance {
 		t.event(Event{TimeNs: t.now(), Key: "generic_message", Value: "Starting performance mode"})
 	}
@@ -344,7 +345,7 @@ func (t *test) runPerformance(e *Effective, kind PassKind) (*Summary, error) {
 
 // runPass generates, issues and drains one pass and records it. It returns
 // the pass summary for performance passes.
-func (t *test) runPass(e *Effective, set loadableSet, kind PassKind) *Summary {
+func (t *testRun) runPass(e *Effective, set loadableSet, kind PassKind) *Summary {
 	accuracy := kind == PassAccuracy
 	gen := generateQueriesAt(e, accuracy, set, t.seq, t.opts.Arrivals)
 	t.event(Event{TimeNs: t.now(), Key: "generated_query_count", Value: uint64(gen.queries)})
@@ -405,14 +406,14 @@ func (t *test) runPass(e *Effective, set loadableSet, kind PassKind) *Summary {
 	return Summarize(t.sutName(), *e, pr)
 }
 
-func (t *test) sutName() string { return t.sut.Name() }
+func (t *testRun) sutName() string { return t.sut.Name() }
 
 // powerTime formats a time as LoadGen's power logs: MM-DD-YYYY HH:MM:SS.mmm in UTC.
 func powerTime(tm time.Time) string {
 	return tm.UTC().Format("01-02-2006 15:04:05.000")
 }
 
-func (t *test) flush() {
+func (t *testRun) flush() {
 	defer func() {
 		if v := recover(); v != nil {
 			t.errorEvent("error_runtime", fmt.Sprintf("SUT panicked in FlushQueries: %v", v))
@@ -423,7 +424,7 @@ func (t *test) flush() {
 
 // drain waits until every issued sample has completed, the stall timeout
 // expires, or the run is cancelled (then it waits the interrupt grace).
-func (t *test) drain(p *pass) string {
+func (t *testRun) drain(p *pass) string {
 	p.draining.Store(true)
 	defer p.draining.Store(false)
 	it := &issuer{t: t, p: p}
@@ -444,7 +445,7 @@ func (t *test) drain(p *pass) string {
 	return ""
 }
 
-func (t *test) graceDrain(p *pass) string {
+func (t *testRun) graceDrain(p *pass) string {
 	reason := t.cancelReason()
 	deadline := time.NewTimer(t.opts.interruptGrace())
 	defer deadline.Stop()
@@ -460,7 +461,7 @@ func (t *test) graceDrain(p *pass) string {
 
 // closePass counts every still-outstanding sample as lost and waits for
 // completions that already claimed their sample to finish writing.
-func (t *test) closePass(p *pass) {
+func (t *testRun) closePass(p *pass) {
 	for q, issued := range p.issued {
 		if issued == NoTime {
 			continue
@@ -480,7 +481,7 @@ func (t *test) closePass(p *pass) {
 // log (loadgen-reference §7): all in accuracy mode; in performance mode
 // those whose per-sample value (from the test's default-seeded engine) plus
 // a per-pass offset, wrapped into [0, 1), is at most the probability.
-func (t *test) setupAccuracyLog(p *pass, e *Effective, accuracy bool) {
+func (t *testRun) setupAccuracyLog(p *pass, e *Effective, accuracy bool) {
 	n := uint64(len(p.gen.samples))
 	if accuracy {
 		p.accuracyAll = true
@@ -515,7 +516,7 @@ func (t *test) setupAccuracyLog(p *pass, e *Effective, accuracy bool) {
 }
 
 // startProgress reports progress of p until the returned function is called.
-func (t *test) startProgress(p *pass) func() {
+func (t *testRun) startProgress(p *pass) func() {
 	if t.opts.Progress == nil {
 		return func() {}
 	}
@@ -555,7 +556,7 @@ func (t *test) startProgress(p *pass) func() {
 // has been out for the timeout, counts its outstanding samples lost
 // (GB-7.6.2-TOUT, IN-63). SingleStream and MultiStream enforce the timeout
 // in the issuer, which then moves on to the next query.
-func (t *test) startReaper(p *pass, e *Effective) func() {
+func (t *testRun) startReaper(p *pass, e *Effective) func() {
 	timeout := int64(t.opts.SampleTimeout)
 	if timeout <= 0 || e.Scenario == SingleStream || e.Scenario == MultiStream {
 		return func() {}

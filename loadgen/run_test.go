@@ -402,7 +402,7 @@ func TestFindPeakBracketsCapacity(t *testing.T) {
 		}
 		// 300 → 600 pass, 1200 fails, then bisection; the peak of a 1 ms
 		// single server is below 1000 qps.
-		peak := res.Summary.Settings.TargetQPS
+		peak := res.Summary.Effective.TargetQPS
 		if peak < 600 || peak >= 1000 {
 			t.Errorf("peak %.1f qps, want in [600, 1000)", peak)
 		}

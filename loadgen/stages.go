@@ -27,7 +27,8 @@ type StageTimes struct {
 	// (for generative models, of the first token) is sent.
 	ResultSent int64
 	// Node identifies the node that served the sample behind a dispatcher
-	// (0 when there is one node).
+	// (0 when there is one node), as written in stages.csv. It is separate
+	// from Response.Node (Record.Node), where 0 means "not reported".
 	Node uint32
 }
 

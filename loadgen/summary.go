@@ -47,9 +47,11 @@ var ReportedPercentiles = [6]float64{.50, .90, .95, .97, .99, .999}
 // Summary is the verdict and statistics of a performance pass, computed as
 // LoadGen's PerformanceSummary does.
 type Summary struct {
-	SUTName  string
-	Settings Effective
-	Result   PerformanceResult
+	SUTName string
+	// Effective are the effective settings the pass ran with (a find-peak
+	// probe's own target QPS included).
+	Effective Effective
+	Result    PerformanceResult
 
 	SampleCount           uint64
 	QueryCount            uint64
@@ -113,7 +115,7 @@ type Summary struct {
 // the Summary's Result has them set to nil (the records of the pass hold
 // every latency).
 func Summarize(sutName string, e Effective, pr PerformanceResult) *Summary {
-	s := &Summary{SUTName: sutName, Settings: e, Result: pr}
+	s := &Summary{SUTName: sutName, Effective: e, Result: pr}
 	s.processLatencies()
 
 	s.MinDurationMet = s.minDurationMet()
@@ -154,7 +156,7 @@ func (s *Summary) LoadGenValid() bool {
 }
 
 // HasPerfConstraints reports whether the scenario has a latency constraint (Server).
-func (s *Summary) HasPerfConstraints() bool { return s.Settings.Scenario == Server }
+func (s *Summary) HasPerfConstraints() bool { return s.Effective.Scenario == Server }
 
 func percentileAt(sorted []int64, p float64) int64 {
 	if len(sorted) == 0 {
@@ -172,26 +174,26 @@ func (s *Summary) processLatencies() {
 	s.SampleLatencyMean = stats.MeanInt(pr.SampleLatencies)
 	slices.Sort(pr.SampleLatencies)
 	lat := pr.SampleLatencies
-	s.TargetPercentile = PercentileEntry{Percentile: s.Settings.TargetLatencyPercentile, SampleLatency: percentileAt(lat, s.Settings.TargetLatencyPercentile)}
+	s.TargetPercentile = PercentileEntry{Percentile: s.Effective.TargetLatencyPercentile, SampleLatency: percentileAt(lat, s.Effective.TargetLatencyPercentile)}
 	s.SampleLatencyMin, s.SampleLatencyMax = lat[0], lat[len(lat)-1]
 	for i, p := range ReportedPercentiles {
 		s.Percentiles[i] = PercentileEntry{Percentile: p, SampleLatency: percentileAt(lat, p)}
 	}
 	s.QueryCount = pr.QueriesIssued
-	if s.Settings.Scenario == Server {
-		s.OverLatencyQueryCount = uint64(stats.CountAbove(lat, s.Settings.TargetLatencyNs))
+	if s.Effective.Scenario == Server {
+		s.OverLatencyQueryCount = uint64(stats.CountAbove(lat, s.Effective.TargetLatencyNs))
 	}
-	if s.Settings.UseTokenLatencies {
+	if s.Effective.UseTokenLatencies {
 		s.processTokenLatencies()
 	}
-	if s.Settings.Scenario != MultiStream || len(pr.QueryLatencies) == 0 {
+	if s.Effective.Scenario != MultiStream || len(pr.QueryLatencies) == 0 {
 		return
 	}
 	slices.Sort(pr.QueryLatencies)
 	q := pr.QueryLatencies
 	s.QueryLatencyMean = stats.MeanInt(q)
 	s.QueryLatencyMin, s.QueryLatencyMax = q[0], q[len(q)-1]
-	s.TargetPercentile.QueryLatency = percentileAt(q, s.Settings.TargetLatencyPercentile)
+	s.TargetPercentile.QueryLatency = percentileAt(q, s.Effective.TargetLatencyPercentile)
 	for i, p := range ReportedPercentiles {
 		s.Percentiles[i].QueryLatency = percentileAt(q, p)
 	}
@@ -219,7 +221,7 @@ func (s *Summary) processTokenLatencies() {
 	slices.Sort(pr.FirstTokenLatencies)
 	slices.Sort(pr.TimePerOutputToken)
 	ttft, tpot := pr.FirstTokenLatencies, pr.TimePerOutputToken
-	p := s.Settings.TargetLatencyPercentile
+	p := s.Effective.TargetLatencyPercentile
 	s.TokenTargetPercentile = PercentileEntry{Percentile: p, SampleLatency: percentileAt(ttft, p)}
 	s.FirstTokenLatencyMin, s.FirstTokenLatencyMax = ttft[0], ttft[len(ttft)-1]
 	for i, rp := range ReportedPercentiles {
@@ -232,15 +234,15 @@ func (s *Summary) processTokenLatencies() {
 			s.TPOTPercentiles[i] = PercentileEntry{Percentile: rp, SampleLatency: percentileAt(tpot, rp)}
 		}
 	}
-	if s.Settings.Scenario == Server {
-		s.OverLatencyFirstTokenCount = uint64(stats.CountAbove(ttft, s.Settings.TargetLatencyNs))
+	if s.Effective.Scenario == Server {
+		s.OverLatencyFirstTokenCount = uint64(stats.CountAbove(ttft, s.Effective.TargetLatencyNs))
 	}
 }
 
 func (s *Summary) minDurationMet() bool {
-	minDuration := float64(s.Settings.MinDurationMs) / 1000
+	minDuration := float64(s.Effective.MinDurationMs) / 1000
 	var met bool
-	switch s.Settings.Scenario {
+	switch s.Effective.Scenario {
 	case Offline:
 		met = s.Result.MaxLatency >= minDuration
 	case Server:
@@ -251,7 +253,7 @@ func (s *Summary) minDurationMet() bool {
 	if met {
 		return true
 	}
-	switch s.Settings.Scenario {
+	switch s.Effective.Scenario {
 	case SingleStream, MultiStream:
 		s.MinDurationRecommendation = "Decrease the expected latency so the loadgen pre-generates more queries."
 	case Server:
@@ -263,22 +265,22 @@ func (s *Summary) minDurationMet() bool {
 }
 
 func (s *Summary) perfConstraintsMet() bool {
-	if s.Settings.Scenario != Server {
+	if s.Effective.Scenario != Server {
 		return true
 	}
-	if !s.Settings.UseTokenLatencies {
-		if s.TargetPercentile.SampleLatency > s.Settings.TargetLatencyNs {
+	if !s.Effective.UseTokenLatencies {
+		if s.TargetPercentile.SampleLatency > s.Effective.TargetLatencyNs {
 			s.PerfConstraintsRecommendation = "Reduce target QPS to improve latency."
 			return false
 		}
 		return true
 	}
 	met := true
-	if s.TokenTargetPercentile.SampleLatency > s.Settings.TTFTLatencyNs {
+	if s.TokenTargetPercentile.SampleLatency > s.Effective.TTFTLatencyNs {
 		s.PerfConstraintsRecommendation = "TTFT constrain not met: Reduce target QPS to improve latency."
 		met = false
 	}
-	if s.TPOTTargetPercentile.SampleLatency > s.Settings.TPOTLatencyNs {
+	if s.TPOTTargetPercentile.SampleLatency > s.Effective.TPOTLatencyNs {
 		if s.PerfConstraintsRecommendation == "" {
 			s.PerfConstraintsRecommendation = "TPOT constrain not met: Reduce target QPS to improve latency."
 		} else {
@@ -293,9 +295,9 @@ func (s *Summary) perfConstraintsMet() bool {
 // latencies with a fresh finder, as each C++ call does.
 func (s *Summary) earlyStopping(sorted []int64, bound int64) (bool, []string) {
 	n := int64(s.Result.QueriesIssued)
-	p := s.Settings.TargetLatencyPercentile
+	p := s.Effective.TargetLatencyPercentile
 	es := stats.NewEarlyStopping()
-	switch s.Settings.Scenario {
+	switch s.Effective.Scenario {
 	case SingleStream:
 		r := es.SingleStream(sorted[:min(int64(len(sorted)), n)], p)
 		if r.Satisfied {
@@ -348,7 +350,7 @@ func (s *Summary) QPSWithoutLoadgenOverhead() float64 {
 // percentile latency for SingleStream and MultiStream (ns), completed
 // samples per second for Server, samples per second for Offline.
 func (s *Summary) Metric() (name string, value float64) {
-	switch s.Settings.Scenario {
+	switch s.Effective.Scenario {
 	case SingleStream:
 		return fmt.Sprintf("%.1fth percentile latency (ns)", s.TargetPercentile.Percentile*100), float64(s.TargetPercentile.SampleLatency)
 	case MultiStream:

@@ -46,7 +46,13 @@ type QSL interface {
 	UnloadSamples(indices []uint64) error
 }
 
-// Response is the completion of one sample.
+// Response is what a SUT reports when one sample ends: its output and,
+// optionally, what it measured on the way. Responder.Respond and
+// RespondBatch take it; Complete, CompleteBatch, CompleteWithStages and Fail
+// are shorthands for common cases. Only ID is required; every other field
+// may be left at its zero value, and a field left at zero costs nothing: the
+// per-sample column that stores it is allocated on the first sample that
+// reports it.
 type Response struct {
 	ID ResponseID
 	// Data is the output of the sample. It is copied if the response goes to
@@ -57,4 +63,21 @@ type Response struct {
 	// Stages, if not nil, are the SUT-side timing points of the sample
 	// (GB/T 45087 Table 16); see StageTimes.
 	Stages *StageTimes
+	// Err, if not nil, says the SUT could not process the sample: it is
+	// recorded with status "error", counts as completed for scheduling and
+	// makes the result INVALID, as with Fail. Its category (see
+	// CategoryError) and message go to Result.Errors. A sample that is never
+	// completed is lost, not failed: timeouts of the tester are no errors.
+	Err error
+	// RequestBytes and ResponseBytes are the bytes the sample took on the
+	// wire, each way (network SUTs); 0 when not measured.
+	RequestBytes, ResponseBytes int64
+	// Node is which node of a dispatcher served the sample. 0 means "not
+	// reported", so a dispatcher numbers its nodes from 1.
+	Node uint32
+	// TokenTimes, if not empty, are the arrival times of every output token
+	// of a streaming response, on the run's clock (Responder.Now or At). They
+	// are copied. With token latencies on, the first of them is also the
+	// first-token time of the sample unless FirstToken reported one already.
+	TokenTimes []int64
 }

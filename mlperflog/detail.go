@@ -405,7 +405,7 @@ func earlyStoppingText(lines []string) string {
 
 // results is PerformanceSummary::LogDetail (without num_errors).
 func (d *detailWriter) results(s *loadgen.Summary) {
-	e := &s.Settings
+	e := &s.Effective
 	tm := tokenMetrics(s)
 
 	d.str("result_validity", validity(s))

@@ -93,7 +93,7 @@ func (sw *summaryWriter) fixed2(label string, v float64) {
 }
 
 func (sw *summaryWriter) performance(s *loadgen.Summary, sutName string) {
-	e := &s.Settings
+	e := &s.Effective
 	tm := tokenMetrics(s)
 	if s.SUTName != "" {
 		sutName = s.SUTName
@@ -290,7 +290,7 @@ func tokenMetrics(s *loadgen.Summary) tokenRates {
 	pr := &s.Result
 	tc := float64(s.TokenCount)
 	n := s.SampleCount
-	factor := s.Settings.TokenLatencyScalingFactor
+	factor := s.Effective.TokenLatencyScalingFactor
 	meanSeconds := float64(s.SampleLatencyMean) / 1e9
 	return tokenRates{
 		offlineTokensPerSecond:           tc / pr.MaxLatency,

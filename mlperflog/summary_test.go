@@ -481,7 +481,7 @@ No errors encountered during test.
 func TestSummaryMatchesRealServerFile(t *testing.T) {
 	s := &loadgen.Summary{
 		SUTName: "PySUT",
-		Settings: loadgen.Effective{
+		Effective: loadgen.Effective{
 			Scenario: loadgen.Server, Mode: loadgen.PerformanceOnly, SamplesPerQuery: 1, TargetQPS: 16.5,
 			TargetLatencyNs: 20_000_000_000, TargetLatencyPercentile: 0.99, MinDurationMs: 600000, MinQueryCount: 100,
 			QSLRNGSeed: 1780908523862526354, SampleIndexRNGSeed: 14771362308971278857, ScheduleRNGSeed: 18209322760996052031,

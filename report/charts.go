@@ -75,7 +75,7 @@ func latencyUnit(maxNs int64) (string, float64) {
 }
 
 func buildCharts(id string, s *loadgen.Summary, ps *passStats) *chartSet {
-	e := &s.Settings
+	e := &s.Effective
 	c := &chartSet{ID: id, LatencyLabel: "Sample latency"}
 	target := s.TargetPercentile.SampleLatency
 	if e.Scenario == loadgen.MultiStream {

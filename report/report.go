@@ -260,7 +260,7 @@ func buildScenario(anchor string, sc Scenario) *scenarioView {
 	sum := res.Summary
 	eff := res.Effective
 	if sum != nil {
-		eff = sum.Settings // a find-peak result reports its own target QPS
+		eff = sum.Effective // a find-peak result reports its own target QPS
 	}
 	sv := &scenarioView{
 		Anchor:      anchor,
@@ -352,10 +352,10 @@ func fillVerdict(sv *scenarioView, s *loadgen.Summary) {
 		}
 	}
 	sv.AimeterReasons = s.AimeterReasons
-	if s.Settings.Scenario == loadgen.Offline {
+	if s.Effective.Scenario == loadgen.Offline {
 		return
 	}
-	if !s.Settings.UseTokenLatencies {
+	if !s.Effective.UseTokenLatencies {
 		sv.EarlyStopping = []textBlock{{"Early Stopping Result", strings.Join(s.EarlyStoppingLines, "\n")}}
 	} else {
 		sv.EarlyStopping = []textBlock{
@@ -367,7 +367,7 @@ func fillVerdict(sv *scenarioView, s *loadgen.Summary) {
 
 func fillMetric(sv *scenarioView, s *loadgen.Summary) {
 	name, value := s.Metric()
-	switch s.Settings.Scenario {
+	switch s.Effective.Scenario {
 	case loadgen.SingleStream, loadgen.MultiStream:
 		sv.MetricName = strings.TrimSuffix(name, " (ns)")
 		sv.MetricValue = fmtDur(int64(value))
@@ -402,7 +402,7 @@ func statsTable(res *loadgen.Result, s *loadgen.Summary) table {
 	dur := func(k string, ns int64) { add(k, fmtDur(ns), fmt.Sprint(ns)) }
 	add("Samples", fmt.Sprint(s.SampleCount), "")
 	add("Queries", fmt.Sprint(s.QueryCount), "")
-	e := &s.Settings
+	e := &s.Effective
 	switch e.Scenario {
 	case loadgen.SingleStream:
 		add("QPS with loadgen overhead", fmtRate(s.QPSWithLoadgenOverhead()), "")
@@ -436,7 +436,7 @@ func statsTable(res *loadgen.Result, s *loadgen.Summary) table {
 }
 
 func percentileTable(s *loadgen.Summary) table {
-	e := &s.Settings
+	e := &s.Effective
 	ms := e.Scenario == loadgen.MultiStream
 	tok := e.UseTokenLatencies && e.Scenario != loadgen.Offline
 	t := table{Head: []string{"Percentile", "Sample latency"}}

@@ -246,7 +246,7 @@ func TestCollectPassIsBoundedForLargePasses(t *testing.T) {
 	if len(xs) > maxCDFPoints || ys[len(ys)-1] != 1 || !slices.IsSorted(xs) || !slices.IsSorted(ys) {
 		t.Errorf("histogram CDF: %d points, last %v, sorted %v %v", len(xs), ys[len(ys)-1], slices.IsSorted(xs), slices.IsSorted(ys))
 	}
-	sum := &loadgen.Summary{Settings: loadgen.Effective{Scenario: loadgen.Server, TargetLatencyNs: 1_000_000}}
+	sum := &loadgen.Summary{Effective: loadgen.Effective{Scenario: loadgen.Server, TargetLatencyNs: 1_000_000}}
 	sum.TargetPercentile = loadgen.PercentileEntry{Percentile: 0.99, SampleLatency: 240_000}
 	c := buildCharts("x", sum, ps)
 	if c.CDF.Exact || len(c.Time.X) > maxTimeBuckets || len(c.Hist.X) > 2000 {

@@ -1,0 +1,389 @@
+package loadgen
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// runResponding runs a small Offline test in which every sample ends with
+// the Response that respond builds for it, sent with Respond.
+func runResponding(t *testing.T, n uint64, tokenLatencies bool, respond func(r *Responder, s QuerySample) Response) *Result {
+	t.Helper()
+	s := DefaultSettings()
+	s.Scenario = Offline
+	s.MinDurationMs = 0
+	s.MinQueryCount = n
+	s.UseTokenLatencies = tokenLatencies
+	sut := funcSUT{issue: func(r *Responder, samples []QuerySample) {
+		for _, q := range samples {
+			r.Respond(respond(r, q))
+		}
+	}}
+	res, err := Run(context.Background(), sut, &testQSL{total: n, perf: n}, s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.RecordCount(); uint64(got) != n {
+		t.Fatalf("%d records, want %d", got, n)
+	}
+	return res
+}
+
+func TestRespondFillsTheRecord(t *testing.T) {
+	errHTTP := WithCategory("http", errors.New("503 Service Unavailable"))
+	cases := []struct {
+		name   string
+		why    string
+		resp   func(r *Responder, s QuerySample) Response
+		check  func(rec Record) string
+		errors []ErrorInfo
+	}{
+		{
+			name: "plain", why: "a response with ID only is an ok record with every new field zero",
+			resp: func(_ *Responder, s QuerySample) Response { return Response{ID: s.ID} },
+			check: func(rec Record) string {
+				if rec.Status != StatusOK || rec.RequestBytes != 0 || rec.ResponseBytes != 0 || rec.Node != 0 || rec.Error != 0 {
+					return fmt.Sprintf("%+v", rec)
+				}
+				return ""
+			},
+		},
+		{
+			name: "bytes and node", why: "wire sizes and the serving node reach the record of their own sample",
+			resp: func(_ *Responder, s QuerySample) Response {
+				return Response{ID: s.ID, RequestBytes: int64(100 + s.Index), ResponseBytes: int64(7 * s.Index), Node: uint32(s.Index%3 + 1)}
+			},
+			check: func(rec Record) string {
+				i := rec.SampleIndex
+				if rec.RequestBytes != int64(100+i) || rec.ResponseBytes != int64(7*i) || rec.Node != uint32(i%3+1) {
+					return fmt.Sprintf("sample %d: %+v", i, rec)
+				}
+				return ""
+			},
+		},
+		{
+			name: "some fail", why: "an Err fails the sample with status error and an index into a deduplicated error table",
+			resp: func(_ *Responder, s QuerySample) Response {
+				switch s.Index % 4 {
+				case 1:
+					return Response{ID: s.ID, Err: errHTTP}
+				case 2:
+					return Response{ID: s.ID, Err: fmt.Errorf("decode: %w", errors.New("bad json"))}
+				}
+				return Response{ID: s.ID}
+			},
+			check: func(rec Record) string {
+				want := map[uint64]struct {
+					st  Status
+					idx uint32
+				}{0: {StatusOK, 0}, 1: {StatusError, 1}, 2: {StatusError, 2}, 3: {StatusOK, 0}}[rec.SampleIndex%4]
+				if rec.Status != want.st || rec.Error != want.idx {
+					return fmt.Sprintf("sample %d: status %v error %d, want %v %d", rec.SampleIndex, rec.Status, rec.Error, want.st, want.idx)
+				}
+				return ""
+			},
+			errors: []ErrorInfo{
+				{Category: "http", Message: "503 Service Unavailable", Count: 4},
+				{Category: DefaultErrorCategory, Message: "decode: bad json", Count: 4},
+			},
+		},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			res := runResponding(t, 16, false, c.resp)
+			for rec := range res.Records() {
+				if msg := c.check(rec); msg != "" {
+					t.Errorf("%s (%s)", msg, c.why)
+				}
+			}
+			if !slices.Equal(res.Errors, c.errors) {
+				t.Errorf("Errors = %+v, want %+v (%s)", res.Errors, c.errors, c.why)
+			}
+			if want := c.errors != nil; want == res.Summary.Valid {
+				t.Errorf("Valid = %v with errors %v (%s)", res.Summary.Valid, c.errors, c.why)
+			}
+			var failed uint64
+			for _, e := range c.errors {
+				failed += e.Count
+			}
+			if res.FailedSamples != failed {
+				t.Errorf("FailedSamples = %d, want %d", res.FailedSamples, failed)
+			}
+		})
+	}
+}
+
+func TestErrorOfResolvesTheIndex(t *testing.T) {
+	res := runResponding(t, 4, false, func(_ *Responder, s QuerySample) Response {
+		if s.Index == 2 {
+			return Response{ID: s.ID, Err: WithCategory("grpc", errors.New("unavailable"))}
+		}
+		return Response{ID: s.ID}
+	})
+	for rec := range res.Records() {
+		e, ok := res.ErrorOf(rec)
+		if ok != (rec.SampleIndex == 2) || (ok && (e.Category != "grpc" || e.Message != "unavailable")) {
+			t.Errorf("sample %d: ErrorOf = %+v, %v", rec.SampleIndex, e, ok)
+		}
+	}
+	if _, ok := res.ErrorOf(Record{Error: 99}); ok {
+		t.Error("ErrorOf accepted an index past the table")
+	}
+}
+
+func TestFailWithNilErrorIsStillAFailure(t *testing.T) {
+	s := DefaultSettings()
+	s.Scenario = Offline
+	s.MinDurationMs = 0
+	s.MinQueryCount = 2
+	sut := funcSUT{issue: func(r *Responder, samples []QuerySample) {
+		for _, q := range samples {
+			r.Fail(q.ID, nil)
+		}
+	}}
+	res, err := Run(context.Background(), sut, &testQSL{total: 2, perf: 2}, s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Errors) != 1 || res.Errors[0].Count != 2 || res.Errors[0].Category != DefaultErrorCategory {
+		t.Errorf("Errors = %+v, want one %q entry counting 2", res.Errors, DefaultErrorCategory)
+	}
+	for rec := range res.Records() {
+		if rec.Status != StatusError || rec.Error != 1 {
+			t.Errorf("record %+v, want status error with error 1", rec)
+		}
+	}
+}
+
+func TestErrorTableIsCapped(t *testing.T) {
+	var tab errorTable
+	for i := range MaxErrorKinds + 100 {
+		tab.add(fmt.Errorf("failure %d", i))
+	}
+	if idx := tab.add(fmt.Errorf("failure %d", 5)); idx != 6 {
+		t.Errorf("a known message got index %d, want 6", idx)
+	}
+	if len(tab.list) != MaxErrorKinds {
+		t.Fatalf("%d entries, want the cap %d", len(tab.list), MaxErrorKinds)
+	}
+	last := tab.list[MaxErrorKinds-1]
+	if last.Category != OverflowErrorCategory || last.Count != 101 {
+		t.Errorf("overflow entry %+v, want category %q counting 101", last, OverflowErrorCategory)
+	}
+	if idx := tab.add(errors.New("yet another")); idx != MaxErrorKinds {
+		t.Errorf("a new kind past the cap got index %d, want %d", idx, MaxErrorKinds)
+	}
+}
+
+func TestErrorMessageIsCutOnARuneBoundary(t *testing.T) {
+	cases := []struct {
+		name, msg, why string
+	}{
+		{"short", "boom", "a short message is kept whole"},
+		{"ascii", strings.Repeat("a", 2000), "a long message is cut"},
+		{"runes", strings.Repeat("é", 1000), "a cut never splits a two-byte rune"},
+		{"offset", "x" + strings.Repeat("错", 400), "a cut never splits a three-byte rune"},
+	}
+	for _, c := range cases {
+		m := errorMessage(errors.New(c.msg))
+		if !utf8.ValidString(m) || len(m) > maxErrorMessageLen+len("…") || !strings.HasPrefix(c.msg, strings.TrimSuffix(m, "…")) {
+			t.Errorf("%s: got %d bytes, valid %v (%s)", c.name, len(m), utf8.ValidString(m), c.why)
+		}
+		if len(c.msg) <= maxErrorMessageLen && m != c.msg {
+			t.Errorf("%s: %q changed to %q (%s)", c.name, c.msg, m, c.why)
+		}
+	}
+}
+
+func TestErrorCategoryFromTheChain(t *testing.T) {
+	cases := []struct {
+		err  error
+		want string
+		why  string
+	}{
+		{errors.New("x"), DefaultErrorCategory, "a plain error has the default category"},
+		{WithCategory("http", errors.New("x")), "http", "CategoryError sets it"},
+		{fmt.Errorf("send: %w", WithCategory("net", errors.New("x"))), "net", "a wrapped CategoryError is found"},
+		{WithCategory("", errors.New("x")), DefaultErrorCategory, "an empty category falls back to the default"},
+		{nil, DefaultErrorCategory, "Fail with a nil error still has a category"},
+	}
+	for _, c := range cases {
+		if got := errorCategory(c.err); got != c.want {
+			t.Errorf("errorCategory(%v) = %q, want %q (%s)", c.err, got, c.want, c.why)
+		}
+	}
+	if WithCategory("http", nil) != nil {
+		t.Error("WithCategory(nil) is not nil")
+	}
+}
+
+func TestTokenTimesAreKeptPerSample(t *testing.T) {
+	res := runResponding(t, 8, true, func(r *Responder, s QuerySample) Response {
+		if s.Index%2 == 1 {
+			return Response{ID: s.ID, Tokens: 1}
+		}
+		now := r.Now()
+		buf := []int64{now - 30, now - 20, now - 10}
+		resp := Response{ID: s.ID, Tokens: 3, TokenTimes: buf}
+		return resp
+	})
+	bySeq := map[uint64]Record{}
+	for rec := range res.Records() {
+		bySeq[rec.SeqID] = rec
+	}
+	n := 0
+	prev := uint64(0)
+	for seq, times := range res.TokenTimes() {
+		rec := bySeq[seq]
+		if n > 0 && seq <= prev {
+			t.Errorf("sequence ids out of order: %d after %d", seq, prev)
+		}
+		prev = seq
+		n++
+		if rec.SampleIndex%2 != 0 || len(times) != 3 || times[2]-times[0] != 20 {
+			t.Errorf("sample %d: token times %v", rec.SampleIndex, times)
+		}
+	}
+	if n != 4 {
+		t.Errorf("%d samples with token times, want the 4 that reported them", n)
+	}
+	if !res.HasTokenTimes() {
+		t.Error("HasTokenTimes is false")
+	}
+}
+
+func TestTokenTimesSetTheFirstTokenOfAStream(t *testing.T) {
+	// Server, so that first-token times are kept (Offline has none).
+	s := DefaultSettings()
+	s.Scenario = Server
+	s.ServerTargetQPS = 1000
+	s.ServerTargetLatencyNs = 1e9
+	s.MinDurationMs = 0
+	s.MinQueryCount = 8
+	s.UseTokenLatencies = true
+	sut := funcSUT{issue: func(r *Responder, samples []QuerySample) {
+		for _, q := range samples {
+			now := r.Now()
+			if q.Index%2 == 0 {
+				r.FirstToken(q.ID, nil) // reported first: TokenTimes must not overrule it
+			}
+			r.Respond(Response{ID: q.ID, Tokens: 2, TokenTimes: []int64{now - 1_000_000, now}})
+		}
+	}}
+	res, err := Run(context.Background(), sut, &testQSL{total: 8, perf: 8}, s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	times := map[uint64][]int64{}
+	for seq, tt := range res.TokenTimes() {
+		times[seq] = tt
+	}
+	for rec := range res.Records() {
+		tt := times[rec.SeqID]
+		switch {
+		case len(tt) != 2:
+			t.Errorf("sample %d: token times %v", rec.SampleIndex, tt)
+		case rec.SampleIndex%2 == 1 && rec.FirstTokenNs != tt[0]:
+			t.Errorf("sample %d: first token %d, want the first token time %d", rec.SampleIndex, rec.FirstTokenNs, tt[0])
+		case rec.SampleIndex%2 == 0 && rec.FirstTokenNs == tt[0]:
+			t.Errorf("sample %d: TokenTimes overruled FirstToken", rec.SampleIndex)
+		}
+	}
+}
+
+func TestUnusedColumnsAreNeverAllocated(t *testing.T) {
+	res := runResponding(t, 64, false, func(_ *Responder, s QuerySample) Response {
+		return Response{ID: s.ID, Data: []byte{1}, Tokens: 1}
+	})
+	if len(res.passes) == 0 {
+		t.Fatal("no live passes")
+	}
+	for _, pr := range res.passes {
+		p := pr.p
+		if p.reqBytes.v != nil || p.respBytes.v != nil || p.node.v != nil || p.errIdx.v != nil || p.tokTimes.v != nil || p.stages != nil {
+			t.Errorf("pass %s allocated a column no response used", pr.info.Kind)
+		}
+	}
+	res = runResponding(t, 64, false, func(_ *Responder, s QuerySample) Response {
+		return Response{ID: s.ID, Node: 2}
+	})
+	p := res.passes[len(res.passes)-1].p
+	if p.node.v == nil || p.reqBytes.v != nil {
+		t.Error("reporting Node alone should allocate the node column and only it")
+	}
+}
+
+func TestRespondBatchSharesOneTimestamp(t *testing.T) {
+	s := DefaultSettings()
+	s.Scenario = Offline
+	s.MinDurationMs = 0
+	s.MinQueryCount = 32
+	sut := funcSUT{issue: func(r *Responder, samples []QuerySample) {
+		batch := make([]Response, len(samples))
+		for i, q := range samples {
+			batch[i] = Response{ID: q.ID, RequestBytes: 10}
+			if i == 0 {
+				batch[i].Err = errors.New("first one failed")
+			}
+		}
+		r.RespondBatch(batch)
+	}}
+	res, err := Run(context.Background(), sut, &testQSL{total: 32, perf: 32}, s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := records(res)
+	for _, rec := range recs {
+		if rec.CompletedNs != recs[0].CompletedNs || rec.RequestBytes != 10 {
+			t.Errorf("record %+v: want completion at %d and 10 request bytes", rec, recs[0].CompletedNs)
+		}
+	}
+	if res.FailedSamples != 1 || len(res.Errors) != 1 {
+		t.Errorf("FailedSamples %d, Errors %+v: want the one failure", res.FailedSamples, res.Errors)
+	}
+}
+
+func TestAttachedRecordsKeepTheNewFields(t *testing.T) {
+	res := runResponding(t, 8, false, func(r *Responder, s QuerySample) Response {
+		resp := Response{ID: s.ID, RequestBytes: 5, ResponseBytes: int64(s.Index), Node: 1}
+		if s.Index == 3 {
+			resp.Err = errors.New("nope")
+		}
+		if s.Index == 4 {
+			resp.TokenTimes = []int64{1, 2, 3}
+		}
+		return resp
+	})
+	recs := records(res)
+	var traces []TokenTrace
+	for seq, tt := range res.TokenTimes() {
+		traces = append(traces, TokenTrace{SeqID: seq, TimesNs: tt})
+	}
+	stored := &Result{Passes: res.Passes, Errors: res.Errors}
+	stored.AttachRecords(recs)
+	stored.AttachTokenTimes(traces)
+	if got := records(stored); !slices.Equal(got, recs) {
+		t.Errorf("stored records differ:\n%+v\n%+v", got, recs)
+	}
+	for rec := range stored.Records() {
+		_, failed := stored.ErrorOf(rec)
+		if failed != (rec.SampleIndex == 3) {
+			t.Errorf("sample %d: ErrorOf failed = %v", rec.SampleIndex, failed)
+		}
+	}
+	n := 0
+	for seq, tt := range stored.TokenTimes() {
+		n++
+		if seq != traces[0].SeqID || !slices.Equal(tt, []int64{1, 2, 3}) {
+			t.Errorf("stored token times %d %v", seq, tt)
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d stored token traces, want 1", n)
+	}
+}
