@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"aimeter/bundle"
+	"aimeter/gbt"
 )
 
 func newReportCommand(st *State) *cobra.Command {
@@ -61,6 +62,19 @@ func regenerateReport(st *State, dir, outDir string, ignoreDigests bool) error {
 	}
 	res := b.Result
 	fmt.Fprintf(st.Stderr, "regenerated %s in %s\n", strings.Join(names, ", "), outDir)
+	if b.GBT != nil {
+		// A GB/T test's verdict is its loss check (GB-7.7.1-c-2), not the
+		// MLPerf validity of the LoadGen scenario that carried it.
+		m, err := gbt.Evaluate(b.GBTRun())
+		if err != nil {
+			return withCode(ExitFailure, err)
+		}
+		printGBT(st.Stdout, res, b.GBT, &m, outDir)
+		if !m.Loss.Valid {
+			return withCode(ExitInvalid, nil)
+		}
+		return nil
+	}
 	if res.Summary == nil {
 		fmt.Fprintf(st.Stdout, "%s has no performance pass; wrote the accuracy-only summary to %s\n", dir, outDir)
 		return nil
