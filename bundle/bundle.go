@@ -213,6 +213,15 @@ func (b *Bundle) rawParts(prefix string) []part {
 	if b.hasStages() {
 		parts = append(parts, part{prefix + StagesFile, Raw, func(w io.Writer) error { return mlperflog.WriteStages(w, r.Records(), b.stageSeq()) }})
 	}
+	if hasSampleData(r.Records()) {
+		parts = append(parts, part{prefix + SamplesFile, Raw, func(w io.Writer) error { return writeSamples(w, r.Records()) }})
+	}
+	if len(r.Errors) > 0 {
+		parts = append(parts, part{prefix + ErrorsFile, Raw, func(w io.Writer) error { return writeErrors(w, r.Errors) }})
+	}
+	if r.HasTokenTimes() {
+		parts = append(parts, part{prefix + TokensFile, Raw, func(w io.Writer) error { return writeTokens(w, r.TokenTimes()) }})
+	}
 	if b.GBT != nil {
 		parts = append(parts, part{prefix + GBTTestFile, Raw, func(w io.Writer) error { return gbt.WriteTest(w, *b.GBT) }})
 	}
@@ -468,7 +477,29 @@ func readRun(dir string, m *Manifest, prefix string) (*Bundle, error) {
 	}); err != nil {
 		return nil, err
 	}
+	if has(ErrorsFile) {
+		if err := read(ErrorsFile, func(r io.Reader) (err error) {
+			res.Errors, err = readErrors(r)
+			return err
+		}); err != nil {
+			return nil, err
+		}
+	}
+	if has(SamplesFile) {
+		if err := read(SamplesFile, func(r io.Reader) error { return readSamples(r, recs, len(res.Errors)) }); err != nil {
+			return nil, err
+		}
+	}
 	res.AttachRecords(recs)
+	if has(TokensFile) {
+		if err := read(TokensFile, func(r io.Reader) error {
+			traces, err := readTokens(r)
+			res.AttachTokenTimes(traces)
+			return err
+		}); err != nil {
+			return nil, err
+		}
+	}
 	if err := read(AccuracyFile, func(r io.Reader) (err error) {
 		res.Accuracy, err = accuracy.ReadLog(r)
 		return err

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -247,4 +248,81 @@ func TestFileModes(t *testing.T) {
 	}
 	_ = fmt.Sprint
 	_ = time.Second
+}
+
+// wireSUT reports what a network SUT would: bytes on the wire, the node
+// that served each sample, token times, and failures of two categories.
+type wireSUT struct{ n atomic.Int64 }
+
+func (*wireSUT) Name() string { return "WireSUT" }
+func (s *wireSUT) IssueQuery(r *loadgen.Responder, samples []loadgen.QuerySample) {
+	for _, q := range samples {
+		k := s.n.Add(1)
+		resp := loadgen.Response{ID: q.ID, Data: []byte{1}, Tokens: 3, RequestBytes: 100 + k, ResponseBytes: 7, Node: uint32(1 + k%3)}
+		switch {
+		case k%11 == 0:
+			resp.Err = loadgen.WithCategory("http", fmt.Errorf("status %d", 500+k%2))
+		case k%13 == 0:
+			resp.Err = errors.New("decode: bad json")
+		default:
+			now := r.Now()
+			resp.TokenTimes = []int64{now - 2, now - 1, now}
+		}
+		r.Respond(resp)
+	}
+}
+func (*wireSUT) FlushQueries() {}
+
+// TestSampleDataRoundTrip: bytes, nodes, the error table and token times
+// survive Write and Read, and a run without them writes none of their
+// files.
+func TestSampleDataRoundTrip(t *testing.T) {
+	b := runBundle(t, &wireSUT{}, smallSettings(loadgen.Offline, loadgen.PerformanceOnly))
+	dir := t.TempDir()
+	if err := Write(dir, b); err != nil {
+		t.Fatal(err)
+	}
+	back, err := Read(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := slices.Collect(b.Result.Records())
+	got := slices.Collect(back.Result.Records())
+	if !slices.Equal(want, got) {
+		t.Fatalf("records differ after the round trip (%d and %d)", len(want), len(got))
+	}
+	if !slices.Equal(b.Result.Errors, back.Result.Errors) || len(back.Result.Errors) != 3 {
+		t.Errorf("error table %v, want %v (three distinct failures)", back.Result.Errors, b.Result.Errors)
+	}
+	type trace struct {
+		seq   uint64
+		times string
+	}
+	collect := func(r *loadgen.Result) []trace {
+		var out []trace
+		for seq, times := range r.TokenTimes() {
+			out = append(out, trace{seq, fmt.Sprint(times)})
+		}
+		return out
+	}
+	if w, g := collect(b.Result), collect(back.Result); !slices.Equal(w, g) || len(w) == 0 {
+		t.Errorf("token times: %d traces read, %d written", len(g), len(w))
+	}
+	if e, ok := back.Result.ErrorOf(got[10]); !ok || e.Category != "http" {
+		t.Errorf("the 11th sample's error = %v, want category http", e)
+	}
+
+	plain := runBundle(t, null.SUT{}, smallSettings(loadgen.Offline, loadgen.PerformanceOnly))
+	pdir := t.TempDir()
+	if err := Write(pdir, plain); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{SamplesFile, ErrorsFile, TokensFile} {
+		if _, err := os.Stat(filepath.Join(pdir, name)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("a run without per-sample data wrote %s", name)
+		}
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			t.Errorf("a run with per-sample data lacks %s", name)
+		}
+	}
 }

@@ -14,11 +14,21 @@
 //     token and completion times, tokens, status);
 //   - mlperf_log_accuracy.json: the responses LoadGen logged for accuracy;
 //   - stages.csv, when the SUT reported stage times: one row per sample,
-//     joined to its record by sequence id.
+//     joined to its record by sequence id;
+//   - samples.csv and errors.json, when the SUT reported bytes on the wire,
+//     the node that served a sample or a failure: one row per sample and
+//     the table of distinct failures (category, message, count);
+//   - tokens.csv, when the SUT reported token arrival times (streaming):
+//     one row per token;
+//   - gbt_test.json, for a GB/T 45087 inference test: its description
+//     (arrival as scheduled, thresholds, test information, lifecycle);
+//   - foreign/, for a GB/T mixed test (mode 5): the foreign jobs' run, laid
+//     out the same way.
 //
 // The derived files are functions of the raw files alone:
 // mlperf_log_summary.txt, mlperf_log_detail.txt, mlperf_log_trace.json
-// (when the run asked for it) and report.html. Regenerate writes them
+// (when the run asked for it), report.html and, for a GB/T test,
+// gbt_result.json and gbt_inference.log. Regenerate writes them
 // again from a bundle that Read returned, byte for byte as the run wrote
 // them, which is how `aimeter report` and a tester that trusts only raw
 // records recompute every metric.

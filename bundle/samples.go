@@ -1,0 +1,236 @@
+package bundle
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"iter"
+	"strconv"
+
+	"aimeter/loadgen"
+)
+
+// Files of the per-sample data that only some runs have; each is written
+// only when the run has any of it, so a run without it pays nothing.
+const (
+	// SamplesFile holds, for every record, what a SUT reported beyond its
+	// completion: bytes on the wire, the node that served it and the error
+	// it failed with (an index into errors.json).
+	SamplesFile = "samples.csv"
+	// ErrorsFile is the table of distinct (category, message) failures.
+	ErrorsFile = "errors.json"
+	// TokensFile holds the arrival time of every output token of the
+	// samples whose SUT reported them (streaming responses), one row a
+	// token.
+	TokensFile = "tokens.csv"
+)
+
+// SamplesHeader and TokensHeader are the header lines of samples.csv and
+// tokens.csv. Times are nanoseconds on the run's clock, like records.csv.
+const (
+	SamplesHeader = "seq_id,request_bytes,response_bytes,node,error"
+	TokensHeader  = "seq_id,token,time_ns"
+)
+
+// hasSampleData reports whether any record carries data for samples.csv.
+func hasSampleData(recs iter.Seq[loadgen.Record]) bool {
+	for r := range recs {
+		if r.RequestBytes != 0 || r.ResponseBytes != 0 || r.Node != 0 || r.Error != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// writeSamples writes samples.csv: one row per record, in record order.
+func writeSamples(w io.Writer, recs iter.Seq[loadgen.Record]) error {
+	if _, err := io.WriteString(w, SamplesHeader+"\n"); err != nil {
+		return err
+	}
+	buf := make([]byte, 0, 64<<10)
+	for r := range recs {
+		buf = strconv.AppendUint(buf, r.SeqID, 10)
+		buf = append(buf, ',')
+		buf = strconv.AppendInt(buf, r.RequestBytes, 10)
+		buf = append(buf, ',')
+		buf = strconv.AppendInt(buf, r.ResponseBytes, 10)
+		buf = append(buf, ',')
+		buf = strconv.AppendUint(buf, uint64(r.Node), 10)
+		buf = append(buf, ',')
+		buf = strconv.AppendUint(buf, uint64(r.Error), 10)
+		buf = append(buf, '\n')
+		if len(buf) > 60<<10 {
+			if _, err := w.Write(buf); err != nil {
+				return err
+			}
+			buf = buf[:0]
+		}
+	}
+	_, err := w.Write(buf)
+	return err
+}
+
+// csvRows reads a CSV file of unsigned and signed integers with the given
+// header, calling row for each line's fields. Errors name the line.
+func csvRows(r io.Reader, header string, row func(line int, fields [][]byte) error) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	if !sc.Scan() {
+		if err := sc.Err(); err != nil {
+			return err
+		}
+		return fmt.Errorf("line 1: empty file, want the header %q", header)
+	}
+	if got := sc.Text(); got != header {
+		return fmt.Errorf("line 1: header is %q, want %q", got, header)
+	}
+	want := bytes.Count([]byte(header), []byte{','}) + 1
+	for n := 2; sc.Scan(); n++ {
+		fields := bytes.Split(sc.Bytes(), []byte{','})
+		if len(fields) != want {
+			return fmt.Errorf("line %d: %d fields, want %d", n, len(fields), want)
+		}
+		if err := row(n, fields); err != nil {
+			return fmt.Errorf("line %d: %w", n, err)
+		}
+	}
+	return sc.Err()
+}
+
+func parseU(b []byte, name string, bits int) (uint64, error) {
+	v, err := strconv.ParseUint(string(b), 10, bits)
+	if err != nil {
+		return 0, fmt.Errorf("field %s: %q is not an unsigned %d-bit integer", name, b, bits)
+	}
+	return v, nil
+}
+
+func parseI(b []byte, name string) (int64, error) {
+	v, err := strconv.ParseInt(string(b), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("field %s: %q is not an integer", name, b)
+	}
+	return v, nil
+}
+
+// readSamples reads samples.csv into recs, matching rows by sequence id.
+// An error index must name an entry of the error table (nErrors entries).
+func readSamples(r io.Reader, recs []loadgen.Record, nErrors int) error {
+	pos := make(map[uint64]int, len(recs))
+	for i := range recs {
+		pos[recs[i].SeqID] = i
+	}
+	return csvRows(r, SamplesHeader, func(_ int, f [][]byte) error {
+		seq, err := parseU(f[0], "seq_id", 64)
+		if err != nil {
+			return err
+		}
+		i, ok := pos[seq]
+		if !ok {
+			return fmt.Errorf("seq_id %d is not in %s", seq, RecordsFile)
+		}
+		rec := &recs[i]
+		if rec.RequestBytes, err = parseI(f[1], "request_bytes"); err != nil {
+			return err
+		}
+		if rec.ResponseBytes, err = parseI(f[2], "response_bytes"); err != nil {
+			return err
+		}
+		node, err := parseU(f[3], "node", 32)
+		if err != nil {
+			return err
+		}
+		e, err := parseU(f[4], "error", 32)
+		if err != nil {
+			return err
+		}
+		if e > uint64(nErrors) {
+			return fmt.Errorf("field error: %d, but %s has %d entries", e, ErrorsFile, nErrors)
+		}
+		rec.Node, rec.Error = uint32(node), uint32(e)
+		return nil
+	})
+}
+
+// writeErrors writes errors.json: the error table, indexed from 1 as the
+// records' error field.
+func writeErrors(w io.Writer, table []loadgen.ErrorInfo) error {
+	b, err := json.MarshalIndent(table, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+func readErrors(r io.Reader) ([]loadgen.ErrorInfo, error) {
+	var table []loadgen.ErrorInfo
+	dec := json.NewDecoder(r)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&table); err != nil {
+		return nil, err
+	}
+	return table, nil
+}
+
+// writeTokens writes tokens.csv: one row per token of every sample that
+// reported token times, in sequence order.
+func writeTokens(w io.Writer, traces iter.Seq2[uint64, []int64]) error {
+	if _, err := io.WriteString(w, TokensHeader+"\n"); err != nil {
+		return err
+	}
+	buf := make([]byte, 0, 64<<10)
+	for seq, times := range traces {
+		for k, t := range times {
+			buf = strconv.AppendUint(buf, seq, 10)
+			buf = append(buf, ',')
+			buf = strconv.AppendInt(buf, int64(k), 10)
+			buf = append(buf, ',')
+			buf = strconv.AppendInt(buf, t, 10)
+			buf = append(buf, '\n')
+			if len(buf) > 60<<10 {
+				if _, err := w.Write(buf); err != nil {
+					return err
+				}
+				buf = buf[:0]
+			}
+		}
+	}
+	_, err := w.Write(buf)
+	return err
+}
+
+// readTokens reads tokens.csv. Rows of one sample are consecutive and
+// numbered from 0, and samples come in increasing sequence order.
+func readTokens(r io.Reader) ([]loadgen.TokenTrace, error) {
+	var out []loadgen.TokenTrace
+	err := csvRows(r, TokensHeader, func(_ int, f [][]byte) error {
+		seq, err := parseU(f[0], "seq_id", 64)
+		if err != nil {
+			return err
+		}
+		k, err := parseU(f[1], "token", 32)
+		if err != nil {
+			return err
+		}
+		t, err := parseI(f[2], "time_ns")
+		if err != nil {
+			return err
+		}
+		if n := len(out); n == 0 || out[n-1].SeqID != seq {
+			if n > 0 && seq < out[n-1].SeqID {
+				return fmt.Errorf("seq_id %d after %d: rows must be in sequence order", seq, out[n-1].SeqID)
+			}
+			out = append(out, loadgen.TokenTrace{SeqID: seq})
+		}
+		tr := &out[len(out)-1]
+		if int(k) != len(tr.TimesNs) {
+			return fmt.Errorf("token %d of seq_id %d, want token %d", k, seq, len(tr.TimesNs))
+		}
+		tr.TimesNs = append(tr.TimesNs, t)
+		return nil
+	})
+	return out, err
+}
