@@ -15,7 +15,7 @@ import (
 // (framework, storage, bus, nominal compute, …) are left unset.
 func InfoFromHost(h sysinfo.Host) TestInfo {
 	hw, sw := h.Hardware, h.Software
-	var s Server
+	var s ServerInfo
 	s.Model = strings.TrimSpace(hw.Vendor + " " + hw.Product)
 	s.CPU = CPUInfo{Model: hw.CPU.Model, Cores: hw.CPU.PhysicalCores, Threads: hw.CPU.LogicalCores, FrequencyMHz: hw.CPU.FrequencyMHz}
 	s.CPUSockets = hw.CPU.Sockets
@@ -39,7 +39,7 @@ func InfoFromHost(h sysinfo.Host) TestInfo {
 	}
 	info := TestInfo{OS: OSInfo{Name: sw.OSName, Kernel: sw.Kernel}}
 	if !reflect.ValueOf(s).IsZero() {
-		info.Servers = []Server{s}
+		info.Servers = []ServerInfo{s}
 	}
 	var virt []string
 	if sw.VirtualMachine != "" {

@@ -30,7 +30,7 @@ func hostGPU() sysinfo.Host {
 func TestInfoFromHostGPU(t *testing.T) {
 	h := hostGPU()
 	want := TestInfo{
-		Servers: []Server{{
+		Servers: []ServerInfo{{
 			Model:            "Supermicro SYS-821GE-TNHR",
 			AcceleratorCount: 2,
 			CPU:              CPUInfo{Model: "Intel(R) Xeon(R) Platinum 8480+", Cores: 4, Threads: 8, FrequencyMHz: 2000},

@@ -67,7 +67,7 @@ type TestInfo struct {
 	NodeCount int `json:"node_count,omitempty"`
 	// Servers describes each server (field 12, GB-6.1-a-12): one record per
 	// server, or per group of identical servers (Server.Count).
-	Servers []Server `json:"servers,omitempty"`
+	Servers []ServerInfo `json:"servers,omitempty"`
 	// Interconnect is the inter-node communication protocol and bandwidth
 	// (field 13, GB-6.1-a-13), required for a cluster.
 	Interconnect Interconnect `json:"interconnect,omitzero"`
@@ -113,9 +113,9 @@ type TestInfo struct {
 	Extra map[string]any `json:"extra,omitempty"`
 }
 
-// Server is the information on one server (field 12, GB-6.1-a-12, sub-fields
+// ServerInfo is the information on one server (field 12, GB-6.1-a-12, sub-fields
 // 12.1–12.9).
-type Server struct {
+type ServerInfo struct {
 	// Count is the number of identical servers the record describes; 0 is
 	// read as 1.
 	Count int `json:"count,omitempty"`
@@ -691,8 +691,8 @@ func mergeValue(dst, det, man reflect.Value) {
 	}
 }
 
-// FieldError is one problem Validate found.
-type FieldError struct {
+// InfoFieldError is one problem Validate found.
+type InfoFieldError struct {
 	// Field is the key path, e.g. "servers[0].cpu.model".
 	Field string
 	// ReqID is the requirement the field comes from, e.g. "GB-6.1-a-12".
@@ -702,7 +702,7 @@ type FieldError struct {
 }
 
 // Error returns "field (ReqID): message".
-func (e FieldError) Error() string {
+func (e InfoFieldError) Error() string {
 	if e.ReqID == "" {
 		return e.Field + ": " + e.Msg
 	}
@@ -710,7 +710,7 @@ func (e FieldError) Error() string {
 }
 
 // ValidationError lists every problem Validate found, in field order.
-type ValidationError []FieldError
+type ValidationError []InfoFieldError
 
 // Error returns the problems, one per line.
 func (e ValidationError) Error() string {
@@ -755,7 +755,7 @@ var catalogueIDRE = regexp.MustCompile(`^[Tt][0-9]+-[0-9]+$`)
 func (in TestInfo) Validate() error {
 	var errs ValidationError
 	add := func(field, id, format string, args ...any) {
-		errs = append(errs, FieldError{field, id, fmt.Sprintf(format, args...)})
+		errs = append(errs, InfoFieldError{field, id, fmt.Sprintf(format, args...)})
 	}
 	missing := func(field, id string) { add(field, id, "missing") }
 	str := func(v, field, id string) {
@@ -897,7 +897,7 @@ func (in TestInfo) checkModelNo(add func(field, id, format string, args ...any))
 	}
 }
 
-func (s Server) validate(p string, add func(field, id, format string, args ...any)) {
+func (s ServerInfo) validate(p string, add func(field, id, format string, args ...any)) {
 	const id = "GB-6.1-a-12"
 	miss := func(field, sub string) { add(p+"."+field, id, "missing (%s)", sub) }
 	if s.Count < 0 {

@@ -47,7 +47,7 @@ func TestLoadInfoExample(t *testing.T) {
 		SubmitTime:        Timestamp{wantSubmit},
 		TargetType:        TargetSingleMachine,
 		NodeCount:         1,
-		Servers: []Server{{
+		Servers: []ServerInfo{{
 			Count:            1,
 			Model:            "Supermicro SYS-821GE-TNHR",
 			NominalCompute:   "8 x 989 TFLOPS FP16 dense",
@@ -103,7 +103,7 @@ func TestExampleDocumentsEveryField(t *testing.T) {
 			t.Errorf("example.yaml has no top-level key %q", key)
 		}
 	}
-	for _, typ := range []reflect.Type{reflect.TypeFor[Server](), reflect.TypeFor[CPUInfo](), reflect.TypeFor[Accelerator](),
+	for _, typ := range []reflect.Type{reflect.TypeFor[ServerInfo](), reflect.TypeFor[CPUInfo](), reflect.TypeFor[Accelerator](),
 		reflect.TypeFor[Storage](), reflect.TypeFor[Memory](), reflect.TypeFor[Bus]()} {
 		for _, f := range reflect.VisibleFields(typ) {
 			key, _, _ := strings.Cut(f.Tag.Get("json"), ",")
@@ -252,7 +252,7 @@ func TestValidate(t *testing.T) {
 		{"GB-6.1-a-11 cluster valid", func(i *TestInfo) { i.TargetType = TargetCluster; i.NodeCount = 4 }, nil},
 		{"GB-6.1-a-12 servers", func(i *TestInfo) { i.Servers = nil }, []string{"servers"}},
 		{"GB-6.1-a-12 sub-fields 12.1–12.9", func(i *TestInfo) {
-			i.Servers = []Server{{AcceleratorCount: 1}}
+			i.Servers = []ServerInfo{{AcceleratorCount: 1}}
 		}, []string{"servers[0].model", "servers[0].nominal_compute", "servers[0].cpu.model", "servers[0].cpu.cores",
 			"servers[0].cpu.frequency_mhz", "servers[0].cpu_sockets", "servers[0].accelerator.name",
 			"servers[0].accelerator.card_type", "servers[0].accelerator.external_power", "servers[0].accelerator.interface",
