@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"math/bits"
 	"runtime"
 	"slices"
 	"sync"
@@ -44,26 +45,60 @@ const digitPairs = "00010203040506070809" +
 	"80818283848586878889" +
 	"90919293949596979899"
 
+// pow10 holds 10^0 to 10^19; it is a read-only table.
+var pow10 = [20]uint64{1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+	1e16, 1e17, 1e18, 1e19}
+
+// decimalLen returns the number of decimal digits of v (1 for 0).
+func decimalLen(v uint64) int {
+	// bits.Len64(v)·1233/4096 is log10(2^len), which is the number of
+	// digits of v or one more.
+	x := v | 1 // 0 has one digit, as 1 has
+	t := bits.Len64(x) * 1233 >> 12
+	if x < pow10[t] {
+		return t
+	}
+	return t + 1
+}
+
 // putUint writes v in decimal at the start of d, which must have room for
-// 20 bytes, and returns the number of bytes written.
+// 20 bytes, and returns the number of bytes written. One-digit values,
+// common for ids, tokens and Offline's scheduled time, are written inline.
 func putUint(d []byte, v uint64) int {
-	var tmp [20]byte
-	i := len(tmp)
-	for v >= 100 {
+	if v < 10 {
+		d[0] = byte('0' + v)
+		return 1
+	}
+	return putUintLong(d, v)
+}
+
+// putUintLong is putUint for v ≥ 10: the digits go straight to their
+// place, four per division by 10000.
+func putUintLong(d []byte, v uint64) int {
+	n := decimalLen(v)
+	_ = d[n-1]
+	i := n
+	for v >= 10000 {
+		q := v / 10000
+		r := v - q*10000
+		hi, lo := (r/100)*2, (r%100)*2
+		i -= 4
+		d[i], d[i+1], d[i+2], d[i+3] = digitPairs[hi], digitPairs[hi+1], digitPairs[lo], digitPairs[lo+1]
+		v = q
+	}
+	if v >= 100 {
 		q := v / 100
 		r := (v - q*100) * 2
 		i -= 2
-		tmp[i], tmp[i+1] = digitPairs[r], digitPairs[r+1]
+		d[i], d[i+1] = digitPairs[r], digitPairs[r+1]
 		v = q
 	}
 	if v >= 10 {
-		i -= 2
-		tmp[i], tmp[i+1] = digitPairs[v*2], digitPairs[v*2+1]
+		d[0], d[1] = digitPairs[v*2], digitPairs[v*2+1]
 	} else {
-		i--
-		tmp[i] = byte('0' + v)
+		d[0] = byte('0' + v)
 	}
-	return copy(d, tmp[i:])
+	return n
 }
 
 // putInt writes v in decimal, with a '-' when negative, at the start of d
@@ -73,11 +108,15 @@ func putInt(d []byte, v int64) int {
 		return putUint(d, uint64(v))
 	}
 	d[0] = '-'
-	return 1 + putUint(d[1:], -uint64(v)) // -uint64 is exact for MinInt64 too
+	return 1 + putUintLong(d[1:], -uint64(v)) // -uint64 is exact for MinInt64 too
 }
 
 // putTime is putInt with loadgen.NoTime written as nothing.
 func putTime(d []byte, t int64) int {
+	if uint64(t) < 10 {
+		d[0] = byte('0' + t)
+		return 1
+	}
 	if t == loadgen.NoTime {
 		return 0
 	}

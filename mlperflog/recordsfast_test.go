@@ -248,3 +248,46 @@ func TestReadRecordsPassesReadError(t *testing.T) {
 		t.Errorf("error %v, want the reader's error", err)
 	}
 }
+
+func TestPutUintEveryLength(t *testing.T) {
+	d := make([]byte, 21)
+	for _, v := range []uint64{0, 1, 9, 10, 11, 99, 100, 101, 999, 1000, math.MaxUint32, 1<<53 + 1, 1e19 - 1, 1e19, math.MaxUint64} {
+		for _, w := range []uint64{v, v - 1, v + 1} { // also the neighbours of each power of ten
+			n := putUint(d, w)
+			if got, want := string(d[:n]), strconv.FormatUint(w, 10); got != want {
+				t.Errorf("putUint(%d) = %q, want %q", w, got, want)
+			}
+		}
+	}
+	for k := range 20 {
+		v := pow10[k]
+		for _, w := range []uint64{v - 1, v, v + 1} {
+			if n := putUint(d, w); string(d[:n]) != strconv.FormatUint(w, 10) {
+				t.Errorf("putUint(%d) = %q", w, d[:n])
+			}
+		}
+	}
+	for _, v := range []int64{0, -1, -9, -10, math.MinInt64, math.MinInt64 + 1, math.MaxInt64} {
+		if n := putInt(d, v); string(d[:n]) != strconv.FormatInt(v, 10) {
+			t.Errorf("putInt(%d) = %q", v, d[:n])
+		}
+	}
+}
+
+// BenchmarkFormatOfflineBlock formats one block of rows shaped like an
+// Offline run's (one query, tiny ids, completions up to a few seconds) on
+// one goroutine: the per-row cost of the formatter alone.
+func BenchmarkFormatOfflineBlock(b *testing.B) {
+	recs := make([]loadgen.Record, recordBlock)
+	for i := range recs {
+		recs[i] = loadgen.Record{SeqID: 4_000_000 + uint64(i), SampleIndex: uint64(i*7919) % 1024, IssuedNs: 2243,
+			FirstTokenNs: loadgen.NoTime, CompletedNs: 300_000_000 + int64(i)*40, Status: loadgen.StatusOK}
+	}
+	out := appendRecordBlock(nil, recs)
+	b.SetBytes(int64(len(out)))
+	b.ReportAllocs()
+	for b.Loop() {
+		out = appendRecordBlock(out[:0], recs)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(recs)), "ns/row")
+}
