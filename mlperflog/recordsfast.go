@@ -171,13 +171,13 @@ type recordChunk struct {
 // writeRecords writes records.csv to w with the rows formatted by workers
 // goroutines. The calling goroutine pulls records from recs into blocks,
 // the workers format whole blocks, and one writer goroutine writes the
-// blocks in order, one Write call per block. At most 2×workers+2 blocks
+// blocks in order, one Write call per block. At most workers+2 blocks
 // exist at a time and they are reused, so memory stays a few MiB however
 // many records there are, and nothing is allocated per record. After a
 // failed Write the remaining records are not pulled.
 func writeRecords(w io.Writer, recs iter.Seq[loadgen.Record], workers int) error {
 	workers = max(workers, 1)
-	slots := 2*workers + 2
+	slots := workers + 2 // one filling, one writing, one per worker
 	free := make(chan *recordChunk, slots)
 	work := make(chan *recordChunk, slots)
 	order := make(chan *recordChunk, slots)
@@ -186,6 +186,11 @@ func writeRecords(w io.Writer, recs iter.Seq[loadgen.Record], workers int) error
 	for range workers {
 		wg.Go(func() {
 			for c := range work {
+				if cap(c.out) == 0 {
+					// Typical rows are under 64 bytes; longer ones grow
+					// the buffer once.
+					c.out = make([]byte, 0, len(c.recs)*64)
+				}
 				c.out = appendRecordBlock(c.out[:0], c.recs)
 				c.done <- struct{}{}
 			}
@@ -224,9 +229,7 @@ func writeRecords(w io.Writer, recs iter.Seq[loadgen.Record], workers int) error
 			if made == 1 {
 				return &recordChunk{recs: make([]loadgen.Record, 0, 256), done: make(chan struct{}, 1)}
 			}
-			// Typical rows are under 64 bytes; longer ones grow out once.
-			return &recordChunk{recs: make([]loadgen.Record, 0, recordBlock), out: make([]byte, 0, recordBlock*64),
-				done: make(chan struct{}, 1)}
+			return &recordChunk{recs: make([]loadgen.Record, 0, recordBlock), done: make(chan struct{}, 1)}
 		}
 		return <-free
 	}
