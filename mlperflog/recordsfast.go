@@ -127,7 +127,9 @@ func putTime(d []byte, t int64) int {
 func appendRecordBlock(b []byte, recs []loadgen.Record) []byte {
 	for i := range recs {
 		r := &recs[i]
-		b = slices.Grow(b, maxRecordRow)
+		if cap(b)-len(b) < maxRecordRow {
+			b = slices.Grow(b, max(maxRecordRow, (len(recs)-i)*maxRecordRow/4))
+		}
 		n := len(b)
 		d := b[n : n+maxRecordRow]
 		k := putUint(d, r.SeqID)
@@ -154,7 +156,19 @@ func appendRecordBlock(b []byte, recs []loadgen.Record) []byte {
 		k += putInt(d[k:], r.Tokens)
 		d[k] = ','
 		k++
-		k += copy(d[k:], r.Status.String())
+		switch r.Status { // written byte by byte: a copy would call memmove
+		case loadgen.StatusOK:
+			d[k], d[k+1] = 'o', 'k'
+			k += 2
+		case loadgen.StatusError:
+			d[k], d[k+1], d[k+2], d[k+3], d[k+4] = 'e', 'r', 'r', 'o', 'r'
+			k += 5
+		case loadgen.StatusLost:
+			d[k], d[k+1], d[k+2], d[k+3] = 'l', 'o', 's', 't'
+			k += 4
+		default:
+			k += copy(d[k:], r.Status.String())
+		}
 		d[k] = '\n'
 		b = b[:n+k+1]
 	}
