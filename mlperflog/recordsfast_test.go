@@ -150,6 +150,8 @@ func TestParallelReadMatchesLineByLine(t *testing.T) {
 		{30_000, "1,2,3,4,5,6,7,8,ok,\n", "ten fields", false},
 		{0, "seq_id\n", "bad header", false},
 		{40_000, "1,2,18446744073709551615,-9223372036854775808,5,,7,-1,error\n", "extremes taken by the slow path", false},
+		{41_000, "1,2,3,9999999999999999999,5,,7,8,ok\n", "19 digits overflow a time: an error, not a wrapped value", false},
+		{42_000, "1,2,3,4,5,,7,-9999999999999999999,ok\n", "19 digits overflow negative tokens", false},
 	} {
 		ls := slices.Clone(lines)
 		if tc.at >= 0 {
@@ -215,6 +217,7 @@ func FuzzParseRecordFast(f *testing.F) {
 	f.Add([]byte("1,2,3,-4,-5,-,7,-0,lost"))
 	f.Add([]byte("999999999999999999,0,0,,,,,0,error"))
 	f.Add([]byte("1,2,3,4,5,,7,,ok"))
+	f.Add([]byte("1,2,3,9999999999999999999,5,,7,8,ok"))
 	f.Fuzz(func(t *testing.T, line []byte) {
 		fast, ok := parseRecordFast(line)
 		if !ok {
