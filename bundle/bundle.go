@@ -22,12 +22,12 @@ import (
 
 // Names of the raw files of a bundle.
 const (
-	SettingsFile = mlperflog.SettingsFile // the requested and effective settings, the passes, the counters
-	RunFile      = "run.json"             // what the run was beyond its settings: name, process, time zone, system
-	RecordsFile  = mlperflog.RecordsFile  // one row per issued sample
-	StagesFile   = mlperflog.StagesFile   // the SUT-side stage times, when the SUT reported any
-	AccuracyFile = mlperflog.AccuracyFile // LoadGen's accuracy log (raw: the responses)
-	GBTTestFile  = gbt.TestFileName       // a GB/T test's description
+	SettingsFile = "settings.json"            // the requested and effective settings, the passes, the counters
+	RunFile      = "run.json"                 // what the run was beyond its settings: name, process, time zone, system
+	RecordsFile  = "records.csv"              // one row per issued sample
+	StagesFile   = "stages.csv"               // the SUT-side stage times (GB/T 45087 Table 16), when the SUT reported any
+	AccuracyFile = "mlperf_log_accuracy.json" // LoadGen's accuracy log (raw: the responses)
+	GBTTestFile  = gbt.TestFileName           // a GB/T test's description
 	// ForeignDir holds the run of a GB/T mixed test's foreign jobs (mode 5,
 	// IN-50), laid out as a bundle of its own without a manifest: the
 	// outer manifest lists its files.
@@ -36,9 +36,9 @@ const (
 
 // Names of the derived files of a bundle.
 const (
-	SummaryFile = mlperflog.SummaryFile
-	DetailFile  = mlperflog.DetailFile
-	TraceFile   = mlperflog.TraceFile
+	SummaryFile = "mlperf_log_summary.txt"
+	DetailFile  = "mlperf_log_detail.txt"
+	TraceFile   = "mlperf_log_trace.json"
 	ReportFile  = "report.html"
 	// GBTResultFile and GBTLogFile are a GB/T test's results (7.3) and
 	// inference log (7.3 f)).
@@ -204,16 +204,16 @@ func writeParts(dir string, parts []part) ([]ManifestEntry, error) {
 func (b *Bundle) rawParts(prefix string) []part {
 	r := b.Result
 	parts := []part{
-		{prefix + SettingsFile, Raw, func(w io.Writer) error { return mlperflog.WriteRunInfo(w, mlperflog.RunInfoFromResult(r, b.Version)) }},
+		{prefix + SettingsFile, Raw, func(w io.Writer) error { return WriteRunInfo(w, RunInfoFromResult(r, b.Version)) }},
 		{prefix + RunFile, Raw, func(w io.Writer) error { return b.writeMeta(w) }},
 		{prefix + EventsFile, Raw, func(w io.Writer) error { return WriteEvents(w, r.Events) }},
-		{prefix + RecordsFile, Raw, func(w io.Writer) error { return mlperflog.WriteRecordSeq(w, r.Records()) }},
+		{prefix + RecordsFile, Raw, func(w io.Writer) error { return WriteResultRecords(w, r) }},
 		{prefix + AccuracyFile, Raw, func(w io.Writer) error { return mlperflog.WriteAccuracy(w, r.Accuracy) }},
 	}
 	if b.hasStages() {
-		parts = append(parts, part{prefix + StagesFile, Raw, func(w io.Writer) error { return mlperflog.WriteStages(w, r.Records(), b.stageSeq()) }})
+		parts = append(parts, part{prefix + StagesFile, Raw, func(w io.Writer) error { return WriteStages(w, r.Records(), b.stageSeq()) }})
 	}
-	if hasSampleData(r.Records()) {
+	if r.HasSampleData() {
 		parts = append(parts, part{prefix + SamplesFile, Raw, func(w io.Writer) error { return writeSamples(w, r.Records()) }})
 	}
 	if len(r.Errors) > 0 {
@@ -435,9 +435,9 @@ func readRun(dir string, m *Manifest, prefix string) (*Bundle, error) {
 	has := func(name string) bool { _, ok := m.Entry(prefix + name); return ok }
 	read := func(name string, f func(io.Reader) error) error { return readFile(dir, prefix+name, f) }
 	b := &Bundle{}
-	var info mlperflog.RunInfo
+	var info RunInfo
 	if err := read(SettingsFile, func(r io.Reader) (err error) {
-		info, err = mlperflog.ReadRunInfo(r)
+		info, err = ReadRunInfo(r)
 		return err
 	}); err != nil {
 		return nil, err
@@ -472,7 +472,7 @@ func readRun(dir string, m *Manifest, prefix string) (*Bundle, error) {
 	}
 	var recs []loadgen.Record
 	if err := read(RecordsFile, func(r io.Reader) (err error) {
-		recs, err = mlperflog.ReadRecords(r)
+		recs, err = ReadRecords(r)
 		return err
 	}); err != nil {
 		return nil, err
@@ -508,7 +508,7 @@ func readRun(dir string, m *Manifest, prefix string) (*Bundle, error) {
 	}
 	if has(StagesFile) {
 		if err := read(StagesFile, func(r io.Reader) error {
-			seqs, stages, err := mlperflog.ReadStages(r)
+			seqs, stages, err := ReadStages(r)
 			if err != nil {
 				return err
 			}

@@ -34,16 +34,6 @@ const (
 	TokensHeader  = "seq_id,token,time_ns"
 )
 
-// hasSampleData reports whether any record carries data for samples.csv.
-func hasSampleData(recs iter.Seq[loadgen.Record]) bool {
-	for r := range recs {
-		if r.RequestBytes != 0 || r.ResponseBytes != 0 || r.Node != 0 || r.Error != 0 {
-			return true
-		}
-	}
-	return false
-}
-
 // writeSamples writes samples.csv: one row per record, in record order.
 func writeSamples(w io.Writer, recs iter.Seq[loadgen.Record]) error {
 	if _, err := io.WriteString(w, SamplesHeader+"\n"); err != nil {

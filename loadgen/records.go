@@ -151,11 +151,73 @@ func (r *Result) PassRecords(i int) iter.Seq[Record] {
 	return r.passes[i].records()
 }
 
+// RecordChunks splits Records into at most n contiguous parts, in order:
+// yielding every part in turn yields exactly what Records yields. The parts
+// are about equal in size and may be consumed concurrently, so that a
+// writer of records.csv or an aggregator can use every core. n < 1 is
+// read as 1.
+func (r *Result) RecordChunks(n int) []iter.Seq[Record] {
+	n = max(n, 1)
+	total := len(r.stored)
+	for _, pr := range r.passes {
+		total += len(pr.p.gen.samples)
+	}
+	size := max((total+n-1)/n, 1)
+	var out []iter.Seq[Record]
+	for lo := 0; lo < len(r.stored); lo += size {
+		part := r.stored[lo:min(lo+size, len(r.stored))]
+		out = append(out, func(yield func(Record) bool) {
+			for _, rec := range part {
+				if !yield(rec) {
+					return
+				}
+			}
+		})
+	}
+	for _, pr := range r.passes {
+		for lo := 0; lo < len(pr.p.gen.samples); lo += size {
+			out = append(out, pr.recordRange(lo, min(lo+size, len(pr.p.gen.samples))))
+		}
+	}
+	return out
+}
+
+// HasSampleData reports whether any record carries request or response
+// bytes, a node or an error (the columns only some SUTs fill).
+func (r *Result) HasSampleData() bool {
+	for _, rec := range r.stored {
+		if rec.RequestBytes != 0 || rec.ResponseBytes != 0 || rec.Node != 0 || rec.Error != 0 {
+			return true
+		}
+	}
+	for _, pr := range r.passes {
+		p := pr.p
+		if p.reqBytes.v != nil || p.respBytes.v != nil || p.node.v != nil || p.errIdx.v != nil {
+			return true
+		}
+	}
+	return false
+}
+
 func (pr *passRecord) records() iter.Seq[Record] {
+	return pr.recordRange(0, len(pr.p.gen.samples))
+}
+
+// recordRange yields the records of the issued samples among samples
+// [from, to) of the pass, in order.
+func (pr *passRecord) recordRange(from, to int) iter.Seq[Record] {
 	p := pr.p
 	g := p.gen
 	return func(yield func(Record) bool) {
-		for q := 0; q < g.queries; q++ {
+		if from >= to {
+			return
+		}
+		for q := from / g.spq; q < g.queries; q++ {
+			s, e := g.queryRange(q)
+			s, e = max(s, from), min(e, to)
+			if s >= e {
+				break
+			}
 			issued := p.issued[q]
 			if issued == NoTime {
 				continue
@@ -167,7 +229,6 @@ func (pr *passRecord) records() iter.Seq[Record] {
 			case p.offline:
 				sched = 0
 			}
-			s, e := g.queryRange(q)
 			for i := s; i < e; i++ {
 				rec := Record{
 					SeqID:        p.seqBase + uint64(i),

@@ -12,8 +12,8 @@ import (
 	"sync"
 	"testing"
 
+	"aimeter/bundle"
 	"aimeter/loadgen"
-	"aimeter/mlperflog"
 )
 
 // syncBuffer is a bytes.Buffer safe for the progress goroutine and the
@@ -157,14 +157,14 @@ func detailValue[T any](t *testing.T, d map[string][]json.RawMessage, key string
 	return v
 }
 
-func readRunInfoT(t *testing.T, dir string) mlperflog.RunInfo {
+func readRunInfoT(t *testing.T, dir string) bundle.RunInfo {
 	t.Helper()
-	f, err := os.Open(filepath.Join(dir, mlperflog.SettingsFile))
+	f, err := os.Open(filepath.Join(dir, bundle.SettingsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	info, err := mlperflog.ReadRunInfo(f)
+	info, err := bundle.ReadRunInfo(f)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,12 +173,12 @@ func readRunInfoT(t *testing.T, dir string) mlperflog.RunInfo {
 
 func readRecordsT(t *testing.T, dir string) []loadgen.Record {
 	t.Helper()
-	f, err := os.Open(filepath.Join(dir, mlperflog.RecordsFile))
+	f, err := os.Open(filepath.Join(dir, bundle.RecordsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	recs, err := mlperflog.ReadRecords(f)
+	recs, err := bundle.ReadRecords(f)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,10 +188,10 @@ func readRecordsT(t *testing.T, dir string) []loadgen.Record {
 func writeRecordsT(t *testing.T, dir string, recs []loadgen.Record) {
 	t.Helper()
 	var b bytes.Buffer
-	if err := mlperflog.WriteRecords(&b, recs); err != nil {
+	if err := bundle.WriteRecords(&b, recs); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, mlperflog.RecordsFile), b.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, bundle.RecordsFile), b.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -215,9 +215,9 @@ type accuracyLogEntry struct {
 func readAccuracyT(t *testing.T, dir string) []accuracyLogEntry {
 	t.Helper()
 	var entries []accuracyLogEntry
-	data := readFileT(t, filepath.Join(dir, mlperflog.AccuracyFile))
+	data := readFileT(t, filepath.Join(dir, bundle.AccuracyFile))
 	if err := json.Unmarshal([]byte(data), &entries); err != nil {
-		t.Fatalf("%s: %v", mlperflog.AccuracyFile, err)
+		t.Fatalf("%s: %v", bundle.AccuracyFile, err)
 	}
 	return entries
 }

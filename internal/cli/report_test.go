@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"aimeter/mlperflog"
+	"aimeter/bundle"
 	"aimeter/stats"
 )
 
@@ -21,7 +21,7 @@ func runQuick(t *testing.T, scenario string, wantCodes []int, extra ...string) s
 	out := filepath.Join(t.TempDir(), "run")
 	res := runCLI(t, "", quickArgs(scenario, out, extra...)...)
 	if !slices.Contains(wantCodes, res.code) {
-		summary, _ := os.ReadFile(filepath.Join(out, mlperflog.SummaryFile))
+		summary, _ := os.ReadFile(filepath.Join(out, bundle.SummaryFile))
 		t.Fatalf("run %s: want exit in %v\n%s\n--- summary:\n%s", scenario, wantCodes, res, summary)
 	}
 	return out
@@ -33,7 +33,7 @@ func runQuick(t *testing.T, scenario string, wantCodes []int, extra ...string) s
 func reportTo(t *testing.T, dir, out string) (cliResult, string) {
 	t.Helper()
 	res := runCLI(t, "", "report", dir, "--output-dir", out, "--ignore-digests")
-	summary, err := os.ReadFile(filepath.Join(out, mlperflog.SummaryFile))
+	summary, err := os.ReadFile(filepath.Join(out, bundle.SummaryFile))
 	if err != nil && res.code != ExitFailure {
 		t.Fatalf("report wrote no summary: %v\n%s", err, res)
 	}
@@ -70,7 +70,7 @@ func TestReportRoundTrip(t *testing.T) {
 	for _, r := range rows {
 		t.Run(r.name, func(t *testing.T) {
 			dir := runQuick(t, r.scenario, []int{r.code}, r.extra...)
-			orig := readFileT(t, filepath.Join(dir, mlperflog.SummaryFile))
+			orig := readFileT(t, filepath.Join(dir, bundle.SummaryFile))
 			out := filepath.Join(t.TempDir(), "re")
 			res, got := reportTo(t, dir, out)
 			if res.code != r.code {
@@ -82,8 +82,8 @@ func TestReportRoundTrip(t *testing.T) {
 			if !strings.Contains(res.stdout, "Logs written to "+out) {
 				t.Errorf("report stdout:\n%s", res.stdout)
 			}
-			want := resultKeys(t, filepath.Join(dir, mlperflog.DetailFile))
-			have := resultKeys(t, filepath.Join(out, mlperflog.DetailFile))
+			want := resultKeys(t, filepath.Join(dir, bundle.DetailFile))
+			have := resultKeys(t, filepath.Join(out, bundle.DetailFile))
 			for k, v := range want {
 				if have[k] != v {
 					t.Errorf("detail %s: report %s, run %s", k, have[k], v)
@@ -95,16 +95,16 @@ func TestReportRoundTrip(t *testing.T) {
 
 			// In place: the summary is rewritten unchanged, the records and
 			// settings are left alone.
-			records := readFileT(t, filepath.Join(dir, mlperflog.RecordsFile))
-			settings := readFileT(t, filepath.Join(dir, mlperflog.SettingsFile))
+			records := readFileT(t, filepath.Join(dir, bundle.RecordsFile))
+			settings := readFileT(t, filepath.Join(dir, bundle.SettingsFile))
 			inPlace := runCLI(t, "", "report", dir)
 			if inPlace.code != r.code {
 				t.Errorf("in-place report exit %d", inPlace.code)
 			}
-			if got := readFileT(t, filepath.Join(dir, mlperflog.SummaryFile)); got != orig {
+			if got := readFileT(t, filepath.Join(dir, bundle.SummaryFile)); got != orig {
 				t.Errorf("in-place report changed the summary:\n%s", got)
 			}
-			if readFileT(t, filepath.Join(dir, mlperflog.RecordsFile)) != records || readFileT(t, filepath.Join(dir, mlperflog.SettingsFile)) != settings {
+			if readFileT(t, filepath.Join(dir, bundle.RecordsFile)) != records || readFileT(t, filepath.Join(dir, bundle.SettingsFile)) != settings {
 				t.Errorf("report modified records.csv or settings.json")
 			}
 		})
@@ -143,7 +143,7 @@ func TestReportRoundTripCounts(t *testing.T) {
 			if run.code != r.code {
 				t.Fatalf("%s: run exit %d, want %d\n%s", r.reason, run.code, r.code, run)
 			}
-			orig := readFileT(t, filepath.Join(dir, mlperflog.SummaryFile))
+			orig := readFileT(t, filepath.Join(dir, bundle.SummaryFile))
 			if !strings.HasSuffix(orig, r.footer) {
 				t.Fatalf("%s: the run's summary does not end with %q:\n%s", r.reason, r.footer, orig)
 			}
@@ -157,13 +157,13 @@ func TestReportRoundTripCounts(t *testing.T) {
 			}
 			// The counts come from the stored events: a run directory
 			// whose summary was deleted gets it back, footer and all.
-			if err := os.Remove(filepath.Join(dir, mlperflog.SummaryFile)); err != nil {
+			if err := os.Remove(filepath.Join(dir, bundle.SummaryFile)); err != nil {
 				t.Fatal(err)
 			}
 			if again := runCLI(t, "", "report", dir); again.code != r.code {
 				t.Fatalf("report in place: exit %d, want %d\n%s", again.code, r.code, again)
 			}
-			if again := readFileT(t, filepath.Join(dir, mlperflog.SummaryFile)); again != orig {
+			if again := readFileT(t, filepath.Join(dir, bundle.SummaryFile)); again != orig {
 				t.Errorf("summary regenerated in place differs\n--- report:\n%s\n--- run:\n%s", again, orig)
 			}
 		})
@@ -354,7 +354,7 @@ func TestReportEditedSingleStream(t *testing.T) {
 			}
 			_, _, est, ok := refEstimate(sorted, 0.90)
 			_, _, e99, ok99 := refEstimate(sorted, 0.99)
-			d := parseDetailLog(t, filepath.Join(out, mlperflog.DetailFile))
+			d := parseDetailLog(t, filepath.Join(out, bundle.DetailFile))
 			if got := detailValue[int64](t, d, "early_stopping_latency_ss"); got != est {
 				t.Errorf("early_stopping_latency_ss %d, want %d", got, est)
 			}
@@ -423,7 +423,7 @@ func TestReportEarlyStoppingHandCheck(t *testing.T) {
 	if got := summaryLine(t, summary, "90.0th percentile latency (ns) : "); got != "922000" {
 		t.Errorf("90th percentile %s, want 922000", got)
 	}
-	d := parseDetailLog(t, filepath.Join(out, mlperflog.DetailFile))
+	d := parseDetailLog(t, filepath.Join(out, bundle.DetailFile))
 	if got := detailValue[int64](t, d, "early_stopping_latency_ss"); got != 945000 {
 		t.Errorf("early_stopping_latency_ss %d", got)
 	}
@@ -522,7 +522,7 @@ func TestReportEditedServer(t *testing.T) {
 			if got := strings.Contains(summary, "\n * Reduce target QPS to improve latency.\n"); got != !perfMet {
 				t.Errorf("%s: Reduce target QPS recommendation present=%v, perf constraint met=%v:\n%s", r.reason, got, perfMet, summary)
 			}
-			d := parseDetailLog(t, filepath.Join(out, mlperflog.DetailFile))
+			d := parseDetailLog(t, filepath.Join(out, bundle.DetailFile))
 			if got := detailValue[int64](t, d, "result_overlatency_query_count"); got != tt {
 				t.Errorf("result_overlatency_query_count %d, want %d", got, tt)
 			}
@@ -629,7 +629,7 @@ func TestReportEditedMultiStream(t *testing.T) {
 				t.Errorf("%s: early stopping\n got %q\nwant %q", r.reason, got, wantLines)
 			}
 			_, _, est, ok := refEstimate(perQuery, 0.99)
-			d := parseDetailLog(t, filepath.Join(out, mlperflog.DetailFile))
+			d := parseDetailLog(t, filepath.Join(out, bundle.DetailFile))
 			if got := detailValue[int64](t, d, "early_stopping_latency_ms"); got != est {
 				t.Errorf("early_stopping_latency_ms %d, want %d", got, est)
 			}
@@ -677,7 +677,7 @@ func copyRun(t *testing.T, from, to string) {
 
 func TestReportMalformed(t *testing.T) {
 	dir := runQuick(t, "Offline", []int{ExitOK})
-	good := readFileT(t, filepath.Join(dir, mlperflog.RecordsFile))
+	good := readFileT(t, filepath.Join(dir, bundle.RecordsFile))
 	lines := strings.SplitAfter(good, "\n")
 	replaceLine := func(n int, f func(string) string) string {
 		l := slices.Clone(lines)
@@ -699,27 +699,27 @@ func TestReportMalformed(t *testing.T) {
 		want     []string
 		reason   string
 	}{
-		{"bad header", ptrTo(replaceLine(1, func(string) string { return "seq,query,sample\n" })), nil, mlperflog.RecordsFile,
+		{"bad header", ptrTo(replaceLine(1, func(string) string { return "seq,query,sample\n" })), nil, bundle.RecordsFile,
 			[]string{"line 1:", "header is"}, "the header must be exactly RecordsHeader"},
-		{"bad number", ptrTo(setField(3, 3, "12x")), nil, mlperflog.RecordsFile,
+		{"bad number", ptrTo(setField(3, 3, "12x")), nil, bundle.RecordsFile,
 			[]string{"line 3: field scheduled_ns", `"12x" is not a decimal integer`}, "times are decimal integers"},
-		{"negative id", ptrTo(setField(4, 0, "-4")), nil, mlperflog.RecordsFile,
+		{"negative id", ptrTo(setField(4, 0, "-4")), nil, bundle.RecordsFile,
 			[]string{"line 4: field seq_id"}, "ids are unsigned"},
-		{"unknown status", ptrTo(setField(2, 8, "done")), nil, mlperflog.RecordsFile,
+		{"unknown status", ptrTo(setField(2, 8, "done")), nil, bundle.RecordsFile,
 			[]string{"line 2: field status", `unknown status "done"`}, "status is ok, error or lost"},
-		{"missing field", ptrTo(replaceLine(5, func(s string) string { return s[:strings.LastIndexByte(s, ',')] + "\n" })), nil, mlperflog.RecordsFile,
+		{"missing field", ptrTo(replaceLine(5, func(s string) string { return s[:strings.LastIndexByte(s, ',')] + "\n" })), nil, bundle.RecordsFile,
 			[]string{"line 5:", "8 fields, want 9"}, "nine fields per line"},
-		{"blank line", ptrTo(replaceLine(6, func(s string) string { return "\n" + s })), nil, mlperflog.RecordsFile,
+		{"blank line", ptrTo(replaceLine(6, func(s string) string { return "\n" + s })), nil, bundle.RecordsFile,
 			[]string{"line 6: blank line"}, "no blank lines"},
-		{"empty file", ptrTo(""), nil, mlperflog.RecordsFile,
+		{"empty file", ptrTo(""), nil, bundle.RecordsFile,
 			[]string{"line 1: empty file"}, "the header is required"},
-		{"missing records", nil, nil, mlperflog.RecordsFile,
+		{"missing records", nil, nil, bundle.RecordsFile,
 			[]string{"missing from the bundle"}, "records.csv is required"},
-		{"records of another run", ptrTo(setField(2, 0, "999999999")), ptrTo(readFileT(t, filepath.Join(dir, mlperflog.SettingsFile))), "",
+		{"records of another run", ptrTo(setField(2, 0, "999999999")), ptrTo(readFileT(t, filepath.Join(dir, bundle.SettingsFile))), "",
 			[]string{}, "placeholder, replaced below"},
-		{"malformed settings", ptrTo(good), ptrTo("{\"version\": 1}\n"), mlperflog.SettingsFile,
+		{"malformed settings", ptrTo(good), ptrTo("{\"version\": 1}\n"), bundle.SettingsFile,
 			[]string{"settings.json:1:"}, "settings.json is checked field by field"},
-		{"unknown settings key", ptrTo(good), ptrTo(strings.Replace(readFileT(t, filepath.Join(dir, mlperflog.SettingsFile)), "{", "{\n  \"colour\": 1,", 1)), mlperflog.SettingsFile,
+		{"unknown settings key", ptrTo(good), ptrTo(strings.Replace(readFileT(t, filepath.Join(dir, bundle.SettingsFile)), "{", "{\n  \"colour\": 1,", 1)), bundle.SettingsFile,
 			[]string{"settings.json:2:3", `unknown field "colour"`}, "unknown keys are refused"},
 	}
 	// All records of the pass moved out of its sequence range.
@@ -746,7 +746,7 @@ func TestReportMalformed(t *testing.T) {
 		t.Run(r.name, func(t *testing.T) {
 			edit := filepath.Join(t.TempDir(), "edit")
 			copyRun(t, dir, edit)
-			rec := filepath.Join(edit, mlperflog.RecordsFile)
+			rec := filepath.Join(edit, bundle.RecordsFile)
 			if r.records == nil {
 				if err := os.Remove(rec); err != nil {
 					t.Fatal(err)
@@ -755,11 +755,11 @@ func TestReportMalformed(t *testing.T) {
 				t.Fatal(err)
 			}
 			if r.settings != nil {
-				if err := os.WriteFile(filepath.Join(edit, mlperflog.SettingsFile), []byte(*r.settings), 0o644); err != nil {
+				if err := os.WriteFile(filepath.Join(edit, bundle.SettingsFile), []byte(*r.settings), 0o644); err != nil {
 					t.Fatal(err)
 				}
 			}
-			before := readFileT(t, filepath.Join(edit, mlperflog.SummaryFile))
+			before := readFileT(t, filepath.Join(edit, bundle.SummaryFile))
 			out := filepath.Join(t.TempDir(), "re")
 			res := runCLI(t, "", "report", edit, "--output-dir", out, "--ignore-digests")
 			if res.code != ExitFailure {
@@ -780,7 +780,7 @@ func TestReportMalformed(t *testing.T) {
 			if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
 				t.Errorf("report wrote %s despite the error", out)
 			}
-			if readFileT(t, filepath.Join(edit, mlperflog.SummaryFile)) != before {
+			if readFileT(t, filepath.Join(edit, bundle.SummaryFile)) != before {
 				t.Errorf("the original summary was touched")
 			}
 		})
@@ -812,7 +812,7 @@ func ptrTo[T any](v T) *T { return &v }
 // with the file named, and nothing is written, unless --ignore-digests.
 func TestReportNamesChangedFile(t *testing.T) {
 	dir := runQuick(t, "Offline", []int{ExitOK})
-	rec := filepath.Join(dir, mlperflog.RecordsFile)
+	rec := filepath.Join(dir, bundle.RecordsFile)
 	data := readFileT(t, rec)
 	if err := os.WriteFile(rec, []byte(strings.Replace(data, ",ok\n", ",error\n", 1)), 0o644); err != nil {
 		t.Fatal(err)

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"aimeter/bundle"
 	"aimeter/loadgen"
 	"aimeter/mlperfconf"
-	"aimeter/mlperflog"
 )
 
 // Small settings per scenario that give a VALID null-SUT run in well under a
@@ -72,7 +72,7 @@ func TestRunScenarios(t *testing.T) {
 			}
 			res := runCLI(t, "", quickArgs(r.scenario, out, extra...)...)
 			if res.code != ExitOK {
-				t.Fatalf("%s: want exit 0\n%s\n%s", r.reason, res, readFileT(t, filepath.Join(out, mlperflog.SummaryFile)))
+				t.Fatalf("%s: want exit 0\n%s\n%s", r.reason, res, readFileT(t, filepath.Join(out, bundle.SummaryFile)))
 			}
 			if !strings.Contains(res.stdout, "Result is : VALID") {
 				t.Errorf("stdout lacks the VALID verdict:\n%s", res.stdout)
@@ -89,9 +89,9 @@ func TestRunScenarios(t *testing.T) {
 			if len(res.exits) != 0 {
 				t.Errorf("Exit called with %v", res.exits)
 			}
-			for _, f := range []string{mlperflog.SummaryFile, mlperflog.DetailFile, mlperflog.AccuracyFile, mlperflog.RecordsFile, mlperflog.SettingsFile, mlperflog.TraceFile} {
+			for _, f := range []string{bundle.SummaryFile, bundle.DetailFile, bundle.AccuracyFile, bundle.RecordsFile, bundle.SettingsFile, bundle.TraceFile} {
 				_, err := os.Stat(filepath.Join(out, f))
-				want := f != mlperflog.TraceFile || r.trace
+				want := f != bundle.TraceFile || r.trace
 				if want && err != nil {
 					t.Errorf("%s missing: %v", f, err)
 				}
@@ -100,8 +100,8 @@ func TestRunScenarios(t *testing.T) {
 				}
 			}
 			if r.trace {
-				if b := readFileT(t, filepath.Join(out, mlperflog.TraceFile)); !json.Valid([]byte(b)) {
-					t.Errorf("%s is not valid JSON", mlperflog.TraceFile)
+				if b := readFileT(t, filepath.Join(out, bundle.TraceFile)); !json.Valid([]byte(b)) {
+					t.Errorf("%s is not valid JSON", bundle.TraceFile)
 				}
 			}
 			entries, dirErr := os.ReadDir(out)
@@ -114,7 +114,7 @@ func TestRunScenarios(t *testing.T) {
 				}
 			}
 
-			summary := readFileT(t, filepath.Join(out, mlperflog.SummaryFile))
+			summary := readFileT(t, filepath.Join(out, bundle.SummaryFile))
 			if !strings.Contains(summary, "Result is : VALID\n") || !strings.Contains(summary, "Scenario : "+r.scenario+"\n") {
 				t.Errorf("summary is not a VALID %s summary:\n%s", r.scenario, summary)
 			}
@@ -133,7 +133,7 @@ func TestRunScenarios(t *testing.T) {
 				t.Errorf("records.csv has %d rows, want queries issued %d × samples per query %d = %d",
 					len(recs), p.QueriesIssued, info.Effective.SamplesPerQuery, wantRows)
 			}
-			d := parseDetailLog(t, filepath.Join(out, mlperflog.DetailFile))
+			d := parseDetailLog(t, filepath.Join(out, bundle.DetailFile))
 			if q := detailValue[uint64](t, d, "result_query_count"); q != p.QueriesIssued {
 				t.Errorf("detail result_query_count %d, settings.json queries_issued %d", q, p.QueriesIssued)
 			}
@@ -295,7 +295,7 @@ func TestRunAccuracyMode(t *testing.T) {
 			if len(info.Passes) != 1 || info.Passes[0].Kind != loadgen.PassAccuracy || info.Passes[0].Reported {
 				t.Errorf("want one unreported accuracy pass, got %+v", info.Passes)
 			}
-			summary := readFileT(t, filepath.Join(out, mlperflog.SummaryFile))
+			summary := readFileT(t, filepath.Join(out, bundle.SummaryFile))
 			if strings.Contains(summary, "MLPerf Results Summary") {
 				t.Errorf("accuracy-only summary has a performance block:\n%s", summary)
 			}
@@ -306,7 +306,7 @@ func TestRunAccuracyMode(t *testing.T) {
 			if rep.code != ExitOK || !strings.Contains(rep.stdout, "has no performance pass") {
 				t.Errorf("report of an accuracy run:\n%s", rep)
 			}
-			if got := readFileT(t, filepath.Join(out2, mlperflog.SummaryFile)); got != summary {
+			if got := readFileT(t, filepath.Join(out2, bundle.SummaryFile)); got != summary {
 				t.Errorf("report changed the accuracy-only summary:\n%s\nwant:\n%s", got, summary)
 			}
 		})
@@ -349,7 +349,7 @@ func TestRunAuditConfig(t *testing.T) {
 				t.Errorf("%s: settings.json min_query_count requested %d effective %d, want %d",
 					r.reason, info.Requested.MinQueryCount, info.Effective.MinQueryCount, r.wantMinQ)
 			}
-			d := parseDetailLog(t, filepath.Join(out, mlperflog.DetailFile))
+			d := parseDetailLog(t, filepath.Join(out, bundle.DetailFile))
 			if got := detailValue[uint64](t, d, "effective_min_query_count"); got != r.wantMinQ {
 				t.Errorf("%s: detail effective_min_query_count %d, want %d", r.reason, got, r.wantMinQ)
 			}
@@ -363,7 +363,7 @@ func TestRunAuditConfig(t *testing.T) {
 			if !warned {
 				t.Errorf("detail log lacks the audit.config warning_generic_message")
 			}
-			summary := readFileT(t, filepath.Join(out, mlperflog.SummaryFile))
+			summary := readFileT(t, filepath.Join(out, bundle.SummaryFile))
 			if !strings.Contains(summary, "\nmin_query_count : "+strconv.Itoa(int(r.wantMinQ))+"\n") {
 				t.Errorf("summary does not show min_query_count %d", r.wantMinQ)
 			}
@@ -447,12 +447,12 @@ func TestRunInterrupt(t *testing.T) {
 	if !strings.Contains(res.stderr, "aimeter: run interrupted: interrupted by test signal") {
 		t.Errorf("stderr does not report the interruption:\n%s", res.stderr)
 	}
-	for _, f := range []string{mlperflog.SummaryFile, mlperflog.DetailFile, mlperflog.AccuracyFile, mlperflog.RecordsFile, mlperflog.SettingsFile} {
+	for _, f := range []string{bundle.SummaryFile, bundle.DetailFile, bundle.AccuracyFile, bundle.RecordsFile, bundle.SettingsFile} {
 		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
 			t.Errorf("%s not written after the interrupt: %v", f, err)
 		}
 	}
-	summary := readFileT(t, filepath.Join(out, mlperflog.SummaryFile))
+	summary := readFileT(t, filepath.Join(out, bundle.SummaryFile))
 	for _, want := range []string{"Result is : INVALID\n", "  Min duration satisfied : NO\n",
 		" * Issuing stopped early: interrupted by test signal.\n"} {
 		if !strings.Contains(summary, want) {
@@ -479,7 +479,7 @@ func TestRunInterrupt(t *testing.T) {
 	if rep.code != ExitInvalid {
 		t.Errorf("report of an interrupted run: want exit %d\n%s", ExitInvalid, rep)
 	}
-	if got := readFileT(t, filepath.Join(out2, mlperflog.SummaryFile)); got != summary {
+	if got := readFileT(t, filepath.Join(out2, bundle.SummaryFile)); got != summary {
 		t.Errorf("report of the interrupted run differs:\n%s\nwant:\n%s", got, summary)
 	}
 }

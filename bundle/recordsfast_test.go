@@ -1,9 +1,10 @@
-package mlperflog
+package bundle
 
 import (
 	"bytes"
 	"errors"
 	"io"
+	"iter"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -102,6 +103,17 @@ func TestFastRecordsMatchReference(t *testing.T) {
 		if !bytes.Equal(got.Bytes(), want) {
 			t.Errorf("%s: fast writer differs from the reference formatter: %s", tc.why, firstDiff(got.Bytes(), want))
 			continue
+		}
+		// The chunked writer gives the same bytes however the records
+		// are split and however many workers pull them.
+		for _, split := range []struct{ chunks, workers int }{{1, 1}, {3, 2}, {17, 3}, {tc.n + 3, 2}} {
+			var chunked bytes.Buffer
+			if err := writeRecordChunks(&chunked, chunksOf(recs, split.chunks), split.workers); err != nil {
+				t.Fatalf("%s: chunked: %v", tc.why, err)
+			}
+			if !bytes.Equal(chunked.Bytes(), want) {
+				t.Errorf("%s: %d chunks on %d workers differ from the reference: %s", tc.why, split.chunks, split.workers, firstDiff(chunked.Bytes(), want))
+			}
 		}
 		for _, w := range []int{1, 3} {
 			back, err := readRecords(bytes.NewReader(want), w)
@@ -293,4 +305,28 @@ func BenchmarkFormatOfflineBlock(b *testing.B) {
 		out = appendRecordBlock(out[:0], recs)
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(recs)), "ns/row")
+}
+
+// chunksOf splits recs into n contiguous parts (some empty when n exceeds
+// the records), as loadgen.Result.RecordChunks does.
+func chunksOf(recs []loadgen.Record, n int) []iter.Seq[loadgen.Record] {
+	out := make([]iter.Seq[loadgen.Record], n)
+	size := (len(recs) + n - 1) / n
+	for i := range out {
+		lo, hi := min(i*size, len(recs)), min((i+1)*size, len(recs))
+		out[i] = slices.Values(recs[lo:hi])
+	}
+	return out
+}
+
+// TestWriteRecordChunksStopsOnWriteError: a failed write is returned once
+// and no goroutine is left behind waiting.
+func TestWriteRecordChunksStopsOnWriteError(t *testing.T) {
+	recs := randomRecords(rand.New(rand.NewPCG(3, 4)), 5*recordBlock)
+	for _, at := range []int{0, 10, 200_000} {
+		err := writeRecordChunks(&failWriter{n: at}, chunksOf(recs, 40), 3)
+		if err == nil || !strings.Contains(err.Error(), "disk full") {
+			t.Errorf("failing after %d bytes: err = %v, want the write error", at, err)
+		}
+	}
 }

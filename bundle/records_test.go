@@ -1,4 +1,4 @@
-package mlperflog
+package bundle
 
 import (
 	"bytes"
@@ -6,13 +6,10 @@ import (
 	"errors"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"aimeter/loadgen"
 )
@@ -219,7 +216,16 @@ func BenchmarkReadRecords(b *testing.B) {
 // ---- settings.json
 
 func TestRunInfoGoldenAndRoundTrip(t *testing.T) {
-	r := tokenServer(t, false)
+	s := loadgen.DefaultSettings()
+	s.Scenario = loadgen.Server
+	s.ServerTargetQPS = 2
+	s.UseTokenLatencies = true
+	e, err := loadgen.NewEffective(s, 1024, 1024)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &loadgen.Result{SUTName: "TokenSUT", QSLName: "TokenQSL", QSLTotalCount: 1024, QSLPerformanceCount: 1024,
+		Requested: s, Effective: e, StartTime: fixtureStart}
 	r.Passes = []loadgen.PassInfo{{Kind: loadgen.PassPerformance, FirstSeq: 0, EndSeq: 700, TargetQPS: 2,
 		StartUnixNs: fixtureStart.UnixNano(), EndNs: 330_000_000_000, QueriesIssued: 700, Reported: true}}
 	r.Interrupted = "SIGINT"
@@ -229,7 +235,7 @@ func TestRunInfoGoldenAndRoundTrip(t *testing.T) {
 	if err := WriteRunInfo(&buf, ri); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "tokens_server.settings.json", buf.Bytes())
+	golden(t, "server.settings.json", buf.Bytes())
 	for _, want := range []string{`"scenario": "Server"`, `"mode": "PerformanceOnly"`, `"test_mode": "PerformanceOnly"`,
 		`"start_time": "2026-08-20T13:04:05.123456789Z"`, `"kind": "performance"`} {
 		if !strings.Contains(buf.String(), want) {
@@ -298,92 +304,5 @@ func TestScenarioModeText(t *testing.T) {
 	}
 	if want := `{"S":"MultiStream","M":"FindPeakPerformance","X":"9"}`; string(b) != want {
 		t.Errorf("got %s, want %s", b, want)
-	}
-}
-
-// ---- WriteAll
-
-func TestWriteAll(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "run", "1")
-	r := serverInvalid(t)
-	if err := WriteAll(dir, r, WriteOptions{Version: "1.2.3", Detail: DetailOptions{PID: 7}}); err != nil {
-		t.Fatal(err)
-	}
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, e := range entries {
-		names = append(names, e.Name())
-	}
-	want := []string{AccuracyFile, DetailFile, SummaryFile, RecordsFile, SettingsFile}
-	slices.Sort(want)
-	if !slices.Equal(names, want) {
-		t.Errorf("files %v, want %v (no trace without opts.Trace, no temporary files)", names, want)
-	}
-	var sum bytes.Buffer
-	if err := WriteSummary(&sum, r); err != nil {
-		t.Fatal(err)
-	}
-	if got, _ := os.ReadFile(filepath.Join(dir, SummaryFile)); !bytes.Equal(got, sum.Bytes()) {
-		t.Error("summary file differs from WriteSummary")
-	}
-	if got, _ := os.ReadFile(filepath.Join(dir, DetailFile)); !bytes.Contains(got, []byte(`"aimeter 1.2.3"`)) {
-		t.Error("detail: loadgen_version does not carry WriteOptions.Version")
-	}
-	if got, _ := os.ReadFile(filepath.Join(dir, RecordsFile)); string(got) != RecordsHeader+"\n" {
-		t.Errorf("records of a hand-built Result: %q", got)
-	}
-	f, err := os.Open(filepath.Join(dir, SettingsFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if ri, err := ReadRunInfo(f); err != nil || ri.Version != "1.2.3" || ri.LostSamples != 2 {
-		t.Errorf("settings.json: %+v, %v", ri, err)
-	}
-	if st, err := os.Stat(filepath.Join(dir, SummaryFile)); err != nil || st.Mode().Perm() != 0o644 {
-		t.Errorf("mode %v, %v", st.Mode(), err)
-	}
-
-	if err := WriteAll(dir, r, WriteOptions{Trace: true}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, TraceFile)); err != nil {
-		t.Errorf("trace not written with opts.Trace: %v", err)
-	}
-}
-
-// A file that cannot be written is reported by name while the others are
-// still written.
-func TestWriteAllReportsEachFailure(t *testing.T) {
-	dir := t.TempDir()
-	// A non-empty directory where a file should go makes the rename fail.
-	for _, name := range []string{RecordsFile, SettingsFile} {
-		if err := os.MkdirAll(filepath.Join(dir, name, "x"), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	start := time.Now()
-	err := WriteAll(dir, offline(t), WriteOptions{Trace: true})
-	if err == nil {
-		t.Fatal("no error")
-	}
-	for _, name := range []string{RecordsFile, SettingsFile} {
-		if !strings.Contains(err.Error(), filepath.Join(dir, name)+":") {
-			t.Errorf("error %q does not name %s", err, name)
-		}
-	}
-	for _, name := range []string{SummaryFile, DetailFile, AccuracyFile, TraceFile} {
-		if st, err := os.Stat(filepath.Join(dir, name)); err != nil || st.ModTime().Before(start.Add(-time.Second)) {
-			t.Errorf("%s not written despite the other failures: %v", name, err)
-		}
-	}
-	entries, _ := os.ReadDir(dir)
-	for _, e := range entries {
-		if strings.HasSuffix(e.Name(), ".tmp") {
-			t.Errorf("temporary file left behind: %s", e.Name())
-		}
 	}
 }

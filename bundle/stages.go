@@ -1,4 +1,4 @@
-package mlperflog
+package bundle
 
 import (
 	"bufio"
@@ -10,10 +10,6 @@ import (
 
 	"aimeter/loadgen"
 )
-
-// StagesFile holds the SUT-side stage times of every record, written when the
-// SUT reported any (GB/T 45087 Table 16).
-const StagesFile = "stages.csv"
 
 // StagesHeader is the header line of stages.csv. Times are nanoseconds on the
 // clock named in the clock column: "test" (the run's clock, comparable with

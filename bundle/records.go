@@ -1,4 +1,4 @@
-package mlperflog
+package bundle
 
 import (
 	"bytes"
@@ -7,12 +7,9 @@ import (
 	"fmt"
 	"io"
 	"iter"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"aimeter/loadgen"
@@ -38,6 +35,18 @@ func WriteRecords(w io.Writer, recs []loadgen.Record) error {
 // from the calling goroutine only.
 func WriteRecordSeq(w io.Writer, recs iter.Seq[loadgen.Record]) error {
 	return writeRecords(w, recs, defaultWorkers())
+}
+
+// WriteResultRecords writes records.csv for every record of r, like
+// WriteRecordSeq(w, r.Records()) but pulling the records on every core
+// (Result.RecordChunks): what a whole Offline run of millions of samples
+// spends after the run is mostly this.
+func WriteResultRecords(w io.Writer, r *loadgen.Result) error {
+	workers := defaultWorkers()
+	// Chunks of about 64 Ki records: enough chunks to keep every worker
+	// busy to the end, few enough that each is worth a hand-over.
+	n := max(4*workers, r.RecordCount()/(64<<10))
+	return writeRecordChunks(w, r.RecordChunks(n), workers)
 }
 
 // RecordsError is a records.csv parse error: the 1-based line (the header
@@ -311,104 +320,4 @@ func jsonPosition(data []byte, off int64) (line, col int) {
 	line = 1 + bytes.Count(before, []byte{'\n'})
 	col = int(off) - (bytes.LastIndexByte(before, '\n') + 1) + 1
 	return line, col
-}
-
-// Names of the files WriteAll writes.
-const (
-	SummaryFile  = "mlperf_log_summary.txt"
-	DetailFile   = "mlperf_log_detail.txt"
-	AccuracyFile = "mlperf_log_accuracy.json"
-	TraceFile    = "mlperf_log_trace.json"
-	RecordsFile  = "records.csv"
-	SettingsFile = "settings.json"
-)
-
-// WriteOptions controls WriteAll.
-type WriteOptions struct {
-	// Version is aimeter's version, written to settings.json and, unless
-	// Detail.Version is set, as loadgen_version.
-	Version string
-	// Detail controls mlperf_log_detail.txt.
-	Detail DetailOptions
-	// Trace also writes mlperf_log_trace.json.
-	Trace bool
-}
-
-// WriteAll writes every output file of r into dir, creating it if needed:
-// mlperf_log_summary.txt, mlperf_log_detail.txt, mlperf_log_accuracy.json,
-// records.csv, settings.json and, with opts.Trace, mlperf_log_trace.json.
-// Each file is written to a temporary file in dir and renamed into place,
-// so a reader never sees half a file. A failing file does not stop the
-// others; the returned error joins one error per failed file, each naming
-// its file, in the order listed above. The files are written concurrently;
-// r must not change meanwhile.
-func WriteAll(dir string, r *loadgen.Result, opts WriteOptions) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	detailOpts := opts.Detail
-	if detailOpts.Version == "" {
-		detailOpts.Version = opts.Version
-	}
-	files := []struct {
-		name  string
-		write func(io.Writer) error
-	}{
-		{SummaryFile, func(w io.Writer) error { return WriteSummary(w, r) }},
-		{DetailFile, func(w io.Writer) error { return WriteDetail(w, r, detailOpts) }},
-		{AccuracyFile, func(w io.Writer) error { return WriteAccuracy(w, r.Accuracy) }},
-		{RecordsFile, func(w io.Writer) error { return WriteRecordSeq(w, r.Records()) }},
-		{SettingsFile, func(w io.Writer) error { return WriteRunInfo(w, RunInfoFromResult(r, opts.Version)) }},
-	}
-	if r.HasStages() {
-		files = append(files, struct {
-			name  string
-			write func(io.Writer) error
-		}{StagesFile, func(w io.Writer) error { return WriteStages(w, r.Records(), r.Stages()) }})
-	}
-	if opts.Trace {
-		files = append(files, struct {
-			name  string
-			write func(io.Writer) error
-		}{TraceFile, func(w io.Writer) error { return WriteTrace(w, r) }})
-	}
-	// The files are independent: write them at the same time, so that
-	// the small ones and stages.csv are done while records.csv (most of
-	// the bytes) is formatted. Errors keep the order of files.
-	errs := make([]error, len(files))
-	var wg sync.WaitGroup
-	for i, f := range files {
-		wg.Go(func() {
-			if err := writeFileAtomic(dir, f.name, f.write); err != nil {
-				errs[i] = fmt.Errorf("%s: %w", filepath.Join(dir, f.name), err)
-			}
-		})
-	}
-	wg.Wait()
-	return errors.Join(errs...)
-}
-
-// writeFileAtomic writes name in dir through a temporary file renamed into
-// place once complete.
-func writeFileAtomic(dir, name string, write func(io.Writer) error) (err error) {
-	tmp, err := os.CreateTemp(dir, "."+name+".*.tmp")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if err = write(tmp); err != nil {
-		return err
-	}
-	if err = tmp.Chmod(0o644); err != nil {
-		return err
-	}
-	if err = tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), filepath.Join(dir, name))
 }

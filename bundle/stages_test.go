@@ -1,4 +1,4 @@
-package mlperflog
+package bundle
 
 import (
 	"bytes"

@@ -1,0 +1,74 @@
+package loadgen
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+)
+
+// TestRecordChunksCoverRecords: the chunks of RecordChunks, yielded in
+// turn, are exactly Records, whatever the split, for a run of one large
+// query (Offline), many small ones with unissued tails (a SingleStream run
+// cut short), several samples per query (MultiStream) and stored records.
+func TestRecordChunksCoverRecords(t *testing.T) {
+	offline := runResponding(t, 1000, false, func(_ *Responder, s QuerySample) Response {
+		return Response{ID: s.ID, Node: uint32(s.Index%2 + 1)}
+	})
+	s := DefaultSettings()
+	s.Scenario = MultiStream
+	s.MinDurationMs = 0
+	s.MinQueryCount = 50
+	multi, err := Run(context.Background(), funcSUT{issue: func(r *Responder, samples []QuerySample) {
+		for _, q := range samples {
+			r.Complete(q.ID, nil, 0)
+		}
+	}}, &testQSL{total: 64, perf: 64}, s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s = DefaultSettings()
+	s.Scenario = SingleStream
+	s.MinDurationMs = 60_000
+	s.MinQueryCount = 10_000
+	// The SUT answers 100 queries, then none: the 101st is lost at the
+	// timeout and the rest are never issued.
+	answered := 0
+	cut, _ := Run(context.Background(), funcSUT{issue: func(r *Responder, samples []QuerySample) {
+		for _, q := range samples {
+			if answered++; answered <= 100 {
+				r.Complete(q.ID, nil, 0)
+			}
+		}
+	}}, &testQSL{total: 64, perf: 64}, s, &Options{Timeout: 500 * time.Millisecond, InterruptGrace: time.Millisecond})
+	if cut == nil {
+		t.Fatal("the cut run returned no result")
+	}
+	stored := &Result{}
+	stored.AttachRecords(slices.Collect(offline.Records()))
+
+	for _, c := range []struct {
+		name string
+		res  *Result
+	}{{"Offline, one query", offline}, {"MultiStream", multi}, {"cut short: unissued queries", cut}, {"stored", stored}} {
+		want := slices.Collect(c.res.Records())
+		if c.res == cut && len(want) != 101 {
+			t.Fatalf("%s: %d records, want 100 answered and 1 lost", c.name, len(want))
+		}
+		if len(want) == 0 {
+			t.Fatalf("%s: no records", c.name)
+		}
+		for _, n := range []int{0, 1, 2, 3, 7, 64, len(want) + 5} {
+			var got []Record
+			for _, chunk := range c.res.RecordChunks(n) {
+				got = slices.AppendSeq(got, chunk)
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("%s, %d chunks: %d records, want the %d of Records in order", c.name, n, len(got), len(want))
+			}
+		}
+	}
+	if !offline.HasSampleData() || !stored.HasSampleData() || multi.HasSampleData() {
+		t.Errorf("HasSampleData: %v %v %v, want true true false", offline.HasSampleData(), stored.HasSampleData(), multi.HasSampleData())
+	}
+}
