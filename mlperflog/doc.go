@@ -1,6 +1,8 @@
-// Package mlperflog writes the output files of an aimeter test in MLPerf
+// Package mlperflog formats the output files of an aimeter test in MLPerf
 // LoadGen's formats, byte for byte where LoadGen's own tools and the MLPerf
-// submission checker parse them, and aimeter's own machine-readable files.
+// submission checker parse them. It writes to an io.Writer; package bundle
+// owns the run directory, aimeter's own files (records.csv, settings.json,
+// stages.csv) and decides which files a run has.
 //
 // LoadGen-compatible files (see loadgen-reference §10):
 //
@@ -9,14 +11,8 @@
 //   - mlperf_log_accuracy.json: WriteAccuracy
 //   - mlperf_log_trace.json: WriteTrace (Chrome trace, per-sample events only)
 //
-// Aimeter's files:
-//
-//   - records.csv: WriteRecords / WriteRecordSeq and ReadRecords, one line
-//     per issued sample
-//   - settings.json: WriteRunInfo and ReadRunInfo
-//
-// WriteAll writes them all into a directory. LoadGen's config files
-// (mlperf.conf, user.conf, audit.config) are read by package mlperfconf.
+// LoadGen's config files (mlperf.conf, user.conf, audit.config) are read by
+// package mlperfconf.
 // Numbers follow the C++ rules LoadGen relies on: FormatDouble is a default std::ostream (six significant
 // digits, "1e+07"), DoubleToString is LoadGen's fixed-decimals helper.
 //
