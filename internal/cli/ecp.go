@@ -3,12 +3,12 @@ package cli
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
+	"aimeter/bundle"
 	"aimeter/gbt"
 )
 
@@ -70,26 +70,23 @@ throughput in samples/s (or tokens/s with --tokens).`,
 	return cmd
 }
 
-// runThroughput reads the Table 18 throughput of a GB/T run's directory.
+// runThroughput computes the Table 18 throughput of a GB/T run from its
+// bundle's raw records (checked against the manifest), not from the
+// gbt_result.json beside them.
 func runThroughput(dir string, tokens bool) (float64, error) {
-	path := filepath.Join(dir, "gbt_result.json")
-	res, err := readGBTResult(path)
+	b, err := bundle.Read(dir)
 	if err != nil {
-		return 0, fmt.Errorf("%s: %w", path, err)
+		return 0, err
 	}
-	th := res.Metrics.Throughput
+	if b.GBT == nil {
+		return 0, fmt.Errorf("%s: not a GB/T run (no %s); run it with aimeter run --arrival-mode", dir, bundle.GBTTestFile)
+	}
+	m, err := gbt.Evaluate(b.GBTRun())
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", dir, err)
+	}
 	if tokens {
-		return th.TokensPerSecond, nil
+		return m.Throughput.TokensPerSecond, nil
 	}
-	return th.SamplesPerSecond, nil
-}
-
-// readGBTResult reads a gbt_result.json file.
-func readGBTResult(path string) (gbt.ResultFile, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return gbt.ResultFile{}, err
-	}
-	defer f.Close()
-	return gbt.ReadResultFile(f)
+	return m.Throughput.SamplesPerSecond, nil
 }

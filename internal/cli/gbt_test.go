@@ -248,3 +248,13 @@ func TestGBTFilesRegenerateFromTheRun(t *testing.T) {
 		})
 	}
 }
+
+// readGBTResult reads a gbt_result.json file.
+func readGBTResult(path string) (gbt.ResultFile, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return gbt.ResultFile{}, err
+	}
+	defer f.Close()
+	return gbt.ReadResultFile(f)
+}
