@@ -241,7 +241,7 @@ func fillLegend(c *chartSet, ps *passStats, targetNs int64) {
 		if span <= 0 {
 			return "n/a"
 		}
-		return fmtRate(float64(k)/span, "/s")
+		return fmtRate(float64(k)/span, "samples/s")
 	}
 	c.Legend.Throughput = []string{"mean over the pass"}
 	if c.Time.Issued != nil {

@@ -11,9 +11,9 @@ import (
 // float's full expansion, thousands separated by commas, and a unit chosen
 // for the magnitude (ns, µs, ms, s; B, KiB, MiB, GiB, TiB).
 
-// fmtSig formats v with at most digits significant digits after the decimal
-// point is dropped as soon as it carries none: 86.57000000000001 with 4 digits
-// is "86.57", 75.6954 with 6 is "75.6954", 2.5 with 4 is "2.5". The integer
+// fmtSig formats v with at most digits significant digits, trailing zeros
+// after the decimal point dropped: 86.57000000000001 with 4 digits is
+// "86.57", 75.6954 with 6 is "75.6954", 2.5 with 4 is "2.5". The integer
 // part is never rounded away (97862.09565 with 4 digits is "97,862") and is
 // grouped in thousands with commas. Magnitudes under 0.001 use e-notation;
 // NaN and infinities are "n/a".
@@ -30,9 +30,6 @@ func fmtSig(v float64, digits int) string {
 	s := strconv.FormatFloat(v, 'f', decimals, 64)
 	if strings.Contains(s, ".") {
 		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
-	}
-	if s == "-0" {
-		return "0"
 	}
 	sign := ""
 	if s[0] == '-' {
