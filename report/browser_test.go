@@ -171,7 +171,7 @@ func openInBrowser(t *testing.T, file, shot string) pageRun {
 	}
 	var png []byte
 	if shot != "" {
-		actions = append(actions, chromedp.FullScreenshot(&png, 90))
+		actions = append(actions, chromedp.FullScreenshot(&png, 100)) // quality 100: a PNG, not a JPEG
 	}
 	start := time.Now()
 	if err = chromedp.Run(bctx, actions...); err != nil {
@@ -194,7 +194,11 @@ func openInBrowser(t *testing.T, file, shot string) pageRun {
 
 // TestBrowserRendersCharts opens the report in headless Chromium and checks
 // that the page script draws every chart, without console errors or uncaught
-// exceptions. Set AIMETER_REPORT_SCREENSHOT=file.png to keep a screenshot.
+// exceptions; that no marker label overlaps another or lies on a marker line
+// (Server runs VALID, INVALID far past the bound and INVALID just past it);
+// that every legend shows a value before the mouse moves; and that the
+// visible text has no float expansions or e-notation. Set
+// AIMETER_REPORT_SCREENSHOT=file.png to keep a full-page screenshot.
 func TestBrowserRendersCharts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a headless browser")

@@ -3,6 +3,15 @@
 // metric, latency and throughput charts, the settings used and the system
 // information. The chart library (uPlot) is embedded in the page, so it needs
 // no network when viewed; the text parts read without JavaScript.
+//
+// Every number is formatted for people by one set of formatters: significant
+// digits rather than a float's expansion (86.57 %, not 86.57000000000001),
+// thousands grouped (97,862 samples/s), latencies in ns, µs, ms or s and sizes
+// in KiB, MiB or GiB by magnitude; settings keep LoadGen's names and values,
+// floats cut to seven significant digits. On the charts, the labels of the
+// dashed marker lines (target percentile, latency bound) are placed so that
+// none overlaps another or lies on a marker line, and each legend shows a
+// summary of the pass until the mouse points at a value.
 package report
 
 import (
