@@ -50,13 +50,27 @@ type chartSet struct {
 		BucketS   num   `json:"bucketS"`
 		LogY      bool  `json:"logY"`
 	} `json:"time"`
+	// BucketText is the width of a time bucket, for the captions.
+	BucketText string `json:"-"`
+	// Legend holds, for each chart, the text its legend shows for each
+	// series (the x series first) while the mouse is not over the chart: a
+	// summary of the whole pass, formatted by the report's formatters.
+	Legend struct {
+		Hist       []string `json:"hist"`
+		CDF        []string `json:"cdf"`
+		Latency    []string `json:"latency"`
+		Throughput []string `json:"throughput"`
+	} `json:"legend"`
 	// TargetP is the target percentile (0.9 for p90); TargetLatency the
 	// Summary's latency at it; Bound the Server latency bound (null if none).
 	TargetP       num    `json:"targetP"`
 	TargetLabel   string `json:"targetLabel"`
 	TargetLatency num    `json:"targetLatency"`
 	Bound         num    `json:"bound"`
-	HasBound      bool   `json:"-"`
+	// TargetText and BoundText label the marker lines ("p99 10.52 ms").
+	TargetText string `json:"targetText"`
+	BoundText  string `json:"boundText,omitempty"`
+	HasBound   bool   `json:"-"`
 	// IsGoal is false for Offline, whose percentile is only informative.
 	IsGoal bool `json:"-"`
 	// Lost is the number of lost samples, left out of the over-time latencies.
@@ -93,10 +107,12 @@ func buildCharts(id string, s *loadgen.Summary, ps *passStats) *chartSet {
 	c.TargetP = num(s.TargetPercentile.Percentile)
 	c.TargetLabel = fmtPct(s.TargetPercentile.Percentile)
 	c.TargetLatency = num(float64(target) / div)
+	c.TargetText = c.TargetLabel + " " + fmtDur(target)
 	c.Bound = num(math.NaN())
 	if bound >= 0 {
 		c.Bound = num(float64(bound) / div)
 		c.HasBound = true
+		c.BoundText = "bound " + fmtDur(bound)
 	}
 	h := &ps.hist
 	// A log axis for wide distributions, and whenever only the log-spaced
@@ -185,7 +201,56 @@ func buildCharts(id string, s *loadgen.Summary, ps *passStats) *chartSet {
 		}
 	}
 	c.Time.LogY = latLo > 0 && latHi > 0 && float64(latHi)/float64(latLo) > 50
+	c.BucketText = fmtDur(tl.width)
+	fillLegend(c, ps, target)
 	return c
+}
+
+// fillLegend sets the legends' summaries of the pass: the latency range and
+// count, the latency at the target percentile, the minimum, mean and maximum
+// latency over the pass, and the mean rates.
+func fillLegend(c *chartSet, ps *passStats, targetNs int64) {
+	h := &ps.hist
+	c.Legend.Hist = []string{fmtDur(h.min) + " – " + fmtDur(h.max), fmtCount(h.n) + " in all"}
+	c.Legend.CDF = []string{fmtDur(targetNs), fmtSig(float64(c.TargetP), 4) + " (" + c.TargetLabel + ")"}
+
+	tl := ps.tl
+	var n uint64
+	var sum float64
+	lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
+	var issued, completed, failed uint64
+	for i := range tl.used {
+		issued += tl.issued[i]
+		completed += tl.completed[i]
+		failed += tl.failed[i]
+		if tl.latN[i] == 0 {
+			continue
+		}
+		n += tl.latN[i]
+		sum += tl.latSum[i]
+		lo, hi = min(lo, tl.latMin[i]), max(hi, tl.latMax[i])
+	}
+	if n == 0 {
+		c.Legend.Latency = []string{"whole pass", "n/a", "n/a", "n/a"}
+	} else {
+		c.Legend.Latency = []string{"whole pass", fmtDur(lo), fmtDur(int64(math.Round(sum / float64(n)))), fmtDur(hi)}
+	}
+
+	span := float64(max(ps.endNs, tl.last)) / 1e9
+	rate := func(k uint64) string {
+		if span <= 0 {
+			return "n/a"
+		}
+		return fmtRate(float64(k)/span, "samples/s")
+	}
+	c.Legend.Throughput = []string{"mean over the pass"}
+	if c.Time.Issued != nil {
+		c.Legend.Throughput = append(c.Legend.Throughput, rate(issued))
+	}
+	c.Legend.Throughput = append(c.Legend.Throughput, rate(completed))
+	if c.Time.Failed != nil {
+		c.Legend.Throughput = append(c.Legend.Throughput, rate(failed))
+	}
 }
 
 // linearHist bins sorted latencies into equal-width bins (Rice's rule, 10 to
@@ -213,8 +278,8 @@ func linearHist(sorted []int64) (edges []float64, counts []uint64) {
 	return edges, counts
 }
 
-// settingsTable lists every effective setting under its LoadGen name, with
-// durations also in readable units.
+// settingsTable lists every effective setting under its LoadGen name, floats
+// with at most seven significant digits, durations also in readable units.
 func settingsTable(e loadgen.Effective) table {
 	t := table{Head: []string{"Setting", "Value"}}
 	v := reflect.ValueOf(e)
@@ -231,6 +296,8 @@ func settingsTable(e loadgen.Effective) table {
 		fv := v.Field(i)
 		val := fmt.Sprint(fv.Interface())
 		switch {
+		case fv.CanFloat():
+			val = fmtSetting(fv.Float())
 		case strings.HasSuffix(f.Name, "Ns") && fv.CanInt() && fv.Int() > 0:
 			val += " (" + fmtDur(fv.Int()) + ")"
 		case strings.HasSuffix(f.Name, "Ms") && fv.CanUint() && fv.Uint() > 0:

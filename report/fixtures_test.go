@@ -109,15 +109,42 @@ func accuracyResult(t *testing.T) *loadgen.Result {
 	return runFake(t, syncSUT{}, testQSL{total: 50, perf: 50}, s)
 }
 
-// serverResult builds an INVALID Server result from synthetic records (a
-// Server run cannot use the fake clock: its issuer spins): Poisson arrivals
-// at 500 QPS for 2 s, latencies around 3 ms with a congested stretch that
-// pushes the p99 past the 10 ms bound, and two lost samples.
+// serverKind picks the Server fixture of serverResultOf.
+type serverKind int
+
+const (
+	// serverCongested is INVALID: a congested stretch pushes the p99 far past
+	// the 10 ms bound, and two samples are lost.
+	serverCongested serverKind = iota
+	// serverValid is VALID: the p99 is well under the bound.
+	serverValid
+	// serverNearBound is INVALID by a hair: the p99 sits just above the
+	// bound, so that the p99 and bound marker lines nearly coincide.
+	serverNearBound
+)
+
+// serverResult is the congested, INVALID Server fixture.
 func serverResult(t *testing.T) *loadgen.Result {
 	t.Helper()
+	return serverResultOf(t, serverCongested)
+}
+
+// serverResultOf builds a Server result from synthetic records (a Server run
+// cannot use the fake clock: its issuer spins): Poisson arrivals for 2 s at
+// the target QPS (500, or a find-peak-like 487.65432109876 for the VALID
+// run), latencies of 2 ms plus an exponential part, with a 10 ms bound.
+func serverResultOf(t *testing.T, kind serverKind) *loadgen.Result {
+	t.Helper()
+	qps, expMs := 500.0, 1.0
+	switch kind {
+	case serverValid:
+		qps = 487.6543210987654
+	case serverNearBound:
+		expMs = 1.85
+	}
 	s := loadgen.DefaultSettings()
 	s.Scenario = loadgen.Server
-	s.ServerTargetQPS = 500
+	s.ServerTargetQPS = qps
 	s.ServerTargetLatencyNs = 10_000_000
 	s.MinDurationMs = 1000
 	s.MinQueryCount = 100
@@ -125,13 +152,14 @@ func serverResult(t *testing.T) *loadgen.Result {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rng := rand.New(rand.NewPCG(1, 2))
+	rng := rand.New(rand.NewPCG(1, uint64(2+kind)))
 	const endNs = 2_050_000_000
 	var recs []loadgen.Record
+	var lost uint64
 	var sched int64
 	for i := uint64(0); sched < 2_000_000_000; i++ {
-		lat := int64(2_000_000 + rng.ExpFloat64()*1_000_000)
-		if sched > 1_200_000_000 && sched < 1_300_000_000 {
+		lat := int64(2_000_000 + rng.ExpFloat64()*expMs*1_000_000)
+		if kind == serverCongested && sched > 1_200_000_000 && sched < 1_300_000_000 {
 			lat += int64(10_000_000 + rng.Float64()*25_000_000)
 		}
 		r := loadgen.Record{
@@ -139,15 +167,16 @@ func serverResult(t *testing.T) *loadgen.Result {
 			ScheduledNs: sched, IssuedNs: sched + 1000,
 			FirstTokenNs: loadgen.NoTime, CompletedNs: sched + lat, Status: loadgen.StatusOK,
 		}
-		if i == 700 || i == 701 {
+		if kind == serverCongested && (i == 700 || i == 701) {
 			r.CompletedNs, r.Status = loadgen.NoTime, loadgen.StatusLost
+			lost++
 		}
 		recs = append(recs, r)
-		sched += int64(math.Ceil(rng.ExpFloat64() / 500 * 1e9))
+		sched += int64(math.Ceil(rng.ExpFloat64() / qps * 1e9))
 	}
 	info := loadgen.PassInfo{
 		Kind: loadgen.PassPerformance, FirstSeq: 0, EndSeq: uint64(len(recs)),
-		TargetQPS: 500, StartUnixNs: time.Date(2000, 1, 1, 0, 0, 1, 0, time.UTC).UnixNano(),
+		TargetQPS: qps, StartUnixNs: time.Date(2000, 1, 1, 0, 0, 1, 0, time.UTC).UnixNano(),
 		EndNs: endNs, QueriesIssued: uint64(len(recs)), Reported: true,
 	}
 	sum, err := loadgen.SummarizePass("SyntheticServer", eff, info, recs)
@@ -157,7 +186,7 @@ func serverResult(t *testing.T) *loadgen.Result {
 	res := &loadgen.Result{
 		SUTName: "SyntheticServer", QSLName: "TestQSL", QSLTotalCount: 1024, QSLPerformanceCount: 1024,
 		Requested: s, Effective: eff, StartTime: time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC),
-		Passes: []loadgen.PassInfo{info}, Summary: sum, LostSamples: 2,
+		Passes: []loadgen.PassInfo{info}, Summary: sum, LostSamples: lost,
 	}
 	res.AttachRecords(recs)
 	return res
@@ -172,8 +201,9 @@ var (
 )
 
 // testReport is the deterministic report of the golden and browser tests:
-// SingleStream (submission run with accuracy), MultiStream, Offline, an
-// invalid Server run, and an accuracy-only run.
+// SingleStream (submission run with accuracy), MultiStream, Offline, three
+// Server runs (INVALID far past the bound, VALID, INVALID just past the
+// bound), and an accuracy-only run.
 func testReport(t *testing.T) *Report {
 	t.Helper()
 	return &Report{
@@ -186,10 +216,12 @@ func testReport(t *testing.T) *Report {
 		},
 		Scenarios: []Scenario{
 			{Name: "delay SUT SingleStream", Result: singleStreamResult(t),
-				Accuracy: &AccuracyInfo{Metric: "top-1 accuracy (%)", Value: 76.14, Target: 75.6954, Pass: true}},
+				Accuracy: &AccuracyInfo{Metric: "top-1 accuracy (%)", Value: 86.57000000000001, Target: 75.6954, Pass: true}},
 			{Name: "delay SUT MultiStream", Result: multiStreamResult(t)},
 			{Name: "batching SUT Offline", Result: offlineResult(t)},
 			{Name: `synthetic Server <b>"congested"</b>`, Result: serverResult(t)},
+			{Name: "synthetic Server, VALID", Result: serverResultOf(t, serverValid)},
+			{Name: "synthetic Server, p99 just past the bound", Result: serverResultOf(t, serverNearBound)},
 			{Name: "accuracy only", Result: accuracyResult(t),
 				Accuracy: &AccuracyInfo{Metric: "mAP", Value: 0.3712, Target: 0.3755, Pass: false}},
 		},
@@ -197,4 +229,4 @@ func testReport(t *testing.T) *Report {
 }
 
 // chartedScenarios is the number of scenarios of testReport with charts.
-const chartedScenarios = 4
+const chartedScenarios = 6

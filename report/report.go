@@ -3,6 +3,15 @@
 // metric, latency and throughput charts, the settings used and the system
 // information. The chart library (uPlot) is embedded in the page, so it needs
 // no network when viewed; the text parts read without JavaScript.
+//
+// Every number is formatted for people by one set of formatters: significant
+// digits rather than a float's expansion (86.57 %, not 86.57000000000001),
+// thousands grouped (97,862 samples/s), latencies in ns, µs, ms or s and sizes
+// in KiB, MiB or GiB by magnitude; settings keep LoadGen's names and values,
+// floats cut to seven significant digits. On the charts, the labels of the
+// dashed marker lines (target percentile, latency bound) are placed so that
+// none overlaps another or lies on a marker line, and each legend shows a
+// summary of the pass until the mouse points at a value.
 package report
 
 import (
@@ -12,7 +21,6 @@ import (
 	"fmt"
 	"html/template"
 	"io"
-	"math"
 	"strings"
 	"time"
 
@@ -148,7 +156,7 @@ type textBlock struct {
 type accuracyView struct {
 	Metric, Value, Target string
 	Pass                  bool
-	Entries               int
+	Entries               string
 }
 
 type scenarioView struct {
@@ -288,12 +296,15 @@ func buildScenario(anchor string, sc Scenario) *scenarioView {
 	}
 	if sc.Accuracy != nil {
 		a := sc.Accuracy
-		sv.Accuracy = &accuracyView{
-			Metric: a.Metric, Value: fmtFloat(a.Value), Target: fmtFloat(a.Target),
-			Pass: a.Pass, Entries: len(res.Accuracy),
+		metric := a.Metric
+		if metric == "" {
+			metric = "accuracy"
 		}
-		if sv.Accuracy.Metric == "" {
-			sv.Accuracy.Metric = "accuracy"
+		name, value := fmtAccuracy(metric, a.Value)
+		_, target := fmtAccuracy(metric, a.Target)
+		sv.Accuracy = &accuracyView{
+			Metric: name, Value: value, Target: target,
+			Pass: a.Pass, Entries: fmtCount(uint64(len(res.Accuracy))),
 		}
 	}
 	sv.Issues, sv.IssuesMore = logIssues(res)
@@ -374,7 +385,7 @@ func fillMetric(sv *scenarioView, s *loadgen.Summary) {
 		sv.MetricRaw = fmt.Sprintf("%d ns", int64(value))
 	default:
 		sv.MetricName = name
-		sv.MetricValue = fmtRate(value)
+		sv.MetricValue = fmtRate(value, "samples/s")
 	}
 }
 
@@ -382,16 +393,16 @@ func runTable(res *loadgen.Result) table {
 	t := table{Head: []string{"", ""}}
 	add := func(k, v string) { t.Rows = append(t.Rows, []string{k, v}) }
 	add("SUT", orUnknown(res.SUTName))
-	add("QSL", fmt.Sprintf("%s (%d samples, %d in performance set)", orUnknown(res.QSLName), res.QSLTotalCount, res.QSLPerformanceCount))
+	add("QSL", fmt.Sprintf("%s (%s samples, %s in performance set)", orUnknown(res.QSLName), fmtCount(res.QSLTotalCount), fmtCount(res.QSLPerformanceCount)))
 	if !res.StartTime.IsZero() {
 		add("Started", res.StartTime.UTC().Format("2006-01-02 15:04:05.000 MST"))
 	}
-	add("Log warnings / errors", fmt.Sprintf("%d / %d", res.WarningCount(), res.ErrorCount()))
+	add("Log warnings / errors", fmtCount(uint64(res.WarningCount()))+" / "+fmtCount(uint64(res.ErrorCount())))
 	if res.FailedSamples+res.LostSamples > 0 {
-		add("Failed / lost samples (whole test)", fmt.Sprintf("%d / %d", res.FailedSamples, res.LostSamples))
+		add("Failed / lost samples (whole test)", fmtCount(res.FailedSamples)+" / "+fmtCount(res.LostSamples))
 	}
 	if res.UnknownCompletions+res.DuplicateCompletions > 0 {
-		add("Unknown / duplicate completions", fmt.Sprintf("%d / %d", res.UnknownCompletions, res.DuplicateCompletions))
+		add("Unknown / duplicate completions", fmtCount(res.UnknownCompletions)+" / "+fmtCount(res.DuplicateCompletions))
 	}
 	return t
 }
@@ -400,16 +411,16 @@ func statsTable(res *loadgen.Result, s *loadgen.Summary) table {
 	t := table{Head: []string{"Statistic", "Value", "ns"}}
 	add := func(k, v, ns string) { t.Rows = append(t.Rows, []string{k, v, ns}) }
 	dur := func(k string, ns int64) { add(k, fmtDur(ns), fmt.Sprint(ns)) }
-	add("Samples", fmt.Sprint(s.SampleCount), "")
-	add("Queries", fmt.Sprint(s.QueryCount), "")
+	add("Samples", fmtCount(s.SampleCount), "")
+	add("Queries", fmtCount(s.QueryCount), "")
 	e := &s.Effective
 	switch e.Scenario {
 	case loadgen.SingleStream:
-		add("QPS with loadgen overhead", fmtRate(s.QPSWithLoadgenOverhead()), "")
-		add("QPS without loadgen overhead", fmtRate(s.QPSWithoutLoadgenOverhead()), "")
+		add("QPS with loadgen overhead", fmtRate(s.QPSWithLoadgenOverhead(), "queries/s"), "")
+		add("QPS without loadgen overhead", fmtRate(s.QPSWithoutLoadgenOverhead(), "queries/s"), "")
 	case loadgen.Server:
-		add("Scheduled samples per second", fmtRate(s.ScheduledSamplesPerSecond()), "")
-		add("Queries over the latency bound", fmt.Sprint(s.OverLatencyQueryCount), "")
+		add("Scheduled samples per second", fmtRate(s.ScheduledSamplesPerSecond(), "samples/s"), "")
+		add("Queries over the latency bound", fmtCount(s.OverLatencyQueryCount), "")
 	}
 	if e.Scenario == loadgen.MultiStream {
 		dur("Min query latency", s.QueryLatencyMin)
@@ -420,14 +431,14 @@ func statsTable(res *loadgen.Result, s *loadgen.Summary) table {
 	dur("Mean sample latency", s.SampleLatencyMean)
 	dur("Max sample latency", s.SampleLatencyMax)
 	if e.UseTokenLatencies {
-		add("Tokens", fmt.Sprint(s.TokenCount), "")
+		add("Tokens", fmtCount(uint64(max(s.TokenCount, 0))), "")
 		if e.Scenario != loadgen.Offline {
 			dur("Mean first-token latency", s.FirstTokenLatencyMean)
 			dur("Mean time per output token", s.TimePerOutputTokenMean)
 		}
 	}
 	if s.Result.LostSamples+s.Result.FailedSamples > 0 {
-		add("Failed / lost samples", fmt.Sprintf("%d / %d", s.Result.FailedSamples, s.Result.LostSamples), "")
+		add("Failed / lost samples", fmtCount(s.Result.FailedSamples)+" / "+fmtCount(s.Result.LostSamples), "")
 	}
 	if s.Result.StopReason != "" {
 		add("Issuing stopped", s.Result.StopReason, "")
@@ -466,14 +477,15 @@ func percentileTable(s *loadgen.Summary) table {
 }
 
 func passTable(res *loadgen.Result) table {
-	t := table{Head: []string{"#", "Kind", "Target QPS", "Queries issued", "Duration", "Reported", "Stop reason"}}
+	t := table{Head: []string{"#", "Kind", "Target QPS (queries/s)", "Queries issued", "Duration", "Reported", "Stop reason"}}
 	for i, p := range res.Passes {
 		rep := ""
 		if p.Reported {
 			rep = "yes"
 		}
 		t.Rows = append(t.Rows, []string{
-			fmt.Sprint(i), string(p.Kind), fmt.Sprintf("%.6g", p.TargetQPS), fmt.Sprint(p.QueriesIssued),
+			// Seven digits: find-peak probes differ in the first decimal.
+			fmt.Sprint(i), string(p.Kind), fmtSig(p.TargetQPS, 7), fmtCount(p.QueriesIssued),
 			fmtDur(p.EndNs), rep, p.StopReason,
 		})
 	}
@@ -496,7 +508,7 @@ func logIssues(res *loadgen.Result) ([]string, int) {
 		if e.Error {
 			kind = "error"
 		}
-		out = append(out, fmt.Sprintf("%s at %s: %s: %v", kind, fmtDur(e.TimeNs), e.Key, e.Value))
+		out = append(out, fmt.Sprintf("%s at %s: %s: %s", kind, fmtDur(e.TimeNs), e.Key, fmtValue(e.Value)))
 	}
 	return out, more
 }
@@ -508,57 +520,11 @@ func orUnknown(s string) string {
 	return s
 }
 
-// fmtDur formats a duration in ns with four significant digits in a unit
-// that suits it.
-func fmtDur(ns int64) string {
-	a := math.Abs(float64(ns))
-	switch {
-	case a < 1e3:
-		return fmt.Sprintf("%d ns", ns)
-	case a < 1e6:
-		return sig4(float64(ns)/1e3) + " µs"
-	case a < 1e9:
-		return sig4(float64(ns)/1e6) + " ms"
-	case a < 1e12:
-		return sig4(float64(ns)/1e9) + " s"
-	}
-	return fmt.Sprintf("%.0f s", float64(ns)/1e9)
-}
-
-// sig4 formats v (1 ≤ |v| < 1000) with four significant digits.
-func sig4(v float64) string {
-	a := math.Abs(v)
-	switch {
-	case a >= 100:
-		return fmt.Sprintf("%.1f", v)
-	case a >= 10:
-		return fmt.Sprintf("%.2f", v)
-	}
-	return fmt.Sprintf("%.3f", v)
-}
-
-func fmtRate(v float64) string {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return "n/a"
-	}
-	return fmt.Sprintf("%.2f", v)
-}
-
-func fmtFloat(v float64) string {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return "n/a"
+// fmtValue formats a detail-log value for a reader: floats with six
+// significant digits, everything else as the log holds it.
+func fmtValue(v any) string {
+	if f, ok := v.(float64); ok {
+		return fmtSig(f, 6)
 	}
 	return fmt.Sprint(v)
-}
-
-func fmtPct(p float64) string {
-	return "p" + strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.1f", p*100), "0"), ".")
-}
-
-func fmtBytes(n uint64) string {
-	const gib = 1 << 30
-	if n >= gib {
-		return fmt.Sprintf("%.1f GiB", float64(n)/gib)
-	}
-	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
 }

@@ -96,10 +96,10 @@ func TestPageContent(t *testing.T) {
 	page := render(t, testReport(t))
 	s := string(page)
 	for _, want := range []string{
-		`<body data-charts="16">`,
+		`<body data-charts="24">`,
 		"<title>aimeter test report</title>",
 		"Generated 2026-01-02 03:04:05 UTC",
-		"Example CPU @ 3.00GHz", "64.0 GiB",
+		"Example CPU @ 3.00GHz", "64 GiB",
 		// verdicts
 		`<span class="badge valid">VALID</span>`,
 		`<span class="badge invalid">INVALID</span>`,
@@ -114,7 +114,13 @@ func TestPageContent(t *testing.T) {
 		"Samples per second",
 		"90.0th percentile latency",
 		"99.0th percentile latency",
-		"top-1 accuracy (%)", ">PASS<", ">FAIL<",
+		// numbers for people: percentages with their unit, rates with
+		// theirs, no float expansion (86.57000000000001, 487.6543210987654)
+		`<span class="label">top-1 accuracy</span> <span class="value">86.57 %</span> <span class="raw">(target 75.6954 %)</span>`,
+		">PASS<", ">FAIL<",
+		"Samples per second: 2,126 samples/s",
+		"<tr><th>target_qps</th><td>487.6543</td></tr>",
+		"<td>487.6543</td><td>931</td>",
 		// settings
 		"target_latency_ns", "samples_per_query",
 		// escaping
@@ -129,8 +135,8 @@ func TestPageContent(t *testing.T) {
 	if strings.Contains(s, `<script>alert`) || strings.Contains(s, "<b>") {
 		t.Error("user text reached the page unescaped")
 	}
-	// The accuracy-only scenario (s5) has no chart elements.
-	if strings.Contains(s, `id="s5-hist"`) {
+	// The accuracy-only scenario (s7) has no chart elements.
+	if strings.Contains(s, `id="s7-hist"`) {
 		t.Error("accuracy-only scenario has charts")
 	}
 	charts := pageCharts(t, page)

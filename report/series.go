@@ -159,6 +159,7 @@ type passStats struct {
 	lost     uint64
 	failed   uint64
 	samples  uint64
+	endNs    int64 // the end of the pass, from its PassInfo
 }
 
 // addLatency adds one latency completed at doneNs. Censored latencies (of
@@ -185,7 +186,7 @@ func (ps *passStats) addLatency(doneNs, lat int64, censored bool) {
 // sample's completion − the query's scheduled time). A latency is placed in
 // time at its completion.
 func collectPass(records iter.Seq[loadgen.Record], info loadgen.PassInfo, multiStream bool) *passStats {
-	ps := &passStats{tl: newTimeline(info.EndNs)}
+	ps := &passStats{tl: newTimeline(info.EndNs), endNs: info.EndNs}
 	var (
 		haveQuery bool
 		qid       uint64
