@@ -235,6 +235,9 @@ func runDemo(parent context.Context, st *State, f *demoFlags) error {
 		}
 		return withCode(ExitFailure, err)
 	}
+	// The training set is no longer needed: let it go before the runs,
+	// which keep every record in memory for the report.
+	data.train = nil
 	fmt.Fprintf(st.Stdout, "Reference model: MLP %v, %d parameters, %s\n", m.Layers(), m.NumParams(), how)
 	fmt.Fprintf(st.Stdout, "Data set: %s (%d test images, %d classes)\n", data.test.Name, data.test.Len(), len(data.test.Classes))
 
