@@ -323,9 +323,14 @@ func (b *Bundle) evaluateGBT() gbtEvaluation {
 	return gbtEvaluation{run, m, err}
 }
 
-// Report is the HTML report of b alone.
+// Report is the HTML report of b alone; its notes give the machine's load
+// during the run, when measured.
 func (b *Bundle) Report() *report.Report {
-	return &report.Report{System: b.System, Scenarios: []report.Scenario{b.ReportScenario()}}
+	r := &report.Report{System: b.System, Scenarios: []report.Scenario{b.ReportScenario()}}
+	if b.HostLoad != nil {
+		r.Notes = append(r.Notes, "During the run "+b.HostLoad.String()+".")
+	}
+	return r
 }
 
 // ReportScenario is b as one scenario of a report.

@@ -352,5 +352,15 @@ func TestHostLoadRoundTrip(t *testing.T) {
 		if meta := string(readAll(t, filepath.Join(dir, RunFile))); (load != nil) != strings.Contains(meta, `"host_load"`) {
 			t.Errorf("run.json of a bundle with host load %v:\n%s", load, meta)
 		}
+		// report.html tells the load, and regenerating it from the bundle
+		// read back gives the same bytes.
+		if html := string(readAll(t, filepath.Join(dir, ReportFile))); (load != nil) != strings.Contains(html, "other processes used") {
+			t.Errorf("report.html of a bundle with host load %v does not say so", load)
+		}
+		regen := t.TempDir()
+		if _, err := Regenerate(regen, back); err != nil {
+			t.Fatal(err)
+		}
+		compareFiles(t, filepath.Join(dir, ReportFile), filepath.Join(regen, ReportFile))
 	}
 }
