@@ -18,10 +18,11 @@ func TestServerTarget(t *testing.T) {
 		want        float64
 	}{
 		{"a 2-core laptop (70,000 samples/s): the fixed target", 70_000, 2000},
-		{"exactly ten times the target still gets it", 20_000, 2000},
-		{"just below ten times steps down to 1,000", 19_999, 1000},
-		{"a slow machine steps down the 1-2-5 series to 500", 6_000, 500},
-		{"200 from 2,000 samples/s", 2_000, 200},
+		{"the same laptop with three busy neighbours (10,000): still the fixed target", 10_000, 2000},
+		{"exactly four times the target still gets it", 8_000, 2000},
+		{"just below four times steps down to 1,000", 7_999, 1000},
+		{"a slow machine steps down the 1-2-5 series to 500", 2_000, 500},
+		{"200 from 800 samples/s", 800, 200},
 		{"a machine that is barely running gets 1", 3, 1},
 		{"no speed measured at all still gets a positive target", 0, 1},
 		{"a very fast machine does not raise the target", 10_000_000, 2000},
