@@ -75,7 +75,8 @@ machine that other processes share:
     each stage's mean.
 Each run records how busy the machine was (CPU time of other processes and
 steal, from /proc) in its run.json; an INVALID result on a busy machine
-comes with a warning. With the defaults the demo writes about 40 MB.
+comes with a warning. With the defaults the demo writes 20-40 MB on a
+2-core machine, mostly each run's records.csv (more on a faster machine).
 
 It uses Fashion-MNIST from the Debian package dataset-fashion-mnist
 (/usr/share/datasets/fashion-mnist), or, if that is missing, a seeded
