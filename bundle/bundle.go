@@ -18,6 +18,7 @@ import (
 	"aimeter/loadgen"
 	"aimeter/mlperflog"
 	"aimeter/report"
+	"aimeter/sysinfo"
 )
 
 // Names of the raw files of a bundle.
@@ -77,6 +78,10 @@ type Bundle struct {
 	// AccuracyCheck, if set, is the outcome of scoring the accuracy log
 	// against the data set's ground truth, which the bundle does not hold.
 	AccuracyCheck *report.AccuracyInfo
+	// HostLoad, if set, is how busy the machine was during the run: CPU
+	// time used by other processes and stolen by the hypervisor, from
+	// /proc (sysinfo.LoadMeter around loadgen.Run). Nil where unmeasured.
+	HostLoad *sysinfo.Load
 	// Trace also derives mlperf_log_trace.json.
 	Trace bool
 	// NoReport leaves report.html out of the derived files.
@@ -103,6 +108,7 @@ type runMeta struct {
 	Zone                 zone                 `json:"zone"`
 	System               report.SystemInfo    `json:"system"`
 	AccuracyCheck        *report.AccuracyInfo `json:"accuracy_check,omitempty"`
+	HostLoad             *sysinfo.Load        `json:"host_load,omitempty"`
 	Trace                bool                 `json:"trace,omitempty"`
 	NoReport             bool                 `json:"no_report,omitempty"`
 }
@@ -244,7 +250,7 @@ func (b *Bundle) writeMeta(w io.Writer) error {
 		name, off = b.Result.StartTime.In(b.location()).Zone()
 	}
 	m := runMeta{Name: b.Name, PID: b.pid(), GetSUTNameDurationNs: b.Result.GetSUTNameDurationNs, Zone: zone{name, off}, System: b.System,
-		AccuracyCheck: b.AccuracyCheck, Trace: b.Trace, NoReport: b.NoReport}
+		AccuracyCheck: b.AccuracyCheck, HostLoad: b.HostLoad, Trace: b.Trace, NoReport: b.NoReport}
 	enc, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return err
@@ -317,9 +323,14 @@ func (b *Bundle) evaluateGBT() gbtEvaluation {
 	return gbtEvaluation{run, m, err}
 }
 
-// Report is the HTML report of b alone.
+// Report is the HTML report of b alone; its notes give the machine's load
+// during the run, when measured.
 func (b *Bundle) Report() *report.Report {
-	return &report.Report{System: b.System, Scenarios: []report.Scenario{b.ReportScenario()}}
+	r := &report.Report{System: b.System, Scenarios: []report.Scenario{b.ReportScenario()}}
+	if b.HostLoad != nil {
+		r.Notes = append(r.Notes, "During the run "+b.HostLoad.String()+".")
+	}
+	return r
 }
 
 // ReportScenario is b as one scenario of a report.
@@ -462,6 +473,7 @@ func readRun(dir string, m *Manifest, prefix string) (*Bundle, error) {
 	b.Version = info.Version
 	b.Name, b.PID, b.System, b.AccuracyCheck = meta.Name, meta.PID, meta.System, meta.AccuracyCheck
 	b.Trace, b.NoReport = meta.Trace, meta.NoReport
+	b.HostLoad = meta.HostLoad
 	b.Location = time.FixedZone(meta.Zone.Name, meta.Zone.OffsetSeconds)
 
 	if err := read(EventsFile, func(r io.Reader) (err error) {

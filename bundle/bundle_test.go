@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -16,6 +17,7 @@ import (
 	"aimeter/loadgen"
 	"aimeter/report"
 	"aimeter/sut/null"
+	"aimeter/sysinfo"
 )
 
 // stagedSUT completes every sample at once with stage times on the run
@@ -324,5 +326,41 @@ func TestSampleDataRoundTrip(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
 			t.Errorf("a run with per-sample data lacks %s", name)
 		}
+	}
+}
+
+// TestHostLoadRoundTrip writes a bundle with the machine's load and reads
+// it back: the load survives, and a bundle without one reads back without.
+func TestHostLoadRoundTrip(t *testing.T) {
+	for _, load := range []*sysinfo.Load{
+		{CPUs: 2, WallSeconds: 20.5, SelfCPUSeconds: 30.1, OtherCPUSeconds: 19.2, StealSeconds: 0.3},
+		nil,
+	} {
+		b := runBundle(t, null.SUT{}, smallSettings(loadgen.Offline, loadgen.PerformanceOnly))
+		b.HostLoad = load
+		dir := t.TempDir()
+		if err := Write(dir, b); err != nil {
+			t.Fatal(err)
+		}
+		back, err := Read(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(back.HostLoad, load) {
+			t.Errorf("host load %+v read back as %+v", load, back.HostLoad)
+		}
+		if meta := string(readAll(t, filepath.Join(dir, RunFile))); (load != nil) != strings.Contains(meta, `"host_load"`) {
+			t.Errorf("run.json of a bundle with host load %v:\n%s", load, meta)
+		}
+		// report.html tells the load, and regenerating it from the bundle
+		// read back gives the same bytes.
+		if html := string(readAll(t, filepath.Join(dir, ReportFile))); (load != nil) != strings.Contains(html, "other processes used") {
+			t.Errorf("report.html of a bundle with host load %v does not say so", load)
+		}
+		regen := t.TempDir()
+		if _, err := Regenerate(regen, back); err != nil {
+			t.Fatal(err)
+		}
+		compareFiles(t, filepath.Join(dir, ReportFile), filepath.Join(regen, ReportFile))
 	}
 }

@@ -6,8 +6,8 @@
 //
 //   - settings.json: the requested and effective LoadGen settings, the
 //     passes and how each ended, the SUT-misbehaviour counters;
-//   - run.json: the run's name, process, time zone, system and accuracy
-//     check;
+//   - run.json: the run's name, process, time zone, system, accuracy
+//     check and, when measured, how busy the machine was (host_load);
 //   - events.jsonl: the detail-log events, with their warning and error
 //     flags;
 //   - records.csv: one row per issued sample (scheduled, issued, first

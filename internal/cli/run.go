@@ -217,15 +217,20 @@ func runTest(parent context.Context, st *State, f *runFlags, modeSet bool) error
 		pl := &progressLine{w: st.Stderr, terminal: st.StderrIsTerminal, target: time.Duration(settings.MinDurationMs) * time.Millisecond}
 		opts.Progress = pl.update
 	}
+	stopLoad := startLoad()
 	res, runErr := loadgen.Run(ctx, sut, qsl, settings, opts)
+	load := stopLoad()
 	if res == nil {
 		return withCode(ExitUsage, runErr)
 	}
-	b := &bundle.Bundle{Result: res, Version: Version, System: report.DetectSystem(), Trace: f.trace}
+	b := &bundle.Bundle{Result: res, Version: Version, System: report.DetectSystem(), Trace: f.trace, HostLoad: load}
 	if err := bundle.Write(f.outputDir, b); err != nil {
 		return withCode(ExitFailure, fmt.Errorf("writing the run bundle: %w", err))
 	}
 	printOutcome(st, res, f.outputDir)
+	if w := loadWarning(res.Effective.Scenario.String(), res, load); w != "" {
+		fmt.Fprintln(st.Stderr, w)
+	}
 	switch {
 	case errors.Is(runErr, loadgen.ErrInterrupted):
 		return withCode(ExitInterrupted, runErr)

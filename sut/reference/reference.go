@@ -46,6 +46,11 @@ type Options struct {
 	// Workers is the number of batching workers (default 1; the predictor
 	// may itself use every core for large batches).
 	Workers int
+	// NoStageTimes leaves the per-sample stage times out of the responses,
+	// so that loadgen keeps none and a run bundle has no stages.csv; Stats
+	// still sums the time of each stage. Runs that need the GB/T time
+	// breakdown of each sample leave it false.
+	NoStageTimes bool
 }
 
 // Stage is a processing stage of the SUT.
@@ -253,7 +258,10 @@ func (s *SUT) work(ctx context.Context, p Predictor) {
 		resp = resp[:0]
 		for k := 0; k < n; k++ {
 			out[k] = classes[k]
-			resp = append(resp, loadgen.Response{ID: batch[k].s.ID, Data: out[k : k+1], Stages: &stages[k]})
+			resp = append(resp, loadgen.Response{ID: batch[k].s.ID, Data: out[k : k+1]})
+			if !s.opts.NoStageTimes {
+				resp[k].Stages = &stages[k]
+			}
 		}
 		t3 := time.Now()
 		// The batch's stage boundaries are every sample's (GB/T 45087

@@ -136,3 +136,25 @@ func TestReferenceSUTReportsStageTimes(t *testing.T) {
 		}
 	}
 }
+
+// TestReferenceSUTWithoutStageTimes: with NoStageTimes the responses carry
+// no stage times, so loadgen keeps none, while Stats still sums each stage.
+func TestReferenceSUTWithoutStageTimes(t *testing.T) {
+	set := dataset.Synthetic(64, 6)
+	q := dataset.NewQSL(set, 64)
+	sut := newTestSUT(t, q, Options{MaxBatch: 16, NoStageTimes: true})
+	s := loadgen.DefaultSettings()
+	s.Scenario = loadgen.Offline
+	s.MinDurationMs = 0
+	s.MinQueryCount = 256
+	res, err := loadgen.Run(context.Background(), sut, q, s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.HasStages() {
+		t.Error("stage times were reported with NoStageTimes")
+	}
+	if st := sut.Stats(); st.Samples != 256 || st.Total[Inference] <= 0 {
+		t.Errorf("stats %+v: want 256 samples with a timed inference stage", st)
+	}
+}
