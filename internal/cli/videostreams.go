@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -295,9 +296,9 @@ func writeStreamsJSON(v *videoFlags, sut string, r gbt.StreamsResult) error {
 	return nil
 }
 
-// streamProber runs stream probes, each from an idle SUT: a SUT that
-// implements loadgen.Drainer is drained, any other is replaced by a fresh
-// instance from open (the first probe uses the instance just opened).
+// streamProber runs stream probes, each from an idle SUT: the first on the
+// instance just opened; then a SUT that implements loadgen.Drainer is
+// drained, and any other is replaced by a fresh instance from open.
 type streamProber struct {
 	fps               float64
 	duration, timeout time.Duration
@@ -313,17 +314,21 @@ type streamProber struct {
 // idle makes the SUT idle and says how.
 func (p *streamProber) idle(ctx context.Context) (string, error) {
 	defer func() { p.probes++ }()
+	if p.probes == 0 {
+		return "fresh", nil // just opened
+	}
 	if d, ok := p.sut.(loadgen.Drainer); ok {
 		if err := d.Drain(ctx); err != nil {
 			return "", fmt.Errorf("draining %s: %w", p.sut.Name(), err)
 		}
+		// Collect the last probe's records now rather than during the next
+		// probe, where the collector would compete with the SUT.
+		runtime.GC()
 		return "drained", nil
-	}
-	if p.probes == 0 {
-		return "fresh", nil
 	}
 	p.closeSUT()
 	p.closeSUT = func() {}
+	runtime.GC()
 	sut, qsl, closeSUT, err := p.open(ctx)
 	if err != nil {
 		return "", fmt.Errorf("a fresh SUT: %w", err)
