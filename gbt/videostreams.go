@@ -149,7 +149,8 @@ func (r StreamsResult) Exact() bool {
 // fails, then bisects between the largest pass and the smallest failure
 // until the bracket is within StreamsOptions.Resolution (one stream by
 // default, the value the linear procedure ends on, IN-78 (6)). It then
-// confirms by re-running the largest pass and the smallest failure. If the
+// confirms by re-running the largest pass and the smallest failure (a count
+// whose latest run was a confirmation is not run again). If the
 // pass fails on re-running, the bracket moves below it (to the largest
 // count whose latest run passed) and bisection resumes; if the failure
 // passes, the bracket moves above it. It never steps one stream at a time.
@@ -261,8 +262,9 @@ func (s *streamSearch) search(ctx context.Context) error {
 			return err
 		}
 		// Confirm lo (when a count passed) and hi (when one failed), each
-		// by a fresh run.
-		if lo > 0 {
+		// by a fresh run, unless its latest run was already a confirmation
+		// with the same verdict.
+		if lo > 0 && !s.confirmed(lo, true) {
 			if !s.fits(1) {
 				s.bracket(lo, hi, StopBudget)
 				return nil
@@ -282,6 +284,11 @@ func (s *streamSearch) search(ctx context.Context) error {
 				stop = StopLimit
 			}
 			s.bracket(lo, hi, stop)
+			return nil
+		}
+		if s.confirmed(hi, false) {
+			s.bracket(lo, hi, stop)
+			s.res.Confirmed = true
 			return nil
 		}
 		if !s.fits(1) {
@@ -341,6 +348,17 @@ func (s *streamSearch) bracket(lo, hi int, stop string) {
 	if hi <= s.limit {
 		s.res.FirstFail = hi
 	}
+}
+
+// confirmed reports whether the latest probe of n was a confirmation with
+// verdict ok.
+func (s *streamSearch) confirmed(n int, ok bool) bool {
+	for i := len(s.res.Probes) - 1; i >= 0; i-- {
+		if p := s.res.Probes[i]; p.N == n {
+			return p.Phase == PhaseConfirm && p.OK == ok
+		}
+	}
+	return false
 }
 
 func (s *streamSearch) largestPassBelow(n int) int {
