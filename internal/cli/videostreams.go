@@ -157,6 +157,7 @@ func searchStreams(ctx context.Context, st *State, v *videoFlags, open openSUT, 
 		Limit: v.limit, Linear: v.linear, Resolution: v.resolution,
 		Budget: v.budget, ProbeEstimate: v.duration + v.timeout,
 	})
+	printStreamProbes(st.Stdout, result.Probes)
 	limitReached := errors.Is(err, gbt.ErrStreamsLimit)
 	switch {
 	case err != nil && !limitReached && ctx.Err() != nil:
@@ -164,7 +165,6 @@ func searchStreams(ctx context.Context, st *State, v *videoFlags, open openSUT, 
 	case err != nil && !limitReached:
 		return withCode(ExitFailure, err)
 	}
-	printStreamProbes(st.Stdout, result.Probes)
 	if v.jsonFile != "" {
 		if err := writeStreamsJSON(v, sut.Name(), result); err != nil {
 			return withCode(ExitFailure, err)

@@ -281,3 +281,52 @@ func TestVideoStreamsNoCountPasses(t *testing.T) {
 		}
 	})
 }
+
+// TestVideoStreamsProbeError: a probe that cannot run (here: no fresh SUT
+// for the second probe) ends the search with exit 1, the probes so far
+// listed.
+func TestVideoStreamsProbeError(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		opened := 0
+		open := func(context.Context) (loadgen.SUT, loadgen.QSL, func(), error) {
+			if opened++; opened > 1 {
+				return nil, nil, nil, errors.New("SUT unreachable")
+			}
+			s := newCapacitySUT(10 * time.Millisecond)
+			return s, null.QSL{Total: 1024}, s.Close, nil
+		}
+		v := capacityFlags
+		if err := checkVideoFlags(&v); err != nil {
+			t.Fatal(err)
+		}
+		tw := newTwin(t)
+		err := searchStreams(context.Background(), tw.st, &v, open, -1)
+		var ee *exitError
+		if !errors.As(err, &ee) || ee.code != ExitFailure || !strings.Contains(err.Error(), "SUT unreachable") {
+			t.Fatalf("error %v, want exit 1 naming the cause", err)
+		}
+		if out := tw.stdout.String(); !strings.Contains(out, "grow           1") {
+			t.Errorf("the probe that ran is not listed:\n%s", out)
+		}
+	})
+}
+
+func TestVideoStreamsRefusesBadFlags(t *testing.T) {
+	tests := []struct {
+		args []string
+		says string
+	}{
+		{[]string{"--resolution", "1"}, "--resolution"},
+		{[]string{"--resolution", "-0.1"}, "--resolution"},
+		{[]string{"--budget", "-1s"}, "--budget"},
+		{[]string{"--streams", "-3"}, "--streams"},
+		{[]string{"--fps", "0"}, "--fps"},
+		{[]string{"--fps", "1", "--job-timeout", "10ms"}, "shorter than the frame period"},
+	}
+	for _, tc := range tests {
+		r := runCLI(t, "", append([]string{"video-streams", "--sut", "null"}, tc.args...)...)
+		if r.code != ExitUsage || !strings.Contains(r.stderr, tc.says) {
+			t.Errorf("%v: want exit 2 naming %q, got %v", tc.args, tc.says, r)
+		}
+	}
+}
