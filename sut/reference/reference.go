@@ -162,8 +162,8 @@ func (s *SUT) FlushQueries() {}
 // discards the samples still queued, which loadgen has written off as lost
 // when a run ended before the SUT caught up, and waits until the batches
 // being processed are complete. It returns ctx's error if ctx ends before
-// the workers are idle. Call it only
-// between runs: samples issued during Drain may be discarded too.
+// the workers are idle. Call it only between runs: samples issued during
+// Drain may be discarded too.
 func (s *SUT) Drain(ctx context.Context) error {
 	_, err := s.DrainCount(ctx)
 	return err
