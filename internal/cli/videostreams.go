@@ -2,8 +2,12 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"os"
+	"runtime"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -13,14 +17,27 @@ import (
 	"aimeter/loadgen"
 )
 
+// Defaults of the video-stream search.
+const (
+	// defaultStreamsBudget bounds the wall time of a search.
+	defaultStreamsBudget = 3 * time.Minute
+	// defaultStreamsResolution stops the bisection once the bracket is
+	// within 5 % of its lower end.
+	defaultStreamsResolution = 0.05
+)
+
 type videoFlags struct {
-	sut      string
-	fps      float64
-	duration time.Duration
-	limit    int
-	linear   bool
-	timeout  time.Duration
-	quiet    bool
+	sut        string
+	fps        float64
+	duration   time.Duration
+	limit      int
+	linear     bool
+	timeout    time.Duration
+	quiet      bool
+	budget     time.Duration
+	resolution float64
+	streams    int
+	jsonFile   string
 }
 
 func newVideoStreamsCommand(st *State) *cobra.Command {
@@ -32,9 +49,29 @@ func newVideoStreamsCommand(st *State) *cobra.Command {
 with no frame lost (GB-7.6.7-T21-MVS, IN-78): each probe runs arrival mode 1
 (fixed period T = 1/fps, n jobs of one frame per period) for --duration, and
 passes when every frame of every stream returns within the mode-1 timeout
-threshold 1 (4 s). The search doubles n until a probe fails, bisects, then
-confirms that n passes and n + 1 fails, as the standard's linear procedure
-would end (--linear runs that procedure literally).`,
+threshold 1 (4 s).
+
+Every probe starts from an idle SUT: the reference SUT's queue is drained
+(what the last probe left is discarded and the batch in progress awaited);
+a SUT that cannot drain (null, null-async) is replaced by a fresh instance.
+Each probe line says which.
+
+The search multiplies n by 8 from 1 until a probe fails, then bisects
+between the largest pass and the smallest failure until the bracket is
+within --resolution of its lower end (0: one stream, the value of the
+standard's linear procedure), then confirms: a fresh probe at the answer
+must pass and one at the smallest failure must fail. It stops within
+--budget and then reports the best bracket it has, saying so. --linear runs
+the standard's procedure literally (n = 1, 2, 3, … until the first failure);
+--streams N runs one probe at N only.
+
+Every probe is printed (count, phase, frames, lost, pass or fail, seconds,
+how the SUT was made idle); --json FILE writes them with the result.
+
+Exit codes: 0 a confirmed answer (or every count up to --max-streams
+passed); 3 no stream count passed, the answer could not be confirmed
+within the budget, or a --streams probe failed; 1 a probe could not run;
+2 bad flags; 4 interrupted.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return videoStreams(cmd.Context(), st, &v)
@@ -48,12 +85,36 @@ would end (--linear runs that procedure literally).`,
 	fl.BoolVar(&v.linear, "linear", false, "run the literal procedure: n = 1, 2, 3, … until the first failure")
 	fl.DurationVar(&v.timeout, "job-timeout", 0, "override the mode-1 timeout (default 4 s, Table 10 threshold 1)")
 	fl.BoolVarP(&v.quiet, "quiet", "q", false, "no progress")
+	fl.DurationVar(&v.budget, "budget", defaultStreamsBudget, "wall-time budget of the search; when it runs out the best bracket found is reported (0: none)")
+	fl.Float64Var(&v.resolution, "resolution", defaultStreamsResolution, "stop bisecting when the bracket is within this fraction of its lower end (0: one stream)")
+	fl.IntVar(&v.streams, "streams", 0, "run one probe with this many streams on a fresh SUT instead of searching")
+	fl.StringVar(&v.jsonFile, "json", "", "write the result and every probe to this JSON file")
 	return cmd
 }
 
+// openSUT starts a new instance of the SUT under test.
+type openSUT func(ctx context.Context) (loadgen.SUT, loadgen.QSL, func(), error)
+
 func videoStreams(parent context.Context, st *State, v *videoFlags) error {
-	if !(v.fps > 0) || v.duration <= 0 || v.limit < 1 {
+	if err := checkVideoFlags(v); err != nil {
+		return err
+	}
+	ctx, stop := interruptible(parent, st)
+	defer stop()
+	open := func(ctx context.Context) (loadgen.SUT, loadgen.QSL, func(), error) {
+		return chooseSUT(ctx, st, &runFlags{sut: v.sut, qslSize: 1024, quiet: v.quiet})
+	}
+	return searchStreams(ctx, st, v, open, 0)
+}
+
+func checkVideoFlags(v *videoFlags) error {
+	switch {
+	case !(v.fps > 0) || v.duration <= 0 || v.limit < 1:
 		return usageError("--fps, --duration and --max-streams must be > 0")
+	case v.budget < 0 || v.streams < 0:
+		return usageError("--budget and --streams must be ≥ 0")
+	case !(v.resolution >= 0 && v.resolution < 1):
+		return usageError("--resolution %g: want a fraction in [0, 1)", v.resolution)
 	}
 	timeout := v.timeout
 	if timeout == 0 {
@@ -63,51 +124,253 @@ func videoStreams(parent context.Context, st *State, v *videoFlags) error {
 	if timeout < period {
 		return usageError("--job-timeout %v is shorter than the frame period %v", timeout, period)
 	}
-	ctx, stop := interruptible(parent, st)
-	defer stop()
-	sut, qsl, closeSUT, err := chooseSUT(ctx, st, &runFlags{sut: v.sut, qslSize: 1024, quiet: v.quiet})
+	v.timeout = timeout
+	return nil
+}
+
+// searchStreams runs the search (or the single probe of --streams) on
+// instances from open. spin is loadgen's SpinWindow (0: its default).
+func searchStreams(ctx context.Context, st *State, v *videoFlags, open openSUT, spin time.Duration) error {
+	sut, qsl, closeSUT, err := open(ctx)
 	if err != nil {
 		return err
 	}
-	defer closeSUT()
-
-	probe := func(ctx context.Context, n int) (bool, error) {
-		p, err := gbt.Plan(gbt.StreamPlanInput(v.fps, n, v.duration, timeout), loadgen.DefaultSettings(), nil)
-		if err != nil {
-			return false, err
-		}
-		opts := p.Options()
-		opts.StallTimeout = 2 * timeout
-		res, err := loadgen.Run(ctx, sut, qsl, p.Settings, &opts)
-		if err != nil {
-			return false, err
-		}
-		test := p.Test
-		m, err := gbt.Evaluate((&bundle.Bundle{Result: res, GBT: &test}).GBTRun())
-		if err != nil {
-			return false, err
-		}
-		ok := gbt.StreamProbePassed(m)
-		if !v.quiet {
-			verdict := "pass"
-			if !ok {
-				verdict = fmt.Sprintf("fail (%d lost, %d failed)", m.Loss.Lost, m.Throughput.Errors)
-			}
-			fmt.Fprintf(st.Stderr, "  %5d streams at %g fps: %d frames, %s\n", n, v.fps, res.RecordCount(), verdict)
-		}
-		return ok, nil
+	p := &streamProber{fps: v.fps, duration: v.duration, timeout: v.timeout, spin: spin,
+		sut: sut, qsl: qsl, closeSUT: closeSUT, open: open}
+	if !v.quiet {
+		p.log = st.Stderr
 	}
-	result, err := gbt.MaxStreams(ctx, probe, gbt.StreamsOptions{Limit: v.limit, Linear: v.linear})
+	defer func() { p.closeSUT() }()
+
+	if v.streams > 0 {
+		return singleStreamProbe(ctx, st, v, p)
+	}
+	if !v.quiet {
+		how := "a fresh " + sut.Name() + " instance for each probe"
+		if _, ok := sut.(loadgen.Drainer); ok {
+			how = sut.Name() + " drained before each probe"
+		}
+		fmt.Fprintf(st.Stderr, "video streams at %g fps, %v a probe, budget %v, resolution %g; %s\n",
+			v.fps, v.duration, v.budget, v.resolution, how)
+	}
+	result, err := gbt.MaxStreams(ctx, p.probe, gbt.StreamsOptions{
+		Limit: v.limit, Linear: v.linear, Resolution: v.resolution,
+		Budget: v.budget, ProbeEstimate: v.duration + v.timeout,
+	})
+	printStreamProbes(st.Stdout, result.Probes)
+	limitReached := errors.Is(err, gbt.ErrStreamsLimit)
 	switch {
-	case errors.Is(err, gbt.ErrStreamsLimit):
-		fmt.Fprintf(st.Stdout, "Maximum video streams: at least %d (every probe up to --max-streams passed)\n", result.MaxStreams)
-		return nil
-	case err != nil && ctx.Err() != nil:
+	case err != nil && !limitReached && ctx.Err() != nil:
 		return withCode(ExitInterrupted, err)
-	case err != nil:
+	case err != nil && !limitReached:
 		return withCode(ExitFailure, err)
 	}
-	fmt.Fprintf(st.Stdout, "Maximum video streams: %d at %g fps (%d probes; n = %d passed, n + 1 failed)\n",
-		result.MaxStreams, v.fps, len(result.Probes), result.MaxStreams)
+	if v.jsonFile != "" {
+		if err := writeStreamsJSON(v, sut.Name(), result); err != nil {
+			return withCode(ExitFailure, err)
+		}
+	}
+	verdict, ok := streamsVerdict(v, result)
+	fmt.Fprintln(st.Stdout, verdict)
+	if !ok {
+		return withCode(ExitInvalid, errors.New("video-streams: no confirmed answer"))
+	}
 	return nil
+}
+
+// streamsVerdict states the result in one line, and whether it is a
+// confirmed answer (exit 0).
+func streamsVerdict(v *videoFlags, r gbt.StreamsResult) (string, bool) {
+	at := fmt.Sprintf("at %g fps", v.fps)
+	took := fmt.Sprintf("%d probes in %.0f s", len(r.Probes), r.Seconds)
+	switch {
+	case r.Stop == gbt.StopLimit:
+		return fmt.Sprintf("Maximum video streams: at least %d %s (every probe up to --max-streams passed; %s)", r.MaxStreams, at, took), true
+	case r.MaxStreams == 0 && r.FirstFail > 0 && r.Stop == "":
+		first := lastProbe(r.Probes, r.FirstFail)
+		return fmt.Sprintf("Maximum video streams: 0 %s: no stream count passed: %d stream lost %.1f %% of its frames (%s)",
+			at, r.FirstFail, 100*first.LostFraction(), took), false
+	case v.linear && r.FirstFail > 0:
+		return fmt.Sprintf("Maximum video streams: %d %s (linear procedure: %d passed, %d failed; %s)", r.MaxStreams, at, r.MaxStreams, r.FirstFail, took), true
+	case r.Confirmed:
+		s := fmt.Sprintf("Maximum video streams: %d %s (confirmed by fresh probes: %d passed, %d failed", r.MaxStreams, at, r.MaxStreams, r.FirstFail)
+		if !r.Exact() {
+			s += fmt.Sprintf("; the exact maximum lies in %d–%d", r.MaxStreams, r.FirstFail-1)
+			if r.Stop == gbt.StopBudget {
+				s += ": refining stopped when the budget ran out"
+			} else {
+				s += fmt.Sprintf(", within --resolution %g", r.Resolution)
+			}
+		}
+		return s + "; " + took + ")", true
+	case r.Stop == gbt.StopUnstable:
+		return fmt.Sprintf("No confirmed maximum %s: probes at the same count disagree; latest: %d passed, %d failed (%s)", at, r.MaxStreams, r.FirstFail, took), false
+	case r.FirstFail == 0:
+		return fmt.Sprintf("No confirmed maximum %s: the budget ran out before any count failed; at least %d streams passed (%s)", at, r.MaxStreams, took), false
+	default:
+		return fmt.Sprintf("No confirmed maximum %s: the budget ran out before the confirmation; best bracket: %d passed, %d failed (%s)", at, r.MaxStreams, r.FirstFail, took), false
+	}
+}
+
+// lastProbe is the latest probe of n streams.
+func lastProbe(ps []gbt.StreamProbe, n int) gbt.StreamProbe {
+	for i := len(ps) - 1; i >= 0; i-- {
+		if ps[i].N == n {
+			return ps[i]
+		}
+	}
+	return gbt.StreamProbe{N: n}
+}
+
+func singleStreamProbe(ctx context.Context, st *State, v *videoFlags, p *streamProber) error {
+	t0 := time.Now()
+	probe, err := p.probe(ctx, v.streams)
+	if err != nil {
+		if ctx.Err() != nil {
+			return withCode(ExitInterrupted, err)
+		}
+		return withCode(ExitFailure, err)
+	}
+	probe.N, probe.Phase, probe.Seconds = v.streams, "single", time.Since(t0).Seconds()
+	printStreamProbes(st.Stdout, []gbt.StreamProbe{probe})
+	if v.jsonFile != "" {
+		res := gbt.StreamsResult{Probes: []gbt.StreamProbe{probe}, Seconds: probe.Seconds}
+		if probe.OK {
+			res.MaxStreams = v.streams
+		} else {
+			res.FirstFail = v.streams
+		}
+		if err := writeStreamsJSON(v, p.sut.Name(), res); err != nil {
+			return withCode(ExitFailure, err)
+		}
+	}
+	if !probe.OK {
+		fmt.Fprintf(st.Stdout, "%d streams at %g fps: FAIL (%d of %d frames lost, %d failed)\n", v.streams, v.fps, probe.Lost, probe.Frames, probe.Failed)
+		return withCode(ExitInvalid, fmt.Errorf("video-streams: %d streams failed", v.streams))
+	}
+	fmt.Fprintf(st.Stdout, "%d streams at %g fps: PASS (%d frames, none lost)\n", v.streams, v.fps, probe.Frames)
+	return nil
+}
+
+// printStreamProbes lists the probes, one a line.
+func printStreamProbes(w io.Writer, ps []gbt.StreamProbe) {
+	fmt.Fprintf(w, "%-8s %7s %10s %10s %-4s %8s  %s\n", "phase", "streams", "frames", "lost", "ok", "seconds", "idle SUT by")
+	for _, p := range ps {
+		fmt.Fprintln(w, streamProbeLine(p))
+	}
+}
+
+func streamProbeLine(p gbt.StreamProbe) string {
+	verdict := "pass"
+	if !p.OK {
+		verdict = "FAIL"
+	}
+	return fmt.Sprintf("%-8s %7d %10d %10d %-4s %8.1f  %s", p.Phase, p.N, p.Frames, p.Lost+p.Failed, verdict, p.Seconds, p.Idle)
+}
+
+// streamsFile is the JSON file of --json.
+type streamsFile struct {
+	SUT             string  `json:"sut"`
+	FPS             float64 `json:"fps"`
+	ProbeSeconds    float64 `json:"probe_seconds"`
+	JobTimeoutSecs  float64 `json:"job_timeout_seconds"`
+	BudgetSeconds   float64 `json:"budget_seconds"`
+	MaxStreamsLimit int     `json:"max_streams_limit"`
+	gbt.StreamsResult
+}
+
+func writeStreamsJSON(v *videoFlags, sut string, r gbt.StreamsResult) error {
+	if r.Probes == nil {
+		r.Probes = []gbt.StreamProbe{}
+	}
+	b, err := json.MarshalIndent(streamsFile{
+		SUT: sut, FPS: v.fps, ProbeSeconds: v.duration.Seconds(), JobTimeoutSecs: v.timeout.Seconds(),
+		BudgetSeconds: v.budget.Seconds(), MaxStreamsLimit: v.limit, StreamsResult: r,
+	}, "", "  ")
+	if err != nil {
+		return fmt.Errorf("--json %s: %w", v.jsonFile, err)
+	}
+	if err := os.WriteFile(v.jsonFile, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("--json: %w", err)
+	}
+	return nil
+}
+
+// streamProber runs stream probes, each from an idle SUT: the first on the
+// instance just opened; then a SUT that implements loadgen.Drainer is
+// drained, and any other is replaced by a fresh instance from open.
+type streamProber struct {
+	fps               float64
+	duration, timeout time.Duration
+	spin              time.Duration
+	sut               loadgen.SUT
+	qsl               loadgen.QSL
+	closeSUT          func()
+	open              openSUT
+	log               io.Writer // progress, one line a probe; nil: none
+	probes            int
+}
+
+// idle makes the SUT idle and says how.
+func (p *streamProber) idle(ctx context.Context) (string, error) {
+	defer func() { p.probes++ }()
+	if p.probes == 0 {
+		return "fresh", nil // just opened
+	}
+	if d, ok := p.sut.(loadgen.Drainer); ok {
+		if err := d.Drain(ctx); err != nil {
+			return "", fmt.Errorf("draining %s: %w", p.sut.Name(), err)
+		}
+		// Collect the last probe's records now rather than during the next
+		// probe, where the collector would compete with the SUT.
+		runtime.GC()
+		return "drained", nil
+	}
+	p.closeSUT()
+	p.closeSUT = func() {}
+	runtime.GC()
+	sut, qsl, closeSUT, err := p.open(ctx)
+	if err != nil {
+		return "", fmt.Errorf("a fresh SUT: %w", err)
+	}
+	p.sut, p.qsl, p.closeSUT = sut, qsl, closeSUT
+	return "fresh", nil
+}
+
+// probe runs one fixed-period probe with n streams (gbt.StreamProber).
+func (p *streamProber) probe(ctx context.Context, n int) (gbt.StreamProbe, error) {
+	t0 := time.Now()
+	how, err := p.idle(ctx)
+	if err != nil {
+		return gbt.StreamProbe{}, err
+	}
+	plan, err := gbt.Plan(gbt.StreamPlanInput(p.fps, n, p.duration, p.timeout), loadgen.DefaultSettings(), nil)
+	if err != nil {
+		return gbt.StreamProbe{}, err
+	}
+	opts := plan.Options()
+	opts.StallTimeout = 2 * p.timeout
+	opts.SpinWindow = p.spin
+	res, err := loadgen.Run(ctx, p.sut, p.qsl, plan.Settings, &opts)
+	if err != nil {
+		return gbt.StreamProbe{}, err
+	}
+	test := plan.Test
+	m, err := gbt.Evaluate((&bundle.Bundle{Result: res, GBT: &test}).GBTRun())
+	if err != nil {
+		return gbt.StreamProbe{}, err
+	}
+	out := gbt.StreamProbe{
+		N: n, OK: gbt.StreamProbePassed(m), Idle: how,
+		Frames: int64(m.Loss.Sent), Lost: int64(m.Loss.Lost), Failed: int64(m.Throughput.Errors),
+	}
+	if p.log != nil {
+		out.Seconds = time.Since(t0).Seconds()
+		verdict := "pass"
+		if !out.OK {
+			verdict = fmt.Sprintf("FAIL (%.1f %% lost)", 100*out.LostFraction())
+		}
+		fmt.Fprintf(p.log, "  %6d streams: %9d frames, %s, %.1f s, SUT %s\n", n, out.Frames, verdict, out.Seconds, how)
+	}
+	return out, nil
 }

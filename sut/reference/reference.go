@@ -99,6 +99,7 @@ type SUT struct {
 	mu     sync.Mutex
 	cond   *sync.Cond
 	queue  []job
+	busy   int // batches taken from the queue and not yet completed
 	closed bool
 
 	batches atomic.Uint64
@@ -115,7 +116,10 @@ type job struct {
 	received int64 // t_ITR on the run's clock
 }
 
-var _ loadgen.SUT = (*SUT)(nil)
+var (
+	_ loadgen.SUT     = (*SUT)(nil)
+	_ loadgen.Drainer = (*SUT)(nil)
+)
 
 // New starts the workers.
 func New(opts Options) (*SUT, error) {
@@ -159,6 +163,39 @@ func (s *SUT) IssueQuery(r *loadgen.Responder, samples []loadgen.QuerySample) {
 // FlushQueries does nothing: workers run whatever is queued.
 func (s *SUT) FlushQueries() {}
 
+// Drain brings the SUT back to idle between runs (loadgen.Drainer): it
+// discards the samples still queued, which loadgen has written off as lost
+// when a run ended before the SUT caught up, and waits until the batches
+// being processed are complete. It returns ctx's error if ctx ends before
+// the workers are idle. Call it only between runs: samples issued during
+// Drain may be discarded too.
+func (s *SUT) Drain(ctx context.Context) error {
+	_, err := s.DrainCount(ctx)
+	return err
+}
+
+// DrainCount is Drain, also returning how many queued samples it discarded.
+func (s *SUT) DrainCount(ctx context.Context) (int, error) {
+	stop := context.AfterFunc(ctx, func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.cond.Broadcast()
+	})
+	defer stop()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	dropped := len(s.queue)
+	clear(s.queue)
+	s.queue = s.queue[:0]
+	for s.busy > 0 && !s.closed {
+		if err := ctx.Err(); err != nil {
+			return dropped, fmt.Errorf("reference SUT: drain: %d batches still in progress: %w", s.busy, err)
+		}
+		s.cond.Wait()
+	}
+	return dropped, nil
+}
+
 // Close stops the workers; queued samples are dropped (loadgen counts them lost).
 func (s *SUT) Close() {
 	s.mu.Lock()
@@ -187,35 +224,60 @@ func (s *SUT) ResetStats() {
 	}
 }
 
-// take waits for work and removes up to MaxBatch jobs into batch.
+// take waits for work and removes up to MaxBatch jobs into batch, counting
+// the batch as busy until done is called. It returns an empty batch once the
+// SUT is closed.
 func (s *SUT) take(batch []job) []job {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for len(s.queue) == 0 && !s.closed {
-		s.cond.Wait()
+	for {
+		for len(s.queue) == 0 && !s.closed {
+			s.cond.Wait()
+		}
+		if s.closed {
+			return batch[:0]
+		}
+		if len(s.queue) < s.opts.MaxBatch && s.opts.BatchWait > 0 {
+			// Give a partial batch a short window to fill up.
+			deadline := time.Now().Add(s.opts.BatchWait)
+			for len(s.queue) < s.opts.MaxBatch && !s.closed {
+				left := time.Until(deadline)
+				if left <= 0 {
+					break
+				}
+				s.mu.Unlock()
+				time.Sleep(min(left, 50*time.Microsecond))
+				s.mu.Lock()
+			}
+		}
+		if len(s.queue) > 0 || s.closed {
+			break
+		}
+		// Drained while the partial batch waited: wait again.
 	}
 	if s.closed {
 		return batch[:0]
 	}
-	if len(s.queue) < s.opts.MaxBatch && s.opts.BatchWait > 0 {
-		// Give a partial batch a short window to fill up.
-		deadline := time.Now().Add(s.opts.BatchWait)
-		for len(s.queue) < s.opts.MaxBatch && !s.closed {
-			left := time.Until(deadline)
-			if left <= 0 {
-				break
-			}
-			s.mu.Unlock()
-			time.Sleep(min(left, 50*time.Microsecond))
-			s.mu.Lock()
-		}
-	}
 	n := min(len(s.queue), s.opts.MaxBatch)
+	s.busy++
 	batch = append(batch[:0], s.queue[:n]...)
-	rest := copy(s.queue, s.queue[n:])
-	clear(s.queue[rest:])
-	s.queue = s.queue[:rest]
+	// Take from the front without moving the rest: copying a long backlog
+	// for every batch would slow an overloaded SUT down further, the more
+	// the longer its queue. append reallocates once the array's end is
+	// reached, copying only what is still queued.
+	clear(s.queue[:n])
+	s.queue = s.queue[n:]
 	return batch
+}
+
+// done marks a batch taken by take as complete, waking a waiting Drain.
+func (s *SUT) done() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.busy--
+	if s.busy == 0 {
+		s.cond.Broadcast()
+	}
 }
 
 func (s *SUT) work(ctx context.Context, p Predictor) {
@@ -285,6 +347,7 @@ func (s *SUT) work(ctx context.Context, p Predictor) {
 		s.stageNs[Inference].Add(int64(t2.Sub(t1)))
 		s.stageNs[Postprocess].Add(int64(t3.Sub(t2)))
 		completeByResponder(resp, batch[:n])
+		s.done()
 	}
 }
 

@@ -2,7 +2,11 @@ package reference
 
 import (
 	"context"
+	"errors"
+	"runtime"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"aimeter/dataset"
 	"aimeter/loadgen"
@@ -157,4 +161,119 @@ func TestReferenceSUTWithoutStageTimes(t *testing.T) {
 	if st := sut.Stats(); st.Samples != 256 || st.Total[Inference] <= 0 {
 		t.Errorf("stats %+v: want 256 samples with a timed inference stage", st)
 	}
+}
+
+// gatedPredictor blocks each batch until release is closed, counting the
+// samples it classified.
+type gatedPredictor struct {
+	started chan<- int      // receives the batch size when a batch starts
+	release <-chan struct{} // closed to let batches through
+	served  *atomic.Int64
+}
+
+func (g gatedPredictor) Predict(x []float32, batch int, classes []uint8) {
+	g.started <- batch
+	<-g.release
+	g.served.Add(int64(batch))
+	firstPixelPredictor{}.Predict(x, batch, classes)
+}
+
+// TestDrainEmptiesTheBacklog: a run whose samples time out (GB/T loss)
+// ends with the SUT still holding them: one batch in progress, the rest
+// queued. Drain discards the queue, waits for the batch in progress, and the
+// next run is served from an idle SUT: the SUT classifies none of the
+// written-off samples after the drain.
+func TestDrainEmptiesTheBacklog(t *testing.T) {
+	set := dataset.Synthetic(64, 7)
+	q := dataset.NewQSL(set, 64)
+	started := make(chan int, 1)
+	release := make(chan struct{})
+	var served atomic.Int64
+	opts := Options{MaxBatch: 4, InputSize: 784, Samples: q,
+		NewPredictor: func() Predictor { return gatedPredictor{started, release, &served} }}
+	sut, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sut.Close()
+
+	s := loadgen.DefaultSettings()
+	s.Scenario = loadgen.Offline
+	s.MinDurationMs = 0
+	s.MinQueryCount = 40
+	res, err := loadgen.Run(context.Background(), sut, q, s, &loadgen.Options{SampleTimeout: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.LostSamples != 40 {
+		t.Fatalf("%d of 40 samples lost; the gated SUT answers none in time", res.LostSamples)
+	}
+	first := <-started // the batch in progress
+	sut.mu.Lock()
+	queued, busy := len(sut.queue), sut.busy
+	sut.mu.Unlock()
+	if queued != 40-first || busy != 1 {
+		t.Fatalf("after the run: %d queued and %d batches busy; want %d and 1", queued, busy, 40-first)
+	}
+
+	// A drain that ends with its context reports the batch still in progress.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := sut.Drain(ctx); !errors.Is(err, context.Canceled) {
+		t.Errorf("drain with a cancelled context while a batch is in progress: %v", err)
+	}
+
+	type drained struct {
+		n   int
+		err error
+	}
+	done := make(chan drained, 1)
+	go func() {
+		n, err := sut.DrainCount(context.Background())
+		done <- drained{n, err}
+	}()
+	// The drain cannot end while the batch is in progress: wait for the
+	// queue to be discarded, then release the batch.
+	for {
+		sut.mu.Lock()
+		empty := len(sut.queue) == 0
+		sut.mu.Unlock()
+		if empty {
+			break
+		}
+		runtime.Gosched()
+	}
+	select {
+	case d := <-done:
+		t.Fatalf("drain returned %+v with a batch in progress", d)
+	default:
+	}
+	close(release)
+	d := <-done
+	// The first cancelled drain discarded the queue already.
+	if d.err != nil || d.n != 0 {
+		t.Fatalf("drain: %d discarded, %v", d.n, d.err)
+	}
+	if got := served.Load(); got != int64(first) {
+		t.Fatalf("the SUT classified %d samples of the written-off run, want only the %d in progress", got, first)
+	}
+
+	// The next run starts from an idle SUT: every sample answered, and the
+	// SUT classified exactly that run's samples.
+	served.Store(0)
+	go func() {
+		for range started {
+		}
+	}()
+	res, err = loadgen.Run(context.Background(), sut, q, s, &loadgen.Options{SampleTimeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.LostSamples != 0 || served.Load() != 40 {
+		t.Errorf("after the drain: %d lost, %d classified; want 0 and 40", res.LostSamples, served.Load())
+	}
+	if n, err := sut.DrainCount(context.Background()); n != 0 || err != nil {
+		t.Errorf("drain of an idle SUT: %d, %v", n, err)
+	}
+	close(started) // nothing is in progress: ends the goroutine above
 }
