@@ -178,10 +178,12 @@ func runGBT(parent context.Context, st *State, f *runFlags, g *gbtFlags, base lo
 	life.Mark(gbt.EventDatasetLoadStart)
 	life.Mark(gbt.EventDatasetLoadEnd)
 
-	pl := &progressLine{w: st.Stderr, terminal: st.StderrIsTerminal && !f.quiet, target: g.duration}
 	opts := p.Options()
 	opts.Timeout, opts.StallTimeout, opts.Warnings, opts.SpinWindow = f.timeout, f.stallTimeout, warnings, f.spinWindow
-	opts.Progress = pl.update
+	if !f.quiet {
+		pl := &progressLine{w: st.Stderr, terminal: st.StderrIsTerminal, target: g.duration}
+		opts.Progress = pl.update
+	}
 
 	// Mode 5: foreign jobs of another workload, with their own QSL and
 	// accounting, run beside the main jobs on the same SUT (IN-50).
