@@ -119,6 +119,24 @@ func usageError(format string, args ...any) error {
 
 // buildSettings assembles the settings of a run and the warnings to log.
 func buildSettings(st *State, f *runFlags, modeSet bool) (loadgen.Settings, []string, error) {
+	s, warnings, _, err := buildSettingsFrom(st, f, modeSet)
+	return s, warnings, err
+}
+
+// settingSources maps a config setting name ("min_duration") to where its
+// value came from, in words ("the built-in mlperf.conf (line 89:
+// *.Server.min_duration = 600000)"). A name that nothing set is absent.
+type settingSources map[string]string
+
+// buildSettingsFrom is buildSettings that also says where the settings
+// came from.
+func buildSettingsFrom(st *State, f *runFlags, modeSet bool) (loadgen.Settings, []string, settingSources, error) {
+	sources := settingSources{}
+	s, warnings, err := buildSettingsInto(st, f, modeSet, sources)
+	return s, warnings, sources, err
+}
+
+func buildSettingsInto(st *State, f *runFlags, modeSet bool, sources settingSources) (loadgen.Settings, []string, error) {
 	scenario, err := loadgen.ParseScenario(f.scenario)
 	if err != nil {
 		return loadgen.Settings{}, nil, usageError("--scenario: %v", err)
@@ -138,12 +156,26 @@ func buildSettings(st *State, f *runFlags, modeSet bool) (loadgen.Settings, []st
 	var s loadgen.Settings
 	var warnings []string
 	if f.model != "" || f.mlperfConf != "" || f.userConf != "" {
-		s, warnings, err = mlperfconf.LoadSettings(mlperfconf.LoadOptions{
+		l, err := mlperfconf.Load(mlperfconf.LoadOptions{
 			Model: f.model, Scenario: scenario, Mode: mode, ModeSet: modeSet,
 			MLPerfConfPath: f.mlperfConf, UserConfPath: f.userConf, AuditConfigPath: audit,
 		})
+		s, warnings = l.Settings, l.Warnings
 		if err != nil {
 			return s, warnings, withCode(ExitUsage, err)
+		}
+		if !l.ModelKnown {
+			warnings = append(warnings, unknownModelWarning(f.model, f.mlperfConf != "" || f.userConf != ""))
+		}
+		for name, src := range l.Sources {
+			file := src.File
+			switch {
+			case src.Builtin:
+				file = "the built-in mlperf.conf"
+			case src.Kind == mlperfconf.UserConf:
+				file = "user.conf " + src.File
+			}
+			sources[name] = fmt.Sprintf("%s (line %d: %s = %s)", file, src.Entry.Line, src.Entry.Key, src.Entry.Value)
 		}
 	} else {
 		s = loadgen.DefaultSettings()
@@ -154,6 +186,11 @@ func buildSettings(st *State, f *runFlags, modeSet bool) (loadgen.Settings, []st
 		}
 		if err := selfTest.Apply(&s, "*", scenario, mlperfconf.UserConf); err != nil {
 			return s, nil, withCode(ExitFailure, err)
+		}
+		for _, e := range selfTest.Entries() {
+			if parts := strings.Split(e.Key, "."); len(parts) == 3 && parts[1] == scenario.String() {
+				sources[parts[2]] = "aimeter's self-test defaults (no --model and no config file given)"
+			}
 		}
 		if audit != "" {
 			if c, err := mlperfconf.ParseFile(audit); err == nil {
@@ -175,6 +212,7 @@ func buildSettings(st *State, f *runFlags, modeSet bool) (loadgen.Settings, []st
 				return s, warnings, usageError("--set %q: want NAME=VALUE with a config key name such as min_duration or target_qps", kv)
 			}
 			fmt.Fprintf(&b, "*.%s.%s = %s\n", scenario, name, value)
+			sources[name] = "--set " + name + "=" + value
 		}
 		c, err := mlperfconf.Parse(strings.NewReader(b.String()), "--set")
 		if err != nil {
@@ -194,7 +232,7 @@ func buildSettings(st *State, f *runFlags, modeSet bool) (loadgen.Settings, []st
 }
 
 func runTest(parent context.Context, st *State, f *runFlags, modeSet bool) error {
-	settings, warnings, err := buildSettings(st, f, modeSet)
+	settings, warnings, sources, err := buildSettingsFrom(st, f, modeSet)
 	if err != nil {
 		return err
 	}
@@ -209,8 +247,12 @@ func runTest(parent context.Context, st *State, f *runFlags, modeSet bool) error
 		return err
 	}
 	defer closeSUT()
-	if _, err := loadgen.NewEffective(settings, qsl.TotalSampleCount(), qsl.PerformanceSampleCount()); err != nil {
+	eff, err := loadgen.NewEffective(settings, qsl.TotalSampleCount(), qsl.PerformanceSampleCount())
+	if err != nil {
 		return withCode(ExitUsage, err)
+	}
+	if n := longRunNotice(eff, f.model, sources); n != "" {
+		fmt.Fprintln(st.Stderr, "aimeter:", n)
 	}
 
 	ctx, stop := interruptible(parent, st)
