@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"path/filepath"
 	"strings"
@@ -23,17 +24,21 @@ import (
 
 // selfTestConf holds aimeter's defaults when no --model and no config file
 // is given: a benchmark of aimeter itself against the null SUT, sized so
-// that each scenario produces a VALID result in seconds.
+// that each scenario produces a VALID result in seconds and its records.csv
+// stays well under 100 MB. The null SUT completes millions of samples a
+// second, so SingleStream, MultiStream and Offline last only 50 ms (about
+// 0.5–1 M records on a 2-core machine, 60 bytes each); Server issues 100 k
+// queries/s for 10 s (1 M records, about 56 MB).
 const selfTestConf = `# aimeter self-benchmark defaults (no --model and no config file given)
 *.SingleStream.target_latency = 0.0001
-*.SingleStream.min_duration = 500
+*.SingleStream.min_duration = 50
 *.MultiStream.target_latency = 0.0005
-*.MultiStream.min_duration = 300
+*.MultiStream.min_duration = 50
 *.Server.target_qps = 100000
 *.Server.target_latency = 1
 *.Server.min_duration = 10000
 *.Offline.target_qps = 20000000
-*.Offline.min_duration = 500
+*.Offline.min_duration = 50
 `
 
 type runFlags struct {
@@ -53,6 +58,10 @@ type runFlags struct {
 	trace        bool
 	quiet        bool
 	spinWindow   time.Duration
+	// peakResolution is Options.FindPeakResolution.
+	peakResolution float64
+	// keepProbes is Options.KeepProbeRecords.
+	keepProbes bool
 }
 
 func newRunCommand(st *State) *cobra.Command {
@@ -101,10 +110,12 @@ every scenario finishes in seconds against the null SUT.`,
 	fl.DurationVar(&f.timeout, "timeout", 0, "end the run after this long; outstanding samples are lost and the result INVALID (0 = no limit)")
 	fl.DurationVar(&f.stallTimeout, "stall-timeout", loadgen.DefaultStallTimeout, "give up on outstanding samples when none completes for this long")
 	fl.DurationVar(&f.spinWindow, "spin-window", loadgen.DefaultSpinWindow, "Server: busy-wait this close to each scheduled query instead of sleeping (precise issue times, one busy core); negative = never spin")
+	fl.Float64Var(&f.peakResolution, "find-peak-resolution", 0.01, "find-peak: end the search once the bounds are within this fraction of the peak (0 = LoadGen's decimals of precision only)")
+	fl.BoolVar(&f.keepProbes, "keep-probe-records", false, "find-peak: keep every probe's records, not only the reported probe's")
 	fl.BoolVar(&f.trace, "trace", false, "also write mlperf_log_trace.json")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress line")
 	groupFlags(cmd,
-		flagGroup{"MLPerf LoadGen test flags", []string{"scenario", "mode", "model", "mlperf-conf", "user-conf", "audit-config", "set"}},
+		flagGroup{"MLPerf LoadGen test flags", []string{"scenario", "mode", "model", "mlperf-conf", "user-conf", "audit-config", "set", "find-peak-resolution", "keep-probe-records"}},
 		flagGroup{"System under test", []string{"sut", "qsl-size", "performance-sample-count"}},
 		flagGroup{"GB/T 45087 inference test flags (--arrival-mode ≥ 0)", flagNames(gbtSet)},
 		flagGroup{"Run control", []string{"timeout", "stall-timeout", "spin-window"}},
@@ -258,7 +269,11 @@ func runTest(parent context.Context, st *State, f *runFlags, modeSet bool) error
 	ctx, stop := interruptible(parent, st)
 	defer stop()
 
-	opts := &loadgen.Options{Timeout: f.timeout, StallTimeout: f.stallTimeout, Warnings: warnings, SpinWindow: f.spinWindow}
+	if f.peakResolution < 0 || f.peakResolution >= 1 {
+		return usageError("--find-peak-resolution %v: want a fraction in [0, 1)", f.peakResolution)
+	}
+	opts := &loadgen.Options{Timeout: f.timeout, StallTimeout: f.stallTimeout, Warnings: warnings, SpinWindow: f.spinWindow,
+		FindPeakResolution: f.peakResolution, KeepProbeRecords: f.keepProbes}
 	if !f.quiet {
 		pl := &progressLine{w: st.Stderr, terminal: st.StderrIsTerminal, target: time.Duration(settings.MinDurationMs) * time.Millisecond}
 		opts.Progress = pl.update
@@ -320,6 +335,7 @@ func printOutcome(st *State, res *loadgen.Result, dir string) {
 			fmt.Fprintf(w, "Loadgen :: Perf mode stop. system_clock Timestamp = %d\n", start.Add(time.Duration(p.EndNs)).Unix())
 		}
 	}
+	printProbes(w, res)
 	if n := len(res.Accuracy); n > 0 {
 		fmt.Fprintf(w, "Accuracy log: %d responses\n", n)
 	}
@@ -345,6 +361,36 @@ func recommendation(res *loadgen.Result) string {
 		return s.PerfConstraintsRecommendation
 	}
 	return s.MinDurationRecommendation
+}
+
+// printProbes lists the probes of a find-peak search, one line each.
+func printProbes(w io.Writer, res *loadgen.Result) {
+	var n int
+	for _, p := range res.Passes {
+		if p.Probe != nil {
+			n++
+		}
+	}
+	if n == 0 {
+		return
+	}
+	fmt.Fprintf(w, "Find-peak probes (%d; records kept for the reported one):\n", n)
+	for _, p := range res.Passes {
+		if p.Probe == nil {
+			continue
+		}
+		verdict := "met"
+		if !p.Probe.PerfConstraintsMet {
+			verdict = "missed"
+		}
+		mark := ""
+		if p.Reported {
+			mark = "  <- reported"
+		}
+		fmt.Fprintf(w, "  target_qps %-12s %8d samples  p%g latency %s (%s)%s\n",
+			formatQPS(p.TargetQPS), p.Probe.Samples, res.Effective.TargetLatencyPercentile*100,
+			time.Duration(p.Probe.TargetPercentileLatencyNs), verdict, mark)
+	}
 }
 
 func yesNo(b bool) string {
