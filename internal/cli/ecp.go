@@ -22,11 +22,12 @@ power (GB-7.6.4-T18-ecp): α times the weighted geometric mean of each
 scenario's throughput relative to the baseline system's.
 
 CONFIG is a JSON file naming the scenarios, their weights and baseline
-throughputs (format "aimeter-gbt-ecp/1", see gbt.ECPConfig). Each NAME=DIR
-pairs a scenario of CONFIG with the output directory of a run
+throughputs (format "aimeter-gbt-ecp/1", see gbt.ECPConfig and
+examples/ecp-weights.json). Each NAME=DIR pairs the "name" of a scenario of
+CONFIG with the output directory of a run
 (aimeter run --arrival-mode …), whose gbt_result.json gives the measured
 throughput in samples/s (or tokens/s with --tokens).`,
-		Example: `  aimeter ecp weights.json "T11-1 ResNet-50 v1.5=results/resnet" "T11-6 BERT-large=results/bert"`,
+		Example: `  aimeter ecp examples/ecp-weights.json "poisson=runs/poisson" "fixed-period=runs/fixed-period"`,
 		Args:    cobra.MinimumNArgs(2),
 		RunE: func(_ *cobra.Command, args []string) error {
 			data, err := os.ReadFile(args[0])

@@ -79,7 +79,7 @@ instead: its self-test defaults replace mlperf.conf (600-second runs) so that
 every scenario finishes in seconds against the null SUT.`,
 		Example: `  aimeter run
   aimeter run --scenario Offline --sut null-async
-  aimeter run --model resnet50 --scenario Server --user-conf user.conf
+  aimeter run --model resnet50 --scenario Server --user-conf examples/user.conf
   aimeter run --scenario SingleStream --set min_duration=1000 --set target_latency=0.001`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
