@@ -30,6 +30,9 @@ throughput in samples/s (or tokens/s with --tokens).`,
 		Example: `  aimeter ecp examples/ecp-weights.json "poisson=runs/poisson" "fixed-period=runs/fixed-period"`,
 		Args:    cobra.MinimumNArgs(2),
 		RunE: func(_ *cobra.Command, args []string) error {
+			if err := needFile("CONFIG", args[0]); err != nil {
+				return err
+			}
 			data, err := os.ReadFile(args[0])
 			if err != nil {
 				return withCode(ExitFailure, err)
@@ -43,6 +46,9 @@ throughput in samples/s (or tokens/s with --tokens).`,
 				name, dir, ok := strings.Cut(pair, "=")
 				if !ok || name == "" || dir == "" {
 					return usageError("%q: want NAME=DIR", pair)
+				}
+				if err := needFile(name+"=DIR", filepath.Join(dir, "gbt_result.json")); err != nil {
+					return usageError("%s: %s holds no gbt_result.json: give the output directory of a GB/T run (aimeter run --arrival-mode …)", pair, dir)
 				}
 				th, err := runThroughput(dir, tokens)
 				if err != nil {

@@ -149,6 +149,9 @@ func runGBT(parent context.Context, st *State, f *runFlags, g *gbtFlags, base lo
 	}
 	info := gbt.Detect()
 	if g.infoFile != "" {
+		if err := needFile("--info", g.infoFile); err != nil {
+			return err
+		}
 		manual, err := gbt.LoadInfo(g.infoFile)
 		if err != nil {
 			return withCode(ExitUsage, err)

@@ -215,3 +215,38 @@ func TestReadmeCommandsRun(t *testing.T) {
 		}
 	}
 }
+
+// Bad input to the README's commands gives a clear error and the exit code
+// of the README's table: 2 when nothing ran.
+func TestReadmeCommandsBadInput(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.CopyFS(filepath.Join(dir, "examples"), os.DirFS(filepath.Join("..", "..", "examples"))); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	tests := []struct {
+		name string
+		args []string
+		want string // in stderr
+	}{
+		{"a user.conf that is not there", []string{"run", "--model", "resnet50", "--user-conf", "user.conf"}, "--user-conf user.conf: no such file"},
+		{"an mlperf.conf that is not there", []string{"run", "--mlperf-conf", "nope.conf"}, "--mlperf-conf nope.conf: no such file"},
+		{"test information that is not there", []string{"run", "--arrival-mode", "1", "--info", "testinfo.yaml"}, "--info testinfo.yaml: no such file"},
+		{"an ECP config that is not there", []string{"ecp", "weights.json", "poisson=runs/poisson"}, "CONFIG weights.json: no such file"},
+		{"an ECP run directory without a GB/T result", []string{"ecp", "examples/ecp-weights.json", "poisson=runs/poisson"}, "holds no gbt_result.json"},
+		{"a scenario ID that does not exist", []string{"run", "--arrival-mode", "2", "--scenario-id", "T11-99"}, "no such scenario"},
+		{"a find-peak resolution out of range", []string{"run", "--mode", "find-peak", "--find-peak-resolution", "1.5"}, "--find-peak-resolution"},
+	}
+	for _, tc := range tests {
+		r := runCLI(t, dir, append(tc.args, "-q", "--output-dir", "out")...)
+		if tc.args[0] == "ecp" {
+			r = runCLI(t, dir, tc.args...)
+		}
+		if r.code != ExitUsage || !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("%s: want exit 2 naming %q, got %v", tc.name, tc.want, r)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "out")); err == nil {
+			t.Errorf("%s: output written although nothing may run", tc.name)
+		}
+	}
+}

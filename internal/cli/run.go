@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -167,6 +168,12 @@ func buildSettingsInto(st *State, f *runFlags, modeSet bool, sources settingSour
 	var s loadgen.Settings
 	var warnings []string
 	if f.model != "" || f.mlperfConf != "" || f.userConf != "" {
+		if err := needFile("--mlperf-conf", f.mlperfConf); err != nil {
+			return s, nil, err
+		}
+		if err := needFile("--user-conf", f.userConf); err != nil {
+			return s, nil, err
+		}
 		l, err := mlperfconf.Load(mlperfconf.LoadOptions{
 			Model: f.model, Scenario: scenario, Mode: mode, ModeSet: modeSet,
 			MLPerfConfPath: f.mlperfConf, UserConfPath: f.userConf, AuditConfigPath: audit,
@@ -421,6 +428,22 @@ func chooseSUT(ctx context.Context, st *State, f *runFlags) (loadgen.SUT, loadge
 		return sut, dq, sut.Close, nil
 	}
 	return nil, nil, nil, usageError("--sut %q: want null, null-async or reference", f.sut)
+}
+
+// needFile checks that the file a flag or argument names exists, so that a
+// mistyped path is a usage error naming the flag (exit 2, nothing ran). An
+// empty path is not checked.
+func needFile(flag, path string) error {
+	if path == "" {
+		return nil
+	}
+	if _, err := os.Stat(path); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return usageError("%s %s: no such file or directory (the README's example files are in examples/)", flag, path)
+		}
+		return usageError("%s: %w", flag, err)
+	}
+	return nil
 }
 
 // refuseScenarioID refuses --scenario-id: a GB/T scenario of Tables 11–14
