@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -43,7 +44,7 @@ func TestScenarioIDRefused(t *testing.T) {
 	}
 	for _, tc := range tests {
 		dir := t.TempDir()
-		r := runCLI(t, dir, append([]string{"run", "-q", "--output-dir", "out"}, tc.args...)...)
+		r := runCLI(t, dir, append([]string{"run", "-q", "--output-dir", filepath.Join(dir, "out")}, tc.args...)...)
 		if r.code != ExitUsage || !strings.Contains(r.stderr, tc.want) {
 			t.Errorf("%s: want exit 2 naming %q, got %v", tc.name, tc.want, r)
 		}
