@@ -308,7 +308,8 @@ func runTest(parent context.Context, st *State, f *runFlags, modeSet bool) error
 func printOutcome(st *State, res *loadgen.Result, dir string) {
 	w := st.Stdout
 	fmt.Fprintf(w, "SUT %s, QSL %s (%d samples), %s, %s\n", res.SUTName, res.QSLName, res.QSLTotalCount, res.Effective.Scenario, res.Effective.Mode)
-	if res.Interrupted != "" {
+	if res.Interrupted != "" && res.Summary == nil {
+		// A summary says it itself ("Issuing stopped early: …").
 		fmt.Fprintf(w, "Interrupted: %s\n", res.Interrupted)
 	}
 	if s := res.Summary; s != nil {
