@@ -50,3 +50,22 @@ func TestScenarioIDRefused(t *testing.T) {
 		}
 	}
 }
+
+// The root help says only what exists: no network SUTs or training test
+// offered as if they were there.
+func TestRootHelpSaysWhatExists(t *testing.T) {
+	r := runCLI(t, "", "--help")
+	if r.code != ExitOK {
+		t.Fatalf("--help: %v", r)
+	}
+	for _, bad := range []string{"over the network", "and training"} {
+		if strings.Contains(r.stdout, bad) {
+			t.Errorf("root help claims %q:\n%s", bad, r.stdout)
+		}
+	}
+	for _, want := range []string{"in-process", "Planned, not yet built: network SUTs", "exit status N"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("root help lacks %q:\n%s", want, r.stdout)
+		}
+	}
+}

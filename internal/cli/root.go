@@ -44,7 +44,8 @@ reference model (see 'aimeter demo'). Planned, not yet built: network SUTs
 and the training test.
 
 Exit codes: 0 VALID (or success), 1 failure, 2 invalid usage or settings,
-3 run completed but INVALID, 4 interrupted (logs written), 130 forced exit.`,
+3 run completed but INVALID, 4 interrupted (logs written), 130 forced exit.
+Under 'go run' the go command reports these as "exit status N" and exits 1.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       Version,
