@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -66,6 +67,46 @@ func TestRootHelpSaysWhatExists(t *testing.T) {
 	for _, want := range []string{"in-process", "Planned, not yet built: network SUTs", "exit status N"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("root help lacks %q:\n%s", want, r.stdout)
+		}
+	}
+}
+
+// A find-peak run lists every probe and writes the records of the reported
+// probe only; settings.json keeps every probe's outcome.
+func TestFindPeakWritesTheReportedProbeOnly(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out")
+	r := runCLI(t, "", "run", "-q", "--mode", "find-peak", "--output-dir", out,
+		"--set", "target_qps=2000", "--set", "min_duration=100", "--set", "target_latency=50", "--find-peak-resolution", "0.25")
+	if r.code != ExitOK && r.code != ExitInvalid {
+		t.Fatalf("find-peak: %v", r)
+	}
+	var settings struct {
+		Passes []loadgen.PassInfo `json:"passes"`
+	}
+	if err := json.Unmarshal([]byte(readFileT(t, filepath.Join(out, "settings.json"))), &settings); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(r.stdout, "\n  target_qps "); n != len(settings.Passes) || n == 0 {
+		t.Errorf("%d probes listed for %d passes:\n%s", n, len(settings.Passes), r.stdout)
+	}
+	var reported loadgen.PassInfo
+	for _, p := range settings.Passes {
+		if p.Probe == nil {
+			t.Fatalf("a pass without its probe outcome: %+v", p)
+		}
+		if p.Reported {
+			reported = p
+		} else if !p.Probe.RecordsDropped {
+			t.Errorf("probe at %v qps kept its records", p.TargetQPS)
+		}
+	}
+	recs := readRecordsT(t, out)
+	if uint64(len(recs)) != reported.Probe.Samples {
+		t.Errorf("%d records, the reported probe issued %d samples", len(recs), reported.Probe.Samples)
+	}
+	for _, rec := range recs {
+		if rec.SeqID < reported.FirstSeq || rec.SeqID >= reported.EndSeq {
+			t.Fatalf("record %d is not of the reported probe [%d, %d)", rec.SeqID, reported.FirstSeq, reported.EndSeq)
 		}
 	}
 }
