@@ -11,11 +11,16 @@ import (
 // requested decimals. Only the performance constraint (the percentile
 // latency bound) decides, as in LoadGen; the reported summary is the last
 // passing (lower-bound) run.
+//
+// Two things are aimeter's own and change no schedule: every probe's outcome
+// is kept in its PassInfo.Probe while only the lower bound's records are
+// kept (unless Options.KeepProbeRecords), and Options.FindPeakResolution
+// may end the bisection early.
 func (t *testRun) findPeak() (*Summary, error) {
 	t.event(Event{TimeNs: t.now(), Key: "generic_message", Value: "Starting FindPeakPerformance mode"})
 	base := t.eff
 	t.event(Event{TimeNs: t.now(), Key: "generic_message", Value: "FindPeakPerformance: Check validity of the base settings field: " + qpsField(base.TargetQPS)})
-	lower, err := t.runPerformance(&base, PassFindPeak)
+	lower, err := t.probe(&base, nil)
 	if err != nil || t.ctx.Err() != nil {
 		return t.markReported(lower), err
 	}
@@ -29,7 +34,7 @@ func (t *testRun) findPeak() (*Summary, error) {
 		u := lower.Effective
 		u.TargetQPS = lower.Effective.TargetQPS * (1 + u.ServerFindPeakQPSBoundaryStepSize)
 		t.event(Event{TimeNs: t.now(), Key: "generic_message", Value: fmt.Sprintf("FindBoundaries: Checking fields [%s, %s)", qpsField(lower.Effective.TargetQPS), qpsField(u.TargetQPS))})
-		s, err := t.runPerformance(&u, PassFindPeak)
+		s, err := t.probe(&u, lower)
 		if err != nil || t.ctx.Err() != nil {
 			return t.markReported(lower), err
 		}
@@ -42,11 +47,16 @@ func (t *testRun) findPeak() (*Summary, error) {
 	t.event(Event{TimeNs: t.now(), Key: "generic_message", Value: fmt.Sprintf("FindPeakPerformance: Found boundaries: [%s, %s)", qpsField(lower.Effective.TargetQPS), qpsField(upper.Effective.TargetQPS))})
 	// Bisect.
 	for !findPeakFinished(lower.Effective.TargetQPS, upper.Effective.TargetQPS, base.ServerFindPeakQPSDecimalsOfPrecision) {
+		if r := t.opts.FindPeakResolution; r > 0 && upper.Effective.TargetQPS-lower.Effective.TargetQPS <= r*lower.Effective.TargetQPS {
+			t.event(Event{TimeNs: t.now(), Key: "generic_message", Value: fmt.Sprintf("FindPeakPerformance: bounds [%s, %s) within the resolution of %g %% of the lower bound: search ended (aimeter)",
+				qpsField(lower.Effective.TargetQPS), qpsField(upper.Effective.TargetQPS), r*100)})
+			break
+		}
 		m := lower.Effective
 		m.TargetQPS = lower.Effective.TargetQPS + (upper.Effective.TargetQPS-lower.Effective.TargetQPS)/2
 		t.event(Event{TimeNs: t.now(), Key: "generic_message", Value: fmt.Sprintf("FindPeakPerformanceBinarySearch: Testing the mid value of bounds [%s, %s): %s",
 			qpsField(lower.Effective.TargetQPS), qpsField(upper.Effective.TargetQPS), qpsField(m.TargetQPS))})
-		s, err := t.runPerformance(&m, PassFindPeak)
+		s, err := t.probe(&m, lower)
 		if err != nil || t.ctx.Err() != nil {
 			return t.markReported(lower), err
 		}
@@ -58,6 +68,44 @@ func (t *testRun) findPeak() (*Summary, error) {
 	}
 	t.event(Event{TimeNs: t.now(), Key: "generic_message", Value: "FindPeakPerformance: Found peak performance field: " + qpsField(lower.Effective.TargetQPS)})
 	return t.markReported(lower), nil
+}
+
+// probe runs one find-peak probe at e's target QPS and records its outcome
+// in its pass. Unless the records of probes are kept, it then drops the
+// records of every earlier probe but lower (the current lower bound, nil
+// before the first), and of the new probe itself when it failed: a failed
+// probe is never reported, and a passing one becomes the new lower bound.
+func (t *testRun) probe(e *Effective, lower *Summary) (*Summary, error) {
+	s, err := t.runPerformance(e, PassFindPeak)
+	if s == nil || s.pass < 0 || s.pass >= len(t.passes) {
+		return s, err
+	}
+	_, value := s.Metric()
+	t.passes[s.pass].info.Probe = &ProbeOutcome{
+		PerfConstraintsMet:        s.PerfConstraintsMet,
+		TargetPercentileLatencyNs: s.TargetPercentile.SampleLatency,
+		CompletedSamplesPerSecond: value,
+		Samples:                   s.SampleCount,
+	}
+	if t.opts.KeepProbeRecords {
+		return s, err
+	}
+	keep := s.pass
+	if !s.PerfConstraintsMet && lower != nil {
+		keep = lower.pass
+	}
+	if err != nil || t.ctx.Err() != nil {
+		// The search ends here and reports lower (or this first probe).
+		if lower != nil {
+			keep = lower.pass
+		}
+	}
+	for i, pr := range t.passes {
+		if i != keep && pr.info.Kind == PassFindPeak {
+			pr.dropRecords()
+		}
+	}
+	return s, err
 }
 
 // findPeakFinished: floor(l·10^d) + 1 ≥ floor(u·10^d).

@@ -101,6 +101,28 @@ type PassInfo struct {
 	Reported bool `json:"reported"`
 	// StopReason says why issuing ended ("" when it ran to completion).
 	StopReason string `json:"stop_reason,omitempty"`
+	// Probe is the outcome of a find-peak probe (nil for other passes). It
+	// outlives the probe's records, which are kept for the reported pass
+	// only (see Options.KeepProbeRecords).
+	Probe *ProbeOutcome `json:"probe,omitempty"`
+}
+
+// ProbeOutcome summarises one find-peak probe: enough to list every probe
+// of a search without its records.
+type ProbeOutcome struct {
+	// PerfConstraintsMet is the probe's verdict: whether its latency at the
+	// target percentile met the bound (the only check find-peak uses).
+	PerfConstraintsMet bool `json:"perf_constraints_met"`
+	// TargetPercentileLatencyNs is the sample latency at the target
+	// percentile.
+	TargetPercentileLatencyNs int64 `json:"target_percentile_latency_ns"`
+	// CompletedSamplesPerSecond is the probe's Server metric.
+	CompletedSamplesPerSecond float64 `json:"completed_samples_per_second"`
+	// Samples is the number of samples the probe issued.
+	Samples uint64 `json:"samples"`
+	// RecordsDropped says the probe's records were discarded after it was
+	// summarised; Result.PassRecords yields nothing for it.
+	RecordsDropped bool `json:"records_dropped,omitempty"`
 }
 
 // EventKind is the MLLOG event type of a detail-log event.

@@ -66,6 +66,18 @@ type Options struct {
 	// negative value never spins: the issuer sleeps to each scheduled time,
 	// which is also what lets it run on testing/synctest's fake clock.
 	SpinWindow time.Duration
+
+	// KeepProbeRecords keeps the records of every find-peak probe. By
+	// default only the reported probe keeps its records; the others are
+	// summarised (PassInfo.Probe) and their records dropped as soon as the
+	// search has moved past them, so that memory and records.csv hold about
+	// one probe's worth, not the whole search's.
+	KeepProbeRecords bool
+	// FindPeakResolution, when > 0, ends the find-peak bisection once the
+	// bounds are within this fraction of the lower bound (0.01: 1 %), as
+	// well as at LoadGen's own stopping point (the decimals of precision).
+	// 0 searches exactly as LoadGen does.
+	FindPeakResolution float64
 }
 
 // DefaultSpinWindow is the default Options.SpinWindow.
@@ -162,6 +174,24 @@ type passRecord struct {
 	info      PassInfo
 	p         *pass
 	queryBase uint64
+	// dropped says dropRecords discarded the per-sample data; droppedLost
+	// counts the lost samples it held.
+	dropped     bool
+	droppedLost int
+}
+
+// dropRecords discards the per-sample data of the pass, keeping its info
+// and its count of lost samples; its records then yield nothing.
+func (pr *passRecord) dropRecords() {
+	if pr.dropped {
+		return
+	}
+	pr.dropped = true
+	pr.droppedLost = countState(pr.p, stateLost)
+	pr.p = &pass{kind: pr.p.kind, seqBase: pr.p.seqBase, gen: &generatedQueries{spq: 1}}
+	if pr.info.Probe != nil {
+		pr.info.Probe.RecordsDropped = true
+	}
 }
 
 func (t *testRun) now() int64 { return int64(time.Since(t.origin)) }
@@ -266,7 +296,7 @@ func Run(ctx context.Context, sut SUT, qsl QSL, settings Settings, opts *Options
 	res.FailedSamples = r.failed.Load()
 	for _, pr := range t.passes {
 		res.Passes = append(res.Passes, pr.info)
-		res.LostSamples += uint64(countState(pr.p, stateLost))
+		res.LostSamples += uint64(countState(pr.p, stateLost) + pr.droppedLost)
 	}
 	res.passes = t.passes
 	res.Interrupted = t.interrupted

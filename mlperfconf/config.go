@@ -12,8 +12,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -509,6 +511,19 @@ func (c *Config) Lookup(model, scenario, name string) (Entry, bool) {
 	return Entry{}, false
 }
 
+// Models returns the model keys that lines of the config name
+// specifically (the first part of "model.scenario.name", other than "*"),
+// sorted.
+func (c *Config) Models() []string {
+	set := map[string]bool{}
+	for k := range c.entries {
+		if m, _, _, ok := splitKey(k); ok && m != "*" && m != "" {
+			set[m] = true
+		}
+	}
+	return slices.Sorted(maps.Keys(set))
+}
+
 // Format writes the entries in a canonical form, one "key = value" line per
 // key, sorted by key, without comments. Parse reads it back to the same
 // keys and values.
@@ -909,21 +924,81 @@ const AuditConfigWarning = "Found Audit Config file (audit.config). Overriding T
 // the first error: a file that cannot be read or parsed, or an invalid mode
 // value. It does not call Validate.
 func LoadSettings(opts LoadOptions) (loadgen.Settings, []string, error) {
-	s := loadgen.DefaultSettings()
+	l, err := Load(opts)
+	return l.Settings, l.Warnings, err
+}
+
+// Source says where the value of one setting came from: the config file
+// whose line was applied last for the setting.
+type Source struct {
+	// File is the config file's name (Config.Name): a path, or
+	// "mlperf.conf" for the embedded one.
+	File string
+	// Kind is the kind of file it was read as.
+	Kind Kind
+	// Builtin says the file is the mlperf.conf embedded in aimeter.
+	Builtin bool
+	// Entry is the line that set the value.
+	Entry Entry
+}
+
+// Loaded is what Load returns: the settings, the warnings of every file
+// read, and where each setting that a file set came from.
+type Loaded struct {
+	// Settings are the settings built, as LoadSettings returns them.
+	Settings loadgen.Settings
+	// Warnings are the warnings of every file read (see LoadSettings).
+	Warnings []string
+	// Sources maps a setting name as the config files write it
+	// ("min_duration", "target_qps") to the file line that set it last.
+	// Settings that no file set (LoadGen's defaults) are absent.
+	Sources map[string]Source
+	// ModelKnown says some file read has a line for Model specifically
+	// (a key "Model.scenario.name"); when false, only the generic "*" lines
+	// applied. Always true when Model is "" or "*".
+	ModelKnown bool
+}
+
+// Load is LoadSettings that also tells where each setting came from and
+// whether the model key is known to any of the files read.
+func Load(opts LoadOptions) (Loaded, error) {
+	l := Loaded{Sources: map[string]Source{}, ModelKnown: opts.Model == "" || opts.Model == "*"}
+	s := &l.Settings
+	*s = loadgen.DefaultSettings()
 	s.Scenario = opts.Scenario
 	if opts.ModeSet {
 		s.Mode = opts.Mode
 	}
 	if opts.Scenario < loadgen.SingleStream || opts.Scenario > loadgen.Offline {
-		return s, nil, fmt.Errorf("unknown scenario %v", opts.Scenario)
+		return l, fmt.Errorf("unknown scenario %v", opts.Scenario)
 	}
-	var warnings []string
-	warn := func(w string) { warnings = append(warnings, w) }
+	warn := func(w string) { l.Warnings = append(l.Warnings, w) }
 
-	applyFile := func(c *Config, kind Kind) error {
-		warnings = append(warnings, c.Warnings...)
+	applyFile := func(c *Config, kind Kind, builtin bool) error {
+		l.Warnings = append(l.Warnings, c.Warnings...)
 		before := s.Mode
-		if err := c.apply(&s, opts.Model, opts.Scenario, kind, warn, nil); err != nil {
+		model := opts.Model
+		if model == "" || kind == AuditConf {
+			model = "*"
+		}
+		if !l.ModelKnown && kind != AuditConf {
+			l.ModelKnown = slices.Contains(c.Models(), opts.Model)
+		}
+		seen := func(k settingKey) {
+			if k.builtin && kind != BuiltinConf {
+				return
+			}
+			sc := opts.Scenario.String()
+			if k.scenario != "" {
+				if k.scenario != sc {
+					return
+				}
+			}
+			if e, ok := c.Lookup(model, sc, k.name); ok {
+				l.Sources[k.name] = Source{File: c.Name, Kind: kind, Builtin: builtin, Entry: e}
+			}
+		}
+		if err := c.apply(s, opts.Model, opts.Scenario, kind, warn, seen); err != nil {
 			return err
 		}
 		if opts.ModeSet && s.Mode != before {
@@ -942,39 +1017,39 @@ func LoadSettings(opts LoadOptions) (loadgen.Settings, []string, error) {
 	if opts.MLPerfConfPath != "" {
 		data, err := os.ReadFile(opts.MLPerfConfPath)
 		if err != nil {
-			return s, warnings, err
+			return l, err
 		}
 		if mlperf, err = Parse(bytes.NewReader(data), opts.MLPerfConfPath); err != nil {
-			return s, warnings, err
+			return l, err
 		}
 		if !bytes.Equal(data, builtinConfText) {
 			warn(fmt.Sprintf("%s: replaces the built-in mlperf.conf; results are valid for a submission only if its settings equal the official ones", opts.MLPerfConfPath))
 		}
 	}
-	if err := applyFile(mlperf, BuiltinConf); err != nil {
-		return s, warnings, err
+	if err := applyFile(mlperf, BuiltinConf, opts.MLPerfConfPath == ""); err != nil {
+		return l, err
 	}
 
 	if opts.UserConfPath != "" {
 		user, err := ParseFile(opts.UserConfPath)
 		if err != nil {
-			return s, warnings, err
+			return l, err
 		}
-		if err := applyFile(user, UserConf); err != nil {
-			return s, warnings, err
+		if err := applyFile(user, UserConf, false); err != nil {
+			return l, err
 		}
 	}
 
 	if opts.AuditConfigPath != "" {
 		if _, err := os.Stat(opts.AuditConfigPath); err != nil {
 			if errors.Is(err, os.ErrNotExist) {
-				return s, warnings, nil
+				return l, nil
 			}
-			return s, warnings, err
+			return l, err
 		}
 		audit, err := ParseFile(opts.AuditConfigPath)
 		if err != nil {
-			return s, warnings, err
+			return l, err
 		}
 		warn(AuditConfigWarning)
 		for _, e := range audit.Entries() {
@@ -983,9 +1058,9 @@ func LoadSettings(opts LoadOptions) (loadgen.Settings, []string, error) {
 					audit.Name, e.Line, e.Key))
 			}
 		}
-		if err := applyFile(audit, AuditConf); err != nil {
-			return s, warnings, err
+		if err := applyFile(audit, AuditConf, false); err != nil {
+			return l, err
 		}
 	}
-	return s, warnings, nil
+	return l, nil
 }

@@ -896,3 +896,57 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestLoadSources(t *testing.T) {
+	dir := t.TempDir()
+	user := filepath.Join(dir, "user.conf")
+	if err := os.WriteFile(user, []byte("resnet50.Server.target_qps = 250\n*.*.min_query_count = 100\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name      string
+		opts      LoadOptions
+		key       string
+		wantFile  string // "" = the key has no source
+		wantBuilt bool
+		wantKey   string
+		known     bool
+	}{
+		{"min_duration of resnet50 Server comes from the embedded mlperf.conf", LoadOptions{Model: "resnet50", Scenario: loadgen.Server}, "min_duration", "mlperf.conf", true, "*.Server.min_duration", true},
+		{"a user.conf line wins over mlperf.conf", LoadOptions{Model: "resnet50", Scenario: loadgen.Server, UserConfPath: user}, "target_qps", user, false, "resnet50.Server.target_qps", true},
+		{"a generic user.conf line is named as such", LoadOptions{Model: "resnet50", Scenario: loadgen.Offline, UserConfPath: user}, "min_query_count", user, false, "*.*.min_query_count", true},
+		{"a Server-only key has no source in Offline", LoadOptions{Model: "resnet50", Scenario: loadgen.Offline, UserConfPath: user}, "ttft_latency", "", false, "", true},
+		{"a mistyped model is unknown and gets the generic lines", LoadOptions{Model: "resnet-50", Scenario: loadgen.Server}, "min_duration", "mlperf.conf", true, "*.Server.min_duration", false},
+	}
+	for _, tc := range tests {
+		l, err := Load(tc.opts)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if l.ModelKnown != tc.known {
+			t.Errorf("%s: ModelKnown = %v", tc.name, l.ModelKnown)
+		}
+		src, ok := l.Sources[tc.key]
+		if tc.wantFile == "" {
+			if ok {
+				t.Errorf("%s: unexpected source %+v", tc.name, src)
+			}
+			continue
+		}
+		if !ok || src.File != tc.wantFile || src.Builtin != tc.wantBuilt || src.Entry.Key != tc.wantKey {
+			t.Errorf("%s: source %+v (found %v)", tc.name, src, ok)
+		}
+	}
+}
+
+func TestModels(t *testing.T) {
+	models := Builtin().Models()
+	for _, want := range []string{"resnet50", "bert", "llama2-70b"} {
+		if !slices.Contains(models, want) {
+			t.Errorf("Models() lacks %q: %v", want, models)
+		}
+	}
+	if slices.Contains(models, "*") {
+		t.Errorf("Models() lists the wildcard")
+	}
+}

@@ -22,13 +22,17 @@ power (GB-7.6.4-T18-ecp): α times the weighted geometric mean of each
 scenario's throughput relative to the baseline system's.
 
 CONFIG is a JSON file naming the scenarios, their weights and baseline
-throughputs (format "aimeter-gbt-ecp/1", see gbt.ECPConfig). Each NAME=DIR
-pairs a scenario of CONFIG with the output directory of a run
+throughputs (format "aimeter-gbt-ecp/1", see gbt.ECPConfig and
+examples/ecp-weights.json). Each NAME=DIR pairs the "name" of a scenario of
+CONFIG with the output directory of a run
 (aimeter run --arrival-mode …), whose gbt_result.json gives the measured
 throughput in samples/s (or tokens/s with --tokens).`,
-		Example: `  aimeter ecp weights.json "T11-1 ResNet-50 v1.5=results/resnet" "T11-6 BERT-large=results/bert"`,
+		Example: `  aimeter ecp examples/ecp-weights.json "poisson=runs/poisson" "fixed-period=runs/fixed-period"`,
 		Args:    cobra.MinimumNArgs(2),
 		RunE: func(_ *cobra.Command, args []string) error {
+			if err := needFile("CONFIG", args[0]); err != nil {
+				return err
+			}
 			data, err := os.ReadFile(args[0])
 			if err != nil {
 				return withCode(ExitFailure, err)
@@ -42,6 +46,9 @@ throughput in samples/s (or tokens/s with --tokens).`,
 				name, dir, ok := strings.Cut(pair, "=")
 				if !ok || name == "" || dir == "" {
 					return usageError("%q: want NAME=DIR", pair)
+				}
+				if err := needFile(name+"=DIR", filepath.Join(dir, "gbt_result.json")); err != nil {
+					return usageError("%s: %s holds no gbt_result.json: give the output directory of a GB/T run (aimeter run --arrival-mode …)", pair, dir)
 				}
 				th, err := runThroughput(dir, tokens)
 				if err != nil {

@@ -56,10 +56,10 @@ func addGBTFlags(fl *pflag.FlagSet, g *gbtFlags) {
 	fl.DurationVar(&g.burstPeriod, "burst-period", 10*time.Millisecond, "period inside a burst (mode 3)")
 	fl.IntVar(&g.burstN, "burst-jobs", 11, "jobs per burst period (mode 3); σ = burst-jobs / burst-period")
 	fl.DurationSliceVar(&g.burstStarts, "burst-starts", nil, "burst start offsets (mode 3; default: placed at random from --seed)")
-	fl.IntVar(&g.timeoutClass, "timeout-class", 0, "Table 10 timeout-control threshold column, 1 or 2 (default: from --scenario-id, else 1)")
+	fl.IntVar(&g.timeoutClass, "timeout-class", 0, "Table 10 timeout-control threshold column, 1 or 2 (default 1)")
 	fl.DurationVar(&g.timeout, "job-timeout", 0, "override the Table 10 timeout-control threshold")
 	fl.Float64Var(&g.lossThreshold, "loss-threshold", 0.01, "permissible loss rate, a fraction (GB-7.7.1-c-2; the standard sets none, IN-79)")
-	fl.StringVar(&g.scenarioID, "scenario-id", "", "GB/T scenario of Tables 11–14, e.g. T11-2 (see aimeter scenarios)")
+	fl.StringVar(&g.scenarioID, "scenario-id", "", "GB/T scenario of Tables 11–14, e.g. T11-2 (see aimeter scenarios); refused until aimeter can run the scenario's workload (model and data set)")
 	fl.StringVar(&g.infoFile, "info", "", "test information YAML (7.1 a)); detected facts fill what it leaves out")
 	fl.Uint64Var(&g.seed, "seed", 0, "seed of the arrival schedule (IN-53)")
 	fl.Int64Var(&g.sampleBytes, "sample-bytes", 3136, "bytes of input per sample, for the data-volume metrics (elasticity, pressure tolerance)")
@@ -149,6 +149,9 @@ func runGBT(parent context.Context, st *State, f *runFlags, g *gbtFlags, base lo
 	}
 	info := gbt.Detect()
 	if g.infoFile != "" {
+		if err := needFile("--info", g.infoFile); err != nil {
+			return err
+		}
 		manual, err := gbt.LoadInfo(g.infoFile)
 		if err != nil {
 			return withCode(ExitUsage, err)
@@ -178,10 +181,12 @@ func runGBT(parent context.Context, st *State, f *runFlags, g *gbtFlags, base lo
 	life.Mark(gbt.EventDatasetLoadStart)
 	life.Mark(gbt.EventDatasetLoadEnd)
 
-	pl := &progressLine{w: st.Stderr, terminal: st.StderrIsTerminal && !f.quiet, target: g.duration}
 	opts := p.Options()
 	opts.Timeout, opts.StallTimeout, opts.Warnings, opts.SpinWindow = f.timeout, f.stallTimeout, warnings, f.spinWindow
-	opts.Progress = pl.update
+	if !f.quiet {
+		pl := &progressLine{w: st.Stderr, terminal: st.StderrIsTerminal, target: g.duration}
+		opts.Progress = pl.update
+	}
 
 	// Mode 5: foreign jobs of another workload, with their own QSL and
 	// accounting, run beside the main jobs on the same SUT (IN-50).

@@ -38,11 +38,14 @@ func newRootCommand(st *State) *cobra.Command {
 		Short: "Benchmark AI inference systems the MLPerf LoadGen way (and by GB/T 45087-2024)",
 		Long: `aimeter generates load exactly as MLPerf's LoadGen does (SingleStream,
 MultiStream, Server, Offline; seeded schedules; early stopping; validity
-checks; the same log files) and measures systems under test in-process or
-over the network.
+checks; the same log files) and runs the GB/T 45087-2024 inference tests.
+It measures systems under test that run in-process: the null SUTs and the
+reference model (see 'aimeter demo'). Planned, not yet built: network SUTs
+and the training test.
 
 Exit codes: 0 VALID (or success), 1 failure, 2 invalid usage or settings,
-3 run completed but INVALID, 4 interrupted (logs written), 130 forced exit.`,
+3 run completed but INVALID, 4 interrupted (logs written), 130 forced exit.
+Under 'go run' the go command reports these as "exit status N" and exits 1.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       Version,

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -13,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"aimeter/bundle"
+	"aimeter/gbt"
 	"aimeter/loadgen"
 	"aimeter/mlperfconf"
 	"aimeter/mlperflog"
@@ -22,17 +25,21 @@ import (
 
 // selfTestConf holds aimeter's defaults when no --model and no config file
 // is given: a benchmark of aimeter itself against the null SUT, sized so
-// that each scenario produces a VALID result in seconds.
+// that each scenario produces a VALID result in seconds and its records.csv
+// stays well under 100 MB. The null SUT completes millions of samples a
+// second, so SingleStream, MultiStream and Offline last only 50 ms (about
+// 0.5–1 M records on a 2-core machine, 60 bytes each); Server issues 100 k
+// queries/s for 10 s (1 M records, about 56 MB).
 const selfTestConf = `# aimeter self-benchmark defaults (no --model and no config file given)
 *.SingleStream.target_latency = 0.0001
-*.SingleStream.min_duration = 500
+*.SingleStream.min_duration = 50
 *.MultiStream.target_latency = 0.0005
-*.MultiStream.min_duration = 300
+*.MultiStream.min_duration = 50
 *.Server.target_qps = 100000
 *.Server.target_latency = 1
 *.Server.min_duration = 10000
 *.Offline.target_qps = 20000000
-*.Offline.min_duration = 500
+*.Offline.min_duration = 50
 `
 
 type runFlags struct {
@@ -52,6 +59,10 @@ type runFlags struct {
 	trace        bool
 	quiet        bool
 	spinWindow   time.Duration
+	// peakResolution is Options.FindPeakResolution.
+	peakResolution float64
+	// keepProbes is Options.KeepProbeRecords.
+	keepProbes bool
 }
 
 func newRunCommand(st *State) *cobra.Command {
@@ -69,10 +80,13 @@ instead: its self-test defaults replace mlperf.conf (600-second runs) so that
 every scenario finishes in seconds against the null SUT.`,
 		Example: `  aimeter run
   aimeter run --scenario Offline --sut null-async
-  aimeter run --model resnet50 --scenario Server --user-conf user.conf
+  aimeter run --model resnet50 --scenario Server --user-conf examples/user.conf
   aimeter run --scenario SingleStream --set min_duration=1000 --set target_latency=0.001`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := refuseScenarioID(g.scenarioID, f.sut); err != nil {
+				return err
+			}
 			if g.mode >= 0 {
 				return runGBTCommand(cmd, st, &f, &g)
 			}
@@ -97,10 +111,12 @@ every scenario finishes in seconds against the null SUT.`,
 	fl.DurationVar(&f.timeout, "timeout", 0, "end the run after this long; outstanding samples are lost and the result INVALID (0 = no limit)")
 	fl.DurationVar(&f.stallTimeout, "stall-timeout", loadgen.DefaultStallTimeout, "give up on outstanding samples when none completes for this long")
 	fl.DurationVar(&f.spinWindow, "spin-window", loadgen.DefaultSpinWindow, "Server: busy-wait this close to each scheduled query instead of sleeping (precise issue times, one busy core); negative = never spin")
+	fl.Float64Var(&f.peakResolution, "find-peak-resolution", 0.01, "find-peak: end the search once the bounds are within this fraction of the peak (0 = LoadGen's decimals of precision only)")
+	fl.BoolVar(&f.keepProbes, "keep-probe-records", false, "find-peak: keep every probe's records, not only the reported probe's")
 	fl.BoolVar(&f.trace, "trace", false, "also write mlperf_log_trace.json")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress line")
 	groupFlags(cmd,
-		flagGroup{"MLPerf LoadGen test flags", []string{"scenario", "mode", "model", "mlperf-conf", "user-conf", "audit-config", "set"}},
+		flagGroup{"MLPerf LoadGen test flags", []string{"scenario", "mode", "model", "mlperf-conf", "user-conf", "audit-config", "set", "find-peak-resolution", "keep-probe-records"}},
 		flagGroup{"System under test", []string{"sut", "qsl-size", "performance-sample-count"}},
 		flagGroup{"GB/T 45087 inference test flags (--arrival-mode ≥ 0)", flagNames(gbtSet)},
 		flagGroup{"Run control", []string{"timeout", "stall-timeout", "spin-window"}},
@@ -115,6 +131,24 @@ func usageError(format string, args ...any) error {
 
 // buildSettings assembles the settings of a run and the warnings to log.
 func buildSettings(st *State, f *runFlags, modeSet bool) (loadgen.Settings, []string, error) {
+	s, warnings, _, err := buildSettingsFrom(st, f, modeSet)
+	return s, warnings, err
+}
+
+// settingSources maps a config setting name ("min_duration") to where its
+// value came from, in words ("the built-in mlperf.conf (line 89:
+// *.Server.min_duration = 600000)"). A name that nothing set is absent.
+type settingSources map[string]string
+
+// buildSettingsFrom is buildSettings that also says where the settings
+// came from.
+func buildSettingsFrom(st *State, f *runFlags, modeSet bool) (loadgen.Settings, []string, settingSources, error) {
+	sources := settingSources{}
+	s, warnings, err := buildSettingsInto(st, f, modeSet, sources)
+	return s, warnings, sources, err
+}
+
+func buildSettingsInto(st *State, f *runFlags, modeSet bool, sources settingSources) (loadgen.Settings, []string, error) {
 	scenario, err := loadgen.ParseScenario(f.scenario)
 	if err != nil {
 		return loadgen.Settings{}, nil, usageError("--scenario: %v", err)
@@ -134,12 +168,32 @@ func buildSettings(st *State, f *runFlags, modeSet bool) (loadgen.Settings, []st
 	var s loadgen.Settings
 	var warnings []string
 	if f.model != "" || f.mlperfConf != "" || f.userConf != "" {
-		s, warnings, err = mlperfconf.LoadSettings(mlperfconf.LoadOptions{
+		if err := needFile("--mlperf-conf", f.mlperfConf); err != nil {
+			return s, nil, err
+		}
+		if err := needFile("--user-conf", f.userConf); err != nil {
+			return s, nil, err
+		}
+		l, err := mlperfconf.Load(mlperfconf.LoadOptions{
 			Model: f.model, Scenario: scenario, Mode: mode, ModeSet: modeSet,
 			MLPerfConfPath: f.mlperfConf, UserConfPath: f.userConf, AuditConfigPath: audit,
 		})
+		s, warnings = l.Settings, l.Warnings
 		if err != nil {
 			return s, warnings, withCode(ExitUsage, err)
+		}
+		if !l.ModelKnown {
+			warnings = append(warnings, unknownModelWarning(f.model, f.mlperfConf != "" || f.userConf != ""))
+		}
+		for name, src := range l.Sources {
+			file := src.File
+			switch {
+			case src.Builtin:
+				file = "the built-in mlperf.conf"
+			case src.Kind == mlperfconf.UserConf:
+				file = "user.conf " + src.File
+			}
+			sources[name] = fmt.Sprintf("%s (line %d: %s = %s)", file, src.Entry.Line, src.Entry.Key, src.Entry.Value)
 		}
 	} else {
 		s = loadgen.DefaultSettings()
@@ -150,6 +204,11 @@ func buildSettings(st *State, f *runFlags, modeSet bool) (loadgen.Settings, []st
 		}
 		if err := selfTest.Apply(&s, "*", scenario, mlperfconf.UserConf); err != nil {
 			return s, nil, withCode(ExitFailure, err)
+		}
+		for _, e := range selfTest.Entries() {
+			if parts := strings.Split(e.Key, "."); len(parts) == 3 && parts[1] == scenario.String() {
+				sources[parts[2]] = "aimeter's self-test defaults (no --model and no config file given)"
+			}
 		}
 		if audit != "" {
 			if c, err := mlperfconf.ParseFile(audit); err == nil {
@@ -171,6 +230,7 @@ func buildSettings(st *State, f *runFlags, modeSet bool) (loadgen.Settings, []st
 				return s, warnings, usageError("--set %q: want NAME=VALUE with a config key name such as min_duration or target_qps", kv)
 			}
 			fmt.Fprintf(&b, "*.%s.%s = %s\n", scenario, name, value)
+			sources[name] = "--set " + name + "=" + value
 		}
 		c, err := mlperfconf.Parse(strings.NewReader(b.String()), "--set")
 		if err != nil {
@@ -190,7 +250,7 @@ func buildSettings(st *State, f *runFlags, modeSet bool) (loadgen.Settings, []st
 }
 
 func runTest(parent context.Context, st *State, f *runFlags, modeSet bool) error {
-	settings, warnings, err := buildSettings(st, f, modeSet)
+	settings, warnings, sources, err := buildSettingsFrom(st, f, modeSet)
 	if err != nil {
 		return err
 	}
@@ -205,14 +265,22 @@ func runTest(parent context.Context, st *State, f *runFlags, modeSet bool) error
 		return err
 	}
 	defer closeSUT()
-	if _, err := loadgen.NewEffective(settings, qsl.TotalSampleCount(), qsl.PerformanceSampleCount()); err != nil {
+	eff, err := loadgen.NewEffective(settings, qsl.TotalSampleCount(), qsl.PerformanceSampleCount())
+	if err != nil {
 		return withCode(ExitUsage, err)
+	}
+	if n := longRunNotice(eff, f.model, sources); n != "" {
+		fmt.Fprintln(st.Stderr, "aimeter:", n)
 	}
 
 	ctx, stop := interruptible(parent, st)
 	defer stop()
 
-	opts := &loadgen.Options{Timeout: f.timeout, StallTimeout: f.stallTimeout, Warnings: warnings, SpinWindow: f.spinWindow}
+	if f.peakResolution < 0 || f.peakResolution >= 1 {
+		return usageError("--find-peak-resolution %v: want a fraction in [0, 1)", f.peakResolution)
+	}
+	opts := &loadgen.Options{Timeout: f.timeout, StallTimeout: f.stallTimeout, Warnings: warnings, SpinWindow: f.spinWindow,
+		FindPeakResolution: f.peakResolution, KeepProbeRecords: f.keepProbes}
 	if !f.quiet {
 		pl := &progressLine{w: st.Stderr, terminal: st.StderrIsTerminal, target: time.Duration(settings.MinDurationMs) * time.Millisecond}
 		opts.Progress = pl.update
@@ -245,7 +313,8 @@ func runTest(parent context.Context, st *State, f *runFlags, modeSet bool) error
 func printOutcome(st *State, res *loadgen.Result, dir string) {
 	w := st.Stdout
 	fmt.Fprintf(w, "SUT %s, QSL %s (%d samples), %s, %s\n", res.SUTName, res.QSLName, res.QSLTotalCount, res.Effective.Scenario, res.Effective.Mode)
-	if res.Interrupted != "" {
+	if res.Interrupted != "" && res.Summary == nil {
+		// A summary says it itself ("Issuing stopped early: …").
 		fmt.Fprintf(w, "Interrupted: %s\n", res.Interrupted)
 	}
 	if s := res.Summary; s != nil {
@@ -260,10 +329,8 @@ func printOutcome(st *State, res *loadgen.Result, dir string) {
 		}
 		fmt.Fprintf(w, "  Min duration satisfied : %s\n  Min queries satisfied : %s\n  Early stopping satisfied: %s\n",
 			yesNo(s.MinDurationMet), yesNo(s.MinQueriesMet), yesNo(s.EarlyStoppingMet))
-		for _, r := range []string{s.PerfConstraintsRecommendation, s.MinDurationRecommendation} {
-			if r != "" {
-				fmt.Fprintf(w, "  * %s\n", r)
-			}
+		if r := recommendation(res); r != "" {
+			fmt.Fprintf(w, "  * %s\n", r)
 		}
 		for _, r := range s.AimeterReasons {
 			fmt.Fprintf(w, "  * %s\n", r)
@@ -281,6 +348,7 @@ func printOutcome(st *State, res *loadgen.Result, dir string) {
 			fmt.Fprintf(w, "Loadgen :: Perf mode stop. system_clock Timestamp = %d\n", start.Add(time.Duration(p.EndNs)).Unix())
 		}
 	}
+	printProbes(w, res)
 	if n := len(res.Accuracy); n > 0 {
 		fmt.Fprintf(w, "Accuracy log: %d responses\n", n)
 	}
@@ -288,6 +356,54 @@ func printOutcome(st *State, res *loadgen.Result, dir string) {
 		fmt.Fprintf(w, "%d errors logged, see %s\n", n, filepath.Join(dir, "mlperf_log_detail.txt"))
 	}
 	fmt.Fprintf(w, "Logs written to %s\n", dir)
+}
+
+// recommendation is the one piece of advice printed for a result, in
+// LoadGen's words: none for an interrupted run (its figures say nothing
+// about the target), else the performance-constraint advice when that
+// check failed, else the minimum-duration advice. LoadGen's summary can
+// hold both at once when a run both missed its latency bound and ran out
+// of queries; they then pull the target QPS in opposite directions, and
+// the latency bound is what a longer run would not fix.
+func recommendation(res *loadgen.Result) string {
+	s := res.Summary
+	if s == nil || res.Interrupted != "" {
+		return ""
+	}
+	if s.PerfConstraintsRecommendation != "" {
+		return s.PerfConstraintsRecommendation
+	}
+	return s.MinDurationRecommendation
+}
+
+// printProbes lists the probes of a find-peak search, one line each.
+func printProbes(w io.Writer, res *loadgen.Result) {
+	var n int
+	for _, p := range res.Passes {
+		if p.Probe != nil {
+			n++
+		}
+	}
+	if n == 0 {
+		return
+	}
+	fmt.Fprintf(w, "Find-peak probes (%d; records kept for the reported one):\n", n)
+	for _, p := range res.Passes {
+		if p.Probe == nil {
+			continue
+		}
+		verdict := "met"
+		if !p.Probe.PerfConstraintsMet {
+			verdict = "missed"
+		}
+		mark := ""
+		if p.Reported {
+			mark = "  <- reported"
+		}
+		fmt.Fprintf(w, "  target_qps %-12s %8d samples  p%g latency %s (%s)%s\n",
+			formatQPS(p.TargetQPS), p.Probe.Samples, res.Effective.TargetLatencyPercentile*100,
+			time.Duration(p.Probe.TargetPercentileLatencyNs), verdict, mark)
+	}
 }
 
 func yesNo(b bool) string {
@@ -318,4 +434,43 @@ func chooseSUT(ctx context.Context, st *State, f *runFlags) (loadgen.SUT, loadge
 		return sut, dq, sut.Close, nil
 	}
 	return nil, nil, nil, usageError("--sut %q: want null, null-async or reference", f.sut)
+}
+
+// needFile checks that the file a flag or argument names exists, so that a
+// mistyped path is a usage error naming the flag (exit 2, nothing ran). An
+// empty path is not checked.
+func needFile(flag, path string) error {
+	if path == "" {
+		return nil
+	}
+	if _, err := os.Stat(path); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return usageError("%s %s: no such file or directory (the README's example files are in examples/)", flag, path)
+		}
+		return usageError("%s: %w", flag, err)
+	}
+	return nil
+}
+
+// refuseScenarioID refuses --scenario-id: a GB/T scenario of Tables 11–14
+// names a workload (model and data set), and a run may carry the scenario's
+// label only if it ran that workload. None of aimeter's SUTs (the null SUTs
+// and the reference MLP on Fashion-MNIST) is the workload of any catalogue
+// row yet, so every ID is refused, naming what is missing.
+func refuseScenarioID(id, sut string) error {
+	if id == "" {
+		return nil
+	}
+	spec, ok := gbt.Lookup(id)
+	if !ok {
+		return usageError("--scenario-id %q: no such scenario in Tables 11–14 (see aimeter scenarios)", id)
+	}
+	model, data := spec.Model, spec.Dataset
+	if model == "" {
+		model = "a model of the tested party's choice (open mode)"
+	}
+	if data == "" {
+		data = "the tester's data set"
+	}
+	return usageError("--scenario-id %s: that scenario's workload is %s on %s, which aimeter cannot run yet; --sut %s is not that workload, so its results may not carry the scenario's label. Run without --scenario-id (use --timeout-class for the Table 10 threshold)", spec.ID, model, data, sut)
 }

@@ -438,8 +438,11 @@ func TestRunInterrupt(t *testing.T) {
 	if len(res.exits) != 0 {
 		t.Errorf("Exit called with %v on a single interrupt", res.exits)
 	}
-	if !strings.Contains(res.stdout, "Interrupted: interrupted by test signal") {
+	if !strings.Contains(res.stdout, "  * Issuing stopped early: interrupted by test signal.\n") {
 		t.Errorf("stdout does not say why the run ended:\n%s", res.stdout)
+	}
+	if strings.Count(res.stdout, "interrupted by test signal") != 1 || strings.Contains(res.stdout, "QPS") {
+		t.Errorf("stdout must say once that the run was interrupted, with no QPS advice:\n%s", res.stdout)
 	}
 	if !strings.Contains(res.stdout, "Result is : INVALID") {
 		t.Errorf("stdout does not show INVALID:\n%s", res.stdout)
@@ -510,7 +513,7 @@ func TestRunTimeoutFlag(t *testing.T) {
 	if d := time.Since(start); d > 10*time.Second {
 		t.Errorf("--timeout 300ms took %v", d)
 	}
-	if !strings.Contains(res.stdout, "Interrupted: run timeout of 300ms reached") {
+	if !strings.Contains(res.stdout, "Issuing stopped early: run timeout of 300ms reached") {
 		t.Errorf("stdout:\n%s", res.stdout)
 	}
 }

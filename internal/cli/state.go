@@ -70,7 +70,15 @@ func notifyInterrupt(parent context.Context, onSecond func()) (context.Context, 
 
 type interruptError struct{ sig string }
 
-func (e *interruptError) Error() string { return "interrupted by " + e.sig }
+func (e *interruptError) Error() string {
+	switch e.sig {
+	case os.Interrupt.String():
+		return "interrupted by Ctrl-C (SIGINT)"
+	case syscall.SIGTERM.String():
+		return "interrupted by SIGTERM"
+	}
+	return "interrupted by " + e.sig
+}
 
 // interruptible returns a context cancelled by the first Ctrl-C or SIGTERM;
 // a second one exits at once with ExitForced, without writing logs.

@@ -1,0 +1,115 @@
+package cli
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"aimeter/loadgen"
+	"aimeter/mlperfconf"
+)
+
+// longRun is the expected length above which a run says beforehand how long
+// it will take, and why.
+const longRun = time.Minute
+
+// unknownModelWarning names the model keys nearest to model (by edit
+// distance) among those of the built-in mlperf.conf, and says what the run
+// does instead. otherFiles says other config files were read too.
+func unknownModelWarning(model string, otherFiles bool) string {
+	where := "the built-in mlperf.conf"
+	if otherFiles {
+		where = "any config file read"
+	}
+	return fmt.Sprintf("--model %q is not a model key of %s; nearest known keys: %s. The run uses the generic (*) settings only",
+		model, where, strings.Join(nearestKeys(model, mlperfconf.Builtin().Models(), 3), ", "))
+}
+
+// nearestKeys returns the n keys closest to s by edit distance, nearest
+// first, ties in key order.
+func nearestKeys(s string, keys []string, n int) []string {
+	type scored struct {
+		key  string
+		dist int
+	}
+	all := make([]scored, 0, len(keys))
+	for _, k := range keys {
+		all = append(all, scored{k, editDistance(strings.ToLower(s), strings.ToLower(k))})
+	}
+	slices.SortStableFunc(all, func(a, b scored) int { return a.dist - b.dist })
+	var out []string
+	for _, sc := range all[:min(n, len(all))] {
+		out = append(out, sc.key)
+	}
+	return out
+}
+
+// editDistance is the Levenshtein distance between a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// longRunNotice returns the line printed before a run expected to last
+// longer than longRun: how long, which setting decides it and where it came
+// from, and how to shorten an unofficial run. It returns "" for a shorter
+// run or one whose length is not known in advance (accuracy runs, Offline
+// and the stream scenarios past min_duration).
+func longRunNotice(e loadgen.Effective, model string, src settingSources) string {
+	if e.Mode == loadgen.AccuracyOnly {
+		return ""
+	}
+	minDur := time.Duration(e.MinDurationMs) * time.Millisecond
+	expected, why := minDur, fmt.Sprintf("min_duration = %d ms, from %s", e.MinDurationMs, sourceOf(src, "min_duration"))
+	shorten := "--set min_duration=10000"
+	if e.Scenario == loadgen.Server && e.TargetQPS > 0 {
+		if byCount := time.Duration(float64(e.MinQueryCount) / e.TargetQPS * float64(time.Second)); byCount > expected {
+			expected = byCount
+			why = fmt.Sprintf("min_query_count = %d, from %s, at target_qps = %s, from %s",
+				e.MinQueryCount, sourceOf(src, "min_query_count"), formatQPS(e.TargetQPS), sourceOf(src, "target_qps"))
+			shorten = "--set min_query_count=1000 --set min_duration=10000"
+		}
+	}
+	if expected <= longRun {
+		return ""
+	}
+	what := "this run will take"
+	switch e.Mode {
+	case loadgen.FindPeakPerformance:
+		what = "each find-peak probe of this run will take"
+	case loadgen.SubmissionRun:
+		what = "the performance pass of this run will take"
+	}
+	subject := e.Scenario.String()
+	if model != "" {
+		subject = model + " " + subject
+	}
+	return fmt.Sprintf("%s at least %s for %s: %s. For an unofficial, shorter run add %s",
+		what, expected.Round(time.Second), subject, why, shorten)
+}
+
+func sourceOf(src settingSources, name string) string {
+	if s, ok := src[name]; ok {
+		return s
+	}
+	return "LoadGen's defaults"
+}
+
+// formatQPS writes a rate with at most 6 significant digits.
+func formatQPS(q float64) string { return fmt.Sprintf("%.6g", q) }
