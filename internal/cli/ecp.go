@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
@@ -47,8 +48,8 @@ throughput in samples/s (or tokens/s with --tokens).`,
 				if !ok || name == "" || dir == "" {
 					return usageError("%q: want NAME=DIR", pair)
 				}
-				if err := needFile(name+"=DIR", filepath.Join(dir, "gbt_result.json")); err != nil {
-					return usageError("%s: %s holds no gbt_result.json: give the output directory of a GB/T run (aimeter run --arrival-mode …)", pair, dir)
+				if err := needFile(name+"=DIR", filepath.Join(dir, bundle.GBTTestFile)); err != nil {
+					return usageError("%s: %s holds no %s: give the output directory of a GB/T run (aimeter run --arrival-mode …)", pair, dir, bundle.GBTTestFile)
 				}
 				th, err := runThroughput(dir, tokens)
 				if err != nil {
