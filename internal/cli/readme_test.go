@@ -233,7 +233,7 @@ func TestReadmeCommandsBadInput(t *testing.T) {
 		{"an mlperf.conf that is not there", []string{"run", "--mlperf-conf", "nope.conf"}, "--mlperf-conf nope.conf: no such file"},
 		{"test information that is not there", []string{"run", "--arrival-mode", "1", "--info", "testinfo.yaml"}, "--info testinfo.yaml: no such file"},
 		{"an ECP config that is not there", []string{"ecp", "weights.json", "poisson=runs/poisson"}, "CONFIG weights.json: no such file"},
-		{"an ECP run directory without a GB/T result", []string{"ecp", "examples/ecp-weights.json", "poisson=runs/poisson"}, "holds no gbt_result.json"},
+		{"an ECP run directory without a GB/T result", []string{"ecp", "examples/ecp-weights.json", "poisson=runs/poisson"}, "holds no gbt_test.json"},
 		{"a scenario ID that does not exist", []string{"run", "--arrival-mode", "2", "--scenario-id", "T11-99"}, "no such scenario"},
 		{"a find-peak resolution out of range", []string{"run", "--mode", "find-peak", "--find-peak-resolution", "1.5"}, "--find-peak-resolution"},
 	}
