@@ -135,7 +135,9 @@ func (e *Error) Error() string {
 //     Warnings).
 //
 // A key defined again later replaces the earlier value (recorded in
-// Warnings). LoadGen counts every bad line and then fails the whole file;
+// Warnings). A UTF-8 byte-order mark at the start of the input is skipped
+// (recorded in Warnings); here aimeter departs from LoadGen, which would
+// take it for part of the first key and ignore line 1. LoadGen counts every bad line and then fails the whole file;
 // Parse likewise reports all of them, joined, each a *Error, and
 // returns a nil Config.
 func Parse(r io.Reader, name string) (*Config, error) {
@@ -157,11 +159,21 @@ func ParseFile(path string) (*Config, error) {
 	return Parse(f, path)
 }
 
+// utf8BOM is the UTF-8 byte-order mark, U+FEFF.
+const utf8BOM = "\xEF\xBB\xBF"
+
 // parseConfig returns everything it could parse together with the errors.
 func parseConfig(r io.Reader, name string) (*Config, error) {
 	c := &Config{Name: name, entries: map[string]Entry{}}
 	var errs []error
 	br := bufio.NewReader(r)
+	// A UTF-8 byte-order mark (as Windows editors write) is skipped. LoadGen
+	// would read it as part of the first key and so silently ignore line 1;
+	// the warning says that this reading differs from LoadGen's.
+	if head, err := br.Peek(len(utf8BOM)); err == nil && string(head) == utf8BOM {
+		_, _ = br.Discard(len(utf8BOM))
+		c.warnf(1, "the file starts with a UTF-8 byte-order mark, which aimeter skips; LoadGen reads it as part of the first key and ignores that line")
+	}
 	lineNr := 0
 	for {
 		// std::getline: lines end at '\n'; a last line without one still
@@ -312,6 +324,13 @@ func hexVal(b byte) int {
 // with _GNU_SOURCE) is not accepted, as in the GCC 12 / glibc 2.36 builds the
 // reference was checked against and the manylinux wheels.
 func cStrtoull(s string) (uint64, int) {
+	v, n, _ := cStrtoullRange(s)
+	return v, n
+}
+
+// cStrtoullRange is cStrtoull that also says whether the number overflowed
+// (strtoull's ERANGE) and so was saturated at 2^64-1.
+func cStrtoullRange(s string) (uint64, int, bool) {
 	i := 0
 	neg := false
 	if i < len(s) && (s[i] == '+' || s[i] == '-') {
@@ -344,15 +363,15 @@ func cStrtoull(s string) (uint64, int) {
 		i++
 	}
 	if i == start {
-		return 0, 0
+		return 0, 0, false
 	}
 	if overflow {
-		return math.MaxUint64, i
+		return math.MaxUint64, i, true
 	}
 	if neg {
 		v = -v
 	}
-	return v, i
+	return v, i, false
 }
 
 // cStrtod mirrors glibc strtod(s, &end) in the C locale. It returns the value
@@ -525,11 +544,18 @@ func (c *Config) Models() []string {
 }
 
 // Format writes the entries in a canonical form, one "key = value" line per
-// key, sorted by key, without comments. Parse reads it back to the same
+// key, sorted by key, without comments (preceded by an empty line when the
+// first key starts with a byte-order mark, which Parse would otherwise skip). Parse reads it back to the same
 // keys and values.
 func (c *Config) Format(w io.Writer) error {
 	var b bytes.Buffer
-	for _, e := range c.Entries() {
+	entries := c.Entries()
+	if len(entries) > 0 && strings.HasPrefix(entries[0].Key, utf8BOM) {
+		// Parse skips a byte-order mark at the start of a file, so a key
+		// that begins with one must not be the file's first bytes.
+		b.WriteByte('\n')
+	}
+	for _, e := range entries {
 		b.WriteString(e.Key)
 		b.WriteString(" = ")
 		b.WriteString(e.Value)
@@ -646,6 +672,18 @@ func (c *Config) Apply(s *loadgen.Settings, model string, scenario loadgen.Scena
 	return c.apply(s, model, scenario, kind, nil, nil)
 }
 
+// ApplyWarn is Apply that also returns the warnings of c: those Parse
+// recorded (c.Warnings) followed by the values LoadGen reads in a
+// surprising way (a negative integer wrapping, a fraction or exponent cut
+// by strtoull, an integer saturating at 2^64-1, a leading-0 octal, a product
+// that wraps, a setting that this kind of file may not set), each as
+// "file:line: key "k": text". Load does the same for the files it reads.
+func (c *Config) ApplyWarn(s *loadgen.Settings, model string, scenario loadgen.Scenario, kind Kind) ([]string, error) {
+	warnings := slices.Clone(c.Warnings)
+	err := c.apply(s, model, scenario, kind, func(w string) { warnings = append(warnings, w) }, nil)
+	return warnings, err
+}
+
 // apply is Apply with two optional hooks: warn receives remarks about values
 // LoadGen reads in a surprising way, and seen receives every lookup made.
 func (c *Config) apply(s *loadgen.Settings, model string, scenario loadgen.Scenario, kind Kind,
@@ -683,6 +721,9 @@ func (c *Config) apply(s *loadgen.Settings, model string, scenario loadgen.Scena
 		}
 		if r := intReadingRemark(e); r != "" {
 			warnf(e, "%s", r)
+		}
+		if mult > 1 && e.Uint > math.MaxUint64/mult {
+			warnf(e, "value %s × %d does not fit in 64 bits and wraps to %d (LoadGen multiplies without a check)", e.Value, mult, e.Uint*mult)
 		}
 		*dst = e.Uint * mult
 		return true
@@ -796,9 +837,16 @@ func (c *Config) apply(s *loadgen.Settings, model string, scenario loadgen.Scena
 // the text suggests, or returns "".
 func intReadingRemark(e Entry) string {
 	v := e.Value
+	if _, n, over := cStrtoullRange(v); over {
+		if n < len(v) {
+			return fmt.Sprintf("value %s is read up to %q, which is beyond 2^64-1 and saturates to %d (LoadGen reads this setting with strtoull)", shorten(v), shorten(v[:n]), e.Uint)
+		}
+		return fmt.Sprintf("value %s is beyond 2^64-1 and saturates to %d (LoadGen reads this setting with strtoull)", shorten(v), e.Uint)
+	}
 	if !isCInteger(v) {
 		if float64(e.Uint) != e.Float {
-			return fmt.Sprintf("value %s is read as the integer %d (LoadGen reads this setting with strtoull)", v, e.Uint)
+			_, n := cStrtoull(v)
+			return fmt.Sprintf("value %s is read as the integer %d: strtoull stops before %q (LoadGen reads this setting with strtoull)", shorten(v), e.Uint, shorten(v[n:]))
 		}
 		return ""
 	}
@@ -810,6 +858,15 @@ func intReadingRemark(e Entry) string {
 		return fmt.Sprintf("value %s has a leading 0 and is read as octal: %d", v, e.Uint)
 	}
 	return ""
+}
+
+// shorten returns v, or for a value longer than 40 bytes its first 30 bytes
+// and its length, so that a warning about a huge value stays readable.
+func shorten(v string) string {
+	if len(v) <= 40 {
+		return v
+	}
+	return fmt.Sprintf("%s… (%d characters)", v[:30], len(v))
 }
 
 // splitKey splits "model.scenario.name" at its last two dots (model names
@@ -1063,4 +1120,93 @@ func Load(opts LoadOptions) (Loaded, error) {
 		}
 	}
 	return l, nil
+}
+
+// isFloatKey reports whether Apply reads k with strtod (a floating-point
+// setting); every other key is read with strtoull.
+func isFloatKey(k settingKey) bool {
+	switch k.name {
+	case "accuracy_log_probability", "target_latency_percentile", "target_qps":
+		return true
+	case "target_latency":
+		return k.scenario != "Server"
+	}
+	return false
+}
+
+// intKeyMax returns the largest value of an integer key that Apply can
+// store without wrapping: the ms → ns keys are multiplied by 10^6, and
+// max_async_queries passes through LoadGen's 32-bit int.
+func intKeyMax(k settingKey) uint64 {
+	switch {
+	case k.name == "max_async_queries":
+		return math.MaxInt32
+	case k.name == "ttft_latency" || k.name == "tpot_latency" || (k.name == "target_latency" && k.scenario == "Server"):
+		return math.MaxUint64 / 1_000_000
+	}
+	return math.MaxUint64
+}
+
+// strictIntProblem says why value is refused for an integer setting read
+// strictly, or returns "". A strict integer is a whole decimal number (or
+// 0x hex), without sign, without a leading 0 (which LoadGen reads as octal),
+// at most max.
+func strictIntProblem(value string, max uint64) string {
+	v, n, over := cStrtoullRange(value)
+	switch {
+	case strings.HasPrefix(value, "-"):
+		return fmt.Sprintf("%s is negative (LoadGen's strtoull would wrap it to %d)", shorten(value), v)
+	case strings.HasPrefix(value, "+"):
+		return fmt.Sprintf("%s has a sign; write the number alone", shorten(value))
+	case n < len(value):
+		return fmt.Sprintf("%s is not a whole number: fractions and exponents are refused (LoadGen's strtoull would stop before %q and read %d)",
+			shorten(value), shorten(value[n:]), v)
+	case over:
+		return fmt.Sprintf("%s is out of range: the largest value is %d (LoadGen's strtoull would saturate it)", shorten(value), max)
+	case len(value) > 1 && value[0] == '0' && value[1]|0x20 != 'x':
+		return fmt.Sprintf("%s has a leading 0, which LoadGen reads as octal (%d); write it without the 0", shorten(value), v)
+	case v > max:
+		return fmt.Sprintf("%s is out of range: the largest value is %d", shorten(value), max)
+	}
+	return ""
+}
+
+// CheckStrict checks the values that Apply(s, model, scenario, kind) would
+// read from c against what their text says, for settings given where
+// LoadGen's quirks are no excuse (aimeter's --set). An integer setting must be
+// a whole non-negative decimal (or 0x hex) number without a leading 0 and in
+// range: a negative value, a fraction, an exponent, or a value beyond
+// 2^64-1 (beyond 2^64/10^6 for the ms → ns keys, beyond 2^31-1 for
+// max_async_queries) is refused. A floating-point setting must be finite.
+// It returns nil or every problem, joined, each a *Error naming the key.
+func (c *Config) CheckStrict(model string, scenario loadgen.Scenario, kind Kind) error {
+	if model == "" || kind == AuditConf {
+		model = "*"
+	}
+	var errs []error
+	for _, k := range readKeys {
+		if k.builtin && kind != BuiltinConf {
+			continue
+		}
+		sc := scenario.String()
+		if k.scenario != "" {
+			sc = k.scenario
+		}
+		e, ok := c.Lookup(model, sc, k.name)
+		if !ok {
+			continue
+		}
+		var problem string
+		if isFloatKey(k) {
+			if math.IsNaN(e.Float) || math.IsInf(e.Float, 0) {
+				problem = fmt.Sprintf("%s is not a finite number", shorten(e.Value))
+			}
+		} else {
+			problem = strictIntProblem(e.Value, intKeyMax(k))
+		}
+		if problem != "" {
+			errs = append(errs, &Error{File: c.Name, Line: e.Line, Key: e.Key, Msg: k.name + " = " + problem})
+		}
+	}
+	return errors.Join(errs...)
 }

@@ -213,7 +213,9 @@ func buildSettingsInto(st *State, f *runFlags, modeSet bool, sources settingSour
 		if audit != "" {
 			if c, err := mlperfconf.ParseFile(audit); err == nil {
 				warnings = append(warnings, mlperfconf.AuditConfigWarning)
-				if err := c.Apply(&s, "*", scenario, mlperfconf.AuditConf); err != nil {
+				w, err := c.ApplyWarn(&s, "*", scenario, mlperfconf.AuditConf)
+				warnings = append(warnings, w...)
+				if err != nil {
 					return s, warnings, withCode(ExitUsage, err)
 				}
 			} else if !errors.Is(err, fs.ErrNotExist) {
@@ -234,6 +236,11 @@ func buildSettingsInto(st *State, f *runFlags, modeSet bool, sources settingSour
 		}
 		c, err := mlperfconf.Parse(strings.NewReader(b.String()), "--set")
 		if err != nil {
+			return s, warnings, usageError("%v", err)
+		}
+		// Unlike a config file, --set refuses what LoadGen would misread
+		// (a negative, fractional or out-of-range integer).
+		if err := c.CheckStrict("*", scenario, mlperfconf.BuiltinConf); err != nil {
 			return s, warnings, usageError("%v", err)
 		}
 		// --set is the operator's own override, read like mlperf.conf so
