@@ -893,6 +893,14 @@ func FuzzParse(f *testing.F) {
 				}
 				_ = c.Unused("m", sc, kind)
 			}
+			// What CheckStrict accepts, LoadGen reads as written.
+			if c.CheckStrict("m", sc, BuiltinConf) == nil {
+				s := loadgen.DefaultSettings()
+				var warns []string
+				if err := c.apply(&s, "m", sc, BuiltinConf, func(w string) { warns = append(warns, w) }, nil); err == nil && len(warns) > 0 {
+					t.Fatalf("CheckStrict accepted values that Apply warns about: %q", warns)
+				}
+			}
 		}
 	})
 }

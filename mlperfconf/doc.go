@@ -8,7 +8,17 @@
 // doubles, the last definition of a key winning. Each Entry keeps both
 // readings LoadGen may make of its value (strtoull for integer settings,
 // strtod for floating-point ones), so "1.5" is 1 where LoadGen reads an
-// integer. Lines LoadGen silently ignores are kept as warnings instead.
+// integer. Lines LoadGen silently ignores are kept as warnings instead, and
+// so are values LoadGen reads in a surprising way (a negative integer that
+// wraps, a fraction or exponent that strtoull cuts off, an integer that
+// saturates at 2^64-1, a leading-0 octal, a ms → ns product that wraps):
+// Load and Config.ApplyWarn return them. A UTF-8 byte-order mark at the start
+// of a file is skipped with a warning, where LoadGen would lose line 1.
+//
+// Config.CheckStrict is the reading for values given where LoadGen's quirks
+// are no excuse, such as aimeter's --set: it refuses a negative, fractional,
+// exponent or out-of-range integer and a non-finite floating-point value,
+// naming the key.
 //
 // Config.Apply sets the keys of one file on a loadgen.Settings for a model
 // and scenario, with LoadGen's lookup precedence (model.scenario.key, then
