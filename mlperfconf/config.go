@@ -734,6 +734,9 @@ func (c *Config) apply(s *loadgen.Settings, model string, scenario loadgen.Scena
 		if !ok {
 			return false
 		}
+		if r := floatReadingRemark(e); r != "" {
+			warnf(e, "%s", r)
+		}
 		*dst = e.Float * mult
 		return true
 	}
@@ -856,6 +859,33 @@ func intReadingRemark(e Entry) string {
 	}
 	if len(digits) > 1 && digits[0] == '0' && digits[1]|0x20 != 'x' && e.Uint != 0 {
 		return fmt.Sprintf("value %s has a leading 0 and is read as octal: %d", v, e.Uint)
+	}
+	return ""
+}
+
+// floatReadingRemark explains a floating-point reading of e that differs
+// from what the text says (strtod's overflow to infinity or underflow to
+// zero), or returns "".
+func floatReadingRemark(e Entry) string {
+	v := strings.TrimLeft(e.Value, "+-")
+	if len(v) >= 3 && (strings.EqualFold(v[:3], "inf") || strings.EqualFold(v[:3], "nan")) {
+		return ""
+	}
+	hex := len(v) > 1 && v[0] == '0' && v[1]|0x20 == 'x'
+	mant := v
+	if hex {
+		mant = v[2:]
+		if i := strings.IndexAny(mant, "pP"); i >= 0 {
+			mant = mant[:i]
+		}
+	} else if i := strings.IndexAny(mant, "eE"); i >= 0 {
+		mant = mant[:i]
+	}
+	switch {
+	case math.IsInf(e.Float, 0):
+		return fmt.Sprintf("value %s is beyond the range of a double and reads as %v (LoadGen reads this setting with strtod)", shorten(e.Value), e.Float)
+	case e.Float == 0 && strings.Trim(mant, "0.") != "":
+		return fmt.Sprintf("value %s is below the range of a double and reads as 0 (LoadGen reads this setting with strtod)", shorten(e.Value))
 	}
 	return ""
 }
@@ -1177,7 +1207,8 @@ func strictIntProblem(value string, max uint64) string {
 // a whole non-negative decimal (or 0x hex) number without a leading 0 and in
 // range: a negative value, a fraction, an exponent, or a value beyond
 // 2^64-1 (beyond 2^64/10^6 for the ms → ns keys, beyond 2^31-1 for
-// max_async_queries) is refused. A floating-point setting must be finite.
+// max_async_queries) is refused. A floating-point setting must be finite
+// and, unless it is a zero, not so small that strtod reads 0.
 // It returns nil or every problem, joined, each a *Error naming the key.
 func (c *Config) CheckStrict(model string, scenario loadgen.Scenario, kind Kind) error {
 	if model == "" || kind == AuditConf {
@@ -1198,8 +1229,11 @@ func (c *Config) CheckStrict(model string, scenario loadgen.Scenario, kind Kind)
 		}
 		var problem string
 		if isFloatKey(k) {
-			if math.IsNaN(e.Float) || math.IsInf(e.Float, 0) {
+			switch {
+			case math.IsNaN(e.Float) || math.IsInf(e.Float, 0):
 				problem = fmt.Sprintf("%s is not a finite number", shorten(e.Value))
+			case floatReadingRemark(e) != "":
+				problem = fmt.Sprintf("%s is below the range of a double (strtod would read 0)", shorten(e.Value))
 			}
 		} else {
 			problem = strictIntProblem(e.Value, intKeyMax(k))

@@ -47,6 +47,8 @@ func TestCheckStrict(t *testing.T) {
 		{"target_qps = inf", loadgen.Offline, "target_qps = inf is not a finite number", "infinity is no rate"},
 		{"target_qps = nan", loadgen.Server, "not a finite number", "NaN is no rate"},
 		{"target_qps = 1e999", loadgen.Server, "not a finite number", "strtod overflows to +Inf"},
+		{"target_qps = 1e-999", loadgen.Server, "below the range of a double", "strtod underflows to 0"},
+		{"target_qps = 0", loadgen.Server, "", "a zero rate is Validate's concern, and reads as written"},
 		{"target_latency_percentile = 99", loadgen.Server, "", "percentile is floating-point"},
 		{"accuracy_log_probability = -inf", loadgen.Server, "not a finite number", "mlperf.conf-only float keys are checked too"},
 		{"target_latency = -1", loadgen.Offline, "", "a key the scenario never reads is left to Unused"},
@@ -141,6 +143,47 @@ func TestConfigFileIntegerWarnings(t *testing.T) {
 }
 
 func minDur(s loadgen.Settings) uint64 { return s.MinDurationMs }
+
+// TestConfigFileFloatWarnings covers floating-point settings in a config
+// file: strtod's value is kept, and a value beyond the range of a double is
+// a warning.
+func TestConfigFileFloatWarnings(t *testing.T) {
+	for _, tc := range []struct {
+		value  string
+		want   float64
+		warn   string
+		reason string
+	}{
+		{"2000", 2000, "", "a plain number"},
+		{"1e12", 1e12, "", "an exponent reads as written in a double"},
+		{"0x1p4", 16, "", "a hex float reads as written"},
+		{"0", 0, "", "a zero is read as zero"},
+		{"0.000", 0, "", "a zero with a fraction is still zero"},
+		{"inf", math.Inf(1), "", "infinity written out is not a surprise (Validate refuses it)"},
+		{"1e999", math.Inf(1), "beyond the range of a double", "strtod overflows to +Inf"},
+		{"-1e999", math.Inf(-1), "beyond the range of a double", "and to -Inf"},
+		{"1e-999", 0, "below the range of a double", "strtod underflows to 0"},
+		{"0x1p-99999", 0, "below the range of a double", "a hex float underflows too"},
+	} {
+		t.Run(tc.value, func(t *testing.T) {
+			c := mustParse(t, "*.Server.target_qps = "+tc.value+"\n")
+			s := loadgen.DefaultSettings()
+			warns, err := c.ApplyWarn(&s, "m", loadgen.Server, UserConf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.ServerTargetQPS != tc.want {
+				t.Errorf("%s: read %v, want %v", tc.reason, s.ServerTargetQPS, tc.want)
+			}
+			switch {
+			case tc.warn == "" && len(warns) != 0:
+				t.Errorf("%s: unexpected warnings %q", tc.reason, warns)
+			case tc.warn != "" && (len(warns) != 1 || !strings.Contains(warns[0], tc.warn)):
+				t.Errorf("%s: warnings %q, want one containing %q", tc.reason, warns, tc.warn)
+			}
+		})
+	}
+}
 
 // TestLoadWarnsAboutUserConf checks that Load passes the conversion warnings
 // of a user.conf on (the CLI prints them and logs them in the detail log).
