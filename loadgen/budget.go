@@ -278,8 +278,8 @@ func checkBudget(e *Effective, qslTotal uint64, opts *Options) error {
 		be.Fits = fmt.Sprintf("min_query_count ≤ %.0f fits", maxQ)
 	case e.Scenario == Server:
 		be.Settings = fmt.Sprintf("target_qps = %g over min_duration = %d ms", e.TargetQPS, e.MinDurationMs)
-		be.Fits = fmt.Sprintf("target_qps ≤ %.4g fits (or min_duration ≤ %.0f ms)",
-			maxQ/(float64(e.TargetDurationMs)/1e3), math.Floor(maxQ/e.TargetQPS*1e3))
+		be.Fits = fmt.Sprintf("target_qps ≤ %.4g fits (or min_duration ≤ %.3g ms)",
+			maxQ/(float64(e.TargetDurationMs)/1e3), maxQ/e.TargetQPS*1e3)
 	default:
 		period := e.period()
 		be.Settings = fmt.Sprintf("min_duration = %d ms at an expected latency of %d ns (twice the duration is generated)", e.MinDurationMs, period)
