@@ -69,9 +69,9 @@ type MemoryEstimate struct {
 // and shuffled index lists (the equal-issue list included when it is used),
 // and the accuracy passes. qslTotal is the QSL's total sample count and
 // arrivals the length of Options.Arrivals (0 for none). Find-peak is
-// estimated as two passes at the starting rate (the reported probe and the
-// running one); its probes at higher rates need more. The estimate mirrors
-// generateQueries, in floating point so that it cannot overflow.
+// estimated as two passes at the rate of e (the reported probe and the
+// running one); Run checks each probe's rate before it runs. The estimate
+// mirrors generateQueries, in floating point so that it cannot overflow.
 func (e *Effective) EstimateMemory(qslTotal uint64, arrivals int) MemoryEstimate {
 	distEnd := float64(min(e.PerformanceSampleCount, qslTotal))
 	spq := float64(e.SamplesPerQuery)

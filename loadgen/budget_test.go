@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -234,4 +235,33 @@ func TestUnusedEqualIssueListIsNotBuilt(t *testing.T) {
 	if bytes > samples+samples/4 {
 		t.Errorf("generating 2^20 queries allocated %d bytes; the samples need %d: an index list that only equal-issue mode reads was built", bytes, samples)
 	}
+}
+
+func TestFindPeakStopsAtTheBudget(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sut := &queueSUT{service: time.Millisecond, queue: make(chan work, 1<<20)}
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		go sut.serve(ctx)
+		s := DefaultSettings()
+		s.Scenario = Server
+		s.Mode = FindPeakPerformance
+		s.ServerTargetQPS = 300
+		s.ServerTargetLatencyNs = 20_000_000
+		s.MinDurationMs = 1000
+		s.ServerFindPeakQPSDecimalsOfPrecision = 0
+		// 300 and 600 qps fit in 100 kB (about 60 bytes per query, two
+		// passes); the probe at 1200 qps does not and must not run.
+		res, err := Run(ctx, sut, &testQSL{total: 16, perf: 16}, s, &Options{SpinWindow: -1, MaxMemory: 100_000})
+		var be *BudgetError
+		if !errors.As(err, &be) {
+			t.Fatalf("want a *BudgetError from the probe at 1200 qps, got %v", err)
+		}
+		if res == nil || res.Summary == nil || res.Summary.Effective.TargetQPS != 600 {
+			t.Fatalf("want the 600 qps probe reported, got %+v", res)
+		}
+		if len(res.Passes) != 2 {
+			t.Errorf("%d probes ran, want 2 (300 and 600 qps)", len(res.Passes))
+		}
+	})
 }
