@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -176,6 +177,32 @@ func (a Arrival) Scenario() loadgen.Scenario {
 	return loadgen.Server
 }
 
+// MaxArrivals is the most job arrivals an open-loop schedule may hold: each
+// costs about 70 bytes in the run (the offset, the query and its sample
+// records), so this bounds a schedule near 5 GB.
+const MaxArrivals = 1 << 26
+
+// ScheduleLength returns the number of arrivals Schedule would return for
+// modes 1 and 3 (the expected number for mode 3's Poisson part), computed
+// without building them; 0 for the other modes.
+func (a Arrival) ScheduleLength() float64 {
+	switch a.Mode {
+	case ModeFixedPeriod:
+		if a.Period <= 0 {
+			return math.Inf(1)
+		}
+		return math.Ceil(float64(a.Duration)/float64(a.Period)) * float64(a.N)
+	case ModePeak:
+		n := a.Lambda * a.Duration.Seconds()
+		if a.BurstPeriod <= 0 {
+			return math.Inf(1)
+		}
+		perBurst := math.Ceil(float64(a.BurstLength)/float64(a.BurstPeriod)) * float64(a.BurstN)
+		return n + float64(a.Bursts)*perBurst
+	}
+	return 0
+}
+
 // Schedule returns the job arrival offsets (ns from the start, sorted) of the
 // open-loop modes 1 and 3, for loadgen.Options.Arrivals. Mode 2 needs none:
 // it is LoadGen's own Server schedule (target_qps = λ, seeded by the
@@ -186,6 +213,14 @@ func (a Arrival) Schedule() ([]int64, Arrival, error) {
 		return nil, a, err
 	}
 	end := int64(a.Duration)
+	if n := a.ScheduleLength(); n > MaxArrivals {
+		param, value := "period", any(a.Period)
+		if a.Mode == ModePeak {
+			param, value = "lambda", a.Lambda
+		}
+		return nil, a, &ParamError{Param: param, Value: value,
+			Why: fmt.Sprintf("with duration %v the schedule would hold %.3g arrivals; at most %d are supported (a longer period, a lower rate or a shorter duration)", a.Duration, n, MaxArrivals)}
+	}
 	switch a.Mode {
 	case ModeFixedPeriod:
 		var out []int64

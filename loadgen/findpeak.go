@@ -76,6 +76,12 @@ func (t *testRun) findPeak() (*Summary, error) {
 // before the first), and of the new probe itself when it failed: a failed
 // probe is never reported, and a passing one becomes the new lower bound.
 func (t *testRun) probe(e *Effective, lower *Summary) (*Summary, error) {
+	if lower != nil {
+		// Run checked the first probe; later ones run at higher rates.
+		if err := checkBudget(e, t.qsl.TotalSampleCount(), &t.opts); err != nil {
+			return nil, fmt.Errorf("find-peak stopped before the probe at %s: %w", qpsField(e.TargetQPS), err)
+		}
+	}
 	s, err := t.runPerformance(e, PassFindPeak)
 	if s == nil || s.pass < 0 || s.pass >= len(t.passes) {
 		return s, err

@@ -78,6 +78,12 @@ type Options struct {
 	// well as at LoadGen's own stopping point (the decimals of precision).
 	// 0 searches exactly as LoadGen does.
 	FindPeakResolution float64
+
+	// MaxMemory is the memory budget of the run in bytes: a run whose
+	// estimated memory (Effective.EstimateMemory) exceeds it is refused
+	// with a *BudgetError before anything is generated. 0 means
+	// DefaultMaxMemory; a negative value means no limit.
+	MaxMemory int64
 }
 
 // DefaultSpinWindow is the default Options.SpinWindow.
@@ -231,6 +237,9 @@ func Run(ctx context.Context, sut SUT, qsl QSL, settings Settings, opts *Options
 		return nil, err
 	}
 	if err := opts.validate(settings); err != nil {
+		return nil, err
+	}
+	if err := checkBudget(&eff, total, opts); err != nil {
 		return nil, err
 	}
 	t := &testRun{sut: sut, qsl: qsl, req: settings, eff: eff, opts: *opts, accRNG: stdrand.New(stdrand.DefaultSeed)}

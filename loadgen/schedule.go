@@ -133,9 +133,17 @@ func generateQueriesAt(e *Effective, accuracy bool, set loadableSet, seqBase uin
 	// (b) The unique distribution is always built and always shuffled.
 	uniqueList := stridedShuffle(distEnd, stride, sampleRNG)
 	uniqueNext := 0
-	// (c) The equal-issue list is always built: ceil(minQueries/|L|)
-	// successive shuffles of one index vector, concatenated.
-	equalList := equalIssueList(minQueries, nLoaded, sampleRNG)
+	// (c) The equal-issue list: ceil(minQueries/|L|) successive shuffles of
+	// one index vector, concatenated. LoadGen always builds it; it is kept
+	// only where it is read (equal-issue SingleStream and Server), and
+	// otherwise only its shuffles are drawn, so that sample_rng advances
+	// exactly as in LoadGen without holding minQueries indices.
+	var equalList []int
+	if e.SampleConcatenatePermutation && (e.Scenario == SingleStream || e.Scenario == Server) {
+		equalList = equalIssueList(minQueries, nLoaded, sampleRNG)
+	} else {
+		skipEqualIssueList(minQueries, nLoaded, sampleRNG)
+	}
 	equalNext := 0
 
 	equalIssue := e.SampleConcatenatePermutation
@@ -299,4 +307,16 @@ func equalIssueList(count uint64, setSize int, rng *stdrand.MT19937) []int {
 		list = append(list, perm...)
 	}
 	return list
+}
+
+// skipEqualIssueList draws from rng exactly what equalIssueList draws,
+// keeping only one shuffled vector of setSize.
+func skipEqualIssueList(count uint64, setSize int, rng *stdrand.MT19937) {
+	perm := make([]int, setSize)
+	for i := range perm {
+		perm[i] = i
+	}
+	for j := uint64(0); j < count; j += uint64(setSize) {
+		stdrand.Shuffle(rng, perm)
+	}
 }

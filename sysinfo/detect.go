@@ -620,3 +620,7 @@ func isUint(s string) bool {
 	_, err := strconv.ParseUint(s, 10, 64)
 	return err == nil
 }
+
+// MemoryTotal returns the OS-visible total memory in bytes (MemTotal of
+// /proc/meminfo), or 0 when it cannot be read.
+func (d Detector) MemoryTotal() uint64 { return parseMemTotal(d.read("proc/meminfo")) }

@@ -183,6 +183,7 @@ func runGBT(parent context.Context, st *State, f *runFlags, g *gbtFlags, base lo
 
 	opts := p.Options()
 	opts.Timeout, opts.StallTimeout, opts.Warnings, opts.SpinWindow = f.timeout, f.stallTimeout, warnings, f.spinWindow
+	opts.MaxMemory = f.maxMemory.limit()
 	if !f.quiet {
 		pl := &progressLine{w: st.Stderr, terminal: st.StderrIsTerminal, target: g.duration}
 		opts.Progress = pl.update
@@ -196,6 +197,7 @@ func runGBT(parent context.Context, st *State, f *runFlags, g *gbtFlags, base lo
 	if p.Foreign != nil {
 		fopts := p.ForeignOptions()
 		fopts.SpinWindow, fopts.StallTimeout = -1, f.stallTimeout
+		fopts.MaxMemory = opts.MaxMemory
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -63,6 +63,8 @@ type runFlags struct {
 	peakResolution float64
 	// keepProbes is Options.KeepProbeRecords.
 	keepProbes bool
+	// maxMemory is Options.MaxMemory.
+	maxMemory memoryFlag
 }
 
 func newRunCommand(st *State) *cobra.Command {
@@ -110,6 +112,7 @@ every scenario finishes in seconds against the null SUT.`,
 	fl.StringArrayVar(&f.set, "set", nil, "override one config key for this scenario: NAME=VALUE as in mlperf.conf (e.g. min_duration=1000, qsl_rng_seed=42); repeatable, applied last")
 	fl.DurationVar(&f.timeout, "timeout", 0, "end the run after this long; outstanding samples are lost and the result INVALID (0 = no limit)")
 	fl.DurationVar(&f.stallTimeout, "stall-timeout", loadgen.DefaultStallTimeout, "give up on outstanding samples when none completes for this long")
+	fl.Var(&f.maxMemory, "max-memory", "refuse, before generating anything, a run whose estimated memory exceeds this size (e.g. 4GiB, 500MB; auto = half of the machine's memory; none = no limit)")
 	fl.DurationVar(&f.spinWindow, "spin-window", loadgen.DefaultSpinWindow, "Server: busy-wait this close to each scheduled query instead of sleeping (precise issue times, one busy core); negative = never spin")
 	fl.Float64Var(&f.peakResolution, "find-peak-resolution", 0.01, "find-peak: end the search once the bounds are within this fraction of the peak (0 = LoadGen's decimals of precision only)")
 	fl.BoolVar(&f.keepProbes, "keep-probe-records", false, "find-peak: keep every probe's records, not only the reported probe's")
@@ -119,7 +122,7 @@ every scenario finishes in seconds against the null SUT.`,
 		flagGroup{"MLPerf LoadGen test flags", []string{"scenario", "mode", "model", "mlperf-conf", "user-conf", "audit-config", "set", "find-peak-resolution", "keep-probe-records"}},
 		flagGroup{"System under test", []string{"sut", "qsl-size", "performance-sample-count"}},
 		flagGroup{"GB/T 45087 inference test flags (--arrival-mode ≥ 0)", flagNames(gbtSet)},
-		flagGroup{"Run control", []string{"timeout", "stall-timeout", "spin-window"}},
+		flagGroup{"Run control", []string{"timeout", "stall-timeout", "spin-window", "max-memory"}},
 		flagGroup{"Output", []string{"output-dir", "trace", "quiet"}},
 	)
 	return cmd
@@ -287,7 +290,7 @@ func runTest(parent context.Context, st *State, f *runFlags, modeSet bool) error
 		return usageError("--find-peak-resolution %v: want a fraction in [0, 1)", f.peakResolution)
 	}
 	opts := &loadgen.Options{Timeout: f.timeout, StallTimeout: f.stallTimeout, Warnings: warnings, SpinWindow: f.spinWindow,
-		FindPeakResolution: f.peakResolution, KeepProbeRecords: f.keepProbes}
+		FindPeakResolution: f.peakResolution, KeepProbeRecords: f.keepProbes, MaxMemory: f.maxMemory.limit()}
 	if !f.quiet {
 		pl := &progressLine{w: st.Stderr, terminal: st.StderrIsTerminal, target: time.Duration(settings.MinDurationMs) * time.Millisecond}
 		opts.Progress = pl.update

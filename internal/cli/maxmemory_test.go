@@ -1,0 +1,190 @@
+package cli
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// mainEnv makes the test binary run aimeter's Main instead of the tests, so
+// that process tests can measure a real aimeter process without building it.
+const mainEnv = "AIMETER_TEST_RUN_MAIN"
+
+// hwmEnv names a file where that process writes its peak resident memory.
+const hwmEnv = "AIMETER_TEST_HWM_FILE"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(mainEnv) == "1" {
+		code := Main(NewOSState())
+		if path := os.Getenv(hwmEnv); path != "" {
+			// The peak of this process's own memory map: unlike ru_maxrss,
+			// VmHWM starts afresh at exec and so does not include the
+			// test process that started this one.
+			status, _ := os.ReadFile("/proc/self/status")
+			for line := range strings.Lines(string(status)) {
+				if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+					_ = os.WriteFile(path, []byte(strings.TrimSpace(v)), 0o644)
+				}
+			}
+		}
+		os.Exit(code)
+	}
+	os.Exit(m.Run())
+}
+
+// memoryBombs are the settings of issue 8 that exhausted memory. Each must be
+// refused with exit 2, quickly, naming the setting and what fits.
+var memoryBombs = []struct {
+	name   string
+	reason string
+	args   []string
+	want   string // in stderr
+}{
+	{"min_query_count", "1e9 queries", []string{"--set", "min_query_count=1000000000"}, "min_query_count ≤ "},
+	{"qsl-size", "the loadable sets of 1e9 samples", []string{"--qsl-size", "1000000000"}, "QSL or sample count ≤ "},
+	{"SingleStream min_duration", "the self-test's 100 ns latency over 2×20 s: 4e8 queries", []string{"--scenario", "SingleStream", "--set", "min_duration=20000"}, "min_duration ≤ "},
+	{"MultiStream samples_per_query", "1e5 samples in every query", []string{"--scenario", "MultiStream", "--set", "samples_per_query=100000"}, "samples_per_query ≤ "},
+	{"target_qps", "1e12 queries a second", []string{"--set", "target_qps=1e12"}, "target_qps ≤ "},
+	{"GB/T fixed period", "3.6e12 arrivals in gbt.Plan's schedule", []string{"--arrival-mode", "1", "--period", "1ns", "--duration", "1h"}, "at most 67108864"},
+}
+
+func TestRunRefusesMemoryBombsInProcess(t *testing.T) {
+	for _, tc := range memoryBombs {
+		t.Run(tc.name, func(t *testing.T) {
+			out := t.TempDir()
+			args := append([]string{"run", "-q", "--max-memory", "2GiB", "--output-dir", out}, tc.args...)
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			start := time.Now()
+			r := runCLI(t, "", args...)
+			elapsed := time.Since(start)
+			runtime.ReadMemStats(&after)
+			if r.code != ExitUsage {
+				t.Fatalf("%s: want exit %d, got\n%s", tc.reason, ExitUsage, r)
+			}
+			if !strings.Contains(r.stderr, tc.want) {
+				t.Errorf("%s: stderr does not say %q:\n%s", tc.reason, tc.want, r.stderr)
+			}
+			if n := after.TotalAlloc - before.TotalAlloc; n > 64<<20 {
+				t.Errorf("%s: refusing allocated %d bytes", tc.reason, n)
+			}
+			if elapsed > 10*time.Second {
+				t.Errorf("%s: refusing took %v", tc.reason, elapsed)
+			}
+			if entries, _ := os.ReadDir(out); len(entries) != 0 {
+				t.Errorf("%s: a refused run wrote %d files", tc.reason, len(entries))
+			}
+		})
+	}
+}
+
+// TestRunRefusesMemoryBombsProcess runs each bomb as its own process and
+// checks the exit code,
+// the time to refuse and the peak resident memory of the process.
+func TestRunRefusesMemoryBombsProcess(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the peak resident memory is read from /proc/self/status")
+	}
+	if testing.Short() {
+		t.Skip("starts a process per bomb")
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Skipf("cannot re-run the test binary: %v", err)
+	}
+	for _, tc := range memoryBombs {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"run", "-q", "--output-dir", t.TempDir()}, tc.args...)
+			if tc.name != "target_qps" && tc.name != "GB/T fixed period" {
+				// These need 24 GB to 640 GB: pin the limit so that a
+				// machine with more memory than that cannot accept them
+				// and run out of it. The other two use the default (half
+				// of the machine): 760 TB and 3.6e12 arrivals fit nowhere.
+				args = append(args, "--max-memory", "4GiB")
+			}
+			cmd := exec.Command(self, args...)
+			hwm := filepath.Join(t.TempDir(), "hwm")
+			cmd.Env = append(os.Environ(), mainEnv+"=1", hwmEnv+"="+hwm)
+			cmd.Dir = t.TempDir()
+			start := time.Now()
+			out, err := cmd.CombinedOutput()
+			elapsed := time.Since(start)
+			code := cmd.ProcessState.ExitCode()
+			if code != ExitUsage {
+				t.Fatalf("%s: want exit %d, got %d (%v):\n%s", tc.reason, ExitUsage, code, err, out)
+			}
+			if !strings.Contains(string(out), tc.want) {
+				t.Errorf("%s: output does not say %q:\n%s", tc.reason, tc.want, out)
+			}
+			peak, err := os.ReadFile(hwm)
+			if err != nil {
+				t.Skipf("no VmHWM from the process (no /proc?): %v", err)
+			}
+			f := strings.Fields(string(peak))
+			peakKB, err := strconv.ParseInt(f[0], 10, 64)
+			if err != nil || len(f) != 2 || f[1] != "kB" {
+				t.Fatalf("VmHWM %q: want a count of kB", peak)
+			}
+			t.Logf("%s: exit %d in %v, peak RSS %d kB", tc.name, code, elapsed.Round(time.Millisecond), peakKB)
+			if peakKB > 256<<10 {
+				t.Errorf("%s: peak RSS %d kB while refusing", tc.reason, peakKB)
+			}
+			if elapsed > 20*time.Second {
+				t.Errorf("%s: refusing took %v", tc.reason, elapsed)
+			}
+		})
+	}
+}
+
+func TestMaxMemoryFlag(t *testing.T) {
+	tests := []struct {
+		in     string
+		want   int64
+		reason string
+	}{
+		{"4GiB", 4 << 30, "binary unit"},
+		{"500MB", 500e6, "decimal unit"},
+		{"1.5G", 3 << 29, "a bare letter is binary"},
+		{"123456", 123456, "plain bytes"},
+		{"none", -1, "no limit"},
+		{"0", 0, "refused: a zero budget refuses everything"},
+		{"-1GB", 0, "refused: negative"},
+		{"lots", 0, "refused: not a size"},
+		{"1e30TB", 0, "refused: out of range"},
+	}
+	for _, tc := range tests {
+		var m memoryFlag
+		err := m.Set(tc.in)
+		if tc.want == 0 {
+			if err == nil {
+				t.Errorf("%s: %q accepted as %d", tc.reason, tc.in, m.bytes)
+			}
+			continue
+		}
+		if err != nil || m.limit() != tc.want {
+			t.Errorf("%s: %q gives %d, %v; want %d", tc.reason, tc.in, m.limit(), err, tc.want)
+		}
+	}
+	var auto memoryFlag
+	if auto.String() != "auto" {
+		t.Errorf("the unset flag shows %q, want auto", auto.String())
+	}
+	for _, tc := range []struct {
+		total  uint64
+		want   int64
+		reason string
+	}{
+		{16 << 30, 8 << 30, "half of the machine"},
+		{0, 8 << 30, "unknown memory: loadgen's default"},
+	} {
+		if got := halfOfMemory(tc.total); got != tc.want {
+			t.Errorf("%s: halfOfMemory(%d) = %d, want %d", tc.reason, tc.total, got, tc.want)
+		}
+	}
+}
