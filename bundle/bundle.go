@@ -448,8 +448,10 @@ func readRun(dir string, m *Manifest, prefix string) (*Bundle, error) {
 	b := &Bundle{}
 	var info RunInfo
 	if err := read(SettingsFile, func(r io.Reader) (err error) {
-		info, err = ReadRunInfo(r)
-		return err
+		if info, err = ReadRunInfo(r); err != nil {
+			return err
+		}
+		return checkRunInfo(&info)
 	}); err != nil {
 		return nil, err
 	}
@@ -484,8 +486,10 @@ func readRun(dir string, m *Manifest, prefix string) (*Bundle, error) {
 	}
 	var recs []loadgen.Record
 	if err := read(RecordsFile, func(r io.Reader) (err error) {
-		recs, err = ReadRecords(r)
-		return err
+		if recs, err = ReadRecords(r); err != nil {
+			return err
+		}
+		return checkRecords(recs, &info)
 	}); err != nil {
 		return nil, err
 	}
