@@ -405,9 +405,11 @@ type ReadOptions struct {
 
 // Read reads the bundle in dir, checking every file against the manifest's
 // size and SHA-256 first: a file that changed gives a *DigestError naming
-// it. The Result it returns has its records attached and its summary
-// recomputed from them, so that the derived files are exactly those the run
-// wrote.
+// it. Settings out of range and impossible records are refused next (see
+// the package documentation). The Result it returns has its records
+// attached and its summary recomputed from them, so that the derived files
+// are exactly those the run wrote; a run interrupted before it issued
+// anything reads back with an empty summary.
 func Read(dir string) (*Bundle, error) { return ReadWith(dir, ReadOptions{}) }
 
 // ReadWith is Read with options.

@@ -1,6 +1,7 @@
 package bundle
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -10,8 +11,10 @@ import (
 
 // checkRunInfo refuses settings.json values that no run can have written
 // and that would make the summary meaningless or panic (ReadRunInfo
-// already refuses an unknown scenario or mode): the target percentile, the samples per query, the
-// rates and the passes' sequence ranges. The error names the key.
+// already refuses an unknown scenario or mode): the effective target
+// percentile, samples per query and rates, the requested settings (as
+// loadgen.Settings.Validate checked them before the run) and the passes'
+// sequence ranges. The error is a *loadgen.FieldError naming the key.
 func checkRunInfo(info *RunInfo) error {
 	e := &info.Effective
 	bad := func(key string, v any, allowed string) error {
@@ -31,6 +34,14 @@ func checkRunInfo(info *RunInfo) error {
 	}
 	if e.TargetLatencyNs < 0 || e.TTFTLatencyNs < 0 || e.TPOTLatencyNs < 0 {
 		return bad("effective.target_latency_ns", e.TargetLatencyNs, "latency bounds must be ≥ 0 ns")
+	}
+	// The requested settings passed loadgen's validation before the run.
+	if err := info.Requested.Validate(); err != nil {
+		var fe *loadgen.FieldError
+		if errors.As(err, &fe) {
+			return bad("requested."+fe.Field, fe.Value, fe.Allowed)
+		}
+		return fmt.Errorf("requested: %w", err)
 	}
 	for i, p := range info.Passes {
 		key := func(field string) string { return fmt.Sprintf("passes[%d].%s", i, field) }

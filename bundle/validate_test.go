@@ -202,6 +202,9 @@ func TestReadRefusesImpossibleSettings(t *testing.T) {
 		{"no samples per query", effective("samples_per_query", 0), "effective.samples_per_query", "a query has at least one sample"},
 		{"zero target qps", effective("target_qps", 0), "effective.target_qps", "rates are positive"},
 		{"accuracy probability above 1", effective("accuracy_log_probability", 2), "effective.accuracy_log_probability", "a probability is in [0, 1]"},
+		{"requested percentile above 1", func(m map[string]any) {
+			m["requested"].(map[string]any)["single_stream_target_latency_percentile"] = 1.5
+		}, "requested.single_stream_target_latency_percentile", "the requested settings passed Settings.Validate before the run"},
 		{"pass ending before it starts", pass("end_seq", -1+1), "passes[0].end_seq", "first_seq ≤ end_seq"},
 		{"negative pass end", pass("end_ns", -3), "passes[0].end_ns", "lost samples are censored at end_ns"},
 	}
