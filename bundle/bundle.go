@@ -405,9 +405,11 @@ type ReadOptions struct {
 
 // Read reads the bundle in dir, checking every file against the manifest's
 // size and SHA-256 first: a file that changed gives a *DigestError naming
-// it. The Result it returns has its records attached and its summary
-// recomputed from them, so that the derived files are exactly those the run
-// wrote.
+// it. Settings out of range and impossible records are refused next (see
+// the package documentation). The Result it returns has its records
+// attached and its summary recomputed from them, so that the derived files
+// are exactly those the run wrote; a run interrupted before it issued
+// anything reads back with an empty summary.
 func Read(dir string) (*Bundle, error) { return ReadWith(dir, ReadOptions{}) }
 
 // ReadWith is Read with options.
@@ -448,8 +450,10 @@ func readRun(dir string, m *Manifest, prefix string) (*Bundle, error) {
 	b := &Bundle{}
 	var info RunInfo
 	if err := read(SettingsFile, func(r io.Reader) (err error) {
-		info, err = ReadRunInfo(r)
-		return err
+		if info, err = ReadRunInfo(r); err != nil {
+			return err
+		}
+		return checkRunInfo(&info)
 	}); err != nil {
 		return nil, err
 	}
@@ -484,8 +488,10 @@ func readRun(dir string, m *Manifest, prefix string) (*Bundle, error) {
 	}
 	var recs []loadgen.Record
 	if err := read(RecordsFile, func(r io.Reader) (err error) {
-		recs, err = ReadRecords(r)
-		return err
+		if recs, err = ReadRecords(r); err != nil {
+			return err
+		}
+		return checkRecords(recs, &info)
 	}); err != nil {
 		return nil, err
 	}

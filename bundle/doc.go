@@ -37,7 +37,13 @@
 // checks them all first and names any file that changed since the run
 // wrote it (a *DigestError); a directory without a manifest, written
 // before bundles existed, gives an error naming the aimeter version that
-// wrote it and what it lacks.
+// wrote it and what it lacks. Read then refuses data no run can have
+// written, even with ReadOptions.SkipVerify: a settings.json value outside
+// its range (a *loadgen.FieldError naming the key) or a records.csv row
+// whose sequence id is repeated or in no pass, whose sample index is
+// outside the QSL, whose times are out of order (scheduled ≤ issued ≤
+// first token ≤ completed) or disagree with its status (ok and error rows
+// completed, lost rows not): a *RecordsError naming the line and field.
 //
 // Every file is written through a temporary file renamed into place, with
 // mode 0644, so a reader never sees half a file; the manifest is written

@@ -167,6 +167,19 @@ func percentileAt(sorted []int64, p float64) int64 {
 
 func (s *Summary) processLatencies() {
 	pr := &s.Result
+	// The percentiles are labelled even for a pass without samples (an
+	// interrupted run), whose latencies all read 0.
+	s.TargetPercentile.Percentile = s.Effective.TargetLatencyPercentile
+	for i, p := range ReportedPercentiles {
+		s.Percentiles[i].Percentile = p
+	}
+	if s.Effective.UseTokenLatencies {
+		s.TokenTargetPercentile.Percentile = s.Effective.TargetLatencyPercentile
+		s.TPOTTargetPercentile.Percentile = s.Effective.TargetLatencyPercentile
+		for i, p := range ReportedPercentiles {
+			s.TokenPercentiles[i].Percentile, s.TPOTPercentiles[i].Percentile = p, p
+		}
+	}
 	if len(pr.SampleLatencies) == 0 {
 		return
 	}

@@ -340,6 +340,8 @@ func TestReportEditedSingleStream(t *testing.T) {
 			lat := latencyPattern(len(recs), r.slow, 50_000_000)
 			for i := range recs {
 				recs[i].CompletedNs = recs[i].ScheduledNs + lat[i]
+				// A sample cannot complete before it was issued (bundle.Read refuses it).
+				recs[i].IssuedNs = min(recs[i].IssuedNs, recs[i].CompletedNs)
 			}
 			edit := filepath.Join(t.TempDir(), "edit")
 			copyRun(t, dir, edit)
@@ -493,6 +495,8 @@ func TestReportEditedServer(t *testing.T) {
 					lat[i] = r.slowNs // exactly at (or 1 ns over) the bound
 				}
 				recs[i].CompletedNs = recs[i].ScheduledNs + lat[i]
+				// A sample cannot complete before it was issued (bundle.Read refuses it).
+				recs[i].IssuedNs = min(recs[i].IssuedNs, recs[i].CompletedNs)
 			}
 			edit := filepath.Join(t.TempDir(), "edit")
 			copyRun(t, dir, edit)
@@ -740,7 +744,7 @@ func TestReportMalformed(t *testing.T) {
 		want     []string
 		reason   string
 	}{"records of another run", ptrTo(shifted.String()), nil, "",
-		[]string{"no records with sequence ids in"}, "records outside the reported pass are not this run's"}
+		[]string{"records.csv line 2: field seq_id", "is in no pass of settings.json"}, "records outside the reported pass are not this run's"}
 
 	for _, r := range rows {
 		t.Run(r.name, func(t *testing.T) {
