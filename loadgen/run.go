@@ -24,6 +24,14 @@ const DefaultInterruptGrace = 2 * time.Second
 // or the run timed out; the Result is still complete and INVALID.
 var ErrInterrupted = errors.New("run interrupted")
 
+// ErrSUTBlocked is returned (wrapped) by Run when the SUT stayed inside
+// IssueQuery or FlushQueries past the stall timeout, or past the interrupt
+// grace of a cancelled run, and Run gave up on the call. The Result is still
+// complete and its summary INVALID, with the reason "SUT blocked in
+// IssueQuery for …". When the run was also cancelled or timed out, Run
+// returns ErrInterrupted instead.
+var ErrSUTBlocked = errors.New("SUT blocked")
+
 // Options are aimeter's run controls beyond LoadGen's TestSettings. The zero
 // value is ready to use.
 type Options struct {
@@ -32,9 +40,21 @@ type Options struct {
 	Timeout time.Duration
 	// StallTimeout ends the test when no sample completes for this long while
 	// the run waits for one (0 = DefaultStallTimeout; negative = wait forever).
+	// It also bounds a single call of the SUT's IssueQuery or FlushQueries:
+	// Run gives up on a call that has not returned after this long.
+	//
+	// A call Run gives up on (after StallTimeout, or after InterruptGrace
+	// once the run is cancelled or Timeout expires) cannot be stopped: Go
+	// has no way to end another goroutine. Run leaves the goroutine that
+	// made the call behind, one per blocked call, and returns; the call's
+	// samples are lost, the pass stops with the reason "SUT blocked in
+	// IssueQuery for …" (or FlushQueries), no later pass runs, and Run's
+	// error wraps ErrSUTBlocked. When the call finally returns, that
+	// goroutine ends without touching the Result.
 	StallTimeout time.Duration
 	// InterruptGrace is how long a cancelled run still waits for issued
-	// samples (0 = DefaultInterruptGrace).
+	// samples, and for a SUT call in progress to return
+	// (0 = DefaultInterruptGrace).
 	InterruptGrace time.Duration
 	// Warnings are logged as warning_generic_message events before the test
 	// (for example "Found Audit Config file…").
@@ -167,6 +187,23 @@ type testRun struct {
 	progressIssued    atomic.Int64
 	serverIssuedTotal atomic.Int64
 	interrupted       string
+	// blocked is the first "SUT blocked in …" reason: once set, no further
+	// pass runs. Only Run's goroutine touches it.
+	blocked string
+}
+
+// blockedSUT records that Run gave up on a SUT call.
+func (t *testRun) blockedSUT(reason string) {
+	if t.blocked == "" {
+		t.blocked = reason
+	}
+	t.errorEvent("error_runtime", reason+": its samples are lost and the goroutine that made the call is left behind")
+}
+
+// stopped reports whether no further pass may run: the run was cancelled
+// or timed out, or the SUT blocked.
+func (t *testRun) stopped() bool {
+	return t.ctx.Err() != nil || t.blocked != ""
 }
 
 // passRecord is a finished pass as kept in the Result.
@@ -266,7 +303,7 @@ func Run(ctx context.Context, sut SUT, qsl QSL, settings Settings, opts *Options
 	switch eff.Mode {
 	case SubmissionRun:
 		runErr = t.runAccuracy()
-		if runErr == nil && t.ctx.Err() == nil {
+		if runErr == nil && !t.stopped() {
 			res.Summary, runErr = t.runPerformance(&t.eff, PassPerformance)
 			t.markReported(res.Summary)
 		}
@@ -306,6 +343,9 @@ func Run(ctx context.Context, sut SUT, qsl QSL, settings Settings, opts *Options
 	if res.Interrupted != "" {
 		return res, fmt.Errorf("%w: %s", ErrInterrupted, res.Interrupted)
 	}
+	if t.blocked != "" {
+		return res, fmt.Errorf("%w: %s", ErrSUTBlocked, t.blocked)
+	}
 	return res, nil
 }
 
@@ -319,15 +359,25 @@ func countState(p *pass, s uint32) int {
 	return n
 }
 
-func (t *testRun) loadSamples(set []uint64) error {
+func (t *testRun) loadSamples(set []uint64) (err error) {
 	t.event(Event{TimeNs: t.now(), Key: "loaded_qsl_set", Value: set})
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("loading %d samples from QSL %q: QSL panicked in LoadSamples: %v", len(set), t.qsl.Name(), v)
+		}
+	}()
 	if err := t.qsl.LoadSamples(set); err != nil {
 		return fmt.Errorf("loading %d samples from QSL %q: %w", len(set), t.qsl.Name(), err)
 	}
 	return nil
 }
 
-func (t *testRun) unloadSamples(set []uint64) error {
+func (t *testRun) unloadSamples(set []uint64) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("unloading samples from QSL %q: QSL panicked in UnloadSamples: %v", t.qsl.Name(), v)
+		}
+	}()
 	if err := t.qsl.UnloadSamples(set); err != nil {
 		return fmt.Errorf("unloading samples from QSL %q: %w", t.qsl.Name(), err)
 	}
@@ -346,8 +396,10 @@ func (t *testRun) runAccuracy() error {
 		if err := t.unloadSamples(set.indices); err != nil {
 			return err
 		}
-		if t.ctx.Err() != nil {
-			t.interrupted = t.cancelReason()
+		if t.stopped() {
+			if t.ctx.Err() != nil {
+				t.interrupted = t.cancelReason()
+			}
 			return nil
 		}
 	}
@@ -400,12 +452,16 @@ func (t *testRun) runPass(e *Effective, set loadableSet, kind PassKind) *Summary
 	for _, ev := range st.errors {
 		t.event(ev)
 	}
-	t.flush()
+	if !st.blocked {
+		if reason := t.flush(); reason != "" {
+			st.blocked, st.stop, st.ranOut = true, reason, false
+		}
+	}
 	if !accuracy && st.ranOut {
 		t.errorEvent("error_runtime", "Ending early: Ran out of generated queries to issue before the minimum query count and test duration were reached. Please update the relevant expected latency or target qps in the TestSettings so they are more accurate.")
 	}
 	stop := st.stop
-	if !st.stalled {
+	if !st.stalled && !st.blocked {
 		// A stalled issuer already waited the stall timeout for progress.
 		if reason := t.drain(p); stop == "" {
 			stop = reason
@@ -443,13 +499,36 @@ func powerTime(tm time.Time) string {
 	return tm.UTC().Format("01-02-2006 15:04:05.000")
 }
 
-func (t *testRun) flush() {
-	defer func() {
-		if v := recover(); v != nil {
-			t.errorEvent("error_runtime", fmt.Sprintf("SUT panicked in FlushQueries: %v", v))
-		}
+// flush calls the SUT's FlushQueries on a goroutine of its own, turning a
+// panic into an error event. It gives up on a call still running after the
+// stall timeout, or after the interrupt grace once the run is cancelled,
+// and then returns the "SUT blocked in FlushQueries for …" reason.
+func (t *testRun) flush() string {
+	done := make(chan any, 1)
+	go func() {
+		defer func() { done <- recover() }()
+		t.sut.FlushQueries()
 	}()
-	t.sut.FlushQueries()
+	start := time.Now()
+	bound := time.NewTimer(t.opts.stallTimeout())
+	defer bound.Stop()
+	cancelled := t.ctx.Done()
+	for {
+		select {
+		case v := <-done:
+			if v != nil {
+				t.errorEvent("error_runtime", fmt.Sprintf("SUT panicked in FlushQueries: %v", v))
+			}
+			return ""
+		case <-cancelled:
+			cancelled = nil
+			bound.Reset(t.opts.interruptGrace())
+		case <-bound.C:
+			reason := fmt.Sprintf("SUT blocked in FlushQueries for %v", time.Since(start).Round(time.Millisecond))
+			t.blockedSUT(reason)
+			return reason
+		}
+	}
 }
 
 // drain waits until every issued sample has completed, the stall timeout

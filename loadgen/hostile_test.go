@@ -1,0 +1,203 @@
+package loadgen
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// hostileSUT completes every sample inside IssueQuery, except that the
+// call numbered blockCall (1-based; 0 = none) blocks until release is
+// closed, and FlushQueries blocks the same way when blockFlush is set.
+// inside counts the calls blocked right now; calls counts IssueQuery calls.
+type hostileSUT struct {
+	blockCall  int64
+	blockFlush bool
+	release    chan struct{}
+	inside     atomic.Int64
+	calls      atomic.Int64
+}
+
+func (*hostileSUT) Name() string { return "HostileSUT" }
+
+func (s *hostileSUT) IssueQuery(r *Responder, samples []QuerySample) {
+	if s.calls.Add(1) == s.blockCall {
+		s.inside.Add(1)
+		<-s.release
+		s.inside.Add(-1)
+	}
+	for _, smp := range samples {
+		r.Complete(smp.ID, nil, 0)
+	}
+}
+
+func (s *hostileSUT) FlushQueries() {
+	if s.blockFlush {
+		s.inside.Add(1)
+		<-s.release
+		s.inside.Add(-1)
+	}
+}
+
+func reasonsOf(res *Result) string {
+	if res == nil || res.Summary == nil {
+		return ""
+	}
+	return strings.Join(res.Summary.AimeterReasons, " ")
+}
+
+// TestBlockedSUTCannotHangRun runs SUTs that never return from IssueQuery or
+// FlushQueries: the stall timeout, Options.Timeout and cancellation must each
+// end the run with every Result field filled, leaving exactly the one
+// documented goroutine behind, which ends without touching the run once the
+// SUT lets it go.
+func TestBlockedSUTCannotHangRun(t *testing.T) {
+	tests := []struct {
+		name       string
+		scenario   Scenario
+		blockCall  int64
+		blockFlush bool
+		stall      time.Duration
+		timeout    time.Duration
+		cancelAt   time.Duration
+		wantErr    error
+		wantReason string
+		wantMax    time.Duration // Run must return within this much fake time
+	}{
+		{"the stall timeout ends a blocked IssueQuery", SingleStream, 3, false, 10 * time.Second, 0, 0, ErrSUTBlocked, "SUT blocked in IssueQuery for 10s", 11 * time.Second},
+		{"Options.Timeout ends a blocked IssueQuery while the stall timeout waits forever", SingleStream, 3, false, -1, 3 * time.Second, 0, ErrInterrupted, "SUT blocked in IssueQuery for", 6 * time.Second},
+		{"cancellation ends a blocked IssueQuery after the interrupt grace", SingleStream, 3, false, -1, 0, time.Second, ErrInterrupted, "SUT blocked in IssueQuery for", 4 * time.Second},
+		{"a blocked Server IssueQuery is given up on too", Server, 5, false, 10 * time.Second, 0, 0, ErrSUTBlocked, "SUT blocked in IssueQuery for 10s", 11 * time.Second},
+		{"the stall timeout ends a blocked FlushQueries", Offline, 0, true, 10 * time.Second, 0, 0, ErrSUTBlocked, "SUT blocked in FlushQueries for 10s", 11 * time.Second},
+		{"cancellation ends a blocked FlushQueries after the interrupt grace", Offline, 0, true, -1, 0, time.Second, ErrInterrupted, "SUT blocked in FlushQueries for", 4 * time.Second},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				s := DefaultSettings()
+				s.Scenario = tc.scenario
+				s.Mode = PerformanceOnly
+				s.MinQueryCount = 50
+				s.MinDurationMs = 100
+				s.ServerTargetQPS = 100
+				s.ServerTargetLatencyNs = 1e9
+				sut := &hostileSUT{blockCall: tc.blockCall, blockFlush: tc.blockFlush, release: make(chan struct{})}
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				if tc.cancelAt > 0 {
+					time.AfterFunc(tc.cancelAt, cancel)
+				}
+				start := time.Now()
+				res, err := Run(ctx, sut, &testQSL{total: 16, perf: 16}, s, &Options{StallTimeout: tc.stall, Timeout: tc.timeout, SpinWindow: -1})
+				if took := time.Since(start); took > tc.wantMax {
+					t.Errorf("Run took %v, want at most %v", took, tc.wantMax)
+				}
+				if !errors.Is(err, tc.wantErr) {
+					t.Errorf("err = %v, want %v", err, tc.wantErr)
+				}
+				if res == nil || res.Summary == nil {
+					t.Fatalf("no summary: %+v", res)
+				}
+				if res.Summary.Valid || !strings.Contains(reasonsOf(res), tc.wantReason) {
+					t.Errorf("valid=%v reasons=%q, want INVALID with %q", res.Summary.Valid, reasonsOf(res), tc.wantReason)
+				}
+				if tc.blockCall > 0 && res.LostSamples == 0 {
+					t.Error("the samples of the blocked call are not counted lost")
+				}
+				logged := false
+				for _, e := range res.Events {
+					logged = logged || (e.Error && strings.Contains(e.Value.(string), "SUT blocked in"))
+				}
+				if !logged {
+					t.Error("the detail log does not say the SUT blocked")
+				}
+				if n := sut.inside.Load(); n != 1 {
+					t.Fatalf("%d SUT calls still blocked, want exactly the documented one", n)
+				}
+				calls := sut.calls.Load()
+				// Let the SUT go: the abandoned goroutine must end (synctest
+				// fails the test if any goroutine of the bubble remains) and
+				// issue nothing more.
+				close(sut.release)
+				synctest.Wait()
+				if n := sut.inside.Load(); n != 0 {
+					t.Errorf("%d calls still inside the SUT after release", n)
+				}
+				if after := sut.calls.Load(); after != calls {
+					t.Errorf("the abandoned issuer went on issuing: %d calls, then %d", calls, after)
+				}
+				_ = records(res) // read every record after the leaked goroutine ran: -race checks it
+			})
+		})
+	}
+}
+
+// TestNeverCompletingSUTEndsAtTheStallTimeout: a SUT that returns from
+// IssueQuery but never completes anything loses its samples at the stall
+// timeout.
+func TestNeverCompletingSUTEndsAtTheStallTimeout(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := DefaultSettings()
+		s.Scenario = Offline
+		s.Mode = PerformanceOnly
+		sut := funcSUT{issue: func(*Responder, []QuerySample) {}}
+		start := time.Now()
+		res, err := Run(context.Background(), sut, &testQSL{total: 16, perf: 16}, s, &Options{StallTimeout: 5 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if took := time.Since(start); took > 6*time.Second {
+			t.Errorf("Run took %v", took)
+		}
+		if res.Summary.Valid || res.LostSamples == 0 {
+			t.Errorf("valid=%v lost=%d, want INVALID with lost samples", res.Summary.Valid, res.LostSamples)
+		}
+	})
+}
+
+// panicQSL panics in LoadSamples or UnloadSamples.
+type panicQSL struct {
+	testQSL
+	inLoad bool
+}
+
+func (q *panicQSL) LoadSamples(s []uint64) error {
+	if q.inLoad {
+		panic("load exploded")
+	}
+	return q.testQSL.LoadSamples(s)
+}
+
+func (q *panicQSL) UnloadSamples([]uint64) error {
+	if !q.inLoad {
+		panic("unload exploded")
+	}
+	return nil
+}
+
+// TestPanickingQSLIsAnError: a QSL that panics is an error of Run, not a
+// crash of the process.
+func TestPanickingQSLIsAnError(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		inLoad bool
+		want   string
+	}{
+		{"LoadSamples panics before anything is issued", true, "QSL panicked in LoadSamples: load exploded"},
+		{"UnloadSamples panics after the pass", false, "QSL panicked in UnloadSamples: unload exploded"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := DefaultSettings()
+			s.Scenario = Offline
+			s.Mode = PerformanceOnly
+			_, err := Run(context.Background(), syncSUT, &panicQSL{testQSL: testQSL{total: 8, perf: 8}, inLoad: tc.inLoad}, s, nil)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("err = %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
