@@ -201,3 +201,21 @@ func TestPanickingQSLIsAnError(t *testing.T) {
 		})
 	}
 }
+
+// TestUnrepresentableScheduleIsRefusedBeforeGeneration: a Server rate so
+// small that its schedule overflows int64 nanoseconds used to give
+// scheduled_ns = MinInt64 and a run that never ended (1e-12), or to run out
+// of memory (1e-300); Run must refuse it at once with a *FieldError.
+func TestUnrepresentableScheduleIsRefusedBeforeGeneration(t *testing.T) {
+	for _, qps := range []float64{1e-12, 1e-300} {
+		s := DefaultSettings()
+		s.Scenario = Server
+		s.Mode = PerformanceOnly
+		s.ServerTargetQPS = qps
+		res, err := Run(context.Background(), syncSUT, &testQSL{total: 8, perf: 8}, s, nil)
+		var fe *FieldError
+		if !errors.As(err, &fe) || fe.Field != "server_target_qps" || res != nil {
+			t.Errorf("target_qps %g: got %v (result %v), want a FieldError for server_target_qps", qps, err, res != nil)
+		}
+	}
+}
