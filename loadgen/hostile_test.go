@@ -219,3 +219,70 @@ func TestUnrepresentableScheduleIsRefusedBeforeGeneration(t *testing.T) {
 		}
 	}
 }
+
+// TestProtocolErrorsMakeTheRunInvalid: a SUT that completes every sample
+// twice, or completes ids it was never given, proves it misbehaves; MLPerf's
+// checker rejects such logs, so the run is INVALID with that reason, every
+// error is counted although only the first 20 are logged in full, and a
+// summary rebuilt from the stored pass (aimeter report) says the same.
+func TestProtocolErrorsMakeTheRunInvalid(t *testing.T) {
+	tests := []struct {
+		name          string
+		extra         func(r *Responder, s QuerySample)
+		wantDuplicate uint64
+		wantUnknown   uint64
+	}{
+		{"every sample completed twice", func(r *Responder, s QuerySample) { r.Complete(s.ID, nil, 0) }, 100, 0},
+		{"a completion for an id never issued after every sample", func(r *Responder, s QuerySample) { r.Complete(s.ID+1_000_000, nil, 0) }, 0, 100},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := DefaultSettings()
+			s.Scenario = SingleStream
+			s.Mode = PerformanceOnly
+			s.MinQueryCount = 100
+			s.MaxQueryCount = 100
+			s.MinDurationMs = 0
+			sut := funcSUT{issue: func(r *Responder, samples []QuerySample) {
+				for _, smp := range samples {
+					r.Complete(smp.ID, nil, 0)
+					tc.extra(r, smp)
+				}
+			}}
+			res, err := Run(context.Background(), sut, &testQSL{total: 16, perf: 16}, s, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.DuplicateCompletions != tc.wantDuplicate || res.UnknownCompletions != tc.wantUnknown {
+				t.Errorf("duplicate=%d unknown=%d, want %d and %d", res.DuplicateCompletions, res.UnknownCompletions, tc.wantDuplicate, tc.wantUnknown)
+			}
+			want := tc.wantDuplicate + tc.wantUnknown
+			if got := res.Passes[0].ProtocolErrors; got != want {
+				t.Errorf("pass counts %d protocol errors, want %d", got, want)
+			}
+			if res.Summary.Valid || !strings.Contains(reasonsOf(res), "100 SUT protocol errors") {
+				t.Errorf("valid=%v reasons=%q, want INVALID for 100 protocol errors", res.Summary.Valid, reasonsOf(res))
+			}
+			full, rest := 0, false
+			for _, e := range res.Events {
+				if v, ok := e.Value.(string); ok && e.Error {
+					if strings.Contains(v, "further SUT errors not logged in full") {
+						rest = strings.HasPrefix(v, "80 further")
+					} else if strings.Contains(v, "completion for") {
+						full++
+					}
+				}
+			}
+			if full != maxErrorMessages || !rest {
+				t.Errorf("%d errors logged in full and the rest counted=%v, want %d and a count of the other 80", full, rest, maxErrorMessages)
+			}
+			again, err := SummarizePass(res.SUTName, res.Effective, res.Passes[0], records(res))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if again.Valid || strings.Join(again.AimeterReasons, " ") != reasonsOf(res) {
+				t.Errorf("rebuilt summary: valid=%v reasons=%q, want %q", again.Valid, again.AimeterReasons, reasonsOf(res))
+			}
+		})
+	}
+}

@@ -327,6 +327,11 @@ func Run(ctx context.Context, sut SUT, qsl QSL, settings Settings, opts *Options
 	for _, m := range r.errLog {
 		res.Events = append(res.Events, Event{TimeNs: t.now(), Key: "error_runtime", Value: m, Error: true})
 	}
+	if left := r.errNotes - uint64(len(r.errLog)); left > 0 {
+		res.Events = append(res.Events, Event{TimeNs: t.now(), Key: "error_runtime", Error: true, Value: fmt.Sprintf(
+			"%d further SUT errors not logged in full (%d unknown, %d duplicate or late completions, %d failed samples in all)",
+			left, r.unknown.Load(), r.duplicate.Load(), r.failed.Load())})
+	}
 	r.mu.Unlock()
 	res.UnknownCompletions = r.unknown.Load()
 	res.DuplicateCompletions = r.duplicate.Load()
@@ -441,6 +446,7 @@ func (t *testRun) runPass(e *Effective, set loadableSet, kind PassKind) *Summary
 	t.qid += uint64(gen.queries)
 	t.passes = append(t.passes, rec)
 
+	protocolBefore := t.resp.protocolErrors()
 	t.resp.cur.Store(p)
 	wallStart := time.Now()
 	p.origin = t.now()
@@ -472,6 +478,7 @@ func (t *testRun) runPass(e *Effective, set loadableSet, kind PassKind) *Summary
 	t.closePass(p)
 	stopProgress()
 	rec.info.StopReason = stop
+	rec.info.ProtocolErrors = t.resp.protocolErrors() - protocolBefore
 
 	maxCompletion := int64(0)
 	for i := range p.completed {
