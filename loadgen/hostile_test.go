@@ -286,3 +286,64 @@ func TestProtocolErrorsMakeTheRunInvalid(t *testing.T) {
 		})
 	}
 }
+
+// countdownCtx reports cancellation from its n-th call of Err on, so that a
+// test can cancel generation at a known point without timing.
+type countdownCtx struct {
+	context.Context
+	n, calls int
+	firstCancel int // the call that first reported cancellation
+}
+
+func (c *countdownCtx) Err() error {
+	c.calls++
+	if c.calls >= c.n {
+		if c.firstCancel == 0 {
+			c.firstCancel = c.calls
+		}
+		return context.Canceled
+	}
+	return nil
+}
+
+// TestGenerationHonoursCancellation: query generation checks for
+// cancellation every generationCheckEvery samples (Ctrl-C used to wait 31 s
+// for a long SingleStream generation), and a run cancelled before its
+// generation ends keeps no pass and says why.
+func TestGenerationHonoursCancellation(t *testing.T) {
+	s := DefaultSettings()
+	s.Scenario = SingleStream
+	s.Mode = PerformanceOnly
+	s.SingleStreamExpectedLatencyNs = 100
+	s.MinDurationMs = 200 // 4·10⁶ queries
+	e, err := NewEffective(s, 64, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := generateLoadableSets(&e, false, 64)[0]
+	ctx := &countdownCtx{Context: context.Background(), n: 3}
+	g, err := generateQueriesAt(ctx, &e, false, set, 0, nil)
+	if !errors.Is(err, context.Canceled) || g != nil {
+		t.Fatalf("got %v and %v, want context.Canceled and no queries", g != nil, err)
+	}
+	if ctx.firstCancel != 3 || ctx.calls > 4 {
+		t.Errorf("generation went on after the context was cancelled (call %d of %d), want it to stop at call 3", ctx.firstCancel, ctx.calls)
+	}
+
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	res, err := Run(cancelled, syncSUT, &testQSL{total: 64, perf: 64}, s, nil)
+	if !errors.Is(err, ErrInterrupted) {
+		t.Errorf("err = %v, want ErrInterrupted", err)
+	}
+	if res == nil || len(res.Passes) != 0 {
+		t.Fatalf("a run cancelled during generation keeps a pass: %+v", res)
+	}
+	said := false
+	for _, ev := range res.Events {
+		said = said || (ev.Key == "generic_message" && strings.HasPrefix(ev.Value.(string), "Query generation cancelled"))
+	}
+	if !said {
+		t.Error("the detail log does not say generation was cancelled")
+	}
+}

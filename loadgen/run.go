@@ -434,7 +434,12 @@ func (t *testRun) runPerformance(e *Effective, kind PassKind) (*Summary, error) 
 // the pass summary for performance passes.
 func (t *testRun) runPass(e *Effective, set loadableSet, kind PassKind) *Summary {
 	accuracy := kind == PassAccuracy
-	gen := generateQueriesAt(e, accuracy, set, t.seq, t.opts.Arrivals)
+	gen, err := generateQueriesAt(t.ctx, e, accuracy, set, t.seq, t.opts.Arrivals)
+	if err != nil {
+		// Cancelled while generating: nothing was issued, no pass is kept.
+		t.event(Event{TimeNs: t.now(), Key: "generic_message", Value: "Query generation cancelled: " + err.Error()})
+		return nil
+	}
 	t.event(Event{TimeNs: t.now(), Key: "generated_query_count", Value: uint64(gen.queries)})
 	t.event(Event{TimeNs: t.now(), Key: "generated_samples_per_query", Value: uint64(gen.loggedSPQ)})
 	t.event(Event{TimeNs: t.now(), Key: "generated_query_duration", Value: gen.duration})
