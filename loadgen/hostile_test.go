@@ -291,7 +291,7 @@ func TestProtocolErrorsMakeTheRunInvalid(t *testing.T) {
 // test can cancel generation at a known point without timing.
 type countdownCtx struct {
 	context.Context
-	n, calls int
+	n, calls    int
 	firstCancel int // the call that first reported cancellation
 }
 
