@@ -68,10 +68,10 @@ func TestBlockedSUTCannotHangRun(t *testing.T) {
 		wantReason string
 		wantMax    time.Duration // Run must return within this much fake time
 	}{
-		{"the stall timeout ends a blocked IssueQuery", SingleStream, 3, false, 10 * time.Second, 0, 0, ErrSUTBlocked, "SUT blocked in IssueQuery for 10s", 11 * time.Second},
+		{"the stall timeout ends a blocked IssueQuery", SingleStream, 3, false, 10 * time.Second, 0, 0, ErrSUTBlocked, "SUT blocked in IssueQuery for", 12 * time.Second},
 		{"Options.Timeout ends a blocked IssueQuery while the stall timeout waits forever", SingleStream, 3, false, -1, 3 * time.Second, 0, ErrInterrupted, "SUT blocked in IssueQuery for", 6 * time.Second},
 		{"cancellation ends a blocked IssueQuery after the interrupt grace", SingleStream, 3, false, -1, 0, time.Second, ErrInterrupted, "SUT blocked in IssueQuery for", 4 * time.Second},
-		{"a blocked Server IssueQuery is given up on too", Server, 5, false, 10 * time.Second, 0, 0, ErrSUTBlocked, "SUT blocked in IssueQuery for 10s", 11 * time.Second},
+		{"a blocked Server IssueQuery is given up on too", Server, 5, false, 10 * time.Second, 0, 0, ErrSUTBlocked, "SUT blocked in IssueQuery for", 12 * time.Second},
 		{"the stall timeout ends a blocked FlushQueries", Offline, 0, true, 10 * time.Second, 0, 0, ErrSUTBlocked, "SUT blocked in FlushQueries for 10s", 11 * time.Second},
 		{"cancellation ends a blocked FlushQueries after the interrupt grace", Offline, 0, true, -1, 0, time.Second, ErrInterrupted, "SUT blocked in FlushQueries for", 4 * time.Second},
 	}
@@ -134,6 +134,34 @@ func TestBlockedSUTCannotHangRun(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestSlowSynchronousSUTIsNotGivenUpOn: a SUT that completes its samples
+// one by one inside a single IssueQuery (or FlushQueries) that lasts longer
+// than the stall timeout is making progress, not blocked.
+func TestSlowSynchronousSUTIsNotGivenUpOn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := DefaultSettings()
+		s.Scenario = Offline
+		s.Mode = PerformanceOnly
+		s.MinDurationMs = 0
+		sut := funcSUT{issue: func(r *Responder, samples []QuerySample) {
+			for _, smp := range samples {
+				time.Sleep(time.Second)
+				r.Complete(smp.ID, nil, 0)
+			}
+		}}
+		res, err := Run(context.Background(), sut, &testQSL{total: 16, perf: 16}, s, &Options{StallTimeout: 5 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.LostSamples != 0 || strings.Contains(reasonsOf(res), "blocked") {
+			t.Errorf("lost=%d reasons=%q: a SUT that keeps completing was given up on", res.LostSamples, reasonsOf(res))
+		}
+		if len(records(res)) < 20 {
+			t.Errorf("only %d samples: the test is too short to outlast the stall timeout", len(records(res)))
+		}
+	})
 }
 
 // TestNeverCompletingSUTEndsAtTheStallTimeout: a SUT that returns from

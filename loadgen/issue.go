@@ -349,7 +349,7 @@ func (t *testRun) issuePass(p *pass, e *Effective, accuracy bool) issueStats {
 	}
 	results := make([]issueStats, threads)
 	pending := threads
-	w := &watchdog{t: t, p: p, issuers: issuers, reported: make([]bool, threads), timer: time.NewTimer(t.opts.stallTimeout())}
+	w := &watchdog{t: t, p: p, issuers: issuers, reported: make([]bool, threads), timer: time.NewTimer(t.opts.stallTimeout() / watchdogLooks)}
 	defer w.timer.Stop()
 	cancelled := t.ctx.Done()
 	for pending > 0 {
@@ -389,9 +389,11 @@ func (t *testRun) issuePass(p *pass, e *Effective, accuracy bool) issueStats {
 }
 
 // watchdog watches the SUT calls of the issuers of one pass. It gives up on
-// a call that has run for the stall timeout, or that is still running the
-// interrupt grace after the run was cancelled or timed out: the call's
-// samples are then lost and its goroutine is left behind (see Options).
+// a call that has run for the stall timeout while no sample completed, or
+// that is still running the interrupt grace after the run was cancelled or
+// timed out: the call's samples are then lost and its goroutine is left
+// behind (see Options.StallTimeout). A SUT that completes samples inside a
+// long IssueQuery is making progress and is left alone.
 type watchdog struct {
 	t        *testRun
 	p        *pass
@@ -399,7 +401,16 @@ type watchdog struct {
 	timer    *time.Timer
 	graceEnd time.Time // zero until the run is cancelled
 	reported []bool
+	// lastDone is p.samplesDone at the previous look, lastProgress (pass
+	// clock) the look at which it was last seen to change.
+	lastDone     int64
+	lastProgress int64
 }
+
+// watchdogLooks is how many times per stall timeout the watchdog looks at
+// a call in progress: a blocked call is given up on within 1/watchdogLooks
+// of the stall timeout after the last completion.
+const watchdogLooks = 8
 
 // check gives up on the overrunning calls, fills their results and returns
 // how many issuers it gave up on; it re-arms the timer.
@@ -407,8 +418,11 @@ func (w *watchdog) check(results []issueStats) int {
 	t, p := w.t, w.p
 	stall := t.opts.stallTimeout()
 	now := t.now() - p.origin
+	if done := p.samplesDone.Load(); done != w.lastDone {
+		w.lastDone, w.lastProgress = done, now
+	}
 	cancelled := !w.graceEnd.IsZero() && !time.Now().Before(w.graceEnd)
-	next := stall
+	next := stall / watchdogLooks
 	n := 0
 	for k, it := range w.issuers {
 		start := it.call.Load()
@@ -416,8 +430,8 @@ func (w *watchdog) check(results []issueStats) int {
 			continue
 		}
 		inCall := time.Duration(now - (start - 1))
-		if !cancelled && inCall < stall {
-			next = min(next, stall-inCall)
+		idle := time.Duration(now - max(start-1, w.lastProgress))
+		if !cancelled && idle < stall {
 			continue
 		}
 		if !it.call.CompareAndSwap(start, callAbandoned) {

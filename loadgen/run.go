@@ -464,7 +464,7 @@ func (t *testRun) runPass(e *Effective, set loadableSet, kind PassKind) *Summary
 		t.event(ev)
 	}
 	if !st.blocked {
-		if reason := t.flush(); reason != "" {
+		if reason := t.flush(p); reason != "" {
 			st.blocked, st.stop, st.ranOut = true, reason, false
 		}
 	}
@@ -512,18 +512,23 @@ func powerTime(tm time.Time) string {
 }
 
 // flush calls the SUT's FlushQueries on a goroutine of its own, turning a
-// panic into an error event. It gives up on a call still running after the
-// stall timeout, or after the interrupt grace once the run is cancelled,
-// and then returns the "SUT blocked in FlushQueries for …" reason.
-func (t *testRun) flush() string {
+// panic into an error event. Like the issuers' watchdog, it gives up on a
+// call that has run for the stall timeout while no sample of p completed,
+// or that is still running the interrupt grace after the run was
+// cancelled, and then returns the "SUT blocked in FlushQueries for …"
+// reason.
+func (t *testRun) flush(p *pass) string {
 	done := make(chan any, 1)
 	go func() {
 		defer func() { done <- recover() }()
 		t.sut.FlushQueries()
 	}()
 	start := time.Now()
-	bound := time.NewTimer(t.opts.stallTimeout())
-	defer bound.Stop()
+	stall := t.opts.stallTimeout()
+	look := time.NewTimer(stall / watchdogLooks)
+	defer look.Stop()
+	lastDone, lastProgress := p.samplesDone.Load(), start
+	var graceEnd time.Time
 	cancelled := t.ctx.Done()
 	for {
 		select {
@@ -534,11 +539,27 @@ func (t *testRun) flush() string {
 			return ""
 		case <-cancelled:
 			cancelled = nil
-			bound.Reset(t.opts.interruptGrace())
-		case <-bound.C:
-			reason := fmt.Sprintf("SUT blocked in FlushQueries for %v", time.Since(start).Round(time.Millisecond))
-			t.blockedSUT(reason)
-			return reason
+			graceEnd = time.Now().Add(t.opts.interruptGrace())
+			look.Reset(t.opts.interruptGrace())
+		case <-look.C:
+			now := time.Now()
+			if d := p.samplesDone.Load(); d != lastDone {
+				lastDone, lastProgress = d, now
+			}
+			overrun := now.Sub(lastProgress) >= stall
+			if !graceEnd.IsZero() {
+				overrun = !now.Before(graceEnd)
+			}
+			if overrun {
+				reason := fmt.Sprintf("SUT blocked in FlushQueries for %v", now.Sub(start).Round(time.Millisecond))
+				t.blockedSUT(reason)
+				return reason
+			}
+			if graceEnd.IsZero() {
+				look.Reset(stall / watchdogLooks)
+			} else {
+				look.Reset(time.Until(graceEnd))
+			}
 		}
 	}
 }
