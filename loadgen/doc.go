@@ -50,12 +50,30 @@
 //
 // All Responder methods are safe for concurrent use and allocate nothing on
 // the plain completion path; a completion for an unknown, not yet issued or
-// already ended sample is counted (Result.UnknownCompletions,
-// DuplicateCompletions) and otherwise ignored. A sample not ended in time
+// already ended sample is a protocol error: it is counted
+// (Result.UnknownCompletions, DuplicateCompletions, PassInfo.ProtocolErrors),
+// makes the run INVALID as MLPerf's checker rejects a log with errors, and is
+// otherwise ignored. A sample not ended in time
 // (a timeout, a stall, a cancelled context) is lost: it is censored at the
 // end of its pass and makes the run INVALID, but it is not an error.
 // Failures (Fail, Response.Err) are errors: they invalidate the run and are
 // kept in Result.Errors, one entry per distinct category and message.
+//
+// # A SUT that blocks
+//
+// IssueQuery and FlushQueries run on goroutines of Run's own, which Run
+// watches, so that a SUT blocked inside them cannot keep Options.Timeout,
+// the stall timeout or the cancellation of ctx from ending the test. Run
+// gives up on a call that has not returned after the stall timeout, or
+// after the interrupt grace once the run is cancelled: the call's samples
+// are lost, the pass stops with the reason "SUT blocked in IssueQuery
+// for …" (or FlushQueries), every Result field is filled, no later pass
+// runs, and Run returns an error wrapping ErrSUTBlocked (ErrInterrupted
+// when the run was cancelled or timed out). Go cannot stop another
+// goroutine: the one that made the blocked call is left behind, one per
+// blocked call, and ends without touching the Result when the SUT lets it
+// go. A QSL that panics in LoadSamples or UnloadSamples makes Run return an
+// error, not crash.
 //
 // Run returns once every pass has ended; the Responder must not be used
 // after that. The Result holds the detail-log events, the accuracy log, the

@@ -21,7 +21,7 @@ func (t *testRun) findPeak() (*Summary, error) {
 	base := t.eff
 	t.event(Event{TimeNs: t.now(), Key: "generic_message", Value: "FindPeakPerformance: Check validity of the base settings field: " + qpsField(base.TargetQPS)})
 	lower, err := t.probe(&base, nil)
-	if err != nil || t.ctx.Err() != nil {
+	if err != nil || t.stopped() {
 		return t.markReported(lower), err
 	}
 	if !lower.PerfConstraintsMet {
@@ -35,7 +35,7 @@ func (t *testRun) findPeak() (*Summary, error) {
 		u.TargetQPS = lower.Effective.TargetQPS * (1 + u.ServerFindPeakQPSBoundaryStepSize)
 		t.event(Event{TimeNs: t.now(), Key: "generic_message", Value: fmt.Sprintf("FindBoundaries: Checking fields [%s, %s)", qpsField(lower.Effective.TargetQPS), qpsField(u.TargetQPS))})
 		s, err := t.probe(&u, lower)
-		if err != nil || t.ctx.Err() != nil {
+		if err != nil || t.stopped() {
 			return t.markReported(lower), err
 		}
 		if !s.PerfConstraintsMet {
@@ -57,7 +57,7 @@ func (t *testRun) findPeak() (*Summary, error) {
 		t.event(Event{TimeNs: t.now(), Key: "generic_message", Value: fmt.Sprintf("FindPeakPerformanceBinarySearch: Testing the mid value of bounds [%s, %s): %s",
 			qpsField(lower.Effective.TargetQPS), qpsField(upper.Effective.TargetQPS), qpsField(m.TargetQPS))})
 		s, err := t.probe(&m, lower)
-		if err != nil || t.ctx.Err() != nil {
+		if err != nil || t.stopped() {
 			return t.markReported(lower), err
 		}
 		if s.PerfConstraintsMet {
@@ -100,7 +100,7 @@ func (t *testRun) probe(e *Effective, lower *Summary) (*Summary, error) {
 	if !s.PerfConstraintsMet && lower != nil {
 		keep = lower.pass
 	}
-	if err != nil || t.ctx.Err() != nil {
+	if err != nil || t.stopped() {
 		// The search ends here and reports lower (or this first probe).
 		if lower != nil {
 			keep = lower.pass

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"runtime"
-	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -15,6 +14,7 @@ type issueStats struct {
 	ranOut        bool   // a non-Server pass ended without a natural stop
 	stop          string // why issuing ended early because of aimeter's limits
 	stalled       bool   // no sample completed for the stall timeout
+	blocked       bool   // the watchdog gave up on a SUT call (see watchdog)
 	errors        []Event
 }
 
@@ -28,7 +28,16 @@ type issuer struct {
 	stride   int
 	timer    *time.Timer
 	stalled  bool
+	// call is the watchdog's view of the SUT call in progress: 0 when the
+	// issuer is not inside IssueQuery, the call's start (ns from the pass
+	// origin, plus one) while it is, and callAbandoned once the watchdog
+	// has given up on it. Only the issuer stores a start; the end and the
+	// abandonment race by CAS, so exactly one of them wins.
+	call atomic.Int64
 }
+
+// callAbandoned marks an issuer whose SUT call the watchdog gave up on.
+const callAbandoned = -1
 
 func (it *issuer) ctx() context.Context { return it.t.ctx }
 
@@ -146,15 +155,20 @@ func (it *issuer) waitUntil(target int64) (int64, bool) {
 	}
 }
 
-// issueOne calls the SUT, turning a panic into an error.
-func (it *issuer) issueOne(samples []QuerySample) (err error) {
+// issueOne calls the SUT at now (ns from the pass origin), turning a panic
+// into an error. It reports abandoned when the watchdog gave up on the call
+// while it ran: the issuer must then touch nothing of the run and return.
+func (it *issuer) issueOne(now int64, samples []QuerySample) (abandoned bool, err error) {
+	start := max(now, 0) + 1
+	it.call.Store(start)
 	defer func() {
 		if v := recover(); v != nil {
 			err = fmt.Errorf("SUT panicked in IssueQuery: %v", v)
 		}
+		abandoned = !it.call.CompareAndSwap(start, 0)
 	}()
 	it.t.sut.IssueQuery(it.t.resp, samples)
-	return nil
+	return false, nil
 }
 
 func (it *issuer) errorEvent(key, msg string) Event {
@@ -227,7 +241,13 @@ func (it *issuer) run() issueStats {
 			}
 		}
 		q = last
-		if err := it.issueOne(samples); err != nil {
+		abandoned, err := it.issueOne(now, samples)
+		if abandoned {
+			// The watchdog has reported this issuer and the run has moved
+			// on: return without touching its state.
+			return issueStats{}
+		}
+		if err != nil {
 			// The samples of a panicking call will never complete.
 			for _, smp := range samples {
 				p.markLost(int(uint64(smp.ID) - 1 - p.seqBase))
@@ -298,38 +318,142 @@ func perThread(count uint64, idx, stride int) uint64 {
 }
 
 // issuePass runs the issuing goroutines of a pass and combines their stats.
+// The issuers run on goroutines of their own while the calling goroutine
+// watches them (watch), so that a SUT blocked inside IssueQuery cannot keep
+// the timeout, the stall timeout or cancellation from ending the pass.
 func (t *testRun) issuePass(p *pass, e *Effective, accuracy bool) issueStats {
 	threads := 1
 	if e.Scenario == Server && e.ServerNumIssueQueryThreads > 0 {
 		threads = int(e.ServerNumIssueQueryThreads)
 	}
 	t.serverIssuedTotal.Store(0)
-	if threads == 1 {
-		it := &issuer{t: t, p: p, e: e, accuracy: accuracy, idx: 0, stride: 1}
-		return it.run()
+	issuers := make([]*issuer, threads)
+	type report struct {
+		idx int
+		st  issueStats
 	}
-	results := make([]issueStats, threads)
-	var wg sync.WaitGroup
-	for k := 0; k < threads; k++ {
-		wg.Add(1)
+	// Buffered for every issuer, so that one the watchdog gave up on can
+	// still report and end when the SUT lets it go.
+	reports := make(chan report, threads)
+	for k := range issuers {
+		issuers[k] = &issuer{t: t, p: p, e: e, accuracy: accuracy, idx: k, stride: threads}
+	}
+	for _, it := range issuers {
 		go func() {
-			defer wg.Done()
-			runtime.LockOSThread()
-			defer runtime.UnlockOSThread()
-			it := &issuer{t: t, p: p, e: e, accuracy: accuracy, idx: k, stride: threads}
-			results[k] = it.run()
+			if threads > 1 {
+				runtime.LockOSThread()
+				defer runtime.UnlockOSThread()
+			}
+			reports <- report{it.idx, it.run()}
 		}()
 	}
-	wg.Wait()
+	results := make([]issueStats, threads)
+	pending := threads
+	w := &watchdog{t: t, p: p, issuers: issuers, reported: make([]bool, threads), timer: time.NewTimer(t.opts.stallTimeout() / watchdogLooks)}
+	defer w.timer.Stop()
+	cancelled := t.ctx.Done()
+	for pending > 0 {
+		select {
+		case r := <-reports:
+			if !w.reported[r.idx] {
+				w.reported[r.idx] = true
+				results[r.idx] = r.st
+				pending--
+			}
+		case <-cancelled:
+			cancelled = nil
+			w.graceEnd = time.Now().Add(t.opts.interruptGrace())
+			w.timer.Reset(t.opts.interruptGrace())
+		case <-w.timer.C:
+			pending -= w.check(results)
+		}
+	}
 	var st issueStats
 	for _, r := range results {
 		st.queriesIssued += r.queriesIssued
 		st.ranOut = st.ranOut || r.ranOut
 		st.stalled = st.stalled || r.stalled
+		st.blocked = st.blocked || r.blocked
 		st.errors = append(st.errors, r.errors...)
 		if st.stop == "" {
 			st.stop = r.stop
 		}
 	}
+	if st.blocked {
+		// An abandoned issuer could not report its count; the pass's
+		// counter holds every query handed to the SUT.
+		st.queriesIssued = uint64(p.queriesIssued.Load())
+		st.ranOut = false
+	}
 	return st
+}
+
+// watchdog watches the SUT calls of the issuers of one pass. It gives up on
+// a call that has run for the stall timeout while no sample completed, or
+// that is still running the interrupt grace after the run was cancelled or
+// timed out: the call's samples are then lost and its goroutine is left
+// behind (see Options.StallTimeout). A SUT that completes samples inside a
+// long IssueQuery is making progress and is left alone.
+type watchdog struct {
+	t        *testRun
+	p        *pass
+	issuers  []*issuer
+	timer    *time.Timer
+	graceEnd time.Time // zero until the run is cancelled
+	reported []bool
+	// lastDone is p.samplesDone at the previous look, lastProgress (pass
+	// clock) the look at which it was last seen to change.
+	lastDone     int64
+	lastProgress int64
+}
+
+// watchdogLooks is how many times per stall timeout the watchdog looks at
+// a call in progress: a blocked call is given up on within 1/watchdogLooks
+// of the stall timeout after the last completion.
+const watchdogLooks = 8
+
+// check gives up on the overrunning calls, fills their results and returns
+// how many issuers it gave up on; it re-arms the timer.
+func (w *watchdog) check(results []issueStats) int {
+	t, p := w.t, w.p
+	stall := t.opts.stallTimeout()
+	now := t.now() - p.origin
+	if done := p.samplesDone.Load(); done != w.lastDone {
+		w.lastDone, w.lastProgress = done, now
+	}
+	cancelled := !w.graceEnd.IsZero() && !time.Now().Before(w.graceEnd)
+	next := stall / watchdogLooks
+	n := 0
+	for k, it := range w.issuers {
+		start := it.call.Load()
+		if w.reported[k] || start <= 0 {
+			continue
+		}
+		inCall := time.Duration(now - (start - 1))
+		idle := time.Duration(now - max(start-1, w.lastProgress))
+		if !cancelled && idle < stall {
+			continue
+		}
+		if !it.call.CompareAndSwap(start, callAbandoned) {
+			continue // the call just returned: the issuer reports itself
+		}
+		w.reported[k] = true
+		n++
+		reason := fmt.Sprintf("SUT blocked in IssueQuery for %v", inCall.Round(time.Millisecond))
+		results[k] = issueStats{stop: reason, blocked: true}
+		if cancelled {
+			results[k].stop = t.cancelReason() + "; " + reason
+		}
+		t.blockedSUT(reason)
+	}
+	if cancelled {
+		// Issuers not in a call end on their own once cancelled; look
+		// again soon for one that entered a call after all.
+		next = time.Millisecond
+	}
+	if !w.graceEnd.IsZero() && !cancelled {
+		next = time.Until(w.graceEnd)
+	}
+	w.timer.Reset(max(next, time.Millisecond))
+	return n
 }

@@ -341,6 +341,7 @@ func buildPerformanceResult(e *Effective, info PassInfo, records iter.Seq[Record
 	}
 	endQuery()
 	pr.MaxLatency = float64(maxLatency) / 1e9
+	pr.ProtocolErrors = info.ProtocolErrors
 	return pr
 }
 

@@ -30,13 +30,24 @@ type Responder struct {
 	accuracy     []AccuracyEntry
 	firstTokData map[uint64][]byte // token data of samples sampled for the accuracy log
 	errLog       []string          // first messages of misbehaviour, for the detail log
+	errNotes     uint64            // every message of misbehaviour, logged in full or not
 	errs         errorTable        // distinct sample failures (Result.Errors)
 }
 
+// maxErrorMessages bounds the misbehaviour messages logged in full; every
+// one beyond is still counted (Result.UnknownCompletions,
+// DuplicateCompletions, FailedSamples) and the detail log says how many
+// were left out.
 const maxErrorMessages = 20
+
+// protocolErrors returns the protocol errors counted so far.
+func (r *Responder) protocolErrors() uint64 {
+	return r.unknown.Load() + r.duplicate.Load()
+}
 
 func (r *Responder) note(format string, args ...any) {
 	r.mu.Lock()
+	r.errNotes++
 	if len(r.errLog) < maxErrorMessages {
 		r.errLog = append(r.errLog, fmt.Sprintf(format, args...))
 	}

@@ -101,6 +101,11 @@ type PassInfo struct {
 	Reported bool `json:"reported"`
 	// StopReason says why issuing ended ("" when it ran to completion).
 	StopReason string `json:"stop_reason,omitempty"`
+	// ProtocolErrors counts the SUT's protocol errors while the pass ran:
+	// completions (or first tokens) for unknown, not yet issued, already
+	// ended or already lost samples. Any makes the pass INVALID, as
+	// MLPerf's checker rejects a log with errors.
+	ProtocolErrors uint64 `json:"protocol_errors,omitempty"`
 	// Probe is the outcome of a find-peak probe (nil for other passes). It
 	// outlives the probe's records, which are kept for the reported pass
 	// only (see Options.KeepProbeRecords).

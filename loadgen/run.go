@@ -24,6 +24,14 @@ const DefaultInterruptGrace = 2 * time.Second
 // or the run timed out; the Result is still complete and INVALID.
 var ErrInterrupted = errors.New("run interrupted")
 
+// ErrSUTBlocked is returned (wrapped) by Run when the SUT stayed inside
+// IssueQuery or FlushQueries past the stall timeout, or past the interrupt
+// grace of a cancelled run, and Run gave up on the call. The Result is still
+// complete and its summary INVALID, with the reason "SUT blocked in
+// IssueQuery for …". When the run was also cancelled or timed out, Run
+// returns ErrInterrupted instead.
+var ErrSUTBlocked = errors.New("SUT blocked")
+
 // Options are aimeter's run controls beyond LoadGen's TestSettings. The zero
 // value is ready to use.
 type Options struct {
@@ -32,9 +40,21 @@ type Options struct {
 	Timeout time.Duration
 	// StallTimeout ends the test when no sample completes for this long while
 	// the run waits for one (0 = DefaultStallTimeout; negative = wait forever).
+	// It also bounds a single call of the SUT's IssueQuery or FlushQueries:
+	// Run gives up on a call that has not returned after this long.
+	//
+	// A call Run gives up on (after StallTimeout, or after InterruptGrace
+	// once the run is cancelled or Timeout expires) cannot be stopped: Go
+	// has no way to end another goroutine. Run leaves the goroutine that
+	// made the call behind, one per blocked call, and returns; the call's
+	// samples are lost, the pass stops with the reason "SUT blocked in
+	// IssueQuery for …" (or FlushQueries), no later pass runs, and Run's
+	// error wraps ErrSUTBlocked. When the call finally returns, that
+	// goroutine ends without touching the Result.
 	StallTimeout time.Duration
 	// InterruptGrace is how long a cancelled run still waits for issued
-	// samples (0 = DefaultInterruptGrace).
+	// samples, and for a SUT call in progress to return
+	// (0 = DefaultInterruptGrace).
 	InterruptGrace time.Duration
 	// Warnings are logged as warning_generic_message events before the test
 	// (for example "Found Audit Config file…").
@@ -173,6 +193,23 @@ type testRun struct {
 	progressIssued    atomic.Int64
 	serverIssuedTotal atomic.Int64
 	interrupted       string
+	// blocked is the first "SUT blocked in …" reason: once set, no further
+	// pass runs. Only Run's goroutine touches it.
+	blocked string
+}
+
+// blockedSUT records that Run gave up on a SUT call.
+func (t *testRun) blockedSUT(reason string) {
+	if t.blocked == "" {
+		t.blocked = reason
+	}
+	t.errorEvent("error_runtime", reason+": its samples are lost and the goroutine that made the call is left behind")
+}
+
+// stopped reports whether no further pass may run: the run was cancelled
+// or timed out, or the SUT blocked.
+func (t *testRun) stopped() bool {
+	return t.ctx.Err() != nil || t.blocked != ""
 }
 
 // passRecord is a finished pass as kept in the Result.
@@ -275,7 +312,7 @@ func Run(ctx context.Context, sut SUT, qsl QSL, settings Settings, opts *Options
 	switch eff.Mode {
 	case SubmissionRun:
 		runErr = t.runAccuracy()
-		if runErr == nil && t.ctx.Err() == nil {
+		if runErr == nil && !t.stopped() {
 			res.Summary, runErr = t.runPerformance(&t.eff, PassPerformance)
 			t.markReported(res.Summary)
 		}
@@ -299,6 +336,11 @@ func Run(ctx context.Context, sut SUT, qsl QSL, settings Settings, opts *Options
 	for _, m := range r.errLog {
 		res.Events = append(res.Events, Event{TimeNs: t.now(), Key: "error_runtime", Value: m, Error: true})
 	}
+	if left := r.errNotes - uint64(len(r.errLog)); left > 0 {
+		res.Events = append(res.Events, Event{TimeNs: t.now(), Key: "error_runtime", Error: true, Value: fmt.Sprintf(
+			"%d further SUT errors not logged in full (%d unknown, %d duplicate or late completions, %d failed samples in all)",
+			left, r.unknown.Load(), r.duplicate.Load(), r.failed.Load())})
+	}
 	r.mu.Unlock()
 	res.UnknownCompletions = r.unknown.Load()
 	res.DuplicateCompletions = r.duplicate.Load()
@@ -315,6 +357,9 @@ func Run(ctx context.Context, sut SUT, qsl QSL, settings Settings, opts *Options
 	if res.Interrupted != "" {
 		return res, fmt.Errorf("%w: %s", ErrInterrupted, res.Interrupted)
 	}
+	if t.blocked != "" {
+		return res, fmt.Errorf("%w: %s", ErrSUTBlocked, t.blocked)
+	}
 	return res, nil
 }
 
@@ -328,15 +373,25 @@ func countState(p *pass, s uint32) int {
 	return n
 }
 
-func (t *testRun) loadSamples(set []uint64) error {
+func (t *testRun) loadSamples(set []uint64) (err error) {
 	t.event(Event{TimeNs: t.now(), Key: "loaded_qsl_set", Value: set})
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("loading %d samples from QSL %q: QSL panicked in LoadSamples: %v", len(set), t.qsl.Name(), v)
+		}
+	}()
 	if err := t.qsl.LoadSamples(set); err != nil {
 		return fmt.Errorf("loading %d samples from QSL %q: %w", len(set), t.qsl.Name(), err)
 	}
 	return nil
 }
 
-func (t *testRun) unloadSamples(set []uint64) error {
+func (t *testRun) unloadSamples(set []uint64) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("unloading samples from QSL %q: QSL panicked in UnloadSamples: %v", t.qsl.Name(), v)
+		}
+	}()
 	if err := t.qsl.UnloadSamples(set); err != nil {
 		return fmt.Errorf("unloading samples from QSL %q: %w", t.qsl.Name(), err)
 	}
@@ -355,8 +410,10 @@ func (t *testRun) runAccuracy() error {
 		if err := t.unloadSamples(set.indices); err != nil {
 			return err
 		}
-		if t.ctx.Err() != nil {
-			t.interrupted = t.cancelReason()
+		if t.stopped() {
+			if t.ctx.Err() != nil {
+				t.interrupted = t.cancelReason()
+			}
 			return nil
 		}
 	}
@@ -386,7 +443,12 @@ func (t *testRun) runPerformance(e *Effective, kind PassKind) (*Summary, error) 
 // the pass summary for performance passes.
 func (t *testRun) runPass(e *Effective, set loadableSet, kind PassKind) *Summary {
 	accuracy := kind == PassAccuracy
-	gen := generateQueriesAt(e, accuracy, set, t.seq, t.opts.Arrivals)
+	gen, err := generateQueriesAt(t.ctx, e, accuracy, set, t.seq, t.opts.Arrivals)
+	if err != nil {
+		// Cancelled while generating: nothing was issued, no pass is kept.
+		t.event(Event{TimeNs: t.now(), Key: "generic_message", Value: "Query generation cancelled: " + err.Error()})
+		return nil
+	}
 	t.event(Event{TimeNs: t.now(), Key: "generated_query_count", Value: uint64(gen.queries)})
 	t.event(Event{TimeNs: t.now(), Key: "generated_samples_per_query", Value: uint64(gen.loggedSPQ)})
 	t.event(Event{TimeNs: t.now(), Key: "generated_query_duration", Value: gen.duration})
@@ -398,6 +460,7 @@ func (t *testRun) runPass(e *Effective, set loadableSet, kind PassKind) *Summary
 	t.qid += uint64(gen.queries)
 	t.passes = append(t.passes, rec)
 
+	protocolBefore := t.resp.protocolErrors()
 	t.resp.cur.Store(p)
 	wallStart := time.Now()
 	p.origin = t.now()
@@ -409,12 +472,16 @@ func (t *testRun) runPass(e *Effective, set loadableSet, kind PassKind) *Summary
 	for _, ev := range st.errors {
 		t.event(ev)
 	}
-	t.flush()
+	if !st.blocked {
+		if reason := t.flush(p); reason != "" {
+			st.blocked, st.stop, st.ranOut = true, reason, false
+		}
+	}
 	if !accuracy && st.ranOut {
 		t.errorEvent("error_runtime", "Ending early: Ran out of generated queries to issue before the minimum query count and test duration were reached. Please update the relevant expected latency or target qps in the TestSettings so they are more accurate.")
 	}
 	stop := st.stop
-	if !st.stalled {
+	if !st.stalled && !st.blocked {
 		// A stalled issuer already waited the stall timeout for progress.
 		if reason := t.drain(p); stop == "" {
 			stop = reason
@@ -425,6 +492,7 @@ func (t *testRun) runPass(e *Effective, set loadableSet, kind PassKind) *Summary
 	t.closePass(p)
 	stopProgress()
 	rec.info.StopReason = stop
+	rec.info.ProtocolErrors = t.resp.protocolErrors() - protocolBefore
 
 	maxCompletion := int64(0)
 	for i := range p.completed {
@@ -452,13 +520,57 @@ func powerTime(tm time.Time) string {
 	return tm.UTC().Format("01-02-2006 15:04:05.000")
 }
 
-func (t *testRun) flush() {
-	defer func() {
-		if v := recover(); v != nil {
-			t.errorEvent("error_runtime", fmt.Sprintf("SUT panicked in FlushQueries: %v", v))
-		}
+// flush calls the SUT's FlushQueries on a goroutine of its own, turning a
+// panic into an error event. Like the issuers' watchdog, it gives up on a
+// call that has run for the stall timeout while no sample of p completed,
+// or that is still running the interrupt grace after the run was
+// cancelled, and then returns the "SUT blocked in FlushQueries for …"
+// reason.
+func (t *testRun) flush(p *pass) string {
+	done := make(chan any, 1)
+	go func() {
+		defer func() { done <- recover() }()
+		t.sut.FlushQueries()
 	}()
-	t.sut.FlushQueries()
+	start := time.Now()
+	stall := t.opts.stallTimeout()
+	look := time.NewTimer(stall / watchdogLooks)
+	defer look.Stop()
+	lastDone, lastProgress := p.samplesDone.Load(), start
+	var graceEnd time.Time
+	cancelled := t.ctx.Done()
+	for {
+		select {
+		case v := <-done:
+			if v != nil {
+				t.errorEvent("error_runtime", fmt.Sprintf("SUT panicked in FlushQueries: %v", v))
+			}
+			return ""
+		case <-cancelled:
+			cancelled = nil
+			graceEnd = time.Now().Add(t.opts.interruptGrace())
+			look.Reset(t.opts.interruptGrace())
+		case <-look.C:
+			now := time.Now()
+			if d := p.samplesDone.Load(); d != lastDone {
+				lastDone, lastProgress = d, now
+			}
+			overrun := now.Sub(lastProgress) >= stall
+			if !graceEnd.IsZero() {
+				overrun = !now.Before(graceEnd)
+			}
+			if overrun {
+				reason := fmt.Sprintf("SUT blocked in FlushQueries for %v", now.Sub(start).Round(time.Millisecond))
+				t.blockedSUT(reason)
+				return reason
+			}
+			if graceEnd.IsZero() {
+				look.Reset(stall / watchdogLooks)
+			} else {
+				look.Reset(time.Until(graceEnd))
+			}
+		}
+	}
 }
 
 // drain waits until every issued sample has completed, the stall timeout

@@ -1,8 +1,14 @@
 package loadgen
 
 import (
+	"context"
+
 	"aimeter/internal/stdrand"
 )
+
+// generationCheckEvery is how many generated samples pass between two
+// checks for cancellation: about a millisecond of generation.
+const generationCheckEvery = 1 << 14
 
 // loadableSet is one set of QSL indices loaded together. MultiStream sets end
 // with spq−1 padding copies of their first elements; distEnd excludes them.
@@ -76,12 +82,26 @@ func (g *generatedQueries) queryRange(q int) (int, int) {
 // does for GCC builds (loadgen-reference §5). seqBase is the sequence id of
 // the first generated sample; sample IDs are seqBase+i+1.
 func generateQueries(e *Effective, accuracy bool, set loadableSet, seqBase uint64) *generatedQueries {
-	return generateQueriesAt(e, accuracy, set, seqBase, nil)
+	g, _ := generateQueriesAt(context.Background(), e, accuracy, set, seqBase, nil)
+	return g
 }
 
 // generateQueriesAt is generateQueries with, for Server, explicit query
-// arrival offsets in place of the Poisson schedule (Options.Arrivals).
-func generateQueriesAt(e *Effective, accuracy bool, set loadableSet, seqBase uint64, arrivals []int64) *generatedQueries {
+// arrival offsets in place of the Poisson schedule (Options.Arrivals). It
+// checks ctx every generationCheckEvery samples and returns ctx's cause
+// when it is cancelled, so that a long generation ends within about a
+// millisecond of an interrupt.
+func generateQueriesAt(ctx context.Context, e *Effective, accuracy bool, set loadableSet, seqBase uint64, arrivals []int64) (*generatedQueries, error) {
+	sinceCheck := 0
+	stopped := false
+	// tick counts n generated items and reports whether generation must stop.
+	tick := func(n int) bool {
+		if sinceCheck += n; sinceCheck >= generationCheckEvery {
+			sinceCheck = 0
+			stopped = stopped || ctx.Err() != nil
+		}
+		return stopped
+	}
 	loaded := set.indices
 	nLoaded := len(loaded)
 	distEnd := set.distEnd
@@ -140,9 +160,12 @@ func generateQueriesAt(e *Effective, accuracy bool, set loadableSet, seqBase uin
 	// exactly as in LoadGen without holding minQueries indices.
 	var equalList []int
 	if e.SampleConcatenatePermutation && (e.Scenario == SingleStream || e.Scenario == Server) {
-		equalList = equalIssueList(minQueries, nLoaded, sampleRNG)
+		equalList = equalIssueList(minQueries, nLoaded, sampleRNG, tick)
 	} else {
-		skipEqualIssueList(minQueries, nLoaded, sampleRNG)
+		skipEqualIssueList(minQueries, nLoaded, sampleRNG, tick)
+	}
+	if stopped {
+		return nil, context.Cause(ctx)
 	}
 	equalNext := 0
 
@@ -184,8 +207,9 @@ func generateQueriesAt(e *Effective, accuracy bool, set loadableSet, seqBase uin
 	add := func(idx uint64) {
 		seq++
 		g.samples = append(g.samples, QuerySample{ID: ResponseID(seq), Index: idx})
+		tick(1)
 	}
-	for prev < genDuration || uint64(g.queries) < minQueries {
+	for (prev < genDuration || uint64(g.queries) < minQueries) && !stopped {
 		switch e.Scenario {
 		case MultiStream:
 			var start int
@@ -213,7 +237,7 @@ func generateQueriesAt(e *Effective, accuracy bool, set loadableSet, seqBase uin
 			if equalIssue {
 				perm = make([]uint64, nLoaded)
 			}
-			for r := 0; r < full; r++ {
+			for r := 0; r < full && !stopped; r++ {
 				copyOf := loaded
 				if equalIssue {
 					// Shuffle the indices only: sequence ids (and so
@@ -280,8 +304,11 @@ func generateQueriesAt(e *Effective, accuracy bool, set loadableSet, seqBase uin
 			g.queries++
 		}
 	}
+	if stopped {
+		return nil, context.Cause(ctx)
+	}
 	g.duration = timestamp
-	return g
+	return g, nil
 }
 
 // stridedShuffle returns {0, stride, 2·stride, …} < n shuffled with rng.
@@ -296,7 +323,9 @@ func stridedShuffle(n, stride int, rng *stdrand.MT19937) []int {
 
 // equalIssueList concatenates ceil(count/setSize) successive shuffles of
 // [0, setSize); each shuffle permutes the previous order, as in LoadGen.
-func equalIssueList(count uint64, setSize int, rng *stdrand.MT19937) []int {
+// It stops early (with a partial list) once stop reports true; stop is told
+// how many indices each shuffle added.
+func equalIssueList(count uint64, setSize int, rng *stdrand.MT19937, stop func(n int) bool) []int {
 	perm := make([]int, setSize)
 	for i := range perm {
 		perm[i] = i
@@ -305,18 +334,24 @@ func equalIssueList(count uint64, setSize int, rng *stdrand.MT19937) []int {
 	for j := uint64(0); j < count; j += uint64(setSize) {
 		stdrand.Shuffle(rng, perm)
 		list = append(list, perm...)
+		if stop(setSize) {
+			break
+		}
 	}
 	return list
 }
 
 // skipEqualIssueList draws from rng exactly what equalIssueList draws,
 // keeping only one shuffled vector of setSize.
-func skipEqualIssueList(count uint64, setSize int, rng *stdrand.MT19937) {
+func skipEqualIssueList(count uint64, setSize int, rng *stdrand.MT19937, stop func(n int) bool) {
 	perm := make([]int, setSize)
 	for i := range perm {
 		perm[i] = i
 	}
 	for j := uint64(0); j < count; j += uint64(setSize) {
 		stdrand.Shuffle(rng, perm)
+		if stop(setSize) {
+			return
+		}
 	}
 }

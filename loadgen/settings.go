@@ -224,6 +224,20 @@ func (e *FieldError) Error() string {
 	return fmt.Sprintf("invalid setting %s = %v: %s", e.Field, e.Value, e.Allowed)
 }
 
+// Bounds that keep every schedule representable in int64 nanoseconds: a
+// duration of at most MaxDurationMs (about 73 years; generation doubles it
+// and adds one interval), and a mean query interval of at most
+// 1e17 ns (MinTargetQPS), whose largest exponential draw (under 37 mean
+// intervals for libstdc++'s 53-bit canonical draw) fits beside it.
+const (
+	// MaxDurationMs bounds min_duration_ms and max_duration_ms.
+	MaxDurationMs = math.MaxInt64 / 4 / 1_000_000
+	// MinTargetQPS bounds the query rate of every scenario from below
+	// (server_target_qps, offline_expected_qps, and 1e9 over the
+	// expected latency of SingleStream and MultiStream).
+	MinTargetQPS = 1e-8
+)
+
 // Validate reports the first invalid or contradictory setting as a
 // *FieldError naming the key. LoadGen itself logs many of these as errors and
 // carries on with a fallback; aimeter refuses them before issuing anything.
@@ -252,20 +266,36 @@ func (s *Settings) Validate() error {
 		}
 		return nil
 	}
+	rate := func(field string, v float64) error {
+		if err := positive(field, v); err != nil {
+			return err
+		}
+		if v < MinTargetQPS {
+			return bad(field, v, fmt.Sprintf("must be ≥ %g: a slower schedule cannot be represented in int64 nanoseconds", MinTargetQPS))
+		}
+		return nil
+	}
+	const maxExpectedNs = uint64(1e9 / MinTargetQPS)
+	if s.MinDurationMs > MaxDurationMs {
+		return bad("min_duration_ms", s.MinDurationMs, fmt.Sprintf("must be ≤ %d ms: a longer schedule cannot be represented in int64 nanoseconds", uint64(MaxDurationMs)))
+	}
+	if s.MaxDurationMs > MaxDurationMs {
+		return bad("max_duration_ms", s.MaxDurationMs, fmt.Sprintf("must be ≤ %d ms: a longer schedule cannot be represented in int64 nanoseconds", uint64(MaxDurationMs)))
+	}
 	switch s.Scenario {
 	case SingleStream:
 		if err := percentile("single_stream_target_latency_percentile", s.SingleStreamTargetLatencyPercentile); err != nil {
 			return err
 		}
-		if s.SingleStreamExpectedLatencyNs == 0 {
-			return bad("single_stream_expected_latency_ns", 0, "must be ≥ 1 ns")
+		if s.SingleStreamExpectedLatencyNs == 0 || s.SingleStreamExpectedLatencyNs > maxExpectedNs {
+			return bad("single_stream_expected_latency_ns", s.SingleStreamExpectedLatencyNs, fmt.Sprintf("must be in [1, %d] ns", maxExpectedNs))
 		}
 	case MultiStream:
 		if err := percentile("multi_stream_target_latency_percentile", s.MultiStreamTargetLatencyPercentile); err != nil {
 			return err
 		}
-		if s.MultiStreamExpectedLatencyNs == 0 {
-			return bad("multi_stream_expected_latency_ns", 0, "must be ≥ 1 ns")
+		if s.MultiStreamExpectedLatencyNs == 0 || s.MultiStreamExpectedLatencyNs > maxExpectedNs {
+			return bad("multi_stream_expected_latency_ns", s.MultiStreamExpectedLatencyNs, fmt.Sprintf("must be in [1, %d] ns", maxExpectedNs))
 		}
 		if s.MultiStreamSamplesPerQuery == 0 {
 			return bad("multi_stream_samples_per_query", 0, "must be ≥ 1")
@@ -274,7 +304,7 @@ func (s *Settings) Validate() error {
 		if err := percentile("server_target_latency_percentile", s.ServerTargetLatencyPercentile); err != nil {
 			return err
 		}
-		if err := positive("server_target_qps", s.ServerTargetQPS); err != nil {
+		if err := rate("server_target_qps", s.ServerTargetQPS); err != nil {
 			return err
 		}
 		if s.Mode == FindPeakPerformance {
@@ -292,7 +322,7 @@ func (s *Settings) Validate() error {
 			return bad("server_ttft_latency", s.ServerTTFTLatencyNs, "token latency bounds must be > 0 ns when use_token_latencies is set")
 		}
 	case Offline:
-		if err := positive("offline_expected_qps", s.OfflineExpectedQPS); err != nil {
+		if err := rate("offline_expected_qps", s.OfflineExpectedQPS); err != nil {
 			return err
 		}
 	}

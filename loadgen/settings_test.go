@@ -2,6 +2,7 @@ package loadgen
 
 import (
 	"errors"
+	"math"
 	"testing"
 )
 
@@ -25,6 +26,17 @@ func TestValidateNamesTheField(t *testing.T) {
 		{"unique and same", "the two issue modes exclude each other", func(s *Settings) { s.PerformanceIssueUnique = true; s.PerformanceIssueSame = true }, "performance_issue_same"},
 		{"probability above one", "a probability", func(s *Settings) { s.AccuracyLogProbability = 1.5 }, "accuracy_log_probability"},
 		{"bad scenario", "an enum out of range", func(s *Settings) { s.Scenario = 7 }, "scenario"},
+		{"server qps 1e-12", "the mean interval of 1e21 ns overflows the int64 schedule", func(s *Settings) { s.Scenario = Server; s.ServerTargetQPS = 1e-12 }, "server_target_qps"},
+		{"server qps 1e-300", "an interval of 1e309 ns is infinite", func(s *Settings) { s.Scenario = Server; s.ServerTargetQPS = 1e-300 }, "server_target_qps"},
+		{"server qps NaN", "not a rate", func(s *Settings) { s.Scenario = Server; s.ServerTargetQPS = math.NaN() }, "server_target_qps"},
+		{"server qps +Inf", "an interval of 0 ns forever", func(s *Settings) { s.Scenario = Server; s.ServerTargetQPS = math.Inf(1) }, "server_target_qps"},
+		{"server qps at the bound", "the slowest representable rate is allowed", func(s *Settings) { s.Scenario = Server; s.ServerTargetQPS = MinTargetQPS }, ""},
+		{"offline qps 1e-300", "the Offline period overflows too", func(s *Settings) { s.Scenario = Offline; s.OfflineExpectedQPS = 1e-300 }, "offline_expected_qps"},
+		{"expected latency 2^64-1", "1e9/latency is below the slowest representable rate", func(s *Settings) { s.SingleStreamExpectedLatencyNs = math.MaxUint64 }, "single_stream_expected_latency_ns"},
+		{"multistream expected latency 2^63", "the MultiStream period overflows int64", func(s *Settings) { s.Scenario = MultiStream; s.MultiStreamExpectedLatencyNs = 1 << 63 }, "multi_stream_expected_latency_ns"},
+		{"min duration 2^64-5", "a negative number read as unsigned: ms × 1e6 overflows", func(s *Settings) { s.MinDurationMs = math.MaxUint64 - 4 }, "min_duration_ms"},
+		{"min duration at the bound", "the longest representable duration is allowed", func(s *Settings) { s.MinDurationMs = MaxDurationMs }, ""},
+		{"max duration 2^63", "ms × 1e6 overflows", func(s *Settings) { s.MaxDurationMs = 1 << 63 }, "max_duration_ms"},
 		{"inferred tokens without factor", "tokens/s = samples/s × 0 is meaningless", func(s *Settings) { s.InferTokenLatencies = true }, "token_latency_scaling_factor"},
 	}
 	for _, tc := range tests {

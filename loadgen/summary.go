@@ -32,6 +32,9 @@ type PerformanceResult struct {
 	FailedSamples uint64
 	LostSamples   uint64
 	StopReason    string
+	// ProtocolErrors counts the SUT's protocol errors during the pass
+	// (PassInfo.ProtocolErrors).
+	ProtocolErrors uint64
 }
 
 // PercentileEntry is one reported percentile.
@@ -137,6 +140,9 @@ func Summarize(sutName string, e Effective, pr PerformanceResult) *Summary {
 	}
 	if pr.FailedSamples > 0 {
 		s.AimeterReasons = append(s.AimeterReasons, fmt.Sprintf("%d samples failed: the SUT reported an error for them.", pr.FailedSamples))
+	}
+	if pr.ProtocolErrors > 0 {
+		s.AimeterReasons = append(s.AimeterReasons, fmt.Sprintf("%d SUT protocol errors: completions for unknown, not yet issued, already completed or lost samples.", pr.ProtocolErrors))
 	}
 	if pr.StopReason != "" {
 		s.AimeterReasons = append(s.AimeterReasons, "Issuing stopped early: "+pr.StopReason+".")
