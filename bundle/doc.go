@@ -39,6 +39,11 @@
 // before bundles existed, gives an error naming the aimeter version that
 // wrote it and what it lacks.
 //
+// Write into a directory that holds an earlier run removes that run's
+// manifest and every file a bundle can hold that the new bundle does not
+// write (a trace, a GB/T result, a foreign/ run), so the directory never
+// mixes two runs; files that no bundle holds are left alone.
+//
 // Every file is written through a temporary file renamed into place, with
 // mode 0644, so a reader never sees half a file; the manifest is written
 // last, so a directory with a manifest is a complete bundle.
