@@ -2,6 +2,7 @@ package cli
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -182,5 +183,46 @@ func TestRunDurationNotice(t *testing.T) {
 				t.Errorf("%s: stderr lacks the notice with %q:\n%s", r.reason, r.want, res.stderr)
 			}
 		})
+	}
+}
+
+// TestRunFullDisk runs into a 256 KiB tmpfs: the directory passes the
+// writing test before the run, but the records do not fit. The result must
+// still be printed, the error must name the file that could not be written
+// and the exit code must be 1. Mounting needs root; the test is skipped
+// where the machine does not allow it.
+func TestRunFullDisk(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("mounting a tmpfs needs root")
+	}
+	mountBin, err1 := exec.LookPath("mount")
+	umountBin, err2 := exec.LookPath("umount")
+	if err1 != nil || err2 != nil {
+		t.Skip("mount or umount is not installed")
+	}
+	dir := filepath.Join(t.TempDir(), "small")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(mountBin, "-t", "tmpfs", "-o", "size=256k", "tmpfs", dir).CombinedOutput(); err != nil {
+		t.Skipf("this machine does not allow mounting a tmpfs: %v: %s", err, out)
+	}
+	t.Cleanup(func() {
+		if out, err := exec.Command(umountBin, dir).CombinedOutput(); err != nil {
+			t.Errorf("umount %s: %v: %s", dir, err, out)
+		}
+	})
+	res := runCLI(t, "", "run", "-q", "--output-dir", dir, "--scenario", "Offline")
+	if res.code != ExitFailure {
+		t.Fatalf("want exit %d for a full disk\n%s", ExitFailure, res)
+	}
+	if !strings.Contains(res.stdout, "Result is : ") || !strings.Contains(res.stdout, "NOT all written") {
+		t.Errorf("the result is not printed, or the files are said to be written:\n%s", res.stdout)
+	}
+	if !strings.Contains(res.stderr, filepath.Join(dir, "records.csv")) || !strings.Contains(res.stderr, "no space left") {
+		t.Errorf("stderr does not name records.csv and the full disk:\n%s", res.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "manifest.json")); err == nil {
+		t.Error("a manifest was written for an incomplete bundle")
 	}
 }
