@@ -138,7 +138,8 @@ func (b *Bundle) pid() int {
 // Each file is written whole or not at all (a temporary file renamed into
 // place), with mode 0644. A failing file does not stop the others; the error
 // joins one error per failed file, each naming its file, and the manifest is
-// written only when every file was.
+// written only when every file was. Before writing, the files of an earlier
+// run in dir that this bundle does not write (see removeStale) are removed.
 func Write(dir string, b *Bundle) error {
 	if b == nil || b.Result == nil {
 		return errors.New("bundle: Write of a bundle without a Result")
@@ -168,6 +169,9 @@ func Write(dir string, b *Bundle) error {
 		parts = append(parts, f.rawParts(ForeignDir+"/")...)
 		parts = append(parts, f.derivedParts(ForeignDir+"/")...)
 	}
+	if err := removeStale(dir, parts); err != nil {
+		return err
+	}
 	entries, err := writeParts(dir, parts)
 	if err != nil {
 		return err
@@ -178,6 +182,47 @@ func Write(dir string, b *Bundle) error {
 	}
 	b.Manifest, b.dir = m, dir
 	return nil
+}
+
+// bundleFiles are the names of every file a bundle can hold, at its top
+// level and (with ForeignDir/ before them) in its foreign run.
+func bundleFiles() []string {
+	return []string{SettingsFile, RunFile, EventsFile, RecordsFile, AccuracyFile, StagesFile, SamplesFile, ErrorsFile, TokensFile,
+		GBTTestFile, SummaryFile, DetailFile, TraceFile, ReportFile, GBTResultFile, GBTLogFile, ManifestFile}
+}
+
+// removeStale removes from dir the manifest and every file a bundle can
+// hold that parts does not write, left there by an earlier run, so that the
+// directory ends up holding the new bundle alone: a stale gbt_result.json,
+// trace or foreign run would otherwise sit beside it, unlisted in its
+// manifest. The manifest goes first, so that a Write that fails part way
+// never leaves an old manifest describing a mix of runs. ForeignDir itself
+// is removed when it is left empty; files that no bundle holds are kept.
+func removeStale(dir string, parts []part) error {
+	keep := make(map[string]bool, len(parts))
+	for _, p := range parts {
+		keep[p.name] = true
+	}
+	var errs []error
+	for _, prefix := range []string{"", ForeignDir + "/"} {
+		for _, name := range bundleFiles() {
+			name = prefix + name
+			if keep[name] {
+				continue
+			}
+			err := os.Remove(filepath.Join(dir, filepath.FromSlash(name)))
+			if err != nil && !errors.Is(err, fs.ErrNotExist) {
+				errs = append(errs, fmt.Errorf("removing %s of an earlier run: %w", name, err))
+			}
+		}
+	}
+	foreign := filepath.Join(dir, ForeignDir)
+	if entries, err := os.ReadDir(foreign); err == nil && len(entries) == 0 {
+		if err := os.Remove(foreign); err != nil {
+			errs = append(errs, fmt.Errorf("removing the empty %s of an earlier run: %w", ForeignDir, err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // part is one file of a bundle and how to write it.

@@ -45,6 +45,11 @@
 // first token ≤ completed) or disagree with its status (ok and error rows
 // completed, lost rows not): a *RecordsError naming the line and field.
 //
+// Write into a directory that holds an earlier run removes that run's
+// manifest and every file a bundle can hold that the new bundle does not
+// write (a trace, a GB/T result, a foreign/ run), so the directory never
+// mixes two runs; files that no bundle holds are left alone.
+//
 // Every file is written through a temporary file renamed into place, with
 // mode 0644, so a reader never sees half a file; the manifest is written
 // last, so a directory with a manifest is a complete bundle.

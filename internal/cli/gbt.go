@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"sync"
 	"text/tabwriter"
@@ -133,16 +132,16 @@ func runGBTCommand(cmd *cobra.Command, st *State, f *runFlags, g *gbtFlags) erro
 	}
 	f.scenario = gbt.Arrival{Mode: underlying}.Scenario().String()
 	f.mode = "performance"
-	base, warnings, err := buildSettings(st, f, false)
+	base, warnings, sources, err := buildSettingsFrom(st, f, false)
 	if err != nil {
 		return err
 	}
-	return runGBT(cmd.Context(), st, f, g, base, warnings)
+	return runGBT(cmd.Context(), st, f, g, base, warnings, sources)
 }
 
 // runGBT runs a GB/T 45087 inference test (clause 7) and writes the MLPerf
 // logs, the test description, the inference log and gbt_result.json.
-func runGBT(parent context.Context, st *State, f *runFlags, g *gbtFlags, base loadgen.Settings, warnings []string) error {
+func runGBT(parent context.Context, st *State, f *runFlags, g *gbtFlags, base loadgen.Settings, warnings []string, sources settingSources) error {
 	p, err := planGBT(g, base, f.set)
 	if err != nil {
 		return err
@@ -166,14 +165,21 @@ func runGBT(parent context.Context, st *State, f *runFlags, g *gbtFlags, base lo
 		return err
 	}
 	defer closeSUT()
-	if _, err := loadgen.NewEffective(p.Settings, qsl.TotalSampleCount(), qsl.PerformanceSampleCount()); err != nil {
+	eff, err := loadgen.NewEffective(p.Settings, qsl.TotalSampleCount(), qsl.PerformanceSampleCount())
+	if err != nil {
 		return withCode(ExitUsage, err)
+	}
+	if p.Test.Arrival.Mode != gbt.ModeOffline {
+		if n := durationNotice(eff, g.duration, sources); n != "" {
+			fmt.Fprintln(st.Stderr, "aimeter:", n)
+		}
+	}
+	// Last of the checks, so that a refused setting leaves no directory.
+	if err := prepareOutputDir(f.outputDir); err != nil {
+		return err
 	}
 	ctx, stop := interruptible(parent, st)
 	defer stop()
-	if err := os.MkdirAll(f.outputDir, 0o755); err != nil {
-		return withCode(ExitFailure, err)
-	}
 
 	var life gbt.Lifecycle
 	life.Mark(gbt.EventTestStart)
@@ -228,11 +234,11 @@ func runGBT(parent context.Context, st *State, f *runFlags, g *gbtFlags, base lo
 	if err != nil {
 		return withCode(ExitFailure, err)
 	}
-	if err := bundle.Write(f.outputDir, b); err != nil {
-		return withCode(ExitFailure, fmt.Errorf("writing the run bundle: %w", err))
-	}
-	printGBT(st.Stdout, res, &test, &m, f.outputDir)
+	writeErr := bundle.Write(f.outputDir, b)
+	printGBT(st.Stdout, res, &test, &m, f.outputDir, writeErr)
 	switch {
+	case writeErr != nil:
+		return withCode(ExitFailure, writeFailure(f.outputDir, writeErr, runErr))
 	case errors.Is(runErr, loadgen.ErrInterrupted):
 		return withCode(ExitInterrupted, runErr)
 	case runErr != nil:
@@ -260,7 +266,9 @@ func reportedPassSpan(res *loadgen.Result) (time.Time, int64) {
 	return time.Now(), 0
 }
 
-func printGBT(w io.Writer, res *loadgen.Result, t *gbt.Test, m *gbt.Metrics, dir string) {
+// printGBT prints the result of a GB/T test; writeErr is the error of
+// writing its bundle into dir (nil when every file was written).
+func printGBT(w io.Writer, res *loadgen.Result, t *gbt.Test, m *gbt.Metrics, dir string, writeErr error) {
 	fmt.Fprintf(w, "GB/T 45087 arrival mode %d (%s), %s carried by LoadGen's %s scenario\n",
 		t.Arrival.Mode, t.Arrival.Mode, timeoutText(t.Arrival.Timeout), res.Effective.Scenario)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
@@ -298,6 +306,10 @@ func printGBT(w io.Writer, res *loadgen.Result, t *gbt.Test, m *gbt.Metrics, dir
 		} else {
 			fmt.Fprintf(w, "Pressure tolerance: not available: %s\n", m.PressureTolerance.Reason)
 		}
+	}
+	if writeErr != nil {
+		fmt.Fprintf(w, "Files NOT all written to %s: see the error below\n", dir)
+		return
 	}
 	fmt.Fprintf(w, "Wrote %s (gbt_result.json, gbt_test.json, gbt_inference.log and the MLPerf logs)\n", dir)
 }

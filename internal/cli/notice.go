@@ -113,3 +113,23 @@ func sourceOf(src settingSources, name string) string {
 
 // formatQPS writes a rate with at most 6 significant digits.
 func formatQPS(q float64) string { return fmt.Sprintf("%.6g", q) }
+
+// durationNotice returns the line printed before a GB/T test whose
+// --duration cannot end it: LoadGen's Server scenario, which carries arrival
+// modes 1–3, also waits for min_query_count queries, so at a low rate the
+// test lasts longer than asked. aimeter keeps min_query_count (it is
+// LoadGen's rule, and a test may rely on it) and says so instead, naming
+// the setting that fits the duration. It returns "" when the duration ends
+// the test.
+func durationNotice(e loadgen.Effective, duration time.Duration, src settingSources) string {
+	if e.Scenario != loadgen.Server || !(e.TargetQPS > 0) || e.MinQueryCount == 0 {
+		return ""
+	}
+	byCount := time.Duration(float64(e.MinQueryCount) / e.TargetQPS * float64(time.Second))
+	if byCount <= duration || byCount-duration < time.Second/10 {
+		return ""
+	}
+	fits := uint64(max(1, e.TargetQPS*duration.Seconds()))
+	return fmt.Sprintf("--duration %v cannot be honoured: min_query_count = %d, from %s, needs about %s at %s jobs/s, so the test lasts that long. To end it with the duration add --set min_query_count=%d",
+		duration, e.MinQueryCount, sourceOf(src, "min_query_count"), byCount.Round(100*time.Millisecond), formatQPS(e.TargetQPS), fits)
+}

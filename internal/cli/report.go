@@ -69,7 +69,7 @@ func regenerateReport(st *State, dir, outDir string, ignoreDigests bool) error {
 		if err != nil {
 			return withCode(ExitFailure, err)
 		}
-		printGBT(st.Stdout, res, b.GBT, &m, outDir)
+		printGBT(st.Stdout, res, b.GBT, &m, outDir, nil)
 		if !m.Loss.Valid {
 			return withCode(ExitInvalid, nil)
 		}
@@ -79,7 +79,7 @@ func regenerateReport(st *State, dir, outDir string, ignoreDigests bool) error {
 		fmt.Fprintf(st.Stdout, "%s has no performance pass; wrote the accuracy-only summary to %s\n", dir, outDir)
 		return nil
 	}
-	printOutcome(st, res, outDir)
+	printOutcome(st, res, outDir, nil)
 	if !res.Summary.Valid {
 		return withCode(ExitInvalid, nil)
 	}

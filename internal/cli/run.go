@@ -132,19 +132,13 @@ func usageError(format string, args ...any) error {
 	return withCode(ExitUsage, fmt.Errorf(format, args...))
 }
 
-// buildSettings assembles the settings of a run and the warnings to log.
-func buildSettings(st *State, f *runFlags, modeSet bool) (loadgen.Settings, []string, error) {
-	s, warnings, _, err := buildSettingsFrom(st, f, modeSet)
-	return s, warnings, err
-}
-
 // settingSources maps a config setting name ("min_duration") to where its
 // value came from, in words ("the built-in mlperf.conf (line 89:
 // *.Server.min_duration = 600000)"). A name that nothing set is absent.
 type settingSources map[string]string
 
-// buildSettingsFrom is buildSettings that also says where the settings
-// came from.
+// buildSettingsFrom assembles the settings of a run and the warnings to log,
+// and says where each setting came from.
 func buildSettingsFrom(st *State, f *runFlags, modeSet bool) (loadgen.Settings, []string, settingSources, error) {
 	sources := settingSources{}
 	s, warnings, err := buildSettingsInto(st, f, modeSet, sources)
@@ -283,12 +277,16 @@ func runTest(parent context.Context, st *State, f *runFlags, modeSet bool) error
 		fmt.Fprintln(st.Stderr, "aimeter:", n)
 	}
 
-	ctx, stop := interruptible(parent, st)
-	defer stop()
-
 	if f.peakResolution < 0 || f.peakResolution >= 1 {
 		return usageError("--find-peak-resolution %v: want a fraction in [0, 1)", f.peakResolution)
 	}
+	// Last of the checks, so that a refused setting leaves no directory.
+	if err := prepareOutputDir(f.outputDir); err != nil {
+		return err
+	}
+
+	ctx, stop := interruptible(parent, st)
+	defer stop()
 	opts := &loadgen.Options{Timeout: f.timeout, StallTimeout: f.stallTimeout, Warnings: warnings, SpinWindow: f.spinWindow,
 		FindPeakResolution: f.peakResolution, KeepProbeRecords: f.keepProbes, MaxMemory: f.maxMemory.limit()}
 	if !f.quiet {
@@ -302,14 +300,14 @@ func runTest(parent context.Context, st *State, f *runFlags, modeSet bool) error
 		return withCode(ExitUsage, runErr)
 	}
 	b := &bundle.Bundle{Result: res, Version: Version, System: report.DetectSystem(), Trace: f.trace, HostLoad: load}
-	if err := bundle.Write(f.outputDir, b); err != nil {
-		return withCode(ExitFailure, fmt.Errorf("writing the run bundle: %w", err))
-	}
-	printOutcome(st, res, f.outputDir)
+	writeErr := bundle.Write(f.outputDir, b)
+	printOutcome(st, res, f.outputDir, writeErr)
 	if w := loadWarning(res.Effective.Scenario.String(), res, load); w != "" {
 		fmt.Fprintln(st.Stderr, w)
 	}
 	switch {
+	case writeErr != nil:
+		return withCode(ExitFailure, writeFailure(f.outputDir, writeErr, runErr))
 	case errors.Is(runErr, loadgen.ErrInterrupted):
 		return withCode(ExitInterrupted, runErr)
 	case runErr != nil:
@@ -320,7 +318,9 @@ func runTest(parent context.Context, st *State, f *runFlags, modeSet bool) error
 	return nil
 }
 
-func printOutcome(st *State, res *loadgen.Result, dir string) {
+// printOutcome prints the result of a run; writeErr is the error of writing
+// its bundle into dir (nil when every file was written).
+func printOutcome(st *State, res *loadgen.Result, dir string, writeErr error) {
 	w := st.Stdout
 	fmt.Fprintf(w, "SUT %s, QSL %s (%d samples), %s, %s\n", res.SUTName, res.QSLName, res.QSLTotalCount, res.Effective.Scenario, res.Effective.Mode)
 	if res.Interrupted != "" && res.Summary == nil {
@@ -365,7 +365,47 @@ func printOutcome(st *State, res *loadgen.Result, dir string) {
 	if n := res.ErrorCount(); n > 0 {
 		fmt.Fprintf(w, "%d errors logged, see %s\n", n, filepath.Join(dir, "mlperf_log_detail.txt"))
 	}
+	if writeErr != nil {
+		fmt.Fprintf(w, "Logs NOT all written to %s: see the error below\n", dir)
+		return
+	}
 	fmt.Fprintf(w, "Logs written to %s\n", dir)
+}
+
+// writeFailure is the error of a run whose bundle could not be written
+// whole: it names the directory and, through the joined errors of
+// bundle.Write, every file that failed, and keeps the run's own error.
+func writeFailure(dir string, writeErr, runErr error) error {
+	err := fmt.Errorf("writing the run bundle to %s (the result above was printed but its files are incomplete): %w", dir, writeErr)
+	if runErr != nil {
+		err = fmt.Errorf("%w; the run itself: %w", err, runErr)
+	}
+	return err
+}
+
+// prepareOutputDir creates dir and checks that a file can be written in it,
+// so that an unusable --output-dir (empty, a file, a device, read-only, or a
+// path under a file) is refused before anything runs rather than after the
+// run, when its result would be lost.
+func prepareOutputDir(dir string) error {
+	if strings.TrimSpace(dir) == "" {
+		return usageError("--output-dir: empty; name a directory for the logs")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return usageError("--output-dir %s: cannot create the directory: %w", dir, err)
+	}
+	probe, err := os.CreateTemp(dir, ".aimeter-write-test-*")
+	if err != nil {
+		return usageError("--output-dir %s: cannot write in the directory: %w", dir, err)
+	}
+	name := probe.Name()
+	_, werr := probe.Write([]byte("aimeter\n"))
+	cerr := probe.Close()
+	rerr := os.Remove(name)
+	if err := errors.Join(werr, cerr, rerr); err != nil {
+		return usageError("--output-dir %s: cannot write in the directory: %w", dir, err)
+	}
+	return nil
 }
 
 // recommendation is the one piece of advice printed for a result, in

@@ -9,7 +9,9 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
+	"time"
 
 	"golang.org/x/term"
 )
@@ -24,7 +26,8 @@ type State struct {
 	// Getwd returns the working directory (audit.config is looked up there).
 	Getwd func() (string, error)
 	// NotifyInterrupt returns a context cancelled on the first interrupt
-	// (Ctrl-C or SIGTERM) and calls onSecond on the next one.
+	// (Ctrl-C or SIGTERM) and calls onSecond on the next one that comes a
+	// second or more after it (interrupts closer together count as one).
 	NotifyInterrupt func(parent context.Context, onSecond func()) (context.Context, context.CancelFunc)
 	// Exit ends the process at once (used only on a second Ctrl-C).
 	Exit func(code int)
@@ -43,27 +46,53 @@ func NewOSState() *State {
 	}
 }
 
+// interruptGrace is how long after the first interrupt a further one still
+// counts as the same interrupt. GNU timeout -s INT signals both the process
+// and its process group, so one request to stop arrives as two SIGINTs
+// microseconds apart; only an interrupt later than this is a second Ctrl-C.
+const interruptGrace = time.Second
+
 func notifyInterrupt(parent context.Context, onSecond func()) (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithCancelCause(parent)
-	ch := make(chan os.Signal, 2)
+	ch := make(chan os.Signal, 4)
 	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := watchInterrupts(parent, ch, onSecond)
+	return ctx, func() {
+		signal.Stop(ch)
+		cancel()
+	}
+}
+
+// watchInterrupts returns a context cancelled by the first signal on ch and
+// calls onSecond on the first signal that arrives interruptGrace or more
+// after it; signals in between count as the first one again.
+func watchInterrupts(parent context.Context, ch <-chan os.Signal, onSecond func()) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancelCause(parent)
 	done := make(chan struct{})
 	go func() {
+		var first time.Time
 		select {
 		case sig := <-ch:
+			first = time.Now()
 			cancel(&interruptError{sig: sig.String()})
 		case <-done:
 			return
 		}
-		select {
-		case <-ch:
-			onSecond()
-		case <-done:
+		for {
+			select {
+			case <-ch:
+				if time.Since(first) < interruptGrace {
+					continue
+				}
+				onSecond()
+				return
+			case <-done:
+				return
+			}
 		}
 	}()
+	var once sync.Once
 	return ctx, func() {
-		signal.Stop(ch)
-		close(done)
+		once.Do(func() { close(done) })
 		cancel(nil)
 	}
 }

@@ -1,0 +1,69 @@
+package bundle
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"aimeter/loadgen"
+	"aimeter/sut/null"
+)
+
+// TestWriteRemovesStaleFiles writes a rich bundle (trace, stages, errors, a
+// foreign run) and then a plain one into the same directory: the directory
+// must then hold exactly the plain bundle's files, plus a file of the
+// user's that no bundle holds.
+func TestWriteRemovesStaleFiles(t *testing.T) {
+	dir := t.TempDir()
+	rich := runBundle(t, &stagedSUT{}, smallSettings(loadgen.Offline, loadgen.PerformanceOnly))
+	foreign := runBundle(t, null.SUT{}, smallSettings(loadgen.Server, loadgen.PerformanceOnly))
+	foreign.NoReport = true
+	rich.Foreign = foreign
+	if err := Write(dir, rich); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{TraceFile, StagesFile, ErrorsFile, ForeignDir + "/" + RecordsFile} {
+		if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(name))); err != nil {
+			t.Fatalf("the first bundle lacks %s, so the test proves nothing: %v", name, err)
+		}
+	}
+	userFile := filepath.Join(dir, "notes.txt")
+	if err := os.WriteFile(userFile, []byte("mine\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	plain := runBundle(t, null.SUT{}, smallSettings(loadgen.Offline, loadgen.PerformanceOnly))
+	plain.Trace = false
+	if err := Write(dir, plain); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{ManifestFile, "notes.txt"}
+	for _, e := range plain.Manifest.Files {
+		want = append(want, e.Name)
+	}
+	var got []string
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, err := filepath.Rel(dir, path)
+		got = append(got, filepath.ToSlash(rel))
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("files after the second Write:\n got %v\nwant %v", got, want)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ForeignDir)); err == nil {
+		t.Errorf("%s/ of the first run survived", ForeignDir)
+	}
+	if _, err := Read(dir); err != nil {
+		t.Errorf("Read of the second bundle: %v", err)
+	}
+}
