@@ -74,15 +74,9 @@ func TestWatchInterruptsStop(t *testing.T) {
 	})
 }
 
-// childEnv makes the test binary act as aimeter (see TestMain).
-const childEnv = "AIMETER_CLI_TEST_CHILD"
-
-func TestMain(m *testing.M) {
-	if os.Getenv(childEnv) == "1" {
-		os.Exit(Main(NewOSState()))
-	}
-	os.Exit(m.Run())
-}
+// childEnv makes the test binary act as aimeter (see TestMain in
+// maxmemory_test.go): it is mainEnv.
+const childEnv = mainEnv
 
 // aimeterCommand returns a command running aimeter (this test binary acting
 // as it) with args, under the wrapper prefix when one is given.
