@@ -106,6 +106,10 @@ type Options struct {
 	MaxMemory int64
 }
 
+// Test05Warning is the warning LoadGen logs before the settings when the
+// settings ask for TEST05 (its random seeds replace the usual ones).
+const Test05Warning = "Test05 flag detected Overriding random seeds"
+
 // DefaultSpinWindow is the default Options.SpinWindow.
 const DefaultSpinWindow = 2 * time.Millisecond
 
@@ -305,7 +309,7 @@ func Run(ctx context.Context, sut SUT, qsl QSL, settings Settings, opts *Options
 		t.event(Event{TimeNs: t.now(), Key: "warning_generic_message", Value: w, Warning: true})
 	}
 	if settings.Test05 {
-		t.event(Event{TimeNs: t.now(), Key: "warning_generic_message", Value: "Test05 flag detected Overriding random seeds", Warning: true})
+		t.event(Event{TimeNs: t.now(), Key: "warning_generic_message", Value: Test05Warning, Warning: true})
 	}
 
 	var runErr error

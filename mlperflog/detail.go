@@ -7,12 +7,14 @@ import (
 	"maps"
 	"math"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"aimeter/loadgen"
+	"aimeter/mlperfconf"
 )
 
 // DetailOptions controls the parts of mlperf_log_detail.txt that do not come
@@ -77,6 +79,23 @@ func WriteDetail(w io.Writer, r *loadgen.Result, opts DetailOptions) error {
 	d.str("qsl_name", r.QSLName)
 	d.u64("qsl_reported_total_count", r.QSLTotalCount)
 	d.u64("qsl_reported_performance_count", r.QSLPerformanceCount)
+	pre, rest := splitPreTest(r.Events)
+	for i := range pre {
+		if isLoadGenWarning(&pre[i]) {
+			d.event(&pre[i])
+		}
+	}
+	for i := range pre {
+		if ev := pre[i]; !isLoadGenWarning(&ev) {
+			// aimeter's own note: kept, but not counted as a warning and
+			// without the directories of the user's machine.
+			ev.Warning = false
+			if v, ok := ev.Value.(string); ok {
+				ev.Value = stripPathPrefix(v)
+			}
+			d.event(&ev)
+		}
+	}
 
 	d.file = fileSettings
 	d.requested(&r.Requested)
@@ -84,8 +103,11 @@ func WriteDetail(w io.Writer, r *loadgen.Result, opts DetailOptions) error {
 
 	d.file = fileLoadgen
 	var last int64
-	for i := range r.Events {
-		ev := &r.Events[i]
+	for i := range pre {
+		last = max(last, pre[i].TimeNs)
+	}
+	for i := range rest {
+		ev := &rest[i]
 		d.event(ev)
 		last = max(last, ev.TimeNs)
 	}
@@ -100,6 +122,71 @@ func WriteDetail(w io.Writer, r *loadgen.Result, opts DetailOptions) error {
 		d.int("num_errors", r.ErrorCount())
 	}
 	return d.w.Flush()
+}
+
+// splitPreTest splits events into the warnings logged before the test
+// (Options.Warnings and the TEST05 warning, the leading
+// warning_generic_message events) and the rest.
+func splitPreTest(events []loadgen.Event) (pre, rest []loadgen.Event) {
+	n := 0
+	for n < len(events) && events[n].Warning && events[n].Key == "warning_generic_message" {
+		n++
+	}
+	return events[:n], events[n:]
+}
+
+// isLoadGenWarning says whether a warning logged before the test is one
+// that LoadGen itself writes there (the audit.config and TEST05 warnings).
+// aimeter's own warnings about the config files (ignored keys, model-specific
+// audit.config lines, each with the file's path) are printed by the command
+// line but kept out of the LoadGen files: they would change the warning
+// count LoadGen reports and carry paths of the user's machine.
+func isLoadGenWarning(ev *loadgen.Event) bool {
+	v, _ := ev.Value.(string)
+	return v == mlperfconf.AuditConfigWarning || v == loadgen.Test05Warning
+}
+
+// stripPathPrefix reduces a leading "FILE:LINE: " or "FILE: " whose FILE
+// is an absolute path to the file's base name, so that a note such as
+// "/home/me/audit.config:9: key …" is written as "audit.config:9: key …".
+func stripPathPrefix(v string) string {
+	head, tail, ok := strings.Cut(v, ": ")
+	if !ok {
+		return v
+	}
+	file, line := head, ""
+	if i := strings.LastIndexByte(head, ':'); i >= 0 && isDigits(head[i+1:]) {
+		file, line = head[:i], head[i:]
+	}
+	if !filepath.IsAbs(file) && !strings.HasPrefix(file, "/") {
+		return v
+	}
+	return filepath.Base(file) + line + ": " + tail
+}
+
+func isDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// warningCount is the number of warnings LoadGen would report for r:
+// r.WarningCount without the pre-test warnings that are aimeter's own.
+func warningCount(r *loadgen.Result) int {
+	n := r.WarningCount()
+	pre, _ := splitPreTest(r.Events)
+	for i := range pre {
+		if !isLoadGenWarning(&pre[i]) {
+			n--
+		}
+	}
+	return n
 }
 
 type detailWriter struct {

@@ -6,11 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"aimeter/loadgen"
+	"aimeter/mlperfconf"
 )
 
 var testDetailOpts = DetailOptions{Version: "1.2.3", PID: 4242, TID: 4243, Location: time.UTC}
@@ -242,6 +244,75 @@ func TestInvalidReason(t *testing.T) {
 	} {
 		if got := InvalidReason(&tc.s); got != tc.want {
 			t.Errorf("InvalidReason = %q, want %q", got, tc.want)
+		}
+	}
+}
+
+// TestDetailPreTestWarnings: the warnings logged before the test come right
+// after qsl_reported_performance_count, as in LoadGen's StartTest, and only
+// LoadGen's own (audit.config, TEST05) are warnings; aimeter's notes about
+// config lines follow them as entries that are not warnings (the summary
+// does not count them) and without the file's directory.
+func TestDetailPreTestWarnings(t *testing.T) {
+	s := withConfSeeds(loadgen.DefaultSettings())
+	s.Mode = loadgen.PerformanceOnly
+	r := newResult(t, s, 8, 8)
+	warn := func(v string) loadgen.Event {
+		return loadgen.Event{TimeNs: 1000, Key: "warning_generic_message", Value: v, Warning: true}
+	}
+	// As mlperfconf.Load reports TEST04's audit.config: LoadGen's warning
+	// and three model-specific lines LoadGen ignores silently.
+	r.Events = []loadgen.Event{
+		warn(mlperfconf.AuditConfigWarning),
+		warn(`/home/user/audit.config:9: key "resnet50.*.performance_issue_same": model-specific audit.config lines are ignored`),
+		warn(`/home/user/audit.config:10: key "resnet50.*.performance_issue_unique": model-specific audit.config lines are ignored`),
+		warn(`/home/user/audit.config:11: key "resnet50.*.min_query_count": model-specific audit.config lines are ignored`),
+		warn(loadgen.Test05Warning),
+		{TimeNs: 2000, Key: "generic_message", Value: "Starting performance mode"},
+	}
+	var detail, summary bytes.Buffer
+	if err := WriteDetail(&detail, r, DetailOptions{Version: "test", PID: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteSummary(&summary, r); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(detail.String(), "/home/user") {
+		t.Errorf("detail log carries a path of the user's machine:\n%s", detail.String())
+	}
+	lines := parseDetail(t, detail.Bytes())
+	var keys []string
+	for _, l := range lines {
+		keys = append(keys, l.Key)
+	}
+	i := slices.Index(keys, "qsl_reported_performance_count")
+	want := []string{"qsl_reported_performance_count", "warning_generic_message", "warning_generic_message",
+		"warning_generic_message", "warning_generic_message", "warning_generic_message", "requested_scenario"}
+	if i < 0 || i+len(want) > len(keys) || !slices.Equal(keys[i:i+len(want)], want) {
+		t.Errorf("keys around the pre-test warnings: got %v, want %v", keys[max(i, 0):min(max(i, 0)+len(want), len(keys))], want)
+	}
+	if n := strings.Count(detail.String(), `"is_warning": true`); n != 2 {
+		t.Errorf("detail log has %d warnings, want 2 (audit.config and TEST05)", n)
+	}
+	if !strings.Contains(detail.String(), `"value": "audit.config:9: key \"resnet50.*.performance_issue_same\"`) {
+		t.Errorf("detail log lacks aimeter's note on line 9 under the file's base name:\n%s", detail.String())
+	}
+	if !strings.Contains(summary.String(), "\n2 warnings encountered.") {
+		t.Errorf("summary footer: got %q, want 2 warnings", summary.String()[max(0, summary.Len()-120):])
+	}
+}
+
+func TestStripPathPrefix(t *testing.T) {
+	for _, tc := range []struct{ in, want, reason string }{
+		{"/home/u/audit.config:9: key x", "audit.config:9: key x", "absolute path with a line number"},
+		{"/home/u/mlperf.conf: replaces the built-in", "mlperf.conf: replaces the built-in", "absolute path without a line"},
+		{"user.conf:3: key x", "user.conf:3: key x", "relative paths say nothing about the machine"},
+		{"self-test defaults:2: x", "self-test defaults:2: x", "a name that is no path"},
+		{"no colon here", "no colon here", "nothing to strip"},
+		{"model \"x\" is unknown: see /etc/x", "model \"x\" is unknown: see /etc/x", "only a leading file is reduced"},
+	} {
+		if got := stripPathPrefix(tc.in); got != tc.want {
+			t.Errorf("%s: stripPathPrefix(%q) = %q, want %q", tc.reason, tc.in, got, tc.want)
 		}
 	}
 }

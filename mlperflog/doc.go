@@ -22,4 +22,18 @@
 // JSON-escaped; aimeter's extra invalidity reasons (lost or failed samples,
 // interrupted runs) appear in the summary's recommendations and in
 // result_invalid_reason.
+//
+// Warnings logged before the test (loadgen.Options.Warnings) are written
+// where LoadGen's StartTest writes its own, right after
+// qsl_reported_performance_count and before requested_scenario. Only
+// LoadGen's two (mlperfconf.AuditConfigWarning, loadgen.Test05Warning) are
+// warnings there ("is_warning": true, counted in the summary's "N warnings
+// encountered"); aimeter's own notes about the config files (a value read
+// in a surprising way, a model-specific audit.config line that LoadGen
+// ignores, …) follow them as warning_generic_message entries with
+// "is_warning": false, so that a run with TEST04's audit.config reports one
+// warning as LoadGen does. A leading absolute file path in such a note is
+// reduced to the file's base name: result files never carry the
+// directories of the user's machine (the command line prints the full
+// note on stderr).
 package mlperflog

@@ -30,7 +30,7 @@ func WriteSummary(w io.Writer, r *loadgen.Result) error {
 		sw := summaryWriter{w: bw}
 		sw.performance(r.Summary, r.SUTName)
 	}
-	writeSummaryFooter(bw, r.WarningCount(), r.ErrorCount())
+	writeSummaryFooter(bw, warningCount(r), r.ErrorCount())
 	return bw.Flush()
 }
 
