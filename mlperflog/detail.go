@@ -40,8 +40,9 @@ type DetailOptions struct {
 }
 
 // C++ source files named in the metadata. LoadGen writes __FILE__ and
-// __LINE__; aimeter writes the file the entry comes from in LoadGen and
-// line_no 0.
+// __LINE__; aimeter writes the base name of the file the entry comes from
+// in LoadGen and the line there that logs it (sourceLine), 0 where LoadGen
+// has no such entry.
 const (
 	fileVersion  = "version.cc"
 	fileLoadgen  = "loadgen.cc"
@@ -197,6 +198,9 @@ type detailWriter struct {
 	// Defaults for entries written from the Result's fields.
 	time int64
 	file string
+	// key and value of the entry being written, for its source line.
+	key   string
+	value any
 }
 
 func newDetailWriter(w io.Writer, opts DetailOptions) *detailWriter {
@@ -212,6 +216,7 @@ func newDetailWriter(w io.Writer, opts DetailOptions) *detailWriter {
 
 // begin starts a line up to and including `"value": `.
 func (d *detailWriter) begin(key string) {
+	d.key, d.value = key, nil
 	d.buf = append(d.buf[:0], `:::MLLOG {"key": `...)
 	d.buf = appendQuoted(d.buf, key)
 	d.buf = append(d.buf, `, "value": `...)
@@ -235,8 +240,11 @@ func (d *detailWriter) end(timeNs int64, kind loadgen.EventKind, isError, isWarn
 	b = append(b, `, "is_warning": `...)
 	b = strconv.AppendBool(b, isWarning)
 	b = append(b, `, "file": `...)
+	file, line := sourceLine(file, d.key, d.value)
 	b = appendQuoted(b, file)
-	b = append(b, `, "line_no": 0, "pid": `...)
+	b = append(b, `, "line_no": `...)
+	b = strconv.AppendInt(b, int64(line), 10)
+	b = append(b, `, "pid": `...)
 	b = strconv.AppendInt(b, int64(d.pid), 10)
 	b = append(b, `, "tid": `...)
 	b = strconv.AppendInt(b, int64(d.tid), 10)
@@ -297,6 +305,7 @@ func (d *detailWriter) bool(key string, v bool) {
 
 func (d *detailWriter) event(ev *loadgen.Event) {
 	d.begin(ev.Key)
+	d.value = ev.Value
 	d.buf = appendValue(d.buf, ev.Value)
 	d.end(ev.TimeNs, ev.Kind, ev.Error, ev.Warning, d.file)
 }
