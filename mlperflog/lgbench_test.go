@@ -11,6 +11,7 @@ import (
 	"testing/synctest"
 
 	"aimeter/loadgen"
+	"aimeter/mlperfconf"
 )
 
 // The C++ LoadGen detail logs in testdata/lgbench were written by lgbench
@@ -168,4 +169,57 @@ func parseNonFinite(t *testing.T, b []byte) []mllogLine {
 		b = bytes.ReplaceAll(b, []byte(`"value": `+v+`,`), []byte(`"value": "`+v+`",`))
 	}
 	return parseDetail(t, b)
+}
+
+// TestDetailTEST04AuditConfig: with TEST04's audit.config, which has three
+// model-specific lines LoadGen ignores, mlperfconf reports them (for
+// stderr) with the file's absolute path, but the detail log and the summary
+// count one warning, as LoadGen does, and no directory of the machine.
+func TestDetailTEST04AuditConfig(t *testing.T) {
+	dir := t.TempDir()
+	audit := filepath.Join(dir, "audit.config")
+	const test04 = "*.Offline.mode = 2\n" +
+		"*.Offline.performance_issue_unique = 0\n" +
+		"*.Offline.performance_issue_same = 1\n" +
+		"*.Offline.performance_issue_same_index = 3\n" +
+		"stable-diffusion-xl.Offline.min_query_count = 500\n" +
+		"wan-2.2-t2v-a14b.Offline.min_query_count = 20\n" +
+		"wan-2.2-t2v-a14b.SingleStream.min_query_count = 20\n"
+	if err := os.WriteFile(audit, []byte(test04), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l, err := mlperfconf.Load(mlperfconf.LoadOptions{Model: "resnet50", Scenario: loadgen.Offline, AuditConfigPath: audit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(l.Warnings); n != 4 {
+		t.Fatalf("mlperfconf reports %d warnings, want 4 (LoadGen's and one per model-specific line): %q", n, l.Warnings)
+	}
+	s := l.Settings
+	s.MinDurationMs, s.MinQueryCount, s.OfflineExpectedQPS = 0, 16, 16
+	var detail, summary bytes.Buffer
+	synctest.Test(t, func(t *testing.T) {
+		r, err := loadgen.Run(context.Background(), lgSUT{}, lgQSL{}, s, &loadgen.Options{SpinWindow: -1, Warnings: l.Warnings})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := WriteDetail(&detail, r, DetailOptions{Version: "test", PID: 1}); err != nil {
+			t.Fatal(err)
+		}
+		if err := WriteSummary(&summary, r); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if strings.Contains(detail.String(), dir) || strings.Contains(summary.String(), dir) {
+		t.Errorf("a result file names the directory %s", dir)
+	}
+	if n := strings.Count(detail.String(), `"is_warning": true`); n != 1 {
+		t.Errorf("detail log has %d warnings, want 1", n)
+	}
+	if !strings.Contains(summary.String(), "\n1 warning encountered.") {
+		t.Errorf("summary does not count 1 warning:\n%s", summary.String())
+	}
+	if !strings.Contains(detail.String(), `"audit.config:5: key \"stable-diffusion-xl.Offline.min_query_count\"`) {
+		t.Errorf("detail log lacks the note on line 5 of audit.config")
+	}
 }
