@@ -57,7 +57,9 @@ type Options struct {
 	// (0 = DefaultInterruptGrace).
 	InterruptGrace time.Duration
 	// Warnings are logged as warning_generic_message events before the test
-	// (for example "Found Audit Config file…").
+	// (for example "Found Audit Config file…"). Package mlperflog writes
+	// them where LoadGen writes its own, and counts as warnings only
+	// LoadGen's (the audit.config one and Test05Warning).
 	Warnings []string
 	// Progress, if set, is called about five times a second from a separate
 	// goroutine while a pass runs, and once when it ends.
