@@ -1034,7 +1034,11 @@ type Source struct {
 type Loaded struct {
 	// Settings are the settings built, as LoadSettings returns them.
 	Settings loadgen.Settings
-	// Warnings are the warnings of every file read (see LoadSettings).
+	// Warnings are the warnings of every file read (see LoadSettings), each
+	// naming its file as given (an absolute path stays absolute: these are
+	// for aimeter's own output). Of them only AuditConfigWarning is a
+	// warning LoadGen logs; package mlperflog writes the others into the
+	// LoadGen files as notes, not warnings, under the file's base name.
 	Warnings []string
 	// Sources maps a setting name as the config files write it
 	// ("min_duration", "target_qps") to the file line that set it last.
