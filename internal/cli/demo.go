@@ -607,10 +607,13 @@ func serveModel(m *model.MLP, set *dataset.Images, threads int, noStages bool) (
 	return serveModelOn(m, dataset.NewQSL(set, 1024), threads, noStages)
 }
 
+// referenceMaxBatch is the reference SUT's largest batch.
+const referenceMaxBatch = 64
+
 // serveModelOn is serveModel over an existing QSL.
 func serveModelOn(m *model.MLP, qsl *dataset.QSL, threads int, noStages bool) (*reference.SUT, *dataset.QSL, error) {
 	set := qsl.Set()
-	const maxBatch = 64
+	const maxBatch = referenceMaxBatch
 	sut, err := reference.New(reference.Options{
 		Name:         "ReferenceSUT (pure-Go MLP)",
 		InputSize:    set.Rows * set.Cols,

@@ -146,7 +146,7 @@ func runGBT(parent context.Context, st *State, f *runFlags, g *gbtFlags, base lo
 	if err != nil {
 		return err
 	}
-	info := gbt.Detect()
+	info := gbt.Merge(gbt.Detect(), sutInfo(f.sut))
 	if g.infoFile != "" {
 		if err := needFile("--info", g.infoFile); err != nil {
 			return err
@@ -221,7 +221,10 @@ func runGBT(parent context.Context, st *State, f *runFlags, g *gbtFlags, base lo
 	test.Info = info
 	test.Lifecycle = life.Events()
 	test.Start, test.EndNs = reportedPassSpan(res)
-	test.Notes = []string{"Precision: the null SUT computes nothing; the precision of a real SUT comes from --info."}
+	// The precision actually used (GB-7.3-c): the reference SUT's FP32,
+	// or what --info declares for another SUT.
+	test.Precision = info.Precision
+	test.Notes = []string{sutInfoNote(f.sut, info)}
 	if !res.HasStages() {
 		test.Notes = append(test.Notes, "The SUT reported no stage times: only tester-side time metrics are available.")
 	}
@@ -234,6 +237,11 @@ func runGBT(parent context.Context, st *State, f *runFlags, g *gbtFlags, base lo
 	if err != nil {
 		return withCode(ExitFailure, err)
 	}
+	// The results are "uploaded" when the bundle is written: the event is
+	// marked just before bundle.Write, so that the result file carries it
+	// (GB-7.7.1-j-1). A tester service would mark it again on upload.
+	life.Mark(gbt.EventResultUploadComplete)
+	test.Lifecycle = life.Events()
 	writeErr := bundle.Write(f.outputDir, b)
 	printGBT(st.Stdout, res, &test, &m, f.outputDir, writeErr)
 	switch {
@@ -249,6 +257,61 @@ func runGBT(parent context.Context, st *State, f *runFlags, g *gbtFlags, base lo
 		return withCode(ExitInvalid, nil)
 	}
 	return nil
+}
+
+// referenceFramework names the reference SUT's inference code, the
+// framework of field 16 of 6.1 a) (GB-6.1-a-16).
+const referenceFramework = "aimeter pure-Go MLP"
+
+// sutInfo returns the test information (GB-7.1-a) that aimeter knows of the
+// SUT it runs: for the reference SUT the framework and its version, the
+// model, the precision it computes in (FP32, GB-7.3-c), its dynamic batching
+// up to 64 samples (GB-7.2-e) and the data set (fixed, Fashion-MNIST's test
+// set). The null SUTs compute nothing, so nothing is known of them. --info
+// overrides any of these field by field.
+func sutInfo(sut string) gbt.TestInfo {
+	if sut != "reference" {
+		return gbt.TestInfo{}
+	}
+	return gbt.TestInfo{
+		ModelName:     "Fashion-MNIST MLP (aimeter reference)",
+		DatasetType:   gbt.DatasetFixed,
+		Framework:     gbt.Component{Name: referenceFramework, Version: Version},
+		BatchVariable: gbt.Used,
+		BatchSize:     referenceMaxBatch,
+		Precision:     gbt.PrecisionList{gbt.FP32},
+		Extra:         map[string]any{"dataset": "Fashion-MNIST test set (10 000 images)"},
+	}
+}
+
+// sutInfoNote returns the result note that says where the SUT's
+// information comes from and which of the fields that can be known
+// (framework, model, precision, batch size) were not provided.
+func sutInfoNote(sut string, info gbt.TestInfo) string {
+	var missing []string
+	if info.Framework.Name == "" {
+		missing = append(missing, "framework")
+	}
+	if info.ModelName == "" && info.ModelNo == "" {
+		missing = append(missing, "model")
+	}
+	if len(info.Precision) == 0 {
+		missing = append(missing, "precision")
+	}
+	if info.BatchSize == 0 {
+		missing = append(missing, "batch size")
+	}
+	var from string
+	switch sut {
+	case "reference":
+		from = "Test information: framework, model, precision (FP32), batch size (dynamic, at most 64) and data set come from the reference SUT; --info overrides them."
+	default:
+		from = "Test information: the " + sut + " SUT computes nothing, so framework, model, precision and batch size come only from --info."
+	}
+	if len(missing) == 0 {
+		return from
+	}
+	return from + " Not provided: " + strings.Join(missing, ", ") + "."
 }
 
 // reportedPassSpan returns the wall-clock start of the reported pass (the
@@ -297,7 +360,10 @@ func printGBT(w io.Writer, res *loadgen.Result, t *gbt.Test, m *gbt.Metrics, dir
 	fmt.Fprintf(w, "Lost: %d of %d samples (rate %.4f, threshold %.4f): %s\n", m.Loss.Lost, m.Loss.Sent, m.Loss.Rate, m.Loss.Threshold, verdict)
 	if m.Elasticity != nil {
 		if m.Elasticity.Available {
-			fmt.Fprintf(w, "Elasticity: %.4f %%/MB\n", m.Elasticity.PercentPerMB)
+			// The standard's Table 19 value under its name; IN-76's
+			// non-standard %/MB variant labelled as such.
+			fmt.Fprintf(w, "Elasticity (EL, Table 19): %.4f %%\n", m.Elasticity.Percent)
+			fmt.Fprintf(w, "Elasticity variant (IN-76, non-standard): %.4f %%/MB\n", m.Elasticity.PercentPerMB)
 		} else {
 			fmt.Fprintf(w, "Elasticity: not available: %s\n", m.Elasticity.Reason)
 		}
