@@ -146,25 +146,26 @@ func runGBT(parent context.Context, st *State, f *runFlags, g *gbtFlags, base lo
 	if err != nil {
 		return err
 	}
-	info := gbt.Merge(gbt.Detect(), sutInfo(f.sut))
+	var manual gbt.TestInfo
 	if g.infoFile != "" {
 		if err := needFile("--info", g.infoFile); err != nil {
 			return err
 		}
-		manual, err := gbt.LoadInfo(g.infoFile)
-		if err != nil {
+		if manual, err = gbt.LoadInfo(g.infoFile); err != nil {
 			return withCode(ExitUsage, err)
 		}
-		info = gbt.Merge(info, manual)
 	}
 	if parent == nil {
 		parent = context.Background()
 	}
-	sut, qsl, closeSUT, err := chooseSUT(parent, st, f)
+	var scorer onlineScorer
+	sut, qsl, closeSUT, err := chooseSUT(parent, st, f, scorer.classified)
 	if err != nil {
 		return err
 	}
 	defer closeSUT()
+	// Detected, then what the SUT and its data set tell, then --info.
+	info := gbt.Merge(gbt.Merge(gbt.Detect(), sutInfo(f.sut, qsl.Name())), manual)
 	eff, err := loadgen.NewEffective(p.Settings, qsl.TotalSampleCount(), qsl.PerformanceSampleCount())
 	if err != nil {
 		return withCode(ExitUsage, err)
@@ -220,6 +221,11 @@ func runGBT(parent context.Context, st *State, f *runFlags, g *gbtFlags, base lo
 	test.Generator = "aimeter " + Version
 	test.Info = info
 	test.Lifecycle = life.Events()
+	if labelled, ok := qsl.(interface{ Label(uint64) uint8 }); ok {
+		// A data set with labels: the answers were scored online, so the
+		// inference log carries the cumulative accuracy (GB-7.3-f-2).
+		test.Correct = scorer.score(qsl.TotalSampleCount(), labelled.Label)
+	}
 	test.Start, test.EndNs = reportedPassSpan(res)
 	// The precision actually used (GB-7.3-c): the reference SUT's FP32,
 	// or what --info declares for another SUT.
@@ -259,6 +265,50 @@ func runGBT(parent context.Context, st *State, f *runFlags, g *gbtFlags, base lo
 	return nil
 }
 
+// onlineScorer keeps the class the SUT predicted for each QSL index, so
+// that a run over a labelled data set is scored as it returns (GB-7.3-f-2).
+// Its zero value is ready; it is safe for concurrent use.
+type onlineScorer struct {
+	mu sync.Mutex
+	// class holds the predicted class + 1 by QSL index; 0 is unscored.
+	class []uint16
+}
+
+// classified records the class predicted for sample index (the
+// reference.Options.OnClassified hook).
+func (s *onlineScorer) classified(index uint64, class uint8) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if index >= uint64(len(s.class)) {
+		s.class = append(s.class, make([]uint16, index+1-uint64(len(s.class)))...)
+	}
+	s.class[index] = uint16(class) + 1
+}
+
+// score returns the gbt.Test.Correct string of total samples: '1' where
+// the predicted class is label(i), '0' where it is not, '-' where nothing
+// was predicted. It returns "" when no sample was classified (the SUT
+// predicts nothing, so no scorer applies).
+func (s *onlineScorer) score(total uint64, label func(uint64) uint8) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.class) == 0 {
+		return ""
+	}
+	b := make([]byte, total)
+	for i := range b {
+		switch {
+		case i >= len(s.class) || s.class[i] == 0:
+			b[i] = '-'
+		case s.class[i]-1 == uint16(label(uint64(i))):
+			b[i] = '1'
+		default:
+			b[i] = '0'
+		}
+	}
+	return string(b)
+}
+
 // referenceFramework names the reference SUT's inference code, the
 // framework of field 16 of 6.1 a) (GB-6.1-a-16).
 const referenceFramework = "aimeter pure-Go MLP"
@@ -266,21 +316,21 @@ const referenceFramework = "aimeter pure-Go MLP"
 // sutInfo returns the test information (GB-7.1-a) that aimeter knows of the
 // SUT it runs: for the reference SUT the framework and its version, the
 // model, the precision it computes in (FP32, GB-7.3-c), its dynamic batching
-// up to 64 samples (GB-7.2-e) and the data set (fixed, Fashion-MNIST's test
-// set). The null SUTs compute nothing, so nothing is known of them. --info
+// up to 64 samples (GB-7.2-e) and the data set (fixed; its name, under
+// extra.dataset). The null SUTs compute nothing, so nothing is known of them. --info
 // overrides any of these field by field.
-func sutInfo(sut string) gbt.TestInfo {
+func sutInfo(sut, dataset string) gbt.TestInfo {
 	if sut != "reference" {
 		return gbt.TestInfo{}
 	}
 	return gbt.TestInfo{
-		ModelName:     "Fashion-MNIST MLP (aimeter reference)",
+		ModelName:     "aimeter reference MLP",
 		DatasetType:   gbt.DatasetFixed,
 		Framework:     gbt.Component{Name: referenceFramework, Version: Version},
 		BatchVariable: gbt.Used,
 		BatchSize:     referenceMaxBatch,
 		Precision:     gbt.PrecisionList{gbt.FP32},
-		Extra:         map[string]any{"dataset": "Fashion-MNIST test set (10 000 images)"},
+		Extra:         map[string]any{"dataset": dataset},
 	}
 }
 

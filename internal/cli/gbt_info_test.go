@@ -13,14 +13,14 @@ import (
 )
 
 func TestSUTInfo(t *testing.T) {
-	ref := sutInfo("reference")
+	ref := sutInfo("reference", "synthetic-test")
 	if !slices.Equal(ref.Precision, gbt.PrecisionList{gbt.FP32}) {
 		t.Errorf("reference precision %v, want FP32: the MLP computes in float32 (GB-7.3-c)", ref.Precision)
 	}
 	if ref.BatchSize != referenceMaxBatch || ref.BatchVariable != gbt.Used {
 		t.Errorf("reference batch %d variable %v, want %d and used: it batches dynamically (GB-7.2-e)", ref.BatchSize, ref.BatchVariable, referenceMaxBatch)
 	}
-	if ref.Framework.Name != referenceFramework || ref.Framework.Version != Version || ref.ModelName == "" || ref.DatasetType != gbt.DatasetFixed {
+	if ref.Framework.Name != referenceFramework || ref.Framework.Version != Version || ref.ModelName == "" || ref.DatasetType != gbt.DatasetFixed || ref.Extra["dataset"] != "synthetic-test" {
 		t.Errorf("reference framework/model/data set %+v", ref)
 	}
 	tests := []struct {
@@ -106,5 +106,30 @@ func TestGBTRecordsEveryLifecycleEvent(t *testing.T) {
 	}
 	if len(res.Precision) != 0 {
 		t.Errorf("null SUT precision %v without --info", res.Precision)
+	}
+}
+
+func TestOnlineScorer(t *testing.T) {
+	var s onlineScorer
+	if got := s.score(3, func(uint64) uint8 { return 0 }); got != "" {
+		t.Errorf("no classification: score %q, want \"\" (no scorer applies)", got)
+	}
+	labels := []uint8{7, 2, 9, 4, 1}
+	// Hand-worked: 0 right, 1 wrong, 2 never classified, 3 right after a
+	// later answer replaced a wrong one, 4 wrong; total 6 leaves index 5
+	// unscored.
+	s.classified(3, 0)
+	s.classified(0, 7)
+	s.classified(1, 3)
+	s.classified(3, 4)
+	s.classified(4, 9)
+	label := func(i uint64) uint8 {
+		if i < uint64(len(labels)) {
+			return labels[i]
+		}
+		return 0
+	}
+	if got, want := s.score(6, label), "10-10-"; got != want {
+		t.Errorf("score = %q, want %q", got, want)
 	}
 }
