@@ -253,6 +253,13 @@ func TestGBTFilesRegenerateFromTheRun(t *testing.T) {
 				if log := readFileT(t, filepath.Join(dir, "gbt_inference.log")); strings.Contains(log, "[--]") {
 					t.Errorf("%s: no accuracy in the log:\n%s", tc.reason, log)
 				}
+				res, err := readGBTResult(filepath.Join(dir, "gbt_result.json"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(res.Precision, gbt.PrecisionList{gbt.FP32}) || res.Info.BatchSize != referenceMaxBatch || res.Info.Framework.Name != referenceFramework {
+					t.Errorf("%s: precision %v (GB-7.3-c), batch size %d (GB-7.2-e), framework %+v", tc.reason, res.Precision, res.Info.BatchSize, res.Info.Framework)
+				}
 			}
 			t.Logf("%s: %d derived files identical", tc.reason, derived)
 		})
