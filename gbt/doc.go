@@ -62,7 +62,8 @@
 // [LogLine] formats one line of the 7.3 f) log,
 // "[yyyy:MM:dd HH:mm:ss]-[accuracy]-[jobs]-[samples]-[lost]", and
 // [WriteInferenceLog] writes one for each second of a run (IN-43) and a
-// final one, from the records.
+// final one, from the records; its cumulative accuracy comes from the
+// online score stored in [Test].Correct ("--" without one).
 //
 // # Results (result.go)
 //

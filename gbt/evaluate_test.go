@@ -128,6 +128,23 @@ func TestWriteInferenceLogEdges(t *testing.T) {
 			"[2024:11:28 09:30:01]-[--]-[1]-[2]-[0]\n[2024:11:28 09:30:02]-[--]-[2]-[3]-[0]\n[2024:11:28 09:30:03]-[--]-[3]-[4]-[1]\n[2024:11:28 09:30:03]-[--]-[3]-[4]-[1]\n"},
 		{"unknown end: the last event ends the run", func(r *RunData) { r.Test.EndNs = 0 },
 			"[2024:11:28 09:30:01]-[--]-[1]-[2]-[0]\n[2024:11:28 09:30:02]-[--]-[2]-[3]-[1]\n[2024:11:28 09:30:02]-[--]-[3]-[4]-[1]\n"},
+		// Hand-worked: indices 0, 1, 3 and 4 return ok at 0.1, 0.3, 1.2 and
+		// 2.1 s; Correct marks 0 and 3 right, 1 wrong, and index 4 lies
+		// beyond it (wrong). By 1 s: 1 of 2 right; by 2 s: 2 of 3; at the
+		// end: 2 of 4. The lost job 1 never counts among the jobs (GB-7.3-f-3):
+		// 3 of the 4 jobs returned.
+		{"cumulative accuracy from the online score (GB-7.3-f-2)", func(r *RunData) {
+			for i := range r.Main.Records {
+				r.Main.Records[i].SampleIndex = uint64(i)
+			}
+			r.Test.Correct = "10-1"
+		},
+			"[2024:11:28 09:30:01]-[0.5000]-[1]-[2]-[0]\n[2024:11:28 09:30:02]-[0.6667]-[2]-[3]-[1]\n[2024:11:28 09:30:02]-[0.5000]-[3]-[4]-[1]\n"},
+		{"a returned error is a returned sample but not a scored one", func(r *RunData) {
+			r.Main.Records[1].Status = loadgen.StatusError
+			r.Test.Correct = "1"
+		},
+			"[2024:11:28 09:30:01]-[1.0000]-[1]-[2]-[0]\n[2024:11:28 09:30:02]-[1.0000]-[2]-[3]-[1]\n[2024:11:28 09:30:02]-[1.0000]-[3]-[4]-[1]\n"},
 		{"timestamps in the recorded location", func(r *RunData) { r.Test.Start = r.Test.Start.UTC() },
 			"[2024:11:28 01:30:01]-[--]-[1]-[2]-[0]\n[2024:11:28 01:30:02]-[--]-[2]-[3]-[1]\n[2024:11:28 01:30:02]-[--]-[3]-[4]-[1]\n"},
 	}

@@ -22,9 +22,13 @@ const InferenceLogFileName = "gbt_inference.log"
 // deadline, issue + the timeout (at the end of the run when there is no
 // timeout or the deadline is later); a job counts when the last of its
 // samples returns, and not at all when one of them is lost (its result
-// never returned). Timestamps are in t.Start's location. No accuracy is known per
-// second, so the accuracy field is "--". The log is a pure function of its
-// inputs, so a stored run regenerates it byte for byte.
+// never returned). Timestamps are in t.Start's location. The accuracy field
+// is the cumulative accuracy (GB-7.3-f-2): of the samples returned ok by
+// then, the fraction whose index t.Correct marks '1' (an index it marks '0'
+// or '-', or lies beyond, counts as wrong); it is "--" when t.Correct is
+// empty (no scorer for the data set) or no sample has returned ok yet
+// (IN-43). The log is a pure function of its inputs, so a stored run
+// regenerates it byte for byte.
 func WriteInferenceLog(w io.Writer, t *Test, records []loadgen.Record) error {
 	end := t.EndNs
 	timeout := int64(t.Arrival.Timeout)
@@ -38,6 +42,9 @@ func WriteInferenceLog(w io.Writer, t *Test, records []loadgen.Record) error {
 		return end
 	}
 	samples := make([]int64, 0, len(records))
+	// scored holds the ok samples' return times, each with its score in the
+	// lowest bit (time×2 + 1 when correct), when a scorer ran.
+	var scored []int64
 	var lost, jobs []int64
 	for i := 0; i < len(records); {
 		q := records[i].QueryID
@@ -51,6 +58,13 @@ func WriteInferenceLog(w io.Writer, t *Test, records []loadgen.Record) error {
 				jobLost = true
 			} else {
 				samples = append(samples, ti)
+				if t.Correct != "" && r.Status == loadgen.StatusOK {
+					ok := int64(0)
+					if r.SampleIndex < uint64(len(t.Correct)) && t.Correct[r.SampleIndex] == '1' {
+						ok = 1
+					}
+					scored = append(scored, ti*2+ok)
+				}
 			}
 		}
 		if !jobLost {
@@ -68,6 +82,7 @@ func WriteInferenceLog(w io.Writer, t *Test, records []loadgen.Record) error {
 	slices.Sort(samples)
 	slices.Sort(lost)
 	slices.Sort(jobs)
+	slices.Sort(scored)
 	// upTo counts the sorted times ≤ limit, moving *i forward.
 	upTo := func(v []int64, i *int, limit int64) int64 {
 		for *i < len(v) && v[*i] <= limit {
@@ -76,17 +91,31 @@ func WriteInferenceLog(w io.Writer, t *Test, records []loadgen.Record) error {
 		return int64(*i)
 	}
 	bw := bufio.NewWriter(w)
-	write := func(ns, j, s, l int64) {
-		bw.WriteString(LogLine(t.Start.Add(time.Duration(ns)), nil, j, s, l))
+	// accuracyUpTo returns the cumulative accuracy of the scored samples
+	// returned by limit (nil when none), moving *i and *right forward.
+	var sci, right int
+	accuracyUpTo := func(limit int64, all bool) *float64 {
+		for sci < len(scored) && (all || scored[sci]>>1 <= limit) {
+			right += int(scored[sci] & 1)
+			sci++
+		}
+		if sci == 0 {
+			return nil
+		}
+		a := float64(right) / float64(sci)
+		return &a
+	}
+	write := func(ns int64, acc *float64, j, s, l int64) {
+		bw.WriteString(LogLine(t.Start.Add(time.Duration(ns)), acc, j, s, l))
 		bw.WriteByte('\n')
 	}
 	var si, li, ji int
 	for k := int64(1); k*int64(time.Second) <= end; k++ {
 		ns := k * int64(time.Second)
-		write(ns, upTo(jobs, &ji, ns), upTo(samples, &si, ns), upTo(lost, &li, ns))
+		write(ns, accuracyUpTo(ns, false), upTo(jobs, &ji, ns), upTo(samples, &si, ns), upTo(lost, &li, ns))
 	}
 	// The final line holds every sample, whatever its time.
-	write(end, int64(len(jobs)), int64(len(samples)), int64(len(lost)))
+	write(end, accuracyUpTo(end, true), int64(len(jobs)), int64(len(samples)), int64(len(lost)))
 	if err := bw.Flush(); err != nil {
 		return fmt.Errorf("gbt: writing %s: %w", InferenceLogFileName, err)
 	}

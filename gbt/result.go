@@ -227,9 +227,10 @@ const (
 	EventDatasetLoadEnd
 	// EventTestEnd: the inference test ends.
 	EventTestEnd
-	// EventResultUploadComplete: the inference results have been uploaded;
-	// it follows the writing of the result file, so a result file normally
-	// lacks it.
+	// EventResultUploadComplete: the inference results have been uploaded.
+	// Without a tester service, aimeter marks it just before writing the
+	// run directory (bundle.Write), so that the result file records it; a
+	// tester service marks it again once the upload completes.
 	EventResultUploadComplete
 	numLifecycleEvents
 )

@@ -62,6 +62,13 @@ type Test struct {
 	Precision PrecisionList `json:"precision,omitempty"`
 	// Accuracy are the accuracy results, when an accuracy pass ran.
 	Accuracy []AccuracyResult `json:"accuracy,omitempty"`
+	// Correct is the online score of the SUT's answers, one byte per QSL
+	// sample index: '1' the answer matched the ground truth, '0' it did
+	// not, '-' the sample was not scored. Empty when no scorer was
+	// available for the data set. The run scores each answer as it
+	// returns, so the inference log's cumulative accuracy (GB-7.3-f-2) is a
+	// function of the stored run, without its labels or responses.
+	Correct string `json:"correct,omitempty"`
 	// Lifecycle are the test's lifecycle events (GB-7.7.1-j-1).
 	Lifecycle LifecycleEvents `json:"lifecycle"`
 	// Notes are free-text remarks carried into gbt_result.json.

@@ -586,7 +586,7 @@ func writeDemoReport(dir string, data *demoData, m *model.MLP, system report.Sys
 
 // newReferenceSUT builds the reference SUT on the demo's data and model
 // (trained or loaded from the cache) for `aimeter run --sut reference`.
-func newReferenceSUT(ctx context.Context, st *State, quiet bool) (*reference.SUT, *dataset.QSL, error) {
+func newReferenceSUT(ctx context.Context, st *State, quiet bool, onClassified func(uint64, uint8)) (*reference.SUT, *dataset.QSL, error) {
 	data, err := loadDemoData(st, "auto")
 	if err != nil {
 		return nil, nil, err
@@ -596,7 +596,7 @@ func newReferenceSUT(ctx context.Context, st *State, quiet bool) (*reference.SUT
 		return nil, nil, err
 	}
 	fmt.Fprintf(st.Stderr, "reference SUT: MLP %v %s\n", m.Layers(), how)
-	return serveModel(m, data.test, 0, false)
+	return serveModelWith(m, dataset.NewQSL(data.test, 1024), 0, false, onClassified)
 }
 
 // serveModel starts the reference SUT serving m over a new QSL of set; the
@@ -607,10 +607,19 @@ func serveModel(m *model.MLP, set *dataset.Images, threads int, noStages bool) (
 	return serveModelOn(m, dataset.NewQSL(set, 1024), threads, noStages)
 }
 
+// referenceMaxBatch is the reference SUT's largest batch.
+const referenceMaxBatch = 64
+
 // serveModelOn is serveModel over an existing QSL.
 func serveModelOn(m *model.MLP, qsl *dataset.QSL, threads int, noStages bool) (*reference.SUT, *dataset.QSL, error) {
+	return serveModelWith(m, qsl, threads, noStages, nil)
+}
+
+// serveModelWith is serveModelOn with a hook that sees every predicted
+// class (see reference.Options.OnClassified; nil for none).
+func serveModelWith(m *model.MLP, qsl *dataset.QSL, threads int, noStages bool, onClassified func(uint64, uint8)) (*reference.SUT, *dataset.QSL, error) {
 	set := qsl.Set()
-	const maxBatch = 64
+	const maxBatch = referenceMaxBatch
 	sut, err := reference.New(reference.Options{
 		Name:         "ReferenceSUT (pure-Go MLP)",
 		InputSize:    set.Rows * set.Cols,
@@ -620,8 +629,9 @@ func serveModelOn(m *model.MLP, qsl *dataset.QSL, threads int, noStages bool) (*
 			inf.SetThreads(threads)
 			return &mlpPredictor{inf: inf}
 		},
-		Samples:  qsl,
-		MaxBatch: maxBatch,
+		Samples:      qsl,
+		MaxBatch:     maxBatch,
+		OnClassified: onClassified,
 	})
 	return sut, qsl, err
 }

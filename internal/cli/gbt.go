@@ -146,25 +146,26 @@ func runGBT(parent context.Context, st *State, f *runFlags, g *gbtFlags, base lo
 	if err != nil {
 		return err
 	}
-	info := gbt.Detect()
+	var manual gbt.TestInfo
 	if g.infoFile != "" {
 		if err := needFile("--info", g.infoFile); err != nil {
 			return err
 		}
-		manual, err := gbt.LoadInfo(g.infoFile)
-		if err != nil {
+		if manual, err = gbt.LoadInfo(g.infoFile); err != nil {
 			return withCode(ExitUsage, err)
 		}
-		info = gbt.Merge(info, manual)
 	}
 	if parent == nil {
 		parent = context.Background()
 	}
-	sut, qsl, closeSUT, err := chooseSUT(parent, st, f)
+	var scorer onlineScorer
+	sut, qsl, closeSUT, err := chooseSUT(parent, st, f, scorer.classified)
 	if err != nil {
 		return err
 	}
 	defer closeSUT()
+	// Detected, then what the SUT and its data set tell, then --info.
+	info := gbt.Merge(gbt.Merge(gbt.Detect(), sutInfo(f.sut, qsl.Name())), manual)
 	eff, err := loadgen.NewEffective(p.Settings, qsl.TotalSampleCount(), qsl.PerformanceSampleCount())
 	if err != nil {
 		return withCode(ExitUsage, err)
@@ -220,8 +221,16 @@ func runGBT(parent context.Context, st *State, f *runFlags, g *gbtFlags, base lo
 	test.Generator = "aimeter " + Version
 	test.Info = info
 	test.Lifecycle = life.Events()
+	if labelled, ok := qsl.(interface{ Label(uint64) uint8 }); ok {
+		// A data set with labels: the answers were scored online, so the
+		// inference log carries the cumulative accuracy (GB-7.3-f-2).
+		test.Correct = scorer.score(qsl.TotalSampleCount(), labelled.Label)
+	}
 	test.Start, test.EndNs = reportedPassSpan(res)
-	test.Notes = []string{"Precision: the null SUT computes nothing; the precision of a real SUT comes from --info."}
+	// The precision actually used (GB-7.3-c): the reference SUT's FP32,
+	// or what --info declares for another SUT.
+	test.Precision = info.Precision
+	test.Notes = []string{sutInfoNote(f.sut, info)}
 	if !res.HasStages() {
 		test.Notes = append(test.Notes, "The SUT reported no stage times: only tester-side time metrics are available.")
 	}
@@ -234,6 +243,11 @@ func runGBT(parent context.Context, st *State, f *runFlags, g *gbtFlags, base lo
 	if err != nil {
 		return withCode(ExitFailure, err)
 	}
+	// The results are "uploaded" when the bundle is written: the event is
+	// marked just before bundle.Write, so that the result file carries it
+	// (GB-7.7.1-j-1). A tester service would mark it again on upload.
+	life.Mark(gbt.EventResultUploadComplete)
+	test.Lifecycle = life.Events()
 	writeErr := bundle.Write(f.outputDir, b)
 	printGBT(st.Stdout, res, &test, &m, f.outputDir, writeErr)
 	switch {
@@ -249,6 +263,105 @@ func runGBT(parent context.Context, st *State, f *runFlags, g *gbtFlags, base lo
 		return withCode(ExitInvalid, nil)
 	}
 	return nil
+}
+
+// onlineScorer keeps the class the SUT predicted for each QSL index, so
+// that a run over a labelled data set is scored as it returns (GB-7.3-f-2).
+// Its zero value is ready; it is safe for concurrent use.
+type onlineScorer struct {
+	mu sync.Mutex
+	// class holds the predicted class + 1 by QSL index; 0 is unscored.
+	class []uint16
+}
+
+// classified records the class predicted for sample index (the
+// reference.Options.OnClassified hook).
+func (s *onlineScorer) classified(index uint64, class uint8) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if index >= uint64(len(s.class)) {
+		s.class = append(s.class, make([]uint16, index+1-uint64(len(s.class)))...)
+	}
+	s.class[index] = uint16(class) + 1
+}
+
+// score returns the gbt.Test.Correct string of total samples: '1' where
+// the predicted class is label(i), '0' where it is not, '-' where nothing
+// was predicted. It returns "" when no sample was classified (the SUT
+// predicts nothing, so no scorer applies).
+func (s *onlineScorer) score(total uint64, label func(uint64) uint8) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.class) == 0 {
+		return ""
+	}
+	b := make([]byte, total)
+	for i := range b {
+		switch {
+		case i >= len(s.class) || s.class[i] == 0:
+			b[i] = '-'
+		case s.class[i]-1 == uint16(label(uint64(i))):
+			b[i] = '1'
+		default:
+			b[i] = '0'
+		}
+	}
+	return string(b)
+}
+
+// referenceFramework names the reference SUT's inference code, the
+// framework of field 16 of 6.1 a) (GB-6.1-a-16).
+const referenceFramework = "aimeter pure-Go MLP"
+
+// sutInfo returns the test information (GB-7.1-a) that aimeter knows of the
+// SUT it runs: for the reference SUT the framework and its version, the
+// model, the precision it computes in (FP32, GB-7.3-c), its dynamic batching
+// up to 64 samples (GB-7.2-e) and the data set (fixed; its name, under
+// extra.dataset). The null SUTs compute nothing, so nothing is known of them. --info
+// overrides any of these field by field.
+func sutInfo(sut, dataset string) gbt.TestInfo {
+	if sut != "reference" {
+		return gbt.TestInfo{}
+	}
+	return gbt.TestInfo{
+		ModelName:     "aimeter reference MLP",
+		DatasetType:   gbt.DatasetFixed,
+		Framework:     gbt.Component{Name: referenceFramework, Version: Version},
+		BatchVariable: gbt.Used,
+		BatchSize:     referenceMaxBatch,
+		Precision:     gbt.PrecisionList{gbt.FP32},
+		Extra:         map[string]any{"dataset": dataset},
+	}
+}
+
+// sutInfoNote returns the result note that says where the SUT's
+// information comes from and which of the fields that can be known
+// (framework, model, precision, batch size) were not provided.
+func sutInfoNote(sut string, info gbt.TestInfo) string {
+	var missing []string
+	if info.Framework.Name == "" {
+		missing = append(missing, "framework")
+	}
+	if info.ModelName == "" && info.ModelNo == "" {
+		missing = append(missing, "model")
+	}
+	if len(info.Precision) == 0 {
+		missing = append(missing, "precision")
+	}
+	if info.BatchSize == 0 {
+		missing = append(missing, "batch size")
+	}
+	var from string
+	switch sut {
+	case "reference":
+		from = "Test information: framework, model, precision (FP32), batch size (dynamic, at most 64) and data set come from the reference SUT; --info overrides them."
+	default:
+		from = "Test information: the " + sut + " SUT computes nothing, so framework, model, precision and batch size come only from --info."
+	}
+	if len(missing) == 0 {
+		return from
+	}
+	return from + " Not provided: " + strings.Join(missing, ", ") + "."
 }
 
 // reportedPassSpan returns the wall-clock start of the reported pass (the
@@ -297,7 +410,10 @@ func printGBT(w io.Writer, res *loadgen.Result, t *gbt.Test, m *gbt.Metrics, dir
 	fmt.Fprintf(w, "Lost: %d of %d samples (rate %.4f, threshold %.4f): %s\n", m.Loss.Lost, m.Loss.Sent, m.Loss.Rate, m.Loss.Threshold, verdict)
 	if m.Elasticity != nil {
 		if m.Elasticity.Available {
-			fmt.Fprintf(w, "Elasticity: %.4f %%/MB\n", m.Elasticity.PercentPerMB)
+			// The standard's Table 19 value under its name; IN-76's
+			// non-standard %/MB variant labelled as such.
+			fmt.Fprintf(w, "Elasticity (EL, Table 19): %.4f %%\n", m.Elasticity.Percent)
+			fmt.Fprintf(w, "Elasticity variant (IN-76, non-standard): %.4f %%/MB\n", m.Elasticity.PercentPerMB)
 		} else {
 			fmt.Fprintf(w, "Elasticity: not available: %s\n", m.Elasticity.Reason)
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -208,10 +209,12 @@ func TestGBTFilesRegenerateFromTheRun(t *testing.T) {
 		{"mode 3, bursts and the peak metrics", []string{"--arrival-mode", "3", "--lambda", "50", "--duration", "1s", "--bursts", "1", "--burst-length", "300ms", "--burst-period", "10ms", "--burst-jobs", "2"}},
 		{"mode 4, offline with no timeout", []string{"--arrival-mode", "4", "--set", "min_query_count=200"}},
 		{"mode 5, foreign jobs stored beside the main run", []string{"--arrival-mode", "5", "--mixed-base-mode", "2", "--lambda", "100", "--mixed-lambda", "50", "--duration", "1s"}},
+		{"mode 1 on the reference SUT: the log's accuracy from the stored online score", []string{"--arrival-mode", "1", "--sut", "reference", "--period", "50ms", "--jobs-per-period", "4", "--duration", "1100ms", "--set", "min_query_count=88"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.args[1], func(t *testing.T) {
 			dir := t.TempDir()
+			// A later --sut replaces null-async.
 			if r := runCLI(t, "", append([]string{"run", "--sut", "null-async", "-q", "--trace", "--output-dir", dir}, tc.args...)...); r.code != ExitOK {
 				t.Fatalf("%s: %v", tc.reason, r)
 			}
@@ -242,6 +245,20 @@ func TestGBTFilesRegenerateFromTheRun(t *testing.T) {
 			if tc.args[1] == "5" {
 				if _, ok := m.Entry(bundle.ForeignDir + "/" + bundle.RecordsFile); !ok {
 					t.Errorf("%s: the foreign jobs' records are not stored", tc.reason)
+				}
+			}
+			if slices.Contains(tc.args, "reference") {
+				// The reference SUT's answers are scored online: the log
+				// has a cumulative accuracy, not "--" (GB-7.3-f-2).
+				if log := readFileT(t, filepath.Join(dir, "gbt_inference.log")); strings.Contains(log, "[--]") {
+					t.Errorf("%s: no accuracy in the log:\n%s", tc.reason, log)
+				}
+				res, err := readGBTResult(filepath.Join(dir, "gbt_result.json"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(res.Precision, gbt.PrecisionList{gbt.FP32}) || res.Info.BatchSize != referenceMaxBatch || res.Info.Framework.Name != referenceFramework {
+					t.Errorf("%s: precision %v (GB-7.3-c), batch size %d (GB-7.2-e), framework %+v", tc.reason, res.Precision, res.Info.BatchSize, res.Info.Framework)
 				}
 			}
 			t.Logf("%s: %d derived files identical", tc.reason, derived)

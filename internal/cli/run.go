@@ -264,7 +264,7 @@ func runTest(parent context.Context, st *State, f *runFlags, modeSet bool) error
 	if parent == nil {
 		parent = context.Background()
 	}
-	sut, qsl, closeSUT, err := chooseSUT(parent, st, f)
+	sut, qsl, closeSUT, err := chooseSUT(parent, st, f, nil)
 	if err != nil {
 		return err
 	}
@@ -465,7 +465,9 @@ func yesNo(b bool) string {
 
 // chooseSUT builds the SUT and QSL named by --sut: the null SUTs over a
 // null QSL of --qsl-size samples, or the reference model on its data set.
-func chooseSUT(ctx context.Context, st *State, f *runFlags) (loadgen.SUT, loadgen.QSL, func(), error) {
+// onClassified, if not nil, sees the class the reference SUT predicts for
+// each sample (the null SUTs predict nothing).
+func chooseSUT(ctx context.Context, st *State, f *runFlags, onClassified func(uint64, uint8)) (loadgen.SUT, loadgen.QSL, func(), error) {
 	if f.sut != "reference" && f.qslSize == 0 {
 		return nil, nil, nil, usageError("--qsl-size must be ≥ 1")
 	}
@@ -477,7 +479,7 @@ func chooseSUT(ctx context.Context, st *State, f *runFlags) (loadgen.SUT, loadge
 		async := null.NewAsync()
 		return async, qsl, async.Close, nil
 	case "reference":
-		sut, dq, err := newReferenceSUT(ctx, st, f.quiet)
+		sut, dq, err := newReferenceSUT(ctx, st, f.quiet, onClassified)
 		if err != nil {
 			return nil, nil, nil, withCode(ExitFailure, err)
 		}

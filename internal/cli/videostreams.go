@@ -102,7 +102,7 @@ func videoStreams(parent context.Context, st *State, v *videoFlags) error {
 	ctx, stop := interruptible(parent, st)
 	defer stop()
 	open := func(ctx context.Context) (loadgen.SUT, loadgen.QSL, func(), error) {
-		return chooseSUT(ctx, st, &runFlags{sut: v.sut, qslSize: 1024, quiet: v.quiet})
+		return chooseSUT(ctx, st, &runFlags{sut: v.sut, qslSize: 1024, quiet: v.quiet}, nil)
 	}
 	return searchStreams(ctx, st, v, open, 0)
 }

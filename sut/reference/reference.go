@@ -51,6 +51,12 @@ type Options struct {
 	// still sums the time of each stage. Runs that need the GB/T time
 	// breakdown of each sample leave it false.
 	NoStageTimes bool
+	// OnClassified, if set, is called with the QSL index and predicted
+	// class of every sample the SUT classifies, from a worker goroutine,
+	// before the sample's response is sent (so a caller that scores
+	// online sees the class of every returned sample once the run ends).
+	// It must be safe for concurrent use.
+	OnClassified func(index uint64, class uint8)
 }
 
 // Stage is a processing stage of the SUT.
@@ -320,6 +326,9 @@ func (s *SUT) work(ctx context.Context, p Predictor) {
 		resp = resp[:0]
 		for k := 0; k < n; k++ {
 			out[k] = classes[k]
+			if s.opts.OnClassified != nil {
+				s.opts.OnClassified(batch[k].s.Index, classes[k])
+			}
 			resp = append(resp, loadgen.Response{ID: batch[k].s.ID, Data: out[k : k+1]})
 			if !s.opts.NoStageTimes {
 				resp[k].Stages = &stages[k]

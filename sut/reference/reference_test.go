@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -276,4 +277,34 @@ func TestDrainEmptiesTheBacklog(t *testing.T) {
 		t.Errorf("drain of an idle SUT: %d, %v", n, err)
 	}
 	close(started) // nothing is in progress: ends the goroutine above
+}
+
+// TestOnClassifiedSeesEveryAnswer checks that the classification hook gets
+// the index and class of every answered sample, matching its response.
+func TestOnClassifiedSeesEveryAnswer(t *testing.T) {
+	set := dataset.Synthetic(300, 5)
+	q := dataset.NewQSL(set, 300)
+	var mu sync.Mutex
+	got := map[uint64]uint8{}
+	sut := newTestSUT(t, q, Options{MaxBatch: 16, Workers: 2, OnClassified: func(i uint64, c uint8) {
+		mu.Lock()
+		defer mu.Unlock()
+		got[i] = c
+	}})
+	s := loadgen.DefaultSettings()
+	s.Scenario, s.Mode = loadgen.Offline, loadgen.AccuracyOnly
+	res, err := loadgen.Run(context.Background(), sut, q, s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != 300 {
+		t.Errorf("hook saw %d of 300 samples", len(got))
+	}
+	for _, e := range res.Accuracy {
+		if c, ok := got[e.QSLIndex]; !ok || len(e.Data) != 1 || e.Data[0] != c {
+			t.Errorf("sample %d: hook class %d (%v), response %v", e.QSLIndex, c, ok, e.Data)
+		}
+	}
 }
