@@ -199,6 +199,7 @@ func TestGBTSetConflictIsAUsageError(t *testing.T) {
 // logs, gbt_result.json, gbt_inference.log, report.html, and the foreign
 // jobs' logs of mode 5) byte for byte from the raw parts alone.
 func TestGBTFilesRegenerateFromTheRun(t *testing.T) {
+	useUntrainedWeights(t, t.TempDir())
 	tests := []struct {
 		reason string
 		args   []string

@@ -1,10 +1,12 @@
 package cli
 
 import (
+	"aimeter/model"
 	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -220,4 +222,28 @@ func readAccuracyT(t *testing.T, dir string) []accuracyLogEntry {
 		t.Fatalf("%s: %v", bundle.AccuracyFile, err)
 	}
 	return entries
+}
+
+// useUntrainedWeights points the user cache at dir and puts untrained
+// reference-model weights there, so that a test running the reference SUT
+// does not train the model first: training takes minutes under the race
+// detector, and such tests check what the commands do, not what the model
+// learns.
+func useUntrainedWeights(t *testing.T, dir string) {
+	t.Helper()
+	t.Setenv("XDG_CACHE_HOME", dir)
+	data, err := loadDemoData(&State{Stderr: io.Discard}, "auto")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path, err := weightsPath("", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := model.New(model.DefaultLayers(), 1).SaveFile(path); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -9,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"aimeter/model"
 )
 
 // readmeAdjust says how the README test runs one README command: flags
@@ -167,21 +165,7 @@ func TestReadmeCommandsRun(t *testing.T) {
 	// the race detector, and this test checks that the commands run, not
 	// what the model learns (the demo's accuracy check may then fail: exit
 	// 3, accepted).
-	t.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache"))
-	data, err := loadDemoData(&State{Stderr: io.Discard}, "auto")
-	if err != nil {
-		t.Fatal(err)
-	}
-	path, err := weightsPath("", data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := model.New(model.DefaultLayers(), 1).SaveFile(path); err != nil {
-		t.Fatal(err)
-	}
+	useUntrainedWeights(t, filepath.Join(dir, "cache"))
 	t.Chdir(dir)
 
 	cmds := readmeCommands(string(readme))
