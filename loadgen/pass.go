@@ -133,11 +133,11 @@ func newPass(kind PassKind, gen *generatedQueries, seqBase uint64, tokenMode, of
 	return p
 }
 
-// markLost gives up on sample i if it is still outstanding. A lost sample
-// counts as done for the wait of the issuer.
-func (p *pass) markLost(i int) {
+// markLost gives up on sample i if it is still outstanding, and reports
+// whether it did. A lost sample counts as done for the wait of the issuer.
+func (p *pass) markLost(i int) bool {
 	if !p.state[i].CompareAndSwap(statePending, stateLost) {
-		return
+		return false
 	}
 	p.samplesClaimed.Add(1)
 	p.samplesLost.Add(1)
@@ -151,6 +151,7 @@ func (p *pass) markLost(i int) {
 	if p.samplesDone.Add(1) == p.samplesIssued.Load() && p.draining.Load() {
 		p.signal()
 	}
+	return true
 }
 
 // loseQuery counts the outstanding samples of query q lost (its timeout

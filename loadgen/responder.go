@@ -25,6 +25,7 @@ type Responder struct {
 	unknown   atomic.Uint64
 	duplicate atomic.Uint64
 	failed    atomic.Uint64
+	late      atomic.Uint64 // results after their deadline, lost by the completion path
 
 	mu           sync.Mutex
 	accuracy     []AccuracyEntry
@@ -187,6 +188,17 @@ func (r *Responder) respond(now int64, resp *Response, failed bool, err error) b
 	if !p.isIssued(i) {
 		r.duplicate.Add(1)
 		r.note("completion for sample %d before it was issued", id-1)
+		return false
+	}
+	// GB-7.4.1-d/e, IN-63: a result that arrives after issue + threshold
+	// is lost, whoever notices first: this comparison or the timer of the
+	// issuer or reaper. The timer alone would record a late result that
+	// beats it as ok. A late result is counted against its sample, not as
+	// a protocol error of the SUT.
+	if timeout := int64(r.t.opts.SampleTimeout); timeout > 0 &&
+		now-p.origin > atomic.LoadInt64(&p.issued[i/p.gen.spq])+timeout &&
+		(p.markLost(i) || p.state[i].Load() == stateLost) {
+		r.late.Add(1)
 		return false
 	}
 	if !p.state[i].CompareAndSwap(statePending, final) {

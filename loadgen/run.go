@@ -66,9 +66,12 @@ type Options struct {
 	// SampleTimeout, when > 0, is the GB/T 45087 timeout-control threshold
 	// (GB-7.4.1-d/e, GB-7.6.2-TOUT): a sample whose result has not arrived
 	// this long after its query was issued is lost at that moment — counted,
-	// recorded with status "lost", and never waited for again; a later
-	// completion counts as an error. In SingleStream and MultiStream the
-	// next query then goes out (arrival mode 0).
+	// recorded with status "lost", and never waited for again. The
+	// timestamps decide, not the timer: a result completed after issue +
+	// SampleTimeout is lost even when it beats the timer, and every late
+	// result is counted in Result.LateCompletions against its sample. In
+	// SingleStream and MultiStream the next query then goes out (arrival
+	// mode 0).
 	SampleTimeout time.Duration
 
 	// Arrivals, if not nil, replaces the Server scenario's Poisson schedule
@@ -344,6 +347,7 @@ func Run(ctx context.Context, sut SUT, qsl QSL, settings Settings, opts *Options
 	r.mu.Unlock()
 	res.UnknownCompletions = r.unknown.Load()
 	res.DuplicateCompletions = r.duplicate.Load()
+	res.LateCompletions = r.late.Load()
 	res.FailedSamples = r.failed.Load()
 	for _, pr := range t.passes {
 		res.Passes = append(res.Passes, pr.info)
