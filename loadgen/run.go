@@ -469,7 +469,7 @@ func (t *testRun) runPass(e *Effective, set loadableSet, kind PassKind) *Summary
 	wallStart := time.Now()
 	p.origin = t.now()
 	stopProgress := t.startProgress(p)
-	stopReaper := t.startReaper(p, e)
+	stopReaper := t.startReaper(p)
 	st := t.issuePass(p, e, accuracy)
 	rec.info.StartUnixNs = wallStart.UnixNano()
 	rec.info.QueriesIssued = st.queriesIssued
@@ -706,14 +706,15 @@ func (t *testRun) startProgress(p *pass) func() {
 	}
 }
 
-// startReaper enforces Options.SampleTimeout for the open-loop scenarios
-// (Server, Offline): it walks the queries in issue order and, when a query
-// has been out for the timeout, counts its outstanding samples lost
-// (GB-7.6.2-TOUT, IN-63). SingleStream and MultiStream enforce the timeout
-// in the issuer, which then moves on to the next query.
-func (t *testRun) startReaper(p *pass, e *Effective) func() {
+// startReaper enforces Options.SampleTimeout: it walks the queries in
+// issue order and, when a query has been out for the timeout, counts its
+// outstanding samples lost (GB-7.6.2-TOUT, IN-63). It runs in every
+// scenario: SingleStream and MultiStream also enforce the timeout in the
+// issuer, to move on to the next query, but the issuer does not wait on
+// the last query it issues, which only the reaper times out.
+func (t *testRun) startReaper(p *pass) func() {
 	timeout := int64(t.opts.SampleTimeout)
-	if timeout <= 0 || e.Scenario == SingleStream || e.Scenario == MultiStream {
+	if timeout <= 0 {
 		return func() {}
 	}
 	stop := make(chan struct{})
@@ -738,6 +739,9 @@ func (t *testRun) startReaper(p *pass, e *Effective) func() {
 					return
 				}
 				issued = atomic.LoadInt64(&p.issued[q])
+			}
+			if p.remaining[q].Load() == 0 {
+				continue // done: nothing to time out
 			}
 			if left := issued + timeout - (t.now() - p.origin); left > 0 && !sleep(time.Duration(left)) {
 				return

@@ -65,3 +65,36 @@ func TestLossDecidedByTimestamp(t *testing.T) {
 		})
 	}
 }
+
+// TestMode0LastJobTimesOut checks that arrival mode 0 applies the threshold
+// to its last job too: the pass ends when that job's deadline passes, not
+// when the stall timeout gives up on the SUT.
+func TestMode0LastJobTimesOut(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const timeout = 2 * time.Second
+		s := DefaultSettings()
+		s.MinDurationMs = 0
+		s.MinQueryCount = 3
+		n := 0
+		sut := funcSUT{issue: func(r *Responder, samples []QuerySample) {
+			n++
+			if n == 3 {
+				return // the last job never completes
+			}
+			id := samples[0].ID
+			time.AfterFunc(time.Millisecond, func() { r.Complete(id, nil, 0) })
+		}}
+		res, err := Run(context.Background(), sut, &testQSL{total: 8, perf: 8}, s, &Options{SampleTimeout: timeout, StallTimeout: time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs := records(res)
+		if len(recs) != 3 || recs[2].Status != StatusLost || res.LostSamples != 1 {
+			t.Fatalf("%d records, %d lost; want the third of 3 lost", len(recs), res.LostSamples)
+		}
+		pi := res.Passes[len(res.Passes)-1]
+		if want := recs[2].IssuedNs + int64(timeout); pi.EndNs != want || pi.StopReason != "" {
+			t.Errorf("pass ended at %d (%q), want at the last job's deadline %d", pi.EndNs, pi.StopReason, want)
+		}
+	})
+}
