@@ -220,7 +220,7 @@ func (r *Responder) respond(now int64, resp *Response, failed bool, err error) b
 	}
 	p.tokens[i] = int32(tokens)
 	if st != nil {
-		p.stageSlice()[i] = *st
+		p.stages.set(i, *st)
 	}
 	n := len(p.state)
 	if resp.RequestBytes != 0 {

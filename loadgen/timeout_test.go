@@ -2,9 +2,11 @@ package loadgen
 
 import (
 	"context"
+	"runtime"
 	"testing"
 	"testing/synctest"
 	"time"
+	"unsafe"
 )
 
 // TestLossDecidedByTimestamp checks GB-7.4.1-d/e and IN-63 in every
@@ -97,4 +99,55 @@ func TestMode0LastJobTimesOut(t *testing.T) {
 			t.Errorf("pass ended at %d (%q), want at the last job's deadline %d", pi.EndNs, pi.StopReason, want)
 		}
 	})
+}
+
+// TestMode0StagesScaleWithIssued runs arrival mode 0 with a stage-timing
+// SUT for thousands of jobs against a schedule of 400 000 generated
+// samples (a 1 µs expected latency), and checks that the stage times cost
+// memory in proportion to the jobs issued: the allocations of the run,
+// less those of the same run without stage times, stay within the issued
+// samples' stage records plus one chunk.
+func TestMode0StagesScaleWithIssued(t *testing.T) {
+	run := func(withStages bool) (issued int, alloc uint64) {
+		synctest.Test(t, func(t *testing.T) {
+			s := DefaultSettings()
+			s.MinDurationMs = 200
+			s.MinQueryCount = 1
+			s.SingleStreamExpectedLatencyNs = 1000
+			sut := funcSUT{issue: func(r *Responder, samples []QuerySample) {
+				time.Sleep(50 * time.Microsecond)
+				st := NoStages
+				st.Clock, st.Received, st.ResultSent = TestClock, 1, 2
+				for _, smp := range samples {
+					if withStages {
+						r.CompleteWithStages(smp.ID, nil, 0, st)
+					} else {
+						r.Complete(smp.ID, nil, 0)
+					}
+				}
+			}}
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			res, err := Run(context.Background(), sut, &testQSL{total: 8, perf: 8}, s, &Options{SampleTimeout: time.Second, SpinWindow: -1})
+			runtime.ReadMemStats(&after)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.HasStages() != withStages {
+				t.Fatalf("HasStages %v, want %v", res.HasStages(), withStages)
+			}
+			issued, alloc = int(res.RecordCount()), after.TotalAlloc-before.TotalAlloc
+		})
+		return issued, alloc
+	}
+	n0, plain := run(false)
+	n1, staged := run(true)
+	if n0 != n1 || n1 < 2000 {
+		t.Fatalf("%d and %d jobs issued, want the same number, at least 2000", n0, n1)
+	}
+	size := uint64(unsafe.Sizeof(StageTimes{}))
+	bound := uint64(n1+stageChunk)*size + 256<<10
+	if staged > plain && staged-plain > bound {
+		t.Errorf("stage times of %d jobs cost %d bytes more than none (bound %d)", n1, staged-plain, bound)
+	}
 }
