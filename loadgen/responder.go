@@ -205,7 +205,7 @@ func (r *Responder) respond(now int64, resp *Response, failed bool, err error) b
 		r.duplicate.Add(1)
 		switch p.state[i].Load() {
 		case stateLost:
-			r.note("late completion for sample %d after it was counted lost", id-1)
+			r.note("completion for sample %d after it was counted lost", id-1)
 		default:
 			r.note("duplicate completion for sample %d", id-1)
 		}

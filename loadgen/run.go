@@ -341,7 +341,7 @@ func Run(ctx context.Context, sut SUT, qsl QSL, settings Settings, opts *Options
 	}
 	if left := r.errNotes - uint64(len(r.errLog)); left > 0 {
 		res.Events = append(res.Events, Event{TimeNs: t.now(), Key: "error_runtime", Error: true, Value: fmt.Sprintf(
-			"%d further SUT errors not logged in full (%d unknown, %d duplicate or late completions, %d failed samples in all)",
+			"%d further SUT errors not logged in full (%d unknown, %d duplicate completions, %d failed samples in all)",
 			left, r.unknown.Load(), r.duplicate.Load(), r.failed.Load())})
 	}
 	r.mu.Unlock()
