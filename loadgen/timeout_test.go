@@ -24,6 +24,8 @@ func TestLossDecidedByTimestamp(t *testing.T) {
 	}{
 		{"mode 0, 1 ns before the deadline is ok", SingleStream, timeout - 1, StatusOK},
 		{"mode 0, 1 ns after the deadline is lost", SingleStream, timeout + 1, StatusLost},
+		{"MultiStream, 1 ns before the deadline is ok", MultiStream, timeout - 1, StatusOK},
+		{"MultiStream, 1 ns after the deadline is lost", MultiStream, timeout + 1, StatusLost},
 		{"Server (modes 1 and 2), 1 ns before is ok", Server, timeout - 1, StatusOK},
 		{"Server (modes 1 and 2), 1 ns after is lost", Server, timeout + 1, StatusLost},
 		{"Offline, 1 ns before is ok", Offline, timeout - 1, StatusOK},
