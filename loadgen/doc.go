@@ -55,7 +55,10 @@
 // makes the run INVALID as MLPerf's checker rejects a log with errors, and is
 // otherwise ignored. A sample not ended in time
 // (a timeout, a stall, a cancelled context) is lost: it is censored at the
-// end of its pass and makes the run INVALID, but it is not an error.
+// end of its pass and makes the run INVALID, but it is not an error. With
+// Options.SampleTimeout the timestamps decide: a result completed after its
+// sample's deadline is lost, whether or not a timer got there first, and is
+// counted in Result.LateCompletions, not as a protocol error.
 // Failures (Fail, Response.Err) are errors: they invalidate the run and are
 // kept in Result.Errors, one entry per distinct category and message.
 //

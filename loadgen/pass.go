@@ -56,9 +56,10 @@ type pass struct {
 	tokenMode    bool
 	offline      bool
 
-	// SUT-side stage times, allocated on the first CompleteWithStages.
-	stagesOnce sync.Once
-	stages     []StageTimes
+	// SUT-side stage times, allocated chunk by chunk as samples report
+	// them, so that their memory scales with the samples issued, not with
+	// every generated one (millions in GB/T arrival mode 0).
+	stages stageStore
 
 	// Columns that only some SUTs fill (see Response), each allocated on the
 	// first sample that reports a non-zero value, so that a SUT that reports
@@ -92,15 +93,55 @@ func (c *lazyColumn[T]) at(i int) T {
 	return c.v[i]
 }
 
-func (p *pass) stageSlice() []StageTimes {
-	p.stagesOnce.Do(func() {
-		p.stages = make([]StageTimes, len(p.state))
-		for i := range p.stages {
-			p.stages[i] = NoStages
-		}
-	})
-	return p.stages
+// stageChunk is the number of samples whose stage times share one
+// allocation.
+const stageChunk = 512
+
+// stageStore holds the stage times of a pass's samples in chunks of
+// stageChunk, each allocated when the first of its samples reports stage
+// times. set may be called from any goroutine during the pass; at and used
+// are read after it (or, for used, at any time).
+type stageStore struct {
+	chunks []atomic.Pointer[[stageChunk]StageTimes]
+	any    atomic.Bool
 }
+
+func newStageStore(n int) stageStore {
+	return stageStore{chunks: make([]atomic.Pointer[[stageChunk]StageTimes], (n+stageChunk-1)/stageChunk)}
+}
+
+// set records the stage times of sample i.
+func (s *stageStore) set(i int, st StageTimes) {
+	slot := &s.chunks[i/stageChunk]
+	c := slot.Load()
+	if c == nil {
+		nc := new([stageChunk]StageTimes)
+		for k := range nc {
+			nc[k] = NoStages
+		}
+		if slot.CompareAndSwap(nil, nc) {
+			c = nc
+		} else {
+			c = slot.Load()
+		}
+	}
+	c[i%stageChunk] = st
+	if !s.any.Load() {
+		s.any.Store(true)
+	}
+}
+
+// at returns the stage times of sample i, NoStages when it reported none.
+func (s *stageStore) at(i int) StageTimes {
+	c := s.chunks[i/stageChunk].Load()
+	if c == nil {
+		return NoStages
+	}
+	return c[i%stageChunk]
+}
+
+// used reports whether any sample reported stage times.
+func (s *stageStore) used() bool { return s.any.Load() }
 
 func newPass(kind PassKind, gen *generatedQueries, seqBase uint64, tokenMode, offline bool) *pass {
 	n := len(gen.samples)
@@ -114,6 +155,7 @@ func newPass(kind PassKind, gen *generatedQueries, seqBase uint64, tokenMode, of
 		issued:    make([]int64, gen.queries),
 		done:      make([]int64, gen.queries),
 		remaining: make([]atomic.Int32, gen.queries),
+		stages:    newStageStore(n),
 		wake:      make(chan struct{}, 1),
 		tokenMode: tokenMode,
 		offline:   offline,
@@ -133,11 +175,11 @@ func newPass(kind PassKind, gen *generatedQueries, seqBase uint64, tokenMode, of
 	return p
 }
 
-// markLost gives up on sample i if it is still outstanding. A lost sample
-// counts as done for the wait of the issuer.
-func (p *pass) markLost(i int) {
+// markLost gives up on sample i if it is still outstanding, and reports
+// whether it did. A lost sample counts as done for the wait of the issuer.
+func (p *pass) markLost(i int) bool {
 	if !p.state[i].CompareAndSwap(statePending, stateLost) {
-		return
+		return false
 	}
 	p.samplesClaimed.Add(1)
 	p.samplesLost.Add(1)
@@ -151,6 +193,7 @@ func (p *pass) markLost(i int) {
 	if p.samplesDone.Add(1) == p.samplesIssued.Load() && p.draining.Load() {
 		p.signal()
 	}
+	return true
 }
 
 // loseQuery counts the outstanding samples of query q lost (its timeout

@@ -100,8 +100,8 @@ func (r *Result) Stages() iter.Seq[StageTimes] {
 				s, e := p.gen.queryRange(q)
 				for i := s; i < e; i++ {
 					st := NoStages
-					if p.stages != nil && p.state[i].Load() != stateLost {
-						st = p.stages[i]
+					if p.state[i].Load() != stateLost {
+						st = p.stages.at(i)
 					}
 					if !yield(st) {
 						return
@@ -115,7 +115,7 @@ func (r *Result) Stages() iter.Seq[StageTimes] {
 // HasStages reports whether the SUT reported stage times for any sample.
 func (r *Result) HasStages() bool {
 	for _, pr := range r.passes {
-		if pr.p.stages != nil {
+		if pr.p.stages.used() {
 			return true
 		}
 	}

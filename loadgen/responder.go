@@ -25,6 +25,7 @@ type Responder struct {
 	unknown   atomic.Uint64
 	duplicate atomic.Uint64
 	failed    atomic.Uint64
+	late      atomic.Uint64 // results after their deadline, lost by the completion path
 
 	mu           sync.Mutex
 	accuracy     []AccuracyEntry
@@ -189,11 +190,22 @@ func (r *Responder) respond(now int64, resp *Response, failed bool, err error) b
 		r.note("completion for sample %d before it was issued", id-1)
 		return false
 	}
+	// GB-7.4.1-d/e, IN-63: a result that arrives after issue + threshold
+	// is lost, whoever notices first: this comparison or the timer of the
+	// issuer or reaper. The timer alone would record a late result that
+	// beats it as ok. A late result is counted against its sample, not as
+	// a protocol error of the SUT.
+	if timeout := int64(r.t.opts.SampleTimeout); timeout > 0 &&
+		now-p.origin > atomic.LoadInt64(&p.issued[i/p.gen.spq])+timeout &&
+		(p.markLost(i) || p.state[i].Load() == stateLost) {
+		r.late.Add(1)
+		return false
+	}
 	if !p.state[i].CompareAndSwap(statePending, final) {
 		r.duplicate.Add(1)
 		switch p.state[i].Load() {
 		case stateLost:
-			r.note("late completion for sample %d after it was counted lost", id-1)
+			r.note("completion for sample %d after it was counted lost", id-1)
 		default:
 			r.note("duplicate completion for sample %d", id-1)
 		}
@@ -208,7 +220,7 @@ func (r *Responder) respond(now int64, resp *Response, failed bool, err error) b
 	}
 	p.tokens[i] = int32(tokens)
 	if st != nil {
-		p.stageSlice()[i] = *st
+		p.stages.set(i, *st)
 	}
 	n := len(p.state)
 	if resp.RequestBytes != 0 {

@@ -305,7 +305,7 @@ func TestUnusedColumnsAreNeverAllocated(t *testing.T) {
 	}
 	for _, pr := range res.passes {
 		p := pr.p
-		if p.reqBytes.v != nil || p.respBytes.v != nil || p.node.v != nil || p.errIdx.v != nil || p.tokTimes.v != nil || p.stages != nil {
+		if p.reqBytes.v != nil || p.respBytes.v != nil || p.node.v != nil || p.errIdx.v != nil || p.tokTimes.v != nil || p.stages.used() {
 			t.Errorf("pass %s allocated a column no response used", pr.info.Kind)
 		}
 	}

@@ -186,6 +186,12 @@ type Result struct {
 	DuplicateCompletions uint64
 	FailedSamples        uint64
 	LostSamples          uint64
+	// LateCompletions counts the results that arrived after their
+	// sample's deadline (issue + Options.SampleTimeout), whether or not a
+	// timer had already given up on the sample: those samples are lost
+	// (counted in LostSamples), never ok, and the late results are no
+	// protocol errors.
+	LateCompletions uint64
 	// Errors is the table of distinct sample failures, in the order they
 	// first occurred; Record.Error indexes it from 1. At most MaxErrorKinds
 	// entries.

@@ -68,9 +68,12 @@ type Options struct {
 	// SampleTimeout, when > 0, is the GB/T 45087 timeout-control threshold
 	// (GB-7.4.1-d/e, GB-7.6.2-TOUT): a sample whose result has not arrived
 	// this long after its query was issued is lost at that moment — counted,
-	// recorded with status "lost", and never waited for again; a later
-	// completion counts as an error. In SingleStream and MultiStream the
-	// next query then goes out (arrival mode 0).
+	// recorded with status "lost", and never waited for again. The
+	// timestamps decide, not the timer: a result completed after issue +
+	// SampleTimeout is lost even when it beats the timer, and every late
+	// result is counted in Result.LateCompletions against its sample. In
+	// SingleStream and MultiStream the next query then goes out (arrival
+	// mode 0).
 	SampleTimeout time.Duration
 
 	// Arrivals, if not nil, replaces the Server scenario's Poisson schedule
@@ -344,12 +347,13 @@ func Run(ctx context.Context, sut SUT, qsl QSL, settings Settings, opts *Options
 	}
 	if left := r.errNotes - uint64(len(r.errLog)); left > 0 {
 		res.Events = append(res.Events, Event{TimeNs: t.now(), Key: "error_runtime", Error: true, Value: fmt.Sprintf(
-			"%d further SUT errors not logged in full (%d unknown, %d duplicate or late completions, %d failed samples in all)",
+			"%d further SUT errors not logged in full (%d unknown, %d duplicate completions, %d failed samples in all)",
 			left, r.unknown.Load(), r.duplicate.Load(), r.failed.Load())})
 	}
 	r.mu.Unlock()
 	res.UnknownCompletions = r.unknown.Load()
 	res.DuplicateCompletions = r.duplicate.Load()
+	res.LateCompletions = r.late.Load()
 	res.FailedSamples = r.failed.Load()
 	for _, pr := range t.passes {
 		res.Passes = append(res.Passes, pr.info)
@@ -471,7 +475,7 @@ func (t *testRun) runPass(e *Effective, set loadableSet, kind PassKind) *Summary
 	wallStart := time.Now()
 	p.origin = t.now()
 	stopProgress := t.startProgress(p)
-	stopReaper := t.startReaper(p, e)
+	stopReaper := t.startReaper(p)
 	st := t.issuePass(p, e, accuracy)
 	rec.info.StartUnixNs = wallStart.UnixNano()
 	rec.info.QueriesIssued = st.queriesIssued
@@ -708,14 +712,15 @@ func (t *testRun) startProgress(p *pass) func() {
 	}
 }
 
-// startReaper enforces Options.SampleTimeout for the open-loop scenarios
-// (Server, Offline): it walks the queries in issue order and, when a query
-// has been out for the timeout, counts its outstanding samples lost
-// (GB-7.6.2-TOUT, IN-63). SingleStream and MultiStream enforce the timeout
-// in the issuer, which then moves on to the next query.
-func (t *testRun) startReaper(p *pass, e *Effective) func() {
+// startReaper enforces Options.SampleTimeout: it walks the queries in
+// issue order and, when a query has been out for the timeout, counts its
+// outstanding samples lost (GB-7.6.2-TOUT, IN-63). It runs in every
+// scenario: SingleStream and MultiStream also enforce the timeout in the
+// issuer, to move on to the next query, but the issuer does not wait on
+// the last query it issues, which only the reaper times out.
+func (t *testRun) startReaper(p *pass) func() {
 	timeout := int64(t.opts.SampleTimeout)
-	if timeout <= 0 || e.Scenario == SingleStream || e.Scenario == MultiStream {
+	if timeout <= 0 {
 		return func() {}
 	}
 	stop := make(chan struct{})
@@ -740,6 +745,9 @@ func (t *testRun) startReaper(p *pass, e *Effective) func() {
 					return
 				}
 				issued = atomic.LoadInt64(&p.issued[q])
+			}
+			if p.remaining[q].Load() == 0 {
+				continue // done: nothing to time out
 			}
 			if left := issued + timeout - (t.now() - p.origin); left > 0 && !sleep(time.Duration(left)) {
 				return
