@@ -516,7 +516,7 @@ func readRun(dir string, m *Manifest, prefix string) (*Bundle, error) {
 		Requested: info.Requested, Effective: info.Effective, StartTime: info.StartTime,
 		Passes: info.Passes, Interrupted: info.Interrupted,
 		UnknownCompletions: info.UnknownCompletions, DuplicateCompletions: info.DuplicateCompletions,
-		FailedSamples: info.FailedSamples, LostSamples: info.LostSamples,
+		FailedSamples: info.FailedSamples, LostSamples: info.LostSamples, LateCompletions: info.LateCompletions,
 	}
 	b.Result = res
 	b.Version = info.Version

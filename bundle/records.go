@@ -212,6 +212,10 @@ type RunInfo struct {
 	DuplicateCompletions uint64 `json:"duplicate_completions"`
 	FailedSamples        uint64 `json:"failed_samples"`
 	LostSamples          uint64 `json:"lost_samples"`
+	// LateCompletions counts results that arrived after their sample's
+	// timeout (GB-7.4.1-d): the samples are lost; absent in bundles written
+	// before it was kept.
+	LateCompletions uint64 `json:"late_completions,omitempty"`
 }
 
 // RunInfoFromResult collects the RunInfo of r; version is aimeter's.
@@ -235,6 +239,7 @@ func RunInfoFromResult(r *loadgen.Result, version string) RunInfo {
 		DuplicateCompletions: r.DuplicateCompletions,
 		FailedSamples:        r.FailedSamples,
 		LostSamples:          r.LostSamples,
+		LateCompletions:      r.LateCompletions,
 	}
 }
 

@@ -408,6 +408,9 @@ func printGBT(w io.Writer, res *loadgen.Result, t *gbt.Test, m *gbt.Metrics, dir
 		verdict = "FAIL"
 	}
 	fmt.Fprintf(w, "Lost: %d of %d samples (rate %.4f, threshold %.4f): %s\n", m.Loss.Lost, m.Loss.Sent, m.Loss.Rate, m.Loss.Threshold, verdict)
+	if res.LateCompletions > 0 {
+		fmt.Fprintf(w, "  of which %d returned after their timeout and were counted lost (GB-7.4.1-d)\n", res.LateCompletions)
+	}
 	if m.Elasticity != nil {
 		if m.Elasticity.Available {
 			// The standard's Table 19 value under its name; IN-76's
