@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
 )
 
 // readmeAdjust says how the README test runs one README command: flags
