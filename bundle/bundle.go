@@ -97,6 +97,9 @@ type Bundle struct {
 	// Manifest is the manifest Read verified or Write wrote; nil before.
 	Manifest *Manifest
 	dir      string // where Read or Write found or put the bundle
+
+	gbtOnce sync.Once     // guards gbtEval
+	gbtEval gbtEvaluation // see GBTMetrics
 }
 
 // runMeta is run.json.
@@ -319,13 +322,12 @@ func (b *Bundle) derivedParts(prefix string) []part {
 		parts = append(parts, part{prefix + ReportFile, Derived, func(w io.Writer) error { return report.Write(w, b.Report()) }})
 	}
 	if b.GBT != nil {
-		g := sync.OnceValue(b.evaluateGBT)
 		parts = append(parts,
 			part{prefix + GBTLogFile, Derived, func(w io.Writer) error {
-				return gbt.WriteInferenceLog(w, b.GBT, g().run.Main.Records)
+				return gbt.WriteInferenceLog(w, b.GBT, b.evaluateGBT().run.Main.Records)
 			}},
 			part{prefix + GBTResultFile, Derived, func(w io.Writer) error {
-				e := g()
+				e := b.evaluateGBT()
 				if e.err != nil {
 					return e.err
 				}
@@ -354,18 +356,31 @@ func (b *Bundle) runPart() gbt.RunPart {
 	return p
 }
 
-// gbtEvaluation is the GB/T input and metrics of a bundle, computed once
-// for both GB/T files.
+// GBTMetrics returns gbt.Evaluate(b.GBTRun()): the clause 7.6 metrics of
+// a GB/T bundle. They are computed once per Bundle and shared with the GB/T
+// files that Write and Regenerate derive, so set Result, GBT and Foreign
+// before the first call.
+func (b *Bundle) GBTMetrics() (gbt.Metrics, error) {
+	e := b.evaluateGBT()
+	return e.metrics, e.err
+}
+
+// gbtEvaluation is the GB/T input and metrics of a bundle.
 type gbtEvaluation struct {
 	run     gbt.RunData
 	metrics gbt.Metrics
 	err     error
 }
 
+// evaluateGBT computes the GB/T input and metrics of b the first time it is
+// called, from any goroutine, and returns them every time.
 func (b *Bundle) evaluateGBT() gbtEvaluation {
-	run := b.GBTRun()
-	m, err := gbt.Evaluate(run)
-	return gbtEvaluation{run, m, err}
+	b.gbtOnce.Do(func() {
+		run := b.GBTRun()
+		m, err := gbt.Evaluate(run)
+		b.gbtEval = gbtEvaluation{run, m, err}
+	})
+	return b.gbtEval
 }
 
 // Report is the HTML report of b alone; its notes give the machine's load

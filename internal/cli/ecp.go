@@ -89,7 +89,7 @@ func runThroughput(dir string, tokens bool) (float64, error) {
 	if b.GBT == nil {
 		return 0, fmt.Errorf("%s: not a GB/T run (no %s); run it with aimeter run --arrival-mode", dir, bundle.GBTTestFile)
 	}
-	m, err := gbt.Evaluate(b.GBTRun())
+	m, err := b.GBTMetrics()
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", dir, err)
 	}

@@ -239,7 +239,7 @@ func runGBT(parent context.Context, st *State, f *runFlags, g *gbtFlags, base lo
 	if foreign != nil {
 		b.Foreign = &bundle.Bundle{Result: foreign, Version: Version, System: system, NoReport: true}
 	}
-	m, err := gbt.Evaluate(b.GBTRun())
+	m, err := b.GBTMetrics()
 	if err != nil {
 		return withCode(ExitFailure, err)
 	}

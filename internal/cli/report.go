@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"aimeter/bundle"
-	"aimeter/gbt"
 )
 
 func newReportCommand(st *State) *cobra.Command {
@@ -65,7 +64,7 @@ func regenerateReport(st *State, dir, outDir string, ignoreDigests bool) error {
 	if b.GBT != nil {
 		// A GB/T test's verdict is its loss check (GB-7.7.1-c-2), not the
 		// MLPerf validity of the LoadGen scenario that carried it.
-		m, err := gbt.Evaluate(b.GBTRun())
+		m, err := b.GBTMetrics()
 		if err != nil {
 			return withCode(ExitFailure, err)
 		}

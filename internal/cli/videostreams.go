@@ -356,7 +356,7 @@ func (p *streamProber) probe(ctx context.Context, n int) (gbt.StreamProbe, error
 		return gbt.StreamProbe{}, err
 	}
 	test := plan.Test
-	m, err := gbt.Evaluate((&bundle.Bundle{Result: res, GBT: &test}).GBTRun())
+	m, err := (&bundle.Bundle{Result: res, GBT: &test}).GBTMetrics()
 	if err != nil {
 		return gbt.StreamProbe{}, err
 	}
