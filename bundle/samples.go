@@ -89,17 +89,19 @@ func csvRows(r io.Reader, header string, row func(line int, fields [][]byte) err
 	return sc.Err()
 }
 
+// parseU and parseI read one field with the records.csv parsers
+// (parseUint, parseInt), naming the field when it is not a number.
 func parseU(b []byte, name string, bits int) (uint64, error) {
-	v, err := strconv.ParseUint(string(b), 10, bits)
-	if err != nil {
+	v, ok := parseUint(b)
+	if !ok || (bits < 64 && v >= 1<<bits) {
 		return 0, fmt.Errorf("field %s: %q is not an unsigned %d-bit integer", name, b, bits)
 	}
 	return v, nil
 }
 
 func parseI(b []byte, name string) (int64, error) {
-	v, err := strconv.ParseInt(string(b), 10, 64)
-	if err != nil {
+	v, ok := parseInt(b)
+	if !ok {
 		return 0, fmt.Errorf("field %s: %q is not an integer", name, b)
 	}
 	return v, nil
