@@ -1,0 +1,158 @@
+// Package netsut turns a client of a remote inference server into a
+// loadgen.SUT. The protocol adapters (sut/openai, sut/kserve) implement
+// Endpoint, one request per sample; the dispatcher (sut/dispatch) is an
+// Endpoint over several of them; SUT runs any Endpoint under loadgen.
+//
+// The division of work: an Endpoint knows the wire protocol and fills a
+// loadgen.Response (output, tokens, token times, wire bytes, node, error);
+// SUT owns the goroutines, the per-request deadline, and the hand-over to
+// the Responder. Latency is still measured by loadgen from each sample's
+// scheduled time, not from the moment the request was sent.
+package netsut
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"aimeter/loadgen"
+)
+
+// Endpoint is one remote server (or a dispatcher over several) that serves
+// samples one request at a time.
+type Endpoint interface {
+	// Do sends sample s (s.Index is its QSL index) and fills resp with what
+	// came back; resp.ID is already set and Do must not change it. It
+	// returns when the sample has ended, successfully or not: a failure is
+	// resp.Err (categorised with loadgen.WithCategory where the category
+	// is known), never a panic. It must return soon after ctx ends. A
+	// streaming endpoint may call r.FirstToken(s.ID, …) when the first
+	// token arrives and put every token's arrival time (r.Now or r.At) in
+	// resp.TokenTimes. Do is called from many goroutines at once.
+	Do(ctx context.Context, r *loadgen.Responder, s loadgen.QuerySample, resp *loadgen.Response)
+	// Check verifies, before a run, that the server is up and serves what
+	// the run needs (liveness, readiness, the model). Its error names the
+	// URL and what was tried.
+	Check(ctx context.Context) error
+	// Name is the SUT name logged as sut_name.
+	Name() string
+	// Close releases idle connections. Do is not called after Close.
+	Close() error
+}
+
+// Options configure a SUT. The zero value of every field is usable.
+type Options struct {
+	// RequestTimeout bounds each request, from the moment the SUT hands it
+	// to the Endpoint; a request still running then ends with a timeout
+	// error. Zero means no per-request bound (the run's own timeouts and
+	// the cancellation of Close still end it).
+	RequestTimeout time.Duration
+}
+
+// SUT serves loadgen samples with an Endpoint, one goroutine per request in
+// flight. Create it with New and Close it after the run.
+type SUT struct {
+	ep     Endpoint
+	opts   Options
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	pool   sync.Pool // *loadgen.Response
+}
+
+var (
+	_ loadgen.SUT     = (*SUT)(nil)
+	_ loadgen.Drainer = (*SUT)(nil)
+)
+
+// New returns a SUT that sends every sample to ep. Requests are bound to
+// ctx: cancelling it (or calling Close) ends those in flight.
+func New(ctx context.Context, ep Endpoint, opts Options) *SUT {
+	if opts.RequestTimeout < 0 {
+		opts.RequestTimeout = 0
+	}
+	c, cancel := context.WithCancel(ctx)
+	s := &SUT{ep: ep, opts: opts, ctx: c, cancel: cancel}
+	s.pool.New = func() any { return new(loadgen.Response) }
+	return s
+}
+
+// Name returns the Endpoint's name.
+func (s *SUT) Name() string { return s.ep.Name() }
+
+// Endpoint returns the endpoint the SUT sends to.
+func (s *SUT) Endpoint() Endpoint { return s.ep }
+
+// IssueQuery starts one request per sample and returns at once.
+func (s *SUT) IssueQuery(r *loadgen.Responder, samples []loadgen.QuerySample) {
+	s.wg.Add(len(samples))
+	for _, q := range samples {
+		go s.serve(r, q)
+	}
+}
+
+func (s *SUT) serve(r *loadgen.Responder, q loadgen.QuerySample) {
+	defer s.wg.Done()
+	resp := s.pool.Get().(*loadgen.Response)
+	*resp = loadgen.Response{ID: q.ID}
+	ctx := s.ctx
+	if s.opts.RequestTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, s.opts.RequestTimeout)
+		defer cancel()
+	}
+	s.do(ctx, r, q, resp)
+	if resp.Err == nil && ctx.Err() != nil && s.ctx.Err() == nil {
+		// The endpoint returned without noticing its deadline.
+		resp.Err = timeoutError(s.opts.RequestTimeout)
+	}
+	r.Respond(*resp)
+	*resp = loadgen.Response{}
+	s.pool.Put(resp)
+}
+
+// do calls the endpoint and turns a panic into a sample error, so one bad
+// response cannot take the run down.
+func (s *SUT) do(ctx context.Context, r *loadgen.Responder, q loadgen.QuerySample, resp *loadgen.Response) {
+	defer func() {
+		if v := recover(); v != nil {
+			resp.Err = loadgen.WithCategory("client", fmt.Errorf("endpoint panicked: %v", v))
+		}
+	}()
+	s.ep.Do(ctx, r, q, resp)
+}
+
+func timeoutError(d time.Duration) error {
+	return loadgen.WithCategory("timeout", fmt.Errorf("request took longer than the request timeout of %v", d))
+}
+
+// FlushQueries does nothing: every request is sent as soon as it is issued.
+func (*SUT) FlushQueries() {}
+
+// Drain waits until no request is in flight, or ctx ends. A remote server
+// may still be working on requests the client gave up on; Drain cannot
+// see those.
+func (s *SUT) Drain(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() { s.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Close cancels the requests still in flight, waits for their goroutines
+// and closes the endpoint.
+func (s *SUT) Close() error {
+	s.cancel()
+	s.wg.Wait()
+	return s.ep.Close()
+}
+
+// ErrNotReady is wrapped by Check errors of a server that answered but is
+// not ready to serve (not live, not ready, or without the model).
+var ErrNotReady = errors.New("server not ready")
