@@ -118,14 +118,14 @@ func (s *SUT) serve(r *loadgen.Responder, q loadgen.QuerySample) {
 func (s *SUT) do(ctx context.Context, r *loadgen.Responder, q loadgen.QuerySample, resp *loadgen.Response) {
 	defer func() {
 		if v := recover(); v != nil {
-			resp.Err = loadgen.WithCategory("client", fmt.Errorf("endpoint panicked: %v", v))
+			resp.Err = loadgen.WithCategory(CategoryClient, fmt.Errorf("endpoint panicked: %v", v))
 		}
 	}()
 	s.ep.Do(ctx, r, q, resp)
 }
 
 func timeoutError(d time.Duration) error {
-	return loadgen.WithCategory("timeout", fmt.Errorf("request took longer than the request timeout of %v", d))
+	return loadgen.WithCategory(CategoryTimeout, fmt.Errorf("request took longer than the request timeout of %v", d))
 }
 
 // FlushQueries does nothing: every request is sent as soon as it is issued.
@@ -156,3 +156,39 @@ func (s *SUT) Close() error {
 // ErrNotReady is wrapped by Check errors of a server that answered but is
 // not ready to serve (not live, not ready, or without the model).
 var ErrNotReady = errors.New("server not ready")
+
+// NodeNamer is implemented by Endpoints that can ask their server for its
+// name (a host name, a server name and version) with one round trip. The
+// dispatcher uses it to name its nodes in the SUT name.
+type NodeNamer interface {
+	NodeName(ctx context.Context) (string, error)
+}
+
+// The error categories network adapters give their sample errors (with
+// loadgen.WithCategory), so that records.csv and the report group failures
+// the same way whatever the protocol.
+const (
+	// CategoryConnect: the connection could not be made (refused, DNS, TLS
+	// handshake).
+	CategoryConnect = "connect"
+	// CategoryReset: the connection broke after the request was sent (reset,
+	// unexpected EOF before a complete response).
+	CategoryReset = "reset"
+	// CategoryHTTP: the server answered with a non-2xx HTTP status; the
+	// message holds the status and the start of the body.
+	CategoryHTTP = "http"
+	// CategoryGRPC: a gRPC call ended with a status other than OK; the
+	// message holds the code and the status message.
+	CategoryGRPC = "grpc"
+	// CategoryDecode: the response could not be parsed (malformed JSON, SSE
+	// or tensor data).
+	CategoryDecode = "decode"
+	// CategoryTruncated: a stream ended without its end marker ([DONE], the
+	// final gRPC response).
+	CategoryTruncated = "truncated"
+	// CategoryTimeout: the request ran past its per-request timeout.
+	CategoryTimeout = "timeout"
+	// CategoryClient: the client itself failed (a panic, a request it could
+	// not build).
+	CategoryClient = "client"
+)
