@@ -47,6 +47,9 @@ func BenchmarkIssueComplete(b *testing.B) {
 			t.resp = &Responder{t: t}
 			gen := generateQueries(&e, false, generateLoadableSets(&e, false, 1024)[0], 0)
 			p := newPass(PassPerformance, gen, 0, false, false)
+			if !p.onDemand() {
+				p.prepareAll()
+			}
 			t.resp.cur.Store(p)
 			b.ReportAllocs()
 			b.ResetTimer()
@@ -89,17 +92,19 @@ func BenchmarkIssueRespond(b *testing.B) {
 	t.resp = &Responder{t: t}
 	gen := generateQueries(&e, false, generateLoadableSets(&e, false, 1024)[0], 0)
 	p := newPass(PassPerformance, gen, 0, false, false)
-	n := len(p.state)
-	p.reqBytes.get(n)
-	p.respBytes.get(n)
-	p.node.get(n)
+	p.prepareAll()
+	for k := range p.node.pages() {
+		p.reqBytes.ensure(k, nil)
+		p.respBytes.ensure(k, nil)
+		p.node.ensure(k, nil)
+	}
 	t.resp.cur.Store(p)
 	b.ReportAllocs()
 	b.ResetTimer()
 	st := t.issuePass(p, &e, false)
 	b.StopTimer()
-	if st.queriesIssued < uint64(b.N) || p.node.at(0) != 2 {
-		b.Fatalf("issued %d of %d, node %d", st.queriesIssued, b.N, p.node.at(0))
+	if st.queriesIssued < uint64(b.N) || p.node.get(0, 0) != 2 {
+		b.Fatalf("issued %d of %d, node %d", st.queriesIssued, b.N, p.node.get(0, 0))
 	}
 }
 

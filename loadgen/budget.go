@@ -61,6 +61,11 @@ type MemoryEstimate struct {
 	spq           float64
 	arrivals      int
 	loadedBytes   float64 // per loaded (QSL) sample
+	// mustQ is the number of queries whose records are allocated whatever
+	// the SUT's speed (all of them, but min_query_count for a closed-loop
+	// pass generated on demand); the others cost dirPerQuery until issued.
+	mustQ, dirPerQuery float64
+	onDemand           bool
 }
 
 // EstimateMemory estimates the memory a run with these effective settings
@@ -147,6 +152,18 @@ func (e *Effective) EstimateMemory(qslTotal uint64, arrivals int) MemoryEstimate
 	// Beyond preallocCap queries the QuerySample array grows by append and
 	// is held twice while it is copied.
 	grownPerQuery := perQuery + spq*16
+	// A closed-loop pass is generated and paged in as it is issued (see
+	// generatedQueries): it surely holds the records of the min_query_count
+	// queries it must issue, and for the rest of the generated queries only
+	// the page directories (one pointer per page of each array) until it
+	// issues them; the pages it issues beyond are bounded by the budget
+	// while it runs.
+	mustQ, dirPerQuery := queries, 0.0
+	if e.onDemand() {
+		mustQ = min(minQ, queries)
+		arrays := math.Round((perSample - 16) / 8) // the per-sample arrays besides QuerySample
+		dirPerQuery = (4 + spq*arrays) * 8 / pageLen
+	}
 	passes := 1.0
 	if e.Mode == FindPeakPerformance {
 		passes = 2
@@ -160,6 +177,7 @@ func (e *Effective) EstimateMemory(qslTotal uint64, arrivals int) MemoryEstimate
 		Queries: queries, Samples: queries * spq,
 		perQuery: passes * perQuery, grownPerQuery: passes * grownPerQuery, perSample: passes * perSample,
 		durationQ: durQ, minQ: minQ, spq: spq, arrivals: arrivals, loadedBytes: loadedBytes,
+		mustQ: mustQ, dirPerQuery: passes * dirPerQuery, onDemand: e.onDemand(),
 	}
 	if e.Mode == SubmissionRun || e.Mode == AccuracyOnly {
 		acc := float64(min(e.AccuracySampleCount, qslTotal))
@@ -170,7 +188,7 @@ func (e *Effective) EstimateMemory(qslTotal uint64, arrivals int) MemoryEstimate
 		fixed += acc * float64(perAcc)
 	}
 	est.fixed = fixed
-	est.Bytes = fixed + est.queryBytes(queries)
+	est.Bytes = fixed + est.queryBytes(mustQ) + (queries-mustQ)*est.dirPerQuery
 	return est
 }
 
@@ -247,7 +265,8 @@ func checkBudget(e *Effective, qslTotal uint64, opts *Options) error {
 	}
 	be := &BudgetError{Estimate: est.Bytes, Limit: limit, Samples: est.Samples + est.AccuracySamples}
 	avail := limit - est.fixed
-	if avail <= 0 || est.fixed > est.queryBytes(est.Queries) {
+	dirBytes := (est.Queries - est.mustQ) * est.dirPerQuery
+	if avail <= 0 || est.fixed > est.queryBytes(est.mustQ)+dirBytes {
 		// The data set drives it: the loadable sets or the accuracy passes.
 		perLoaded := est.loadedBytes
 		if est.AccuracySamples > 0 {
@@ -260,6 +279,11 @@ func checkBudget(e *Effective, qslTotal uint64, opts *Options) error {
 		return be
 	}
 	maxQ := est.maxQueries(avail)
+	if est.onDemand && dirBytes > est.queryBytes(est.mustQ) {
+		// The generated queries' page directories dominate: a closed-loop
+		// pass of a tiny expected latency over a long duration.
+		maxQ = math.Floor((avail - est.queryBytes(est.mustQ)) / est.dirPerQuery)
+	}
 	switch {
 	case est.arrivals > 0 && e.Scenario == Server:
 		be.Settings = fmt.Sprintf("an arrival schedule of %d queries", est.arrivals)
@@ -273,7 +297,7 @@ func checkBudget(e *Effective, qslTotal uint64, opts *Options) error {
 		maxSPQ := math.Floor((avail/est.Queries - bytesPerQuery) / est.perSample)
 		be.Settings = fmt.Sprintf("samples_per_query = %d with %.0f queries", e.SamplesPerQuery, est.Queries)
 		be.Fits = fmt.Sprintf("samples_per_query ≤ %.0f fits", maxSPQ)
-	case est.minQ >= est.durationQ:
+	case est.minQ >= est.durationQ || (est.onDemand && dirBytes <= est.queryBytes(est.mustQ)):
 		be.Settings = fmt.Sprintf("min_query_count = %d", e.MinQueryCount)
 		be.Fits = fmt.Sprintf("min_query_count ≤ %.0f fits", maxQ)
 	case e.Scenario == Server:

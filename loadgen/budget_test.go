@@ -104,17 +104,17 @@ func TestBudgetRefusesBeforeGenerating(t *testing.T) {
 	}{
 		{"min_query_count", "1e9 queries of 32+ bytes each", func(s *Settings) { s.MinQueryCount = 1_000_000_000 }, 1024, Options{}, "min_query_count ≤ "},
 		{"qsl size", "the loadable sets of 1e9 samples", func(s *Settings) {}, 1_000_000_000, Options{}, "QSL or sample count ≤ "},
-		{"SingleStream duration", "100 ns expected latency over 2×20 s", func(s *Settings) {
-			s.Scenario = SingleStream
-			s.SingleStreamExpectedLatencyNs = 100
-			s.MinDurationMs = 20_000
-		}, 1024, Options{}, "min_duration ≤ "},
 		{"MultiStream samples_per_query", "1e5 samples in each of the queries", func(s *Settings) {
 			s.Scenario = MultiStream
 			s.MultiStreamSamplesPerQuery = 100_000
 			s.MinQueryCount = 1000
 			s.MinDurationMs = 0
 		}, 1024, Options{}, "samples_per_query ≤ "},
+		{"SingleStream page directories", "a 1 ns expected latency over 2×1000 s: 2·10¹² queries on demand, 47 GB of page directories alone", func(s *Settings) {
+			s.Scenario = SingleStream
+			s.SingleStreamExpectedLatencyNs = 1
+			s.MinDurationMs = 1_000_000
+		}, 1024, Options{}, "min_duration ≤ "},
 		{"Server target_qps", "1e12 queries a second", func(s *Settings) {
 			s.Scenario = Server
 			s.ServerTargetQPS = 1e12
@@ -262,6 +262,46 @@ func TestFindPeakStopsAtTheBudget(t *testing.T) {
 		}
 		if len(res.Passes) != 2 {
 			t.Errorf("%d probes ran, want 2 (300 and 600 qps)", len(res.Passes))
+		}
+	})
+}
+
+// TestOnDemandPassStopsAtTheBudget: a closed-loop pass is no longer refused
+// for the queries it generates (a 100 ns expected latency over 2 × 20 s
+// generates 4·10⁸), since it allocates only what it issues; a SUT fast
+// enough to issue beyond the budget is stopped at it, with the reason, and
+// the run keeps what it measured.
+func TestOnDemandPassStopsAtTheBudget(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := DefaultSettings()
+		s.Mode = PerformanceOnly
+		s.Scenario = SingleStream
+		s.SingleStreamExpectedLatencyNs = 100
+		s.MinDurationMs = 20_000
+		const limit = 32 << 20
+		eff, err := NewEffective(s, 1024, 1024)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := checkBudget(&eff, 1024, &Options{MaxMemory: limit}); err != nil {
+			t.Fatalf("refused before the run: %v", err)
+		}
+		// The clock stands still in the bubble while the SUT answers at
+		// once: only the budget can end this pass.
+		res, err := Run(context.Background(), nilDataSUT, &testQSL{total: 1024, perf: 1024}, s, &Options{MaxMemory: limit, SpinWindow: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pi := res.Passes[len(res.Passes)-1]
+		if !strings.Contains(pi.StopReason, "memory budget reached") {
+			t.Fatalf("stop reason %q, want the memory budget", pi.StopReason)
+		}
+		n := res.RecordCount()
+		if perQuery := 4 + 8 + 4 + 20 + 16; n == 0 || n*perQuery > limit {
+			t.Errorf("%d samples issued: want some, and their records within the %d-byte budget", n, limit)
+		}
+		if res.ErrorCount() == 0 {
+			t.Error("a pass stopped by the budget must log the error that makes it INVALID")
 		}
 	})
 }

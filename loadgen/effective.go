@@ -180,6 +180,12 @@ func NewEffective(s Settings, qslTotal, qslPerformance uint64) (Effective, error
 
 // period returns the constant gap between generated queries of the
 // non-Server scenarios: duration_cast<nanoseconds>(duration<double>(1/qps)).
+// onDemand reports whether a performance pass with these settings is
+// generated on demand (see generatedQueries): the closed-loop scenarios.
+func (e *Effective) onDemand() bool {
+	return (e.Scenario == SingleStream || e.Scenario == MultiStream) && !e.PerformanceIssueUnique && e.period() > 0
+}
+
 func (e *Effective) period() int64 {
 	return int64((1.0 / e.TargetQPS) * 1e9)
 }

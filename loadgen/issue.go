@@ -109,16 +109,16 @@ func (it *issuer) block(deadline int64) (ok bool, reason string, timedOut bool) 
 // samples lost, so that the next query goes out.
 func (it *issuer) waitQueryDone(q int) (bool, string) {
 	p := it.p
-	if p.remaining[q].Load() == 0 {
+	if p.remaining.at(q).Load() == 0 {
 		return true, ""
 	}
 	deadline := int64(-1)
 	if timeout := int64(it.t.opts.SampleTimeout); timeout > 0 {
-		deadline = atomic.LoadInt64(&p.issued[q]) + timeout
+		deadline = p.issuedAt(q) + timeout
 	}
 	p.waitQuery.Store(int64(q))
 	defer p.waitQuery.Store(-1)
-	for p.remaining[q].Load() != 0 {
+	for p.remaining.at(q).Load() != 0 {
 		ok, reason, timedOut := it.block(deadline)
 		if timedOut {
 			p.loseQuery(q)
@@ -194,6 +194,15 @@ func (it *issuer) run() issueStats {
 			st.ranOut = false
 			break
 		}
+		if !p.prepare(q) {
+			// Only a pass generated on demand can get here (see
+			// pass.prepare): its next chunk of queries would take it
+			// beyond the memory budget.
+			st.stop, st.ranOut = fmt.Sprintf("memory budget reached: the records of %d more queries would exceed %s (Options.MaxMemory)",
+				min(1<<lazyChunkShift, g.queries-q), FormatBytes(float64(p.budget))), false
+			st.errors = append(st.errors, it.errorEvent("error_runtime", st.stop))
+			break
+		}
 		var now int64
 		switch e.Scenario {
 		case SingleStream, MultiStream:
@@ -223,21 +232,20 @@ func (it *issuer) run() issueStats {
 		}
 		var samples []QuerySample
 		for k := first; k <= last; k += it.stride {
-			atomic.StoreInt64(&p.issued[k], now)
+			atomic.StoreInt64(p.issued.at(k), now)
 			s, end := g.queryRange(k)
 			p.samplesIssued.Add(int64(end - s))
 			p.queriesIssued.Add(1)
 		}
 		if it.stride == 1 || first == last {
-			s, _ := g.queryRange(first)
-			_, end := g.queryRange(last)
-			samples = g.samples[s:end:end]
-		} else {
-			// Strided queries are not contiguous: gather them into a slice
-			// of their own, which the SUT may keep.
+			samples = g.span(first, last)
+		}
+		if samples == nil {
+			// Strided queries (or queries across two chunks) are not
+			// contiguous: gather them into a slice of their own, which
+			// the SUT may keep.
 			for k := first; k <= last; k += it.stride {
-				s, end := g.queryRange(k)
-				samples = append(samples, g.samples[s:end]...)
+				samples = append(samples, g.query(k)...)
 			}
 		}
 		q = last

@@ -1,9 +1,6 @@
 package loadgen
 
-import (
-	"sync"
-	"sync/atomic"
-)
+import "sync/atomic"
 
 // Per-sample states. A sample is pending until it moves, exactly once and
 // by a CAS, to ok, error or lost. Whether it was issued is a property of its
@@ -17,8 +14,15 @@ const (
 )
 
 // pass is the live state of one IssueQueries call: the generated queries and
-// the per-sample and per-query records, in preallocated slices indexed by
-// position, so that completing a sample allocates nothing and takes no lock.
+// the per-sample and per-query records, in paged arrays indexed by position,
+// so that completing a sample allocates nothing and takes no lock.
+//
+// A pass generated whole has every page allocated before issuing starts. A
+// pass generated on demand (see generatedQueries) allocates the pages of a
+// chunk of queries when the issuer reaches it, so that its memory follows
+// the samples issued: the issuer is then the only goroutine that allocates
+// these pages, and a completion only ever touches issued samples, whose
+// pages exist.
 type pass struct {
 	kind    PassKind
 	gen     *generatedQueries
@@ -26,16 +30,28 @@ type pass struct {
 	origin  int64  // start of issuing, ns on the test clock
 
 	// Per sample.
-	state     []atomic.Uint32
-	completed []int64 // ns from origin
-	tokens    []int32
-	firstTok  []int64   // token mode only
-	accVal    []float64 // nil unless performance-mode accuracy sampling is on
+	state     paged[atomic.Uint32]
+	completed paged[int64] // ns from origin
+	tokens    paged[int32]
+	firstTok  paged[int64]   // token mode only
+	accVal    paged[float64] // accuracy sampling only (see accDraw)
 
 	// Per query.
-	issued    []int64 // ns from origin, NoTime until issued; atomic
-	done      []int64 // all samples done, ns from origin
-	remaining []atomic.Int32
+	issued    paged[int64] // ns from origin, NoTime until issued; atomic
+	done      paged[int64] // all samples done, ns from origin
+	remaining paged[atomic.Int32]
+
+	// prepared is the number of queries whose pages exist (issuer only
+	// while the pass runs); extent the number of samples they hold.
+	prepared int
+	extent   atomic.Int64
+	// budget is the most bytes the pages of an on-demand pass may take
+	// (0: no limit); prepare refuses a chunk beyond it.
+	budget uint64
+	// accDraw fills a page of accVal with the next per-sample values of the
+	// test's accuracy-log engine; accDrawn counts the samples drawn.
+	accDraw  func(pg *[pageLen]float64, first int)
+	accDrawn int
 
 	samplesIssued  atomic.Int64
 	samplesClaimed atomic.Int64 // CAS from issued won by a completion or failure
@@ -56,135 +72,182 @@ type pass struct {
 	tokenMode    bool
 	offline      bool
 
-	// SUT-side stage times, allocated chunk by chunk as samples report
-	// them, so that their memory scales with the samples issued, not with
-	// every generated one (millions in GB/T arrival mode 0).
-	stages stageStore
+	// SUT-side stage times, allocated page by page as samples report them.
+	stages column[StageTimes]
 
-	// Columns that only some SUTs fill (see Response), each allocated on the
-	// first sample that reports a non-zero value, so that a SUT that reports
-	// none of them costs no memory.
-	reqBytes  lazyColumn[int64]
-	respBytes lazyColumn[int64]
-	node      lazyColumn[uint32]
-	errIdx    lazyColumn[uint16]  // 1-based index into the Responder's error table
-	tokTimes  lazyColumn[[]int64] // token arrival times of streaming responses
+	// Columns that only some SUTs fill (see Response), each allocated page
+	// by page on the first sample of the page that reports a non-zero value,
+	// so that a SUT that reports none of them costs no memory.
+	reqBytes  column[int64]
+	respBytes column[int64]
+	node      column[uint32]
+	errIdx    column[uint16]  // 1-based index into the Responder's error table
+	tokTimes  column[[]int64] // token arrival times of streaming responses
 }
 
-// lazyColumn is a per-sample column allocated on first use. get may be
-// called from any goroutine during the pass; v is read only after the pass.
-type lazyColumn[T any] struct {
-	once sync.Once
-	v    []T
+// column is a paged per-sample column written by completers from any
+// goroutine: a page is allocated on its first write. It is read after the
+// pass.
+type column[T any] struct {
+	paged[T]
+	init func(pg *[pageLen]T, first int) // fills a new page; nil: zeros
+	any  atomic.Bool
 }
 
-// get returns the column, allocating it with n zero values the first time.
-func (c *lazyColumn[T]) get(n int) []T {
-	c.once.Do(func() { c.v = make([]T, n) })
-	return c.v
+func newColumn[T any](n int, init func(pg *[pageLen]T, first int)) column[T] {
+	return column[T]{paged: newPaged[T](n), init: init}
 }
 
-// at returns element i, or the zero value when the column was never used.
-func (c *lazyColumn[T]) at(i int) T {
-	var zero T
-	if c.v == nil {
-		return zero
-	}
-	return c.v[i]
-}
-
-// stageChunk is the number of samples whose stage times share one
-// allocation.
-const stageChunk = 512
-
-// stageStore holds the stage times of a pass's samples in chunks of
-// stageChunk, each allocated when the first of its samples reports stage
-// times. set may be called from any goroutine during the pass; at and used
-// are read after it (or, for used, at any time).
-type stageStore struct {
-	chunks []atomic.Pointer[[stageChunk]StageTimes]
-	any    atomic.Bool
-}
-
-func newStageStore(n int) stageStore {
-	return stageStore{chunks: make([]atomic.Pointer[[stageChunk]StageTimes], (n+stageChunk-1)/stageChunk)}
-}
-
-// set records the stage times of sample i.
-func (s *stageStore) set(i int, st StageTimes) {
-	slot := &s.chunks[i/stageChunk]
-	c := slot.Load()
-	if c == nil {
-		nc := new([stageChunk]StageTimes)
-		for k := range nc {
-			nc[k] = NoStages
-		}
-		if slot.CompareAndSwap(nil, nc) {
-			c = nc
-		} else {
-			c = slot.Load()
-		}
-	}
-	c[i%stageChunk] = st
-	if !s.any.Load() {
-		s.any.Store(true)
+// put sets element i.
+func (c *column[T]) put(i int, v T) {
+	c.ensure(i>>pageShift, c.init)[i&pageMask] = v
+	if !c.any.Load() {
+		c.any.Store(true)
 	}
 }
 
-// at returns the stage times of sample i, NoStages when it reported none.
-func (s *stageStore) at(i int) StageTimes {
-	c := s.chunks[i/stageChunk].Load()
-	if c == nil {
-		return NoStages
+// get returns element i, or the value of a new page when never set.
+func (c *column[T]) get(i int, def T) T { return c.load(i, def) }
+
+// used reports whether any element was set.
+func (c *column[T]) used() bool { return c.any.Load() }
+
+// Bytes the pages of a pass take per sample and per query (see budget.go
+// for the estimate made before a run).
+func (p *pass) bytesPerSample() uint64 {
+	b := uint64(16 + 4 + 8 + 4) // the generated QuerySample, state, completed, tokens
+	if p.tokenMode {
+		b += 8
 	}
-	return c[i%stageChunk]
+	if p.accDraw != nil {
+		b += 8
+	}
+	return b
 }
 
-// used reports whether any sample reported stage times.
-func (s *stageStore) used() bool { return s.any.Load() }
+const passBytesPerQuery = 8 + 8 + 4 // issued, done, remaining
 
 func newPass(kind PassKind, gen *generatedQueries, seqBase uint64, tokenMode, offline bool) *pass {
-	n := len(gen.samples)
+	n, nq := gen.n, gen.queries
 	p := &pass{
 		kind:      kind,
 		gen:       gen,
 		seqBase:   seqBase,
-		state:     make([]atomic.Uint32, n),
-		completed: make([]int64, n),
-		tokens:    make([]int32, n),
-		issued:    make([]int64, gen.queries),
-		done:      make([]int64, gen.queries),
-		remaining: make([]atomic.Int32, gen.queries),
-		stages:    newStageStore(n),
+		state:     newPaged[atomic.Uint32](n),
+		completed: newPaged[int64](n),
+		tokens:    newPaged[int32](n),
+		issued:    newPaged[int64](nq),
+		done:      newPaged[int64](nq),
+		remaining: newPaged[atomic.Int32](nq),
+		stages:    newColumn(n, fillStages),
+		reqBytes:  newColumn[int64](n, nil),
+		respBytes: newColumn[int64](n, nil),
+		node:      newColumn[uint32](n, nil),
+		errIdx:    newColumn[uint16](n, nil),
+		tokTimes:  newColumn[[]int64](n, nil),
 		wake:      make(chan struct{}, 1),
 		tokenMode: tokenMode,
 		offline:   offline,
 	}
 	if tokenMode {
-		p.firstTok = make([]int64, n)
-		for i := range p.firstTok {
-			p.firstTok[i] = NoTime
-		}
-	}
-	for q := 0; q < gen.queries; q++ {
-		p.issued[q] = NoTime
-		s, e := gen.queryRange(q)
-		p.remaining[q].Store(int32(e - s))
+		p.firstTok = newPaged[int64](n)
 	}
 	p.waitQuery.Store(-1)
 	return p
 }
 
+func fillStages(pg *[pageLen]StageTimes, _ int) {
+	for k := range pg {
+		pg[k] = NoStages
+	}
+}
+
+func fillNoTime(pg *[pageLen]int64, _ int) {
+	for k := range pg {
+		pg[k] = NoTime
+	}
+}
+
+// onDemand reports whether the pass allocates its pages as it issues.
+func (p *pass) onDemand() bool { return p.gen.chunkShift == lazyChunkShift }
+
+// prepareAll allocates every page of a pass generated whole; it is called
+// once, before issuing starts.
+func (p *pass) prepareAll() {
+	if p.gen.queries > 0 && !p.prepare(p.gen.queries-1) {
+		panic("loadgen: a pass generated whole has no memory budget")
+	}
+}
+
+// prepare makes query q and its samples ready to issue: generated, with
+// their pages allocated, a chunk of queries at a time. It returns false,
+// allocating nothing, when the chunk would take the pass beyond its memory
+// budget. Only the issuing goroutine calls it.
+func (p *pass) prepare(q int) bool {
+	if q < p.prepared {
+		return true
+	}
+	g := p.gen
+	end := g.queries
+	if p.onDemand() {
+		end = min((q>>lazyChunkShift+1)<<lazyChunkShift, g.queries)
+	}
+	_, sEnd := g.queryRange(end - 1)
+	if p.budget > 0 && uint64(sEnd)*p.bytesPerSample()+uint64(end)*passBytesPerQuery > p.budget {
+		return false
+	}
+	g.generate(end - 1)
+	sFrom := int(p.extent.Load())
+	for k := p.prepared >> pageShift; k <= (end-1)>>pageShift; k++ {
+		p.issued.ensure(k, fillNoTime)
+		p.done.ensure(k, nil)
+		p.remaining.ensure(k, func(pg *[pageLen]atomic.Int32, first int) {
+			for j := range pg {
+				if qq := first + j; qq < g.queries {
+					s, e := g.queryRange(qq)
+					pg[j].Store(int32(e - s))
+				}
+			}
+		})
+	}
+	if sEnd > 0 {
+		for k := sFrom >> pageShift; k <= (sEnd-1)>>pageShift; k++ {
+			p.state.ensure(k, nil)
+			p.completed.ensure(k, nil)
+			p.tokens.ensure(k, nil)
+			if p.tokenMode {
+				p.firstTok.ensure(k, fillNoTime)
+			}
+			if p.accDraw != nil && k<<pageShift >= p.accDrawn {
+				p.accVal.ensure(k, p.accDraw)
+				p.accDrawn = min((k+1)<<pageShift, g.n)
+			}
+		}
+	}
+	p.prepared = end
+	p.extent.Store(int64(sEnd))
+	return true
+}
+
+// issuedAt returns when query q was issued, NoTime if it was not.
+func (p *pass) issuedAt(q int) int64 {
+	pg := p.issued.page(q >> pageShift)
+	if pg == nil {
+		return NoTime
+	}
+	return atomic.LoadInt64(&pg[q&pageMask])
+}
+
 // markLost gives up on sample i if it is still outstanding, and reports
 // whether it did. A lost sample counts as done for the wait of the issuer.
 func (p *pass) markLost(i int) bool {
-	if !p.state[i].CompareAndSwap(statePending, stateLost) {
+	if !p.state.at(i).CompareAndSwap(statePending, stateLost) {
 		return false
 	}
 	p.samplesClaimed.Add(1)
 	p.samplesLost.Add(1)
 	q := i / p.gen.spq
-	if p.remaining[q].Add(-1) == 0 {
+	if p.remaining.at(q).Add(-1) == 0 {
 		p.queriesDone.Add(1)
 		if p.waitQuery.Load() == int64(q) {
 			p.signal()
@@ -207,7 +270,7 @@ func (p *pass) loseQuery(q int) {
 
 // isIssued reports whether sample i has been handed to the SUT.
 func (p *pass) isIssued(i int) bool {
-	return atomic.LoadInt64(&p.issued[i/p.gen.spq]) != NoTime
+	return p.issuedAt(i/p.gen.spq) != NoTime
 }
 
 func (p *pass) signal() {
@@ -222,10 +285,10 @@ func (p *pass) logged(i int) bool {
 	if p.accuracyAll {
 		return true
 	}
-	if p.accVal == nil {
+	if p.accDraw == nil {
 		return false
 	}
-	v := p.accVal[i] + p.accuracyOff
+	v := *p.accVal.at(i) + p.accuracyOff
 	if v >= 1 {
 		v--
 	}

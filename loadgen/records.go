@@ -42,12 +42,19 @@ func (r *Result) TokenTimes() iter.Seq2[uint64, []int64] {
 		}
 		for _, pr := range r.passes {
 			p := pr.p
-			if p.tokTimes.v == nil {
+			if !p.tokTimes.used() {
 				continue
 			}
-			for i, times := range p.tokTimes.v {
-				if len(times) > 0 && p.state[i].Load() != stateLost && !yield(p.seqBase+uint64(i), times) {
-					return
+			for k := range p.tokTimes.pages() {
+				pg := p.tokTimes.page(k)
+				if pg == nil {
+					continue
+				}
+				for j, times := range pg {
+					i := k<<pageShift + j
+					if len(times) > 0 && p.state.at(i).Load() != stateLost && !yield(p.seqBase+uint64(i), times) {
+						return
+					}
 				}
 			}
 		}
@@ -93,15 +100,15 @@ func (r *Result) Stages() iter.Seq[StageTimes] {
 		}
 		for _, pr := range r.passes {
 			p := pr.p
-			for q := 0; q < p.gen.queries; q++ {
-				if p.issued[q] == NoTime {
+			for q := 0; q < p.prepared; q++ {
+				if p.issuedAt(q) == NoTime {
 					continue
 				}
 				s, e := p.gen.queryRange(q)
 				for i := s; i < e; i++ {
 					st := NoStages
-					if p.state[i].Load() != stateLost {
-						st = p.stages.at(i)
+					if p.state.at(i).Load() != stateLost {
+						st = p.stages.get(i, NoStages)
 					}
 					if !yield(st) {
 						return
@@ -126,9 +133,10 @@ func (r *Result) HasStages() bool {
 func (r *Result) RecordCount() int {
 	n := len(r.stored)
 	for _, pr := range r.passes {
-		for q, issued := range pr.p.issued {
-			if issued != NoTime {
-				s, e := pr.p.gen.queryRange(q)
+		p := pr.p
+		for q := 0; q < p.prepared; q++ {
+			if p.issuedAt(q) != NoTime {
+				s, e := p.gen.queryRange(q)
 				n += e - s
 			}
 		}
@@ -160,7 +168,7 @@ func (r *Result) RecordChunks(n int) []iter.Seq[Record] {
 	n = max(n, 1)
 	total := len(r.stored)
 	for _, pr := range r.passes {
-		total += len(pr.p.gen.samples)
+		total += int(pr.p.extent.Load())
 	}
 	size := max((total+n-1)/n, 1)
 	var out []iter.Seq[Record]
@@ -175,8 +183,9 @@ func (r *Result) RecordChunks(n int) []iter.Seq[Record] {
 		})
 	}
 	for _, pr := range r.passes {
-		for lo := 0; lo < len(pr.p.gen.samples); lo += size {
-			out = append(out, pr.recordRange(lo, min(lo+size, len(pr.p.gen.samples))))
+		n := int(pr.p.extent.Load())
+		for lo := 0; lo < n; lo += size {
+			out = append(out, pr.recordRange(lo, min(lo+size, n)))
 		}
 	}
 	return out
@@ -192,7 +201,7 @@ func (r *Result) HasSampleData() bool {
 	}
 	for _, pr := range r.passes {
 		p := pr.p
-		if p.reqBytes.v != nil || p.respBytes.v != nil || p.node.v != nil || p.errIdx.v != nil {
+		if p.reqBytes.used() || p.respBytes.used() || p.node.used() || p.errIdx.used() {
 			return true
 		}
 	}
@@ -200,7 +209,7 @@ func (r *Result) HasSampleData() bool {
 }
 
 func (pr *passRecord) records() iter.Seq[Record] {
-	return pr.recordRange(0, len(pr.p.gen.samples))
+	return pr.recordRange(0, int(pr.p.extent.Load()))
 }
 
 // recordRange yields the records of the issued samples among samples
@@ -212,13 +221,13 @@ func (pr *passRecord) recordRange(from, to int) iter.Seq[Record] {
 		if from >= to {
 			return
 		}
-		for q := from / g.spq; q < g.queries; q++ {
+		for q := from / g.spq; q < p.prepared; q++ {
 			s, e := g.queryRange(q)
 			s, e = max(s, from), min(e, to)
 			if s >= e {
 				break
 			}
-			issued := p.issued[q]
+			issued := p.issuedAt(q)
 			if issued == NoTime {
 				continue
 			}
@@ -233,23 +242,23 @@ func (pr *passRecord) recordRange(from, to int) iter.Seq[Record] {
 				rec := Record{
 					SeqID:        p.seqBase + uint64(i),
 					QueryID:      pr.queryBase + uint64(q),
-					SampleIndex:  g.samples[i].Index,
+					SampleIndex:  g.sample(i).Index,
 					ScheduledNs:  sched,
 					IssuedNs:     issued,
 					FirstTokenNs: NoTime,
-					CompletedNs:  p.completed[i],
-					Tokens:       int64(p.tokens[i]),
+					CompletedNs:  *p.completed.at(i),
+					Tokens:       int64(*p.tokens.at(i)),
 					// Columns filled by some SUTs only: zero when unused.
-					RequestBytes:  p.reqBytes.at(i),
-					ResponseBytes: p.respBytes.at(i),
-					Node:          p.node.at(i),
-					Error:         uint32(p.errIdx.at(i)),
+					RequestBytes:  p.reqBytes.get(i, 0),
+					ResponseBytes: p.respBytes.get(i, 0),
+					Node:          p.node.get(i, 0),
+					Error:         uint32(p.errIdx.get(i, 0)),
 				}
-				if p.firstTok != nil {
+				if p.tokenMode {
 					// Written by FirstToken with a CAS, from any goroutine.
-					rec.FirstTokenNs = atomic.LoadInt64(&p.firstTok[i])
+					rec.FirstTokenNs = atomic.LoadInt64(p.firstTok.at(i))
 				}
-				switch p.state[i].Load() {
+				switch p.state.at(i).Load() {
 				case stateOK:
 					rec.Status = StatusOK
 				case stateError:
@@ -267,7 +276,7 @@ func (pr *passRecord) recordRange(from, to int) iter.Seq[Record] {
 }
 
 func (pr *passRecord) performanceResult(e *Effective) PerformanceResult {
-	return buildPerformanceResult(e, pr.info, pr.records(), len(pr.p.gen.samples))
+	return buildPerformanceResult(e, pr.info, pr.records(), int(pr.p.samplesIssued.Load()))
 }
 
 // BuildPerformanceResult rebuilds LoadGen's raw performance result of a pass

@@ -62,7 +62,7 @@ func (r *Responder) lookup(id ResponseID) (*pass, int, bool) {
 		return nil, 0, false
 	}
 	i := uint64(id) - 1 - p.seqBase
-	if uint64(id)-1 < p.seqBase || i >= uint64(len(p.state)) {
+	if uint64(id)-1 < p.seqBase || i >= uint64(p.gen.n) {
 		return nil, 0, false
 	}
 	return p, int(i), true
@@ -147,17 +147,17 @@ func (r *Responder) FirstToken(id ResponseID, data []byte) {
 		r.note("first token for unknown sample id %d", id)
 		return
 	}
-	if p.firstTok == nil {
+	if !p.tokenMode {
 		return // token latencies are off
 	}
-	if !p.isIssued(i) || p.state[i].Load() != statePending {
+	if !p.isIssued(i) || p.state.at(i).Load() != statePending {
 		r.duplicate.Add(1)
 		r.note("first token for sample %d that is not outstanding", id-1)
 		return
 	}
 	// Only the issuing SUT path calls this before Complete; a racing second
 	// call for the same sample keeps the first time.
-	if atomic.CompareAndSwapInt64(&p.firstTok[i], NoTime, now-p.origin) && p.logged(i) && data != nil {
+	if atomic.CompareAndSwapInt64(p.firstTok.at(i), NoTime, now-p.origin) && p.logged(i) && data != nil {
 		r.mu.Lock()
 		if r.firstTokData == nil {
 			r.firstTokData = make(map[uint64][]byte)
@@ -196,14 +196,15 @@ func (r *Responder) respond(now int64, resp *Response, failed bool, err error) b
 	// beats it as ok. A late result is counted against its sample, not as
 	// a protocol error of the SUT.
 	if timeout := int64(r.t.opts.SampleTimeout); timeout > 0 &&
-		now-p.origin > atomic.LoadInt64(&p.issued[i/p.gen.spq])+timeout &&
-		(p.markLost(i) || p.state[i].Load() == stateLost) {
+		now-p.origin > p.issuedAt(i/p.gen.spq)+timeout &&
+		(p.markLost(i) || p.state.at(i).Load() == stateLost) {
 		r.late.Add(1)
 		return false
 	}
-	if !p.state[i].CompareAndSwap(statePending, final) {
+	state := p.state.at(i)
+	if !state.CompareAndSwap(statePending, final) {
 		r.duplicate.Add(1)
-		switch p.state[i].Load() {
+		switch state.Load() {
 		case stateLost:
 			r.note("completion for sample %d after it was counted lost", id-1)
 		default:
@@ -213,35 +214,34 @@ func (r *Responder) respond(now int64, resp *Response, failed bool, err error) b
 	}
 	p.samplesClaimed.Add(1)
 	rel := now - p.origin
-	p.completed[i] = rel
+	*p.completed.at(i) = rel
 	if tokens > math.MaxInt32 || tokens < math.MinInt32 {
 		r.note("sample %d reported %d tokens; recorded as 0", id-1, tokens)
 		tokens = 0
 	}
-	p.tokens[i] = int32(tokens)
+	*p.tokens.at(i) = int32(tokens)
 	if st != nil {
-		p.stages.set(i, *st)
+		p.stages.put(i, *st)
 	}
-	n := len(p.state)
 	if resp.RequestBytes != 0 {
-		p.reqBytes.get(n)[i] = resp.RequestBytes
+		p.reqBytes.put(i, resp.RequestBytes)
 	}
 	if resp.ResponseBytes != 0 {
-		p.respBytes.get(n)[i] = resp.ResponseBytes
+		p.respBytes.put(i, resp.ResponseBytes)
 	}
 	if resp.Node != 0 {
-		p.node.get(n)[i] = resp.Node
+		p.node.put(i, resp.Node)
 	}
 	if len(resp.TokenTimes) > 0 {
-		p.tokTimes.get(n)[i] = slices.Clone(resp.TokenTimes)
-		if p.firstTok != nil {
-			atomic.CompareAndSwapInt64(&p.firstTok[i], NoTime, resp.TokenTimes[0])
+		p.tokTimes.put(i, slices.Clone(resp.TokenTimes))
+		if p.tokenMode {
+			atomic.CompareAndSwapInt64(p.firstTok.at(i), NoTime, resp.TokenTimes[0])
 		}
 	}
 	if failed {
 		r.failed.Add(1)
 		r.mu.Lock()
-		p.errIdx.get(n)[i] = r.errs.add(err)
+		p.errIdx.put(i, r.errs.add(err))
 		r.mu.Unlock()
 		if err != nil {
 			r.note("sample %d failed: %v", id-1, err)
@@ -251,8 +251,8 @@ func (r *Responder) respond(now int64, resp *Response, failed bool, err error) b
 		r.logAccuracy(p, i, data, tokens)
 	}
 	q := i / p.gen.spq
-	if p.remaining[q].Add(-1) == 0 {
-		p.done[q] = rel
+	if p.remaining.at(q).Add(-1) == 0 {
+		*p.done.at(q) = rel
 		p.queriesDone.Add(1)
 		if p.waitQuery.Load() == int64(q) {
 			p.signal()
@@ -266,7 +266,7 @@ func (r *Responder) respond(now int64, resp *Response, failed bool, err error) b
 
 func (r *Responder) logAccuracy(p *pass, i int, data []byte, tokens int64) {
 	seq := p.seqBase + uint64(i)
-	e := AccuracyEntry{SeqID: seq, QSLIndex: p.gen.samples[i].Index, Data: append([]byte(nil), data...)}
+	e := AccuracyEntry{SeqID: seq, QSLIndex: p.gen.sample(i).Index, Data: append([]byte(nil), data...)}
 	if p.tokenMode {
 		e.HasTokens = true
 		e.TokenCount = tokens

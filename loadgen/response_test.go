@@ -305,7 +305,7 @@ func TestUnusedColumnsAreNeverAllocated(t *testing.T) {
 	}
 	for _, pr := range res.passes {
 		p := pr.p
-		if p.reqBytes.v != nil || p.respBytes.v != nil || p.node.v != nil || p.errIdx.v != nil || p.tokTimes.v != nil || p.stages.used() {
+		if p.reqBytes.used() || p.respBytes.used() || p.node.used() || p.errIdx.used() || p.tokTimes.used() || p.stages.used() {
 			t.Errorf("pass %s allocated a column no response used", pr.info.Kind)
 		}
 	}
@@ -313,7 +313,7 @@ func TestUnusedColumnsAreNeverAllocated(t *testing.T) {
 		return Response{ID: s.ID, Node: 2}
 	})
 	p := res.passes[len(res.passes)-1].p
-	if p.node.v == nil || p.reqBytes.v != nil {
+	if !p.node.used() || p.reqBytes.used() {
 		t.Error("reporting Node alone should allocate the node column and only it")
 	}
 }

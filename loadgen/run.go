@@ -375,8 +375,8 @@ func Run(ctx context.Context, sut SUT, qsl QSL, settings Settings, opts *Options
 
 func countState(p *pass, s uint32) int {
 	n := 0
-	for i := range p.state {
-		if p.state[i].Load() == s {
+	for i := range int(p.extent.Load()) {
+		if p.state.at(i).Load() == s {
 			n++
 		}
 	}
@@ -465,8 +465,15 @@ func (t *testRun) runPass(e *Effective, set loadableSet, kind PassKind) *Summary
 
 	p := newPass(kind, gen, t.seq, e.UseTokenLatencies, e.Scenario == Offline)
 	t.setupAccuracyLog(p, e, accuracy)
-	rec := &passRecord{p: p, queryBase: t.qid, info: PassInfo{Kind: kind, FirstSeq: t.seq, EndSeq: t.seq + uint64(len(gen.samples)), TargetQPS: e.TargetQPS}}
-	t.seq += uint64(len(gen.samples))
+	if p.onDemand() {
+		// Its pages are allocated as the issuer reaches them, within the
+		// run's memory budget.
+		p.budget = t.opts.maxMemory()
+	} else {
+		p.prepareAll()
+	}
+	rec := &passRecord{p: p, queryBase: t.qid, info: PassInfo{Kind: kind, FirstSeq: t.seq, EndSeq: t.seq + uint64(gen.n), TargetQPS: e.TargetQPS}}
+	t.seq += uint64(gen.n)
 	t.qid += uint64(gen.queries)
 	t.passes = append(t.passes, rec)
 
@@ -505,9 +512,9 @@ func (t *testRun) runPass(e *Effective, set loadableSet, kind PassKind) *Summary
 	rec.info.ProtocolErrors = t.resp.protocolErrors() - protocolBefore
 
 	maxCompletion := int64(0)
-	for i := range p.completed {
-		if s := p.state[i].Load(); (s == stateOK || s == stateError) && p.completed[i] > maxCompletion {
-			maxCompletion = p.completed[i]
+	for i := range int(p.extent.Load()) {
+		if s := p.state.at(i).Load(); (s == stateOK || s == stateError) && *p.completed.at(i) > maxCompletion {
+			maxCompletion = *p.completed.at(i)
 		}
 	}
 	power := t.origin.Add(time.Duration(p.origin))
@@ -623,8 +630,8 @@ func (t *testRun) graceDrain(p *pass) string {
 // closePass counts every still-outstanding sample as lost and waits for
 // completions that already claimed their sample to finish writing.
 func (t *testRun) closePass(p *pass) {
-	for q, issued := range p.issued {
-		if issued == NoTime {
+	for q := range p.prepared {
+		if p.issuedAt(q) == NoTime {
 			continue
 		}
 		s, e := p.gen.queryRange(q)
@@ -643,7 +650,7 @@ func (t *testRun) closePass(p *pass) {
 // those whose per-sample value (from the test's default-seeded engine) plus
 // a per-pass offset, wrapped into [0, 1), is at most the probability.
 func (t *testRun) setupAccuracyLog(p *pass, e *Effective, accuracy bool) {
-	n := uint64(len(p.gen.samples))
+	n := p.gen.n
 	if accuracy {
 		p.accuracyAll = true
 		return
@@ -669,11 +676,18 @@ func (t *testRun) setupAccuracyLog(p *pass, e *Effective, accuracy bool) {
 	if skip := p.seqBase - t.accPos; skip > 0 {
 		t.accRNG.Discard(2 * skip)
 	}
-	p.accVal = make([]float64, n)
-	for i := range p.accVal {
-		p.accVal[i] = t.accRNG.UniformReal(0, 1)
+	// The values are drawn a page at a time as the pass prepares its
+	// samples, in sequence order (all before issuing, or as an on-demand
+	// pass reaches them).
+	t.accPos = p.seqBase
+	p.accVal = newPaged[float64](n)
+	p.accDraw = func(pg *[pageLen]float64, first int) {
+		m := min(pageLen, n-first)
+		for k := range m {
+			pg[k] = t.accRNG.UniformReal(0, 1)
+		}
+		t.accPos = p.seqBase + uint64(first+m)
 	}
-	t.accPos = p.seqBase + n
 }
 
 // startProgress reports progress of p until the returned function is called.
@@ -686,7 +700,7 @@ func (t *testRun) startProgress(p *pass) func() {
 			Pass: p.kind, Elapsed: time.Duration(t.now() - p.origin),
 			Issued: p.samplesIssued.Load(), Completed: p.samplesDone.Load(),
 			Lost: p.samplesLost.Load(), Queries: p.queriesIssued.Load(), QueriesDone: p.queriesDone.Load(),
-			Generated: int64(len(p.gen.samples)), Done: done,
+			Generated: int64(p.gen.n), Done: done,
 		}
 	}
 	stop := make(chan struct{})
@@ -739,14 +753,14 @@ func (t *testRun) startReaper(p *pass) func() {
 			}
 		}
 		for q := 0; q < p.gen.queries; q++ {
-			issued := atomic.LoadInt64(&p.issued[q])
+			issued := p.issuedAt(q)
 			for issued == NoTime {
 				if !sleep(time.Millisecond) {
 					return
 				}
-				issued = atomic.LoadInt64(&p.issued[q])
+				issued = p.issuedAt(q)
 			}
-			if p.remaining[q].Load() == 0 {
+			if p.remaining.at(q).Load() == 0 {
 				continue // done: nothing to time out
 			}
 			if left := issued + timeout - (t.now() - p.origin); left > 0 && !sleep(time.Duration(left)) {

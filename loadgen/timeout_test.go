@@ -148,7 +148,7 @@ func TestMode0StagesScaleWithIssued(t *testing.T) {
 		t.Fatalf("%d and %d jobs issued, want the same number, at least 2000", n0, n1)
 	}
 	size := uint64(unsafe.Sizeof(StageTimes{}))
-	bound := uint64(n1+stageChunk)*size + 256<<10
+	bound := uint64(n1+pageLen)*size + 256<<10
 	if staged > plain && staged-plain > bound {
 		t.Errorf("stage times of %d jobs cost %d bytes more than none (bound %d)", n1, staged-plain, bound)
 	}

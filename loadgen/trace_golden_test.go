@@ -363,13 +363,14 @@ func checkTraceCase(t *testing.T, c traceCase, g *traceGolden) {
 		if gq.duration != want.duration {
 			t.Errorf("case %q: set %d: generated_query_duration = %d ns, C++ oracle %d ns", c.line, k, gq.duration, want.duration)
 		}
+		gq.materialize()
 		period := eff.period()
 		for q := range min(gq.queries, len(want.queries)) {
 			wq := want.queries[q]
 			lo, hi := gq.queryRange(q)
 			got := make([]uint64, 0, hi-lo)
 			for i := lo; i < hi; i++ {
-				got = append(got, gq.samples[i].Index)
+				got = append(got, gq.sample(i).Index)
 			}
 			if i := firstTraceDiff(wq.idx, got); i >= 0 {
 				t.Fatalf("case %q: set %d query %d: sample indices differ at position %d:\n  want %s\n  got  %s",
@@ -380,9 +381,9 @@ func checkTraceCase(t *testing.T, c traceCase, g *traceGolden) {
 			// ResponseID back to its position as id−1−seqBase: sample i of the
 			// pass must carry ID seqBase+i+1.
 			for i := lo; i < hi; i++ {
-				if id := uint64(gq.samples[i].ID); id != seqBase+uint64(i)+1 {
+				if id := uint64(gq.sample(i).ID); id != seqBase+uint64(i)+1 {
 					t.Fatalf("case %q: set %d query %d: sample %d (qsl index %d) has ResponseID %d, want %d (seqBase+i+1): the id no longer names its position",
-						c.line, k, q, i, gq.samples[i].Index, id, seqBase+uint64(i)+1)
+						c.line, k, q, i, gq.sample(i).Index, id, seqBase+uint64(i)+1)
 				}
 			}
 			if eff.Scenario == Server {
@@ -402,13 +403,13 @@ func checkTraceCase(t *testing.T, c traceCase, g *traceGolden) {
 		if eff.Scenario == Server && len(gq.sched) != gq.queries {
 			t.Errorf("case %q: set %d: %d scheduled times for %d queries", c.line, k, len(gq.sched), gq.queries)
 		}
-		if len(gq.samples) != gq.queries*gq.spq {
+		if gq.n != gq.queries*gq.spq {
 			// Only the (never generated) Offline accuracy remainder query may be short.
-			t.Errorf("case %q: set %d: %d samples for %d queries of %d", c.line, k, len(gq.samples), gq.queries, gq.spq)
+			t.Errorf("case %q: set %d: %d samples for %d queries of %d", c.line, k, gq.n, gq.queries, gq.spq)
 		}
 		if t.Failed() {
 			return
 		}
-		seqBase += uint64(len(gq.samples))
+		seqBase += uint64(gq.n)
 	}
 }
