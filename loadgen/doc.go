@@ -6,11 +6,17 @@
 //
 // Settings, effective settings and validity follow LoadGen's
 // TestSettings, its derived settings and its results rules
-// (loadgen-reference §2, §9). Queries are generated before issuing starts,
-// from std::mt19937 engines and libstdc++ distributions re-implemented bit
-// for bit (package internal/stdrand), so the sample indices and scheduled
-// times of a run are identical to those of the C++ LoadGen built with GCC
-// for the same settings and seeds (loadgen-reference §3–§5). The four
+// (loadgen-reference §2, §9). Queries are generated from std::mt19937
+// engines and libstdc++ distributions re-implemented bit for bit (package
+// internal/stdrand), so the sample indices and scheduled times of a run are
+// identical to those of the C++ LoadGen built with GCC for the same
+// settings and seeds (loadgen-reference §3–§5). They are generated before
+// issuing starts, except in the closed-loop scenarios (SingleStream,
+// MultiStream), whose performance passes are generated a chunk of queries
+// at a time as the issuer reaches them: the same queries, drawn in the same
+// order, but memory in proportion to the queries issued rather than to the
+// twice-the-duration schedule LoadGen generates (millions of queries at a
+// tiny expected latency, as in GB/T 45087's continuous arrival mode). The four
 // scenarios (SingleStream, MultiStream, Server, Offline), the test modes
 // (accuracy, performance, submission, find-peak) and token latencies for
 // LLMs behave as LoadGen's do. Run writes no files: package mlperflog turns
