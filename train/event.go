@@ -14,7 +14,7 @@ import "time"
 type Kind string
 
 // The event vocabulary. Start/end pairs give the timing points of Table 6
-// (GB-6.6.2-T6-*); the comment names the point.
+// of GB/T 45087; the comment names the point.
 const (
 	// DataReadStart is t_S = t_L1: just before the command that reads the
 	// training data (GB-6.6.2-T6-TT, GB-6.6.2-T6-TL).
