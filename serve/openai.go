@@ -318,9 +318,10 @@ func (s *OpenAIServer) SendTimes() []SendTime { return s.sendLog.entries() }
 // SendLogErr returns the first error writing OpenAIOptions.SendLog.
 func (s *OpenAIServer) SendLogErr() error { return s.sendLog.err() }
 
-// Close ends stalled requests and streams in progress (they end without
-// `[DONE]`) and makes later requests end at once the same way. It returns
-// nil; call it before http.Server.Shutdown.
+// Close ends stalled requests and responses in progress by dropping their
+// connections (streams end without `[DONE]`), and drops later requests that
+// have a delay to wait the same way. It returns nil; call it before
+// http.Server.Shutdown.
 func (s *OpenAIServer) Close() error {
 	s.closeOnce.Do(func() { close(s.closed) })
 	return nil
@@ -485,11 +486,12 @@ func (s *OpenAIServer) generate(w http.ResponseWriter, r *http.Request, chat boo
 				f.Flush()
 			}
 		}
+		s.stats.clientGone.Add(1)
 		select {
 		case <-r.Context().Done():
 		case <-s.closed:
+			panic(http.ErrAbortHandler) // drop the connection
 		}
-		s.stats.clientGone.Add(1)
 		return
 	case faultTruncate:
 		s.stats.truncated.Add(1)
@@ -571,8 +573,9 @@ type gen struct {
 	decode       time.Duration // the sum of the TPOTs drawn so far
 }
 
-// wait blocks until arrival+at; false if the client went away or the
-// server closed first.
+// wait blocks until arrival+at; false if the client went away first. If
+// the server is closed first, it drops the connection (a panic with
+// http.ErrAbortHandler), so that no partial response looks complete.
 func (g *gen) wait(at time.Duration) bool {
 	d := time.Until(g.arrival.Add(at))
 	if d <= 0 {
@@ -588,6 +591,9 @@ func (g *gen) wait(at time.Duration) bool {
 		return true
 	case <-g.r.Context().Done():
 	case <-g.s.closed:
+		g.timer.Stop()
+		g.s.stats.clientGone.Add(1)
+		panic(http.ErrAbortHandler)
 	}
 	g.timer.Stop()
 	return false
@@ -717,7 +723,7 @@ func (g *gen) stream(includeUsage bool) {
 	}
 	gone := func() { s.stats.clientGone.Add(1) }
 	if g.chat {
-		b := append(pre, `"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}`+"\n\n"...)
+		b := append(pre, `{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}`+"\n\n"...)
 		if !send(b) {
 			gone()
 			return
@@ -733,11 +739,14 @@ func (g *gen) stream(includeUsage bool) {
 			return
 		}
 		if p.fault == faultTruncate && i == p.cutAt {
+			if fl != nil {
+				fl.Flush() // the headers at least
+			}
 			panic(http.ErrAbortHandler) // drop the connection (HTTP/1) or reset the stream (HTTP/2)
 		}
 		var ok bool
 		if p.fault == faultMalformed && i == p.badAt {
-			ok = send(pre[:n], []byte(`"index":0,"text":"`+"\n\n"))
+			ok = send(pre[:n], []byte(`{"index":0,"text":"`+"\n\n"))
 		} else {
 			tail := tails[(p.word+i)%len(tails)]
 			ok = send(pre[:n], index0, tail)
@@ -748,7 +757,7 @@ func (g *gen) stream(includeUsage bool) {
 		}
 		s.stats.outputTokens.Add(1)
 	}
-	b := append(pre[:n], `"index":0,`...)
+	b := append(pre[:n], `{"index":0,`...)
 	if g.chat {
 		b = append(b, `"delta":{},"logprobs":null,"finish_reason":"`...)
 	} else {
@@ -781,7 +790,7 @@ func (g *gen) stream(includeUsage bool) {
 }
 
 var (
-	index0 = []byte(`"index":0,`)
+	index0 = []byte(`{"index":0,`)
 	done   = []byte("data: [DONE]\n\n")
 )
 
