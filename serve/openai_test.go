@@ -369,7 +369,9 @@ func TestOpenAIFaults(t *testing.T) {
 		seen := map[int]int{}
 		for i := range 30 {
 			resp := post(t, hs.Client(), hs.URL+"/v1/completions", fmt.Sprintf(wholeBody, i))
-			var e struct{ Error struct{ Message, Type string } }
+			var e struct {
+				Error struct{ Message, Type string }
+			}
 			err := json.NewDecoder(resp.Body).Decode(&e)
 			resp.Body.Close()
 			if err != nil || e.Error.Message == "" {
