@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -813,12 +814,8 @@ func TestOpenAISendTimes(t *testing.T) {
 }
 
 func quantiles(v []int64) (p50, p99 int64) {
-	s := append([]int64(nil), v...)
-	for i := 1; i < len(s); i++ { // insertion sort: a few hundred values
-		for j := i; j > 0 && s[j] < s[j-1]; j-- {
-			s[j], s[j-1] = s[j-1], s[j]
-		}
-	}
+	s := slices.Clone(v)
+	slices.Sort(s)
 	return s[len(s)/2], s[(len(s)*99)/100]
 }
 
