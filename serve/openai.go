@@ -651,19 +651,34 @@ func (g *gen) usage(b []byte) []byte {
 	return b
 }
 
-// serverTiming formats the Server-Timing value; firstToken is the
-// aimeter-first-token duration.
+// serverTiming formats the Server-Timing value (as servertiming.Format
+// would, with durations in milliseconds to the microsecond); firstToken is
+// the aimeter-first-token duration.
 func (g *gen) serverTiming(firstToken time.Duration) string {
-	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-	m := func(name string, d time.Duration) servertiming.Metric {
-		return servertiming.Metric{Name: name, Dur: ms(d), HasDur: true}
+	var a [256]byte
+	b := a[:0]
+	m := func(name string, d time.Duration) {
+		if len(b) > 0 {
+			b = append(b, ", "...)
+		}
+		b = append(b, name...)
+		b = append(b, ";dur="...)
+		us := d.Microseconds()
+		b = strconv.AppendInt(b, us/1000, 10)
+		if f := us % 1000; f != 0 {
+			b = append(b, '.', byte('0'+f/100), byte('0'+f/10%10), byte('0'+f%10))
+			for b[len(b)-1] == '0' {
+				b = b[:len(b)-1]
+			}
+		}
 	}
-	return servertiming.Format([]servertiming.Metric{
-		m(servertiming.MetricDispatch, g.queue),
-		m(servertiming.MetricInference, g.p.ttft+g.decode),
-		m(servertiming.MetricFirstToken, firstToken),
-		m("queue", g.queue), m("prefill", g.p.ttft), m("decode", g.decode),
-	})
+	m(servertiming.MetricDispatch, g.queue)
+	m(servertiming.MetricInference, g.p.ttft+g.decode)
+	m(servertiming.MetricFirstToken, firstToken)
+	m("queue", g.queue)
+	m("prefill", g.p.ttft)
+	m("decode", g.decode)
+	return string(b)
 }
 
 func setStreamHeaders(w http.ResponseWriter, trailer bool) {
@@ -911,6 +926,9 @@ func (s *OpenAIServer) writeError(w http.ResponseWriter, status int, typ string,
 // countPrompt counts the tokens of a completions prompt: words of a string
 // or of an array of strings, one per id of a token array (or arrays).
 func countPrompt(raw json.RawMessage) int {
+	if n, ok := countPlain(raw); ok {
+		return n
+	}
 	var str string
 	if json.Unmarshal(raw, &str) == nil {
 		return len(strings.Fields(str))
@@ -941,6 +959,9 @@ func countPrompt(raw json.RawMessage) int {
 // countContent counts the words of a message's content: a string, or an
 // array of parts whose text fields count.
 func countContent(raw json.RawMessage) int {
+	if n, ok := countPlain(raw); ok {
+		return n
+	}
 	var str string
 	if json.Unmarshal(raw, &str) == nil {
 		return len(strings.Fields(str))
@@ -982,4 +1003,25 @@ func (h *fnv64) str(s string) {
 	for i := 0; i < len(s); i++ {
 		h.byte(s[i])
 	}
+}
+
+// countPlain counts the words of a JSON string without escapes, the common
+// case, without decoding it; ok is false for anything else.
+func countPlain(raw []byte) (n int, ok bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return 0, false
+	}
+	in := false
+	for _, c := range raw[1 : len(raw)-1] {
+		switch {
+		case c == '\\' || c == '"' || c < 0x20 || c >= 0x80:
+			return 0, false // escapes and non-ASCII (Unicode spaces): decode
+		case c == ' ':
+			in = false
+		case !in:
+			in = true
+			n++
+		}
+	}
+	return n, true
 }

@@ -303,3 +303,76 @@ func BenchmarkSendSkew(b *testing.B) {
 	b.ReportMetric(float64(p50)/1e3, "p50-µs")
 	b.ReportMetric(float64(p99)/1e3, "p99-µs")
 }
+
+// BenchmarkServeLoopback compares the simulator, non-streaming and with
+// no delays, with a bare net/http handler that reads the body and writes a
+// fixed answer of similar size, both driven by the same net/http client
+// over loopback (client and server share the machine: compare the two
+// ns/op side by side, not with other runs).
+func BenchmarkServeLoopback(b *testing.B) {
+	const payload = `{"model":"sim","prompt":"a b c d e f g h","max_tokens":16}`
+	sim, err := NewOpenAI(OpenAIOptions{SendLogSize: -1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	sim.ServeHTTP(rec, httptest.NewRequest("POST", "/v1/completions", strings.NewReader(payload)))
+	fixed := rec.Body.Bytes()
+	bare := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(fixed)
+	})
+	for _, h := range []struct {
+		name string
+		h    http.Handler
+	}{{"bare", bare}, {"sim", sim}} {
+		b.Run(h.name, func(b *testing.B) {
+			hs := httptest.NewServer(h.h)
+			defer hs.Close()
+			tr := &http.Transport{MaxIdleConnsPerHost: 64}
+			defer tr.CloseIdleConnections()
+			c := &http.Client{Transport: tr}
+			b.SetParallelism(4)
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					resp, err := c.Post(hs.URL+"/v1/completions", "application/json", strings.NewReader(payload))
+					if err != nil {
+						b.Error(err)
+						return
+					}
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+					if resp.StatusCode != 200 {
+						b.Errorf("status %d", resp.StatusCode)
+						return
+					}
+				}
+			})
+		})
+	}
+}
+
+// BenchmarkServeWhole measures the roofline handler (no delays) per
+// non-streaming request.
+func BenchmarkServeWhole(b *testing.B) {
+	s, err := NewOpenAI(OpenAIOptions{SendLogSize: -1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	const payload = `{"model":"sim","prompt":"a b c d e f g h","max_tokens":16}`
+	req := httptest.NewRequest("POST", "/v1/completions", nil)
+	body := &nopBody{}
+	req.Body = body
+	w := &discardRW{h: http.Header{}}
+	b.ReportAllocs()
+	for b.Loop() {
+		body.Reset([]byte(payload))
+		clear(w.h)
+		s.ServeHTTP(w, req)
+	}
+	if st := s.Stats(); st.Completed != int64(b.N) {
+		b.Fatalf("%v", st)
+	}
+}

@@ -838,3 +838,90 @@ func TestSendLogRing(t *testing.T) {
 		t.Errorf("ring = %v, want the last three %v", got, want)
 	}
 }
+
+// TestOpenAIHTTP2 streams over HTTP/2 without TLS (prior knowledge), and
+// checks that the faults that drop an HTTP/1 connection reset the HTTP/2
+// stream instead.
+func TestOpenAIHTTP2(t *testing.T) {
+	start := func(f Faults) (*OpenAIServer, *httptest.Server, *http.Client) {
+		s, err := NewOpenAI(OpenAIOptions{Faults: f})
+		if err != nil {
+			t.Fatal(err)
+		}
+		hs := httptest.NewUnstartedServer(s)
+		hs.Config.Protocols = new(http.Protocols)
+		hs.Config.Protocols.SetHTTP1(true)
+		hs.Config.Protocols.SetUnencryptedHTTP2(true)
+		hs.Start()
+		t.Cleanup(hs.Close)
+		tr := &http.Transport{Protocols: new(http.Protocols)}
+		tr.Protocols.SetUnencryptedHTTP2(true)
+		t.Cleanup(tr.CloseIdleConnections)
+		return s, hs, &http.Client{Transport: tr}
+	}
+	const body = `{"prompt":"x","max_tokens":5,"stream":true,"stream_options":{"include_usage":true}}`
+
+	_, hs, c := start(Faults{})
+	resp := post(t, c, hs.URL+"/v1/completions", body)
+	events, err := readSSE(resp.Body)
+	resp.Body.Close()
+	if resp.ProtoMajor != 2 || err != nil {
+		t.Fatalf("%s: %v", resp.Proto, err)
+	}
+	if sum := summarise(t, events, false); sum.content != 5 || !sum.done || sum.usage == nil {
+		t.Errorf("HTTP/2 stream: %+v", sum)
+	}
+
+	for _, f := range []Faults{{Reset: 1}, {Truncate: 1}} {
+		s, hs, c := start(f)
+		req, _ := http.NewRequest("POST", hs.URL+"/v1/completions", strings.NewReader(body))
+		resp, err := c.Do(req)
+		if err == nil {
+			_, err = readSSE(resp.Body)
+			resp.Body.Close()
+		}
+		if err == nil || !strings.Contains(err.Error(), "stream error") {
+			t.Errorf("faults %+v over HTTP/2: %v, want a stream error", f, err)
+		}
+		if st := s.Stats(); st.Resets+st.Truncated != 1 {
+			t.Errorf("stats %+v", st)
+		}
+	}
+}
+
+func TestServerTimingFormat(t *testing.T) {
+	g := &gen{p: &plan{ttft: 1500 * time.Microsecond}, queue: 12 * time.Microsecond, decode: 2 * time.Second}
+	got := g.serverTiming(g.queue + g.p.ttft)
+	want := "aimeter-dispatch;dur=0.012, aimeter-inference;dur=2001.5, aimeter-first-token;dur=1.512, queue;dur=0.012, prefill;dur=1.5, decode;dur=2000"
+	if got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	if ms, bad := servertiming.Parse(got); bad != 0 || len(ms) != 6 || ms[1].Dur != 2001.5 {
+		t.Errorf("Parse: %+v, %d malformed", ms, bad)
+	}
+}
+
+func TestCountWords(t *testing.T) {
+	tests := []struct {
+		raw  string
+		want int
+		why  string
+	}{
+		{`"a b  c"`, 3, "plain string, runs of spaces"},
+		{`"  "`, 0, "only spaces"},
+		{`"a\nb"`, 2, "an escaped newline separates words"},
+		{`"a\u00a0b"`, 2, "a Unicode space separates words"},
+		{`["a b","c"]`, 3, "array of strings"},
+		{`[1,2,3]`, 3, "token ids count one each"},
+		{`[[1,2],[3]]`, 3, "arrays of token ids"},
+		{`{}`, 0, "anything else counts nothing"},
+	}
+	for _, tt := range tests {
+		if got := countPrompt(json.RawMessage(tt.raw)); got != tt.want {
+			t.Errorf("countPrompt(%s) = %d, want %d (%s)", tt.raw, got, tt.want, tt.why)
+		}
+	}
+	if got := countContent(json.RawMessage(`[{"type":"text","text":"x y"},{"type":"image_url"}]`)); got != 2 {
+		t.Errorf("content parts: %d words, want 2", got)
+	}
+}
