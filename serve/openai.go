@@ -29,7 +29,7 @@ type OpenAIOptions struct {
 	// OwnedBy is the owned_by of every listed model. Empty: "aimeter".
 	OwnedBy string
 	// OutputTokens is the distribution of output lengths (ParseLengthDist).
-	// The request's max_tokens (or max_completion_tokens) caps the draw,
+	// The request's max_tokens (or else its max_completion_tokens) caps the draw,
 	// unless the request sets ignore_eos, which asks for exactly max_tokens
 	// tokens, as vLLM does. A draw is rounded and at least 1. Zero value
 	// (constant 0): the request's max_tokens, as DistMaxTokens.
