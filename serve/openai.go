@@ -480,7 +480,11 @@ func (s *OpenAIServer) generate(w http.ResponseWriter, r *http.Request, chat boo
 	case faultStall:
 		s.stats.stalls.Add(1)
 		if p.stallHeaders {
-			setStreamHeaders(w, false)
+			if req.Stream {
+				setStreamHeaders(w, false)
+			} else {
+				w.Header().Set("Content-Type", "application/json")
+			}
 			w.WriteHeader(http.StatusOK)
 			if f, ok := w.(http.Flusher); ok {
 				f.Flush()

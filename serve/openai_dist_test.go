@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"encoding/json"
 	"math"
 	"slices"
 	"strings"
@@ -163,4 +164,21 @@ func TestDistSample(t *testing.T) {
 	if clip[0] != 0 {
 		t.Errorf("normal clipped at 0 drew %v", clip[0])
 	}
+}
+
+// FuzzCountPrompt checks the fast word count of plain JSON strings against
+// decoding the string and counting its fields.
+func FuzzCountPrompt(f *testing.F) {
+	for _, s := range []string{`"a b"`, `"  x  "`, `"a\tb"`, `"é è"`, `"a\u2003b"`, `["a","b c"]`, `[1,2]`, `""`, `"`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		got := countPrompt(json.RawMessage(raw))
+		var str string
+		if json.Unmarshal([]byte(raw), &str) == nil {
+			if want := len(strings.Fields(str)); got != want {
+				t.Fatalf("countPrompt(%s) = %d, want %d", raw, got, want)
+			}
+		}
+	})
 }

@@ -925,3 +925,62 @@ func TestCountWords(t *testing.T) {
 		t.Errorf("content parts: %d words, want 2", got)
 	}
 }
+
+// FuzzOpenAIRequest sends arbitrary bodies to both generation endpoints:
+// every answer is 200 or a 4xx with a JSON error body, never a panic.
+func FuzzOpenAIRequest(f *testing.F) {
+	for _, s := range []string{
+		`{"prompt":"a b","max_tokens":3}`,
+		`{"prompt":["a","b"],"stream":true,"stream_options":{"include_usage":true}}`,
+		`{"messages":[{"role":"user","content":[{"type":"text","text":"x"}]}],"max_completion_tokens":2,"stream":true}`,
+		`{"model":"nope","prompt":"x"}`, `{"prompt":[[1,2],[3]],"ignore_eos":true,"max_tokens":4}`, `[]`, `{"prompt":`, `null`,
+	} {
+		f.Add(s)
+	}
+	s, err := NewOpenAI(OpenAIOptions{OutputTokens: Dist{Kind: DistConst, A: 2}, SendLogSize: 16})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		var limits struct {
+			MaxTokens           *int `json:"max_tokens"`
+			MaxCompletionTokens *int `json:"max_completion_tokens"`
+		}
+		if json.Unmarshal([]byte(body), &limits) == nil &&
+			(limits.MaxTokens != nil && *limits.MaxTokens > 64 || limits.MaxCompletionTokens != nil && *limits.MaxCompletionTokens > 64) {
+			t.Skip("long answers are slow and say nothing about parsing")
+		}
+		for _, path := range []string{"/v1/completions", "/v1/chat/completions"} {
+			rec := &headWriter{h: http.Header{}, code: 200}
+			s.ServeHTTP(rec, httptest.NewRequest("POST", path, strings.NewReader(body)))
+			switch {
+			case rec.code == 200:
+			case rec.code >= 400 && rec.code < 500:
+				if !json.Valid(rec.body) {
+					t.Fatalf("%s %s: %d with body %q", path, body, rec.code, rec.body)
+				}
+			default:
+				t.Fatalf("%s %s: status %d", path, body, rec.code)
+			}
+		}
+	})
+}
+
+// headWriter is a ResponseWriter and Flusher that keeps the status and the
+// first 4 KiB of the body (a fuzzed max_tokens may ask for a million
+// tokens).
+type headWriter struct {
+	h    http.Header
+	code int
+	body []byte
+}
+
+func (w *headWriter) Header() http.Header { return w.h }
+func (w *headWriter) WriteHeader(c int)   { w.code = c }
+func (w *headWriter) Flush()              {}
+func (w *headWriter) Write(b []byte) (int, error) {
+	if n := min(len(b), 4096-len(w.body)); n > 0 {
+		w.body = append(w.body, b[:n]...)
+	}
+	return len(b), nil
+}
