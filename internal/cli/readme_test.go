@@ -39,6 +39,8 @@ var readmeAdjustments = map[string]readmeAdjust{
 		extra: []string{"--duration", "2s", "--burst-length", "300ms"}, codes: valid3},
 	"video-streams --fps 25": {extra: []string{"--duration", "200ms", "--max-streams", "2", "-q"}},
 	"report aimeter-results": {codes: valid3}, // exits with the verdict of the run it regenerates
+	"serve openai --addr 127.0.0.1:8080 --output-tokens uniform:64:256 --ttft lognormal:50ms:200ms --tpot 20ms --fault-5xx 0.01 --seed 1": {
+		skip: "serves until interrupted; TestServeOpenAI runs it"},
 }
 
 // readmeCommands extracts the aimeter commands of README.md's code blocks

@@ -1,0 +1,201 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"aimeter/serve"
+)
+
+// serveShutdownTimeout bounds the graceful shutdown of `aimeter serve`.
+const serveShutdownTimeout = 5 * time.Second
+
+type serveOpenAIFlags struct {
+	addr          string
+	models        []string
+	ownedBy       string
+	outputTokens  string
+	ttft          string
+	tpot          string
+	maxTokens     int
+	fault5xx      float64
+	faultReset    float64
+	faultStall    float64
+	faultTruncate float64
+	faultMalform  float64
+	faultNoUsage  float64
+	seed          uint64
+	seedByCounter bool
+	sendLog       string
+}
+
+func newServeOpenAICommand(st *State) *cobra.Command {
+	var f serveOpenAIFlags
+	cmd := &cobra.Command{
+		Use:   "openai",
+		Short: "Serve an OpenAI-compatible streaming simulator with seeded latencies and injected faults",
+		Long: `Serve an OpenAI-compatible API (GET /v1/models, POST /v1/completions and
+/v1/chat/completions, streaming or not) whose answers are simulated: seeded
+output lengths, time to first token and time per output token, and faults
+injected with given probabilities (HTTP 500/503/429, connection resets,
+stalls, truncated streams, malformed events, missing usage). It is a real
+server to test clients against and, with no delays, a roofline server for
+measuring a client's own speed.
+
+Distributions (--output-tokens lengths; --ttft and --tpot durations):
+  N or D                 a constant (128, 50ms; 0 needs no unit)
+  uniform:MIN:MAX        uniform
+  normal:MEAN:SD         normal, clipped at 0 (lengths at 1)
+  lognormal:MEDIAN:P99   log-normal by its median and 99th percentile
+  prompt:PER:CONST       PER per prompt token plus CONST (durations only)
+  max_tokens             the request's max_tokens (lengths only; the default)
+A request's max_tokens caps the drawn length; ignore_eos asks for exactly
+max_tokens. Every request draws from a generator seeded by --seed and its
+prompt, so a run is reproducible (--seed-by-counter: by arrival number).
+
+HTTP/1.1 and HTTP/2 without TLS (prior knowledge) are served. Non-streaming
+responses carry a Server-Timing header with the simulated stages; streams
+carry it as a trailer when the client sends "TE: trailers".
+
+It serves until interrupted (Ctrl-C or SIGTERM), then prints its counters.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runServeOpenAI(cmd.Context(), st, &f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.addr, "addr", "127.0.0.1:8080", "listen address (host:port; port 0 picks a free one)")
+	fl.StringArrayVar(&f.models, "model", []string{"sim"}, "model id served (repeat for more)")
+	fl.StringVar(&f.ownedBy, "owned-by", "aimeter", "owned_by of the listed models")
+	fl.StringVar(&f.outputTokens, "output-tokens", "max_tokens", "output length distribution: "+serve.LengthDistForms)
+	fl.StringVar(&f.ttft, "ttft", "0", "time to first token distribution: "+serve.DurationDistForms)
+	fl.StringVar(&f.tpot, "tpot", "0", "time per output token distribution (drawn per token), forms as --ttft")
+	fl.IntVar(&f.maxTokens, "max-tokens", 256, "max_tokens of a request that has none")
+	fl.Float64Var(&f.fault5xx, "fault-5xx", 0, "probability of an HTTP 500, 503 or 429 answer")
+	fl.Float64Var(&f.faultReset, "fault-reset", 0, "probability of a connection reset (TCP RST)")
+	fl.Float64Var(&f.faultStall, "fault-stall", 0, "probability of a stall: no answer until the client goes away")
+	fl.Float64Var(&f.faultTruncate, "fault-truncate", 0, "probability of a response cut short (no [DONE]) and the connection dropped")
+	fl.Float64Var(&f.faultMalform, "fault-malformed", 0, "probability of one event (or body) of invalid JSON")
+	fl.Float64Var(&f.faultNoUsage, "fault-no-usage", 0, "probability of a response without usage")
+	fl.Uint64Var(&f.seed, "seed", 0, "run seed of every draw")
+	fl.BoolVar(&f.seedByCounter, "seed-by-counter", false, "seed each request by its arrival number instead of its prompt")
+	fl.StringVar(&f.sendLog, "send-log", "", "write every event's send time as JSON lines to this file")
+	cmd.SetOut(st.Stdout)
+	return cmd
+}
+
+// openAIOptions turns the flags into simulator options; errors name the
+// flag.
+func (f *serveOpenAIFlags) openAIOptions() (serve.OpenAIOptions, error) {
+	o := serve.OpenAIOptions{
+		Models: f.models, OwnedBy: f.ownedBy, DefaultMaxTokens: f.maxTokens,
+		Seed: f.seed, SeedByCounter: f.seedByCounter,
+	}
+	var err error
+	if o.OutputTokens, err = serve.ParseLengthDist(f.outputTokens); err != nil {
+		return o, fmt.Errorf("--output-tokens: %w (accepted forms: %s)", err, serve.LengthDistForms)
+	}
+	for _, d := range []struct {
+		name string
+		val  string
+		dst  *serve.Dist
+	}{{"--ttft", f.ttft, &o.TTFT}, {"--tpot", f.tpot, &o.TPOT}} {
+		if *d.dst, err = serve.ParseDurationDist(d.val); err != nil {
+			return o, fmt.Errorf("%s: %w (accepted forms: %s)", d.name, err, serve.DurationDistForms)
+		}
+	}
+	if f.maxTokens < 1 {
+		return o, fmt.Errorf("--max-tokens %d: must be at least 1", f.maxTokens)
+	}
+	sum := 0.0
+	for _, p := range []struct {
+		name string
+		v    float64
+		dst  *float64
+	}{
+		{"--fault-5xx", f.fault5xx, &o.Faults.Status5xx}, {"--fault-reset", f.faultReset, &o.Faults.Reset},
+		{"--fault-stall", f.faultStall, &o.Faults.Stall}, {"--fault-truncate", f.faultTruncate, &o.Faults.Truncate},
+		{"--fault-malformed", f.faultMalform, &o.Faults.Malformed}, {"--fault-no-usage", f.faultNoUsage, &o.Faults.NoUsage},
+	} {
+		if !(p.v >= 0 && p.v <= 1) {
+			return o, fmt.Errorf("%s %v: a probability is in [0, 1]", p.name, p.v)
+		}
+		*p.dst = p.v
+		sum += p.v
+	}
+	if sum > 1 {
+		return o, fmt.Errorf("the --fault-* probabilities add up to %v, more than 1 (one fault at most per request)", sum)
+	}
+	return o, nil
+}
+
+func runServeOpenAI(parent context.Context, st *State, f *serveOpenAIFlags) error {
+	opts, err := f.openAIOptions()
+	if err != nil {
+		return withCode(ExitUsage, err)
+	}
+	var logFile *os.File
+	var logBuf *bufio.Writer
+	if f.sendLog != "" {
+		if logFile, err = os.Create(f.sendLog); err != nil {
+			return withCode(ExitFailure, fmt.Errorf("--send-log: %w", err))
+		}
+		defer logFile.Close()
+		logBuf = bufio.NewWriterSize(logFile, 64<<10)
+		opts.SendLog = logBuf
+	}
+	sim, err := serve.NewOpenAI(opts)
+	if err != nil {
+		return withCode(ExitUsage, err)
+	}
+	ln, err := net.Listen("tcp", f.addr)
+	if err != nil {
+		return withCode(ExitFailure, fmt.Errorf("--addr %s: %w", f.addr, err))
+	}
+	var protocols http.Protocols
+	protocols.SetHTTP1(true)
+	protocols.SetUnencryptedHTTP2(true)
+	srv := &http.Server{Handler: sim, ReadHeaderTimeout: 30 * time.Second, Protocols: &protocols}
+
+	ctx, stop := interruptible(parent, st)
+	defer stop()
+	fmt.Fprintf(st.Stdout, "aimeter serve openai: listening on http://%s (models %s; output tokens %s, TTFT %s, TPOT %s, seed %d)\n",
+		ln.Addr(), strings.Join(opts.Models, ", "), f.outputTokens, f.ttft, f.tpot, f.seed)
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	var serveErr error
+	select {
+	case <-ctx.Done():
+	case serveErr = <-errc:
+	}
+	sim.Close() // ends stalls and streams, so that Shutdown is prompt
+	sctx, cancel := context.WithTimeout(context.Background(), serveShutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		srv.Close()
+		fmt.Fprintf(st.Stderr, "aimeter serve openai: shutdown after %v: %v; connections closed\n", serveShutdownTimeout, err)
+	}
+	if serveErr == nil {
+		serveErr = <-errc
+	}
+	fmt.Fprintf(st.Stdout, "aimeter serve openai: stopped; %s\n", sim.Stats())
+	if logBuf != nil {
+		err := errors.Join(sim.SendLogErr(), logBuf.Flush(), logFile.Close())
+		if err != nil {
+			return withCode(ExitFailure, fmt.Errorf("--send-log %s: %w", f.sendLog, err))
+		}
+	}
+	if serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
+		return withCode(ExitFailure, fmt.Errorf("serving on %s: %w", ln.Addr(), serveErr))
+	}
+	return nil
+}
