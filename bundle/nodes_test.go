@@ -83,6 +83,9 @@ func TestConcurrencyRegenerates(t *testing.T) {
 	if !strings.Contains(string(readAll(t, filepath.Join(dir, SummaryFile))), "aimeter mode : fixed concurrency 4") {
 		t.Error("the summary does not name the aimeter mode")
 	}
+	if !strings.Contains(string(readAll(t, filepath.Join(dir, DetailFile))), `"key": "requested_aimeter_fixed_concurrency", "value": 4`) {
+		t.Error("the detail log does not name the aimeter mode")
+	}
 	if !strings.Contains(string(readAll(t, filepath.Join(dir, ReportFile))), "fixed concurrency 4 (aimeter mode") {
 		t.Error("report.html does not name the aimeter mode")
 	}

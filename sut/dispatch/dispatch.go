@@ -23,6 +23,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"aimeter/loadgen"
 	"aimeter/sut/netsut"
@@ -75,6 +76,9 @@ type Options struct {
 	// Stats. False (the default) makes Check fail, naming every node that
 	// is down.
 	AllowDownNodes bool
+	// NameTimeout bounds the round trips of Name, which asks every node
+	// for its name each time it is called; zero means 5 seconds.
+	NameTimeout time.Duration
 }
 
 // Dispatcher is one SUT over several nodes. Create it with New; Check it
@@ -250,9 +254,25 @@ func (d *Dispatcher) gather(ctx context.Context, which []int) {
 	wg.Wait()
 }
 
-// Name returns "Network SUT (N nodes: name1, name2, …)": the network
-// division requires the SUT name to contain "Network SUT".
+// Name asks every node in rotation for its name (Gather, bounded by
+// Options.NameTimeout) and returns "Network SUT (N nodes: name1, name2,
+// …)". MLPerf's network division requires the SUT name to contain
+// "Network SUT" and to be obtained with a network round trip; LoadGen
+// times the call (get_sut_name_duration_ns). A node that does not answer
+// keeps the name it had.
 func (d *Dispatcher) Name() string {
+	timeout := d.opts.NameTimeout
+	if timeout <= 0 {
+		timeout = 5 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	d.gather(ctx, *d.active.Load())
+	cancel()
+	return d.name()
+}
+
+// name formats the SUT name from the names known now.
+func (d *Dispatcher) name() string {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	noun := "nodes"

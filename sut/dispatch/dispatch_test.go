@@ -386,3 +386,26 @@ func TestGatherFallsBack(t *testing.T) {
 		t.Errorf("Name() = %q, want %q", got, want)
 	}
 }
+
+// Name asks the nodes again on every call (the network division's round
+// trip), and a node that stops answering keeps its last name.
+func TestNameIsARoundTrip(t *testing.T) {
+	var calls atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "node-%d", calls.Add(1))
+	}))
+	defer srv.Close()
+	d, err := New([]netsut.Endpoint{namedEndpoint{&httpEndpoint{url: srv.URL, client: &http.Client{}}}}, Options{NameTimeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := 1; k <= 2; k++ {
+		if got, want := d.Name(), fmt.Sprintf("Network SUT (1 node: node-%d)", k); got != want {
+			t.Errorf("call %d: Name() = %q, want %q", k, got, want)
+		}
+	}
+	srv.Close()
+	if got, want := d.Name(), "Network SUT (1 node: node-2)"; got != want {
+		t.Errorf("after the node went away: Name() = %q, want %q", got, want)
+	}
+}
