@@ -86,6 +86,11 @@ type Bundle struct {
 	Trace bool
 	// NoReport leaves report.html out of the derived files.
 	NoReport bool
+	// Nodes names the nodes of a run dispatched over several servers
+	// (sut/dispatch), whose records say which node served each sample;
+	// stored in run.json as "nodes". Nil for any other run, and for
+	// bundles written before it was kept.
+	Nodes []report.Node
 
 	// GBT describes a GB/T 45087 inference test; nil for an MLPerf run.
 	// With it, gbt_result.json and gbt_inference.log are derived.
@@ -114,6 +119,7 @@ type runMeta struct {
 	HostLoad             *sysinfo.Load        `json:"host_load,omitempty"`
 	Trace                bool                 `json:"trace,omitempty"`
 	NoReport             bool                 `json:"no_report,omitempty"`
+	Nodes                []report.Node        `json:"nodes,omitempty"`
 }
 
 // zone is a time zone as it was at the start of a run.
@@ -298,7 +304,7 @@ func (b *Bundle) writeMeta(w io.Writer) error {
 		name, off = b.Result.StartTime.In(b.location()).Zone()
 	}
 	m := runMeta{Name: b.Name, PID: b.pid(), GetSUTNameDurationNs: b.Result.GetSUTNameDurationNs, Zone: zone{name, off}, System: b.System,
-		AccuracyCheck: b.AccuracyCheck, HostLoad: b.HostLoad, Trace: b.Trace, NoReport: b.NoReport}
+		AccuracyCheck: b.AccuracyCheck, HostLoad: b.HostLoad, Trace: b.Trace, NoReport: b.NoReport, Nodes: b.Nodes}
 	enc, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return err
@@ -399,7 +405,7 @@ func (b *Bundle) ReportScenario() report.Scenario {
 	if name == "" {
 		name = b.Result.SUTName + " " + b.Result.Effective.Scenario.String()
 	}
-	return report.Scenario{Name: name, Result: b.Result, Accuracy: b.AccuracyCheck}
+	return report.Scenario{Name: name, Result: b.Result, Accuracy: b.AccuracyCheck, Nodes: b.Nodes}
 }
 
 // Regenerate writes every derived file of b into dir again, from the raw
@@ -537,6 +543,7 @@ func readRun(dir string, m *Manifest, prefix string) (*Bundle, error) {
 	b.Version = info.Version
 	b.Name, b.PID, b.System, b.AccuracyCheck = meta.Name, meta.PID, meta.System, meta.AccuracyCheck
 	b.Trace, b.NoReport = meta.Trace, meta.NoReport
+	b.Nodes = meta.Nodes
 	b.HostLoad = meta.HostLoad
 	b.Location = time.FixedZone(meta.Zone.Name, meta.Zone.OffsetSeconds)
 

@@ -48,6 +48,10 @@ type Effective struct {
 	ServerNumIssueQueryThreads           uint64  `json:"server_num_issue_query_threads"`
 	ServerFindPeakQPSDecimalsOfPrecision int     `json:"server_find_peak_qps_decimals_of_precision"`
 	ServerFindPeakQPSBoundaryStepSize    float64 `json:"server_find_peak_qps_boundary_step_size"`
+
+	// Concurrency is Settings.Concurrency: > 0 in aimeter's fixed-concurrency
+	// mode, which keeps this many queries in flight. Absent when 0.
+	Concurrency uint64 `json:"concurrency,omitempty"`
 }
 
 // MaxQSLSize is the largest data set aimeter accepts: sample indices are kept
@@ -110,6 +114,13 @@ func NewEffective(s Settings, qslTotal, qslPerformance uint64) (Effective, error
 		e.TargetQPS = 1e9 / float64(s.SingleStreamExpectedLatencyNs)
 		e.MaxAsyncQueries = 1
 		e.TargetLatencyPercentile = s.SingleStreamTargetLatencyPercentile
+		if s.Concurrency > 0 {
+			// N chains each expected to take the expected latency per
+			// query: N times the queries to pre-generate.
+			e.Concurrency = s.Concurrency
+			e.TargetQPS *= float64(s.Concurrency)
+			e.MaxAsyncQueries = s.Concurrency
+		}
 	case MultiStream:
 		e.TargetQPS = 1e9 / float64(s.MultiStreamExpectedLatencyNs)
 		e.MaxAsyncQueries = 1

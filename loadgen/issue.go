@@ -131,6 +131,29 @@ func (it *issuer) waitQueryDone(q int) (bool, string) {
 	return true, ""
 }
 
+// waitAnyQuery in pass.waitQuery asks every completed query to wake the
+// issuer (fixed concurrency), not one query in particular.
+const waitAnyQuery = -2
+
+// waitSlot blocks, in fixed-concurrency mode, until fewer than n of the
+// queries before q are outstanding, so that q can go out with n in flight.
+// Queries are single samples issued in order by one issuer, so the queries
+// in flight are q − queriesDone.
+func (it *issuer) waitSlot(q int, n int64) (bool, string) {
+	p := it.p
+	if int64(q)-p.queriesDone.Load() < n {
+		return true, ""
+	}
+	p.waitQuery.Store(waitAnyQuery)
+	defer p.waitQuery.Store(-1)
+	for int64(q)-p.queriesDone.Load() >= n {
+		if ok, reason, _ := it.block(-1); !ok {
+			return false, reason
+		}
+	}
+	return true, ""
+}
+
 // waitUntil returns once the pass clock reaches target (ns from origin):
 // sleeping while far away, spinning through the last stretch (the spin
 // window, Options.SpinWindow).
@@ -206,7 +229,12 @@ func (it *issuer) run() issueStats {
 		var now int64
 		switch e.Scenario {
 		case SingleStream, MultiStream:
-			if q-it.stride >= 0 {
+			if e.Concurrency > 0 {
+				if ok, reason := it.waitSlot(q, int64(e.Concurrency)); !ok {
+					st.stop, st.ranOut = reason, false
+					return it.finish(st, issued)
+				}
+			} else if q-it.stride >= 0 {
 				if ok, reason := it.waitQueryDone(q - it.stride); !ok {
 					st.stop, st.ranOut = reason, false
 					return it.finish(st, issued)

@@ -63,7 +63,7 @@ type pass struct {
 	// Wake-up of the issuer: a completer signals when the query the issuer
 	// waits for is done, or when everything is done while draining.
 	wake      chan struct{}
-	waitQuery atomic.Int64 // query index the issuer waits for, or -1
+	waitQuery atomic.Int64 // query index the issuer waits for, waitAnyQuery, or -1
 	draining  atomic.Bool
 
 	accuracyAll  bool    // accuracy pass: every response is logged
@@ -249,7 +249,7 @@ func (p *pass) markLost(i int) bool {
 	q := i / p.gen.spq
 	if p.remaining.at(q).Add(-1) == 0 {
 		p.queriesDone.Add(1)
-		if p.waitQuery.Load() == int64(q) {
+		if w := p.waitQuery.Load(); w == int64(q) || w == waitAnyQuery {
 			p.signal()
 		}
 	}

@@ -254,7 +254,7 @@ func (r *Responder) respond(now int64, resp *Response, failed bool, err error) b
 	if p.remaining.at(q).Add(-1) == 0 {
 		*p.done.at(q) = rel
 		p.queriesDone.Add(1)
-		if p.waitQuery.Load() == int64(q) {
+		if w := p.waitQuery.Load(); w == int64(q) || w == waitAnyQuery {
 			p.signal()
 		}
 	}

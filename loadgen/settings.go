@@ -188,7 +188,22 @@ type Settings struct {
 	// InferTokenLatencies reports tokens/s as samples/s × TokenLatencyScalingFactor.
 	InferTokenLatencies       bool   `json:"infer_token_latencies"`
 	TokenLatencyScalingFactor uint64 `json:"token_latency_scaling_factor"`
+
+	// Concurrency, when > 0, selects aimeter's fixed-concurrency load mode
+	// (no MLPerf scenario has it): Concurrency queries are always in
+	// flight, the next issued the moment one completes, as in the
+	// concurrency sweeps of MLPerf Endpoints, vLLM, AIPerf and GuideLLM.
+	// It runs on the SingleStream machinery (the Scenario must be
+	// SingleStream, whose key the MLPerf files keep) with its minimum
+	// duration and query count; each query's scheduled time is the moment
+	// it is issued, the completion of the one it replaces (the first
+	// Concurrency at the start). 0, the default, is LoadGen's behaviour.
+	// Not a LoadGen setting: absent from settings.json when 0.
+	Concurrency uint64 `json:"concurrency,omitempty"`
 }
+
+// MaxConcurrency bounds Settings.Concurrency.
+const MaxConcurrency = 1 << 20
 
 // DefaultSettings returns the defaults of mlperf::TestSettings.
 func DefaultSettings() Settings {
@@ -337,6 +352,14 @@ func (s *Settings) Validate() error {
 	}
 	if s.PerformanceIssueUnique && s.PerformanceIssueSame {
 		return bad("performance_issue_same", true, "cannot be combined with performance_issue_unique")
+	}
+	if s.Concurrency != 0 {
+		if s.Scenario != SingleStream {
+			return bad("concurrency", s.Concurrency, fmt.Sprintf("fixed concurrency runs on the SingleStream scenario's issuing, not %v: use SingleStream or concurrency 0", s.Scenario))
+		}
+		if s.Concurrency > MaxConcurrency {
+			return bad("concurrency", s.Concurrency, fmt.Sprintf("must be in [0, %d]", MaxConcurrency))
+		}
 	}
 	if s.InferTokenLatencies && s.TokenLatencyScalingFactor == 0 {
 		return bad("token_latency_scaling_factor", 0, "must be ≥ 1 when infer_token_latencies is set")

@@ -396,6 +396,11 @@ func (d *detailWriter) requested(s *loadgen.Settings) {
 	case loadgen.SingleStream:
 		d.f64("requested_single_stream_expected_latency_ns", float64(s.SingleStreamExpectedLatencyNs))
 		d.f64("requested_single_stream_target_latency_percentile", s.SingleStreamTargetLatencyPercentile)
+		if s.Concurrency > 0 {
+			// aimeter's fixed-concurrency mode, not a LoadGen key: the
+			// reason this SingleStream log is not a SingleStream result.
+			d.u64("requested_aimeter_fixed_concurrency", s.Concurrency)
+		}
 	case loadgen.MultiStream:
 		d.f64("requested_multi_stream_expected_latency_ns", float64(s.MultiStreamExpectedLatencyNs))
 		d.f64("requested_multi_stream_target_latency_percentile", s.MultiStreamTargetLatencyPercentile)

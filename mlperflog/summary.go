@@ -103,6 +103,12 @@ func (sw *summaryWriter) performance(s *loadgen.Summary, sutName string) {
 	sw.line("SUT name : " + sutName)
 	sw.line("Scenario : " + e.Scenario.String())
 	sw.line("Mode     : " + e.Mode.String())
+	if e.Concurrency > 0 {
+		// aimeter's fixed-concurrency mode runs on SingleStream's issuing
+		// and keeps its keys for the files, but is no MLPerf scenario:
+		// say so, so that nobody reads the verdict as a SingleStream one.
+		sw.line("aimeter mode : fixed concurrency " + strconv.FormatUint(e.Concurrency, 10) + " (not an MLPerf scenario; the result is aimeter's, not a SingleStream result)")
+	}
 
 	targetLabel := DoubleToString(s.TargetPercentile.Percentile*100, 1)
 	switch e.Scenario {

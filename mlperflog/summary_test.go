@@ -581,3 +581,26 @@ func TestSummaryDetails(t *testing.T) {
 		t.Errorf("accuracy-only summary = %q, want only the footer %q", buf.String(), want)
 	}
 }
+
+// TestSummaryConcurrencyMode: a fixed-concurrency run keeps the
+// SingleStream key but says, under it, that it is an aimeter mode and not
+// a SingleStream result; a plain SingleStream run has no such line.
+func TestSummaryConcurrencyMode(t *testing.T) {
+	r := singleStream(t)
+	var plain bytes.Buffer
+	if err := WriteSummary(&plain, r); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(plain.String(), "aimeter mode") {
+		t.Error("a SingleStream summary names an aimeter mode")
+	}
+	r.Summary.Effective.Concurrency = 8
+	var buf bytes.Buffer
+	if err := WriteSummary(&buf, r); err != nil {
+		t.Fatal(err)
+	}
+	want := "Scenario : SingleStream\nMode     : PerformanceOnly\naimeter mode : fixed concurrency 8 (not an MLPerf scenario; the result is aimeter's, not a SingleStream result)\n"
+	if !strings.Contains(buf.String(), want) {
+		t.Errorf("summary lacks %q:\n%s", want, buf.String())
+	}
+}

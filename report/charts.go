@@ -289,11 +289,14 @@ func settingsTable(e loadgen.Effective) table {
 		if !f.IsExported() {
 			continue
 		}
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
 		if name == "" {
 			name = f.Name
 		}
 		fv := v.Field(i)
+		if strings.Contains(opts, "omitempty") && fv.IsZero() {
+			continue // an aimeter addition that is off, as in settings.json
+		}
 		val := fmt.Sprint(fv.Interface())
 		switch {
 		case fv.CanFloat():

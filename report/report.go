@@ -37,6 +37,10 @@ type Scenario struct {
 	Result *loadgen.Result
 	// Accuracy, if set, is the outcome of checking the accuracy log.
 	Accuracy *AccuracyInfo
+	// Nodes, for a run dispatched over several servers, names its nodes;
+	// the report then breaks the reported pass down by node (NodeTable).
+	// Nil shows a node table only when the records name nodes.
+	Nodes []Node
 }
 
 // AccuracyInfo is the outcome of an accuracy check of a run's accuracy log.
@@ -186,6 +190,7 @@ type scenarioView struct {
 	Percentiles table
 	Passes      table
 	Settings    table
+	Nodes       table
 
 	Charts    *chartSet
 	ChartNote string
@@ -277,8 +282,13 @@ func buildScenario(anchor string, sc Scenario) *scenarioView {
 		Mode:        eff.Mode.String(),
 		Interrupted: res.Interrupted,
 	}
+	if eff.Concurrency > 0 {
+		// aimeter's own load mode on SingleStream's issuing: never
+		// labelled as the MLPerf scenario.
+		sv.Scenario = fmt.Sprintf("fixed concurrency %d (aimeter mode, not an MLPerf scenario)", eff.Concurrency)
+	}
 	if sv.Name == "" {
-		sv.Name = eff.Scenario.String()
+		sv.Name = sv.Scenario
 	}
 	switch {
 	case sum != nil && sum.Valid:
@@ -318,6 +328,7 @@ func buildScenario(anchor string, sc Scenario) *scenarioView {
 	fillMetric(sv, sum)
 	sv.Stats = statsTable(res, sum)
 	sv.Percentiles = percentileTable(sum)
+	sv.Nodes = nodeTable(NodeTable(res, sc.Nodes))
 
 	pass := -1
 	for i, p := range res.Passes {

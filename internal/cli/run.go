@@ -65,6 +65,10 @@ type runFlags struct {
 	keepProbes bool
 	// maxMemory is Options.MaxMemory.
 	maxMemory memoryFlag
+	// dispatch holds the flags of --sut dispatch (sut_dispatch.go).
+	dispatch dispatchFlags
+	// concurrency is Settings.Concurrency (--concurrency).
+	concurrency uint64
 }
 
 func newRunCommand(st *State) *cobra.Command {
@@ -89,6 +93,9 @@ every scenario finishes in seconds against the null SUT.`,
 			if err := refuseScenarioID(g.scenarioID, f.sut); err != nil {
 				return err
 			}
+			if err := concurrencyScenario(cmd, &f, g.mode); err != nil {
+				return err
+			}
 			if g.mode >= 0 {
 				return runGBTCommand(cmd, st, &f, &g)
 			}
@@ -106,7 +113,7 @@ every scenario finishes in seconds against the null SUT.`,
 	fl.StringVar(&f.userConf, "user-conf", "", "user.conf applied after mlperf.conf")
 	fl.StringVar(&f.auditConfig, "audit-config", "audit.config", "audit.config applied last if it exists (LoadGen looks in the working directory)")
 	fl.StringVar(&f.outputDir, "output-dir", "aimeter-results", "directory for the logs")
-	fl.StringVar(&f.sut, "sut", "null", "system under test: null (completes inside IssueQuery), null-async (completes from a worker goroutine) or reference (the demo's model on its data set)")
+	fl.StringVar(&f.sut, "sut", "null", "system under test: null (completes inside IssueQuery), null-async (completes from a worker goroutine) reference (the demo's model on its data set) or dispatch (network servers, one --url per node)")
 	fl.Uint64Var(&f.qslSize, "qsl-size", 1024, "number of samples in the (null) QSL")
 	fl.Uint64Var(&f.perfSamples, "performance-sample-count", 0, "performance sample count the QSL reports (0 = --qsl-size)")
 	fl.StringArrayVar(&f.set, "set", nil, "override one config key for this scenario: NAME=VALUE as in mlperf.conf (e.g. min_duration=1000, qsl_rng_seed=42); repeatable, applied last")
@@ -118,9 +125,10 @@ every scenario finishes in seconds against the null SUT.`,
 	fl.BoolVar(&f.keepProbes, "keep-probe-records", false, "find-peak: keep every probe's records, not only the reported probe's")
 	fl.BoolVar(&f.trace, "trace", false, "also write mlperf_log_trace.json")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress line")
+	addDispatchFlags(fl, &f)
 	groupFlags(cmd,
-		flagGroup{"MLPerf LoadGen test flags", []string{"scenario", "mode", "model", "mlperf-conf", "user-conf", "audit-config", "set", "find-peak-resolution", "keep-probe-records"}},
-		flagGroup{"System under test", []string{"sut", "qsl-size", "performance-sample-count"}},
+		flagGroup{"MLPerf LoadGen test flags", []string{"scenario", "concurrency", "mode", "model", "mlperf-conf", "user-conf", "audit-config", "set", "find-peak-resolution", "keep-probe-records"}},
+		flagGroup{"System under test", append([]string{"sut", "qsl-size", "performance-sample-count"}, dispatchFlagNames...)},
 		flagGroup{"GB/T 45087 inference test flags (--arrival-mode ≥ 0)", flagNames(gbtSet)},
 		flagGroup{"Run control", []string{"timeout", "stall-timeout", "spin-window", "max-memory"}},
 		flagGroup{"Output", []string{"output-dir", "trace", "quiet"}},
@@ -250,6 +258,7 @@ func buildSettingsInto(st *State, f *runFlags, modeSet bool, sources settingSour
 			return s, warnings, usageError("--set: %s is not a setting LoadGen reads for %s", strings.Join(unused, ", "), scenario)
 		}
 	}
+	s.Concurrency = f.concurrency
 	return s, warnings, nil
 }
 
@@ -299,9 +308,10 @@ func runTest(parent context.Context, st *State, f *runFlags, modeSet bool) error
 	if res == nil {
 		return withCode(ExitUsage, runErr)
 	}
-	b := &bundle.Bundle{Result: res, Version: Version, System: report.DetectSystem(), Trace: f.trace, HostLoad: load}
+	b := &bundle.Bundle{Result: res, Version: Version, System: report.DetectSystem(), Trace: f.trace, HostLoad: load, Nodes: dispatchNodes(sut, f)}
 	writeErr := bundle.Write(f.outputDir, b)
 	printOutcome(st, res, f.outputDir, writeErr)
+	printNetworkOutcome(st.Stdout, res, b.Nodes)
 	if w := loadWarning(res.Effective.Scenario.String(), res, load); w != "" {
 		fmt.Fprintln(st.Stderr, w)
 	}
@@ -322,7 +332,7 @@ func runTest(parent context.Context, st *State, f *runFlags, modeSet bool) error
 // its bundle into dir (nil when every file was written).
 func printOutcome(st *State, res *loadgen.Result, dir string, writeErr error) {
 	w := st.Stdout
-	fmt.Fprintf(w, "SUT %s, QSL %s (%d samples), %s, %s\n", res.SUTName, res.QSLName, res.QSLTotalCount, res.Effective.Scenario, res.Effective.Mode)
+	fmt.Fprintf(w, "SUT %s, QSL %s (%d samples), %s, %s\n", res.SUTName, res.QSLName, res.QSLTotalCount, scenarioLabel(res.Effective), res.Effective.Mode)
 	if res.Interrupted != "" && res.Summary == nil {
 		// A summary says it itself ("Issuing stopped early: …").
 		fmt.Fprintf(w, "Interrupted: %s\n", res.Interrupted)
@@ -484,8 +494,14 @@ func chooseSUT(ctx context.Context, st *State, f *runFlags, onClassified func(ui
 			return nil, nil, nil, withCode(ExitFailure, err)
 		}
 		return sut, dq, sut.Close, nil
+	case "dispatch":
+		sut, closeSUT, err := newDispatchSUT(ctx, st, f)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		return sut, qsl, closeSUT, nil
 	}
-	return nil, nil, nil, usageError("--sut %q: want null, null-async or reference", f.sut)
+	return nil, nil, nil, usageError("--sut %q: want null, null-async, reference or dispatch", f.sut)
 }
 
 // needFile checks that the file a flag or argument names exists, so that a

@@ -31,6 +31,9 @@ type State struct {
 	NotifyInterrupt func(parent context.Context, onSecond func()) (context.Context, context.CancelFunc)
 	// Exit ends the process at once (used only on a second Ctrl-C).
 	Exit func(code int)
+	// Backends adds node protocols for --sut dispatch --backend NAME to
+	// the built-in ones (tests add a protocol of their own); nil adds none.
+	Backends map[string]BackendFunc
 }
 
 // NewOSState returns the State of the running process.
