@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
 )
 
 // chunk is one decoded body: a streamed chunk (choices[].delta or, for
@@ -94,13 +95,22 @@ func (c *chunk) content() (text string, any bool) {
 	return ch.Text, ch.Text != ""
 }
 
-// maxQuoted bounds the bytes of a server's body quoted in an error.
+// maxQuoted bounds the quotation of a server's body in an error message.
 const maxQuoted = 256
 
-// quotePrefix quotes at most maxQuoted bytes of b for an error message.
+// quotePrefix quotes the start of b for an error message: at most
+// maxQuoted characters of quotation (escapes included), with "…" when b
+// was cut.
 func quotePrefix(b []byte) string {
-	if len(b) > maxQuoted {
-		return fmt.Sprintf("%q…", b[:maxQuoted])
+	n := min(len(b), maxQuoted)
+	for {
+		q := strconv.Quote(string(b[:n]))
+		if len(q) <= maxQuoted+2 || n == 0 {
+			if n < len(b) {
+				q += "…"
+			}
+			return q
+		}
+		n = n * 3 / 4
 	}
-	return fmt.Sprintf("%q", b)
 }
