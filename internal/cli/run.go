@@ -65,6 +65,8 @@ type runFlags struct {
 	keepProbes bool
 	// maxMemory is Options.MaxMemory.
 	maxMemory memoryFlag
+	// openai holds the flags of --sut openai (sut_openai.go).
+	openai openaiFlags
 }
 
 func newRunCommand(st *State) *cobra.Command {
@@ -106,7 +108,7 @@ every scenario finishes in seconds against the null SUT.`,
 	fl.StringVar(&f.userConf, "user-conf", "", "user.conf applied after mlperf.conf")
 	fl.StringVar(&f.auditConfig, "audit-config", "audit.config", "audit.config applied last if it exists (LoadGen looks in the working directory)")
 	fl.StringVar(&f.outputDir, "output-dir", "aimeter-results", "directory for the logs")
-	fl.StringVar(&f.sut, "sut", "null", "system under test: null (completes inside IssueQuery), null-async (completes from a worker goroutine) or reference (the demo's model on its data set)")
+	fl.StringVar(&f.sut, "sut", "null", "system under test: null (completes inside IssueQuery), null-async (completes from a worker goroutine), reference (the demo's model on its data set) or openai (an OpenAI-compatible server at --url)")
 	fl.Uint64Var(&f.qslSize, "qsl-size", 1024, "number of samples in the (null) QSL")
 	fl.Uint64Var(&f.perfSamples, "performance-sample-count", 0, "performance sample count the QSL reports (0 = --qsl-size)")
 	fl.StringArrayVar(&f.set, "set", nil, "override one config key for this scenario: NAME=VALUE as in mlperf.conf (e.g. min_duration=1000, qsl_rng_seed=42); repeatable, applied last")
@@ -118,9 +120,11 @@ every scenario finishes in seconds against the null SUT.`,
 	fl.BoolVar(&f.keepProbes, "keep-probe-records", false, "find-peak: keep every probe's records, not only the reported probe's")
 	fl.BoolVar(&f.trace, "trace", false, "also write mlperf_log_trace.json")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress line")
+	addOpenAIFlags(fl, &f.openai)
 	groupFlags(cmd,
 		flagGroup{"MLPerf LoadGen test flags", []string{"scenario", "mode", "model", "mlperf-conf", "user-conf", "audit-config", "set", "find-peak-resolution", "keep-probe-records"}},
 		flagGroup{"System under test", []string{"sut", "qsl-size", "performance-sample-count"}},
+		flagGroup{"OpenAI-compatible server (--sut openai)", openaiFlagNames},
 		flagGroup{"GB/T 45087 inference test flags (--arrival-mode ≥ 0)", flagNames(gbtSet)},
 		flagGroup{"Run control", []string{"timeout", "stall-timeout", "spin-window", "max-memory"}},
 		flagGroup{"Output", []string{"output-dir", "trace", "quiet"}},
@@ -142,6 +146,7 @@ type settingSources map[string]string
 func buildSettingsFrom(st *State, f *runFlags, modeSet bool) (loadgen.Settings, []string, settingSources, error) {
 	sources := settingSources{}
 	s, warnings, err := buildSettingsInto(st, f, modeSet, sources)
+	adjustOpenAISettings(f, &s, sources)
 	return s, warnings, sources, err
 }
 
@@ -302,6 +307,7 @@ func runTest(parent context.Context, st *State, f *runFlags, modeSet bool) error
 	b := &bundle.Bundle{Result: res, Version: Version, System: report.DetectSystem(), Trace: f.trace, HostLoad: load}
 	writeErr := bundle.Write(f.outputDir, b)
 	printOutcome(st, res, f.outputDir, writeErr)
+	printClientStats(st, sut)
 	if w := loadWarning(res.Effective.Scenario.String(), res, load); w != "" {
 		fmt.Fprintln(st.Stderr, w)
 	}
@@ -484,8 +490,10 @@ func chooseSUT(ctx context.Context, st *State, f *runFlags, onClassified func(ui
 			return nil, nil, nil, withCode(ExitFailure, err)
 		}
 		return sut, dq, sut.Close, nil
+	case "openai":
+		return newOpenAISUT(ctx, st, f)
 	}
-	return nil, nil, nil, usageError("--sut %q: want null, null-async or reference", f.sut)
+	return nil, nil, nil, usageError("--sut %q: want null, null-async, reference or openai", f.sut)
 }
 
 // needFile checks that the file a flag or argument names exists, so that a
