@@ -72,29 +72,6 @@ func (c *chunk) decode(b []byte) error {
 	return nil
 }
 
-// content returns the generated text of the first choice (its content,
-// else its reasoning) and whether it carries any output at all (text,
-// reasoning or a tool call).
-func (c *chunk) content() (text string, any bool) {
-	if len(c.Choices) == 0 {
-		return "", false
-	}
-	ch := &c.Choices[0]
-	for _, m := range [2]*message{&ch.Delta, &ch.Message} {
-		switch {
-		case m.Content != "":
-			return m.Content, true
-		case m.ReasoningContent != "":
-			return m.ReasoningContent, true
-		case m.Reasoning != "":
-			return m.Reasoning, true
-		case bool(m.ToolCalls):
-			return "", true
-		}
-	}
-	return ch.Text, ch.Text != ""
-}
-
 // maxQuoted bounds the quotation of a server's body in an error message.
 const maxQuoted = 256
 

@@ -409,6 +409,7 @@ type call struct {
 	br         *bufio.Reader
 	sse        sseReader
 	chunk      chunk
+	parsed     parsed
 	text       []byte
 	times      []int64
 	buf        []byte
@@ -478,6 +479,18 @@ func (e *Endpoint) release(c *call) {
 // sent and received, without chunked-encoding framing; under HTTP/2, whose
 // headers are compressed, an overestimate).
 func (e *Endpoint) Do(ctx context.Context, r *loadgen.Responder, s loadgen.QuerySample, resp *loadgen.Response) {
+	e.do(ctx, r, s, resp)
+}
+
+// clock is what Do uses of the loadgen.Responder, so that benchmarks can
+// drive the request path without a loadgen run.
+type clock interface {
+	Now() int64
+	At(time.Time) int64
+	FirstToken(loadgen.ResponseID, []byte)
+}
+
+func (e *Endpoint) do(ctx context.Context, r clock, s loadgen.QuerySample, resp *loadgen.Response) {
 	issued := r.Now()
 	e.stats.requests.Add(1)
 	b := e.bodies.Load()
@@ -601,7 +614,7 @@ func isDone(data []byte) bool {
 }
 
 // readStream reads the server-sent events of a streamed response.
-func (e *Endpoint) readStream(ctx context.Context, r *loadgen.Responder, s loadgen.QuerySample, resp *loadgen.Response, c *call) error {
+func (e *Endpoint) readStream(ctx context.Context, r clock, s loadgen.QuerySample, resp *loadgen.Response, c *call) error {
 	c.sse.reset(c.br, e.maxEvent)
 	var chunks int64
 	usageTokens := int64(-1)
@@ -622,16 +635,17 @@ func (e *Endpoint) readStream(ctx context.Context, r *loadgen.Responder, s loadg
 		if isDone(data) {
 			break
 		}
-		if err := c.chunk.decode(data); err != nil {
+		p := &c.parsed
+		if err := p.decode(data, &c.chunk); err != nil {
 			return loadgen.WithCategory(netsut.CategoryDecode, errors.New(e.scrub(fmt.Sprintf("POST %s: chunk %d: %v", e.reqURL.Redacted(), chunks+1, err))))
 		}
-		if c.chunk.Error != nil {
-			return loadgen.WithCategory(netsut.CategoryHTTP, fmt.Errorf("POST %s: the stream carried an error: %s", e.reqURL.Redacted(), e.scrub(quotePrefix([]byte(c.chunk.Error.Message)))))
+		if p.hasErr {
+			return loadgen.WithCategory(netsut.CategoryHTTP, fmt.Errorf("POST %s: the stream carried an error: %s", e.reqURL.Redacted(), e.scrub(quotePrefix(p.str(p.errMsg)))))
 		}
-		if u := c.chunk.Usage; u != nil {
-			usageTokens = u.CompletionTokens
+		if p.hasUsage {
+			usageTokens = p.usage
 		}
-		text, ok := c.chunk.content()
+		text, ok := p.content()
 		if !ok {
 			continue
 		}
@@ -702,20 +716,21 @@ func (e *Endpoint) readWhole(ctx context.Context, resp *loadgen.Response, c *cal
 			return e.failure(ctx, err)
 		}
 	}
-	if err := c.chunk.decode(c.buf); err != nil {
+	p := &c.parsed
+	if err := p.decode(c.buf, &c.chunk); err != nil {
 		return loadgen.WithCategory(netsut.CategoryDecode, errors.New(e.scrub(fmt.Sprintf("POST %s: %v", e.reqURL.Redacted(), err))))
 	}
-	if c.chunk.Error != nil {
-		return loadgen.WithCategory(netsut.CategoryHTTP, fmt.Errorf("POST %s: the response is an error: %s", e.reqURL.Redacted(), e.scrub(quotePrefix([]byte(c.chunk.Error.Message)))))
+	if p.hasErr {
+		return loadgen.WithCategory(netsut.CategoryHTTP, fmt.Errorf("POST %s: the response is an error: %s", e.reqURL.Redacted(), e.scrub(quotePrefix(p.str(p.errMsg)))))
 	}
-	if len(c.chunk.Choices) == 0 {
+	if p.choices == 0 {
 		return loadgen.WithCategory(netsut.CategoryDecode, fmt.Errorf("POST %s: a response without choices: %s", e.reqURL.Redacted(), e.scrub(quotePrefix(c.buf))))
 	}
-	text, _ := c.chunk.content()
+	text, _ := p.content()
 	c.text = append(c.text, text...)
 	usageTokens := int64(-1)
-	if c.chunk.Usage != nil {
-		usageTokens = c.chunk.Usage.CompletionTokens
+	if p.hasUsage {
+		usageTokens = p.usage
 	}
 	// No chunks to check the usage against.
 	resp.Tokens = e.countTokens(usageTokens, -1)

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -115,9 +116,9 @@ func server(t testing.TB, rec *recorder, handle func(w http.ResponseWriter, r *h
 type runOpts struct {
 	samples  uint64
 	mode     loadgen.Mode
-	tokens   bool          // token latencies
-	timeout  time.Duration // netsut request timeout
-	scenario loadgen.Scenario
+	tokens   bool              // token latencies
+	timeout  time.Duration     // netsut request timeout
+	scenario *loadgen.Scenario // nil = Offline
 }
 
 // run runs an Offline test (or o.scenario) of the endpoint.
@@ -125,8 +126,8 @@ func run(t testing.TB, ep *Endpoint, o runOpts) *loadgen.Result {
 	t.Helper()
 	s := loadgen.DefaultSettings()
 	s.Scenario = loadgen.Offline
-	if o.scenario != 0 {
-		s.Scenario = o.scenario
+	if o.scenario != nil {
+		s.Scenario = *o.scenario
 	}
 	s.Mode = loadgen.PerformanceOnly
 	if o.mode != 0 {
@@ -621,5 +622,37 @@ func TestHistogram(t *testing.T) {
 	var empty histogram
 	if d := empty.summary(); d.Count != 0 || d.P99 != 0 {
 		t.Errorf("empty: %+v", d)
+	}
+}
+
+// TestConnectionReuse: streamed and whole responses leave their
+// connection for the next request.
+func TestConnectionReuse(t *testing.T) {
+	for _, stream := range []bool{false, true} {
+		var conns atomic.Int64
+		srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			io.Copy(io.Discard, r.Body)
+			if stream {
+				writeSSE(w, delta("a"), usage5, "data: [DONE]\n\n")
+				return
+			}
+			io.WriteString(w, `{"choices":[{"text":"a"}],"usage":{"completion_tokens":1}}`)
+		}))
+		srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+			if s == http.StateNew {
+				conns.Add(1)
+			}
+		}
+		srv.Start()
+		ep := newEndpoint(t, Options{BaseURL: srv.URL, Model: "m1", Stream: stream})
+		single := loadgen.SingleStream
+		res := run(t, ep, runOpts{samples: 20, scenario: &single})
+		if res.FailedSamples != 0 {
+			t.Fatalf("errors %+v", res.Errors)
+		}
+		if n := conns.Load(); n != 1 {
+			t.Errorf("stream %v: %d connections for %d sequential requests, want 1", stream, n, res.RecordCount())
+		}
+		srv.Close()
 	}
 }

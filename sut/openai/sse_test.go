@@ -114,42 +114,72 @@ func FuzzSSE(f *testing.F) {
 	})
 }
 
+// FuzzChunk checks the decoder of bodies against encoding/json: the small
+// scanner (or its fall-back) must read every body exactly as
+// encoding/json reads it into the chunk struct.
 func FuzzChunk(f *testing.F) {
 	for _, s := range []string{
 		`{"choices":[{"delta":{"content":"a"}}]}`, `{"choices":[{"text":"b"}],"usage":{"completion_tokens":3}}`,
 		`{"choices":[{"delta":{"tool_calls":[{"index":0}]}}]}`, `{"choices":[{"delta":{"reasoning_content":"r"}}]}`,
 		`{"error":{"message":"x"}}`, `{"choices":[{"message":{"content":"\u00e9\n"}}]}`, `{`, `null`, `[]`,
-		`{"choices":[{"delta":{"tool_calls":null}}]}`,
+		`{"choices":[{"delta":{"tool_calls":null}}]}`, `{"choices":[{"delta":{"Content":"a","content":"b"}}]}`,
+		`{"choices":[{"delta":{"content":"a"},"delta":{"reasoning":"b"}}]}`, `{"choices":null,"usage":{"completion_tokens":1e2}}`,
+		`{"choices":[{"delta":{"content":"w\u00f6rld \"q\" \\ \/ \t"}},{"delta":{"content":5}}]}`,
+		`{"usage":{"completion_tokens":-12345678901234567890}}`, "{\"choices\":[{\"text\":\"\xff\"}]}",
+		`{"id":"x","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":" tok"},"logprobs":null,"finish_reason":null}]}`,
 	} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		var c chunk
-		c.Choices = append(c.Choices, choice{Text: "stale", Delta: message{Content: "stale", ToolCalls: true}})
-		err := c.decode([]byte(s))
-		text, any := c.content()
-		if err != nil {
-			if len(err.Error()) > maxQuoted+200 {
-				t.Fatalf("error of %d bytes", len(err.Error()))
+		var want chunk
+		errWant := want.decode([]byte(s))
+		var wp parsed
+		if errWant == nil {
+			wp.fromChunk(&want)
+		}
+		var got parsed
+		stale := chunk{Choices: []choice{{Text: "stale", Delta: message{Content: "stale", ToolCalls: true}}}}
+		got.scratch = append(got.scratch, "stale"...)
+		got.fields[fText] = span{0, 5}
+		errGot := got.decode([]byte(s), &stale)
+		if (errGot == nil) != (errWant == nil) {
+			t.Fatalf("error %v, encoding/json's %v", errGot, errWant)
+		}
+		if errGot != nil {
+			if len(errGot.Error()) > maxQuoted+200 {
+				t.Fatalf("error of %d bytes", len(errGot.Error()))
 			}
 			return
 		}
-		if text != "" && !any {
-			t.Fatal("text without content")
-		}
-		if strings.Contains(s, "stale") {
-			return
-		}
-		if text == "stale" {
-			t.Fatal("a field of the previous body survived")
-		}
-		// Decoding again gives the same answer.
-		var c2 chunk
-		if err := c2.decode([]byte(s)); err != nil {
-			t.Fatal(err)
-		}
-		if t2, a2 := c2.content(); t2 != text || a2 != any {
-			t.Fatalf("second decode: %q %v, first %q %v", t2, a2, text, any)
+		gt, ga := got.content()
+		wt, wa := wp.content()
+		if string(gt) != string(wt) || ga != wa || got.choices != wp.choices || got.hasUsage != wp.hasUsage ||
+			got.usage != wp.usage || got.hasErr != wp.hasErr || string(got.str(got.errMsg)) != string(wp.str(wp.errMsg)) {
+			t.Fatalf("scanner: %q %v choices %d usage %v %d error %v %q\nencoding/json: %q %v choices %d usage %v %d error %v %q",
+				gt, ga, got.choices, got.hasUsage, got.usage, got.hasErr, got.str(got.errMsg),
+				wt, wa, wp.choices, wp.hasUsage, wp.usage, wp.hasErr, wp.str(wp.errMsg))
 		}
 	})
+}
+
+// TestChunkFastPath: the usual chunks decode without encoding/json and
+// without allocating.
+func TestChunkFastPath(t *testing.T) {
+	var p parsed
+	var c chunk
+	for _, s := range []string{
+		`{"id":"x","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":" tok\n"},"logprobs":null,"finish_reason":null}]}`,
+		`{"choices":[],"usage":{"prompt_tokens":12,"completion_tokens":64}}`,
+		`{"choices":[{"index":0,"message":{"role":"assistant","content":"hello world"},"finish_reason":"stop"}],"usage":{"completion_tokens":2}}`,
+	} {
+		b := []byte(s)
+		allocs := testing.AllocsPerRun(50, func() {
+			if err := p.decode(b, &c); err != nil {
+				t.Fatal(err)
+			}
+		})
+		if (allocs > 0 && !raceEnabled) || len(c.Choices) != 0 {
+			t.Errorf("%s: %v allocations, encoding/json used: %v", s, allocs, len(c.Choices) != 0)
+		}
+	}
 }
