@@ -405,6 +405,7 @@ type call struct {
 	wrote      atomic.Bool
 	wroteAt    time.Time
 	trace      httptrace.ClientTrace
+	getBody    func() (io.ReadCloser, error)
 	cb         countingReader
 	br         *bufio.Reader
 	sse        sseReader
@@ -420,6 +421,13 @@ func (e *Endpoint) newCall() *call {
 	c.trace.WroteRequest = func(httptrace.WroteRequestInfo) {
 		c.wroteAt = time.Now()
 		c.wrote.Store(true)
+	}
+	// The transport sends a request again only when not one byte of it
+	// was written (a kept-alive connection the server had closed while
+	// idle): no retry hides a failure of the server.
+	c.getBody = func() (io.ReadCloser, error) {
+		c.off = 0
+		return c, nil
 	}
 	return c
 }
@@ -512,7 +520,7 @@ func (e *Endpoint) do(ctx context.Context, r clock, s loadgen.QuerySample, resp 
 	c.text, c.times = c.text[:0], c.times[:0]
 
 	req := e.tmplReq.WithContext(httptrace.WithClientTrace(ctx, &c.trace))
-	req.Body = c
+	req.Body, req.GetBody = c, c.getBody
 	req.ContentLength = int64(len(c.body))
 	resp.RequestBytes = int64(len(c.body)) + e.hdrBytes
 	hres, err := e.tr.RoundTrip(req)
