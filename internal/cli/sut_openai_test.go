@@ -80,6 +80,9 @@ func TestRunOpenAI(t *testing.T) {
 		{"Server", []string{"--set", "target_qps=400", "--set", "min_duration=500", "--set", "min_query_count=1000",
 			"--set", "ttft_latency=1000", "--set", "tpot_latency=1000"}, true},
 		{"Offline", []string{"--set", "min_duration=0", "--set", "min_query_count=50", "--stream=false"}, false},
+		{"SingleStream", []string{"--set", "min_duration=0", "--set", "min_query_count=100", "--set", "target_latency=1"}, true},
+		// MultiStream's early stopping at p99 needs 662 queries of 8 samples.
+		{"MultiStream", []string{"--set", "min_duration=0", "--set", "min_query_count=700", "--set", "target_latency=5", "--stream=false"}, false},
 	} {
 		t.Run(tc.scenario, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "out")
@@ -154,6 +157,30 @@ func TestRunOpenAI(t *testing.T) {
 			t.Fatalf("prompt sent twice: %q", p)
 		}
 		seen[p] = true
+	}
+
+	// An accuracy run sends the data set's prompts exactly: 8 words, no
+	// nonce, each once.
+	out := filepath.Join(t.TempDir(), "acc")
+	res := runCLI(t, "", "run", "-q", "--sut", "openai", "--url", srv.URL, "--scenario", "Offline", "--mode", "accuracy",
+		"--output-dir", out, "--qsl-size", "16", "--input-tokens", "8")
+	if res.code != 0 {
+		t.Fatalf("accuracy run: %v", res)
+	}
+	clear(seen)
+	for len(srv.prompts) > 0 {
+		p := <-srv.prompts
+		if n := len(strings.Fields(p)); n != 8 || seen[p] {
+			t.Errorf("accuracy prompt %q: %d words, seen before %v", p, n, seen[p])
+		}
+		seen[p] = true
+	}
+	if len(seen) != 16 {
+		t.Errorf("%d distinct prompts in the accuracy run, want 16", len(seen))
+	}
+	acc, err := os.ReadFile(filepath.Join(out, "mlperf_log_accuracy.json"))
+	if err != nil || !strings.Contains(string(acc), fmt.Sprintf("%x", "a b c d")) {
+		t.Errorf("the accuracy log lacks the generated text: %v\n%.300s", err, acc)
 	}
 }
 
