@@ -208,3 +208,28 @@ func BenchmarkBareLoop(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkDecodeChunk compares the chunk scanner with encoding/json on a
+// typical streamed chunk of vLLM.
+func BenchmarkDecodeChunk(b *testing.B) {
+	body := []byte(`{"id":"chatcmpl-7f3a","object":"chat.completion.chunk","created":1732500000,"model":"meta-llama/Llama-3.1-8B-Instruct","choices":[{"index":0,"delta":{"content":" token"},"logprobs":null,"finish_reason":null}]}`)
+	b.Run("scanner", func(b *testing.B) {
+		var p parsed
+		var c chunk
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := p.decode(body, &c); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("encoding-json", func(b *testing.B) {
+		var c chunk
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := c.decode(body); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

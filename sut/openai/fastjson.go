@@ -1,7 +1,6 @@
 package openai
 
 import (
-	"bytes"
 	"unicode/utf8"
 )
 
@@ -402,8 +401,13 @@ func (w *walker) array(elem func(n int) bool) bool {
 }
 
 // match reports whether key is name; a key equal to name but for case
-// (which encoding/json would take) or a repeat (seen) gives up.
+// (which encoding/json would take) or a repeat (seen) gives up. Keys are
+// ASCII (object gives up on others), and so are names, so only ASCII
+// letters fold.
 func match(key []byte, name string, seen *uint16, bit uint16, giveUp *bool) bool {
+	if len(key) != len(name) {
+		return false
+	}
 	if string(key) == name {
 		if *seen&bit != 0 {
 			*giveUp = true
@@ -412,9 +416,19 @@ func match(key []byte, name string, seen *uint16, bit uint16, giveUp *bool) bool
 		*seen |= bit
 		return true
 	}
-	if bytes.EqualFold(key, []byte(name)) {
-		*giveUp = true
+	for i := range len(key) {
+		a, b := key[i], name[i]
+		if 'A' <= a && a <= 'Z' {
+			a += 'a' - 'A'
+		}
+		if 'A' <= b && b <= 'Z' {
+			b += 'a' - 'A'
+		}
+		if a != b {
+			return false
+		}
 	}
+	*giveUp = true
 	return false
 }
 

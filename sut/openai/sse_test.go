@@ -125,7 +125,8 @@ func FuzzChunk(f *testing.F) {
 		`{"choices":[{"delta":{"tool_calls":null}}]}`, `{"choices":[{"delta":{"Content":"a","content":"b"}}]}`,
 		`{"choices":[{"delta":{"content":"a"},"delta":{"reasoning":"b"}}]}`, `{"choices":null,"usage":{"completion_tokens":1e2}}`,
 		`{"choices":[{"delta":{"content":"w\u00f6rld \"q\" \\ \/ \t"}},{"delta":{"content":5}}]}`,
-		`{"usage":{"completion_tokens":-12345678901234567890}}`, "{\"choices\":[{\"text\":\"\xff\"}]}",
+		`{"usage":{"completion_tokens":-12345678901234567890}}`, "{\"choices\":[{\"delta\":{\"Reasoning_Content\":\"a\",\"reasoning\x7fcontent\":\"b\"}}]}",
+		`{"CHOICES":[{"text":"a"}],"choices":[{"text":"b"}]}`, `{"choices":[{"text":"a"}]} x`, `{"choices":[{"text":"a\u0041"}]}`, "{\"choices\":[{\"text\":\"\xff\"}]}",
 		`{"id":"x","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":" tok"},"logprobs":null,"finish_reason":null}]}`,
 	} {
 		f.Add(s)
