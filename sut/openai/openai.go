@@ -400,8 +400,8 @@ func (e *Endpoint) appendNonce(b []byte, id loadgen.ResponseID) []byte {
 // call is the per-request state, pooled.
 type call struct {
 	body       []byte
-	off        int
-	bodyClosed atomic.Bool
+	rd         bytes.Reader
+	rc         io.ReadCloser // io.NopCloser(&rd), made once
 	wrote      atomic.Bool
 	wroteAt    time.Time
 	trace      httptrace.ClientTrace
@@ -426,26 +426,14 @@ func (e *Endpoint) newCall() *call {
 	// was written (a kept-alive connection the server had closed while
 	// idle): no retry hides a failure of the server.
 	c.getBody = func() (io.ReadCloser, error) {
-		c.off = 0
-		return c, nil
+		c.rd.Reset(c.body)
+		return c.rc, nil
 	}
+	// A body net/http knows to be in memory (a *bytes.Reader, here behind
+	// io.NopCloser) goes out in one write with the headers; any other is
+	// written after a separate flush of the headers.
+	c.rc = io.NopCloser(&c.rd)
 	return c
-}
-
-// Read and Close make the call the request body, so that sending one
-// allocates no reader.
-func (c *call) Read(p []byte) (int, error) {
-	if c.off >= len(c.body) {
-		return 0, io.EOF
-	}
-	n := copy(p, c.body[c.off:])
-	c.off += n
-	return n, nil
-}
-
-func (c *call) Close() error {
-	c.bodyClosed.Store(true)
-	return nil
 }
 
 // countingReader counts the bytes read through it.
@@ -461,12 +449,13 @@ func (c *countingReader) Read(p []byte) (int, error) {
 }
 
 // release returns c to the pool if the transport is done with it: it
-// closed the body and reported the write. Otherwise the transport may
-// still touch c, which is left to the garbage collector.
+// reported the end of the write (httptrace's WroteRequest, called once the
+// body is written or the write failed). Otherwise the transport may still
+// read the body, and c is left to the garbage collector.
 func (e *Endpoint) release(c *call) {
 	c.cb.r = nil
 	c.br.Reset(nil)
-	if !c.bodyClosed.Load() || !c.wrote.Load() {
+	if !c.wrote.Load() {
 		return
 	}
 	if cap(c.text) > 64<<10 {
@@ -514,13 +503,12 @@ func (e *Endpoint) do(ctx context.Context, r clock, s loadgen.QuerySample, resp 
 		c.body = e.appendNonce(c.body, s.ID)
 	}
 	c.body = append(c.body, b.post[s.Index]...)
-	c.off = 0
-	c.bodyClosed.Store(false)
+	c.rd.Reset(c.body)
 	c.wrote.Store(false)
 	c.text, c.times = c.text[:0], c.times[:0]
 
 	req := e.tmplReq.WithContext(httptrace.WithClientTrace(ctx, &c.trace))
-	req.Body, req.GetBody = c, c.getBody
+	req.Body, req.GetBody = c.rc, c.getBody
 	req.ContentLength = int64(len(c.body))
 	resp.RequestBytes = int64(len(c.body)) + e.hdrBytes
 	hres, err := e.tr.RoundTrip(req)
