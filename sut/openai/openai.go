@@ -399,21 +399,21 @@ func (e *Endpoint) appendNonce(b []byte, id loadgen.ResponseID) []byte {
 
 // call is the per-request state, pooled.
 type call struct {
-	body       []byte
-	rd         bytes.Reader
-	rc         io.ReadCloser // io.NopCloser(&rd), made once
-	wrote      atomic.Bool
-	wroteAt    time.Time
-	trace      httptrace.ClientTrace
-	getBody    func() (io.ReadCloser, error)
-	cb         countingReader
-	br         *bufio.Reader
-	sse        sseReader
-	chunk      chunk
-	parsed     parsed
-	text       []byte
-	times      []int64
-	buf        []byte
+	body    []byte
+	rd      bytes.Reader
+	rc      io.ReadCloser // io.NopCloser(&rd), made once
+	wrote   atomic.Bool
+	wroteAt time.Time
+	trace   httptrace.ClientTrace
+	getBody func() (io.ReadCloser, error)
+	cb      countingReader
+	br      *bufio.Reader
+	sse     sseReader
+	chunk   chunk
+	parsed  parsed
+	text    []byte
+	times   []int64
+	buf     []byte
 }
 
 func (e *Endpoint) newCall() *call {
