@@ -3,12 +3,15 @@ package openai
 import (
 	"context"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -598,6 +601,20 @@ func TestTLS(t *testing.T) {
 	if err := ep.Check(context.Background()); err != nil {
 		t.Errorf("Check with InsecureSkipVerify: %v", err)
 	}
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o600)
+	ep = newEndpoint(t, Options{BaseURL: srv.URL, TLS: TLSOptions{CAFile: ca}})
+	if err := ep.Check(context.Background()); err != nil {
+		t.Errorf("Check with the server's certificate as CA file: %v", err)
+	}
+	if _, err := New(Options{BaseURL: srv.URL, Prompts: testPrompts(t, 1), TLS: TLSOptions{CAFile: filepath.Join(t.TempDir())}}); err == nil {
+		t.Error("a directory accepted as CA file")
+	}
+	notPEM := filepath.Join(t.TempDir(), "x.pem")
+	os.WriteFile(notPEM, []byte("hello"), 0o600)
+	if _, err := New(Options{BaseURL: srv.URL, Prompts: testPrompts(t, 1), TLS: TLSOptions{CAFile: notPEM}}); err == nil || !strings.Contains(err.Error(), "no PEM certificate") {
+		t.Errorf("a file without PEM: %v", err)
+	}
 }
 
 func TestHistogram(t *testing.T) {
@@ -654,5 +671,47 @@ func TestConnectionReuse(t *testing.T) {
 			t.Errorf("stream %v: %d connections for %d sequential requests, want 1", stream, n, res.RecordCount())
 		}
 		srv.Close()
+	}
+}
+
+// TestHTTP2OverTLS: a TLS server that offers HTTP/2 gets it, streaming
+// included.
+func TestHTTP2OverTLS(t *testing.T) {
+	var protos sync.Map
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		protos.Store(r.Proto, true)
+		if r.URL.Path == "/v1/models" {
+			io.WriteString(w, `{"data":[{"id":"m1"}]}`)
+			return
+		}
+		io.Copy(io.Discard, r.Body)
+		writeSSE(w, delta("a"), delta("b"), usage5, "data: [DONE]\n\n")
+	}))
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
+	defer srv.Close()
+	ep := newEndpoint(t, Options{BaseURL: srv.URL, Stream: true, TLS: TLSOptions{InsecureSkipVerify: true}})
+	if err := ep.Check(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	res := run(t, ep, runOpts{samples: 8, tokens: true})
+	if res.FailedSamples != 0 {
+		t.Fatalf("errors %+v", res.Errors)
+	}
+	for rec := range res.Records() {
+		if rec.Tokens != 5 || rec.FirstTokenNs == loadgen.NoTime {
+			t.Errorf("record %+v", rec)
+		}
+	}
+	n := 0
+	protos.Range(func(k, _ any) bool {
+		n++
+		if k != "HTTP/2.0" {
+			t.Errorf("a request over %v", k)
+		}
+		return true
+	})
+	if n == 0 {
+		t.Error("no request")
 	}
 }
