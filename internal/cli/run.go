@@ -69,6 +69,10 @@ type runFlags struct {
 	dispatch dispatchFlags
 	// concurrency is Settings.Concurrency (--concurrency).
 	concurrency uint64
+	// openai holds the flags of --sut openai (sut_openai.go).
+	openai openaiFlags
+	// net holds the flags every network SUT shares (netflags.go).
+	net netFlags
 }
 
 func newRunCommand(st *State) *cobra.Command {
@@ -113,7 +117,7 @@ every scenario finishes in seconds against the null SUT.`,
 	fl.StringVar(&f.userConf, "user-conf", "", "user.conf applied after mlperf.conf")
 	fl.StringVar(&f.auditConfig, "audit-config", "audit.config", "audit.config applied last if it exists (LoadGen looks in the working directory)")
 	fl.StringVar(&f.outputDir, "output-dir", "aimeter-results", "directory for the logs")
-	fl.StringVar(&f.sut, "sut", "null", "system under test: null (completes inside IssueQuery), null-async (completes from a worker goroutine) reference (the demo's model on its data set) or dispatch (network servers, one --url per node)")
+	fl.StringVar(&f.sut, "sut", "null", "system under test: null (completes inside IssueQuery), null-async (completes from a worker goroutine), reference (the demo's model on its data set), openai (an OpenAI-compatible server at --url) or dispatch (network servers, one --url per node)")
 	fl.Uint64Var(&f.qslSize, "qsl-size", 1024, "number of samples in the (null) QSL")
 	fl.Uint64Var(&f.perfSamples, "performance-sample-count", 0, "performance sample count the QSL reports (0 = --qsl-size)")
 	fl.StringArrayVar(&f.set, "set", nil, "override one config key for this scenario: NAME=VALUE as in mlperf.conf (e.g. min_duration=1000, qsl_rng_seed=42); repeatable, applied last")
@@ -125,10 +129,14 @@ every scenario finishes in seconds against the null SUT.`,
 	fl.BoolVar(&f.keepProbes, "keep-probe-records", false, "find-peak: keep every probe's records, not only the reported probe's")
 	fl.BoolVar(&f.trace, "trace", false, "also write mlperf_log_trace.json")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress line")
+	addNetFlags(fl, &f.net)
 	addDispatchFlags(fl, &f)
+	addOpenAIFlags(fl, &f.openai)
 	groupFlags(cmd,
 		flagGroup{"MLPerf LoadGen test flags", []string{"scenario", "concurrency", "mode", "model", "mlperf-conf", "user-conf", "audit-config", "set", "find-peak-resolution", "keep-probe-records"}},
-		flagGroup{"System under test", append([]string{"sut", "qsl-size", "performance-sample-count"}, dispatchFlagNames...)},
+		flagGroup{"System under test", []string{"sut", "qsl-size", "performance-sample-count"}},
+		flagGroup{"Network servers (--sut openai, dispatch)", append(append([]string(nil), netFlagNames...), dispatchFlagNames...)},
+		flagGroup{"OpenAI-compatible server (--sut openai, --backend openai)", openaiFlagNames},
 		flagGroup{"GB/T 45087 inference test flags (--arrival-mode ≥ 0)", flagNames(gbtSet)},
 		flagGroup{"Run control", []string{"timeout", "stall-timeout", "spin-window", "max-memory"}},
 		flagGroup{"Output", []string{"output-dir", "trace", "quiet"}},
@@ -150,6 +158,7 @@ type settingSources map[string]string
 func buildSettingsFrom(st *State, f *runFlags, modeSet bool) (loadgen.Settings, []string, settingSources, error) {
 	sources := settingSources{}
 	s, warnings, err := buildSettingsInto(st, f, modeSet, sources)
+	adjustOpenAISettings(f, &s, sources)
 	return s, warnings, sources, err
 }
 
@@ -312,6 +321,7 @@ func runTest(parent context.Context, st *State, f *runFlags, modeSet bool) error
 	writeErr := bundle.Write(f.outputDir, b)
 	printOutcome(st, res, f.outputDir, writeErr)
 	printNetworkOutcome(st.Stdout, res, b.Nodes)
+	printClientStats(st, sut)
 	if w := loadWarning(res.Effective.Scenario.String(), res, load); w != "" {
 		fmt.Fprintln(st.Stderr, w)
 	}
@@ -494,14 +504,12 @@ func chooseSUT(ctx context.Context, st *State, f *runFlags, onClassified func(ui
 			return nil, nil, nil, withCode(ExitFailure, err)
 		}
 		return sut, dq, sut.Close, nil
+	case "openai":
+		return newOpenAISUT(ctx, st, f)
 	case "dispatch":
-		sut, closeSUT, err := newDispatchSUT(ctx, st, f)
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		return sut, qsl, closeSUT, nil
+		return newDispatchSUT(ctx, st, f)
 	}
-	return nil, nil, nil, usageError("--sut %q: want null, null-async, reference or dispatch", f.sut)
+	return nil, nil, nil, usageError("--sut %q: want null, null-async, reference, openai or dispatch", f.sut)
 }
 
 // needFile checks that the file a flag or argument names exists, so that a

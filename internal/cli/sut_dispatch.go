@@ -7,7 +7,6 @@ import (
 	"net/url"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -17,16 +16,14 @@ import (
 	"aimeter/report"
 	"aimeter/sut/dispatch"
 	"aimeter/sut/netsut"
+	"aimeter/sut/null"
 )
 
 // dispatchFlags are the flags of --sut dispatch.
 type dispatchFlags struct {
-	urls           []string
-	backend        string
-	policy         string
-	allowDown      bool
-	requestTimeout time.Duration
-	checkTimeout   time.Duration
+	backend   string
+	policy    string
+	allowDown bool
 }
 
 // BackendFunc makes the Endpoint of one node of --sut dispatch from its
@@ -37,22 +34,33 @@ type BackendFunc func(url string, f *runFlags) (netsut.Endpoint, error)
 // concurrency mode.
 func addDispatchFlags(fl *pflag.FlagSet, f *runFlags) {
 	d := &f.dispatch
-	fl.StringArrayVar(&d.urls, "url", nil, "--sut dispatch: base URL of one node (repeat for each node, e.g. --url http://10.0.0.1:8000 --url http://10.0.0.2:8000)")
 	fl.StringVar(&d.backend, "backend", "openai", "--sut dispatch: the protocol every node speaks ("+strings.Join(backendNames(nil), ", ")+")")
 	fl.StringVar(&d.policy, "policy", "round-robin", "--sut dispatch: round-robin (equal shares) or least-outstanding (fewest requests in flight)")
 	fl.BoolVar(&d.allowDown, "allow-down-nodes", false, "--sut dispatch: run without the nodes that are down at the start instead of refusing to start")
-	fl.DurationVar(&d.requestTimeout, "request-timeout", 0, "network SUTs: fail a request with error category timeout after this long (0 = no per-request bound)")
-	fl.DurationVar(&d.checkTimeout, "check-timeout", 10*time.Second, "network SUTs: bound on the health check of every node before the run")
 	fl.Uint64Var(&f.concurrency, "concurrency", 0, "aimeter's fixed-concurrency mode (not an MLPerf scenario): keep N requests in flight, the next sent as one completes; runs on SingleStream's issuing (the default --scenario with it)")
 }
 
 // dispatchFlagNames lists addDispatchFlags' flags for the help groups.
-var dispatchFlagNames = []string{"url", "backend", "policy", "allow-down-nodes", "request-timeout", "check-timeout"}
+var dispatchFlagNames = []string{"backend", "policy", "allow-down-nodes"}
 
 // builtinBackends are the node protocols of --sut dispatch in this build,
 // one case per protocol adapter (sut/openai, sut/kserve add theirs here).
 func builtinBackends() map[string]BackendFunc {
-	return map[string]BackendFunc{}
+	return map[string]BackendFunc{
+		"openai": func(url string, f *runFlags) (netsut.Endpoint, error) { return newOpenAIEndpoint(url, f) },
+	}
+}
+
+// backendQSL is the sample library of a dispatched run: the backend's own
+// data (the prompts of openai), or the null library of --qsl-size.
+func backendQSL(kind string, f *runFlags) loadgen.QSL {
+	switch kind {
+	case "openai":
+		if f.openai.set != nil {
+			return f.openai.set
+		}
+	}
+	return null.QSL{Total: f.qslSize, Performance: f.perfSamples}
 }
 
 // backendNames lists the backends available with extra, sorted.
@@ -109,51 +117,51 @@ func redactURL(raw string) string {
 // newDispatchSUT builds --sut dispatch: one Endpoint per --url, a
 // Dispatcher over them, checked (every node up, names gathered) before the
 // run, run by netsut.
-func newDispatchSUT(ctx context.Context, st *State, f *runFlags) (loadgen.SUT, func(), error) {
-	d := &f.dispatch
-	if len(d.urls) == 0 {
-		return nil, nil, usageError("--sut dispatch: give each node with --url (at least one)")
+func newDispatchSUT(ctx context.Context, st *State, f *runFlags) (loadgen.SUT, loadgen.QSL, func(), error) {
+	d, n := &f.dispatch, &f.net
+	if len(n.urls) == 0 {
+		return nil, nil, nil, usageError("--sut dispatch: give each node with --url (at least one)")
 	}
 	policy, err := dispatch.ParsePolicy(d.policy)
 	if err != nil {
-		return nil, nil, usageError("--policy: %v", err)
+		return nil, nil, nil, usageError("--policy: %v", err)
 	}
-	if d.requestTimeout < 0 || d.checkTimeout <= 0 {
-		return nil, nil, usageError("--request-timeout must be ≥ 0 and --check-timeout > 0")
+	if err := n.validate(); err != nil {
+		return nil, nil, nil, err
 	}
-	eps := make([]netsut.Endpoint, 0, len(d.urls))
+	eps := make([]netsut.Endpoint, 0, len(n.urls))
 	closeAll := func() {
 		for _, ep := range eps {
 			ep.Close()
 		}
 	}
-	for _, u := range d.urls {
+	for _, u := range n.urls {
 		ep, err := newBackendEndpoint(d.backend, u, f, st.Backends)
 		if err != nil {
 			closeAll()
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		eps = append(eps, ep)
 	}
 	disp, err := dispatch.New(eps, dispatch.Options{Policy: policy, AllowDownNodes: d.allowDown})
 	if err != nil {
 		closeAll()
-		return nil, nil, usageError("--sut dispatch: %v", err)
+		return nil, nil, nil, usageError("--sut dispatch: %v", err)
 	}
-	cctx, cancel := context.WithTimeout(ctx, d.checkTimeout)
+	cctx, cancel := context.WithTimeout(ctx, n.checkTimeout)
 	err = disp.Check(cctx)
 	cancel()
 	if err != nil {
 		disp.Close()
-		return nil, nil, withCode(ExitFailure, fmt.Errorf("--sut dispatch: checking the nodes before the run (%s each, --check-timeout): %w", d.checkTimeout, err))
+		return nil, nil, nil, withCode(ExitFailure, fmt.Errorf("--sut dispatch: checking the nodes before the run (%s each, --check-timeout): %w", n.checkTimeout, err))
 	}
 	for _, s := range disp.Stats() {
 		if s.Down {
-			fmt.Fprintf(st.Stderr, "warning: node %d (%s) is down and left out of the run (--allow-down-nodes)\n", s.Number, redactURL(d.urls[s.Number-1]))
+			fmt.Fprintf(st.Stderr, "warning: node %d (%s) is down and left out of the run (--allow-down-nodes)\n", s.Number, redactURL(n.urls[s.Number-1]))
 		}
 	}
-	sut := netsut.New(ctx, disp, netsut.Options{RequestTimeout: d.requestTimeout})
-	return sut, func() { sut.Close() }, nil
+	sut := netsut.New(ctx, disp, netsut.Options{RequestTimeout: n.requestTimeout})
+	return sut, backendQSL(d.backend, f), func() { sut.Close() }, nil
 }
 
 // dispatchNodes names the nodes of a dispatched run for its bundle; nil
@@ -170,8 +178,8 @@ func dispatchNodes(sut loadgen.SUT, f *runFlags) []report.Node {
 	var nodes []report.Node
 	for i, name := range disp.NodeNames() {
 		n := report.Node{Number: i + 1, Name: name}
-		if i < len(f.dispatch.urls) {
-			n.URL = redactURL(f.dispatch.urls[i])
+		if i < len(f.net.urls) {
+			n.URL = redactURL(f.net.urls[i])
 		}
 		nodes = append(nodes, n)
 	}

@@ -1,0 +1,136 @@
+package prompts
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strings"
+)
+
+// SystemWordList is the word list Synthetic prefers: Debian's wamerican
+// (and most Unix systems) install it.
+const SystemWordList = "/usr/share/dict/words"
+
+// SyntheticOptions configure Synthetic.
+type SyntheticOptions struct {
+	// Count is the number of prompts; zero means 1024.
+	Count int
+	// InputWords is the length of each prompt in words; zero means 128.
+	// Words stand in for tokens: a tokenizer of the GPT or Llama families
+	// splits a common English word into about 1.3 tokens, and a rare word
+	// of a dictionary list into 2 or more, so a prompt of N words is N
+	// tokens or more. The server's usage.prompt_tokens is the exact figure.
+	InputWords int
+	// Seed seeds the choice of words; the same options give the same
+	// prompts. Zero is a valid seed.
+	Seed uint64
+	// Words is the list to draw from; nil means LoadWords(SystemWordList),
+	// or GeneratedWords when that file is missing or has too few words.
+	Words []string
+}
+
+// Synthetic returns Count prompts of InputWords words each, drawn uniformly
+// with replacement from the word list with a PCG generator seeded by Seed.
+// The set's name says the length, seed and source of the words.
+func Synthetic(o SyntheticOptions) (*Set, error) {
+	if o.Count < 0 || o.InputWords < 0 {
+		return nil, fmt.Errorf("synthetic prompts: count %d and input words %d must not be negative", o.Count, o.InputWords)
+	}
+	if o.Count == 0 {
+		o.Count = 1024
+	}
+	if o.InputWords == 0 {
+		o.InputWords = 128
+	}
+	source := "given words"
+	words := o.Words
+	if words == nil {
+		var err error
+		words, err = LoadWords(SystemWordList)
+		source = SystemWordList
+		if err != nil || len(words) < 1000 {
+			words, source = GeneratedWords(8192), "generated words"
+		}
+	}
+	if len(words) == 0 {
+		return nil, errors.New("synthetic prompts: empty word list")
+	}
+	rng := rand.New(rand.NewPCG(o.Seed, 0x9e3779b97f4a7c15))
+	ps := make([]Prompt, o.Count)
+	var b strings.Builder
+	for i := range ps {
+		b.Reset()
+		for w := range o.InputWords {
+			if w > 0 {
+				b.WriteByte(' ')
+			}
+			b.WriteString(words[rng.IntN(len(words))])
+		}
+		ps[i].Text = b.String()
+	}
+	return New(fmt.Sprintf("synthetic prompts (%d × %d words from %s, seed %d)", o.Count, o.InputWords, source, o.Seed), ps)
+}
+
+// LoadWords reads a word list, one word a line, keeping only the words of
+// lower-case ASCII letters (no proper nouns, possessives or accents), in
+// file order.
+func LoadWords(path string) ([]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("word list: %w", err)
+	}
+	defer f.Close()
+	var words []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if w := sc.Text(); isPlainWord(w) {
+			words = append(words, w)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("word list %s: %w", path, err)
+	}
+	return words, nil
+}
+
+func isPlainWord(w string) bool {
+	if w == "" {
+		return false
+	}
+	for i := 0; i < len(w); i++ {
+		if w[i] < 'a' || w[i] > 'z' {
+			return false
+		}
+	}
+	return true
+}
+
+// GeneratedWords returns n pronounceable made-up words of one to three
+// consonant-vowel syllables (with an optional closing consonant), the same
+// on every machine: the word list of a machine without one installed. n is
+// capped at 1 << 20.
+func GeneratedWords(n int) []string {
+	n = min(max(n, 0), 1<<20)
+	const consonants = "bcdfghjklmnprstvwz"
+	const vowels = "aeiou"
+	rng := rand.New(rand.NewPCG(45087, 2024))
+	seen := make(map[string]bool, n)
+	words := make([]string, 0, n)
+	var b []byte
+	for len(words) < n {
+		b = b[:0]
+		for range 1 + rng.IntN(3) {
+			b = append(b, consonants[rng.IntN(len(consonants))], vowels[rng.IntN(len(vowels))])
+		}
+		if rng.IntN(2) == 0 {
+			b = append(b, consonants[rng.IntN(len(consonants))])
+		}
+		if w := string(b); !seen[w] {
+			seen[w] = true
+			words = append(words, w)
+		}
+	}
+	return words
+}

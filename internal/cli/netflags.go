@@ -1,0 +1,49 @@
+package cli
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+// netFlags are the flags every network SUT shares: where the servers are
+// and how long to wait for them.
+type netFlags struct {
+	urls           []string
+	requestTimeout time.Duration
+	checkTimeout   time.Duration
+}
+
+// netFlagNames lists addNetFlags' flags for the help groups.
+var netFlagNames = []string{"url", "request-timeout", "check-timeout"}
+
+func addNetFlags(fl *pflag.FlagSet, n *netFlags) {
+	fl.StringArrayVar(&n.urls, "url", nil, "network SUTs: the server's base URL (http://host:8000); repeat it for each node of --sut dispatch")
+	fl.DurationVar(&n.requestTimeout, "request-timeout", time.Minute, "network SUTs: end a request that takes longer than this with an error of category timeout (0 = no per-request bound)")
+	fl.DurationVar(&n.checkTimeout, "check-timeout", 10*time.Second, "network SUTs: bound on the check of every server (up, ready, serving the model) before the run")
+}
+
+// validate checks the timeouts.
+func (n *netFlags) validate() error {
+	if n.requestTimeout < 0 || n.checkTimeout <= 0 {
+		return usageError("--request-timeout must be ≥ 0 and --check-timeout > 0")
+	}
+	return nil
+}
+
+// oneURL returns the single --url of a one-server SUT.
+func (n *netFlags) oneURL(sut string) (string, error) {
+	switch len(n.urls) {
+	case 0:
+		return "", usageError("--sut %s needs --url (the server's base URL, e.g. http://localhost:8000)", sut)
+	case 1:
+		return n.urls[0], nil
+	}
+	return "", usageError("--sut %s takes one --url (got %d); use --sut dispatch --backend %s for several servers", sut, len(n.urls), sut)
+}
+
+// String describes the flags for errors (never with a URL's user info).
+func (n *netFlags) String() string {
+	return fmt.Sprintf("%d URL(s), request timeout %v", len(n.urls), n.requestTimeout)
+}

@@ -1,0 +1,737 @@
+// Package openai is a client of OpenAI-compatible inference servers (vLLM,
+// SGLang, TGI, Ollama, llama.cpp, TensorRT-LLM's trtllm-serve, …) for
+// aimeter: an Endpoint that sends each sample as one request to
+// /v1/chat/completions or /v1/completions, streamed (server-sent events)
+// or not, and reports the first-token time, every token's arrival time,
+// the output token count, the wire bytes and a categorised error per
+// sample. Run it under loadgen with sut/netsut.
+package openai
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"aimeter/dataset/prompts"
+	"aimeter/loadgen"
+	"aimeter/sut/netsut"
+)
+
+// The APIs an Endpoint can call.
+const (
+	// APIChat is POST /v1/chat/completions with "messages".
+	APIChat = "chat"
+	// APICompletions is POST /v1/completions with "prompt".
+	APICompletions = "completions"
+)
+
+// TLSOptions configure HTTPS connections.
+type TLSOptions struct {
+	// CAFile is a PEM file of the certificate authorities to trust instead
+	// of the system's; empty means the system's roots.
+	CAFile string
+	// InsecureSkipVerify accepts any server certificate (a test server
+	// with a self-signed certificate); false verifies it.
+	InsecureSkipVerify bool
+}
+
+// Options configure an Endpoint. Only BaseURL and Prompts are required.
+type Options struct {
+	// BaseURL is the server's address: "http://host:8000" (the API is then
+	// under /v1) or a URL whose path ends in the API's prefix
+	// ("http://host:8000/v1", "https://gw/openai/v1"), which is used as it
+	// is. It may not be empty.
+	BaseURL string
+	// Model is the model to ask for; empty means the first model
+	// GET /v1/models lists, found by Check.
+	Model string
+	// API is APIChat or APICompletions; empty means APIChat.
+	API string
+	// Stream asks for a streamed response (server-sent events) and
+	// reports first-token and token times; false asks for one JSON body.
+	Stream bool
+	// MaxTokens is sent as max_tokens (the output length); zero sends
+	// none (the server's default).
+	MaxTokens int
+	// IgnoreEOS sends "ignore_eos": true, so that every response has
+	// MaxTokens tokens (vLLM and SGLang honour it; Ollama ignores it);
+	// false sends nothing.
+	IgnoreEOS bool
+	// IncludeUsage, when streaming, sends stream_options.include_usage so
+	// that the last chunk carries the token counts; nil means true. It is
+	// not sent with Stream false (the body always has usage then).
+	IncludeUsage *bool
+	// APIKey is sent as "Authorization: Bearer …"; empty sends none. It
+	// never appears in an error, Name, NodeName, String or the JSON of
+	// the options.
+	APIKey string `json:"-"`
+	// TLS configures https:// URLs; the zero value trusts the system's
+	// certificate authorities.
+	TLS TLSOptions
+	// MaxConns is how many idle connections to keep for reuse: set it to
+	// the expected number of requests in flight. Zero means 512. New
+	// connections are opened beyond it as needed, never queued.
+	MaxConns int
+	// Prompts is the data set: sample i is prompt i. It may not be nil.
+	Prompts *prompts.Set
+	// AllowRepeatedPrompts sends every prompt exactly as the data set has
+	// it. False (a performance run) starts each request's prompt with a
+	// unique nonce of 13 letters and digits and a space, so that a server
+	// never serves the same prompt twice from its prefix cache when
+	// loadgen reissues a sample; an accuracy run must set it.
+	AllowRepeatedPrompts bool
+	// MaxEventBytes bounds one server-sent event (and, ×16, a whole
+	// non-streamed body); a larger one ends the sample with a decode
+	// error. Zero means DefaultMaxEventBytes.
+	MaxEventBytes int
+	// MaxTokenTimes bounds the token times kept per sample (the rest are
+	// counted in Stats.TokenTimesDropped). Zero means MaxTokens + 25 % +
+	// 16, or 65 536 when MaxTokens is zero, and never more than 65 536.
+	MaxTokenTimes int
+}
+
+// String describes the options without the API key.
+func (o Options) String() string {
+	key := ""
+	if o.APIKey != "" {
+		key = " api-key=(set)"
+	}
+	return fmt.Sprintf("openai.Options{BaseURL=%s Model=%q API=%q Stream=%v MaxTokens=%d IgnoreEOS=%v MaxConns=%d AllowRepeatedPrompts=%v%s}",
+		redact(o.BaseURL), o.Model, o.API, o.Stream, o.MaxTokens, o.IgnoreEOS, o.MaxConns, o.AllowRepeatedPrompts, key)
+}
+
+// GoString is String, so that %#v does not print the API key either.
+func (o Options) GoString() string { return o.String() }
+
+// redact removes the password of a URL for messages.
+func redact(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	return u.Redacted()
+}
+
+// maxTokenTimesCap is the most token times kept per sample.
+const maxTokenTimesCap = 65536
+
+// maxText bounds the generated text kept per sample for Response.Data.
+const maxText = 4 << 20
+
+// Endpoint is an OpenAI-compatible server, as a netsut.Endpoint. Create it
+// with New; it is safe for concurrent use.
+type Endpoint struct {
+	opts     Options
+	base     string // ".../v1", no trailing slash
+	display  string // base without a password, for messages
+	reqURL   *url.URL
+	header   http.Header // shared by every request, never written after New
+	tr       *http.Transport
+	salt     uint64
+	maxEvent int
+	maxTimes int
+	hdrBytes int64 // estimate of a request's start line and headers
+	modelMu  sync.Mutex
+	model    string
+	bodies   atomic.Pointer[bodies]
+	pool     sync.Pool // *call
+	stats    counters
+	tmplReq  http.Request
+}
+
+var (
+	_ netsut.Endpoint  = (*Endpoint)(nil)
+	_ netsut.NodeNamer = (*Endpoint)(nil)
+)
+
+// New checks the options and returns an Endpoint. It does not contact the
+// server: Check does.
+func New(o Options) (*Endpoint, error) {
+	if o.BaseURL == "" {
+		return nil, errors.New("openai: no base URL")
+	}
+	u, err := url.Parse(strings.TrimRight(o.BaseURL, "/"))
+	if err != nil {
+		return nil, fmt.Errorf("openai: base URL: %w", err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, fmt.Errorf("openai: base URL %s: want http:// or https://", u.Redacted())
+	}
+	if u.Host == "" {
+		return nil, fmt.Errorf("openai: base URL %s: no host", u.Redacted())
+	}
+	if u.Path == "" {
+		u.Path = "/v1"
+	}
+	switch o.API {
+	case "":
+		o.API = APIChat
+	case APIChat, APICompletions:
+	default:
+		return nil, fmt.Errorf("openai: API %q: want %q or %q", o.API, APIChat, APICompletions)
+	}
+	if o.Prompts == nil {
+		return nil, errors.New("openai: no prompts")
+	}
+	if o.MaxTokens < 0 || o.MaxConns < 0 || o.MaxEventBytes < 0 || o.MaxTokenTimes < 0 {
+		return nil, errors.New("openai: MaxTokens, MaxConns, MaxEventBytes and MaxTokenTimes must not be negative")
+	}
+	if o.MaxConns == 0 {
+		o.MaxConns = 512
+	}
+	e := &Endpoint{opts: o, base: u.String(), display: u.Redacted(), maxEvent: o.MaxEventBytes, maxTimes: o.MaxTokenTimes, model: o.Model}
+	if e.maxEvent == 0 {
+		e.maxEvent = DefaultMaxEventBytes
+	}
+	if e.maxTimes == 0 {
+		e.maxTimes = maxTokenTimesCap
+		if o.MaxTokens > 0 {
+			e.maxTimes = min(o.MaxTokens+o.MaxTokens/4+16, maxTokenTimesCap)
+		}
+	}
+	e.maxTimes = min(e.maxTimes, maxTokenTimesCap)
+	path := "/chat/completions"
+	if o.API == APICompletions {
+		path = "/completions"
+	}
+	e.reqURL = u.JoinPath(path)
+	tlsConf := &tls.Config{InsecureSkipVerify: o.TLS.InsecureSkipVerify}
+	if o.TLS.CAFile != "" {
+		pem, err := os.ReadFile(o.TLS.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("openai: CA file: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("openai: CA file %s: no PEM certificate in it", o.TLS.CAFile)
+		}
+		tlsConf.RootCAs = pool
+	}
+	e.tr = &http.Transport{
+		// No proxy: a proxy would be measured along with the server.
+		DialContext:         (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		ForceAttemptHTTP2:   true,
+		MaxIdleConns:        o.MaxConns,
+		MaxIdleConnsPerHost: o.MaxConns,
+		IdleConnTimeout:     90 * time.Second,
+		TLSHandshakeTimeout: 10 * time.Second,
+		// The bytes counted are the bytes on the wire, and gzip would
+		// cost the client CPU the benchmark measures.
+		DisableCompression: true,
+		TLSClientConfig:    tlsConf,
+		ReadBufferSize:     16 << 10,
+	}
+	e.header = http.Header{"Content-Type": {"application/json"}, "User-Agent": {"aimeter"}}
+	if o.Stream {
+		e.header["Accept"] = []string{"text/event-stream"}
+	}
+	if o.APIKey != "" {
+		e.header["Authorization"] = []string{"Bearer " + o.APIKey}
+	}
+	e.tmplReq = http.Request{Method: http.MethodPost, URL: e.reqURL, Host: e.reqURL.Host, Header: e.header,
+		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1}
+	// "POST /path HTTP/1.1\r\n", "Host: …\r\n", the headers, "Content-Length:
+	// NNN\r\n" and the blank line.
+	e.hdrBytes = int64(len("POST  HTTP/1.1\r\n")+len(e.reqURL.RequestURI())) + int64(len("Host: \r\n")+len(e.reqURL.Host)) +
+		int64(len("Content-Length: 0000\r\n")) + 2
+	for k, vs := range e.header {
+		for _, v := range vs {
+			e.hdrBytes += int64(len(k) + len(v) + 4)
+		}
+	}
+	var seed [8]byte
+	_, _ = rand.Read(seed[:]) // crypto/rand.Read does not fail
+	e.salt = binary.LittleEndian.Uint64(seed[:])
+	e.pool.New = func() any { return e.newCall() }
+	b, err := e.buildBodies(o.Model)
+	if err != nil {
+		return nil, err
+	}
+	e.bodies.Store(b)
+	return e, nil
+}
+
+// Model returns the model the requests ask for: Options.Model, or the one
+// Check found.
+func (e *Endpoint) Model() string {
+	e.modelMu.Lock()
+	defer e.modelMu.Unlock()
+	return e.model
+}
+
+// Name describes the server for sut_name: its URL, model and API.
+func (e *Endpoint) Name() string {
+	m := e.Model()
+	if m == "" {
+		m = "(first served)"
+	}
+	mode := "non-streaming"
+	if e.opts.Stream {
+		mode = "streaming"
+	}
+	return fmt.Sprintf("OpenAI-compatible server %s (model %s, %s API, %s)", e.display, m, e.opts.API, mode)
+}
+
+// Close closes the idle connections.
+func (e *Endpoint) Close() error {
+	e.tr.CloseIdleConnections()
+	return nil
+}
+
+// bodies are the request bodies of every prompt, cut where the nonce goes:
+// request i is pre[i] + nonce + post[i].
+type bodies struct {
+	pre, post [][]byte
+}
+
+// buildBodies encodes every prompt's request once, so that a request costs
+// two copies and no JSON encoding.
+func (e *Endpoint) buildBodies(model string) (*bodies, error) {
+	var head bytes.Buffer
+	head.WriteByte('{')
+	if model != "" {
+		head.WriteString(`"model":`)
+		head.Write(jsonString(model))
+		head.WriteByte(',')
+	}
+	if e.opts.Stream {
+		head.WriteString(`"stream":true,`)
+		if e.opts.IncludeUsage == nil || *e.opts.IncludeUsage {
+			head.WriteString(`"stream_options":{"include_usage":true},`)
+		}
+	} else {
+		head.WriteString(`"stream":false,`)
+	}
+	if e.opts.MaxTokens > 0 {
+		head.WriteString(`"max_tokens":` + strconv.Itoa(e.opts.MaxTokens) + ",")
+	}
+	if e.opts.IgnoreEOS {
+		head.WriteString(`"ignore_eos":true,`)
+	}
+	set := e.opts.Prompts
+	b := &bodies{pre: make([][]byte, set.Len()), post: make([][]byte, set.Len())}
+	var pre, post bytes.Buffer
+	for i := range set.Len() {
+		p := set.Prompt(i)
+		pre.Reset()
+		post.Reset()
+		pre.Write(head.Bytes())
+		switch {
+		case e.opts.API == APICompletions && p.Text == "":
+			return nil, fmt.Errorf("openai: prompt %d of %s is a chat conversation; the completions API needs plain prompts", i, set.Name())
+		case e.opts.API == APICompletions:
+			pre.WriteString(`"prompt":"`)
+			post.Write(jsonString(p.Text)[1:])
+			post.WriteByte('}')
+		case p.Text != "":
+			pre.WriteString(`"messages":[{"role":"user","content":"`)
+			post.Write(jsonString(p.Text)[1:])
+			post.WriteString(`}]}`)
+		default:
+			pre.WriteString(`"messages":[{"role":`)
+			pre.Write(jsonString(p.Messages[0].Role))
+			pre.WriteString(`,"content":"`)
+			post.Write(jsonString(p.Messages[0].Content)[1:])
+			post.WriteByte('}')
+			for _, m := range p.Messages[1:] {
+				post.WriteString(`,{"role":`)
+				post.Write(jsonString(m.Role))
+				post.WriteString(`,"content":`)
+				post.Write(jsonString(m.Content))
+				post.WriteByte('}')
+			}
+			post.WriteString(`]}`)
+		}
+		b.pre[i] = bytes.Clone(pre.Bytes())
+		b.post[i] = bytes.Clone(post.Bytes())
+	}
+	return b, nil
+}
+
+// jsonString encodes s as a JSON string, quotes included, without
+// escaping HTML characters.
+func jsonString(s string) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s) // a string always encodes
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+}
+
+// appendNonce appends the nonce of request id: 13 base-32 digits of a
+// bijective mix of id and the endpoint's random salt (so that two
+// requests of one Endpoint never share a nonce, and two runs most likely
+// do not either), then a space.
+func (e *Endpoint) appendNonce(b []byte, id loadgen.ResponseID) []byte {
+	const digits = "abcdefghijklmnopqrstuvwxyz234567"
+	x := uint64(id) ^ e.salt
+	// The splitmix64 finaliser, a bijection of uint64.
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	x ^= x >> 31
+	for range 13 {
+		b = append(b, digits[x&31])
+		x >>= 5
+	}
+	return append(b, ' ')
+}
+
+// call is the per-request state, pooled.
+type call struct {
+	body    []byte
+	rd      bytes.Reader
+	rc      io.ReadCloser // io.NopCloser(&rd), made once
+	wrote   atomic.Bool
+	wroteAt time.Time
+	trace   httptrace.ClientTrace
+	getBody func() (io.ReadCloser, error)
+	cb      countingReader
+	br      *bufio.Reader
+	sse     sseReader
+	chunk   chunk
+	parsed  parsed
+	text    []byte
+	times   []int64
+	buf     []byte
+}
+
+func (e *Endpoint) newCall() *call {
+	c := &call{br: bufio.NewReaderSize(nil, 16<<10)}
+	c.trace.WroteRequest = func(httptrace.WroteRequestInfo) {
+		c.wroteAt = time.Now()
+		c.wrote.Store(true)
+	}
+	// The transport sends a request again only when not one byte of it
+	// was written (a kept-alive connection the server had closed while
+	// idle): no retry hides a failure of the server.
+	c.getBody = func() (io.ReadCloser, error) {
+		c.rd.Reset(c.body)
+		return c.rc, nil
+	}
+	// A body net/http knows to be in memory (a *bytes.Reader, here behind
+	// io.NopCloser) goes out in one write with the headers; any other is
+	// written after a separate flush of the headers.
+	c.rc = io.NopCloser(&c.rd)
+	return c
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// release returns c to the pool if the transport is done with it: it
+// reported the end of the write (httptrace's WroteRequest, called once the
+// body is written or the write failed). Otherwise the transport may still
+// read the body, and c is left to the garbage collector.
+func (e *Endpoint) release(c *call) {
+	c.cb.r = nil
+	c.br.Reset(nil)
+	if !c.wrote.Load() {
+		return
+	}
+	if cap(c.text) > 64<<10 {
+		c.text = nil
+	}
+	if cap(c.buf) > 1<<20 {
+		c.buf = nil
+	}
+	e.pool.Put(c)
+}
+
+// Do sends sample s and fills resp: see netsut.Endpoint. Latency is
+// loadgen's (from the scheduled time); Do adds the first-token time (the
+// arrival of the first chunk with content, reasoning or a tool call), the
+// arrival time of every such chunk, the output tokens (usage, else the
+// count of chunks), the generated text, and the bytes each way: the body
+// plus an estimate of the HTTP/1.1 start line and headers (the headers as
+// sent and received, without chunked-encoding framing; under HTTP/2, whose
+// headers are compressed, an overestimate).
+func (e *Endpoint) Do(ctx context.Context, r *loadgen.Responder, s loadgen.QuerySample, resp *loadgen.Response) {
+	e.do(ctx, r, s, resp)
+}
+
+// clock is what Do uses of the loadgen.Responder, so that benchmarks can
+// drive the request path without a loadgen run.
+type clock interface {
+	Now() int64
+	At(time.Time) int64
+	FirstToken(loadgen.ResponseID, []byte)
+}
+
+func (e *Endpoint) do(ctx context.Context, r clock, s loadgen.QuerySample, resp *loadgen.Response) {
+	issued := r.Now()
+	e.stats.requests.Add(1)
+	b := e.bodies.Load()
+	if s.Index >= uint64(len(b.pre)) {
+		e.stats.errors.Add(1)
+		resp.Err = loadgen.WithCategory(netsut.CategoryClient, fmt.Errorf("sample index %d is outside the %d prompts", s.Index, len(b.pre)))
+		return
+	}
+	c := e.pool.Get().(*call)
+	defer e.release(c)
+	c.body = append(c.body[:0], b.pre[s.Index]...)
+	if !e.opts.AllowRepeatedPrompts {
+		c.body = e.appendNonce(c.body, s.ID)
+	}
+	c.body = append(c.body, b.post[s.Index]...)
+	c.rd.Reset(c.body)
+	c.wrote.Store(false)
+	c.text, c.times = c.text[:0], c.times[:0]
+
+	req := e.tmplReq.WithContext(httptrace.WithClientTrace(ctx, &c.trace))
+	req.Body, req.GetBody = c.rc, c.getBody
+	req.ContentLength = int64(len(c.body))
+	resp.RequestBytes = int64(len(c.body)) + e.hdrBytes
+	hres, err := e.tr.RoundTrip(req)
+	if err != nil {
+		e.stats.errors.Add(1)
+		resp.Err = e.failure(ctx, err)
+		return
+	}
+	defer hres.Body.Close()
+	// Late, because the transport may report the write after the response
+	// has come.
+	defer func() {
+		if c.wrote.Load() {
+			e.stats.lateness.record(r.At(c.wroteAt) - issued)
+		}
+	}()
+	c.cb.r, c.cb.n = hres.Body, 0
+	c.br.Reset(&c.cb)
+	if hres.StatusCode/100 != 2 {
+		resp.Err = e.statusError(hres, c)
+	} else if e.opts.Stream && !strings.HasPrefix(hres.Header.Get("Content-Type"), "application/json") {
+		resp.Err = e.readStream(ctx, r, s, resp, c)
+	} else {
+		resp.Err = e.readWhole(ctx, resp, c)
+	}
+	resp.ResponseBytes = c.cb.n + responseHeaderBytes(hres)
+	if resp.Err != nil {
+		e.stats.errors.Add(1)
+		return
+	}
+	if len(c.text) > 0 {
+		resp.Data = bytes.Clone(c.text)
+	}
+	if len(c.times) > 0 {
+		// A copy: c goes back to the pool before netsut hands resp to
+		// the Responder.
+		resp.TokenTimes = append([]int64(nil), c.times...)
+	}
+}
+
+// responseHeaderBytes estimates the status line and headers of res as
+// HTTP/1.1 sends them.
+func responseHeaderBytes(res *http.Response) int64 {
+	n := int64(len("HTTP/1.1 200 OK\r\n\r\n"))
+	for k, vs := range res.Header {
+		for _, v := range vs {
+			n += int64(len(k) + len(v) + 4)
+		}
+	}
+	return n
+}
+
+// statusError is the error of a non-2xx response: the status and at most
+// maxQuoted bytes of the body.
+func (e *Endpoint) statusError(res *http.Response, c *call) error {
+	var prefix [maxQuoted + 1]byte
+	n, _ := io.ReadFull(c.br, prefix[:])
+	msg := fmt.Sprintf("POST %s: HTTP %s", e.reqURL.Redacted(), res.Status)
+	if n > 0 {
+		msg += ": " + e.scrub(quotePrefix(prefix[:n]))
+	}
+	return loadgen.WithCategory(netsut.CategoryHTTP, errors.New(msg))
+}
+
+// scrub removes the API key from text the server sent (a server that
+// echoes the request's headers would put it in an error message).
+func (e *Endpoint) scrub(s string) string {
+	if e.opts.APIKey == "" {
+		return s
+	}
+	return strings.ReplaceAll(s, e.opts.APIKey, "(api key)")
+}
+
+// failure categorises an error of sending the request or reading the
+// response.
+func (e *Endpoint) failure(ctx context.Context, err error) error {
+	where := "POST " + e.reqURL.Redacted()
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		if errors.Is(ctxErr, context.DeadlineExceeded) {
+			return loadgen.WithCategory(netsut.CategoryTimeout, fmt.Errorf("%s: no complete response before the request's deadline", where))
+		}
+		return loadgen.WithCategory(netsut.CategoryClient, fmt.Errorf("%s: cancelled: %w", where, ctxErr))
+	}
+	cat := netsut.CategoryReset
+	var op *net.OpError
+	var tlsErr tls.RecordHeaderError
+	var certErr *tls.CertificateVerificationError
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED), errors.As(err, &op) && op.Op == "dial",
+		errors.As(err, &tlsErr), errors.As(err, &certErr):
+		cat = netsut.CategoryConnect
+	}
+	return loadgen.WithCategory(cat, fmt.Errorf("%s: %w", where, err))
+}
+
+// isDone reports whether an event is the end marker.
+func isDone(data []byte) bool {
+	return string(bytes.TrimSpace(data)) == "[DONE]"
+}
+
+// readStream reads the server-sent events of a streamed response.
+func (e *Endpoint) readStream(ctx context.Context, r clock, s loadgen.QuerySample, resp *loadgen.Response, c *call) error {
+	c.sse.reset(c.br, e.maxEvent)
+	var chunks int64
+	usageTokens := int64(-1)
+	for {
+		data, err := c.sse.next()
+		t := r.Now() // as soon as the event's bytes are in, before decoding
+		if err != nil {
+			switch {
+			case err == io.EOF || errors.Is(err, errPartialEvent):
+				if ctx.Err() == nil {
+					return loadgen.WithCategory(netsut.CategoryTruncated, fmt.Errorf("POST %s: the stream ended without [DONE] after %d chunks with content", e.reqURL.Redacted(), chunks))
+				}
+			case errors.Is(err, ErrEventTooLarge):
+				return loadgen.WithCategory(netsut.CategoryDecode, fmt.Errorf("POST %s: %w", e.reqURL.Redacted(), err))
+			}
+			return e.failure(ctx, err)
+		}
+		if isDone(data) {
+			break
+		}
+		p := &c.parsed
+		if err := p.decode(data, &c.chunk); err != nil {
+			return loadgen.WithCategory(netsut.CategoryDecode, errors.New(e.scrub(fmt.Sprintf("POST %s: chunk %d: %v", e.reqURL.Redacted(), chunks+1, err))))
+		}
+		if p.hasErr {
+			return loadgen.WithCategory(netsut.CategoryHTTP, fmt.Errorf("POST %s: the stream carried an error: %s", e.reqURL.Redacted(), e.scrub(quotePrefix(p.str(p.errMsg)))))
+		}
+		if p.hasUsage {
+			usageTokens = p.usage
+		}
+		text, ok := p.content()
+		if !ok {
+			continue
+		}
+		chunks++
+		if len(c.text)+len(text) <= maxText {
+			c.text = append(c.text, text...)
+		}
+		if chunks == 1 {
+			r.FirstToken(s.ID, c.text)
+		}
+		if len(c.times) < e.maxTimes {
+			c.times = append(c.times, t)
+		} else {
+			e.stats.timesDropped.Add(1)
+		}
+	}
+	e.drain(c)
+	resp.Tokens = e.countTokens(usageTokens, chunks)
+	return nil
+}
+
+// countTokens returns the output tokens of a response: the server's
+// usage, else the count of content chunks; it counts a missing usage and
+// a usage that disagrees with the chunks.
+func (e *Endpoint) countTokens(usageTokens, chunks int64) int64 {
+	if usageTokens < 0 {
+		e.stats.missingUsage.Add(1)
+		return chunks
+	}
+	if chunks >= 0 && usageTokens != chunks {
+		e.stats.mismatches.Add(1)
+	}
+	return usageTokens
+}
+
+// drain reads what follows [DONE] (normally only the end of the chunked
+// body), so that the connection goes back to the pool; a body that goes
+// on is closed instead.
+func (e *Endpoint) drain(c *call) {
+	for range 16 {
+		n := max(c.br.Buffered(), 1)
+		if _, err := c.br.Discard(n); err != nil {
+			return
+		}
+	}
+}
+
+// readWhole reads and decodes a non-streamed response.
+func (e *Endpoint) readWhole(ctx context.Context, resp *loadgen.Response, c *call) error {
+	limit := 16 * e.maxEvent
+	if cap(c.buf) < 4096 {
+		c.buf = make([]byte, 0, 4096)
+	}
+	c.buf = c.buf[:0]
+	for {
+		if len(c.buf) == cap(c.buf) {
+			c.buf = append(c.buf, 0)[:len(c.buf)]
+		}
+		n, err := c.br.Read(c.buf[len(c.buf):cap(c.buf)])
+		c.buf = c.buf[:len(c.buf)+n]
+		if len(c.buf) > limit {
+			return loadgen.WithCategory(netsut.CategoryDecode, fmt.Errorf("POST %s: %w: a response body of more than %d bytes", e.reqURL.Redacted(), ErrEventTooLarge, limit))
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return e.failure(ctx, err)
+		}
+	}
+	p := &c.parsed
+	if err := p.decode(c.buf, &c.chunk); err != nil {
+		return loadgen.WithCategory(netsut.CategoryDecode, errors.New(e.scrub(fmt.Sprintf("POST %s: %v", e.reqURL.Redacted(), err))))
+	}
+	if p.hasErr {
+		return loadgen.WithCategory(netsut.CategoryHTTP, fmt.Errorf("POST %s: the response is an error: %s", e.reqURL.Redacted(), e.scrub(quotePrefix(p.str(p.errMsg)))))
+	}
+	if p.choices == 0 {
+		return loadgen.WithCategory(netsut.CategoryDecode, fmt.Errorf("POST %s: a response without choices: %s", e.reqURL.Redacted(), e.scrub(quotePrefix(c.buf))))
+	}
+	text, _ := p.content()
+	c.text = append(c.text, text...)
+	usageTokens := int64(-1)
+	if p.hasUsage {
+		usageTokens = p.usage
+	}
+	// No chunks to check the usage against.
+	resp.Tokens = e.countTokens(usageTokens, -1)
+	if usageTokens < 0 {
+		resp.Tokens = 0
+	}
+	return nil
+}
