@@ -1,0 +1,131 @@
+package cli
+
+import (
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"aimeter/bundle"
+	"aimeter/loadgen"
+	"aimeter/serve"
+)
+
+// newSimServer starts `aimeter serve openai`'s simulator on a loopback
+// listener: 8 output tokens, 2 ms to the first, 200 µs between the others.
+func newSimServer(t *testing.T, model string) string {
+	t.Helper()
+	ttft, err := serve.ParseDurationDist("2ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tpot, err := serve.ParseDurationDist("200us")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := serve.ParseLengthDist("8")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sim, err := serve.NewOpenAI(serve.OpenAIOptions{Models: []string{model}, OutputTokens: out, TTFT: ttft, TPOT: tpot, Seed: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(sim)
+	t.Cleanup(func() { srv.Close(); sim.Close() })
+	return srv.URL
+}
+
+// TestOpenAIAgainstServe runs --sut openai against aimeter's own simulator
+// over real sockets: Server with token latencies (TTFT and TPOT in the
+// summary, one token time per chunk) and Offline without streaming, both
+// VALID.
+func TestOpenAIAgainstServe(t *testing.T) {
+	url := newSimServer(t, "sim-e2e")
+	for _, tc := range []struct {
+		scenario string
+		extra    []string
+		want     []string
+	}{
+		{"Server", []string{"--set", "target_qps=250", "--set", "min_duration=1000", "--set", "min_query_count=500", // early stopping at p99 needs about 460
+			"--set", "ttft_latency=10000", "--set", "tpot_latency=10000"},
+			[]string{"TTFT Early Stopping Result", "TPOT Early Stopping Result", "Mean First Token latency"}},
+		{"Offline", []string{"--stream=false", "--set", "min_duration=0", "--set", "min_query_count=200"}, nil},
+	} {
+		t.Run(tc.scenario, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "out")
+			args := append([]string{"run", "-q", "--sut", "openai", "--url", url, "--scenario", tc.scenario, "--output-dir", out,
+				"--qsl-size", "64", "--input-tokens", "16", "--output-tokens", "8"}, tc.extra...)
+			res := runCLI(t, "", args...)
+			summary, _ := os.ReadFile(filepath.Join(out, "mlperf_log_summary.txt"))
+			if res.code != ExitOK || !strings.Contains(string(summary), "Result is : VALID") {
+				t.Fatalf("%v\n%s", res, summary)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(string(summary), w) {
+					t.Errorf("summary lacks %q", w)
+				}
+			}
+			if !strings.Contains(string(summary), "sim-e2e") {
+				t.Error("the SUT name does not name the served model")
+			}
+			b, err := bundle.Read(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := 0
+			for rec := range b.Result.Records() {
+				if rec.Status != loadgen.StatusOK || rec.RequestBytes == 0 || rec.ResponseBytes == 0 {
+					t.Fatalf("record %+v: want ok with the bytes of both ways", rec)
+				}
+				n++
+			}
+			if tc.scenario == "Server" {
+				toks := 0
+				for _, times := range b.Result.TokenTimes() {
+					if len(times) != 8 {
+						t.Fatalf("%d token times, want one per each of the 8 chunks", len(times))
+					}
+					toks++
+				}
+				if toks != n {
+					t.Errorf("%d samples with token times of %d", toks, n)
+				}
+			}
+		})
+	}
+}
+
+// TestDispatchOpenAIAgainstServe runs --sut dispatch over two simulator
+// nodes with the openai backend: the name says Network SUT and names both
+// nodes, every sample names the node that served it, both nodes served,
+// and run.json lists them.
+func TestDispatchOpenAIAgainstServe(t *testing.T) {
+	a, b := newSimServer(t, "node-a"), newSimServer(t, "node-b")
+	out := filepath.Join(t.TempDir(), "out")
+	res := runCLI(t, "", "run", "-q", "--sut", "dispatch", "--backend", "openai", "--url", a, "--url", b,
+		"--policy", "least-outstanding", "--scenario", "Offline", "--stream=false", "--output-dir", out,
+		"--qsl-size", "32", "--input-tokens", "8", "--output-tokens", "8", "--set", "min_duration=0", "--set", "min_query_count=300")
+	summary, _ := os.ReadFile(filepath.Join(out, "mlperf_log_summary.txt"))
+	if res.code != ExitOK || !strings.Contains(string(summary), "Result is : VALID") {
+		t.Fatalf("%v\n%s", res, summary)
+	}
+	if !strings.Contains(string(summary), "Network SUT") {
+		t.Errorf("the SUT name must contain \"Network SUT\":\n%s", summary)
+	}
+	bd, err := bundle.Read(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(bd.Nodes) != 2 {
+		t.Fatalf("run.json lists %d nodes, want 2", len(bd.Nodes))
+	}
+	served := map[uint32]int{}
+	for rec := range bd.Result.Records() {
+		served[rec.Node]++
+	}
+	if served[1] == 0 || served[2] == 0 || served[0] != 0 {
+		t.Errorf("samples per node %v: want both nodes to serve and every sample to name its node", served)
+	}
+}
