@@ -135,7 +135,6 @@ type httpScratch struct {
 	out  []byte
 }
 
-
 func (k *KServe) inferHTTP(w http.ResponseWriter, r *http.Request) {
 	received := time.Now()
 	if err := k.knownModel(r); err != nil {

@@ -99,8 +99,10 @@ func shortSettings(sc loadgen.Scenario) loadgen.Settings {
 	// no minimum duration, so that a fast run is valid too.
 	s.MinDurationMs = 0
 	s.MinQueryCount = 700
-	s.ServerTargetQPS = 1000
-	s.ServerTargetLatencyNs = uint64(200 * time.Millisecond)
+	// A light load with a loose bound: the machine running the tests may
+	// be busy, and these tests check the protocol, not the speed.
+	s.ServerTargetQPS = 400
+	s.ServerTargetLatencyNs = uint64(2 * time.Second)
 	s.OfflineExpectedQPS = 1000
 	s.MultiStreamExpectedLatencyNs = uint64(5 * time.Millisecond)
 	s.SingleStreamExpectedLatencyNs = uint64(time.Millisecond)
