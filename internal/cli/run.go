@@ -65,6 +65,8 @@ type runFlags struct {
 	keepProbes bool
 	// maxMemory is Options.MaxMemory.
 	maxMemory memoryFlag
+	// kserve holds the flags of --sut kserve.
+	kserve kserveFlags
 }
 
 func newRunCommand(st *State) *cobra.Command {
@@ -106,7 +108,7 @@ every scenario finishes in seconds against the null SUT.`,
 	fl.StringVar(&f.userConf, "user-conf", "", "user.conf applied after mlperf.conf")
 	fl.StringVar(&f.auditConfig, "audit-config", "audit.config", "audit.config applied last if it exists (LoadGen looks in the working directory)")
 	fl.StringVar(&f.outputDir, "output-dir", "aimeter-results", "directory for the logs")
-	fl.StringVar(&f.sut, "sut", "null", "system under test: null (completes inside IssueQuery), null-async (completes from a worker goroutine) or reference (the demo's model on its data set)")
+	fl.StringVar(&f.sut, "sut", "null", "system under test: null (completes inside IssueQuery), null-async (completes from a worker goroutine) reference (the demo's model on its data set) or kserve (a KServe v2 / Triton server at --url, sent the demo's data set)")
 	fl.Uint64Var(&f.qslSize, "qsl-size", 1024, "number of samples in the (null) QSL")
 	fl.Uint64Var(&f.perfSamples, "performance-sample-count", 0, "performance sample count the QSL reports (0 = --qsl-size)")
 	fl.StringArrayVar(&f.set, "set", nil, "override one config key for this scenario: NAME=VALUE as in mlperf.conf (e.g. min_duration=1000, qsl_rng_seed=42); repeatable, applied last")
@@ -118,6 +120,7 @@ every scenario finishes in seconds against the null SUT.`,
 	fl.BoolVar(&f.keepProbes, "keep-probe-records", false, "find-peak: keep every probe's records, not only the reported probe's")
 	fl.BoolVar(&f.trace, "trace", false, "also write mlperf_log_trace.json")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress line")
+	addKServeFlags(fl, &f.kserve)
 	groupFlags(cmd,
 		flagGroup{"MLPerf LoadGen test flags", []string{"scenario", "mode", "model", "mlperf-conf", "user-conf", "audit-config", "set", "find-peak-resolution", "keep-probe-records"}},
 		flagGroup{"System under test", []string{"sut", "qsl-size", "performance-sample-count"}},
@@ -468,7 +471,7 @@ func yesNo(b bool) string {
 // onClassified, if not nil, sees the class the reference SUT predicts for
 // each sample (the null SUTs predict nothing).
 func chooseSUT(ctx context.Context, st *State, f *runFlags, onClassified func(uint64, uint8)) (loadgen.SUT, loadgen.QSL, func(), error) {
-	if f.sut != "reference" && f.qslSize == 0 {
+	if f.sut != "reference" && f.sut != "kserve" && f.qslSize == 0 {
 		return nil, nil, nil, usageError("--qsl-size must be ≥ 1")
 	}
 	qsl := null.QSL{Total: f.qslSize, Performance: f.perfSamples}
@@ -484,8 +487,10 @@ func chooseSUT(ctx context.Context, st *State, f *runFlags, onClassified func(ui
 			return nil, nil, nil, withCode(ExitFailure, err)
 		}
 		return sut, dq, sut.Close, nil
+	case "kserve":
+		return newKServeSUT(ctx, st, f)
 	}
-	return nil, nil, nil, usageError("--sut %q: want null, null-async or reference", f.sut)
+	return nil, nil, nil, usageError("--sut %q: want null, null-async, reference or kserve", f.sut)
 }
 
 // needFile checks that the file a flag or argument names exists, so that a

@@ -11,5 +11,6 @@ func newServeCommand(st *State) *cobra.Command {
 		Args:  cobra.NoArgs,
 	}
 	cmd.SetOut(st.Stdout)
+	cmd.AddCommand(newServeKServeCommand(st))
 	return cmd
 }
