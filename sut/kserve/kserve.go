@@ -223,7 +223,8 @@ func (e *Endpoint) NodeName(ctx context.Context) (string, error) {
 	return e.h.nodeName(ctx)
 }
 
-// Do sends sample s and fills resp (see netsut.Endpoint).
+// Do sends sample s and fills resp (see netsut.Endpoint). r may be nil
+// outside a loadgen run: no first-token or token times are reported then.
 func (e *Endpoint) Do(ctx context.Context, r *loadgen.Responder, s loadgen.QuerySample, resp *loadgen.Response) {
 	l := e.lay.Load()
 	if l == nil {

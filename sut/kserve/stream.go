@@ -149,7 +149,10 @@ func (g *grpcClient) doStream(ctx context.Context, r *loadgen.Responder, s loadg
 			resp.Err = grpcError(ctx, err)
 			return
 		case m := <-c.ch:
-			now := r.Now()
+			var now int64
+			if r != nil {
+				now = r.Now()
+			}
 			resp.ResponseBytes += int64(proto.Size(m))
 			if msg := m.GetErrorMessage(); msg != "" {
 				resp.Err = loadgen.WithCategory(netsut.CategoryGRPC, fmt.Errorf("ModelStreamInfer error: %s", prefix(msg)))
@@ -165,7 +168,7 @@ func (g *grpcClient) doStream(ctx context.Context, r *loadgen.Responder, s loadg
 						return
 					}
 					class, have = cl, true
-					if marked {
+					if marked && r != nil {
 						// A decoupled model: its first response is
 						// the first token.
 						r.FirstToken(s.ID, classBytes[class:class+1])
@@ -178,7 +181,7 @@ func (g *grpcClient) doStream(ctx context.Context, r *loadgen.Responder, s loadg
 					resp.Err = loadgen.WithCategory(netsut.CategoryDecode, fmt.Errorf("%w: request %s ended without an output", errDecode, id))
 					return
 				}
-				if marked {
+				if marked && r != nil {
 					resp.TokenTimes = times
 					resp.Tokens = int64(len(times))
 				}

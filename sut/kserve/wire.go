@@ -55,16 +55,30 @@ func appendJSONRequest(b []byte, id string, l *layout, x []float32, binary bool)
 }
 
 // appendFloat32 appends v in the shortest form that reads back exactly;
-// NaN and infinities, which JSON cannot hold, are written as 0.
+// NaN and infinities, which JSON cannot hold, are written as 0. Values
+// p/255 (8-bit pixels scaled to [0, 1], as package dataset gives them) come
+// from a table: formatting them anew costs more than the rest of a request.
 func appendFloat32(b []byte, v float32) []byte {
-	switch {
-	case v == 0 || math.IsNaN(float64(v)) || math.IsInf(float64(v), 0):
+	if v >= 0 && v <= 1 {
+		k := int(v*255 + 0.5)
+		if float32(k)/255 == v {
+			return append(b, pixelText[k]...)
+		}
+	}
+	if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
 		return append(b, '0')
-	case v == 1:
-		return append(b, '1')
 	}
 	return strconv.AppendFloat(b, float64(v), 'g', -1, 32)
 }
+
+// pixelText holds the shortest text of float32(k)/255 for k = 0…255; it is
+// computed once and only read.
+var pixelText = func() (t [256]string) {
+	for k := range t {
+		t[k] = strconv.FormatFloat(float64(float32(k)/255), 'g', -1, 32)
+	}
+	return
+}()
 
 // appendRaw appends x as little-endian FP32 bytes, the layout of raw and
 // binary tensor data.
