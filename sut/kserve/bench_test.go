@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -93,16 +94,22 @@ func runAdapter(b *testing.B, e *kserve.Endpoint) {
 
 // BenchmarkGRPC: the adapter's unary ModelInfer against a bare grpc-go
 // client loop (a prebuilt request, generated stub) on one connection each.
+// The server is an in-process one with a fixed answer, or, where the
+// environment variable AIMETER_BENCH_GRPC_ADDR names one (as
+// scripts/bench-grpc.sh does), that server.
 func BenchmarkGRPC(b *testing.B) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
+	addr := os.Getenv("AIMETER_BENCH_GRPC_ADDR")
+	if addr == "" {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			b.Fatal(err)
+		}
+		gs := grpc.NewServer()
+		inferencepb.RegisterGRPCInferenceServiceServer(gs, rooflineGRPC{})
+		go func() { _ = gs.Serve(l) }()
+		defer gs.Stop()
+		addr = l.Addr().String()
 	}
-	gs := grpc.NewServer()
-	inferencepb.RegisterGRPCInferenceServiceServer(gs, rooflineGRPC{})
-	go func() { _ = gs.Serve(l) }()
-	defer gs.Stop()
-	addr := l.Addr().String()
 
 	b.Run("adapter", func(b *testing.B) {
 		runAdapter(b, checkedEndpoint(b, kserve.Options{URL: addr, GRPC: true}))
