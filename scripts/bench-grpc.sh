@@ -8,9 +8,10 @@
 #
 #   scripts/bench-grpc.sh [ROUNDS]        (default 3)
 #
-# ghz (github.com/bojand/ghz v0.120.0) is installed into a temporary GOBIN
-# unless GHZ names a ghz binary; without it, only the adapter and the bare
-# loop are compared.
+# ghz (github.com/bojand/ghz v0.120.0) is GHZ if set, else the one
+# scripts/install-peers.sh puts in $AIMETER_CACHE/bin (default
+# ~/.cache/aimeter/bin), else installed into a temporary GOBIN; without it,
+# only the adapter and the bare loop are compared.
 set -eu
 rounds=${1:-3}
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -24,6 +25,10 @@ cd "$here"
 
 go build -o "$tmp/aimeter" ./cmd/aimeter
 go test -c -o "$tmp/kserve.test" ./sut/kserve
+cached_ghz="${AIMETER_CACHE:-$HOME/.cache/aimeter}/bin/ghz"
+if [ -z "${GHZ:-}" ] && [ -x "$cached_ghz" ]; then
+	GHZ=$cached_ghz
+fi
 if [ -z "${GHZ:-}" ]; then
 	if GOBIN="$tmp/bin" go install github.com/bojand/ghz/cmd/ghz@v0.120.0 2>"$tmp/ghz.log"; then
 		GHZ="$tmp/bin/ghz"
