@@ -249,3 +249,39 @@ func TestGRPCFaults(t *testing.T) {
 		})
 	}
 }
+
+// TestStreamDecoupled: a decoupled model answers one request with several
+// responses; the first with outputs gives the class, every response with
+// outputs is a token, and the one marked triton_final_response ends it.
+func TestStreamDecoupled(t *testing.T) {
+	flag := func(v bool) map[string]*inferencepb.InferParameter {
+		return map[string]*inferencepb.InferParameter{"triton_final_response": {ParameterChoice: &inferencepb.InferParameter_BoolParam{BoolParam: v}}}
+	}
+	out := func(class int) []*inferencepb.ModelInferResponse_InferOutputTensor {
+		c := make([]float32, 10)
+		c[class] = 1
+		return []*inferencepb.ModelInferResponse_InferOutputTensor{{Name: "logits", Datatype: "FP32", Contents: &inferencepb.InferTensorContents{Fp32Contents: c}}}
+	}
+	addr := startFaultyGRPC(t, faultyGRPC{stream: func(s grpc.BidiStreamingServer[inferencepb.ModelInferRequest, inferencepb.ModelStreamInferResponse]) error {
+		for {
+			r, err := s.Recv()
+			if err != nil {
+				return nil
+			}
+			id := r.GetId()
+			for _, m := range []*inferencepb.ModelInferResponse{
+				{Id: id, Parameters: flag(false), Outputs: out(3)},
+				{Id: id, Parameters: flag(false), Outputs: out(5)},
+				{Id: id, Parameters: flag(true)},
+			} {
+				if err := s.Send(&inferencepb.ModelStreamInferResponse{InferResponse: m}); err != nil {
+					return err
+				}
+			}
+		}
+	}})
+	resp, _ := doOne(t, kserve.Options{URL: addr, GRPC: true, Stream: true}, 5*time.Second, nil)
+	if resp.Err != nil || len(resp.Data) != 1 || resp.Data[0] != 3 || resp.Tokens != 2 {
+		t.Errorf("data %v, tokens %d, error %v; want class 3 from the first response and 2 tokens", resp.Data, resp.Tokens, resp.Err)
+	}
+}

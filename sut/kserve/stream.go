@@ -181,9 +181,11 @@ func (g *grpcClient) doStream(ctx context.Context, r *loadgen.Responder, s loadg
 					resp.Err = loadgen.WithCategory(netsut.CategoryDecode, fmt.Errorf("%w: request %s ended without an output", errDecode, id))
 					return
 				}
-				if marked && r != nil {
-					resp.TokenTimes = times
+				if marked {
 					resp.Tokens = int64(len(times))
+					if r != nil {
+						resp.TokenTimes = times
+					}
 				}
 				resp.Data = classBytes[class : class+1]
 				return
