@@ -29,6 +29,7 @@ type kserveFlags struct {
 	tokenEnv     string
 	timeout      time.Duration
 	stageTimes   bool
+	maxConns     int
 }
 
 // addKServeFlags registers the flags of --sut kserve on fl.
@@ -46,6 +47,7 @@ func addKServeFlags(fl *pflag.FlagSet, k *kserveFlags) {
 	fl.BoolVar(&k.binaryData, "binary-data", false, "kserve over HTTP: send and receive tensors in the binary tensor data extension instead of JSON")
 	fl.BoolVar(&k.stream, "stream", false, "kserve over gRPC: send every request over one ModelStreamInfer stream (Triton, decoupled models)")
 	fl.StringVar(&k.tokenEnv, "token-env", "", "network SUTs: name of the environment variable holding a bearer token (never logged)")
+	fl.IntVar(&k.maxConns, "max-conns", 256, "kserve over HTTP: most connections open at once; more requests wait for one")
 	fl.BoolVar(&k.stageTimes, "server-timing", false, "kserve: keep the server's stage times (Server-Timing) per sample, for the GB/T time breakdown")
 }
 
@@ -94,6 +96,9 @@ func newKServeSUT(ctx context.Context, st *State, f *runFlags) (loadgen.SUT, loa
 			return nil, nil, nil, usageError("--token-env %s: the variable is not set or empty", k.tokenEnv)
 		}
 	}
+	if k.maxConns <= 0 {
+		return nil, nil, nil, usageError("--max-conns must be ≥ 1")
+	}
 	if k.stream && !k.grpc {
 		return nil, nil, nil, usageError("--stream needs --grpc (ModelStreamInfer is a gRPC call)")
 	}
@@ -105,7 +110,7 @@ func newKServeSUT(ctx context.Context, st *State, f *runFlags) (loadgen.SUT, loa
 	ep, err := kserve.New(kserve.Options{
 		URL: url, GRPC: k.grpc, Model: k.modelName, ModelVersion: k.modelVersion,
 		Inputs: qsl, InputSize: data.test.Rows * data.test.Cols,
-		BinaryData: k.binaryData, Stream: k.stream, BearerToken: token, StageTimes: k.stageTimes,
+		BinaryData: k.binaryData, Stream: k.stream, BearerToken: token, StageTimes: k.stageTimes, MaxConns: k.maxConns,
 	})
 	if err != nil {
 		return nil, nil, nil, usageError("%v", err)
@@ -116,7 +121,7 @@ func newKServeSUT(ctx context.Context, st *State, f *runFlags) (loadgen.SUT, loa
 		_ = ep.Close()
 		return nil, nil, nil, withCode(ExitFailure, fmt.Errorf("the server is not ready for the run: %w", err))
 	}
-	if !strings.Contains(data.test.Name, "Fashion") {
+	if !strings.Contains(strings.ToLower(data.test.Name), "fashion") {
 		fmt.Fprintf(st.Stderr, "note: sending the %s data set; the server's model must have been trained on it\n", data.test.Name)
 	}
 	sut := netsut.New(context.Background(), ep, netsut.Options{RequestTimeout: timeout})

@@ -44,6 +44,7 @@ func newHTTPClient(e *Endpoint) *httpClient {
 		TLSClientConfig:     e.opts.TLS,
 		MaxIdleConns:        e.opts.MaxConns,
 		MaxIdleConnsPerHost: e.opts.MaxConns,
+		MaxConnsPerHost:     e.opts.MaxConns,
 		IdleConnTimeout:     90 * time.Second,
 		DisableCompression:  true,
 		TLSHandshakeTimeout: 10 * time.Second,

@@ -74,9 +74,12 @@ type Options struct {
 	// BearerToken, if not empty, is sent as "Authorization: Bearer …" with
 	// every request. It is never written to a log, an error or the name.
 	BearerToken string
-	// MaxConns is the number of idle HTTP connections kept for reuse; size
-	// it to the number of requests in flight. Zero means 512. gRPC uses one
-	// HTTP/2 connection.
+	// MaxConns bounds the HTTP connections open at once, idle ones kept for
+	// reuse included: a request beyond it waits for a free connection
+	// (the wait counts in its latency), so that an Offline query of
+	// thousands of samples cannot exhaust the file descriptors of client or
+	// server. Size it to the requests the server can work on at once. Zero
+	// means 256. gRPC uses one HTTP/2 connection.
 	MaxConns int
 	// StageTimes reads the server's stage times (the Server-Timing header
 	// over HTTP, the server-timing trailer over gRPC) into each sample's
@@ -130,7 +133,7 @@ func New(opts Options) (*Endpoint, error) {
 		return nil, errors.New("kserve: Stream needs GRPC (ModelStreamInfer is a gRPC call)")
 	}
 	if opts.MaxConns <= 0 {
-		opts.MaxConns = 512
+		opts.MaxConns = 256
 	}
 	e := &Endpoint{opts: opts}
 	raw := opts.URL
