@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -283,5 +284,55 @@ func TestStreamDecoupled(t *testing.T) {
 	resp, _ := doOne(t, kserve.Options{URL: addr, GRPC: true, Stream: true}, 5*time.Second, nil)
 	if resp.Err != nil || len(resp.Data) != 1 || resp.Data[0] != 3 || resp.Tokens != 2 {
 		t.Errorf("data %v, tokens %d, error %v; want class 3 from the first response and 2 tokens", resp.Data, resp.Tokens, resp.Err)
+	}
+}
+
+// TestHTTPConnectionBound: an Offline query of many samples opens at most
+// MaxConns connections; the other requests wait for one.
+func TestHTTPConnectionBound(t *testing.T) {
+	k, err := serve.NewKServe(serve.KServeOptions{Model: testModel(t), Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.Close()
+	var mu sync.Mutex
+	open, most := 0, 0
+	srv := httptest.NewUnstartedServer(k)
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch s {
+		case http.StateNew:
+			open++
+			most = max(most, open)
+		case http.StateClosed, http.StateHijacked:
+			open--
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	qsl := dataset.NewQSL(dataset.Synthetic(64, 1), 64)
+	e, err := kserve.New(kserve.Options{URL: srv.URL, Model: "fashion-mlp", Inputs: qsl, MaxConns: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Check(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	sut := netsut.New(context.Background(), e, netsut.Options{RequestTimeout: 30 * time.Second})
+	defer sut.Close()
+	s := loadgen.DefaultSettings()
+	s.Scenario, s.MinDurationMs, s.MinQueryCount, s.OfflineExpectedQPS = loadgen.Offline, 1000, 1, 500
+	res, err := loadgen.Run(context.Background(), sut, qsl, s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.FailedSamples != 0 || res.Summary.SampleCount < 500 {
+		t.Fatalf("%d samples, %d failed: %v", res.Summary.SampleCount, res.FailedSamples, res.Errors)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if most > 4 {
+		t.Errorf("%d connections open at once, MaxConns is 4", most)
 	}
 }
