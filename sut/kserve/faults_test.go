@@ -14,6 +14,7 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	"aimeter/dataset"
@@ -334,5 +335,41 @@ func TestHTTPConnectionBound(t *testing.T) {
 	defer mu.Unlock()
 	if most > 4 {
 		t.Errorf("%d connections open at once, MaxConns is 4", most)
+	}
+}
+
+// TestBearerToken: the token reaches the server over HTTP and gRPC and
+// appears in no error and not in the SUT name.
+func TestBearerToken(t *testing.T) {
+	const token = "s3cret-token"
+	srv := faultyHTTP(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer "+token {
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		http.Error(w, "authorized, but failing on purpose", http.StatusTeapot)
+	})
+	resp, _ := doOne(t, kserve.Options{URL: srv.URL, BearerToken: token}, 5*time.Second, nil)
+	if resp.Err == nil || !strings.Contains(resp.Err.Error(), "418") || strings.Contains(resp.Err.Error(), token) {
+		t.Errorf("HTTP: error %v, want the 418 of an authorized request without the token", resp.Err)
+	}
+	addr := startFaultyGRPC(t, faultyGRPC{infer: func(ctx context.Context) (*inferencepb.ModelInferResponse, error) {
+		md, _ := metadata.FromIncomingContext(ctx)
+		if v := md.Get("authorization"); len(v) != 1 || v[0] != "Bearer "+token {
+			return nil, status.Error(codes.Unauthenticated, "no token")
+		}
+		return nil, status.Error(codes.Aborted, "authorized, but failing on purpose")
+	}})
+	resp, _ = doOne(t, kserve.Options{URL: addr, GRPC: true, BearerToken: token}, 5*time.Second, nil)
+	if resp.Err == nil || !strings.Contains(resp.Err.Error(), "Aborted") || strings.Contains(resp.Err.Error(), token) {
+		t.Errorf("gRPC: error %v, want the Aborted of an authorized call without the token", resp.Err)
+	}
+	e, err := kserve.New(kserve.Options{URL: addr, GRPC: true, BearerToken: token, Model: "m", Inputs: dataset.NewQSL(dataset.Synthetic(1, 1), 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if strings.Contains(e.Name(), token) {
+		t.Errorf("the name %q shows the token", e.Name())
 	}
 }
