@@ -10,7 +10,12 @@
 // checks against the data before the run. The response of a sample is the
 // top-1 class of the model's output as one byte, the format of aimeter's
 // in-process reference SUT, so that the accuracy check of a run scores a
-// remote model the same way.
+// remote model the same way. A sample's RequestBytes and ResponseBytes are
+// the HTTP body sizes, or the sizes of the protobuf messages over gRPC,
+// without headers and framing. Errors carry the categories of sut/netsut:
+// http (status and the start of the body), grpc (code and message), decode,
+// connect, reset, truncated (a stream that ended before the final
+// response), timeout and client.
 package kserve
 
 import (
