@@ -73,6 +73,8 @@ type runFlags struct {
 	openai openaiFlags
 	// net holds the flags every network SUT shares (netflags.go).
 	net netFlags
+	// kserve holds the flags of --sut kserve.
+	kserve kserveFlags
 }
 
 func newRunCommand(st *State) *cobra.Command {
@@ -117,7 +119,7 @@ every scenario finishes in seconds against the null SUT.`,
 	fl.StringVar(&f.userConf, "user-conf", "", "user.conf applied after mlperf.conf")
 	fl.StringVar(&f.auditConfig, "audit-config", "audit.config", "audit.config applied last if it exists (LoadGen looks in the working directory)")
 	fl.StringVar(&f.outputDir, "output-dir", "aimeter-results", "directory for the logs")
-	fl.StringVar(&f.sut, "sut", "null", "system under test: null (completes inside IssueQuery), null-async (completes from a worker goroutine), reference (the demo's model on its data set), openai (an OpenAI-compatible server at --url) or dispatch (network servers, one --url per node)")
+	fl.StringVar(&f.sut, "sut", "null", "system under test: null (completes inside IssueQuery), null-async (completes from a worker goroutine), reference (the demo's model on its data set), openai (an OpenAI-compatible server at --url), kserve (a KServe v2 / Triton server at --url, sent the demo's data set) or dispatch (network servers, one --url per node)")
 	fl.Uint64Var(&f.qslSize, "qsl-size", 1024, "number of samples in the (null) QSL")
 	fl.Uint64Var(&f.perfSamples, "performance-sample-count", 0, "performance sample count the QSL reports (0 = --qsl-size)")
 	fl.StringArrayVar(&f.set, "set", nil, "override one config key for this scenario: NAME=VALUE as in mlperf.conf (e.g. min_duration=1000, qsl_rng_seed=42); repeatable, applied last")
@@ -132,11 +134,13 @@ every scenario finishes in seconds against the null SUT.`,
 	addNetFlags(fl, &f.net)
 	addDispatchFlags(fl, &f)
 	addOpenAIFlags(fl, &f.openai)
+	addKServeFlags(fl, &f.kserve)
 	groupFlags(cmd,
 		flagGroup{"MLPerf LoadGen test flags", []string{"scenario", "concurrency", "mode", "model", "mlperf-conf", "user-conf", "audit-config", "set", "find-peak-resolution", "keep-probe-records"}},
 		flagGroup{"System under test", []string{"sut", "qsl-size", "performance-sample-count"}},
 		flagGroup{"Network servers (--sut openai, dispatch)", append(append([]string(nil), netFlagNames...), dispatchFlagNames...)},
 		flagGroup{"OpenAI-compatible server (--sut openai, --backend openai)", openaiFlagNames},
+		flagGroup{"KServe v2 / Triton server (--sut kserve, --backend kserve)", kserveFlagNames},
 		flagGroup{"GB/T 45087 inference test flags (--arrival-mode ≥ 0)", flagNames(gbtSet)},
 		flagGroup{"Run control", []string{"timeout", "stall-timeout", "spin-window", "max-memory"}},
 		flagGroup{"Output", []string{"output-dir", "trace", "quiet"}},
@@ -488,7 +492,7 @@ func yesNo(b bool) string {
 // onClassified, if not nil, sees the class the reference SUT predicts for
 // each sample (the null SUTs predict nothing).
 func chooseSUT(ctx context.Context, st *State, f *runFlags, onClassified func(uint64, uint8)) (loadgen.SUT, loadgen.QSL, func(), error) {
-	if f.sut != "reference" && f.qslSize == 0 {
+	if f.sut != "reference" && f.sut != "kserve" && f.qslSize == 0 {
 		return nil, nil, nil, usageError("--qsl-size must be ≥ 1")
 	}
 	qsl := null.QSL{Total: f.qslSize, Performance: f.perfSamples}
@@ -506,10 +510,12 @@ func chooseSUT(ctx context.Context, st *State, f *runFlags, onClassified func(ui
 		return sut, dq, sut.Close, nil
 	case "openai":
 		return newOpenAISUT(ctx, st, f)
+	case "kserve":
+		return newKServeSUT(ctx, st, f)
 	case "dispatch":
 		return newDispatchSUT(ctx, st, f)
 	}
-	return nil, nil, nil, usageError("--sut %q: want null, null-async, reference, openai or dispatch", f.sut)
+	return nil, nil, nil, usageError("--sut %q: want null, null-async, reference, openai, kserve or dispatch", f.sut)
 }
 
 // needFile checks that the file a flag or argument names exists, so that a

@@ -12,5 +12,6 @@ func newServeCommand(st *State) *cobra.Command {
 	}
 	cmd.SetOut(st.Stdout)
 	cmd.AddCommand(newServeOpenAICommand(st))
+	cmd.AddCommand(newServeKServeCommand(st))
 	return cmd
 }

@@ -28,7 +28,7 @@ type dispatchFlags struct {
 
 // BackendFunc makes the Endpoint of one node of --sut dispatch from its
 // URL and the run's flags.
-type BackendFunc func(url string, f *runFlags) (netsut.Endpoint, error)
+type BackendFunc func(st *State, url string, f *runFlags) (netsut.Endpoint, error)
 
 // addDispatchFlags registers the flags of --sut dispatch and of the fixed
 // concurrency mode.
@@ -47,7 +47,10 @@ var dispatchFlagNames = []string{"backend", "policy", "allow-down-nodes"}
 // one case per protocol adapter (sut/openai, sut/kserve add theirs here).
 func builtinBackends() map[string]BackendFunc {
 	return map[string]BackendFunc{
-		"openai": func(url string, f *runFlags) (netsut.Endpoint, error) { return newOpenAIEndpoint(url, f) },
+		"openai": func(_ *State, url string, f *runFlags) (netsut.Endpoint, error) { return newOpenAIEndpoint(url, f) },
+		"kserve": func(st *State, url string, f *runFlags) (netsut.Endpoint, error) {
+			return newKServeEndpoint(st, url, f)
+		},
 	}
 }
 
@@ -58,6 +61,10 @@ func backendQSL(kind string, f *runFlags) loadgen.QSL {
 	case "openai":
 		if f.openai.set != nil {
 			return f.openai.set
+		}
+	case "kserve":
+		if f.kserve.qsl != nil {
+			return f.kserve.qsl
 		}
 	}
 	return null.QSL{Total: f.qslSize, Performance: f.perfSamples}
@@ -81,7 +88,7 @@ func backendNames(extra map[string]BackendFunc) []string {
 
 // newBackendEndpoint makes the Endpoint of a node speaking kind at rawURL.
 // extra holds backends beyond the built-in ones (State.Backends).
-func newBackendEndpoint(kind, rawURL string, f *runFlags, extra map[string]BackendFunc) (netsut.Endpoint, error) {
+func newBackendEndpoint(st *State, kind, rawURL string, f *runFlags, extra map[string]BackendFunc) (netsut.Endpoint, error) {
 	mk, ok := builtinBackends()[kind]
 	if !ok {
 		mk, ok = extra[kind]
@@ -93,7 +100,7 @@ func newBackendEndpoint(kind, rawURL string, f *runFlags, extra map[string]Backe
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, usageError("--url %q: want an http:// or https:// URL with a host", redactURL(rawURL))
 	}
-	ep, err := mk(rawURL, f)
+	ep, err := mk(st, rawURL, f)
 	if err != nil {
 		return nil, usageError("--url %s (--backend %s): %w", redactURL(rawURL), kind, err)
 	}
@@ -136,7 +143,7 @@ func newDispatchSUT(ctx context.Context, st *State, f *runFlags) (loadgen.SUT, l
 		}
 	}
 	for _, u := range n.urls {
-		ep, err := newBackendEndpoint(d.backend, u, f, st.Backends)
+		ep, err := newBackendEndpoint(st, d.backend, u, f, st.Backends)
 		if err != nil {
 			closeAll()
 			return nil, nil, nil, err

@@ -72,7 +72,7 @@ func (e *testHTTPEndpoint) Name() string                                 { retur
 func (e *testHTTPEndpoint) Close() error                                 { e.client.CloseIdleConnections(); return nil }
 
 func testBackends() map[string]BackendFunc {
-	return map[string]BackendFunc{TestBackend: func(url string, _ *runFlags) (netsut.Endpoint, error) {
+	return map[string]BackendFunc{TestBackend: func(_ *State, url string, _ *runFlags) (netsut.Endpoint, error) {
 		return &testHTTPEndpoint{url: url, client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}, nil
 	}}
 }
@@ -176,7 +176,7 @@ func TestDispatchRefusals(t *testing.T) {
 	}{
 		{"a node down at the start is named, and nothing runs", []string{"--url", up.URL, "--url", downURL}, ExitFailure, "node 2 (" + downURL + ")"},
 		{"no --url", nil, ExitUsage, "give each node with --url"},
-		{"a backend this build lacks lists the available ones", []string{"--backend", "grpc-carrier-pigeon", "--url", up.URL}, ExitUsage, "available: openai, " + TestBackend},
+		{"a backend this build lacks lists the available ones", []string{"--backend", "grpc-carrier-pigeon", "--url", up.URL}, ExitUsage, "available: kserve, openai, " + TestBackend},
 		{"a URL without a scheme", []string{"--url", "localhost:80"}, ExitUsage, `--url "localhost:80"`},
 		{"a URL's password is never shown", []string{"--url", "ftp://user:hunter2@host/"}, ExitUsage, "ftp://host/"},
 		{"an unknown policy", []string{"--url", up.URL, "--policy", "random"}, ExitUsage, "unknown dispatch policy"},

@@ -27,7 +27,6 @@ type openaiFlags struct {
 	apiKeyEnv    string
 	caCert       string
 	insecure     bool
-	maxConns     int
 	// set is the prompt set, read or made once (several endpoints of
 	// --sut dispatch --backend openai share it).
 	set *prompts.Set
@@ -39,7 +38,7 @@ type openaiFlags struct {
 // openaiFlagNames lists the flags addOpenAIFlags defines, for the help's
 // flag groups.
 var openaiFlagNames = []string{"served-model", "api", "stream", "prompts", "input-tokens", "output-tokens",
-	"ignore-eos", "api-key-env", "ca-cert", "insecure-skip-verify", "max-conns"}
+	"ignore-eos", "api-key-env", "ca-cert", "insecure-skip-verify"}
 
 func addOpenAIFlags(fl *pflag.FlagSet, o *openaiFlags) {
 	fl.StringVar(&o.model, "served-model", "", "--sut openai: the model name to request (default: the first one GET /v1/models lists); --model stays the MLPerf config key")
@@ -52,7 +51,6 @@ func addOpenAIFlags(fl *pflag.FlagSet, o *openaiFlags) {
 	fl.StringVar(&o.apiKeyEnv, "api-key-env", "OPENAI_API_KEY", "--sut openai: environment variable holding the API key sent as a bearer token (none sent when unset or empty)")
 	fl.StringVar(&o.caCert, "ca-cert", "", "--sut openai: PEM file of the certificate authorities to trust for https")
 	fl.BoolVar(&o.insecure, "insecure-skip-verify", false, "--sut openai: accept any server certificate (test servers only)")
-	fl.IntVar(&o.maxConns, "max-conns", 0, "--sut openai: idle connections kept for reuse; set it to the requests in flight (0 = 512)")
 }
 
 // adjustOpenAISettings applies what --sut openai implies to the settings:
@@ -152,7 +150,7 @@ func openaiPrompts(f *runFlags) (*prompts.Set, error) {
 // --backend openai). It does not contact the server.
 func newOpenAIEndpoint(rawURL string, f *runFlags) (*openai.Endpoint, error) {
 	o := &f.openai
-	if o.inputTokens < 1 || o.outputTokens < 0 || o.maxConns < 0 {
+	if o.inputTokens < 1 || o.outputTokens < 0 || f.net.maxConns < 0 {
 		return nil, usageError("--input-tokens must be ≥ 1; --output-tokens and --max-conns must not be negative")
 	}
 	if err := needFile("--ca-cert", o.caCert); err != nil {
@@ -168,7 +166,7 @@ func newOpenAIEndpoint(rawURL string, f *runFlags) (*openai.Endpoint, error) {
 	}
 	ep, err := openai.New(openai.Options{
 		BaseURL: rawURL, Model: o.model, API: o.api, Stream: o.stream, MaxTokens: o.outputTokens, IgnoreEOS: o.ignoreEOS,
-		APIKey: key, TLS: openai.TLSOptions{CAFile: o.caCert, InsecureSkipVerify: o.insecure}, MaxConns: o.maxConns,
+		APIKey: key, TLS: openai.TLSOptions{CAFile: o.caCert, InsecureSkipVerify: o.insecure}, MaxConns: f.net.maxConns,
 		Prompts: set, AllowRepeatedPrompts: o.exactPrompts,
 	})
 	if err != nil {

@@ -1,0 +1,140 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/spf13/cobra"
+	"google.golang.org/grpc"
+
+	"aimeter/serve"
+)
+
+type serveKServeFlags struct {
+	http, grpc string
+	modelName  string
+	weights    string
+	maxBatch   int
+	quiet      bool
+}
+
+// newServeKServeCommand is `aimeter serve kserve`: the reference model over
+// the KServe v2 protocol, HTTP/REST and gRPC.
+func newServeKServeCommand(st *State) *cobra.Command {
+	var f serveKServeFlags
+	cmd := &cobra.Command{
+		Use:   "kserve",
+		Short: "Serve the reference model over KServe v2 (Open Inference Protocol) HTTP/REST and gRPC",
+		Long: `Serve aimeter's reference model (the demo's MLP, trained on first use and
+cached) over the KServe v2 / Open Inference Protocol, until interrupted:
+
+  HTTP/REST (--http): /v2/health/live, /v2/health/ready, /v2,
+    /v2/models/NAME[/versions/V][/ready], POST .../infer with JSON tensors
+    or the binary tensor data extension;
+  gRPC (--grpc): inference.GRPCInferenceService, with Triton's
+    ModelStreamInfer.
+
+The model takes input "input" (FP32, [-1, 784]) and returns output "logits"
+(FP32, [-1, 10]). Requests that arrive while the model is busy are batched.
+Each response carries its stage times: a Server-Timing header over HTTP, a
+server-timing trailer over gRPC. An empty address turns that protocol off;
+port 0 picks a free port (the addresses are printed).`,
+		Example: `  aimeter serve kserve
+  aimeter run --sut kserve --url http://127.0.0.1:8000 --scenario Offline
+  aimeter run --sut kserve --grpc --url 127.0.0.1:8001 --scenario Server`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runServeKServe(cmd.Context(), st, &f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.http, "http", "127.0.0.1:8000", "HTTP/REST listen address (empty = no HTTP)")
+	fl.StringVar(&f.grpc, "grpc", "127.0.0.1:8001", "gRPC listen address (empty = no gRPC)")
+	fl.StringVar(&f.modelName, "model-name", "fashion-mlp", "the name the model is served under")
+	fl.StringVar(&f.weights, "weights", "", "trained weights file (default: the demo's, in the user cache directory)")
+	fl.IntVar(&f.maxBatch, "max-batch", referenceMaxBatch, "largest batch the model runs")
+	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no training progress")
+	cmd.SetOut(st.Stdout)
+	return cmd
+}
+
+func runServeKServe(parent context.Context, st *State, f *serveKServeFlags) error {
+	if f.http == "" && f.grpc == "" {
+		return usageError("--http and --grpc are both empty: nothing to serve")
+	}
+	if f.maxBatch <= 0 {
+		return usageError("--max-batch must be ≥ 1")
+	}
+	ctx, stop := interruptible(parent, st)
+	defer stop()
+	data, err := loadDemoData(st, "auto")
+	if err != nil {
+		return withCode(ExitFailure, err)
+	}
+	m, how, err := obtainModel(ctx, st, &demoFlags{weights: f.weights, quiet: f.quiet}, data)
+	if err != nil {
+		return withCode(ExitFailure, err)
+	}
+	data.train = nil
+	k, err := serve.NewKServe(serve.KServeOptions{Model: m, ModelName: f.modelName, ServerVersion: Version, MaxBatch: f.maxBatch})
+	if err != nil {
+		return withCode(ExitFailure, err)
+	}
+	defer k.Close()
+	fmt.Fprintf(st.Stdout, "Reference model: MLP %v, %s\n", m.Layers(), how)
+
+	errc := make(chan error, 2)
+	var hs *http.Server
+	if f.http != "" {
+		l, err := net.Listen("tcp", f.http)
+		if err != nil {
+			return withCode(ExitFailure, fmt.Errorf("--http %s: %w", f.http, err))
+		}
+		hs = &http.Server{Handler: k, ReadHeaderTimeout: 10 * time.Second}
+		go func() { errc <- fmt.Errorf("HTTP server: %w", hs.Serve(l)) }()
+		fmt.Fprintf(st.Stdout, "KServe v2 HTTP/REST: http://%s (model %q)\n", l.Addr(), f.modelName)
+	}
+	var gs *grpc.Server
+	if f.grpc != "" {
+		l, err := net.Listen("tcp", f.grpc)
+		if err != nil {
+			if hs != nil {
+				_ = hs.Close()
+			}
+			return withCode(ExitFailure, fmt.Errorf("--grpc %s: %w", f.grpc, err))
+		}
+		gs = grpc.NewServer()
+		k.RegisterGRPC(gs)
+		go func() { errc <- fmt.Errorf("gRPC server: %w", gs.Serve(l)) }()
+		fmt.Fprintf(st.Stdout, "KServe v2 gRPC: %s (model %q)\n", l.Addr(), f.modelName)
+	}
+	fmt.Fprintln(st.Stdout, "Serving until interrupted (Ctrl-C).")
+	var serveErr error
+	select {
+	case <-ctx.Done():
+	case serveErr = <-errc:
+	}
+	shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if hs != nil {
+		_ = hs.Shutdown(shut)
+	}
+	if gs != nil {
+		done := make(chan struct{})
+		go func() { gs.GracefulStop(); close(done) }()
+		select {
+		case <-done:
+		case <-shut.Done():
+			gs.Stop()
+		}
+	}
+	if serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
+		return withCode(ExitFailure, serveErr)
+	}
+	fmt.Fprintln(st.Stdout, "Stopped.")
+	return nil
+}

@@ -1,0 +1,173 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+
+	"aimeter/model"
+	"aimeter/serve"
+	"aimeter/sut/kserve"
+)
+
+// TestKServeAccuracyMatchesReference runs the accuracy mode against the
+// in-process reference SUT and against the same weights behind aimeter's
+// KServe server, over HTTP (binary tensors) and gRPC (stream): every
+// sample must get the same class in the accuracy log.
+func TestKServeAccuracyMatchesReference(t *testing.T) {
+	cache := t.TempDir()
+	useUntrainedWeights(t, cache)
+	data, err := loadDemoData(&State{Stderr: &strings.Builder{}}, "auto")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path, err := weightsPath("", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := model.LoadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := serve.NewKServe(serve.KServeOptions{Model: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hl, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gl, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := &http.Server{Handler: k, ReadHeaderTimeout: 10 * time.Second}
+	gs := grpc.NewServer()
+	k.RegisterGRPC(gs)
+	go func() { _ = hs.Serve(hl) }()
+	go func() { _ = gs.Serve(gl) }()
+	defer func() { gs.Stop(); _ = hs.Close(); k.Close() }()
+
+	wd := t.TempDir()
+	base := []string{"run", "--scenario", "Offline", "--mode", "accuracy", "-q"}
+	ref := runCLI(t, wd, append(base, "--sut", "reference", "--output-dir", filepath.Join(wd, "ref"))...)
+	if ref.code != 0 {
+		t.Fatalf("reference run: %s", ref)
+	}
+	want := map[uint64]string{}
+	for _, e := range readAccuracyT(t, filepath.Join(wd, "ref")) {
+		want[e.QSLIdx] = e.Data
+	}
+	for _, c := range []struct {
+		name string
+		args []string
+	}{
+		// Two of the four ways, to keep the test short (10,000 samples
+		// each); sut/kserve's TestAccuracy checks all four.
+		{"http-binary", []string{"--url", "http://" + hl.Addr().String(), "--binary-data"}},
+		{"grpc-stream", []string{"--url", gl.Addr().String(), "--grpc", "--grpc-stream"}},
+	} {
+		res := runCLI(t, wd, append(append(base, "--sut", "kserve", "--output-dir", filepath.Join(wd, c.name)), c.args...)...)
+		if res.code != 0 {
+			t.Fatalf("%s: %s", c.name, res)
+		}
+		got := readAccuracyT(t, filepath.Join(wd, c.name))
+		if len(got) != len(want) {
+			t.Fatalf("%s: %d accuracy entries, the reference SUT gave %d", c.name, len(got), len(want))
+		}
+		for _, e := range got {
+			if want[e.QSLIdx] != e.Data {
+				t.Fatalf("%s: sample %d: class %s, the reference SUT said %s", c.name, e.QSLIdx, e.Data, want[e.QSLIdx])
+			}
+		}
+	}
+}
+
+// TestKServeRunRefuses: bad flags and a down server are refused before the
+// run, with what to change.
+func TestKServeRunRefuses(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	down := l.Addr().String()
+	l.Close()
+	for _, c := range []struct {
+		why  string
+		args []string
+		code int
+		want string
+	}{
+		{"no URL", []string{"--sut", "kserve"}, ExitUsage, "needs --url"},
+		{"stream over HTTP", []string{"--sut", "kserve", "--url", "http://" + down, "--grpc-stream"}, ExitUsage, "--grpc-stream needs --grpc"},
+		{"unset token variable", []string{"--sut", "kserve", "--url", "http://" + down, "--token-env", "AIMETER_TEST_NO_SUCH_VARIABLE"}, ExitUsage, "not set"},
+		{"server down", []string{"--sut", "kserve", "--url", "http://" + down}, ExitFailure, down},
+	} {
+		res := runCLI(t, "", append([]string{"run", "-q", "--output-dir", t.TempDir()}, c.args...)...)
+		if res.code != c.code || !strings.Contains(res.stderr, c.want) {
+			t.Errorf("%s: want exit %d and %q; got %s", c.why, c.code, c.want, res)
+		}
+	}
+}
+
+// TestServeKServe starts `aimeter serve kserve` on free ports, checks both
+// protocols with the client, and stops it with an interrupt.
+func TestServeKServe(t *testing.T) {
+	useUntrainedWeights(t, t.TempDir())
+	tw := newTwin(t, "serve", "kserve", "--http", "127.0.0.1:0", "--grpc", "127.0.0.1:0", "-q")
+	done := make(chan int, 1)
+	go func() { done <- tw.main() }()
+	re := regexp.MustCompile(`HTTP/REST: (http://\S+) .*\n.*gRPC: (\S+) `)
+	var addrs []string
+	deadline := time.Now().Add(time.Minute)
+	for addrs == nil && time.Now().Before(deadline) {
+		if m := re.FindStringSubmatch(tw.stdout.String()); m != nil {
+			addrs = m[1:]
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if addrs == nil {
+		t.Fatalf("no addresses printed:\n%s\n%s", tw.stdout.String(), tw.stderr.String())
+	}
+	data, err := loadDemoData(&State{Stderr: &strings.Builder{}}, "auto")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, u := range addrs {
+		e, err := kserve.New(kserve.Options{URL: u, GRPC: i == 1, Model: "fashion-mlp", Inputs: nilSamples{}, InputSize: data.test.Rows * data.test.Cols})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		if err := e.Check(ctx); err != nil {
+			t.Errorf("Check %s: %v", u, err)
+		}
+		cancel()
+		_ = e.Close()
+	}
+	<-tw.notified
+	tw.mu.Lock()
+	tw.interrupt(errors.New("test interrupt"))
+	tw.mu.Unlock()
+	select {
+	case code := <-done:
+		if code != 0 || !strings.Contains(tw.stdout.String(), "Stopped.") {
+			t.Errorf("exit %d:\n%s\n%s", code, tw.stdout.String(), tw.stderr.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("aimeter serve kserve did not stop after the interrupt")
+	}
+}
+
+// nilSamples is a sample source with no samples loaded (Check needs none).
+type nilSamples struct{}
+
+func (nilSamples) Sample(uint64) ([]float32, bool) { return nil, false }

@@ -1,0 +1,360 @@
+// Package kserve is a network SUT adapter for the Open Inference Protocol
+// (KServe v2, also served by NVIDIA Triton, Seldon MLServer and aimeter
+// serve kserve): an Endpoint of package sut/netsut that sends one
+// inference request per sample over HTTP/REST (JSON tensors or the binary
+// tensor data extension) or gRPC (unary ModelInfer, or Triton's
+// ModelStreamInfer stream).
+//
+// Each sample's input is one FP32 tensor taken from Options.Inputs; its
+// name and shape come from the model metadata, which Check reads and
+// checks against the data before the run. The response of a sample is the
+// top-1 class of the model's output as one byte, the format of aimeter's
+// in-process reference SUT, so that the accuracy check of a run scores a
+// remote model the same way. A sample's RequestBytes and ResponseBytes are
+// the HTTP body sizes, or the sizes of the protobuf messages over gRPC,
+// without headers and framing. Errors carry the categories of sut/netsut:
+// http (status and the start of the body), grpc (code and message), decode,
+// connect, reset, truncated (a stream that ended before the final
+// response), timeout and client.
+package kserve
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"aimeter/loadgen"
+	"aimeter/sut/netsut"
+)
+
+// SampleSource returns the input values of a loaded sample (a QSL such as
+// dataset.QSL).
+type SampleSource interface {
+	Sample(index uint64) ([]float32, bool)
+}
+
+// Options configure an Endpoint.
+type Options struct {
+	// URL is the server (required): http://host:port or https://host:port
+	// for HTTP; for gRPC host:port, grpc://host:port, or https:// or
+	// grpcs:// for gRPC over TLS. A path after the host is a prefix of the
+	// HTTP routes (/v2/...).
+	URL string
+	// GRPC selects gRPC; false means HTTP/REST.
+	GRPC bool
+	// Model is the model name (required).
+	Model string
+	// ModelVersion is the model version; empty means the server's choice.
+	ModelVersion string
+	// Inputs gives the input values of each sample by QSL index (required).
+	Inputs SampleSource
+	// InputSize is the number of FP32 values in every sample; Check
+	// compares it with the shape in the model metadata. Zero means Check
+	// does not compare (each sample is still checked against the shape).
+	InputSize int
+	// InputName is the model input the samples go to; empty means the
+	// model's only input (Check fails on a model with several).
+	InputName string
+	// OutputName is the model output read for the top-1 class; empty means
+	// the model's first output.
+	OutputName string
+	// BinaryData sends and asks for tensor data in the binary tensor data
+	// extension of HTTP/REST (Inference-Header-Content-Length). False
+	// sends JSON numbers. Ignored for gRPC, which always sends raw bytes.
+	BinaryData bool
+	// Stream sends every request over one Triton ModelStreamInfer stream
+	// (gRPC only), for decoupled models: the first response of a request
+	// is its first token, and the response whose triton_final_response
+	// parameter is true (or the only one, where the parameter is absent)
+	// ends it. False uses unary ModelInfer calls.
+	Stream bool
+	// TLS is the TLS configuration for https/grpcs URLs; nil means the
+	// system's roots and the URL's host name. Plain URLs do not use it.
+	TLS *tls.Config
+	// BearerToken, if not empty, is sent as "Authorization: Bearer …" with
+	// every request. It is never written to a log, an error or the name.
+	BearerToken string
+	// MaxConns bounds the HTTP connections open at once, idle ones kept for
+	// reuse included: a request beyond it waits for a free connection
+	// (the wait counts in its latency), so that an Offline query of
+	// thousands of samples cannot exhaust the file descriptors of client or
+	// server. Size it to the requests the server can work on at once. Zero
+	// means 256. gRPC uses one HTTP/2 connection.
+	MaxConns int
+	// StageTimes reads the server's stage times (the Server-Timing header
+	// over HTTP, the server-timing trailer over gRPC) into each sample's
+	// stage times, for the GB/T time breakdown. False ignores them (no
+	// parsing cost).
+	StageTimes bool
+}
+
+// layout is what Check learnt from the model metadata: how to send a
+// sample and which output to read.
+type layout struct {
+	inName  string
+	shape   []int64 // the request shape: the metadata shape, -1 as 1
+	size    int     // values per sample: the product of shape
+	outName string
+}
+
+// Endpoint is a KServe v2 server as a netsut.Endpoint. Create it with New;
+// call Check before the first Do.
+type Endpoint struct {
+	opts   Options
+	base   string // URL without a trailing slash (HTTP)
+	target string // host:port (gRPC)
+	tls    bool
+	lay    atomic.Pointer[layout]
+	ids    atomic.Uint64
+
+	h *httpClient
+	g *grpcClient
+
+	closeOnce sync.Once
+}
+
+var (
+	_ netsut.Endpoint  = (*Endpoint)(nil)
+	_ netsut.NodeNamer = (*Endpoint)(nil)
+)
+
+// New returns an Endpoint for opts. It does not connect: Check does.
+func New(opts Options) (*Endpoint, error) {
+	if opts.URL == "" {
+		return nil, errors.New("kserve: URL is required")
+	}
+	if opts.Model == "" {
+		return nil, errors.New("kserve: Model is required")
+	}
+	if opts.Inputs == nil {
+		return nil, errors.New("kserve: Inputs is required")
+	}
+	if opts.Stream && !opts.GRPC {
+		return nil, errors.New("kserve: Stream needs GRPC (ModelStreamInfer is a gRPC call)")
+	}
+	if opts.MaxConns <= 0 {
+		opts.MaxConns = 256
+	}
+	e := &Endpoint{opts: opts}
+	raw := opts.URL
+	if !strings.Contains(raw, "://") {
+		if !opts.GRPC {
+			return nil, fmt.Errorf("kserve: URL %q: want http:// or https://", raw)
+		}
+		raw = "grpc://" + raw
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("kserve: URL %q: %w", opts.URL, err)
+	}
+	if u.Host == "" {
+		return nil, fmt.Errorf("kserve: URL %q has no host", opts.URL)
+	}
+	switch u.Scheme {
+	case "http", "grpc":
+	case "https", "grpcs":
+		e.tls = true
+	default:
+		return nil, fmt.Errorf("kserve: URL %q: scheme %q: want http, https, grpc or grpcs", opts.URL, u.Scheme)
+	}
+	if !opts.GRPC && (u.Scheme == "grpc" || u.Scheme == "grpcs") {
+		return nil, fmt.Errorf("kserve: URL %q is a gRPC URL: set GRPC (--grpc) or use http://", opts.URL)
+	}
+	if u.User != nil {
+		return nil, fmt.Errorf("kserve: URL %s: credentials in the URL are not supported; use the bearer token", u.Redacted())
+	}
+	e.target = u.Host
+	if opts.GRPC {
+		e.base = u.Scheme + "://" + u.Host
+		e.g, err = newGRPCClient(e)
+		if err != nil {
+			return nil, err
+		}
+	} else {
+		e.base = strings.TrimSuffix(u.Scheme+"://"+u.Host+u.Path, "/")
+		e.h = newHTTPClient(e)
+	}
+	return e, nil
+}
+
+// Name is the SUT name: protocol, URL and model.
+func (e *Endpoint) Name() string {
+	proto := "HTTP JSON"
+	switch {
+	case e.opts.Stream:
+		proto = "gRPC stream"
+	case e.opts.GRPC:
+		proto = "gRPC"
+	case e.opts.BinaryData:
+		proto = "HTTP binary"
+	}
+	m := e.opts.Model
+	if e.opts.ModelVersion != "" {
+		m += " v" + e.opts.ModelVersion
+	}
+	return fmt.Sprintf("KServe v2 %s %s model %s", proto, e.base, m)
+}
+
+// Check asks the server whether it is live and ready and the model ready,
+// reads the model metadata and checks it against the data: one FP32 input
+// (or Options.InputName) whose shape holds Options.InputSize values, and
+// the output to read. The error names the URL and the step that failed.
+func (e *Endpoint) Check(ctx context.Context) error {
+	var md *modelMeta
+	var err error
+	if e.g != nil {
+		md, err = e.g.check(ctx)
+	} else {
+		md, err = e.h.check(ctx)
+	}
+	if err != nil {
+		return err
+	}
+	l, err := e.layoutOf(md)
+	if err != nil {
+		return fmt.Errorf("kserve: %s: model %q: %w", e.base, e.opts.Model, err)
+	}
+	e.lay.Store(l)
+	return nil
+}
+
+// NodeName asks the server's metadata for its name and version.
+func (e *Endpoint) NodeName(ctx context.Context) (string, error) {
+	if e.g != nil {
+		return e.g.nodeName(ctx)
+	}
+	return e.h.nodeName(ctx)
+}
+
+// Do sends sample s and fills resp (see netsut.Endpoint). r may be nil
+// outside a loadgen run: no first-token or token times are reported then.
+func (e *Endpoint) Do(ctx context.Context, r *loadgen.Responder, s loadgen.QuerySample, resp *loadgen.Response) {
+	l := e.lay.Load()
+	if l == nil {
+		resp.Err = loadgen.WithCategory(netsut.CategoryClient, errors.New("kserve: Check has not succeeded before the first request"))
+		return
+	}
+	x, ok := e.opts.Inputs.Sample(s.Index)
+	if !ok {
+		resp.Err = loadgen.WithCategory(netsut.CategoryClient, fmt.Errorf("sample %d is not loaded in the QSL", s.Index))
+		return
+	}
+	if len(x) != l.size {
+		resp.Err = loadgen.WithCategory(netsut.CategoryClient, fmt.Errorf("sample %d has %d values; input %q of shape %v takes %d", s.Index, len(x), l.inName, l.shape, l.size))
+		return
+	}
+	switch {
+	case e.g != nil && e.opts.Stream:
+		e.g.doStream(ctx, r, s, l, x, resp)
+	case e.g != nil:
+		e.g.do(ctx, r, l, x, resp)
+	default:
+		e.h.do(ctx, r, l, x, resp)
+	}
+}
+
+// Close closes the connections.
+func (e *Endpoint) Close() error {
+	var err error
+	e.closeOnce.Do(func() {
+		if e.g != nil {
+			err = e.g.close()
+		} else {
+			e.h.close()
+		}
+	})
+	return err
+}
+
+// modelMeta is the model metadata, from either protocol.
+type modelMeta struct {
+	Name     string       `json:"name"`
+	Versions []string     `json:"versions"`
+	Platform string       `json:"platform"`
+	Inputs   []tensorMeta `json:"inputs"`
+	Outputs  []tensorMeta `json:"outputs"`
+	Error    string       `json:"error"`
+}
+
+type tensorMeta struct {
+	Name     string  `json:"name"`
+	Datatype string  `json:"datatype"`
+	Shape    []int64 `json:"shape"`
+}
+
+// layoutOf checks the model metadata against the options and the data.
+func (e *Endpoint) layoutOf(md *modelMeta) (*layout, error) {
+	var in *tensorMeta
+	switch {
+	case e.opts.InputName != "":
+		for i := range md.Inputs {
+			if md.Inputs[i].Name == e.opts.InputName {
+				in = &md.Inputs[i]
+			}
+		}
+		if in == nil {
+			return nil, fmt.Errorf("no input %q in the model metadata (inputs: %s)", e.opts.InputName, names(md.Inputs))
+		}
+	case len(md.Inputs) == 1:
+		in = &md.Inputs[0]
+	case len(md.Inputs) == 0:
+		return nil, errors.New("the model metadata lists no inputs")
+	default:
+		return nil, fmt.Errorf("the model has %d inputs (%s): name the one the samples go to", len(md.Inputs), names(md.Inputs))
+	}
+	if in.Datatype != "FP32" {
+		return nil, fmt.Errorf("input %q has datatype %s; the data set's samples are FP32", in.Name, in.Datatype)
+	}
+	if len(in.Shape) == 0 {
+		return nil, fmt.Errorf("input %q has no shape in the model metadata", in.Name)
+	}
+	l := &layout{inName: in.Name, shape: make([]int64, len(in.Shape)), size: 1}
+	for i, d := range in.Shape {
+		switch {
+		case d == -1:
+			d = 1
+		case d < 0:
+			return nil, fmt.Errorf("input %q: bad dimension %d in shape %v", in.Name, d, in.Shape)
+		}
+		l.shape[i] = d
+		if d > 1<<30 || int64(l.size)*d > 1<<30 {
+			return nil, fmt.Errorf("input %q: shape %v is too large", in.Name, in.Shape)
+		}
+		l.size *= int(d)
+	}
+	if e.opts.InputSize > 0 && l.size != e.opts.InputSize {
+		return nil, fmt.Errorf("input %q has shape %v (%d values per request); the data set's samples have %d values", in.Name, in.Shape, l.size, e.opts.InputSize)
+	}
+	switch {
+	case e.opts.OutputName != "":
+		for _, o := range md.Outputs {
+			if o.Name == e.opts.OutputName {
+				l.outName = o.Name
+			}
+		}
+		if l.outName == "" {
+			return nil, fmt.Errorf("no output %q in the model metadata (outputs: %s)", e.opts.OutputName, names(md.Outputs))
+		}
+	case len(md.Outputs) == 0:
+		return nil, errors.New("the model metadata lists no outputs")
+	default:
+		l.outName = md.Outputs[0].Name
+	}
+	return l, nil
+}
+
+func names(ts []tensorMeta) string {
+	if len(ts) == 0 {
+		return "none"
+	}
+	s := make([]string, len(ts))
+	for i, t := range ts {
+		s[i] = fmt.Sprintf("%s %s %v", t.Name, t.Datatype, t.Shape)
+	}
+	return strings.Join(s, "; ")
+}
