@@ -399,16 +399,28 @@ func (c *computer) run() {
 	var sends, recvs []*Event
 	for i := range c.evs {
 		e := &c.evs[i]
+		if e.Value != nil && (math.IsNaN(*e.Value) || math.IsInf(*e.Value, 0)) {
+			c.problem(Error, e, "%s value %v is not a finite number; the value is ignored", e.Kind, *e.Value)
+			e.Value = nil
+		}
 		switch e.Kind {
 		case Utilization:
 			if e.Value == nil {
 				c.problem(Error, e, "utilization sample without a value")
 				continue
 			}
+			if *e.Value < 0 || *e.Value > 1 {
+				c.problem(Error, e, "utilization %v outside [0, 1] (IN-34); the sample is ignored", *e.Value)
+				continue
+			}
 			c.util = append(c.util, e)
 		case Power:
 			if e.Value == nil {
 				c.problem(Error, e, "power sample without a value")
+				continue
+			}
+			if *e.Value < 0 {
+				c.problem(Error, e, "power %v W is negative; the sample is ignored", *e.Value)
 				continue
 			}
 			c.pow = append(c.pow, e)

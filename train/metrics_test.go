@@ -375,6 +375,17 @@ func TestComputeProblems(t *testing.T) {
 		{"no accuracy before training exits", []Event{
 			ev(EpochStart, 0, num(1)), ev(EpochEnd, 10, num(1)),
 		}, Warning, "no accuracy before training exits", nil},
+		{"a NaN accuracy is ignored, not carried into the results", []Event{
+			ev(ValidationStart, 0, num(1)), ev(ValidationEnd, 1, num(1), val(math.NaN())),
+		}, Error, "not a finite number", func(t *testing.T, m *Metrics) {
+			checkNil(t, "accuracy", m.Trials[0].FinalAccuracy)
+		}},
+		{"a utilisation above 1", []Event{
+			ev(Utilization, 0, val(1.5)),
+		}, Error, "outside [0, 1]", nil},
+		{"a negative power", []Event{
+			ev(Power, 0, val(-1)),
+		}, Error, "negative", nil},
 		{"a utilisation sample without a value", []Event{
 			{Kind: Utilization},
 		}, Error, "utilization sample without a value", nil},
