@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strconv"
 	"time"
@@ -46,9 +47,10 @@ func (o LogOptions) wall(e *Event) time.Time {
 }
 
 // FormatAccuracy writes an accuracy as the log does: 4 decimals on the
-// scale it was given in (IN-18), "--" when unknown (GB-6.3-c-note).
+// scale it was given in (IN-18), "--" when unknown or not a finite number
+// (GB-6.3-c-note).
 func FormatAccuracy(a *float64) string {
-	if a == nil {
+	if a == nil || math.IsNaN(*a) || math.IsInf(*a, 0) {
 		return "--"
 	}
 	return strconv.FormatFloat(*a, 'f', 4, 64)
@@ -145,7 +147,7 @@ func LogLines(events []Event, opts LogOptions) []string {
 				touch(entry(e), e)
 			}
 		case ValidationEnd:
-			if e.Epoch > 0 && e.Value != nil {
+			if e.Epoch > 0 && e.Value != nil && !math.IsNaN(*e.Value) && !math.IsInf(*e.Value, 0) {
 				en := entry(e)
 				if en.acc == nil {
 					v := *e.Value

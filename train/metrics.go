@@ -400,8 +400,9 @@ func (c *computer) run() {
 	for i := range c.evs {
 		e := &c.evs[i]
 		if e.Value != nil && (math.IsNaN(*e.Value) || math.IsInf(*e.Value, 0)) {
-			c.problem(Error, e, "%s value %v is not a finite number; the value is ignored", e.Kind, *e.Value)
-			e.Value = nil
+			v := *e.Value
+			e.Value = nil // before the problem copies the event: JSON has no NaN
+			c.problem(Error, e, "%s value %v is not a finite number; the value is ignored", e.Kind, v)
 		}
 		switch e.Kind {
 		case Utilization:
@@ -565,6 +566,15 @@ func (c *computer) trial(t int, te trialEvents) TrialMetrics {
 		}
 	}
 	tm.TWMs = diff(trLo, wHi, okTR1, len(te[AcceleratorStart]) > 0)
+	firstEpoch, hasEpoch := int64(0), false
+	for _, e := range te[EpochStart] {
+		if !hasEpoch || e.Time < firstEpoch {
+			firstEpoch, hasEpoch = e.Time, true
+		}
+	}
+	if hasEpoch && len(te[AcceleratorStart]) > 0 && wHi > firstEpoch {
+		c.problem(Warning, nil, "trial %d: the last accelerator starts after the first epoch (IN-30)", t)
+	}
 	cvLo, cvHi, okCV1, okCV2 := c.bounds(te, ConversionStart, ConversionEnd)
 	tm.TCVMs = diff(cvLo, cvHi, okCV1, okCV2)
 	pLo, pHi, okP1, okP2 := c.bounds(te, PersistStart, PersistEnd)
@@ -800,13 +810,21 @@ func nodeWindow(m map[string]map[int]*nodeEpoch, i int) func(string) (int64, int
 	}
 }
 
+// between returns the samples of evs (sorted by time) in [lo, hi].
+func (c *computer) between(evs []*Event, lo, hi int64) []*Event {
+	i := sort.Search(len(evs), func(i int) bool { return evs[i].Time >= lo })
+	j := sort.Search(len(evs), func(j int) bool { return evs[j].Time > hi })
+	if j < i {
+		return nil
+	}
+	return evs[i:j]
+}
+
 // meanPower returns the mean and peak of node n's power samples in
 // [lo, hi] and their number.
 func (c *computer) meanPower(n string, lo, hi int64) (mean, peak float64, k int) {
-	i := sort.Search(len(c.pow), func(i int) bool { return c.pow[i].Time >= lo })
 	var s float64
-	for ; i < len(c.pow) && c.pow[i].Time <= hi; i++ {
-		p := c.pow[i]
+	for _, p := range c.between(c.pow, lo, hi) {
 		if p.Node != n {
 			continue
 		}
@@ -827,9 +845,8 @@ func (c *computer) meanPower(n string, lo, hi int64) (mean, peak float64, k int)
 // own window of the epoch (or the cluster window lo, hi).
 func (c *computer) epochPower(lo, hi int64, window func(string) (int64, int64, bool)) *float64 {
 	nodes := map[string]bool{}
-	i := sort.Search(len(c.pow), func(i int) bool { return c.pow[i].Time >= lo })
-	for ; i < len(c.pow) && c.pow[i].Time <= hi; i++ {
-		nodes[c.pow[i].Node] = true
+	for _, p := range c.between(c.pow, lo, hi) {
+		nodes[p.Node] = true
 	}
 	if len(nodes) == 0 {
 		return nil
@@ -859,7 +876,8 @@ func (c *computer) utilization(lo, hi int64, window func(string) (int64, int64, 
 	}
 	acc := map[chipKey]*ChipUtilization{}
 	var order []chipKey
-	for _, e := range c.util {
+	// Every node's window lies within the cluster window [lo, hi].
+	for _, e := range c.between(c.util, lo, hi) {
 		a, b, ok := window(e.Node)
 		if !ok {
 			a, b = lo, hi
@@ -908,8 +926,8 @@ func (c *computer) nodeUtilization(n string, epochs map[int]*nodeEpoch) (*float6
 		w := epochs[i]
 		sums := map[int]float64{}
 		counts := map[int]int{}
-		for _, e := range c.util {
-			if e.Node == n && e.Time >= w.lo && e.Time <= w.hi {
+		for _, e := range c.between(c.util, w.lo, w.hi) {
+			if e.Node == n {
 				counts[e.Chip]++
 				sums[e.Chip] += *e.Value
 			}

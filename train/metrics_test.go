@@ -372,6 +372,11 @@ func TestComputeProblems(t *testing.T) {
 		{"an epoch outside T_TR (IN-30)", []Event{
 			ev(EpochStart, 0, num(1)), ev(TrainStart, 5), ev(EpochEnd, 10, num(1)), ev(TrainEnd, 20),
 		}, Warning, "epoch 1 starts before TrainStart", nil},
+		{"the last accelerator starts after the first epoch (IN-30)", []Event{
+			ev(TrainStart, 0), ev(EpochStart, 5, num(1)), ev(AcceleratorStart, 6), ev(EpochEnd, 10, num(1)),
+		}, Warning, "last accelerator starts after the first epoch", func(t *testing.T, m *Metrics) {
+			checkF(t, "T_w still computed", m.Trials[0].TWMs, 6)
+		}},
 		{"no accuracy before training exits", []Event{
 			ev(EpochStart, 0, num(1)), ev(EpochEnd, 10, num(1)),
 		}, Warning, "no accuracy before training exits", nil},
