@@ -344,6 +344,12 @@ func ms(ns int64) float64 { return float64(ns) / 1e6 }
 
 func ptr(v float64) *float64 { return &v }
 
+// rankKey identifies one rank of one node.
+type rankKey struct {
+	node string
+	rank int
+}
+
 // pairKey identifies a start/end pair: one trial, one rank, one index.
 type pairKey struct {
 	trial int
@@ -453,9 +459,9 @@ func (c *computer) run() {
 // latest of the second's; ok is false when either is missing. A pair on one
 // (node, rank) whose end precedes its start is a problem.
 func (c *computer) bounds(te trialEvents, startKind, endKind Kind) (lo, hi int64, okLo, okHi bool) {
-	starts := map[[2]any]*Event{}
+	starts := map[rankKey]*Event{}
 	for _, e := range te[startKind] {
-		k := [2]any{e.Node, e.Rank}
+		k := rankKey{e.Node, e.Rank}
 		if prev, dup := starts[k]; dup {
 			c.problem(Error, e, "a second %s in trial %d on the same node and rank (first at %d ns); the first is kept", startKind, trialOf(e), prev.Time)
 			continue
@@ -466,7 +472,7 @@ func (c *computer) bounds(te trialEvents, startKind, endKind Kind) (lo, hi int64
 		}
 	}
 	for _, e := range te[endKind] {
-		if s, ok := starts[[2]any{e.Node, e.Rank}]; ok && e.Time < s.Time {
+		if s, ok := starts[rankKey{e.Node, e.Rank}]; ok && e.Time < s.Time {
 			c.problem(Error, e, "%s before its %s", endKind, startKind)
 			continue
 		}
@@ -642,6 +648,11 @@ func (c *computer) trial(t int, te trialEvents) TrialMetrics {
 		}
 		prevEnd = hi
 		em.Utilization, em.UtilizationValid, em.Chips = c.utilization(lo, hi, nodeWindow(nodeEpochs, i))
+		for _, cu := range em.Chips {
+			if !cu.Valid {
+				c.problem(Warning, nil, "trial %d epoch %d: chip %d of node %q has %d utilisation samples, fewer than 3; the epoch's utilisation is marked invalid (IN-34)", t, i, cu.Chip, cu.Node, cu.Samples)
+			}
+		}
 		em.PowerW = c.epochPower(lo, hi, nodeWindow(nodeEpochs, i))
 		sum += em.TEPMs
 		tm.Epochs = append(tm.Epochs, em)

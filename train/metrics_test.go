@@ -96,7 +96,8 @@ func TestComputeSingleNode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(m.Problems) != 0 {
+	// The only problem: chip 1 has 2 samples in epoch 1 (IN-34).
+	if len(m.Problems) != 1 || !strings.Contains(m.Problems[0].Message, "epoch 1: chip 1 of node \"\" has 2 utilisation samples") {
 		t.Errorf("problems: %v", m.Problems)
 	}
 	if len(m.Trials) != 1 {

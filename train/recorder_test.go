@@ -92,10 +92,35 @@ func TestRecorderAllocations(t *testing.T) {
 	}
 }
 
-func BenchmarkRecorderEpochEnd(b *testing.B) {
-	r := NewRecorder(RecorderOptions{Capacity: b.N + 1})
-	b.ReportAllocs()
-	for b.Loop() {
-		r.EpochEnd(1, 1, 10)
-	}
+// BenchmarkRecorder compares recording an EpochEnd and a Power sample with
+// a baseline that appends an event stamped with time.Now under a mutex,
+// the least a concurrent recorder can do; both start from the same room.
+func BenchmarkRecorder(b *testing.B) {
+	b.Run("baseline", func(b *testing.B) {
+		var mu sync.Mutex
+		evs := make([]Event, 0, 256)
+		b.ReportAllocs()
+		for b.Loop() {
+			mu.Lock()
+			evs = append(evs, Event{Kind: EpochEnd, Time: time.Now().UnixNano(), Trial: 1, Epoch: 1, Count: 10})
+			mu.Unlock()
+		}
+		if len(evs) == 0 {
+			b.Fatal("nothing recorded")
+		}
+	})
+	b.Run("EpochEnd", func(b *testing.B) {
+		r := NewRecorder(RecorderOptions{})
+		b.ReportAllocs()
+		for b.Loop() {
+			r.EpochEnd(1, 1, 10)
+		}
+	})
+	b.Run("Power", func(b *testing.B) {
+		r := NewRecorder(RecorderOptions{})
+		b.ReportAllocs()
+		for b.Loop() {
+			r.Power(300)
+		}
+	})
 }

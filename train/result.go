@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"aimeter/gbt"
 )
@@ -114,6 +115,10 @@ type Result struct {
 	// Log is the training log (GB-6.3-c-4), as LogLines writes it.
 	Log []string `json:"log,omitempty"`
 }
+
+// UTCOffset returns the UTC offset of t's location as the result records
+// it, such as "+08:00" (IN-04).
+func UTCOffset(t time.Time) string { return t.Format("-07:00") }
 
 // WriteResult writes res as indented JSON, filling in Version,
 // ThroughputMethod and the training task type when they are unset. res

@@ -64,6 +64,23 @@ func TestResultGoldenAndRoundTrip(t *testing.T) {
 	}
 }
 
+func TestUTCOffset(t *testing.T) {
+	cases := []struct {
+		reason string
+		loc    *time.Location
+		want   string
+	}{
+		{"UTC", time.UTC, "+00:00"},
+		{"China Standard Time", time.FixedZone("CST", 8*3600), "+08:00"},
+		{"half-hour offset west", time.FixedZone("X", -(3*3600 + 1800)), "-03:30"},
+	}
+	for _, c := range cases {
+		if got := UTCOffset(origin.In(c.loc)); got != c.want {
+			t.Errorf("%s: %q, want %q", c.reason, got, c.want)
+		}
+	}
+}
+
 func TestReadResultErrors(t *testing.T) {
 	cases := []struct{ reason, in, want string }{
 		{"not JSON", "{", "reading gbt_training.json"},
