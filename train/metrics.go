@@ -365,6 +365,13 @@ func trialOf(e *Event) int { return max(e.Trial, 1) }
 // error only for a bad cfg; contradictory or out-of-order events are
 // listed in Metrics.Problems and left out of the metrics they would spoil.
 // events need not be sorted; Compute does not modify them.
+//
+// Structural events (every kind but Utilization, Power, Send and Receive)
+// belong to their Trial, 0 counting as trial 1 (IN-19); with several ranks
+// a timing point is the earliest start and the latest end over them.
+// Utilisation and power samples belong to whatever windows (epochs, T_TR)
+// contain them, on their own node; transfers are paired by ID across the
+// whole run.
 func Compute(events []Event, cfg Config) (*Metrics, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err

@@ -199,6 +199,13 @@ func TestComputeCluster(t *testing.T) {
 		ev(Power, 500, a, val(100)),
 		ev(Power, 500, b, val(200)),
 		ev(Power, 1000, a, val(120)),
+		ev(Utilization, 250, a, val(0.2)),
+		ev(Utilization, 260, a, val(0.2)),
+		ev(Utilization, 270, a, val(0.2)),
+		ev(Utilization, 250, b, val(0.2)), // before b's own epoch window: not counted
+		ev(Utilization, 1300, b, val(0.6)),
+		ev(Utilization, 1310, b, val(0.6)),
+		ev(Utilization, 1320, b, val(0.6)),
 		ev(Send, 1000, a, withID("x")),
 		ev(Receive, 1003, b, withID("x")),
 		ev(Send, 1100, b, withID("y")),
@@ -250,7 +257,16 @@ func TestComputeCluster(t *testing.T) {
 	if len(m.Transfers) != 2 || m.Transfers[0].From != "a" || m.Transfers[0].To != "b" || !near(m.Transfers[0].Ms, 3) {
 		t.Errorf("transfers %+v", m.Transfers)
 	}
-	checkNil(t, "utilisation", tr.Utilization)
+	// Table 9 (IN-34 (2)): each node's chip 0 in its own window of epoch
+	// 1: a 0.2, b 0.6 (b's sample at 250 ms precedes its start at 300).
+	// Server values 0.2 and 0.6; cluster p_1 = p = (0.2 + 0.6) / 2.
+	checkF(t, "server p a", tr.Nodes[0].Utilization, 0.2)
+	checkF(t, "server p b", tr.Nodes[1].Utilization, 0.6)
+	checkF(t, "cluster p_1", tr.Epochs[0].Utilization, 0.4)
+	checkF(t, "cluster p", tr.Utilization, 0.4)
+	if !tr.UtilizationValid || !tr.Nodes[0].UtilizationValid || len(tr.Epochs[0].Chips) != 2 {
+		t.Errorf("utilisation validity %v, chips %+v", tr.UtilizationValid, tr.Epochs[0].Chips)
+	}
 }
 
 // TestComputeAbsent checks footnote d: what was not measured is absent,
