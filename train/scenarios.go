@@ -75,6 +75,19 @@ func (s Scenario) Target() *Target {
 	return &Target{Metric: s.Threshold.Metric, Value: s.Threshold.Fraction, LowerIsBetter: s.Threshold.Comparator == gbt.Less}
 }
 
+// TrialDone reports whether a trial of the scenario may stop: its quality
+// target is reached (accuracy, on the 0–1 scale, strictly beyond the
+// threshold, IN-14) or, for a step-limited row, steps has reached the
+// step limit (IN-23). accuracy nil is "not measured yet". A row whose
+// threshold the tester sets never reports done: use a Target instead.
+func (s Scenario) TrialDone(accuracy *float64, steps int) bool {
+	if s.StepLimit > 0 {
+		return steps >= s.StepLimit
+	}
+	t := s.Target()
+	return t != nil && accuracy != nil && t.Reached(*accuracy)
+}
+
 // pct builds a percentage threshold, the fraction rounded to 12
 // significant digits so that 74 % is exactly 0.74 (IN-24).
 func pct(metric string, c gbt.Comparator, v float64, literal string) *gbt.Threshold {

@@ -113,3 +113,29 @@ func TestLookupScenario(t *testing.T) {
 		t.Errorf("T1-9: target %v, text generation %v", s.Target(), s.TextGeneration)
 	}
 }
+
+func TestTrialDone(t *testing.T) {
+	a := func(v float64) *float64 { return &v }
+	cases := []struct {
+		reason   string
+		id       string
+		accuracy *float64
+		steps    int
+		want     bool
+	}{
+		{"top-1 above 74 %", "T1-1", a(0.7401), 10, true},
+		{"exactly the threshold is not above it (IN-14)", "T1-1", a(0.74), 10, false},
+		{"no accuracy yet", "T1-1", nil, 10, false},
+		{"WER below 5.5 %", "T1-4", a(0.05), 0, true},
+		{"WER above", "T1-4", a(0.06), 0, false},
+		{"step limit reached", "T1-11", nil, 200, true},
+		{"step limit not reached, accuracy irrelevant", "T1-11", a(1), 199, false},
+		{"tester-defined threshold never done by itself", "T3-2", a(1), 1e6, false},
+	}
+	for _, c := range cases {
+		s, _ := LookupScenario(c.id)
+		if got := s.TrialDone(c.accuracy, c.steps); got != c.want {
+			t.Errorf("%s: %v, want %v", c.reason, got, c.want)
+		}
+	}
+}
