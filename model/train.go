@@ -123,6 +123,33 @@ func (c TrainConfig) learningRate(step, steps, epoch int) float64 {
 // cancelled, leaving the weights of the last completed step, and an error
 // for invalid arguments without touching the weights.
 func (m *MLP) Train(ctx context.Context, x []float32, y []uint8, n int, cfg TrainConfig, progress func(epoch int, loss, acc float64)) error {
+	var hooks TrainHooks
+	if progress != nil {
+		hooks.EpochEnd = func(epoch, _ int, loss, acc float64) { progress(epoch, loss, acc) }
+	}
+	return m.TrainWithHooks(ctx, x, y, n, cfg, hooks)
+}
+
+// TrainHooks are the optional callbacks of TrainWithHooks, through which a
+// caller can time a training run (for instance with the GB/T 45087 training
+// events of package train) without this package depending on it. A nil
+// field is not called. The callbacks run on the training goroutine, between
+// steps, and do not change what is trained.
+type TrainHooks struct {
+	// EpochStart is called just before epoch (numbered from 1) starts, before
+	// its shuffle. nil: not called.
+	EpochStart func(epoch int)
+	// EpochEnd is called just after the epoch's last update, with the
+	// number of samples it processed, its mean training loss and its
+	// training top-1 accuracy (as Train's progress). nil: not called.
+	EpochEnd func(epoch, samples int, loss, acc float64)
+}
+
+// TrainWithHooks is Train with callbacks at the start and the end of each
+// epoch. Train(ctx, x, y, n, cfg, progress) is TrainWithHooks with an
+// EpochEnd hook that calls progress; the weights are bit-identical whatever
+// the hooks.
+func (m *MLP) TrainWithHooks(ctx context.Context, x []float32, y []uint8, n int, cfg TrainConfig, hooks TrainHooks) error {
 	if err := cfg.validate(); err != nil {
 		return err
 	}
@@ -150,6 +177,9 @@ func (m *MLP) Train(ctx context.Context, x []float32, y []uint8, n int, cfg Trai
 	steps := cfg.Epochs * ((n + t.batch - 1) / t.batch)
 	step := 0
 	for epoch := 1; epoch <= cfg.Epochs; epoch++ {
+		if hooks.EpochStart != nil {
+			hooks.EpochStart(epoch)
+		}
 		r.shuffle(perm)
 		var lossSum float64
 		correct := 0
@@ -166,8 +196,8 @@ func (m *MLP) Train(ctx context.Context, x []float32, y []uint8, n int, cfg Trai
 			step++
 			t.update(float32(lr), float32(cfg.Momentum), float32(cfg.WeightDecay))
 		}
-		if progress != nil {
-			progress(epoch, lossSum/float64(n), float64(correct)/float64(n))
+		if hooks.EpochEnd != nil {
+			hooks.EpochEnd(epoch, n, lossSum/float64(n), float64(correct)/float64(n))
 		}
 	}
 	return nil

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"math"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -154,6 +156,44 @@ func TestLearningRateSchedules(t *testing.T) {
 		m := New([]int{30, 8, 3}, 1)
 		if err := m.Train(context.Background(), x, y, 200, c, nil); err != nil {
 			t.Errorf("%v: %v", s, err)
+		}
+	}
+}
+
+// TestTrainWithHooks checks that the hooks are called in order, once per
+// epoch, with the epoch's sample count, and that they change nothing: the
+// weights equal those of Train with the same data and configuration.
+func TestTrainWithHooks(t *testing.T) {
+	const n = 200
+	x, y := blobs(n, 784, 10, 3)
+	cfg := DefaultTrainConfig()
+	cfg.Epochs = 2
+	plain := New([]int{784, 16, 10}, 7)
+	if err := plain.Train(context.Background(), x, y, n, cfg, nil); err != nil {
+		t.Fatal(err)
+	}
+	hooked := New([]int{784, 16, 10}, 7)
+	var calls []string
+	hooks := TrainHooks{
+		EpochStart: func(epoch int) { calls = append(calls, "start"+strconv.Itoa(epoch)) },
+		EpochEnd: func(epoch, samples int, loss, acc float64) {
+			calls = append(calls, "end"+strconv.Itoa(epoch)+"/"+strconv.Itoa(samples))
+			if !(loss > 0) || acc < 0 || acc > 1 {
+				t.Errorf("epoch %d: loss %v, accuracy %v", epoch, loss, acc)
+			}
+		},
+	}
+	if err := hooked.TrainWithHooks(context.Background(), x, y, n, cfg, hooks); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Join(calls, " "), "start1 end1/200 start2 end2/200"; got != want {
+		t.Errorf("hook calls %q, want %q", got, want)
+	}
+	for l := range len(plain.Layers()) - 1 {
+		w1, b1 := plain.Weights(l)
+		w2, b2 := hooked.Weights(l)
+		if !slices.Equal(w1, w2) || !slices.Equal(b1, b2) {
+			t.Fatalf("layer %d: weights differ with hooks", l)
 		}
 	}
 }
