@@ -41,6 +41,12 @@ var readmeAdjustments = map[string]readmeAdjust{
 	"report aimeter-results": {codes: valid3}, // exits with the verdict of the run it regenerates
 	"serve openai --addr 127.0.0.1:8080 --output-tokens uniform:64:256 --ttft lognormal:50ms:200ms --tpot 20ms --fault-5xx 0.01 --seed 1": {
 		skip: "serves until interrupted; TestServeOpenAI runs it"},
+	"serve kserve --http 127.0.0.1:8000 --grpc 127.0.0.1:8001 &": {
+		skip: "serves until interrupted; TestServeKServe runs it"},
+	"run --sut kserve --url 127.0.0.1:8001 --grpc --scenario Server --set target_qps=500": {
+		skip: "needs the server of the command before it on fixed ports; TestKServeAccuracyMatchesReference runs --sut kserve against aimeter serve kserve, and sut/kserve runs the four scenarios over HTTP and gRPC"},
+	"run --sut dispatch --backend openai --url http://10.0.0.1:8000 --url http://10.0.0.2:8000 --scenario Offline": {
+		skip: "needs two servers on a network; TestDispatchOpenAIAgainstServe runs --sut dispatch against two simulators"},
 }
 
 // readmeCommands extracts the aimeter commands of README.md's code blocks
