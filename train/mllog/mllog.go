@@ -114,7 +114,8 @@ type Quote struct {
 
 // Stats count what a Parser saw.
 type Stats struct {
-	// Lines and Bytes count every line of the stream and its bytes.
+	// Lines and Bytes count every line of the stream and its bytes (with
+	// its newline, without the carriage return of a CRLF line end).
 	Lines int64 `json:"lines"`
 	Bytes int64 `json:"bytes"`
 	// Records counts lines carrying the marker; Events the events emitted.
