@@ -1,6 +1,7 @@
 // Package collect is the HTTP endpoint that the ranks of a distributed
 // training job (Slurm, Kubernetes, mpirun) post their events to, so that
-// a multi-node run is measured as one cluster on one clock.
+// a multi-node run is measured as one cluster on one clock, with each
+// rank's clock offset measured and recorded (IN-69).
 //
 // # Protocol
 //

@@ -36,7 +36,7 @@
 // own keys in the same JSON shape (docs/training-events.md):
 //
 //	aimeter_data_read_start, aimeter_data_read_stop   -> DataReadStart, DataReadEnd
-//	aimeter_accelerator_start (metadata.rank)         -> AcceleratorStart
+//	aimeter_accelerator_start (metadata.rank)         -> AcceleratorStart (IN-27)
 //	aimeter_conversion_start, aimeter_conversion_stop -> ConversionStart, ConversionEnd
 //	aimeter_persist_start, aimeter_persist_stop       -> PersistStart, PersistEnd
 //	aimeter_send, aimeter_receive (metadata.id)       -> Send, Receive
@@ -65,7 +65,8 @@
 // in Stats.Malformed and the first few are quoted with their line number;
 // it is never fatal. Events out of order — an epoch or evaluation that
 // ends before it starts, a second run_start or run_stop in one trial on
-// one rank — are still emitted and are reported in Stats.Problems.
+// one rank — are still emitted and are reported in Stats.Problems: the
+// order of the timing points is derived, not normative (IN-30).
 package mllog
 
 import (
