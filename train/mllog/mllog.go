@@ -172,26 +172,26 @@ type rankState struct {
 
 // record is the JSON shape of one MLLOG record.
 type record struct {
-	TimeMS   *float64        `json:"time_ms"`
-	Key      string          `json:"key"`
-	Value    json.RawMessage `json:"value"`
-	Metadata metadata        `json:"metadata"`
+	TimeMS   optNum   `json:"time_ms"`
+	Key      string   `json:"key"`
+	Value    rawBytes `json:"value"`
+	Metadata metadata `json:"metadata"`
 }
 
 type metadata struct {
-	EpochNum      *float64 `json:"epoch_num"`
-	FirstEpochNum *float64 `json:"first_epoch_num"`
-	EpochCount    *float64 `json:"epoch_count"`
-	SamplesCount  *float64 `json:"samples_count"`
+	EpochNum      optNum `json:"epoch_num"`
+	FirstEpochNum optNum `json:"first_epoch_num"`
+	EpochCount    optNum `json:"epoch_count"`
+	SamplesCount  optNum `json:"samples_count"`
 	Status        string   `json:"status"`
 	Node          string   `json:"node"`
 	Host          string   `json:"host"`
-	Rank          *float64 `json:"rank"`
-	Trial         *float64 `json:"trial"`
-	Chip          *float64 `json:"chip"`
-	ID            any      `json:"id"`
-	Generation    *float64 `json:"generation"`
-	Neurons       *float64 `json:"neurons"`
+	Rank          optNum `json:"rank"`
+	Trial         optNum `json:"trial"`
+	Chip          optNum `json:"chip"`
+	ID            rawBytes `json:"id"`
+	Generation    optNum `json:"generation"`
+	Neurons       optNum `json:"neurons"`
 }
 
 // NewParser returns a parser that calls emit for every event, in the
@@ -239,7 +239,7 @@ func (p *Parser) Line(line []byte) {
 		p.malformed(line, `no "key"`)
 		return
 	}
-	if r.TimeMS == nil || math.IsNaN(*r.TimeMS) || math.IsInf(*r.TimeMS, 0) || math.Abs(*r.TimeMS) > 1e15 {
+	if !r.TimeMS.ok || math.Abs(r.TimeMS.v) > 1e15 {
 		p.malformed(line, `no usable "time_ms"`)
 		return
 	}
@@ -247,12 +247,12 @@ func (p *Parser) Line(line []byte) {
 	if !ok {
 		rank = p.opts.Rank
 	}
-	if m := r.Metadata.Rank; m != nil {
-		if *m < 0 || *m > 1<<24 {
+	if m := r.Metadata.Rank; m.ok {
+		if m.v < 0 || m.v > 1<<24 {
 			p.malformed(line, "metadata.rank out of range")
 			return
 		}
-		rank = int(*m)
+		rank = int(m.v)
 	}
 	p.record(line, r, rank)
 }
@@ -298,11 +298,11 @@ func (p *Parser) out(ev train.Event) {
 }
 
 // epoch maps an MLLOG epoch number to the 1-based Event.Epoch.
-func (p *Parser) epoch(v *float64) int {
-	if v == nil {
+func (p *Parser) epoch(v optNum) int {
+	if !v.ok {
 		return 0
 	}
-	n := int(*v)
+	n := int(v.v)
 	if !p.epochShiftK {
 		p.epochShiftK = true
 		if n == 0 {
@@ -315,8 +315,8 @@ func (p *Parser) epoch(v *float64) int {
 func (p *Parser) record(line []byte, r *record, rank int) {
 	// Whole and fractional milliseconds apart: time_ms * 1e6 would exceed
 	// float64's 53-bit mantissa and round to ~256 ns steps.
-	whole := math.Floor(*r.TimeMS)
-	ns := int64(whole)*1e6 + int64(math.Round((*r.TimeMS-whole)*1e6))
+	whole := math.Floor(r.TimeMS.v)
+	ns := int64(whole)*1e6 + int64(math.Round((r.TimeMS.v-whole)*1e6))
 	if !p.haveOrigin {
 		p.haveOrigin, p.origin = true, ns
 	}
@@ -338,15 +338,15 @@ func (p *Parser) record(line []byte, r *record, rank int) {
 	} else if md.Host != "" {
 		ev.Node = md.Host
 	}
-	if md.Trial != nil {
-		ev.Trial = int(*md.Trial)
+	if md.Trial.ok {
+		ev.Trial = int(md.Trial.v)
 	}
 	// A held eval_stop goes out before anything else of its rank, with the
 	// accuracy if this record is it.
 	if st.hasPending {
 		st.hasPending = false
 		if r.Key == "eval_accuracy" {
-			if v, ok := number(r.Value); ok && (md.EpochNum == nil || p.epoch(md.EpochNum) == st.pending.Epoch || st.pending.Epoch == 0) {
+			if v, ok := number(r.Value); ok && (!md.EpochNum.ok || p.epoch(md.EpochNum) == st.pending.Epoch || st.pending.Epoch == 0) {
 				st.pending.Value = &v
 			}
 		}
@@ -379,8 +379,8 @@ func (p *Parser) record(line []byte, r *record, rank int) {
 			st.openEpochs = open(st.openEpochs, ev.Epoch)
 		} else {
 			ev.Kind = train.EpochEnd
-			if md.SamplesCount != nil {
-				ev.Count = int64(*md.SamplesCount)
+			if md.SamplesCount.ok {
+				ev.Count = int64(md.SamplesCount.v)
 			}
 			if !closeOpen(st.openEpochs, ev.Epoch) {
 				p.problem(line, fmt.Sprintf("epoch %d ends before it starts on rank %d", ev.Epoch, rank))
@@ -393,16 +393,16 @@ func (p *Parser) record(line []byte, r *record, rank int) {
 		} else {
 			ev.Kind = train.BlockEnd
 		}
-		if md.FirstEpochNum != nil {
+		if md.FirstEpochNum.ok {
 			ev.Epoch = p.epoch(md.FirstEpochNum)
 		} else {
 			ev.Epoch = max(st.blocks, 1)
 		}
 		switch {
-		case md.EpochCount != nil:
-			ev.Count = int64(*md.EpochCount)
-		case md.SamplesCount != nil:
-			ev.Count = int64(*md.SamplesCount)
+		case md.EpochCount.ok:
+			ev.Count = int64(md.EpochCount.v)
+		case md.SamplesCount.ok:
+			ev.Count = int64(md.SamplesCount.v)
 		}
 	case "eval_start":
 		ev.Kind = train.ValidationStart
@@ -458,8 +458,8 @@ func (p *Parser) record(line []byte, r *record, rank int) {
 		ev.Kind = train.Power
 		if r.Key == "aimeter_utilization" {
 			ev.Kind = train.Utilization
-			if md.Chip != nil {
-				ev.Chip = int(*md.Chip)
+			if md.Chip.ok {
+				ev.Chip = int(md.Chip.v)
 			}
 		}
 		ev.Value = &v
@@ -482,19 +482,16 @@ func (p *Parser) record(line []byte, r *record, rank int) {
 		if r.Key == "aimeter_receive" {
 			ev.Kind = train.Receive
 		}
-		switch id := md.ID.(type) {
-		case string:
-			ev.ID = bounded(id)
-		case float64:
-			ev.ID = strconv.FormatFloat(id, 'f', -1, 64)
-		default:
+		id, ok := idOf(md.ID)
+		if !ok {
 			p.malformed(line, r.Key+" has no metadata.id")
 			return
 		}
+		ev.ID = id
 	case "aimeter_trial_start":
 		ev.Kind = train.TrialStart
-		if md.Trial != nil {
-			p.trial = int(*md.Trial)
+		if md.Trial.ok {
+			p.trial = int(md.Trial.v)
 		} else {
 			p.trial++
 		}
@@ -514,11 +511,11 @@ func (p *Parser) record(line []byte, r *record, rank int) {
 		if r.Key == "aimeter_generation_stop" {
 			ev.Kind = train.GenerationEnd
 		}
-		if md.Generation != nil {
-			ev.Epoch = int(*md.Generation)
+		if md.Generation.ok {
+			ev.Epoch = int(md.Generation.v)
 		}
-		if md.Neurons != nil {
-			ev.Count = int64(*md.Neurons)
+		if md.Neurons.ok {
+			ev.Count = int64(md.Neurons.v)
 		}
 	default:
 		p.stats.Ignored++
@@ -554,9 +551,61 @@ func closeOpen(m map[int]bool, n int) bool {
 	return true
 }
 
+// optNum is an optional JSON number, decoded without allocating. null
+// leaves it unset; a value that is not a finite number is an error.
+type optNum struct {
+	v  float64
+	ok bool
+}
+
+// UnmarshalJSON reads a number or null.
+func (n *optNum) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*n = optNum{}
+		return nil
+	}
+	v, err := strconv.ParseFloat(string(b), 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return fmt.Errorf("not a finite number: %.40s", b)
+	}
+	*n = optNum{v, true}
+	return nil
+}
+
+// rawBytes is a JSON value kept as its text. Unlike json.RawMessage it
+// does not copy: it refers to the record's bytes, and is used only while
+// the record is handled.
+type rawBytes []byte
+
+// UnmarshalJSON keeps b.
+func (r *rawBytes) UnmarshalJSON(b []byte) error {
+	*r = b
+	return nil
+}
+
+// idOf reads a transfer id: a JSON string or number.
+func idOf(raw rawBytes) (string, bool) {
+	raw = bytes.TrimSpace(raw)
+	switch {
+	case len(raw) == 0 || string(raw) == "null":
+		return "", false
+	case raw[0] == '"':
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			return "", false
+		}
+		return bounded(s), true
+	}
+	v, ok := number(raw)
+	if !ok {
+		return "", false
+	}
+	return strconv.FormatFloat(v, 'f', -1, 64), true
+}
+
 // number reads a JSON number, or a string holding one, as MLLOG values are
 // sometimes quoted.
-func number(raw json.RawMessage) (float64, bool) {
+func number(raw []byte) (float64, bool) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 {
 		return 0, false
