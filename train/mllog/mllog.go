@@ -179,19 +179,19 @@ type record struct {
 }
 
 type metadata struct {
-	EpochNum      optNum `json:"epoch_num"`
-	FirstEpochNum optNum `json:"first_epoch_num"`
-	EpochCount    optNum `json:"epoch_count"`
-	SamplesCount  optNum `json:"samples_count"`
+	EpochNum      optNum   `json:"epoch_num"`
+	FirstEpochNum optNum   `json:"first_epoch_num"`
+	EpochCount    optNum   `json:"epoch_count"`
+	SamplesCount  optNum   `json:"samples_count"`
 	Status        string   `json:"status"`
 	Node          string   `json:"node"`
 	Host          string   `json:"host"`
-	Rank          optNum `json:"rank"`
-	Trial         optNum `json:"trial"`
-	Chip          optNum `json:"chip"`
+	Rank          optNum   `json:"rank"`
+	Trial         optNum   `json:"trial"`
+	Chip          optNum   `json:"chip"`
 	ID            rawBytes `json:"id"`
-	Generation    optNum `json:"generation"`
-	Neurons       optNum `json:"neurons"`
+	Generation    optNum   `json:"generation"`
+	Neurons       optNum   `json:"neurons"`
 }
 
 // NewParser returns a parser that calls emit for every event, in the
