@@ -128,7 +128,11 @@ type Status struct {
 	Ranks []RankStatus `json:"ranks"`
 }
 
-// NewServer returns a collector whose clock starts now.
+// NewServer returns a collector whose clock starts now. Serve it with an
+// http.Server that sets ReadHeaderTimeout and ReadTimeout, so that a
+// stalled rank cannot hold a connection open for ever. Memory is bounded
+// by Options.MaxEvents: the per-rank record of batch numbers grows only
+// with batches stored, each of at least one event.
 func NewServer(opts Options) *Server {
 	if opts.MaxEvents <= 0 {
 		opts.MaxEvents = 10_000_000
@@ -210,6 +214,12 @@ func (s *Server) offset(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	ri := s.rank(rep.Rank, rep.Node)
+	if ri.Node != rep.Node {
+		node := ri.Node
+		s.mu.Unlock()
+		s.fail(w, http.StatusConflict, fmt.Errorf(`field "node": rank %d is node %q, not %q (two processes with one rank?)`, rep.Rank, truncate(node), truncate(rep.Node)))
+		return
+	}
 	unc := rep.RTTNS / 2
 	if !ri.HasOffset || unc <= ri.UncertaintyNS {
 		ri.HasOffset, ri.OffsetNS, ri.UncertaintyNS, ri.Samples = true, rep.OffsetNS, unc, rep.Samples
@@ -261,6 +271,12 @@ func (s *Server) post(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	ri := s.rank(evs[0].Rank, evs[0].Node)
+	if ri.Node != evs[0].Node {
+		node := ri.Node
+		s.mu.Unlock()
+		s.fail(w, http.StatusConflict, fmt.Errorf(`field "node": rank %d is node %q, not %q (two processes with one rank?)`, evs[0].Rank, truncate(node), truncate(evs[0].Node)))
+		return
+	}
 	if hasSeq {
 		if _, dup := ri.seqs[seq]; dup {
 			ri.Duplicates++

@@ -304,3 +304,25 @@ func TestLoad(t *testing.T) {
 	t.Logf("%d events from %d ranks in %v: %.0f events/s; process CPU (collector and clients) %v = %.2f cores",
 		in, ranks, el.Round(time.Millisecond), float64(in)/el.Seconds(), cpu.Round(time.Millisecond), cpu.Seconds()/el.Seconds())
 }
+
+// TestWallPlacement checks events without a monotonic reading, or from a
+// rank without an offset: they are placed by their wall time against the
+// collector's start, and a rank cannot change node.
+func TestWallPlacement(t *testing.T) {
+	s := NewServer(Options{})
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	w := s.start.Add(1500 * time.Millisecond).UTC().Format(time.RFC3339Nano)
+	body := `[{"kind":"power","node":"n1","rank":4,"wall":"` + w + `","value":350}]`
+	if code, b := post(t, srv.URL+"/v1/events", body, nil); code != 200 {
+		t.Fatal(code, b)
+	}
+	evs := s.Events()
+	if len(evs) != 1 || evs[0].Time != 1500*int64(time.Millisecond) {
+		t.Errorf("events %+v", evs)
+	}
+	body = `[{"kind":"power","node":"n2","rank":4,"mono_ns":1}]`
+	if code, b := post(t, srv.URL+"/v1/events", body, nil); code != 409 || !strings.Contains(b, `field \"node\"`) {
+		t.Errorf("rank changing node: %d %s", code, b)
+	}
+}
