@@ -10,10 +10,11 @@
 // a line: whatever precedes it is a prefix that launchers add, and a rank
 // is read from it when it has one of the forms "3: " (srun --label),
 // "[0,3]<stdout>:" (mpirun --tag-output) or "[rank3]:" / "[default3]:"
-// (torchrun). The object has time_ms (wall-clock milliseconds since the
-// Unix epoch, possibly fractional), key, value and metadata (file, lineno,
-// namespace, event_type INTERVAL_START / INTERVAL_END / POINT_IN_TIME and
-// key-specific fields). A line that is not valid UTF-8 is decoded as
+// (torchrun). The object, as mlperf-logging's mllog writes it, has
+// namespace, time_ms (wall-clock milliseconds since the Unix epoch,
+// possibly fractional), event_type (INTERVAL_START, INTERVAL_END or
+// POINT_IN_TIME), key, value and metadata (file, lineno and key-specific
+// fields). Only time_ms, key, value and metadata are read. A line that is not valid UTF-8 is decoded as
 // latin-1, as mlperf-logging's own checker does. Lines longer than
 // Options.MaxLine are counted and skipped.
 //
@@ -30,7 +31,8 @@
 //	eval_accuracy             -> Accuracy (Value = value, Epoch = metadata.epoch_num),
 //	                             and the Value of the matching ValidationEnd
 //	train_samples, eval_samples -> TrainSamples, EvalSamples (Count = value)
-//	power_reading             -> Power (Value = value in W, Node = metadata.node or host)
+//	power_reading             -> Power (Value = value in W, Node = metadata.host, as
+//	                             mlperf-logging's power examples write it, or node)
 //
 // For what MLLOG lacks and GB/T 45087 clause 6 needs, aimeter defines its
 // own keys in the same JSON shape (docs/training-events.md):
