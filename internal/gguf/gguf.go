@@ -10,6 +10,8 @@
 // for the control and byte tokens are zero, so greedy decoding never picks
 // EOS or a raw byte: every generated token is a visible piece of text, one
 // streamed chunk per token, and max_tokens alone sets the output length.
+// The text tokens' output rows are scaled up (OutputLogitScale) so that this
+// holds when the server samples at a temperature too.
 //
 // The package uses only the standard library.
 package gguf
@@ -45,6 +47,14 @@ const (
 	// can emit; every id below it has a zero output-projection row.
 	FirstTextToken = FirstByteToken + 256
 )
+
+// OutputLogitScale is the standard deviation of the text tokens' logits.
+// The zeroed rows give the control and byte tokens a logit of 0; with the
+// others spread this wide, the best text token's logit is some 40 above 0,
+// so a byte token or EOS is never picked, not even by a client that samples
+// at temperature 1 (Ollama's OpenAI API does so unless the request sets a
+// temperature) with top-k and top-p.
+const OutputLogitScale = 16
 
 // VocabSize is the number of tokens in the vocabulary: 3 special tokens,
 // 256 byte tokens, "▁", the 94 printable ASCII characters other than space,
@@ -417,8 +427,10 @@ func Write(out io.Writer, c Config) error {
 			case fillOutput:
 				// Draw for every element, so the zeroed rows do not
 				// shift the others; zero the rows of ids below
-				// FirstTextToken (control and byte tokens).
-				v = float32(rng.next() * std)
+				// FirstTextToken (control and byte tokens), and
+				// scale the others to logits of standard deviation
+				// OutputLogitScale.
+				v = float32(rng.next() * std * OutputLogitScale)
 				if i/row < FirstTextToken {
 					v = 0
 				}
