@@ -393,6 +393,9 @@ func TestDeterministic(t *testing.T) {
 		if got != tc.sha256 {
 			t.Errorf("%s seed %d (%s): sha256 %s, want %s", tc.c.Name, tc.c.Seed, tc.reason, got, tc.sha256)
 		}
+		if tc.c.Embedding > 64 {
+			continue // one write of the larger model is enough
+		}
 		if again := encode(t, tc.c); !bytes.Equal(again, b) {
 			t.Errorf("%s seed %d: two writes differ", tc.c.Name, tc.c.Seed)
 		}
