@@ -296,7 +296,8 @@ func TestStopLeavesNoProcesses(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("reads /proc")
 	}
-	s := Start(t, Options{})
+	// The tiny model here (the smoke test serves micro): both sizes load.
+	s := Start(t, Options{Size: "tiny", NumParallel: 1})
 	pgid := s.PID()
 	before := groupProcesses(t, pgid)
 	runner := false
