@@ -58,7 +58,13 @@ install_python() {
   if [ ! -x "$venv/bin/python" ]; then
     /usr/bin/python3 -m venv "$venv" || return 1
   fi
-  "$venv/bin/pip" install -q --disable-pip-version-check "${py_pins[@]}" || return 1
+  # The stamp records the pins last installed: pip's own check of an
+  # installed set takes half a minute.
+  local stamp="$venv/.aimeter-pins"
+  if [ "$(cat "$stamp" 2>/dev/null)" != "${py_pins[*]}" ]; then
+    "$venv/bin/pip" install -q --disable-pip-version-check "${py_pins[@]}" || return 1
+    echo "${py_pins[*]}" > "$stamp"
+  fi
   local rc=0
   "$venv/bin/aiperf" --version || rc=1
   "$venv/bin/guidellm" --version || rc=1
