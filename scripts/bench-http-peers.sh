@@ -53,7 +53,8 @@ for r in $(seq "$rounds"); do
   b=$("$tmp/netbench" bare -url "$url" -c "$conns" -d "${secs}s" -body "$body" | awk '{print $4}')
   v=$("$vegeta" attack -rate=0 -workers="$conns" -max-workers="$conns" -duration="${secs}s" -targets="$tmp/targets" |
     "$vegeta" report -type=json | sed -n 's/.*"throughput":\([0-9.]*\).*/\1/p' | awk '{printf "%.0f", $1}')
-  echo "round $r: wrk $w  bare-net/http $b  vegeta $v req/s"
+  awk -v r="$r" -v w="$w" -v b="$b" -v v="$v" 'BEGIN {
+    printf "round %d: wrk %d  bare-net/http %d  vegeta %d req/s  (wrk/bare %.2f, bare/vegeta %.2f)\n", r, w, b, v, w/b, b/v }'
   echo "$w $b $v" >> "$tmp/results"
 done
 median() { sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
