@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 rounds=${1:-3}
 secs=${2:-5}
 conns=${3:-64}
-cache="${AIMETER_CACHE:-$HOME/.cache/aimeter}"
+cache="${AIMETER_CACHE:-${HOME:?neither AIMETER_CACHE nor HOME is set}/.cache/aimeter}"
 wrk="$cache/bin/wrk"
 vegeta="$cache/bin/vegeta"
 for t in "$wrk" "$vegeta"; do

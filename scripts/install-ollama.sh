@@ -15,7 +15,7 @@
 set -euo pipefail
 
 version=0.6.5
-cache="${AIMETER_CACHE:-$HOME/.cache/aimeter}"
+cache="${AIMETER_CACHE:-${HOME:?neither AIMETER_CACHE nor HOME is set}/.cache/aimeter}"
 bin="$cache/bin/ollama-v$version"
 
 have_version() {

@@ -17,7 +17,7 @@
 # Environment: AIMETER_CACHE (default $HOME/.cache/aimeter).
 set -uo pipefail
 
-cache="${AIMETER_CACHE:-$HOME/.cache/aimeter}"
+cache="${AIMETER_CACHE:-${HOME:?neither AIMETER_CACHE nor HOME is set}/.cache/aimeter}"
 bindir="$cache/bin"
 venv="$cache/peers-venv"
 mkdir -p "$bindir"
