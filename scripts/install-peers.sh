@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Installs the peer load generators that aimeter's network benchmarks are
+# compared with, pinned, into aimeter's cache. Not run by CI: the benchmarks
+# that use them are run by hand (see internal/netbench).
+#
+#   $AIMETER_CACHE/bin/vegeta       github.com/tsenart/vegeta/v12 (Go)
+#   $AIMETER_CACHE/bin/ghz          github.com/bojand/ghz (Go)
+#   $AIMETER_CACHE/bin/wrk          Debian's wrk (a link to /usr/bin/wrk)
+#   $AIMETER_CACHE/peers-venv/      Python virtualenv with aiperf, guidellm,
+#                                   mlserver and tritonclient[all]
+#
+# Each tool is installed only when missing; a failed one is reported and the
+# others still install. The exit status is the number of tools that failed.
+#
+# Usage: scripts/install-peers.sh [tool...]   (tools: vegeta ghz wrk python;
+#                                              default all)
+# Environment: AIMETER_CACHE (default $HOME/.cache/aimeter).
+set -uo pipefail
+
+cache="${AIMETER_CACHE:-${HOME:?neither AIMETER_CACHE nor HOME is set}/.cache/aimeter}"
+bindir="$cache/bin"
+venv="$cache/peers-venv"
+mkdir -p "$bindir"
+export PATH="/usr/local/go/bin:$PATH"
+
+vegeta_version=v12.13.0
+ghz_version=v0.120.0
+py_pins=(aiperf==0.13.0 guidellm==0.8.1 mlserver==1.7.1 "tritonclient[all]==2.73.0")
+
+apt_install() {
+  local missing=()
+  for p in "$@"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  export DEBIAN_FRONTEND=noninteractive
+  { [ -n "${apt_updated:-}" ] || apt-get update -qq; } && apt_updated=1 &&
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+go_tool() { # name module@version [go install flags]
+  local name=$1 mod=$2
+  shift 2
+  if [ -x "$bindir/$name" ]; then return 0; fi
+  local work; work=$(mktemp -d)
+  (cd "$work" && GOFLAGS= GOBIN="$work/bin" go install "$@" "$mod") &&
+    mv -f "$work/bin/$name" "$bindir/$name"
+  local rc=$?
+  rm -rf "$work"
+  return $rc
+}
+
+# The -X flags stamp the versions that the tools' release builds print.
+install_vegeta() { go_tool vegeta "github.com/tsenart/vegeta/v12@$vegeta_version" -ldflags "-X main.Version=$vegeta_version" && "$bindir/vegeta" -version; }
+install_ghz() { go_tool ghz "github.com/bojand/ghz/cmd/ghz@$ghz_version" -ldflags "-X main.version=$ghz_version" && "$bindir/ghz" --version; }
+install_wrk() { apt_install wrk && ln -sf "$(command -v wrk)" "$bindir/wrk" && { "$bindir/wrk" --version || true; } | head -n 1; }
+
+install_python() {
+  apt_install python3-venv || return 1
+  if [ ! -x "$venv/bin/python" ]; then
+    /usr/bin/python3 -m venv "$venv" || return 1
+  fi
+  # The stamp records the pins last installed: pip's own check of an
+  # installed set takes half a minute.
+  local stamp="$venv/.aimeter-pins"
+  if [ "$(cat "$stamp" 2>/dev/null)" != "${py_pins[*]}" ]; then
+    "$venv/bin/pip" install -q --disable-pip-version-check "${py_pins[@]}" || return 1
+    echo "${py_pins[*]}" > "$stamp"
+  fi
+  local rc=0
+  "$venv/bin/aiperf" --version || rc=1
+  "$venv/bin/guidellm" --version || rc=1
+  "$venv/bin/mlserver" --version || rc=1
+  "$venv/bin/python" -c 'import tritonclient.http, tritonclient.grpc, importlib.metadata as m; print("tritonclient", m.version("tritonclient"))' || rc=1
+  return $rc
+}
+
+tools=("$@")
+[ ${#tools[@]} -eq 0 ] && tools=(vegeta ghz wrk python)
+failed=0
+for t in "${tools[@]}"; do
+  case $t in
+    vegeta | ghz | wrk | python) ;;
+    *) echo "install-peers: unknown tool $t (want vegeta, ghz, wrk or python)" >&2; exit 2 ;;
+  esac
+  start=$SECONDS
+  if "install_$t"; then
+    echo "install-peers: $t ok ($((SECONDS - start)) s)"
+  else
+    echo "install-peers: $t FAILED ($((SECONDS - start)) s)" >&2
+    failed=$((failed + 1))
+  fi
+done
+exit $failed
