@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"aimeter/bundle"
+	"aimeter/internal/ollamatest"
 	"aimeter/loadgen"
 	"aimeter/serve"
 )
@@ -127,5 +128,57 @@ func TestDispatchOpenAIAgainstServe(t *testing.T) {
 	}
 	if served[1] == 0 || served[2] == 0 || served[0] != 0 {
 		t.Errorf("samples per node %v: want both nodes to serve and every sample to name its node", served)
+	}
+}
+
+// TestOpenAIAgainstOllama runs --sut openai against a real third-party
+// server, Ollama v0.6.5 serving a generated model (internal/ollamatest; CI
+// builds it and requires this test): Server with token latencies, streamed,
+// and Offline without streaming, both VALID, with the server's usage on
+// every response. In a performance run every prompt starts
+// with a nonce, so Ollama's prefix cache cannot answer a reissued sample.
+func TestOpenAIAgainstOllama(t *testing.T) {
+	srv := ollamatest.Start(t, ollamatest.Options{})
+	for _, tc := range []struct {
+		scenario string
+		extra    []string
+		want     []string
+	}{
+		{"Server", []string{"--set", "target_qps=100", "--set", "min_duration=1000", "--set", "min_query_count=500",
+			"--set", "ttft_latency=10000", "--set", "tpot_latency=10000"},
+			[]string{"TTFT Early Stopping Result", "TPOT Early Stopping Result", "Mean First Token latency"}},
+		{"Offline", []string{"--stream=false", "--set", "min_duration=0", "--set", "min_query_count=100"}, nil},
+	} {
+		t.Run(tc.scenario, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "out")
+			args := append([]string{"run", "-q", "--sut", "openai", "--url", srv.URL, "--served-model", srv.Model,
+				"--scenario", tc.scenario, "--output-dir", out, "--qsl-size", "64", "--input-tokens", "16", "--output-tokens", "8"}, tc.extra...)
+			res := runCLI(t, "", args...)
+			summary, _ := os.ReadFile(filepath.Join(out, "mlperf_log_summary.txt"))
+			if res.code != ExitOK || !strings.Contains(string(summary), "Result is : VALID") {
+				t.Fatalf("%v\n%s", res, summary)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(string(summary), w) {
+					t.Errorf("summary lacks %q", w)
+				}
+			}
+			// Ollama sends usage with every response. (A random-weight model
+			// now and then emits a token that is no visible chunk of its
+			// own, so the client's count of chunks may differ from usage
+			// on a few samples: the client counts those, it does not fail.)
+			if !strings.Contains(res.stdout, "responses without usage 0") {
+				t.Errorf("the client block should show usage on every response:\n%v", res)
+			}
+			b, err := bundle.Read(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for rec := range b.Result.Records() {
+				if rec.Status != loadgen.StatusOK || rec.Tokens < 1 {
+					t.Fatalf("record %+v: want ok with the tokens Ollama reported", rec)
+				}
+			}
+		})
 	}
 }

@@ -93,7 +93,9 @@ func (e *Endpoint) Check(ctx context.Context) error {
 		return nil
 	}
 	for _, id := range ids {
-		if id == want {
+		// Ollama lists its models with their tag ("name:latest") and
+		// serves them by the bare name too.
+		if id == want || id == want+":latest" {
 			return nil
 		}
 	}

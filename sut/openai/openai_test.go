@@ -529,6 +529,24 @@ func TestCheckAndNodeName(t *testing.T) {
 	if err := ep.Check(context.Background()); !errors.Is(err, netsut.ErrNotReady) {
 		t.Errorf("Check of a server without models: %v", err)
 	}
+	tagged := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `{"data":[{"id":"tiny:latest"},{"id":"tiny-2:q4"}]}`)
+	}))
+	defer tagged.Close()
+	for _, tc := range []struct {
+		model string
+		ok    bool
+		why   string
+	}{
+		{"tiny", true, "Ollama lists tiny:latest and serves it as tiny"},
+		{"tiny:latest", true, "the listed name itself"},
+		{"tiny-2", false, "only the latest tag is implied"},
+	} {
+		ep := newEndpoint(t, Options{BaseURL: tagged.URL, Model: tc.model})
+		if err := ep.Check(context.Background()); (err == nil) != tc.ok {
+			t.Errorf("%s: Check(%q) = %v", tc.why, tc.model, err)
+		}
+	}
 	unauth := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "bad key "+r.Header.Get("Authorization"), http.StatusUnauthorized)
 	}))
