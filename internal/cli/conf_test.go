@@ -38,6 +38,31 @@ func TestRunSetRefusesMisreadIntegers(t *testing.T) {
 	}
 }
 
+// TestRunSetTokenBoundsNeedTokenLatencies: LoadGen reads ttft_latency and
+// tpot_latency only while token latencies are on, so a --set of either
+// without them is refused instead of silently ignored; --sut openai turns
+// them on before --set when it streams, so its bounds apply.
+func TestRunSetTokenBoundsNeedTokenLatencies(t *testing.T) {
+	for _, r := range []struct {
+		args   []string
+		code   int
+		reason string
+	}{
+		{[]string{"--scenario", "Server", "--set", "ttft_latency=2000"}, ExitUsage, "token latencies off: the bound would be ignored"},
+		{[]string{"--scenario", "Server", "--set", "tpot_latency=200"}, ExitUsage, "the same for TPOT"},
+		{[]string{"--scenario", "Server", "--set", "use_token_latencies=1", "--set", "ttft_latency=2000", "--set", "min_duration=100"}, ExitOK, "with token latencies on it is read"},
+	} {
+		out := filepath.Join(t.TempDir(), "out")
+		res := runCLI(t, "", append([]string{"run", "-q", "--output-dir", out}, r.args...)...)
+		if res.code != r.code && !(r.code == ExitOK && res.code == ExitInvalid) {
+			t.Fatalf("%s: want exit %d, got %v", r.reason, r.code, res)
+		}
+		if r.code == ExitUsage && !strings.Contains(res.stderr, "use_token_latencies=1") {
+			t.Errorf("%s: the error should say how to turn them on: %s", r.reason, res.stderr)
+		}
+	}
+}
+
 // A config file keeps LoadGen's reading, but a surprising conversion is a
 // warning on stderr and in the detail log; this one is in the audit.config of
 // a self-test run, whose warnings were dropped before (issue 8, defect 4).

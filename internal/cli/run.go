@@ -241,6 +241,7 @@ func buildSettingsInto(st *State, f *runFlags, modeSet bool, sources settingSour
 			}
 		}
 	}
+	openaiTokenLatencies(f, &s, sources)
 	if len(f.set) > 0 {
 		var b strings.Builder
 		for _, kv := range f.set {
@@ -269,6 +270,13 @@ func buildSettingsInto(st *State, f *runFlags, modeSet bool, sources settingSour
 		}
 		if unused := c.Unused("*", scenario, mlperfconf.BuiltinConf); len(unused) > 0 {
 			return s, warnings, usageError("--set: %s is not a setting LoadGen reads for %s", strings.Join(unused, ", "), scenario)
+		}
+		// LoadGen reads these only while token latencies are on: set
+		// without them they would be silently ignored.
+		for _, name := range []string{"ttft_latency", "tpot_latency"} {
+			if strings.HasPrefix(sources[name], "--set ") && !s.UseTokenLatencies {
+				return s, warnings, usageError("--set %s: LoadGen reads it only with token latencies on; add --set use_token_latencies=1 (--sut openai turns them on when it streams)", name)
+			}
 		}
 	}
 	s.Concurrency = f.concurrency

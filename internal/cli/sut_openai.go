@@ -82,10 +82,6 @@ func adjustOpenAISettings(f *runFlags, s *loadgen.Settings, sources settingSourc
 		s.SingleStreamExpectedLatencyNs = uint64(time.Second)
 		s.MultiStreamExpectedLatencyNs = uint64(2 * time.Second)
 	}
-	if _, set := sources["use_token_latencies"]; !set && f.openai.stream {
-		s.UseTokenLatencies = true
-		sources["use_token_latencies"] = "--sut openai --stream"
-	}
 	f.openai.exactPrompts = s.Mode == loadgen.AccuracyOnly || s.Mode == loadgen.SubmissionRun
 }
 
@@ -195,5 +191,19 @@ func printClientStats(st *State, sut loadgen.SUT) {
 	if s.SendLateness.Count > 0 {
 		fmt.Fprintf(w, "  send lateness (request written − issued) p50 %v, p99 %v, max %v\n",
 			s.SendLateness.P50, s.SendLateness.P99, s.SendLateness.Max)
+	}
+}
+
+// openaiTokenLatencies turns token latencies on for a streaming --sut
+// openai run unless a config file chose. It applies before --set, as an
+// earlier file would, so that --set ttft_latency and tpot_latency (which
+// LoadGen reads only while token latencies are on) take effect.
+func openaiTokenLatencies(f *runFlags, s *loadgen.Settings, sources settingSources) {
+	if f.sut != "openai" && !(f.sut == "dispatch" && f.dispatch.backend == "openai") {
+		return
+	}
+	if _, set := sources["use_token_latencies"]; !set && f.openai.stream {
+		s.UseTokenLatencies = true
+		sources["use_token_latencies"] = "--sut openai --stream"
 	}
 }
