@@ -38,7 +38,6 @@ func trainingFixture(t *testing.T) *Training {
 		Notes: []string{"48 lines, 46 MLLOG records, 0 malformed"}}
 }
 
-
 func TestTrainingGolden(t *testing.T) {
 	var buf bytes.Buffer
 	if err := WriteTraining(&buf, trainingFixture(t)); err != nil {
