@@ -552,6 +552,8 @@ func trainCollect(ctx context.Context, st *State, f *trainFlags, p *trainPlan, r
 	var doneAt time.Time
 	lastCount := int64(-1)
 	lastChange := time.Now()
+	var lastCheck time.Time
+	unchecked := false // events came that were not checked for train_end yet
 	for reason == "" {
 		select {
 		case <-ctx.Done():
@@ -567,10 +569,15 @@ func trainCollect(ctx context.Context, st *State, f *trainFlags, p *trainPlan, r
 		case <-tick.C:
 			now := time.Now()
 			if c := srv.Status().Events; c != lastCount {
-				lastCount, lastChange = c, now
+				lastCount, lastChange, unchecked = c, now, true
 			}
-			if doneAt.IsZero() && (f.ranks > 0 || f.untilRanksDone) && ranksDone(srv.Events(), f.ranks) {
-				doneAt = now
+			// Checking for train_end copies the events: only after new
+			// ones came, and at most every 2 s once there are many.
+			if doneAt.IsZero() && unchecked && (f.ranks > 0 || f.untilRanksDone) && now.Sub(lastCheck) >= checkEvery(lastCount) {
+				lastCheck, unchecked = now, false
+				if ranksDone(srv.Events(), f.ranks) {
+					doneAt = now
+				}
 			}
 			if !doneAt.IsZero() && now.Sub(lastChange) >= f.linger {
 				reason = "every rank posted train_end"
@@ -587,6 +594,15 @@ func trainCollect(ctx context.Context, st *State, f *trainFlags, p *trainPlan, r
 	tr.Events = srv.Events()
 	fmt.Fprintf(st.Stderr, "aimeter: collection ended (%s): %d events from %d ranks\n", reason, status.Events, len(status.Ranks))
 	return nil
+}
+
+// checkEvery is how often the collector's events are scanned for train_end
+// when it holds n of them: each scan copies them all.
+func checkEvery(n int64) time.Duration {
+	if n > 100_000 {
+		return 2 * time.Second
+	}
+	return 0
 }
 
 // ranksDone reports whether want ranks (every rank seen, when want is 0)
