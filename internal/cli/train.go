@@ -23,6 +23,7 @@ import (
 	"aimeter/gbt"
 	"aimeter/model"
 	"aimeter/report"
+	"aimeter/sysinfo"
 	"aimeter/train"
 	"aimeter/train/collect"
 	"aimeter/train/mllog"
@@ -405,7 +406,11 @@ func printTraining(w io.Writer, res *train.Result, run *bundle.TrainingRun, dir 
 		if status == "" {
 			status = "--"
 		}
-		fmt.Fprintf(w, "  trial %d: %s, T_T %s, T_TR %s, Th %s, final accuracy %s\n", t.Trial, status, ms(t.TTMs), ms(t.TTRMs), num(t.Throughput, m.Unit), train.FormatAccuracy(t.FinalAccuracy))
+		util := "--"
+		if t.Utilization != nil {
+			util = strconv.FormatFloat(100**t.Utilization, 'f', 1, 64) + " %"
+		}
+		fmt.Fprintf(w, "  trial %d: %s, T_T %s, T_TR %s, Th %s, utilisation %s, final accuracy %s\n", t.Trial, status, ms(t.TTMs), ms(t.TTRMs), num(t.Throughput, m.Unit), util, train.FormatAccuracy(t.FinalAccuracy))
 	}
 	if len(m.Problems) > 0 {
 		fmt.Fprintf(w, "Problems (%d):\n", len(m.Problems))
@@ -665,6 +670,8 @@ func trainReference(ctx context.Context, st *State, f *trainFlags, p *trainPlan,
 		run.Info.ModelName = "aimeter reference MLP"
 	}
 	testX := data.test.Floats()
+	stopSampler := sampleCPU(rec, referenceSampleEvery)
+	defer stopSampler()
 	fmt.Fprintf(st.Stderr, "aimeter: training the reference model (MLP %v) on %s: %d trials of at most %d epochs, target %s > %g\n",
 		layers, data.train.Name, trials, f.epochs, target.Metric, target.Value)
 	for trial := 1; trial <= trials; trial++ {
@@ -769,4 +776,47 @@ func persist(path string, data []byte) error {
 		return err
 	}
 	return fh.Close()
+}
+
+// referenceSampleEvery is how often the reference workload samples the
+// CPU's utilisation: at least 3 samples in an epoch of 0.6 s or more
+// (IN-34).
+const referenceSampleEvery = 200 * time.Millisecond
+
+// sampleCPU records, every period, the share of all the machine's CPU time
+// that this process used since the last sample as utilisation samples of
+// chip 0: the reference model's accelerator is the CPU. Where the CPU
+// counters cannot be read (not Linux) it records nothing. The returned
+// function stops the sampler and waits for it.
+func sampleCPU(rec *train.Recorder, period time.Duration) (stop func()) {
+	prev, err := sysinfo.ReadCPUUsage()
+	if err != nil {
+		return func() {}
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		tick := time.NewTicker(period)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+			cur, err := sysinfo.ReadCPUUsage()
+			if err != nil {
+				return
+			}
+			if total := cur.Total() - prev.Total(); total > 0 && cur.Self >= prev.Self {
+				rec.Utilization(0, min(float64(cur.Self-prev.Self)/float64(total), 1))
+			}
+			prev = cur
+		}
+	})
+	var once sync.Once
+	return func() {
+		once.Do(func() { close(done) })
+		wg.Wait()
+	}
 }

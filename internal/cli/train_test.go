@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"aimeter/bundle"
+	"aimeter/sysinfo"
 	"aimeter/train"
 	"aimeter/train/collect"
 )
@@ -231,6 +232,13 @@ func TestTrainReferenceWorkload(t *testing.T) {
 	for _, tr := range res.Metrics.Trials {
 		if tr.TTMs == nil || tr.TLMs == nil || tr.TWMs == nil || tr.TTRMs == nil || tr.TCVMs == nil || tr.TPMs == nil || len(tr.Epochs) != 1 || tr.Throughput == nil || tr.FinalAccuracy == nil {
 			t.Errorf("trial %d lacks a Table 6 time, its epoch, throughput or accuracy: %+v", tr.Trial, tr)
+		}
+	}
+	if _, err := sysinfo.ReadCPUUsage(); err == nil {
+		for _, tr := range res.Metrics.Trials {
+			if tr.Utilization == nil || len(tr.Epochs[0].Chips) != 1 || tr.Epochs[0].Chips[0].Samples < 1 {
+				t.Errorf("trial %d: no CPU utilisation samples in its epoch: %+v", tr.Trial, tr.Epochs[0])
+			}
 		}
 	}
 	if len(res.Log) != 2 || res.Training.Optimizer == "" {
