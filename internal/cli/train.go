@@ -56,6 +56,11 @@ type trainFlags struct {
 	lowerIsBetter   bool
 	baselines       []string
 	alpha           float64
+
+	optimizer         string
+	parallelism       int
+	parallelAlgorithm string
+	asyncUpdate       bool
 }
 
 // captureLimit is how many bytes of each of a child's output streams the
@@ -139,12 +144,17 @@ both training start and end, or contradictory events); 4 interrupted
 	fl.BoolVar(&f.lowerIsBetter, "lower-is-better", false, "the quality metric is better when lower (WER)")
 	fl.StringArrayVar(&f.baselines, "baseline", nil, "a scenario of the effective computing power Th-bar: NAME=BASELINE[:WEIGHT[:THROUGHPUT]] (repeatable)")
 	fl.Float64Var(&f.alpha, "alpha", 0, "adjustment coefficient α of Th-bar (0: 100)")
+	fl.StringVar(&f.optimizer, "optimizer", "", "test information field 21: the optimizer's algorithm, such as LAMB")
+	fl.IntVar(&f.parallelism, "parallelism", -1, "test information field 24: 0 none, 1 model, 2 data, 3 hybrid, 4 other parallel training (-1: not given)")
+	fl.StringVar(&f.parallelAlgorithm, "parallel-algorithm", "", "the algorithm of --parallelism 4")
+	fl.BoolVar(&f.asyncUpdate, "async-update", false, "test information field 25: parameters are updated asynchronously")
 	return cmd
 }
 
 // trainPlan is what the flags ask for, checked.
 type trainPlan struct {
 	cfg      train.Config
+	training train.TrainingInfo
 	scenario *train.Scenario
 	info     gbt.TestInfo
 	node     string
@@ -211,6 +221,9 @@ func planTrain(fs *pflag.FlagSet, f *trainFlags, argv []string) (*trainPlan, err
 			f.untilRanksDone = true
 		}
 	}
+	if f.parallelism < -1 || f.parallelism > 4 {
+		return nil, usageError("--parallelism %d: want 0 none, 1 model, 2 data, 3 hybrid or 4 other", f.parallelism)
+	}
 	p := &trainPlan{cfg: train.Config{TrainingSetSize: f.trainingSetSize, TextGeneration: f.textGeneration, TrainingSetMB: f.trainingSetMB, Alpha: f.alpha}}
 	if f.scenarioID != "" {
 		sc, ok := train.LookupScenario(f.scenarioID)
@@ -259,6 +272,21 @@ func planTrain(fs *pflag.FlagSet, f *trainFlags, argv []string) (*trainPlan, err
 	if p.scenario != nil && p.info.ModelNo == "" {
 		p.info.ModelNo = p.scenario.ID
 	}
+	p.training.Optimizer = f.optimizer
+	if f.parallelism >= 0 {
+		par := train.Parallelism(f.parallelism)
+		p.training.Parallelism = &par
+	}
+	p.training.ParallelAlgorithm = f.parallelAlgorithm
+	if fs.Changed("async-update") {
+		p.training.AsyncUpdate = gbt.NotUsed
+		if f.asyncUpdate {
+			p.training.AsyncUpdate = gbt.Used
+		}
+	}
+	if err := p.training.Validate(); err != nil {
+		return nil, usageError("test information fields 21–25 (--optimizer, --parallelism, --parallel-algorithm, --async-update): %w", err)
+	}
 	p.node = f.node
 	if p.node == "" {
 		p.node, _ = os.Hostname()
@@ -306,7 +334,7 @@ func runTrain(parent context.Context, st *State, fs *pflag.FlagSet, f *trainFlag
 	}
 	ctx, stop := interruptible(parent, st)
 	defer stop()
-	run := bundle.TrainingRun{Version: Version, Name: f.name, System: report.DetectSystem(), Info: p.info, Scenario: p.scenario, Config: p.cfg}
+	run := bundle.TrainingRun{Version: Version, Name: f.name, System: report.DetectSystem(), Info: p.info, Training: p.training, Scenario: p.scenario, Config: p.cfg}
 	tr := &bundle.Training{}
 	var failure error // the child or the workload failed
 	switch {
@@ -663,9 +691,20 @@ func trainReference(ctx context.Context, st *State, f *trainFlags, p *trainPlan,
 	layers := model.DefaultLayers()
 	run.Source = bundle.SourceGoAPI
 	run.Workload = &bundle.TrainingWorkload{Name: "reference", Dataset: data.train.Name, Model: fmt.Sprintf("MLP %v", layers), Trials: trials, Epochs: f.epochs}
-	run.Training = train.TrainingInfo{Optimizer: "SGD with momentum", MixedPrecision: gbt.NotUsed, AutoML: gbt.NotUsed}
-	none := train.ParallelNone
-	run.Training.Parallelism = &none
+	// The reference trainer's own facts fill what the flags leave out.
+	if run.Training.Optimizer == "" {
+		run.Training.Optimizer = "SGD with momentum"
+	}
+	if run.Training.MixedPrecision == 0 {
+		run.Training.MixedPrecision = gbt.NotUsed
+	}
+	if run.Training.AutoML == 0 {
+		run.Training.AutoML = gbt.NotUsed
+	}
+	if run.Training.Parallelism == nil {
+		none := train.ParallelNone
+		run.Training.Parallelism = &none
+	}
 	if run.Info.ModelName == "" && run.Info.ModelNo == "" {
 		run.Info.ModelName = "aimeter reference MLP"
 	}

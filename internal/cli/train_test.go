@@ -73,7 +73,7 @@ func readTrainingRun(t *testing.T, dir string) bundle.TrainingRun {
 
 func TestTrainCommandMLLOG(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "out")
-	r := runCLI(t, "", "train", "-q", "--output-dir", out, "--training-set-mb", "150", "--scenario-id", "T1-1", "--", "sh", "testdata/train_mllog.sh")
+	r := runCLI(t, "", "train", "-q", "--output-dir", out, "--training-set-mb", "150", "--scenario-id", "T1-1", "--optimizer", "LARS", "--parallelism", "2", "--", "sh", "testdata/train_mllog.sh")
 	if r.code != ExitOK {
 		t.Fatalf("exit %d, want 0: %v", r.code, r)
 	}
@@ -93,6 +93,9 @@ func TestTrainCommandMLLOG(t *testing.T) {
 	}
 	if tr.FinalAccuracy == nil || *tr.FinalAccuracy != 0.77 || tr.ReachedTarget == nil || !*tr.ReachedTarget {
 		t.Errorf("final accuracy %v reached %v, want 0.77 beyond T1-1's target", tr.FinalAccuracy, tr.ReachedTarget)
+	}
+	if res.Training.Optimizer != "LARS" || res.Training.Parallelism == nil || *res.Training.Parallelism != train.ParallelData {
+		t.Errorf("training information %+v, want LARS and data parallelism from the flags", res.Training)
 	}
 	if res.Scenario == nil || res.Scenario.ID != "T1-1" {
 		t.Errorf("scenario %v, want T1-1", res.Scenario)
@@ -368,6 +371,8 @@ func TestTrainUsageErrors(t *testing.T) {
 		{"a bad listen address", []string{"--listen", "9400"}, "--listen"},
 		{"zero trials", []string{"--workload", "reference", "--trials", "0"}, "--trials"},
 		{"a missing --info file", []string{"--info", "no-such.yaml", "--", "true"}, "--info"},
+		{"a parallelism code out of range", []string{"--parallelism", "7", "--", "true"}, "--parallelism"},
+		{"other parallelism without its algorithm", []string{"--parallelism", "4", "--", "true"}, "--parallel-algorithm"},
 		{"arguments before --", []string{"python", "--", "train.py"}, "before --"},
 	} {
 		r := runCLI(t, "", append([]string{"train", "--output-dir", t.TempDir()}, tc.args...)...)
