@@ -713,11 +713,14 @@ func trainReference(ctx context.Context, st *State, f *trainFlags, p *trainPlan,
 	defer stopSampler()
 	fmt.Fprintf(st.Stderr, "aimeter: training the reference model (MLP %v) on %s: %d trials of at most %d epochs, target %s > %g\n",
 		layers, data.train.Name, trials, f.epochs, target.Metric, target.Value)
+	// One buffer holds the training set as floats; each trial's data read
+	// converts the pixels into it again, so that memory stays at one copy.
+	x := make([]float32, len(data.train.Pixels))
 	for trial := 1; trial <= trials; trial++ {
 		if ctx.Err() != nil {
 			break
 		}
-		if err := referenceTrial(ctx, st, f, rec, data, testX, target, trial); err != nil {
+		if err := referenceTrial(ctx, st, f, rec, data, x, testX, target, trial); err != nil {
 			tr.Events = rec.Events()
 			return err
 		}
@@ -727,12 +730,15 @@ func trainReference(ctx context.Context, st *State, f *trainFlags, p *trainPlan,
 }
 
 // referenceTrial runs one trial of the reference workload.
-func referenceTrial(ctx context.Context, st *State, f *trainFlags, rec *train.Recorder, data *demoData, testX []float32, target *train.Target, trial int) error {
+func referenceTrial(ctx context.Context, st *State, f *trainFlags, rec *train.Recorder, data *demoData, x, testX []float32, target *train.Target, trial int) error {
 	rec.TrialStart(trial)
 	if trial > 1 {
 		rec.DataReadStart(trial)
 	}
-	x := data.train.Floats()
+	// As dataset.Images.Floats does, into x.
+	for i, p := range data.train.Pixels {
+		x[i] = float32(p) / 255
+	}
 	rec.DataReadEnd(trial)
 	cfg := model.DefaultTrainConfig()
 	cfg.Epochs = f.epochs
