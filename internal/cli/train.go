@@ -374,6 +374,9 @@ func runTrain(parent context.Context, st *State, fs *pflag.FlagSet, f *trainFlag
 	case failure != nil:
 		return withCode(ExitFailure, failure)
 	}
+	if run.Incomplete != "" {
+		return withCode(ExitInvalid, fmt.Errorf("the result is incomplete: %s", run.Incomplete))
+	}
 	if why := incompleteReason(res); why != "" {
 		return withCode(ExitInvalid, fmt.Errorf("the result is incomplete: %s", why))
 	}

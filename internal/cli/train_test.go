@@ -420,3 +420,18 @@ func FuzzParseBaseline(f *testing.F) {
 		}
 	})
 }
+
+func TestTrainListenUntilWithoutRanks(t *testing.T) {
+	// Nobody posts: collection ends at --until, the bundle is written and
+	// the result is incomplete.
+	out := filepath.Join(t.TempDir(), "out")
+	r := runCLI(t, "", "train", "--listen", freeAddr(t), "--ranks", "2", "--until", "300ms", "--output-dir", out)
+	if r.code != ExitInvalid || !strings.Contains(r.stderr, "--until 300ms reached") {
+		t.Fatalf("exit %d, want %d saying --until was reached: %v", r.code, ExitInvalid, r)
+	}
+	run := readTrainingRun(t, out)
+	if run.Collector == nil || run.Collector.ExpectedRanks != 2 || !strings.Contains(run.Incomplete, "before every rank") {
+		t.Errorf("training_run.json: collector %+v, incomplete %q", run.Collector, run.Incomplete)
+	}
+	checkRegenerates(t, out)
+}
