@@ -161,6 +161,7 @@ func (b *Bundle) pid() int {
 // joins one error per failed file, each naming its file, and the manifest is
 // written only when every file was. Before writing, the files of an earlier
 // run in dir that this bundle does not write (see removeStale) are removed.
+// A Bundle with Training (and no Result) is written as a training bundle.
 func Write(dir string, b *Bundle) error {
 	if b != nil && b.Training != nil {
 		if b.Result != nil {
