@@ -435,3 +435,26 @@ func TestTrainListenUntilWithoutRanks(t *testing.T) {
 	}
 	checkRegenerates(t, out)
 }
+
+func TestTrainCommandAutoMLLines(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out")
+	r := runCLI(t, "", "train", "-q", "--output-dir", out, "--", "sh", "testdata/train_automl.sh")
+	// train.Compute does not yet key epochs by AutoML generation: the
+	// second generation's epoch 1 is reported as a second epoch 1 and the
+	// result is incomplete (exit 3). The log lines are right either way.
+	if r.code != ExitOK && r.code != ExitInvalid {
+		t.Fatalf("exit %d: %v", r.code, r)
+	}
+	log, err := os.ReadFile(filepath.Join(out, train.LogFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(log), "\n"), "\n")
+	// Annex B: the initial model's line with empty times, its epoch, the
+	// mutation's line with both times, and the next generation's epoch 1.
+	if len(lines) != 4 || lines[0] != "[]-[]-[0]-[138]" || !strings.HasSuffix(lines[1], "]-[1]-[1]-[0.4000]") ||
+		!strings.HasSuffix(lines[2], "]-[1]-[266]") || strings.Count(lines[2], "[20") != 2 || !strings.HasSuffix(lines[3], "]-[1]-[1]-[0.7100]") {
+		t.Errorf("gbt_training.log:\n%s\nwant the Annex B lines around the epoch lines", log)
+	}
+	checkRegenerates(t, out)
+}
