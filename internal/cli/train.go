@@ -148,6 +148,13 @@ both training start and end, or contradictory events); 4 interrupted
 	fl.IntVar(&f.parallelism, "parallelism", -1, "test information field 24: 0 none, 1 model, 2 data, 3 hybrid, 4 other parallel training (-1: not given)")
 	fl.StringVar(&f.parallelAlgorithm, "parallel-algorithm", "", "the algorithm of --parallelism 4")
 	fl.BoolVar(&f.asyncUpdate, "async-update", false, "test information field 25: parameters are updated asynchronously")
+	groupFlags(cmd,
+		flagGroup{"Reference workload (--workload reference)", []string{"workload", "dataset", "trials", "epochs"}},
+		flagGroup{"Event endpoint (--listen)", []string{"listen", "ranks", "until", "until-ranks-done", "linger"}},
+		flagGroup{"Metrics configuration", []string{"scenario-id", "training-set-size", "text-generation", "training-set-mb", "target", "target-metric", "lower-is-better", "baseline", "alpha"}},
+		flagGroup{"Test information (6.1 a))", []string{"info", "optimizer", "parallelism", "parallel-algorithm", "async-update"}},
+		flagGroup{"Output", []string{"output-dir", "quiet", "name", "node"}},
+	)
 	return cmd
 }
 
