@@ -19,6 +19,7 @@ import (
 	"aimeter/mlperflog"
 	"aimeter/report"
 	"aimeter/sysinfo"
+	"aimeter/train"
 )
 
 // Names of the raw files of a bundle.
@@ -99,12 +100,23 @@ type Bundle struct {
 	// in foreign/; nil otherwise.
 	Foreign *Bundle
 
+	// Training is a GB/T 45087 training run (clause 6); nil for an
+	// inference run. A training bundle has no Result: its raw files are
+	// training_run.json, training_events.jsonl and the captured output,
+	// its derived files gbt_training.json, gbt_training.log and
+	// report.html (see Training).
+	Training *Training
+
 	// Manifest is the manifest Read verified or Write wrote; nil before.
 	Manifest *Manifest
 	dir      string // where Read or Write found or put the bundle
 
 	gbtOnce sync.Once     // guards gbtEval
 	gbtEval gbtEvaluation // see GBTMetrics
+
+	trainOnce sync.Once     // guards trainRes and trainErr
+	trainRes  *train.Result // see TrainingResult
+	trainErr  error
 }
 
 // runMeta is run.json.
@@ -149,7 +161,14 @@ func (b *Bundle) pid() int {
 // joins one error per failed file, each naming its file, and the manifest is
 // written only when every file was. Before writing, the files of an earlier
 // run in dir that this bundle does not write (see removeStale) are removed.
+// A Bundle with Training (and no Result) is written as a training bundle.
 func Write(dir string, b *Bundle) error {
+	if b != nil && b.Training != nil {
+		if b.Result != nil {
+			return errors.New("bundle: Write of a bundle with both a Result and a Training")
+		}
+		return writeTraining(dir, b)
+	}
 	if b == nil || b.Result == nil {
 		return errors.New("bundle: Write of a bundle without a Result")
 	}
@@ -197,7 +216,8 @@ func Write(dir string, b *Bundle) error {
 // level and (with ForeignDir/ before them) in its foreign run.
 func bundleFiles() []string {
 	return []string{SettingsFile, RunFile, EventsFile, RecordsFile, AccuracyFile, StagesFile, SamplesFile, ErrorsFile, TokensFile,
-		GBTTestFile, SummaryFile, DetailFile, TraceFile, ReportFile, GBTResultFile, GBTLogFile, ManifestFile}
+		GBTTestFile, SummaryFile, DetailFile, TraceFile, ReportFile, GBTResultFile, GBTLogFile,
+		TrainingRunFile, TrainingEventsFile, TrainingStdoutFile, TrainingStderrFile, TrainingResultFile, TrainingLogFile, ManifestFile}
 }
 
 // removeStale removes from dir the manifest and every file a bundle can
@@ -416,7 +436,12 @@ func Regenerate(dir string, b *Bundle) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	parts := b.derivedParts("")
+	var parts []part
+	if b.Training != nil {
+		parts = b.trainingDerivedParts()
+	} else {
+		parts = b.derivedParts("")
+	}
 	if b.Foreign != nil {
 		parts = append(parts, b.Foreign.derivedParts(ForeignDir+"/")...)
 	}
@@ -488,6 +513,9 @@ func ReadWith(dir string, opts ReadOptions) (*Bundle, error) {
 		if err := m.Verify(dir); err != nil {
 			return nil, err
 		}
+	}
+	if _, ok := m.Entry(TrainingRunFile); ok {
+		return readTraining(dir, m)
 	}
 	b, err := readRun(dir, m, "")
 	if err != nil {

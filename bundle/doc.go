@@ -25,6 +25,17 @@
 //   - foreign/, for a GB/T mixed test (mode 5): the foreign jobs' run, laid
 //     out the same way.
 //
+// A GB/T 45087 training run (clause 6) is a bundle too, with its own raw
+// files: training_run.json (configuration, scenario, test information,
+// time zone and how the events came in: the Go API, an MLLOG child with
+// its command line, exit status and parser counts, or the event endpoint
+// with its ranks and their clock offsets), training_events.jsonl (every
+// train.Event as received) and, for a child, training_stdout.log and
+// training_stderr.log (its output, bounded). Its derived files are
+// gbt_training.json, gbt_training.log and report.html; Read recognises it
+// by training_run.json and returns a Bundle whose Training is set and whose
+// Result is nil.
+//
 // The derived files are functions of the raw files alone:
 // mlperf_log_summary.txt, mlperf_log_detail.txt, mlperf_log_trace.json
 // (when the run asked for it), report.html and, for a GB/T test,

@@ -25,7 +25,9 @@ const FormatName = "aimeter-bundle"
 //
 // Version 1: manifest.json, settings.json, run.json, events.jsonl,
 // records.csv, mlperf_log_accuracy.json, and when used stages.csv,
-// samples.csv, errors.json, tokens.csv, gbt_test.json and foreign/.
+// samples.csv, errors.json, tokens.csv, gbt_test.json and foreign/; or,
+// for a training run, training_run.json, training_events.jsonl and when
+// used training_stdout.log and training_stderr.log.
 const FormatVersion = 1
 
 // Role says whether a file is a raw part of the run or derived from the raw

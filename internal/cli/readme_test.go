@@ -45,6 +45,11 @@ var readmeAdjustments = map[string]readmeAdjust{
 		skip: "serves until interrupted; TestServeKServe runs it"},
 	"run --sut kserve --url 127.0.0.1:8001 --grpc --scenario Server --set target_qps=500": {
 		skip: "needs the server of the command before it on fixed ports; TestKServeAccuracyMatchesReference runs --sut kserve against aimeter serve kserve, and sut/kserve runs the four scenarios over HTTP and gRPC"},
+	"train --workload reference": {extra: []string{"--dataset", "synthetic", "--trials", "1", "--epochs", "1", "-q"}},
+	"train --scenario-id T1-1 --training-set-mb 150000 -- torchrun --nproc_per_node 8 train.py": {
+		skip: "needs an MLPerf trainer; TestTrainCommandMLLOG runs a script that prints a two-rank MLLOG stream"},
+	"train --listen 0.0.0.0:9400 --ranks 2": {
+		skip: "serves until two ranks post; TestTrainListenTwoRanks runs it with two ranks posting through collect.Client"},
 	"run --sut dispatch --backend openai --url http://10.0.0.1:8000 --url http://10.0.0.2:8000 --scenario Offline": {
 		skip: "needs two servers on a network; TestDispatchOpenAIAgainstServe runs --sut dispatch against two simulators"},
 }

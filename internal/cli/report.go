@@ -59,8 +59,16 @@ func regenerateReport(st *State, dir, outDir string, ignoreDigests bool) error {
 	if err != nil {
 		return withCode(ExitFailure, err)
 	}
-	res := b.Result
 	fmt.Fprintf(st.Stderr, "regenerated %s in %s\n", strings.Join(names, ", "), outDir)
+	if b.Training != nil {
+		tres, err := b.TrainingResult()
+		if err != nil {
+			return withCode(ExitFailure, err)
+		}
+		printTraining(st.Stdout, tres, &b.Training.Run, outDir)
+		return nil
+	}
+	res := b.Result
 	if b.GBT != nil {
 		// A GB/T test's verdict is its loss check (GB-7.7.1-c-2), not the
 		// MLPerf validity of the LoadGen scenario that carried it.

@@ -1,0 +1,124 @@
+package report
+
+import (
+	"bytes"
+	"os"
+	"strings"
+	"testing"
+
+	"aimeter/gbt"
+	"aimeter/train"
+	"aimeter/train/mllog"
+)
+
+const trainingGoldenPath = "testdata/training.golden.html"
+
+// trainingFixture is the two-rank MLPerf fixture of train/mllog computed
+// under a quality target and a training-set size.
+func trainingFixture(t *testing.T) *Training {
+	t.Helper()
+	f, err := os.Open("../train/mllog/testdata/resnet_2rank.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	events, _, err := mllog.ParseAll(f, mllog.Options{Node: "node0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := train.Config{TrainingSetMB: 150, Target: &train.Target{Metric: "Top1 accuracy", Value: 0.7}}
+	m, err := train.Compute(events, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, _ := train.LookupScenario("T1-1")
+	res := &train.Result{Version: train.ResultVersion, Info: gbt.TestInfo{OrgName: "Example Lab"}, Scenario: &sc, Config: cfg, Metrics: m,
+		Log: []string{"[2023:11:14 22:13:22]-[1]-[1]-[0.4100]"}}
+	return &Training{Name: "resnet (2 ranks)", Source: "MLLOG child: sh train.sh, exited with status 0", System: fixedSystem, Result: res, Events: events,
+		Notes: []string{"48 lines, 46 MLLOG records, 0 malformed"}}
+}
+
+func TestTrainingGolden(t *testing.T) {
+	var buf bytes.Buffer
+	if err := WriteTraining(&buf, trainingFixture(t)); err != nil {
+		t.Fatal(err)
+	}
+	got := buf.Bytes()
+	if *update {
+		if err := os.WriteFile(trainingGoldenPath, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(trainingGoldenPath)
+	if err != nil {
+		t.Fatalf("%v (run go test ./report -run TestTrainingGolden -update)", err)
+	}
+	if !bytes.Equal(got, want) {
+		gl, wl := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
+		for i := range min(len(gl), len(wl)) {
+			if gl[i] != wl[i] {
+				t.Fatalf("output differs from %s at line %d:\n got: %.300s\nwant: %.300s\n(run with -update if the change is intended)", trainingGoldenPath, i+1, gl[i], wl[i])
+			}
+		}
+		t.Fatalf("output differs from %s in length (run with -update if the change is intended)", trainingGoldenPath)
+	}
+}
+
+func TestTrainingPageContent(t *testing.T) {
+	tests := []struct {
+		name, want string
+	}{
+		{"the Table 6 times are shown", "<h3>Times (Table 6)</h3>"},
+		{"the per-epoch throughput chart is inline SVG", `<svg class="train-chart"`},
+		{"the phase timeline is inline SVG", `<svg class="train-timeline"`},
+		{"the timeline has the data-read lane", ">data read</text>"},
+		{"a power figure from power_reading is shown", " W</td>"},
+		{"the log line is shown", "[2023:11:14 22:13:22]-[1]-[1]-[0.4100]"},
+		{"the page needs no script", "Charts are inline SVG"},
+	}
+	var buf bytes.Buffer
+	if err := WriteTraining(&buf, trainingFixture(t)); err != nil {
+		t.Fatal(err)
+	}
+	page := buf.String()
+	for _, tc := range tests {
+		if !strings.Contains(page, tc.want) {
+			t.Errorf("%s: page lacks %q", tc.name, tc.want)
+		}
+	}
+	if strings.Contains(page, "<script") {
+		t.Error("the training page has a script; it should be self-contained without one")
+	}
+}
+
+func TestTrainingAbsentFiguresAreDashes(t *testing.T) {
+	// A run with one epoch and nothing else: every time but T_EP is "--".
+	ev := []train.Event{{Kind: train.EpochStart, Epoch: 1, Time: 0}, {Kind: train.EpochEnd, Epoch: 1, Time: 2e9}}
+	m, err := train.Compute(ev, train.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := WriteTraining(&buf, &Training{Result: &train.Result{Metrics: m}, Events: ev}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "<td>--</td><td>--</td><td>--</td><td>--</td><td>2.000 s</td>") {
+		t.Errorf("absent times are not written --: %s", buf.String())
+	}
+}
+
+func TestWriteTrainingErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		in   *Training
+	}{
+		{"nil training", nil},
+		{"no result", &Training{}},
+		{"no metrics", &Training{Result: &train.Result{}}},
+	} {
+		if err := WriteTraining(&bytes.Buffer{}, tc.in); err == nil {
+			t.Errorf("%s: no error", tc.name)
+		}
+	}
+}
