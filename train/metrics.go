@@ -356,6 +356,7 @@ type pairKey struct {
 	node  string
 	rank  int
 	index int
+	gen   int // AutoML generation (Annex B); 0 outside AutoML
 }
 
 // trialOf is the trial of a structural event: 0 counts as trial 1 (IN-19).
@@ -499,12 +500,17 @@ func diff(lo, hi int64, okLo, okHi bool) *float64 {
 
 // pairs matches start and end events of one rank by index (epoch or
 // validation number) and returns the complete spans by index.
+//
+// In an AutoML trial (Annex B) each generation numbers its epochs from 1
+// again: the spans are then told apart by generation, and numbered 1, 2, …
+// through the generations in order.
 func (c *computer) pairs(te trialEvents, startKind, endKind Kind) map[int][]span {
 	open := map[pairKey]*Event{}
 	done := map[pairKey]bool{}
-	out := map[int][]span{}
+	byGen := map[[2]int][]span{}
+	gen := generationOf(te)
 	for _, e := range te[startKind] {
-		k := pairKey{trialOf(e), e.Node, e.Rank, e.Epoch}
+		k := pairKey{trialOf(e), e.Node, e.Rank, e.Epoch, gen(e, false)}
 		if open[k] != nil {
 			c.problem(Error, e, "a second %s %d on the same node and rank; the first is kept", startKind, e.Epoch)
 			continue
@@ -512,7 +518,7 @@ func (c *computer) pairs(te trialEvents, startKind, endKind Kind) map[int][]span
 		open[k] = e
 	}
 	for _, e := range te[endKind] {
-		k := pairKey{trialOf(e), e.Node, e.Rank, e.Epoch}
+		k := pairKey{trialOf(e), e.Node, e.Rank, e.Epoch, gen(e, true)}
 		s := open[k]
 		switch {
 		case s == nil:
@@ -524,7 +530,8 @@ func (c *computer) pairs(te trialEvents, startKind, endKind Kind) map[int][]span
 			done[k] = true
 		default:
 			done[k] = true
-			out[e.Epoch] = append(out[e.Epoch], span{node: e.Node, rank: e.Rank, start: s.Time, end: e.Time, count: e.Count, value: e.Value})
+			gk := [2]int{k.gen, e.Epoch}
+			byGen[gk] = append(byGen[gk], span{node: e.Node, rank: e.Rank, start: s.Time, end: e.Time, count: e.Count, value: e.Value})
 		}
 	}
 	for k, s := range open {
@@ -532,7 +539,45 @@ func (c *computer) pairs(te trialEvents, startKind, endKind Kind) map[int][]span
 			c.problem(Warning, s, "%s %d never ends", startKind, s.Epoch)
 		}
 	}
+	keys := make([][2]int, 0, len(byGen))
+	generations := false
+	for k := range byGen {
+		keys = append(keys, k)
+		generations = generations || k[0] != 0
+	}
+	slices.SortFunc(keys, func(a, b [2]int) int { return cmp.Or(cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1])) })
+	out := make(map[int][]span, len(byGen))
+	for n, k := range keys {
+		idx := k[1]
+		if generations {
+			idx = n + 1
+		}
+		out[idx] = byGen[k]
+	}
 	return out
+}
+
+// generationOf returns, for the events of one trial, the AutoML generation
+// each falls in: that of the last GenerationStart at or before it (strictly
+// before it for an end event, so that an epoch ending as the next
+// generation starts stays in its own), 0 before any and in a trial without
+// generations.
+func generationOf(te trialEvents) func(e *Event, end bool) int {
+	starts := slices.Clone(te[GenerationStart])
+	if len(starts) == 0 {
+		return func(*Event, bool) int { return 0 }
+	}
+	slices.SortStableFunc(starts, func(a, b *Event) int { return cmp.Compare(a.Time, b.Time) })
+	return func(e *Event, end bool) int {
+		g := 0
+		for _, s := range starts {
+			if s.Time > e.Time || (end && s.Time == e.Time) {
+				break
+			}
+			g = s.Epoch
+		}
+		return g
+	}
 }
 
 // cover returns the earliest start and latest end of spans.

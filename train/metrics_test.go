@@ -556,3 +556,45 @@ func TestComputeTrials(t *testing.T) {
 	}
 	checkF(t, "olympic", m.MLPerf.OlympicAverageMin, 0.3)
 }
+
+// TestComputeAutoMLGenerations: each AutoML generation (Annex B) numbers
+// its epochs from 1 again. Two generations of two epochs each are four
+// epochs, numbered 1–4 in generation order, with no duplicate reported.
+// By hand: epochs last 10, 20 (generation 1) and 30, 40 ms (generation 2),
+// so the mean T_EP is 25 ms and 100 samples per epoch give 4000 samples/s.
+func TestComputeAutoMLGenerations(t *testing.T) {
+	evs := []Event{
+		ev(TrainStart, 0),
+		ev(GenerationStart, 0, num(1)),
+		ev(EpochStart, 0, num(1)), ev(EpochEnd, 10, num(1), count(100)),
+		ev(EpochStart, 10, num(2)), ev(EpochEnd, 30, num(2), count(100)),
+		ev(GenerationEnd, 30, num(1), count(64)),
+		ev(GenerationStart, 30, num(2)),
+		ev(EpochStart, 30, num(1)), ev(EpochEnd, 60, num(1), count(100)),
+		ev(EpochStart, 60, num(2)), ev(EpochEnd, 100, num(2), count(100)),
+		ev(GenerationEnd, 100, num(2), count(128)),
+		ev(TrainEnd, 100, status("success")),
+	}
+	m, err := Compute(evs, Config{TrainingSetSize: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range m.Problems {
+		if p.Severity == Error {
+			t.Errorf("problem: %v", p.Message)
+		}
+	}
+	if len(m.Trials) != 1 {
+		t.Fatalf("%d trials", len(m.Trials))
+	}
+	eps := m.Trials[0].Epochs
+	want := []float64{10, 20, 30, 40}
+	if len(eps) != len(want) {
+		t.Fatalf("%d epochs, want 4 (two generations of two)", len(eps))
+	}
+	for i, em := range eps {
+		if em.Epoch != i+1 || !near(em.TEPMs, want[i]) {
+			t.Errorf("epoch %d: number %d, T_EP %v ms; want %d, %v", i, em.Epoch, em.TEPMs, i+1, want[i])
+		}
+	}
+}
