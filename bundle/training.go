@@ -92,6 +92,9 @@ type TrainingRun struct {
 	// Incomplete says why the run ended before it was complete (a child
 	// that failed, an interrupt, a deadline); "" when it completed.
 	Incomplete string `json:"incomplete,omitempty"`
+	// PowerReplay is the base name of the power replay file whose samples
+	// were added to the events (aimeter train --power-replay); "" for none.
+	PowerReplay string `json:"power_replay,omitempty"`
 }
 
 // TrainingWorkload describes a run of aimeter's reference workload.

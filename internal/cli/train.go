@@ -61,6 +61,8 @@ type trainFlags struct {
 	parallelism       int
 	parallelAlgorithm string
 	asyncUpdate       bool
+
+	powerReplay string
 }
 
 // captureLimit is how many bytes of each of a child's output streams the
@@ -136,6 +138,7 @@ both training start and end, or contradictory events); 4 interrupted
 	fl.DurationVar(&f.linger, "linger", time.Second, "with --listen: after the last train_end, wait until no event has come for this long")
 	fl.StringVar(&f.scenarioID, "scenario-id", "", "Tables 1–4 scenario row, such as T1-1 (docs/requirements.md and go doc aimeter/train Scenarios list them)")
 	fl.StringVar(&f.infoFile, "info", "", "test information YAML (6.1 a) fields 1–20); detected facts fill what it leaves out")
+	fl.StringVar(&f.powerReplay, "power-replay", "", "CSV of whole-machine power samples from an outside meter (header time,node,watts; RFC 3339 or Unix-seconds times), added to the events as power readings")
 	fl.Int64Var(&f.trainingSetSize, "training-set-size", 0, "training set size in samples (tokens with --text-generation); 0: from the epoch counts")
 	fl.BoolVar(&f.textGeneration, "text-generation", false, "the workload generates text: sizes and throughput in tokens")
 	fl.Float64Var(&f.trainingSetMB, "training-set-mb", 0, "training set size in MB (10^6 bytes), for the E.1.1 energy efficiency")
@@ -151,7 +154,7 @@ both training start and end, or contradictory events); 4 interrupted
 	groupFlags(cmd,
 		flagGroup{"Reference workload (--workload reference)", []string{"workload", "dataset", "trials", "epochs"}},
 		flagGroup{"Event endpoint (--listen)", []string{"listen", "ranks", "until", "until-ranks-done", "linger"}},
-		flagGroup{"Metrics configuration", []string{"scenario-id", "training-set-size", "text-generation", "training-set-mb", "target", "target-metric", "lower-is-better", "baseline", "alpha"}},
+		flagGroup{"Metrics configuration", []string{"scenario-id", "training-set-size", "text-generation", "training-set-mb", "target", "target-metric", "lower-is-better", "baseline", "alpha", "power-replay"}},
 		flagGroup{"Test information (6.1 a))", []string{"info", "optimizer", "parallelism", "parallel-algorithm", "async-update"}},
 		flagGroup{"Output", []string{"output-dir", "quiet", "name", "node"}},
 	)
@@ -264,6 +267,12 @@ func planTrain(fs *pflag.FlagSet, f *trainFlags, argv []string) (*trainPlan, err
 	if len(p.cfg.Workloads) == 1 && p.cfg.Workloads[0].Weight == 0 {
 		p.cfg.Workloads[0].Weight = 1
 	}
+	if f.powerReplay != "" {
+		// Read once now, so that a bad file fails before the run.
+		if _, err := readPowerReplay(f.powerReplay, time.Time{}); err != nil {
+			return nil, err
+		}
+	}
 	if f.infoFile != "" {
 		if err := needFile("--info", f.infoFile); err != nil {
 			return nil, err
@@ -355,6 +364,16 @@ func runTrain(parent context.Context, st *State, fs *pflag.FlagSet, f *trainFlag
 	var startErr *trainStartError
 	if errors.As(failure, &startErr) {
 		return withCode(ExitFailure, startErr.err)
+	}
+	if f.powerReplay != "" {
+		// Checked before the run (planTrain); read now that the run's
+		// clock origin is known.
+		pw, err := readPowerReplay(f.powerReplay, run.Origin)
+		if err != nil {
+			return withCode(ExitUsage, err)
+		}
+		tr.Events = append(tr.Events, pw...)
+		run.PowerReplay = filepath.Base(f.powerReplay)
 	}
 	interrupted := ctx.Err() != nil
 	if interrupted && run.Incomplete == "" {
@@ -874,4 +893,22 @@ func sampleCPU(rec *train.Recorder, period time.Duration) (stop func()) {
 		once.Do(func() { close(done) })
 		wg.Wait()
 	}
+}
+
+// readPowerReplay reads --power-replay (train.ReadPowerReplay) against the
+// run's clock origin.
+func readPowerReplay(path string, origin time.Time) ([]train.Event, error) {
+	if err := needFile("--power-replay", path); err != nil {
+		return nil, err
+	}
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, usageError("--power-replay: %w", err)
+	}
+	defer fh.Close()
+	evs, err := train.ReadPowerReplay(fh, origin)
+	if err != nil {
+		return nil, usageError("--power-replay %s: %w", path, err)
+	}
+	return evs, nil
 }

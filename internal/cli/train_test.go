@@ -371,6 +371,8 @@ func TestTrainUsageErrors(t *testing.T) {
 		{"a bad listen address", []string{"--listen", "9400"}, "--listen"},
 		{"zero trials", []string{"--workload", "reference", "--trials", "0"}, "--trials"},
 		{"a missing --info file", []string{"--info", "no-such.yaml", "--", "true"}, "--info"},
+		{"a missing power replay", []string{"--power-replay", "no-such.csv", "--", "true"}, "--power-replay"},
+		{"a power replay without its header", []string{"--power-replay", "testdata/train_bad_replay.csv", "--", "true"}, "time,node,watts"},
 		{"a parallelism code out of range", []string{"--parallelism", "7", "--", "true"}, "--parallelism"},
 		{"other parallelism without its algorithm", []string{"--parallelism", "4", "--", "true"}, "--parallel-algorithm"},
 		{"arguments before --", []string{"python", "--", "train.py"}, "before --"},
@@ -456,4 +458,42 @@ func TestTrainCommandAutoMLLines(t *testing.T) {
 		t.Errorf("gbt_training.log:\n%s\nwant the Annex B lines around the epoch lines", log)
 	}
 	checkRegenerates(t, out)
+}
+
+// TestTrainPowerReplay: --power-replay adds an outside meter's samples to
+// the events, so the reference run gets Table 7's P_TR from them (the
+// file's samples, one a second, cover the run), and training_run.json names
+// the file by its base name only.
+func TestTrainPowerReplay(t *testing.T) {
+	dir := t.TempDir()
+	replay := filepath.Join(dir, "meter.csv")
+	var b strings.Builder
+	b.WriteString("time,node,watts\n")
+	start := time.Now().Add(-2 * time.Second)
+	for i := range 120 {
+		fmt.Fprintf(&b, "%s,,%d\n", start.Add(time.Duration(i)*time.Second).UTC().Format(time.RFC3339Nano), 500)
+	}
+	if err := os.WriteFile(replay, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	r := runCLI(t, "", "train", "-q", "--workload", "reference", "--dataset", "synthetic", "--trials", "1", "--epochs", "1",
+		"--power-replay", replay, "--output-dir", out)
+	if r.code != ExitOK && r.code != ExitInvalid {
+		t.Fatalf("%v", r)
+	}
+	res, err := os.ReadFile(filepath.Join(out, train.ResultFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(res), `"p_tr_w": 500`) {
+		t.Errorf("gbt_training.json has no P_TR of 500 W from the replay:\n%.2000s", res)
+	}
+	run, err := os.ReadFile(filepath.Join(out, "training_run.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(run), `"power_replay": "meter.csv"`) || strings.Contains(string(run), dir) {
+		t.Errorf("training_run.json should name the replay by base name only:\n%s", run)
+	}
 }
