@@ -522,7 +522,7 @@ func (e *Endpoint) do(ctx context.Context, r clock, s loadgen.QuerySample, resp 
 	// has come.
 	defer func() {
 		if c.wrote.Load() {
-			e.stats.lateness.record(r.At(c.wroteAt) - issued)
+			e.stats.lateness.Record(r.At(c.wroteAt) - issued)
 		}
 	}()
 	c.cb.r, c.cb.n = hres.Body, 0
