@@ -167,7 +167,7 @@ func newOpenAIEndpoint(rawURL string, f *runFlags) (*openai.Endpoint, error) {
 	}
 	ep, err := openai.New(openai.Options{
 		BaseURL: rawURL, Model: o.model, API: o.api, Stream: o.stream, MaxTokens: o.outputTokens, IgnoreEOS: o.ignoreEOS,
-		APIKey: key, TLS: openai.TLSOptions{CAFile: o.caCert, InsecureSkipVerify: o.insecure}, MaxConns: f.net.maxConns,
+		APIKey: key, TLS: openai.TLSOptions{CAFile: o.caCert, InsecureSkipVerify: o.insecure}, MaxConns: f.net.maxConns, LimitConns: f.net.maxConns > 0,
 		Prompts: set, AllowRepeatedPrompts: o.exactPrompts,
 	})
 	if err != nil {

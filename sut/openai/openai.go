@@ -89,8 +89,17 @@ type Options struct {
 	TLS TLSOptions
 	// MaxConns is how many idle connections to keep for reuse: set it to
 	// the expected number of requests in flight. Zero means 512. New
-	// connections are opened beyond it as needed, never queued.
+	// connections are opened beyond it as needed, never queued, unless
+	// LimitConns is set.
 	MaxConns int
+	// LimitConns makes MaxConns also the most connections open at once: a
+	// request beyond it waits for a free connection, and the wait counts
+	// in its latency (measured from the scheduled time), as with the kserve
+	// adapter. An open-loop run that falls behind then queues in the client
+	// instead of opening a connection per late request until the file
+	// descriptors of client or server run out. False opens connections
+	// without bound.
+	LimitConns bool
 	// Prompts is the data set: sample i is prompt i. It may not be nil.
 	Prompts *prompts.Set
 	// AllowRepeatedPrompts sends every prompt exactly as the data set has
@@ -115,8 +124,8 @@ func (o Options) String() string {
 	if o.APIKey != "" {
 		key = " api-key=(set)"
 	}
-	return fmt.Sprintf("openai.Options{BaseURL=%s Model=%q API=%q Stream=%v MaxTokens=%d IgnoreEOS=%v MaxConns=%d AllowRepeatedPrompts=%v%s}",
-		redact(o.BaseURL), o.Model, o.API, o.Stream, o.MaxTokens, o.IgnoreEOS, o.MaxConns, o.AllowRepeatedPrompts, key)
+	return fmt.Sprintf("openai.Options{BaseURL=%s Model=%q API=%q Stream=%v MaxTokens=%d IgnoreEOS=%v MaxConns=%d LimitConns=%v AllowRepeatedPrompts=%v%s}",
+		redact(o.BaseURL), o.Model, o.API, o.Stream, o.MaxTokens, o.IgnoreEOS, o.MaxConns, o.LimitConns, o.AllowRepeatedPrompts, key)
 }
 
 // GoString is String, so that %#v does not print the API key either.
@@ -232,6 +241,7 @@ func New(o Options) (*Endpoint, error) {
 		ForceAttemptHTTP2:   true,
 		MaxIdleConns:        o.MaxConns,
 		MaxIdleConnsPerHost: o.MaxConns,
+		MaxConnsPerHost:     limit(o.LimitConns, o.MaxConns),
 		IdleConnTimeout:     90 * time.Second,
 		TLSHandshakeTimeout: 10 * time.Second,
 		// The bytes counted are the bytes on the wire, and gzip would
@@ -477,6 +487,14 @@ func (e *Endpoint) release(c *call) {
 // headers are compressed, an overestimate).
 func (e *Endpoint) Do(ctx context.Context, r *loadgen.Responder, s loadgen.QuerySample, resp *loadgen.Response) {
 	e.do(ctx, r, s, resp)
+}
+
+// limit is n where on is set, else 0 (no limit).
+func limit(on bool, n int) int {
+	if on {
+		return n
+	}
+	return 0
 }
 
 // clock is what Do uses of the loadgen.Responder, so that benchmarks can

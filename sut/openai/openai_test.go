@@ -649,6 +649,37 @@ func TestConnectionReuse(t *testing.T) {
 	}
 }
 
+// TestLimitConns: with LimitConns, an Offline query of 16 samples uses at
+// most MaxConns connections and no more requests in flight, and every
+// sample still succeeds; the requests beyond the limit wait their turn.
+func TestLimitConns(t *testing.T) {
+	var conns, inFlight, most atomic.Int64
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := inFlight.Add(1)
+		defer inFlight.Add(-1)
+		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+		}
+		io.Copy(io.Discard, r.Body)
+		time.Sleep(time.Millisecond) // let the others pile up
+		io.WriteString(w, `{"choices":[{"text":"a"}],"usage":{"completion_tokens":1}}`)
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	ep := newEndpoint(t, Options{BaseURL: srv.URL, Model: "m1", MaxConns: 2, LimitConns: true})
+	res := run(t, ep, runOpts{samples: 16})
+	if res.FailedSamples != 0 {
+		t.Fatalf("errors %+v", res.Errors)
+	}
+	if c, m := conns.Load(), most.Load(); c > 2 || m > 2 {
+		t.Errorf("%d connections and %d requests in flight at most, want ≤ 2 each", c, m)
+	}
+}
+
 // TestHTTP2OverTLS: a TLS server that offers HTTP/2 gets it, streaming
 // included.
 func TestHTTP2OverTLS(t *testing.T) {
