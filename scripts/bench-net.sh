@@ -93,7 +93,9 @@ go test -c -o "$tmp/kserve.test" ./sut/kserve
 median() { sort -g | awk '{a[NR]=$1} END {if (NR == 0) print "n/a"; else print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (a+0 > 0 && b+0 > 0) printf "%.2f", a/b; else print "n/a"}'; }
 # cpu_us FILE REQUESTS: user+sys seconds in FILE (from /usr/bin/time -f "%U %S"), in µs per request.
-cpu_us() { awk -v n="$2" '{c=$1+$2} END {if (n+0 > 0) printf "%.1f", c*1e6/n; else print "n/a"}' "$1"; }
+# (/usr/bin/time writes "Command exited with non-zero status N" first when
+# the run is INVALID: only the figures' line counts.)
+cpu_us() { awk -v n="$2" '/^[0-9.]+ [0-9.]+$/ {c=$1+$2} END {if (n+0 > 0) printf "%.1f", c*1e6/n; else print "n/a"}' "$1"; }
 # wait_for FILE SED_EXPR: the first match of SED_EXPR in FILE, waiting up to 60 s.
 wait_for() {
 	local v="" i=0
@@ -131,10 +133,10 @@ startup_cpu() {
 	/usr/bin/time -o "$tmp/$name.startup" -f "%U %S" "$tmp/aimeter" run -q "$@" --concurrency 1 \
 		--set min_duration=0 --set min_query_count=10 --set target_latency=1 \
 		--output-dir "$tmp/run-$name-startup" >/dev/null 2>&1 || true
-	awk '{printf "%.3f", $1+$2}' "$tmp/$name.startup"
+	awk '/^[0-9.]+ [0-9.]+$/ {c=$1+$2} END {printf "%.3f", c}' "$tmp/$name.startup"
 }
 # net_cpu_us FILE STARTUP_S REQUESTS: (CPU in FILE − STARTUP_S) per request, µs.
-net_cpu_us() { awk -v s="$2" -v n="$3" '{c=$1+$2-s} END {if (n+0 > 0) printf "%.1f", c*1e6/n; else print "n/a"}' "$1"; }
+net_cpu_us() { awk -v s="$2" -v n="$3" '/^[0-9.]+ [0-9.]+$/ {c=$1+$2-s} END {if (n+0 > 0) printf "%.1f", c*1e6/n; else print "n/a"}' "$1"; }
 http_startup=$(startup_cpu http --sut openai --url "$base" --stream=false --input-tokens 8 --output-tokens 8)
 echo "HTTP: NullServer $base, $rounds rounds of ${secs}s, $conns in flight; adapter start-up CPU ${http_startup}s"
 : >"$tmp/http"

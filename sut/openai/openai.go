@@ -248,7 +248,11 @@ func New(o Options) (*Endpoint, error) {
 		// cost the client CPU the benchmark measures.
 		DisableCompression: true,
 		TLSClientConfig:    tlsConf,
-		ReadBufferSize:     16 << 10,
+		// Each connection's read buffer: the body is read through the
+		// call's own 16 KiB reader, whose large reads bypass this buffer,
+		// so 4 KiB costs no throughput and saves memory per open stream
+		// (10 000 streams: 4–7 KiB less each, measured).
+		ReadBufferSize: 4 << 10,
 	}
 	e.header = http.Header{"Content-Type": {"application/json"}, "User-Agent": {"aimeter"}}
 	if o.Stream {
