@@ -163,11 +163,14 @@ for r in $(seq "$rounds"); do
 	anet=$(net_cpu_us "$tmp/adapter.cpu" "$http_startup" "${an%% *}")
 	[ -n "$a" ] || { echo "the adapter run failed:" >&2; tail -20 "$tmp/adapter.out" >&2; a=n/a; }
 	echo "round $r: wrk $w  bare $b  vegeta $v  adapter $a req/s (adapter requests/errors: $an); CPU µs/request: adapter $acpu ($anet net of start-up), bare $bcpu; adapter/bare $(ratio "$a" "$b"), adapter/vegeta $(ratio "$a" "$v")"
-	echo "$w $b $v $a $acpu $bcpu $anet" >>"$tmp/http"
+	echo "$w $b $v $a $acpu $bcpu $anet $(ratio "$a" "$b") $(ratio "$a" "$v") $(ratio "$a" "$w") $(ratio "$acpu" "$bcpu") $(ratio "$anet" "$bcpu")" >>"$tmp/http"
 done
 col() { awk -v c="$1" '$c != "n/a" {print $c}' "$2" | median; }
 hw=$(col 1 "$tmp/http") hb=$(col 2 "$tmp/http") hv=$(col 3 "$tmp/http") ha=$(col 4 "$tmp/http")
 hacpu=$(col 5 "$tmp/http") hbcpu=$(col 6 "$tmp/http") hanet=$(col 7 "$tmp/http")
+# The ratios are the medians of each round's ratio: two clients measured
+# back to back share the machine's load of that moment.
+rab=$(col 8 "$tmp/http") rav=$(col 9 "$tmp/http") raw=$(col 10 "$tmp/http") rcpu=$(col 11 "$tmp/http") rnet=$(col 12 "$tmp/http")
 
 # ---- row 3: gRPC ---------------------------------------------------------------
 "$tmp/aimeter" serve kserve --null-model --http '' --grpc 127.0.0.1:0 >"$tmp/kserve.out" 2>&1 &
@@ -199,9 +202,10 @@ for r in $(seq "$rounds"); do
 			-c "$gconc" -z "${secs}s" -O json "$gaddr" | sed -n 's/.*"rps":\([0-9.]*\).*/\1/p' | awk '{printf "%.0f", $1}')
 	fi
 	echo "round $r: adapter $a (requests/errors $an, CPU $acpu µs/request net of start-up, send lateness p99 $late)  bare grpc-go $b  ghz $g req/s; adapter/bare $(ratio "$a" "$b"), adapter/ghz $(ratio "$a" "$g")"
-	echo "$a $b $g $acpu" >>"$tmp/grpc"
+	echo "$a $b $g $acpu $(ratio "$a" "$b") $(ratio "$a" "$g")" >>"$tmp/grpc"
 done
 ga=$(col 1 "$tmp/grpc") gb=$(col 2 "$tmp/grpc") gg=$(col 3 "$tmp/grpc") gacpu=$(col 4 "$tmp/grpc")
+rgb=$(col 5 "$tmp/grpc") rgg=$(col 6 "$tmp/grpc")
 
 # ---- row 4: open loop at 20 000/s ------------------------------------------------
 echo "open loop: Server at target_qps=20000 against the NullServer, 3 runs of 3 s"
@@ -277,17 +281,17 @@ per() { awk -v k="$1" -v n="$streams" 'BEGIN {if (k+0 > 0) printf "%.1f", k/n; e
 open_line() { awk -v r="$1" 'NR == r {printf "p99 send lateness %s; issued−scheduled p99 %s µs; %s issued, %s late > 100 µs, %s unsent", $1, $2, $3, $4, $5}' "$tmp/open"; }
 cat <<EOF
 
-## bench-net.sh: $rounds round(s), medians; $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)
+## bench-net.sh: $rounds round(s); figures are medians, ratios medians of the per-round ratios; $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)
 
 | figure | aimeter | baseline | ratio | target |
 | --- | --- | --- | --- | --- |
-| HTTP req/s, adapter vs bare net/http loop ($conns in flight) | $ha | $hb | $(ratio "$ha" "$hb") | ≥ 0.9 |
-| HTTP req/s, adapter vs vegeta (max rate, $conns workers) | $ha | $hv | $(ratio "$ha" "$hv") | ≥ 1.3 |
-| HTTP req/s, wrk (reference) | – | $hw | adapter/wrk $(ratio "$ha" "$hw") | – |
-| client CPU µs/request, whole process (adapter; bare loop) | $hacpu | $hbcpu | $(ratio "$hacpu" "$hbcpu") | ≤ 10 µs (MLPerf Endpoints ~47) |
-| client CPU µs/request net of start-up ${http_startup}s (adapter; bare loop) | $hanet | $hbcpu | $(ratio "$hanet" "$hbcpu") | ≤ 10 µs |
-| gRPC req/s, adapter vs bare grpc-go ($gconc in flight) | $ga | $gb | $(ratio "$ga" "$gb") | ≥ 0.9 |
-| gRPC req/s, adapter vs ghz | $ga | $gg | $(ratio "$ga" "$gg") | ≥ 2 |
+| HTTP req/s, adapter vs bare net/http loop ($conns in flight) | $ha | $hb | $rab | ≥ 0.9 |
+| HTTP req/s, adapter vs vegeta (max rate, $conns workers) | $ha | $hv | $rav | ≥ 1.3 |
+| HTTP req/s, wrk (reference) | – | $hw | adapter/wrk $raw | – |
+| client CPU µs/request, whole process (adapter; bare loop) | $hacpu | $hbcpu | $rcpu | ≤ 10 µs (MLPerf Endpoints ~47) |
+| client CPU µs/request net of start-up ${http_startup}s (adapter; bare loop) | $hanet | $hbcpu | $rnet | ≤ 10 µs |
+| gRPC req/s, adapter vs bare grpc-go ($gconc in flight) | $ga | $gb | $rgb | ≥ 0.9 |
+| gRPC req/s, adapter vs ghz | $ga | $gg | $rgg | ≥ 2 |
 | gRPC client CPU µs/request net of start-up ${grpc_startup}s (adapter) | $gacpu | – | – | – |
 | open loop 20 000/s, run 1 | $(open_line 1) | | | p99 ≤ 100 µs |
 | open loop 20 000/s, run 2 | $(open_line 2) | | | p99 ≤ 100 µs |
