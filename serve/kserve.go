@@ -16,8 +16,14 @@ import (
 
 // KServeOptions configure a KServe server.
 type KServeOptions struct {
-	// Model is the model served (required).
+	// Model is the model served; required unless NullModel is set.
 	Model *model.MLP
+	// NullModel, when true, runs no model: every request is answered at
+	// once with logits of zeros of the right shape, with no queue and no
+	// batching, so that a benchmark of clients measures the clients and
+	// the protocol rather than the model. The shapes are Model's if it is
+	// set, else NullInputs and NullClasses. False means the model is run.
+	NullModel bool
 	// ModelName is the name the model is served under; empty means
 	// "fashion-mlp".
 	ModelName string
@@ -38,6 +44,13 @@ type KServeOptions struct {
 	// more are refused (HTTP 503, gRPC UNAVAILABLE). Zero means 8192.
 	QueueSize int
 }
+
+// The tensor shapes of a null model (KServeOptions.NullModel) without a
+// Model: those of the reference model.
+const (
+	NullInputs  = 784
+	NullClasses = 10
+)
 
 // The tensor names of the served model.
 const (
@@ -74,8 +87,8 @@ type kjob struct {
 
 // NewKServe starts the batching workers of a server for opts.Model.
 func NewKServe(opts KServeOptions) (*KServe, error) {
-	if opts.Model == nil {
-		return nil, errors.New("serve.NewKServe: Model is required")
+	if opts.Model == nil && !opts.NullModel {
+		return nil, errors.New("serve.NewKServe: Model is required unless NullModel is set")
 	}
 	if opts.ModelName == "" {
 		opts.ModelName = "fashion-mlp"
@@ -103,14 +116,20 @@ func NewKServe(opts KServeOptions) (*KServe, error) {
 	}
 	k := &KServe{
 		opts:    opts,
-		inputs:  opts.Model.Inputs(),
-		classes: opts.Model.Classes(),
+		inputs:  NullInputs,
+		classes: NullClasses,
 		jobs:    make(chan *kjob, opts.QueueSize),
 		done:    make(chan struct{}),
+	}
+	if opts.Model != nil {
+		k.inputs, k.classes = opts.Model.Inputs(), opts.Model.Classes()
 	}
 	k.jobPool.New = func() any { return &kjob{ready: make(chan struct{}, 1)} }
 	k.scratch.New = func() any { return new(httpScratch) }
 	k.mux = k.newMux()
+	if opts.NullModel {
+		return k, nil
+	}
 	for range opts.Workers {
 		k.wg.Add(1)
 		go k.work()
@@ -145,6 +164,12 @@ func (k *KServe) infer(ctx context.Context, x []float32, rows int) (*kjob, error
 		j.out = make([]float32, rows*k.classes)
 	}
 	j.out = j.out[:rows*k.classes]
+	if k.opts.NullModel {
+		clear(j.out)
+		j.start = time.Now()
+		j.end = j.start
+		return j, nil
+	}
 	select {
 	case k.jobs <- j:
 	case <-k.done:

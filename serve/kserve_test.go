@@ -115,3 +115,64 @@ func TestKServeGRPCRefuses(t *testing.T) {
 		}
 	}
 }
+
+// TestKServeNullModel: with NullModel and no Model, a good request over HTTP
+// and over gRPC is answered with zero logits of the reference model's shape,
+// and bad requests are still refused.
+func TestKServeNullModel(t *testing.T) {
+	if _, err := NewKServe(KServeOptions{}); err == nil {
+		t.Fatal("NewKServe without Model or NullModel: no error")
+	}
+	k, err := NewKServe(KServeOptions{NullModel: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.Close()
+	srv := httptest.NewServer(k)
+	defer srv.Close()
+	pixels := "[" + strings.TrimSuffix(strings.Repeat("0.5,", 784), ",") + "]"
+	for _, c := range []struct {
+		why, body string
+		code      int
+		want      string
+	}{
+		{"a good request gets ten zero logits", `{"inputs":[{"name":"input","datatype":"FP32","shape":[1,784],"data":` + pixels + `}]}`, 200, `"shape":[1,10],"data":[0,0,0,0,0,0,0,0,0,0]`},
+		{"two rows get two rows of logits", `{"inputs":[{"name":"input","datatype":"FP32","shape":[2,784],"data":` + strings.Replace(pixels, "]", ","+pixels[1:], 1) + `}]}`, 200, `"shape":[2,10]`},
+		{"a wrong shape is still refused", `{"inputs":[{"name":"input","datatype":"FP32","shape":[1,3],"data":[1,2,3]}]}`, 400, "want [N, 784]"},
+	} {
+		res, err := http.Post(srv.URL+"/v2/models/fashion-mlp/infer", "application/json", strings.NewReader(c.body))
+		if err != nil {
+			t.Fatalf("%s: %v", c.why, err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != c.code || !strings.Contains(string(body), c.want) {
+			t.Errorf("%s: %d %s, want %d with %q", c.why, res.StatusCode, body, c.code, c.want)
+		}
+	}
+
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gs := grpc.NewServer()
+	k.RegisterGRPC(gs)
+	go func() { _ = gs.Serve(l) }()
+	defer gs.Stop()
+	conn, err := grpc.NewClient(l.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	res, err := inferencepb.NewGRPCInferenceServiceClient(conn).ModelInfer(context.Background(), &inferencepb.ModelInferRequest{
+		ModelName:        "fashion-mlp",
+		Inputs:           []*inferencepb.ModelInferRequest_InferInputTensor{{Name: "input", Datatype: "FP32", Shape: []int64{1, 784}}},
+		RawInputContents: [][]byte{make([]byte, 4*784)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if raw := res.GetRawOutputContents(); len(raw) != 1 || len(raw[0]) != 4*NullClasses || strings.Trim(string(raw[0]), "\x00") != "" {
+		t.Errorf("gRPC null answer: %v, want %d zero bytes", raw, 4*NullClasses)
+	}
+}

@@ -20,6 +20,7 @@ type serveKServeFlags struct {
 	weights    string
 	maxBatch   int
 	quiet      bool
+	nullModel  bool
 }
 
 // newServeKServeCommand is `aimeter serve kserve`: the reference model over
@@ -40,6 +41,9 @@ cached) over the KServe v2 / Open Inference Protocol, until interrupted:
 
 The model takes input "input" (FP32, [-1, 784]) and returns output "logits"
 (FP32, [-1, 10]). Requests that arrive while the model is busy are batched.
+With --null-model no model is loaded or run: every request is checked as
+usual and answered at once with zero logits of the right shape, a roofline
+server for measuring a client's own speed.
 Each response carries its stage times: a Server-Timing header over HTTP, a
 server-timing trailer over gRPC. An empty address turns that protocol off;
 port 0 picks a free port (the addresses are printed).`,
@@ -57,6 +61,7 @@ port 0 picks a free port (the addresses are printed).`,
 	fl.StringVar(&f.modelName, "model-name", "fashion-mlp", "the name the model is served under")
 	fl.StringVar(&f.weights, "weights", "", "trained weights file (default: the demo's, in the user cache directory)")
 	fl.IntVar(&f.maxBatch, "max-batch", referenceMaxBatch, "largest batch the model runs")
+	fl.BoolVar(&f.nullModel, "null-model", false, "run no model: answer every request at once with zero logits of the right shape (a roofline server for benchmarking clients)")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no training progress")
 	cmd.SetOut(st.Stdout)
 	return cmd
@@ -71,21 +76,27 @@ func runServeKServe(parent context.Context, st *State, f *serveKServeFlags) erro
 	}
 	ctx, stop := interruptible(parent, st)
 	defer stop()
-	data, err := loadDemoData(st, "auto")
-	if err != nil {
-		return withCode(ExitFailure, err)
+	opts := serve.KServeOptions{ModelName: f.modelName, ServerVersion: Version, MaxBatch: f.maxBatch, NullModel: f.nullModel}
+	if !f.nullModel {
+		data, err := loadDemoData(st, "auto")
+		if err != nil {
+			return withCode(ExitFailure, err)
+		}
+		m, how, err := obtainModel(ctx, st, &demoFlags{weights: f.weights, quiet: f.quiet}, data)
+		if err != nil {
+			return withCode(ExitFailure, err)
+		}
+		data.train = nil
+		opts.Model = m
+		fmt.Fprintf(st.Stdout, "Reference model: MLP %v, %s\n", m.Layers(), how)
+	} else {
+		fmt.Fprintf(st.Stdout, "Null model: every request answered at once with zero logits [N, %d]\n", serve.NullClasses)
 	}
-	m, how, err := obtainModel(ctx, st, &demoFlags{weights: f.weights, quiet: f.quiet}, data)
-	if err != nil {
-		return withCode(ExitFailure, err)
-	}
-	data.train = nil
-	k, err := serve.NewKServe(serve.KServeOptions{Model: m, ModelName: f.modelName, ServerVersion: Version, MaxBatch: f.maxBatch})
+	k, err := serve.NewKServe(opts)
 	if err != nil {
 		return withCode(ExitFailure, err)
 	}
 	defer k.Close()
-	fmt.Fprintf(st.Stdout, "Reference model: MLP %v, %s\n", m.Layers(), how)
 
 	errc := make(chan error, 2)
 	var hs *http.Server

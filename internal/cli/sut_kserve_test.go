@@ -171,3 +171,30 @@ func TestServeKServe(t *testing.T) {
 type nilSamples struct{}
 
 func (nilSamples) Sample(uint64) ([]float32, bool) { return nil, false }
+
+// TestKServeGRPCClientBlock: a run over gRPC against a null-model server
+// prints the client block with the send lateness of the gRPC stats handler.
+func TestKServeGRPCClientBlock(t *testing.T) {
+	k, err := serve.NewKServe(serve.KServeOptions{NullModel: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gl, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gs := grpc.NewServer()
+	k.RegisterGRPC(gs)
+	go func() { _ = gs.Serve(gl) }()
+	defer func() { gs.Stop(); k.Close() }()
+	res := runCLI(t, t.TempDir(), "run", "-q", "--sut", "kserve", "--grpc", "--url", gl.Addr().String(), "--scenario", "Offline",
+		"--set", "min_duration=0", "--set", "min_query_count=100", "--output-dir", filepath.Join(t.TempDir(), "out"))
+	if res.code != 0 {
+		t.Fatalf("%s", res)
+	}
+	for _, want := range []string{"client:", "requests ", "errors 0", "send lateness (request written − issued) p50 "} {
+		if !strings.Contains(res.stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, res.stdout)
+		}
+	}
+}

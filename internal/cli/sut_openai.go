@@ -11,6 +11,7 @@ import (
 
 	"aimeter/dataset/prompts"
 	"aimeter/loadgen"
+	"aimeter/sut/kserve"
 	"aimeter/sut/netsut"
 	"aimeter/sut/openai"
 )
@@ -162,7 +163,7 @@ func newOpenAIEndpoint(rawURL string, f *runFlags) (*openai.Endpoint, error) {
 	}
 	ep, err := openai.New(openai.Options{
 		BaseURL: rawURL, Model: o.model, API: o.api, Stream: o.stream, MaxTokens: o.outputTokens, IgnoreEOS: o.ignoreEOS,
-		APIKey: key, TLS: openai.TLSOptions{CAFile: o.caCert, InsecureSkipVerify: o.insecure}, MaxConns: f.net.maxConns,
+		APIKey: key, TLS: openai.TLSOptions{CAFile: o.caCert, InsecureSkipVerify: o.insecure}, MaxConns: f.net.maxConns, LimitConns: f.net.maxConns > 0,
 		Prompts: set, AllowRepeatedPrompts: o.exactPrompts,
 	})
 	if err != nil {
@@ -172,25 +173,36 @@ func newOpenAIEndpoint(rawURL string, f *runFlags) (*openai.Endpoint, error) {
 }
 
 // printClientStats prints the client's own counters after a run against an
-// OpenAI-compatible server; other SUTs print nothing.
+// OpenAI-compatible or a KServe v2 server; other SUTs print nothing.
 func printClientStats(st *State, sut loadgen.SUT) {
 	ns, ok := sut.(*netsut.SUT)
 	if !ok {
 		return
 	}
-	ep, ok := ns.Endpoint().(*openai.Endpoint)
-	if !ok {
+	w := st.Stdout
+	var lateness netsut.Durations
+	switch ep := ns.Endpoint().(type) {
+	case *openai.Endpoint:
+		s := ep.Stats()
+		fmt.Fprintln(w, "client:")
+		fmt.Fprintf(w, "  requests %d, errors %d\n", s.Requests, s.Errors)
+		fmt.Fprintf(w, "  token count mismatches (usage vs chunks) %d, responses without usage %d, token times dropped %d\n",
+			s.TokenMismatches, s.MissingUsage, s.TokenTimesDropped)
+		lateness = s.SendLateness
+	case *kserve.Endpoint:
+		s := ep.Stats()
+		if s.Requests == 0 { // HTTP: nothing counted
+			return
+		}
+		fmt.Fprintln(w, "client:")
+		fmt.Fprintf(w, "  requests %d, errors %d\n", s.Requests, s.Errors)
+		lateness = s.SendLateness
+	default:
 		return
 	}
-	s := ep.Stats()
-	w := st.Stdout
-	fmt.Fprintln(w, "client:")
-	fmt.Fprintf(w, "  requests %d, errors %d\n", s.Requests, s.Errors)
-	fmt.Fprintf(w, "  token count mismatches (usage vs chunks) %d, responses without usage %d, token times dropped %d\n",
-		s.TokenMismatches, s.MissingUsage, s.TokenTimesDropped)
-	if s.SendLateness.Count > 0 {
+	if lateness.Count > 0 {
 		fmt.Fprintf(w, "  send lateness (request written − issued) p50 %v, p99 %v, max %v\n",
-			s.SendLateness.P50, s.SendLateness.P99, s.SendLateness.Max)
+			lateness.P50, lateness.P99, lateness.Max)
 	}
 }
 

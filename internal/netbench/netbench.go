@@ -16,6 +16,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -135,9 +136,15 @@ const NullAnswer = `{"id":"chatcmpl-null","object":"chat.completion","created":1
 	`"choices":[{"index":0,"message":{"role":"assistant","content":"a b c d e f g h"},"finish_reason":"length"}],` +
 	`"usage":{"prompt_tokens":16,"completion_tokens":8,"total_tokens":24}}`
 
+// NullModels is the body NullServer answers a GET of a path ending in
+// /models with: an OpenAI model list holding the one model "null", so that
+// aimeter's openai adapter passes its check before a run.
+const NullModels = `{"object":"list","data":[{"id":"null","object":"model","created":1700000000,"owned_by":"netbench"}]}`
+
 // NullServer is an HTTP server on 127.0.0.1 that reads each request's body
-// and answers 200 with NullAnswer, whatever the method and path: the
-// fastest server a client can meet, to measure the client alone.
+// and answers 200 with NullAnswer, whatever the method and path (except a
+// GET of .../models, answered with NullModels): the fastest server a client
+// can meet, to measure the client alone.
 type NullServer struct {
 	// URL is the server's base URL, http://127.0.0.1:PORT.
 	URL string
@@ -163,12 +170,19 @@ func ServeNull(ln net.Listener) *NullServer {
 	s := &NullServer{URL: "http://" + ln.Addr().String(), done: make(chan error, 1)}
 	answer := []byte(NullAnswer)
 	length := []string{strconv.Itoa(len(answer))}
+	models := []byte(NullModels)
+	modelsLength := []string{strconv.Itoa(len(models))}
 	s.srv = &http.Server{
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			s.requests.Add(1)
 			_, _ = io.Copy(io.Discard, r.Body)
 			h := w.Header()
 			h["Content-Type"] = jsonType
+			if r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/models") {
+				h["Content-Length"] = modelsLength
+				_, _ = w.Write(models)
+				return
+			}
 			h["Content-Length"] = length
 			_, _ = w.Write(answer)
 		}),

@@ -224,3 +224,37 @@ func BenchmarkBareHTTPNull(b *testing.B) {
 		b.Errorf("%d requests failed", n)
 	}
 }
+
+// TestNullServerModels: a GET of /v1/models lists the model "null" (what
+// aimeter's openai adapter checks before a run); a POST to the same path
+// still gets the chat answer.
+func TestNullServerModels(t *testing.T) {
+	s, err := NewNullServer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, c := range []struct {
+		why, method, want string
+	}{
+		{"GET lists the model", http.MethodGet, NullModels},
+		{"POST is answered as any other path", http.MethodPost, NullAnswer},
+	} {
+		req, _ := http.NewRequest(c.method, s.URL+"/v1/models", nil)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if string(body) != c.want {
+			t.Errorf("%s: %s", c.why, body)
+		}
+	}
+	var list struct {
+		Data []struct{ ID string }
+	}
+	if err := json.Unmarshal([]byte(NullModels), &list); err != nil || len(list.Data) != 1 || list.Data[0].ID != "null" {
+		t.Errorf("NullModels: %+v, %v", list, err)
+	}
+}

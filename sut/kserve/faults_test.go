@@ -73,7 +73,11 @@ func doOne(t *testing.T, o kserve.Options, timeout time.Duration, stop func()) (
 	var resp loadgen.Response
 	start := time.Now()
 	e.Do(ctx, nil, loadgen.QuerySample{ID: 1, Index: 0}, &resp)
-	return resp, time.Since(start)
+	took := time.Since(start)
+	if s := e.Stats(); o.GRPC && (s.Requests != 1 || (resp.Err != nil) != (s.Errors == 1)) {
+		t.Errorf("Stats %+v after one request with error %v", s, resp.Err)
+	}
+	return resp, took
 }
 
 func TestHTTPFaults(t *testing.T) {

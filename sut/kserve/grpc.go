@@ -7,12 +7,15 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/stats"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
@@ -45,7 +48,33 @@ type grpcReq struct {
 	outs [1]*inferencepb.ModelInferRequest_InferRequestedOutputTensor
 	raw  [1][]byte
 	resp inferencepb.ModelInferResponse
+	// sent is when the request message was written to the transport
+	// (UnixNano; 0 until then), set by sendTimes.
+	sent atomic.Int64
 }
+
+// sentKey is the context key under which a unary call carries its
+// *grpcReq to sendTimes.
+type sentKey struct{}
+
+// sendTimes is a gRPC stats handler that notes when each unary request was
+// written to the transport (OutPayload's SentTime), the gRPC counterpart
+// of httptrace's WroteRequest.
+type sendTimes struct{}
+
+func (sendTimes) TagRPC(ctx context.Context, _ *stats.RPCTagInfo) context.Context { return ctx }
+
+func (sendTimes) HandleRPC(ctx context.Context, s stats.RPCStats) {
+	if p, ok := s.(*stats.OutPayload); ok && p.Client {
+		if q, ok := ctx.Value(sentKey{}).(*grpcReq); ok {
+			q.sent.Store(p.SentTime.UnixNano())
+		}
+	}
+}
+
+func (sendTimes) TagConn(ctx context.Context, _ *stats.ConnTagInfo) context.Context { return ctx }
+
+func (sendTimes) HandleConn(context.Context, stats.ConnStats) {}
 
 // bearer sends the token with every call; it never prints it.
 type bearer struct {
@@ -75,6 +104,7 @@ func newGRPCClient(e *Endpoint) (*grpcClient, error) {
 		// throttled first second.
 		grpc.WithInitialWindowSize(1 << 20),
 		grpc.WithInitialConnWindowSize(1 << 24),
+		grpc.WithStatsHandler(sendTimes{}),
 	}
 	if e.opts.BearerToken != "" {
 		opts = append(opts, grpc.WithPerRPCCredentials(bearer{md: map[string]string{"authorization": "Bearer " + e.opts.BearerToken}, secure: e.tls}))
@@ -167,11 +197,23 @@ func (g *grpcClient) fill(q *grpcReq, l *layout, x []float32, id string) {
 }
 
 func (g *grpcClient) do(ctx context.Context, r *loadgen.Responder, l *layout, x []float32, resp *loadgen.Response) {
+	start := time.Now()
+	g.e.requests.Add(1)
 	q := g.reqs.Get().(*grpcReq)
 	defer g.reqs.Put(q)
 	g.fill(q, l, x, "")
 	resp.RequestBytes = int64(proto.Size(&q.req))
 	proto.Reset(&q.resp)
+	q.sent.Store(0)
+	ctx = context.WithValue(ctx, sentKey{}, q)
+	defer func() {
+		if t := q.sent.Load(); t != 0 {
+			g.e.lateness.Record(t - start.UnixNano())
+		}
+		if resp.Err != nil {
+			g.e.failures.Add(1)
+		}
+	}()
 	var err error
 	if g.e.opts.StageTimes {
 		var tr metadata.MD

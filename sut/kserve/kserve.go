@@ -115,6 +115,9 @@ type Endpoint struct {
 	h *httpClient
 	g *grpcClient
 
+	requests, failures atomic.Uint64
+	lateness           netsut.Histogram // gRPC send lateness
+
 	closeOnce sync.Once
 }
 
@@ -256,6 +259,26 @@ func (e *Endpoint) Do(ctx context.Context, r *loadgen.Responder, s loadgen.Query
 	default:
 		e.h.do(ctx, r, l, x, resp)
 	}
+}
+
+// Stats is a snapshot of an Endpoint's counters.
+type Stats struct {
+	// Requests is the number of gRPC samples sent (Do calls that reached
+	// the network); HTTP requests are not counted.
+	Requests uint64
+	// Errors is how many of those ended with an error.
+	Errors uint64
+	// SendLateness is the time from the start of a gRPC request to the
+	// moment its message was written to the transport: for unary calls the
+	// SentTime of the gRPC stats handler's OutPayload, for ModelStreamInfer
+	// the return of the stream's Send. It is the client's own delay, on top
+	// of loadgen's issue delay. Empty over HTTP.
+	SendLateness netsut.Durations
+}
+
+// Stats returns a snapshot of the counters.
+func (e *Endpoint) Stats() Stats {
+	return Stats{Requests: e.requests.Load(), Errors: e.failures.Load(), SendLateness: e.lateness.Summary()}
 }
 
 // Close closes the connections.

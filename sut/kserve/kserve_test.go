@@ -200,6 +200,18 @@ func TestDo(t *testing.T) {
 			if resp.Stages == nil {
 				t.Errorf("no stage times from the server")
 			}
+			// The gRPC adapter times the write of each request (its
+			// stats handler); HTTP has no counters here.
+			want := kserve.Stats{}
+			if v.grpc {
+				want = kserve.Stats{Requests: 1}
+				want.SendLateness.Count = 1
+			}
+			got := e.Stats()
+			if got.Requests != want.Requests || got.Errors != 0 || got.SendLateness.Count != want.SendLateness.Count ||
+				(v.grpc && (got.SendLateness.Max <= 0 || got.SendLateness.P99 > got.SendLateness.Max)) {
+				t.Errorf("Stats %+v, want %d request and %d send time", got, want.Requests, want.SendLateness.Count)
+			}
 		})
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/proto"
@@ -93,6 +94,13 @@ func (st *inferStream) receive() {
 }
 
 func (g *grpcClient) doStream(ctx context.Context, r *loadgen.Responder, s loadgen.QuerySample, l *layout, x []float32, resp *loadgen.Response) {
+	start := time.Now()
+	g.e.requests.Add(1)
+	defer func() {
+		if resp.Err != nil {
+			g.e.failures.Add(1)
+		}
+	}()
 	st, err := g.openStream()
 	if err != nil {
 		resp.Err = grpcError(ctx, err)
@@ -124,6 +132,11 @@ func (g *grpcClient) doStream(ctx context.Context, r *loadgen.Responder, s loadg
 	err = st.s.Send(&q.req)
 	st.sendMu.Unlock()
 	g.reqs.Put(q)
+	if err == nil {
+		// Send returns once the message is with the transport: the
+		// stream's counterpart of the unary call's OutPayload time.
+		g.e.lateness.Record(int64(time.Since(start)))
+	}
 	if err != nil {
 		resp.Err = grpcError(ctx, err)
 		return

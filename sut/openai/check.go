@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math/bits"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -150,14 +149,9 @@ type Stats struct {
 	SendLateness Durations
 }
 
-// Durations summarises a distribution of durations. Percentiles are the
-// upper bounds of log-spaced buckets (at most 1/8 too high).
-type Durations struct {
-	// Count is the number of values.
-	Count uint64
-	// P50, P99 and Max are the median, the 99th percentile and the largest.
-	P50, P99, Max time.Duration
-}
+// Durations summarises a distribution of durations; it is netsut's, shared
+// with the other network adapters.
+type Durations = netsut.Durations
 
 // Stats returns a snapshot of the counters.
 func (e *Endpoint) Stats() Stats {
@@ -168,73 +162,11 @@ func (e *Endpoint) Stats() Stats {
 		TokenMismatches:   c.mismatches.Load(),
 		MissingUsage:      c.missingUsage.Load(),
 		TokenTimesDropped: c.timesDropped.Load(),
-		SendLateness:      c.lateness.summary(),
+		SendLateness:      c.lateness.Summary(),
 	}
 }
 
 type counters struct {
 	requests, errors, mismatches, missingUsage, timesDropped atomic.Uint64
-	lateness                                                 histogram
-}
-
-// histogram counts non-negative nanosecond values in buckets of 8 per
-// power of two, with atomic counters.
-type histogram struct {
-	counts [64 * 8]atomic.Uint64
-	max    atomic.Int64
-}
-
-func bucketOf(v int64) int {
-	if v < 8 {
-		return int(max(v, 0))
-	}
-	e := bits.Len64(uint64(v)) - 4 // v >> e is in [8, 16)
-	return (e+1)*8 + int(uint64(v)>>e) - 8
-}
-
-// bucketTop is the largest value of bucket i.
-func bucketTop(i int) int64 {
-	if i < 8 {
-		return int64(i)
-	}
-	e := i/8 - 1
-	m := int64(i%8 + 8)
-	return (m+1)<<e - 1
-}
-
-func (h *histogram) record(v int64) {
-	v = max(v, 0)
-	h.counts[bucketOf(v)].Add(1)
-	for {
-		m := h.max.Load()
-		if v <= m || h.max.CompareAndSwap(m, v) {
-			return
-		}
-	}
-}
-
-func (h *histogram) summary() Durations {
-	var n uint64
-	var counts [len(h.counts)]uint64
-	for i := range h.counts {
-		counts[i] = h.counts[i].Load()
-		n += counts[i]
-	}
-	d := Durations{Count: n, Max: time.Duration(h.max.Load())}
-	if n == 0 {
-		return d
-	}
-	at := func(q float64) time.Duration {
-		rank := uint64(q*float64(n-1)) + 1
-		var seen uint64
-		for i, c := range counts {
-			seen += c
-			if seen >= rank {
-				return min(time.Duration(bucketTop(i)), d.Max)
-			}
-		}
-		return d.Max
-	}
-	d.P50, d.P99 = at(0.50), at(0.99)
-	return d
+	lateness                                                 netsut.Histogram
 }

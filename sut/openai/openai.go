@@ -89,8 +89,17 @@ type Options struct {
 	TLS TLSOptions
 	// MaxConns is how many idle connections to keep for reuse: set it to
 	// the expected number of requests in flight. Zero means 512. New
-	// connections are opened beyond it as needed, never queued.
+	// connections are opened beyond it as needed, never queued, unless
+	// LimitConns is set.
 	MaxConns int
+	// LimitConns makes MaxConns also the most connections open at once: a
+	// request beyond it waits for a free connection, and the wait counts
+	// in its latency (measured from the scheduled time), as with the kserve
+	// adapter. An open-loop run that falls behind then queues in the client
+	// instead of opening a connection per late request until the file
+	// descriptors of client or server run out. False opens connections
+	// without bound.
+	LimitConns bool
 	// Prompts is the data set: sample i is prompt i. It may not be nil.
 	Prompts *prompts.Set
 	// AllowRepeatedPrompts sends every prompt exactly as the data set has
@@ -115,8 +124,8 @@ func (o Options) String() string {
 	if o.APIKey != "" {
 		key = " api-key=(set)"
 	}
-	return fmt.Sprintf("openai.Options{BaseURL=%s Model=%q API=%q Stream=%v MaxTokens=%d IgnoreEOS=%v MaxConns=%d AllowRepeatedPrompts=%v%s}",
-		redact(o.BaseURL), o.Model, o.API, o.Stream, o.MaxTokens, o.IgnoreEOS, o.MaxConns, o.AllowRepeatedPrompts, key)
+	return fmt.Sprintf("openai.Options{BaseURL=%s Model=%q API=%q Stream=%v MaxTokens=%d IgnoreEOS=%v MaxConns=%d LimitConns=%v AllowRepeatedPrompts=%v%s}",
+		redact(o.BaseURL), o.Model, o.API, o.Stream, o.MaxTokens, o.IgnoreEOS, o.MaxConns, o.LimitConns, o.AllowRepeatedPrompts, key)
 }
 
 // GoString is String, so that %#v does not print the API key either.
@@ -232,13 +241,18 @@ func New(o Options) (*Endpoint, error) {
 		ForceAttemptHTTP2:   true,
 		MaxIdleConns:        o.MaxConns,
 		MaxIdleConnsPerHost: o.MaxConns,
+		MaxConnsPerHost:     limit(o.LimitConns, o.MaxConns),
 		IdleConnTimeout:     90 * time.Second,
 		TLSHandshakeTimeout: 10 * time.Second,
 		// The bytes counted are the bytes on the wire, and gzip would
 		// cost the client CPU the benchmark measures.
 		DisableCompression: true,
 		TLSClientConfig:    tlsConf,
-		ReadBufferSize:     16 << 10,
+		// Each connection's read buffer: the body is read through the
+		// call's own 16 KiB reader, whose large reads bypass this buffer,
+		// so 4 KiB costs no throughput and saves memory per open stream
+		// (10 000 streams: 4–7 KiB less each, measured).
+		ReadBufferSize: 4 << 10,
 	}
 	e.header = http.Header{"Content-Type": {"application/json"}, "User-Agent": {"aimeter"}}
 	if o.Stream {
@@ -479,6 +493,14 @@ func (e *Endpoint) Do(ctx context.Context, r *loadgen.Responder, s loadgen.Query
 	e.do(ctx, r, s, resp)
 }
 
+// limit is n where on is set, else 0 (no limit).
+func limit(on bool, n int) int {
+	if on {
+		return n
+	}
+	return 0
+}
+
 // clock is what Do uses of the loadgen.Responder, so that benchmarks can
 // drive the request path without a loadgen run.
 type clock interface {
@@ -522,7 +544,7 @@ func (e *Endpoint) do(ctx context.Context, r clock, s loadgen.QuerySample, resp 
 	// has come.
 	defer func() {
 		if c.wrote.Load() {
-			e.stats.lateness.record(r.At(c.wroteAt) - issued)
+			e.stats.lateness.Record(r.At(c.wroteAt) - issued)
 		}
 	}()
 	c.cb.r, c.cb.n = hres.Body, 0

@@ -635,31 +635,6 @@ func TestTLS(t *testing.T) {
 	}
 }
 
-func TestHistogram(t *testing.T) {
-	var h histogram
-	for v := range int64(1000) {
-		h.record(v * 1000) // 0 to 999 µs
-	}
-	d := h.summary()
-	if d.Count != 1000 || d.Max != 999_000*time.Nanosecond {
-		t.Errorf("%+v", d)
-	}
-	for _, c := range []struct{ got, want time.Duration }{{d.P50, 499 * time.Microsecond}, {d.P99, 989 * time.Microsecond}} {
-		if c.got < c.want || float64(c.got) > float64(c.want)*1.13 {
-			t.Errorf("percentile %v, want %v to +12.5%%", c.got, c.want)
-		}
-	}
-	for v := int64(0); v < 1<<20; v = v*3 + 1 {
-		if top := bucketTop(bucketOf(v)); top < v || (v > 8 && float64(top) > float64(v)*1.13) {
-			t.Errorf("value %d: bucket top %d", v, top)
-		}
-	}
-	var empty histogram
-	if d := empty.summary(); d.Count != 0 || d.P99 != 0 {
-		t.Errorf("empty: %+v", d)
-	}
-}
-
 // TestConnectionReuse: streamed and whole responses leave their
 // connection for the next request.
 func TestConnectionReuse(t *testing.T) {
@@ -689,6 +664,37 @@ func TestConnectionReuse(t *testing.T) {
 			t.Errorf("stream %v: %d connections for %d sequential requests, want 1", stream, n, res.RecordCount())
 		}
 		srv.Close()
+	}
+}
+
+// TestLimitConns: with LimitConns, an Offline query of 16 samples uses at
+// most MaxConns connections and no more requests in flight, and every
+// sample still succeeds; the requests beyond the limit wait their turn.
+func TestLimitConns(t *testing.T) {
+	var conns, inFlight, most atomic.Int64
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := inFlight.Add(1)
+		defer inFlight.Add(-1)
+		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+		}
+		io.Copy(io.Discard, r.Body)
+		time.Sleep(time.Millisecond) // let the others pile up
+		io.WriteString(w, `{"choices":[{"text":"a"}],"usage":{"completion_tokens":1}}`)
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	ep := newEndpoint(t, Options{BaseURL: srv.URL, Model: "m1", MaxConns: 2, LimitConns: true})
+	res := run(t, ep, runOpts{samples: 16})
+	if res.FailedSamples != 0 {
+		t.Fatalf("errors %+v", res.Errors)
+	}
+	if c, m := conns.Load(), most.Load(); c > 2 || m > 2 {
+		t.Errorf("%d connections and %d requests in flight at most, want ≤ 2 each", c, m)
 	}
 }
 
