@@ -13,6 +13,7 @@ import (
 
 	"google.golang.org/grpc"
 
+	"aimeter/loadgen"
 	"aimeter/model"
 	"aimeter/serve"
 	"aimeter/sut/kserve"
@@ -195,6 +196,98 @@ func TestKServeGRPCClientBlock(t *testing.T) {
 	for _, want := range []string{"client:", "requests ", "errors 0", "send lateness (request written − issued) p50 "} {
 		if !strings.Contains(res.stdout, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, res.stdout)
+		}
+	}
+}
+
+// TestKServeEveryScenario runs --sut kserve in the four LoadGen scenarios
+// against aimeter's KServe v2 server of the reference model, over
+// HTTP/REST (JSON tensors) and over gRPC: every run is VALID (the latency
+// bounds are generous, so only a broken client or server fails them),
+// every sample is answered with the bytes of both ways, and the SUT name
+// names the protocol and model.
+func TestKServeEveryScenario(t *testing.T) {
+	cache := t.TempDir()
+	useUntrainedWeights(t, cache)
+	data, err := loadDemoData(&State{Stderr: &strings.Builder{}}, "auto")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path, err := weightsPath("", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := model.LoadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := serve.NewKServe(serve.KServeOptions{Model: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hl, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gl, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := &http.Server{Handler: k, ReadHeaderTimeout: 10 * time.Second}
+	gs := grpc.NewServer()
+	k.RegisterGRPC(gs)
+	go func() { _ = hs.Serve(hl) }()
+	go func() { _ = gs.Serve(gl) }()
+	defer func() { gs.Stop(); _ = hs.Close(); k.Close() }()
+
+	protocols := []struct {
+		name string
+		args []string
+	}{
+		{"http", []string{"--url", "http://" + hl.Addr().String()}},
+		{"grpc", []string{"--url", gl.Addr().String(), "--grpc"}},
+	}
+	scenarios := []struct {
+		name string
+		sets []string
+	}{
+		// min_duration=0: a fast server would end a closed-loop run
+		// before any useful minimum; the query counts decide. Early
+		// stopping needs about 20 queries at p90 and 460 at p99.
+		{"SingleStream", []string{"min_duration=0", "min_query_count=100"}},
+		{"MultiStream", []string{"min_duration=0", "min_query_count=700"}},
+		// A one-second latency bound: the run checks the client and
+		// server, not the machine's load.
+		{"Server", []string{"target_qps=200", "target_latency=1000", "min_duration=200", "min_query_count=500"}},
+		{"Offline", []string{"target_qps=500", "min_duration=0", "min_query_count=200"}},
+	}
+	wd := t.TempDir()
+	for _, p := range protocols {
+		for _, sc := range scenarios {
+			t.Run(p.name+"/"+sc.name, func(t *testing.T) {
+				out := filepath.Join(wd, p.name+"-"+sc.name)
+				args := append([]string{"run", "-q", "--sut", "kserve", "--scenario", sc.name, "--output-dir", out}, p.args...)
+				for _, kv := range sc.sets {
+					args = append(args, "--set", kv)
+				}
+				res := runCLI(t, wd, args...)
+				summary := readFileT(t, filepath.Join(out, "mlperf_log_summary.txt"))
+				if res.code != ExitOK || !strings.Contains(summary, "Result is : VALID") {
+					t.Fatalf("%v\n%s", res, summary)
+				}
+				info := readRunInfoT(t, out)
+				if info.FailedSamples != 0 || info.LostSamples != 0 {
+					t.Fatalf("%d failed, %d lost", info.FailedSamples, info.LostSamples)
+				}
+				if !strings.Contains(info.SUTName, "fashion-mlp") {
+					t.Errorf("SUT name %q does not name the served model", info.SUTName)
+				}
+				for _, rec := range bundleRecordsT(t, out) {
+					if rec.Status != loadgen.StatusOK || rec.RequestBytes == 0 || rec.ResponseBytes == 0 {
+						t.Fatalf("record %+v: want ok with the bytes of both ways", rec)
+					}
+				}
+			})
 		}
 	}
 }
