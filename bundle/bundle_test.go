@@ -66,8 +66,9 @@ func runBundle(t *testing.T, sut loadgen.SUT, s loadgen.Settings) *Bundle {
 		Result:  res,
 		Version: "test",
 		Name:    "round trip",
-		System:  report.SystemInfo{Hostname: "host", OS: "linux", Arch: "amd64", CPU: "cpu", Cores: 2, MemoryBytes: 1 << 30, GoVersion: "go", AimeterVersion: "test"},
-		Trace:   true,
+		System: report.SystemInfo{Hostname: "host", OS: "linux", Arch: "amd64", CPU: "cpu", Cores: 2, MemoryBytes: 1 << 30, GoVersion: "go", AimeterVersion: "test",
+			Accelerators: []sysinfo.Accelerator{{Vendor: "NVIDIA", Name: "NVIDIA H200", MemoryBytes: 143771 << 20, DriverVersion: "580.159.04", Source: "nvidia-smi"}}},
+		Trace: true,
 	}
 }
 
@@ -100,6 +101,9 @@ func TestRegenerateByteIdentical(t *testing.T) {
 			back, err := Read(orig)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(back.System, b.System) {
+				t.Errorf("system read back as %+v, want %+v", back.System, b.System)
 			}
 			regen := t.TempDir()
 			names, err := Regenerate(regen, back)

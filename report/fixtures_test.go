@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"aimeter/loadgen"
+	"aimeter/sysinfo"
 )
 
 // delaySUT completes each sample after delay(index, position in query),
@@ -197,7 +198,10 @@ var (
 	fixedSystem = SystemInfo{
 		Hostname: "bench-01", OS: "linux", Arch: "amd64", CPU: "Example CPU @ 3.00GHz",
 		Cores: 16, MemoryBytes: 64 << 30, GoVersion: "go1.26.0", AimeterVersion: "v0.0.0-test",
+		Accelerators: []sysinfo.Accelerator{h200, h200},
 	}
+	// h200 is what nvidia-smi reported on a real H200 machine.
+	h200 = sysinfo.Accelerator{Vendor: "NVIDIA", Name: "NVIDIA H200", MemoryBytes: 143771 << 20, DriverVersion: "580.159.04", Source: "nvidia-smi"}
 )
 
 // testReport is the deterministic report of the golden and browser tests:

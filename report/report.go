@@ -21,10 +21,12 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
 	"aimeter/loadgen"
+	"aimeter/sysinfo"
 )
 
 // Scenario is one benchmark run shown in the report.
@@ -257,15 +259,54 @@ func systemRows(s SystemInfo) []kv {
 	if s.MemoryBytes > 0 {
 		mem = fmtBytes(s.MemoryBytes)
 	}
-	return []kv{
+	rows := []kv{
 		{"Host", or(s.Hostname)},
 		{"OS / architecture", or(s.OS) + " / " + or(s.Arch)},
 		{"CPU", or(s.CPU)},
 		{"Logical CPUs", cores},
 		{"Memory", mem},
-		{"Go", or(s.GoVersion)},
-		{"aimeter", or(s.AimeterVersion)},
 	}
+	if len(s.Accelerators) > 0 {
+		rows = append(rows, kv{"Accelerators", acceleratorSummary(s.Accelerators)})
+	}
+	return append(rows, kv{"Go", or(s.GoVersion)}, kv{"aimeter", or(s.AimeterVersion)})
+}
+
+// acceleratorSummary describes the accelerators in one line, identical
+// devices counted together in the order first seen: "8 × NVIDIA H200
+// (140 GiB, driver 580.159.04)".
+func acceleratorSummary(accs []sysinfo.Accelerator) string {
+	type group struct {
+		desc string
+		n    int
+	}
+	var groups []group
+	for _, a := range accs {
+		desc := a.Name
+		if desc == "" {
+			desc = a.Vendor + " accelerator"
+		}
+		var facts []string
+		if a.MemoryBytes > 0 {
+			facts = append(facts, fmtBytes(a.MemoryBytes))
+		}
+		if a.DriverVersion != "" {
+			facts = append(facts, "driver "+a.DriverVersion)
+		}
+		if len(facts) > 0 {
+			desc += " (" + strings.Join(facts, ", ") + ")"
+		}
+		if i := slices.IndexFunc(groups, func(g group) bool { return g.desc == desc }); i >= 0 {
+			groups[i].n++
+			continue
+		}
+		groups = append(groups, group{desc, 1})
+	}
+	parts := make([]string, len(groups))
+	for i, g := range groups {
+		parts[i] = fmt.Sprintf("%d × %s", g.n, g.desc)
+	}
+	return strings.Join(parts, "; ")
 }
 
 func buildScenario(anchor string, sc Scenario) *scenarioView {

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"aimeter/loadgen"
+	"aimeter/sysinfo"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/report.golden.html")
@@ -99,7 +100,7 @@ func TestPageContent(t *testing.T) {
 		`<body data-charts="24">`,
 		"<title>aimeter test report</title>",
 		"Generated 2026-01-02 03:04:05 UTC",
-		"Example CPU @ 3.00GHz", "64 GiB",
+		"Example CPU @ 3.00GHz", "64 GiB", "2 × NVIDIA H200 (140 GiB, driver 580.159.04)",
 		// verdicts
 		`<span class="badge valid">VALID</span>`,
 		`<span class="badge invalid">INVALID</span>`,
@@ -351,6 +352,30 @@ func TestDetectSystem(t *testing.T) {
 	}
 	if _, err := os.Stat("/proc/meminfo"); err == nil && si.MemoryBytes == 0 {
 		t.Error("no memory size read from /proc/meminfo")
+	}
+}
+
+func TestAcceleratorSummary(t *testing.T) {
+	a10 := sysinfo.Accelerator{Vendor: "NVIDIA", Name: "NVIDIA A10", MemoryBytes: 24 << 30, Source: "nvidia-smi"}
+	for _, c := range []struct {
+		why  string
+		accs []sysinfo.Accelerator
+		want string
+	}{
+		{"one device with every fact", []sysinfo.Accelerator{h200}, "1 × NVIDIA H200 (140 GiB, driver 580.159.04)"},
+		{"identical devices are counted together", []sysinfo.Accelerator{h200, h200, h200, h200}, "4 × NVIDIA H200 (140 GiB, driver 580.159.04)"},
+		{"mixed devices keep the order first seen", []sysinfo.Accelerator{a10, h200, a10}, "2 × NVIDIA A10 (24 GiB); 1 × NVIDIA H200 (140 GiB, driver 580.159.04)"},
+		{"nvidia-smi's [N/A] memory and driver leave only the name", []sysinfo.Accelerator{{Vendor: "NVIDIA", Name: "NVIDIA A10"}}, "1 × NVIDIA A10"},
+		{"a device without a name is named by its vendor", []sysinfo.Accelerator{{Vendor: "Huawei"}}, "1 × Huawei accelerator"},
+	} {
+		if got := acceleratorSummary(c.accs); got != c.want {
+			t.Errorf("%s: got %q, want %q", c.why, got, c.want)
+		}
+	}
+	for _, r := range systemRows(SystemInfo{}) {
+		if r.Key == "Accelerators" {
+			t.Error("a system without accelerators shows an Accelerators row")
+		}
 	}
 }
 

@@ -19,12 +19,17 @@ type SystemInfo struct {
 	MemoryBytes    uint64 // total physical memory
 	GoVersion      string
 	AimeterVersion string
+	// Accelerators are the GPUs and NPUs that nvidia-smi and npu-smi
+	// reported; nil when there are none or neither command exists (a
+	// bundle written before aimeter recorded them reads back as nil).
+	Accelerators []sysinfo.Accelerator `json:",omitempty"`
 }
 
 // DetectSystem describes the machine it runs on: the host name, OS and
 // architecture, the CPU model and total memory (from /proc/cpuinfo and
 // /proc/meminfo on Linux; left empty elsewhere), the number of logical CPUs,
-// the Go version and aimeter's module version from the build information.
+// the Go version and aimeter's module version from the build information,
+// and the accelerators that nvidia-smi and npu-smi list.
 func DetectSystem() SystemInfo {
 	si := SystemInfo{
 		OS:        runtime.GOOS,
@@ -35,7 +40,7 @@ func DetectSystem() SystemInfo {
 	si.Hostname, _ = os.Hostname()
 	// The same host facts that fill the GB/T test information (GB-7.7.1-a).
 	hw := sysinfo.DetectHardware()
-	si.CPU, si.MemoryBytes = hw.CPU.Model, hw.MemoryBytes
+	si.CPU, si.MemoryBytes, si.Accelerators = hw.CPU.Model, hw.MemoryBytes, hw.Accelerators
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		si.AimeterVersion = buildVersion(bi)
 	}

@@ -244,9 +244,11 @@ func TestDetectThisMachine(t *testing.T) {
 }
 
 func TestParseNvidiaSMI(t *testing.T) {
-	out := "Tesla V100-SXM2-32GB, 32768 MiB, 535.104.05\n\nNVIDIA A10, [N/A], [N/A]\ngarbage\n"
+	// The first line is what nvidia-smi 580 printed on a real H200 machine.
+	out := "NVIDIA H200, 143771 MiB, 580.159.04\nTesla V100-SXM2-32GB, 32768 MiB, 535.104.05\n\nNVIDIA A10, [N/A], [N/A]\ngarbage\n"
 	got := parseNvidiaSMI(out)
 	want := []Accelerator{
+		{Vendor: "NVIDIA", Name: "NVIDIA H200", MemoryBytes: 143771 << 20, DriverVersion: "580.159.04", Source: "nvidia-smi"},
 		{Vendor: "NVIDIA", Name: "Tesla V100-SXM2-32GB", MemoryBytes: 32 << 30, DriverVersion: "535.104.05", Source: "nvidia-smi"},
 		{Vendor: "NVIDIA", Name: "NVIDIA A10", Source: "nvidia-smi"},
 	}
