@@ -56,7 +56,9 @@
 //
 // All Responder methods are safe for concurrent use and allocate nothing on
 // the plain completion path; a completion for an unknown, not yet issued or
-// already ended sample is a protocol error: it is counted
+// already ended sample is a protocol error, and so are Response.TokenTimes
+// outside the sample's issue-to-completion window or out of order (the
+// completion counts, the times are dropped): each is counted
 // (Result.UnknownCompletions, DuplicateCompletions, PassInfo.ProtocolErrors),
 // makes the run INVALID as MLPerf's checker rejects a log with errors, and is
 // otherwise ignored. A sample not ended in time

@@ -376,3 +376,78 @@ func TestGenerationHonoursCancellation(t *testing.T) {
 		t.Error("the detail log does not say generation was cancelled")
 	}
 }
+
+// TestImpossibleTokenTimesAreDropped: token times a SUT reports outside
+// its sample's issue-to-completion window, or out of order, are dropped and
+// counted as protocol errors (the run is INVALID, the completion still
+// counts); times on the window's edges are kept. Kept, the bad ones would
+// give negative or oversized first-token latencies and a bundle that
+// bundle.Read refuses.
+func TestImpossibleTokenTimesAreDropped(t *testing.T) {
+	const ms = int64(time.Millisecond)
+	tests := []struct {
+		why   string
+		times func(issued, done int64) []int64
+		keep  bool
+	}{
+		{"inside the window", func(i, d int64) []int64 { return []int64{i + ms/10, i + ms/2, d - 1} }, true},
+		{"on both edges of the window", func(i, d int64) []int64 { return []int64{i, i, d} }, true},
+		{"1 ns before the issue", func(i, d int64) []int64 { return []int64{i - 1, i + ms/2} }, false},
+		{"1 ns after the completion", func(i, d int64) []int64 { return []int64{i + ms/2, d + 1} }, false},
+		{"out of order", func(i, d int64) []int64 { return []int64{i + ms/2, i + ms/4} }, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.why, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				s := DefaultSettings()
+				s.Scenario = SingleStream
+				s.Mode = PerformanceOnly
+				s.MinQueryCount, s.MaxQueryCount, s.MinDurationMs = 10, 10, 0
+				s.UseTokenLatencies = true
+				sut := funcSUT{issue: func(r *Responder, samples []QuerySample) {
+					issued := r.Now()
+					go func() {
+						time.Sleep(time.Millisecond)
+						done := r.Now()
+						for _, smp := range samples {
+							r.Respond(Response{ID: smp.ID, Tokens: 3, TokenTimes: tc.times(issued, done)})
+						}
+					}()
+				}}
+				res, err := Run(context.Background(), sut, &testQSL{total: 16, perf: 16}, s, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				withTimes := 0
+				for range res.TokenTimes() {
+					withTimes++
+				}
+				ok := 0
+				for rec := range res.Records() {
+					if rec.Status == StatusOK {
+						ok++
+					}
+					if rec.FirstTokenNs != NoTime && (rec.FirstTokenNs < rec.IssuedNs || rec.FirstTokenNs > rec.CompletedNs) {
+						t.Errorf("record %+v: first token outside its window", rec)
+					}
+				}
+				if ok != 10 {
+					t.Errorf("%d samples ok, want all 10: bad token times do not undo a completion", ok)
+				}
+				wantErrs := uint64(10)
+				if tc.keep {
+					wantErrs = 0
+				}
+				if got := res.Passes[0].ProtocolErrors; got != wantErrs {
+					t.Errorf("%d protocol errors, want %d", got, wantErrs)
+				}
+				if tc.keep != (withTimes == 10) || (!tc.keep && withTimes != 0) {
+					t.Errorf("%d samples kept their token times; keep=%v", withTimes, tc.keep)
+				}
+				if !tc.keep && (res.Summary.Valid || !strings.Contains(reasonsOf(res), "token times outside")) {
+					t.Errorf("valid=%v reasons=%q: want INVALID naming the token times", res.Summary.Valid, reasonsOf(res))
+				}
+			})
+		})
+	}
+}

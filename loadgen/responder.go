@@ -26,6 +26,7 @@ type Responder struct {
 	duplicate atomic.Uint64
 	failed    atomic.Uint64
 	late      atomic.Uint64 // results after their deadline, lost by the completion path
+	badTimes  atomic.Uint64 // responses whose token times were impossible (dropped)
 
 	mu           sync.Mutex
 	accuracy     []AccuracyEntry
@@ -43,7 +44,7 @@ const maxErrorMessages = 20
 
 // protocolErrors returns the protocol errors counted so far.
 func (r *Responder) protocolErrors() uint64 {
-	return r.unknown.Load() + r.duplicate.Load()
+	return r.unknown.Load() + r.duplicate.Load() + r.badTimes.Load()
 }
 
 func (r *Responder) note(format string, args ...any) {
@@ -232,7 +233,14 @@ func (r *Responder) respond(now int64, resp *Response, failed bool, err error) b
 	if resp.Node != 0 {
 		p.node.put(i, resp.Node)
 	}
-	if len(resp.TokenTimes) > 0 {
+	if tt := resp.TokenTimes; len(tt) > 0 && !tokenTimesPossible(tt, p.issuedAt(i/p.gen.spq), rel) {
+		// Times before the sample was issued, after its completion or out
+		// of order are a SUT's bug: kept, they would give a first-token
+		// latency below zero or above the sample's own and a bundle that
+		// Read refuses. The completion counts; its token times do not.
+		r.badTimes.Add(1)
+		r.note("sample %d reported token times outside its issue-to-completion window [%d, %d] or out of order; dropped", id-1, p.issuedAt(i/p.gen.spq), rel)
+	} else if len(tt) > 0 {
 		p.tokTimes.put(i, slices.Clone(resp.TokenTimes))
 		if p.tokenMode {
 			atomic.CompareAndSwapInt64(p.firstTok.at(i), NoTime, resp.TokenTimes[0])
@@ -281,4 +289,17 @@ func (r *Responder) logAccuracy(p *pass, i int, data []byte, tokens int64) {
 	}
 	r.accuracy = append(r.accuracy, e)
 	r.mu.Unlock()
+}
+
+// tokenTimesPossible reports whether token times tt are in order and inside
+// [issued, completed], the sample's window on the run's clock.
+func tokenTimesPossible(tt []int64, issued, completed int64) bool {
+	prev := issued
+	for _, t := range tt {
+		if t < prev {
+			return false
+		}
+		prev = t
+	}
+	return prev <= completed
 }

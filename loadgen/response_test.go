@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/synctest"
+	"time"
 	"unicode/utf8"
 )
 
@@ -258,6 +260,10 @@ func TestTokenTimesAreKeptPerSample(t *testing.T) {
 }
 
 func TestTokenTimesSetTheFirstTokenOfAStream(t *testing.T) {
+	synctest.Test(t, testTokenTimesSetTheFirstTokenOfAStream)
+}
+
+func testTokenTimesSetTheFirstTokenOfAStream(t *testing.T) {
 	// Server, so that first-token times are kept (Offline has none).
 	s := DefaultSettings()
 	s.Scenario = Server
@@ -267,15 +273,23 @@ func TestTokenTimesSetTheFirstTokenOfAStream(t *testing.T) {
 	s.MinQueryCount = 8
 	s.UseTokenLatencies = true
 	sut := funcSUT{issue: func(r *Responder, samples []QuerySample) {
-		for _, q := range samples {
-			now := r.Now()
-			if q.Index%2 == 0 {
-				r.FirstToken(q.ID, nil) // reported first: TokenTimes must not overrule it
+		issued := r.Now()
+		go func() {
+			// Tokens at +0.5 ms and +2 ms; FirstToken, where called, at
+			// +1 ms (fake clock: the times are exact).
+			time.Sleep(time.Millisecond)
+			for _, q := range samples {
+				if q.Index%2 == 0 {
+					r.FirstToken(q.ID, nil) // reported first: TokenTimes must not overrule it
+				}
 			}
-			r.Respond(Response{ID: q.ID, Tokens: 2, TokenTimes: []int64{now - 1_000_000, now}})
-		}
+			time.Sleep(time.Millisecond)
+			for _, q := range samples {
+				r.Respond(Response{ID: q.ID, Tokens: 2, TokenTimes: []int64{issued + 500_000, issued + 2_000_000}})
+			}
+		}()
 	}}
-	res, err := Run(context.Background(), sut, &testQSL{total: 8, perf: 8}, s, nil)
+	res, err := Run(context.Background(), sut, &testQSL{total: 8, perf: 8}, s, &Options{SpinWindow: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -349,13 +363,16 @@ func TestRespondBatchSharesOneTimestamp(t *testing.T) {
 }
 
 func TestAttachedRecordsKeepTheNewFields(t *testing.T) {
+	var want4 []int64
 	res := runResponding(t, 8, false, func(r *Responder, s QuerySample) Response {
 		resp := Response{ID: s.ID, RequestBytes: 5, ResponseBytes: int64(s.Index), Node: 1}
 		if s.Index == 3 {
 			resp.Err = errors.New("nope")
 		}
 		if s.Index == 4 {
-			resp.TokenTimes = []int64{1, 2, 3}
+			now := r.Now()
+			resp.TokenTimes = []int64{now, now, now}
+			want4 = resp.TokenTimes
 		}
 		return resp
 	})
@@ -379,7 +396,7 @@ func TestAttachedRecordsKeepTheNewFields(t *testing.T) {
 	n := 0
 	for seq, tt := range stored.TokenTimes() {
 		n++
-		if seq != traces[0].SeqID || !slices.Equal(tt, []int64{1, 2, 3}) {
+		if seq != traces[0].SeqID || !slices.Equal(tt, want4) {
 			t.Errorf("stored token times %d %v", seq, tt)
 		}
 	}

@@ -103,7 +103,9 @@ type PassInfo struct {
 	StopReason string `json:"stop_reason,omitempty"`
 	// ProtocolErrors counts the SUT's protocol errors while the pass ran:
 	// completions (or first tokens) for unknown, not yet issued, already
-	// ended or already lost samples. Any makes the pass INVALID, as
+	// ended or already lost samples, and responses whose token times fall
+	// outside their sample's issue-to-completion window or go backwards
+	// (those times are dropped). Any makes the pass INVALID, as
 	// MLPerf's checker rejects a log with errors.
 	ProtocolErrors uint64 `json:"protocol_errors,omitempty"`
 	// Probe is the outcome of a find-peak probe (nil for other passes). It

@@ -142,7 +142,7 @@ func Summarize(sutName string, e Effective, pr PerformanceResult) *Summary {
 		s.AimeterReasons = append(s.AimeterReasons, fmt.Sprintf("%d samples failed: the SUT reported an error for them.", pr.FailedSamples))
 	}
 	if pr.ProtocolErrors > 0 {
-		s.AimeterReasons = append(s.AimeterReasons, fmt.Sprintf("%d SUT protocol errors: completions for unknown, not yet issued, already completed or lost samples.", pr.ProtocolErrors))
+		s.AimeterReasons = append(s.AimeterReasons, fmt.Sprintf("%d SUT protocol errors: completions for unknown, not yet issued, already completed or lost samples, or token times outside a sample's issue-to-completion window.", pr.ProtocolErrors))
 	}
 	if pr.StopReason != "" {
 		s.AimeterReasons = append(s.AimeterReasons, "Issuing stopped early: "+pr.StopReason+".")

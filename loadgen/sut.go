@@ -79,5 +79,8 @@ type Response struct {
 	// of a streaming response, on the run's clock (Responder.Now or At). They
 	// are copied. With token latencies on, the first of them is also the
 	// first-token time of the sample unless FirstToken reported one already.
+	// They must be in order and lie between the query's issue and the
+	// completion; otherwise they are dropped and counted as a protocol
+	// error (PassInfo.ProtocolErrors), while the completion itself counts.
 	TokenTimes []int64
 }
