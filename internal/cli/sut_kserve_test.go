@@ -24,38 +24,7 @@ import (
 // KServe server, over HTTP (binary tensors) and gRPC (stream): every
 // sample must get the same class in the accuracy log.
 func TestKServeAccuracyMatchesReference(t *testing.T) {
-	cache := t.TempDir()
-	useUntrainedWeights(t, cache)
-	data, err := loadDemoData(&State{Stderr: &strings.Builder{}}, "auto")
-	if err != nil {
-		t.Fatal(err)
-	}
-	path, err := weightsPath("", data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := model.LoadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	k, err := serve.NewKServe(serve.KServeOptions{Model: m})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hl, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	gl, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := &http.Server{Handler: k, ReadHeaderTimeout: 10 * time.Second}
-	gs := grpc.NewServer()
-	k.RegisterGRPC(gs)
-	go func() { _ = hs.Serve(hl) }()
-	go func() { _ = gs.Serve(gl) }()
-	defer func() { gs.Stop(); _ = hs.Close(); k.Close() }()
+	hl, gl := startReferenceKServe(t)
 
 	wd := t.TempDir()
 	base := []string{"run", "--scenario", "Offline", "--mode", "accuracy", "-q"}
@@ -73,8 +42,8 @@ func TestKServeAccuracyMatchesReference(t *testing.T) {
 	}{
 		// Two of the four ways, to keep the test short (10,000 samples
 		// each); sut/kserve's TestAccuracy checks all four.
-		{"http-binary", []string{"--url", "http://" + hl.Addr().String(), "--binary-data"}},
-		{"grpc-stream", []string{"--url", gl.Addr().String(), "--grpc", "--grpc-stream"}},
+		{"http-binary", []string{"--url", "http://" + hl.String(), "--binary-data"}},
+		{"grpc-stream", []string{"--url", gl.String(), "--grpc", "--grpc-stream"}},
 	} {
 		res := runCLI(t, wd, append(append(base, "--sut", "kserve", "--output-dir", filepath.Join(wd, c.name)), c.args...)...)
 		if res.code != 0 {
@@ -207,45 +176,14 @@ func TestKServeGRPCClientBlock(t *testing.T) {
 // every sample is answered with the bytes of both ways, and the SUT name
 // names the protocol and model.
 func TestKServeEveryScenario(t *testing.T) {
-	cache := t.TempDir()
-	useUntrainedWeights(t, cache)
-	data, err := loadDemoData(&State{Stderr: &strings.Builder{}}, "auto")
-	if err != nil {
-		t.Fatal(err)
-	}
-	path, err := weightsPath("", data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := model.LoadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	k, err := serve.NewKServe(serve.KServeOptions{Model: m})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hl, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	gl, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := &http.Server{Handler: k, ReadHeaderTimeout: 10 * time.Second}
-	gs := grpc.NewServer()
-	k.RegisterGRPC(gs)
-	go func() { _ = hs.Serve(hl) }()
-	go func() { _ = gs.Serve(gl) }()
-	defer func() { gs.Stop(); _ = hs.Close(); k.Close() }()
+	hl, gl := startReferenceKServe(t)
 
 	protocols := []struct {
 		name string
 		args []string
 	}{
-		{"http", []string{"--url", "http://" + hl.Addr().String()}},
-		{"grpc", []string{"--url", gl.Addr().String(), "--grpc"}},
+		{"http", []string{"--url", "http://" + hl.String()}},
+		{"grpc", []string{"--url", gl.String(), "--grpc"}},
 	}
 	scenarios := []struct {
 		name string
@@ -290,4 +228,44 @@ func TestKServeEveryScenario(t *testing.T) {
 			})
 		}
 	}
+}
+
+// startReferenceKServe serves the reference model (untrained weights, in a
+// private cache) over KServe v2 HTTP/REST and gRPC on loopback until the
+// test ends, and returns the two listeners' addresses.
+func startReferenceKServe(t *testing.T) (httpAddr, grpcAddr net.Addr) {
+	t.Helper()
+	cache := t.TempDir()
+	useUntrainedWeights(t, cache)
+	data, err := loadDemoData(&State{Stderr: &strings.Builder{}}, "auto")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path, err := weightsPath("", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := model.LoadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := serve.NewKServe(serve.KServeOptions{Model: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hl, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gl, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := &http.Server{Handler: k, ReadHeaderTimeout: 10 * time.Second}
+	gs := grpc.NewServer()
+	k.RegisterGRPC(gs)
+	go func() { _ = hs.Serve(hl) }()
+	go func() { _ = gs.Serve(gl) }()
+	t.Cleanup(func() { gs.Stop(); _ = hs.Close(); k.Close() })
+	return hl.Addr(), gl.Addr()
 }
