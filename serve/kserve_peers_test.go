@@ -2,16 +2,12 @@ package serve
 
 import (
 	"fmt"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"google.golang.org/grpc"
 
 	"aimeter/model"
 )
@@ -52,27 +48,18 @@ func TestTritonClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer k.Close()
-	hl, err := net.Listen("tcp", "127.0.0.1:0")
+	srv, err := k.Listen("127.0.0.1:0", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	gl, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := &http.Server{Handler: k, ReadHeaderTimeout: 10 * time.Second}
-	gs := grpc.NewServer()
-	k.RegisterGRPC(gs)
-	go func() { _ = hs.Serve(hl) }()
-	go func() { _ = gs.Serve(gl) }()
-	defer func() { gs.Stop(); _ = hs.Close() }()
+	defer srv.Close()
 
 	x := make([]float32, 784)
 	for i := range x {
 		x[i] = float32(i) / 783
 	}
 	want := m.Predict(x, 1)[0]
-	cmd := exec.Command(py, filepath.Join("testdata", "tritonclient_check.py"), hl.Addr().String(), gl.Addr().String())
+	cmd := exec.Command(py, filepath.Join("testdata", "tritonclient_check.py"), srv.HTTPAddr.String(), srv.GRPCAddr.String())
 	done := make(chan struct{})
 	var out []byte
 	go func() { out, err = cmd.CombinedOutput(); close(done) }()

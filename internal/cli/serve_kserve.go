@@ -4,12 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"net/http"
 	"time"
 
 	"github.com/spf13/cobra"
-	"google.golang.org/grpc"
 
 	"aimeter/serve"
 )
@@ -98,52 +95,34 @@ func runServeKServe(parent context.Context, st *State, f *serveKServeFlags) erro
 	}
 	defer k.Close()
 
-	errc := make(chan error, 2)
-	var hs *http.Server
-	if f.http != "" {
-		l, err := net.Listen("tcp", f.http)
-		if err != nil {
-			return withCode(ExitFailure, fmt.Errorf("--http %s: %w", f.http, err))
+	srv, err := k.Listen(f.http, f.grpc)
+	var le *serve.ListenError
+	switch {
+	case errors.As(err, &le):
+		flag := "--http"
+		if le.Protocol == "gRPC" {
+			flag = "--grpc"
 		}
-		hs = &http.Server{Handler: k, ReadHeaderTimeout: 10 * time.Second}
-		go func() { errc <- fmt.Errorf("HTTP server: %w", hs.Serve(l)) }()
-		fmt.Fprintf(st.Stdout, "KServe v2 HTTP/REST: http://%s (model %q)\n", l.Addr(), f.modelName)
+		return withCode(ExitFailure, fmt.Errorf("%s %s: %w", flag, le.Addr, le.Err))
+	case err != nil:
+		return withCode(ExitFailure, err)
 	}
-	var gs *grpc.Server
-	if f.grpc != "" {
-		l, err := net.Listen("tcp", f.grpc)
-		if err != nil {
-			if hs != nil {
-				_ = hs.Close()
-			}
-			return withCode(ExitFailure, fmt.Errorf("--grpc %s: %w", f.grpc, err))
-		}
-		gs = grpc.NewServer()
-		k.RegisterGRPC(gs)
-		go func() { errc <- fmt.Errorf("gRPC server: %w", gs.Serve(l)) }()
-		fmt.Fprintf(st.Stdout, "KServe v2 gRPC: %s (model %q)\n", l.Addr(), f.modelName)
+	if srv.HTTPAddr != nil {
+		fmt.Fprintf(st.Stdout, "KServe v2 HTTP/REST: %s (model %q)\n", srv.HTTPURL(), f.modelName)
+	}
+	if srv.GRPCAddr != nil {
+		fmt.Fprintf(st.Stdout, "KServe v2 gRPC: %s (model %q)\n", srv.GRPCAddr, f.modelName)
 	}
 	fmt.Fprintln(st.Stdout, "Serving until interrupted (Ctrl-C).")
 	var serveErr error
 	select {
 	case <-ctx.Done():
-	case serveErr = <-errc:
+	case serveErr = <-srv.Err():
 	}
 	shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if hs != nil {
-		_ = hs.Shutdown(shut)
-	}
-	if gs != nil {
-		done := make(chan struct{})
-		go func() { gs.GracefulStop(); close(done) }()
-		select {
-		case <-done:
-		case <-shut.Done():
-			gs.Stop()
-		}
-	}
-	if serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
+	srv.Shutdown(shut)
+	if serveErr != nil {
 		return withCode(ExitFailure, serveErr)
 	}
 	fmt.Fprintln(st.Stdout, "Stopped.")

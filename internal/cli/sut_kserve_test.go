@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net"
-	"net/http"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -253,19 +252,10 @@ func startReferenceKServe(t *testing.T) (httpAddr, grpcAddr net.Addr) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hl, err := net.Listen("tcp", "127.0.0.1:0")
+	srv, err := k.Listen("127.0.0.1:0", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	gl, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := &http.Server{Handler: k, ReadHeaderTimeout: 10 * time.Second}
-	gs := grpc.NewServer()
-	k.RegisterGRPC(gs)
-	go func() { _ = hs.Serve(hl) }()
-	go func() { _ = gs.Serve(gl) }()
-	t.Cleanup(func() { gs.Stop(); _ = hs.Close(); k.Close() })
-	return hl.Addr(), gl.Addr()
+	t.Cleanup(func() { srv.Close(); k.Close() })
+	return srv.HTTPAddr, srv.GRPCAddr
 }

@@ -4,12 +4,9 @@ import (
 	"context"
 	"errors"
 	"net"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
-
-	"google.golang.org/grpc"
 
 	"aimeter/dataset"
 	"aimeter/loadgen"
@@ -38,25 +35,15 @@ func startServer(t testing.TB, m *model.MLP) *server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hl, err := net.Listen("tcp", "127.0.0.1:0")
+	srv, err := k.Listen("127.0.0.1:0", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	gl, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := &http.Server{Handler: k, ReadHeaderTimeout: 10 * time.Second}
-	gs := grpc.NewServer()
-	k.RegisterGRPC(gs)
-	go func() { _ = hs.Serve(hl) }()
-	go func() { _ = gs.Serve(gl) }()
 	t.Cleanup(func() {
-		gs.Stop()
-		_ = hs.Close()
+		srv.Close()
 		k.Close()
 	})
-	return &server{k: k, httpURL: "http://" + hl.Addr().String(), grpcAddr: gl.Addr().String()}
+	return &server{k: k, httpURL: srv.HTTPURL(), grpcAddr: srv.GRPCAddr.String()}
 }
 
 // variant is one way of talking to the server.
