@@ -1,19 +1,27 @@
 #!/usr/bin/env bash
 # Installs the peer load generators that aimeter's network benchmarks are
-# compared with, pinned, into aimeter's cache. Not run by CI: the benchmarks
-# that use them are run by hand (see internal/netbench).
+# compared with, and the third-party servers and clients of its
+# interoperability tests, pinned, into aimeter's cache. The benchmarks are
+# run by hand (see internal/netbench); CI installs only kserve-python, for
+# the MLServer and tritonclient tests (internal/peerstest).
 #
 #   $AIMETER_CACHE/bin/vegeta       github.com/tsenart/vegeta/v12 (Go)
 #   $AIMETER_CACHE/bin/ghz          github.com/bojand/ghz (Go)
 #   $AIMETER_CACHE/bin/wrk          Debian's wrk (a link to /usr/bin/wrk)
 #   $AIMETER_CACHE/peers-venv/      Python virtualenv with aiperf, guidellm,
-#                                   mlserver and tritonclient[all]
+#                                   mlserver and tritonclient[all] (several GB)
+#   $AIMETER_CACHE/kserve-venv/     Python virtualenv with only mlserver and
+#                                   tritonclient[all], the KServe v2 peers of
+#                                   the interoperability tests (about 400 MB;
+#                                   .ci/run installs it)
 #
 # Each tool is installed only when missing; a failed one is reported and the
 # others still install. The exit status is the number of tools that failed.
 #
-# Usage: scripts/install-peers.sh [tool...]   (tools: vegeta ghz wrk python;
-#                                              default all)
+# Usage: scripts/install-peers.sh [tool...]   (tools: vegeta ghz wrk python
+#                                              kserve-python; default all but
+#                                              kserve-python, which python
+#                                              includes)
 # Environment: AIMETER_CACHE (default $HOME/.cache/aimeter).
 set -uo pipefail
 
@@ -25,7 +33,8 @@ export PATH="/usr/local/go/bin:$PATH"
 
 vegeta_version=v12.13.0
 ghz_version=v0.120.0
-py_pins=(aiperf==0.13.0 guidellm==0.8.1 mlserver==1.7.1 "tritonclient[all]==2.73.0")
+kserve_pins=(mlserver==1.7.1 "tritonclient[all]==2.73.0")
+py_pins=(aiperf==0.13.0 guidellm==0.8.1 "${kserve_pins[@]}")
 
 apt_install() {
   local missing=()
@@ -53,23 +62,38 @@ install_vegeta() { go_tool vegeta "github.com/tsenart/vegeta/v12@$vegeta_version
 install_ghz() { go_tool ghz "github.com/bojand/ghz/cmd/ghz@$ghz_version" -ldflags "-X main.version=$ghz_version" && "$bindir/ghz" --version; }
 install_wrk() { apt_install wrk && ln -sf "$(command -v wrk)" "$bindir/wrk" && { "$bindir/wrk" --version || true; } | head -n 1; }
 
-install_python() {
+# venv_install DIR PIN...: a virtualenv at DIR holding the pins.
+venv_install() {
+  local dir=$1
+  shift
   apt_install python3-venv || return 1
-  if [ ! -x "$venv/bin/python" ]; then
-    /usr/bin/python3 -m venv "$venv" || return 1
+  if [ ! -x "$dir/bin/python" ]; then
+    /usr/bin/python3 -m venv "$dir" || return 1
   fi
   # The stamp records the pins last installed: pip's own check of an
   # installed set takes half a minute.
-  local stamp="$venv/.aimeter-pins"
-  if [ "$(cat "$stamp" 2>/dev/null)" != "${py_pins[*]}" ]; then
-    "$venv/bin/pip" install -q --disable-pip-version-check "${py_pins[@]}" || return 1
-    echo "${py_pins[*]}" > "$stamp"
+  local stamp="$dir/.aimeter-pins"
+  if [ "$(cat "$stamp" 2>/dev/null)" != "$*" ]; then
+    "$dir/bin/pip" install -q --disable-pip-version-check "$@" || return 1
+    echo "$*" > "$stamp"
   fi
+}
+
+check_kserve_peers() { # bin dir
+  "$1/mlserver" --version &&
+    "$1/python" -c 'import tritonclient.http, tritonclient.grpc, importlib.metadata as m; print("tritonclient", m.version("tritonclient"))'
+}
+
+install_kserve-python() {
+  venv_install "$cache/kserve-venv" "${kserve_pins[@]}" && check_kserve_peers "$cache/kserve-venv/bin"
+}
+
+install_python() {
+  venv_install "$venv" "${py_pins[@]}" || return 1
   local rc=0
   "$venv/bin/aiperf" --version || rc=1
   "$venv/bin/guidellm" --version || rc=1
-  "$venv/bin/mlserver" --version || rc=1
-  "$venv/bin/python" -c 'import tritonclient.http, tritonclient.grpc, importlib.metadata as m; print("tritonclient", m.version("tritonclient"))' || rc=1
+  check_kserve_peers "$venv/bin" || rc=1
   return $rc
 }
 
@@ -78,8 +102,8 @@ tools=("$@")
 failed=0
 for t in "${tools[@]}"; do
   case $t in
-    vegeta | ghz | wrk | python) ;;
-    *) echo "install-peers: unknown tool $t (want vegeta, ghz, wrk or python)" >&2; exit 2 ;;
+    vegeta | ghz | wrk | python | kserve-python) ;;
+    *) echo "install-peers: unknown tool $t (want vegeta, ghz, wrk, python or kserve-python)" >&2; exit 2 ;;
   esac
   start=$SECONDS
   if "install_$t"; then

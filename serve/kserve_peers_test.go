@@ -2,38 +2,15 @@ package serve
 
 import (
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"aimeter/internal/peerstest"
 	"aimeter/model"
 )
-
-// peersPython returns the Python of the peers virtualenv
-// (scripts/install-peers.sh puts it under $AIMETER_CACHE, default
-// ~/.cache/aimeter), or skips the test with why.
-func peersPython(t *testing.T, module string) string {
-	t.Helper()
-	cache := os.Getenv("AIMETER_CACHE")
-	if cache == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			t.Skipf("no home directory for the peers virtualenv: %v", err)
-		}
-		cache = filepath.Join(home, ".cache", "aimeter")
-	}
-	py := filepath.Join(cache, "peers-venv", "bin", "python")
-	if _, err := os.Stat(py); err != nil {
-		t.Skipf("no peers virtualenv at %s (scripts/install-peers.sh python installs it)", py)
-	}
-	if out, err := exec.Command(py, "-c", "import "+module).CombinedOutput(); err != nil {
-		t.Skipf("%s cannot import %s: %v\n%s", py, module, err, out)
-	}
-	return py
-}
 
 // TestTritonClient checks that NVIDIA's tritonclient (HTTP with JSON and
 // binary tensors, gRPC) can call the server and gets the model's answer.
@@ -41,7 +18,7 @@ func TestTritonClient(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Python")
 	}
-	py := peersPython(t, "tritonclient.http, tritonclient.grpc, numpy")
+	py := filepath.Join(peerstest.Bin(t, nil, "tritonclient.http, tritonclient.grpc, numpy"), "python")
 	m := model.New(model.DefaultLayers(), 3)
 	k, err := NewKServe(KServeOptions{Model: m, Threads: 1})
 	if err != nil {

@@ -13,29 +13,10 @@ import (
 	"time"
 
 	"aimeter/dataset"
+	"aimeter/internal/peerstest"
 	"aimeter/loadgen"
 	"aimeter/sut/kserve"
 )
-
-// peersVenv returns the bin directory of the peers virtualenv
-// (scripts/install-peers.sh puts it under $AIMETER_CACHE, default
-// ~/.cache/aimeter), or skips the test with why.
-func peersVenv(t *testing.T) string {
-	t.Helper()
-	cache := os.Getenv("AIMETER_CACHE")
-	if cache == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			t.Skipf("no home directory for the peers virtualenv: %v", err)
-		}
-		cache = filepath.Join(home, ".cache", "aimeter")
-	}
-	bin := filepath.Join(cache, "peers-venv", "bin")
-	if _, err := os.Stat(filepath.Join(bin, "mlserver")); err != nil {
-		t.Skipf("no MLServer in %s (scripts/install-peers.sh python installs it)", bin)
-	}
-	return bin
-}
 
 func freePort(t *testing.T) int {
 	t.Helper()
@@ -54,7 +35,7 @@ func TestMLServer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts MLServer")
 	}
-	bin := peersVenv(t)
+	bin := peerstest.Bin(t, []string{"mlserver"}, "")
 	dir := t.TempDir()
 	for _, f := range []string{"model.py", "model-settings.json"} {
 		b, err := os.ReadFile(filepath.Join("testdata", "mlserver", f))
