@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"text/tabwriter"
@@ -70,7 +71,7 @@ func addGBTFlags(fl *pflag.FlagSet, g *gbtFlags) {
 // planGBT turns the flags into a run plan with gbt.Plan, failing before
 // anything runs with the parameter named: a --set that the arrival mode
 // overrides is a usage error naming both.
-func planGBT(g *gbtFlags, base loadgen.Settings, set []string) (*gbt.RunPlan, error) {
+func planGBT(g *gbtFlags, base loadgen.Settings, set []string, userConf []gbt.UserSetting) (*gbt.RunPlan, error) {
 	in := gbt.PlanInput{
 		Arrival: gbt.Arrival{
 			Mode: gbt.ArrivalMode(g.mode), Lambda: g.lambda, Period: g.period, N: g.n, Duration: g.duration,
@@ -86,9 +87,18 @@ func planGBT(g *gbtFlags, base loadgen.Settings, set []string) (*gbt.RunPlan, er
 		SampleBytes:    g.sampleBytes,
 	}
 	var user []gbt.UserSetting
+	bySet := map[string]bool{}
 	for _, kv := range set {
 		name, value, _ := strings.Cut(kv, "=")
 		user = append(user, gbt.UserSetting{Key: strings.TrimSpace(name), Value: strings.TrimSpace(value), Source: "--set"})
+		bySet[strings.TrimSpace(name)] = true
+	}
+	// A user.conf line is a choice too, unless a --set replaced it.
+	userConf = slices.SortedFunc(slices.Values(userConf), func(a, b gbt.UserSetting) int { return strings.Compare(a.Key, b.Key) })
+	for _, u := range userConf {
+		if !bySet[u.Key] {
+			user = append(user, u)
+		}
 	}
 	p, err := gbt.Plan(in, base, user)
 	if err != nil {
@@ -142,7 +152,7 @@ func runGBTCommand(cmd *cobra.Command, st *State, f *runFlags, g *gbtFlags) erro
 // runGBT runs a GB/T 45087 inference test (clause 7) and writes the MLPerf
 // logs, the test description, the inference log and gbt_result.json.
 func runGBT(parent context.Context, st *State, f *runFlags, g *gbtFlags, base loadgen.Settings, warnings []string, sources settingSources) error {
-	p, err := planGBT(g, base, f.set)
+	p, err := planGBT(g, base, f.set, f.userConfSettings)
 	if err != nil {
 		return err
 	}

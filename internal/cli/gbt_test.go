@@ -190,6 +190,47 @@ func TestGBTSetConflictIsAUsageError(t *testing.T) {
 	}
 }
 
+// A user.conf line is a choice like --set: one that the arrival mode
+// overrules is refused naming the file and line, unless a --set replaces
+// it; an equal value is no conflict.
+func TestGBTUserConfConflict(t *testing.T) {
+	wd := t.TempDir()
+	conf := filepath.Join(wd, "mine.conf")
+	if err := os.WriteFile(conf, []byte("# mine\n*.Server.target_qps = 100\n*.Server.min_duration = 3000\n*.SingleStream.target_latency = 5\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	base := []string{"run", "-q", "--sut", "null-async", "--user-conf", conf, "--arrival-mode", "2", "--duration", "300ms"}
+	for _, c := range []struct {
+		why       string
+		args      []string
+		code      int
+		want, not []string
+	}{
+		{"both lines the mode sets otherwise are named, with file and line", []string{"--lambda", "500"}, ExitUsage,
+			[]string{"user.conf mine.conf, line 2: target_qps=100 conflicts with the GB/T arrival rate λ = 500", "user.conf mine.conf, line 3: min_duration=3000 conflicts with the GB/T arrival duration 300ms"},
+			[]string{"target_latency"}},
+		{"a --set replaces the user.conf line it names", []string{"--lambda", "100", "--set", "min_duration=300"}, ExitOK, nil, []string{"conflicts"}},
+		{"a line the mode sets alike (target_qps = λ) is not named; the other one still is", []string{"--lambda", "100"}, ExitUsage,
+			[]string{"line 3: min_duration=3000"}, []string{"target_qps"}},
+	} {
+		r := runCLI(t, wd, append(append(append([]string{}, base...), c.args...), "--output-dir", filepath.Join(t.TempDir(), "out"))...)
+		if r.code != c.code {
+			t.Errorf("%s: exit %d, want %d\n%v", c.why, r.code, c.code, r)
+			continue
+		}
+		for _, w := range c.want {
+			if !strings.Contains(r.stderr, w) {
+				t.Errorf("%s: stderr lacks %q\n%v", c.why, w, r)
+			}
+		}
+		for _, w := range c.not {
+			if strings.Contains(r.stderr, w) {
+				t.Errorf("%s: stderr has %q\n%v", c.why, w, r)
+			}
+		}
+	}
+}
+
 // gbt_result.json and gbt_inference.log are pure functions of gbt_test.json
 // and the stored records and stage times (joined by sequence id): they
 // regenerate byte for byte. Mode 5 is left out: its foreign jobs' records

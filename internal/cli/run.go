@@ -43,6 +43,10 @@ const selfTestConf = `# aimeter self-benchmark defaults (no --model and no confi
 `
 
 type runFlags struct {
+	// userConfSettings are the settings a user.conf set, for gbt.Plan's
+	// conflict check (filled by buildSettingsInto).
+	userConfSettings []gbt.UserSetting
+
 	scenario     string
 	mode         string
 	model        string
@@ -203,6 +207,7 @@ func buildSettingsInto(st *State, f *runFlags, modeSet bool, sources settingSour
 		if !l.ModelKnown {
 			warnings = append(warnings, unknownModelWarning(f.model, f.mlperfConf != "" || f.userConf != ""))
 		}
+		f.userConfSettings = nil
 		for name, src := range l.Sources {
 			file := src.File
 			switch {
@@ -210,6 +215,8 @@ func buildSettingsInto(st *State, f *runFlags, modeSet bool, sources settingSour
 				file = "the built-in mlperf.conf"
 			case src.Kind == mlperfconf.UserConf:
 				file = "user.conf " + src.File
+				f.userConfSettings = append(f.userConfSettings, gbt.UserSetting{Key: name, Value: src.Entry.Value,
+					Source: fmt.Sprintf("user.conf %s, line %d:", filepath.Base(src.File), src.Entry.Line)})
 			}
 			sources[name] = fmt.Sprintf("%s (line %d: %s = %s)", file, src.Entry.Line, src.Entry.Key, src.Entry.Value)
 		}
