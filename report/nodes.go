@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strconv"
 	"text/tabwriter"
-	"time"
 
 	"aimeter/loadgen"
 )
@@ -134,11 +133,13 @@ func (r NodeRow) nodeLabel() string {
 	return strconv.Itoa(r.Number) + " " + r.Name
 }
 
+// fmtLatency formats a latency for people, four significant digits
+// ("215.1 ms"); "-" for none.
 func fmtLatency(ns int64) string {
 	if ns < 0 {
 		return "-"
 	}
-	return time.Duration(ns).String()
+	return fmtDur(ns)
 }
 
 // nodeHead is the head of the node table, on the console and in the page.
@@ -146,7 +147,7 @@ var nodeHead = []string{"Node", "Samples", "OK", "Failed", "Lost", "p50", "p90",
 
 func (r NodeRow) cells() []string {
 	return []string{r.nodeLabel(), fmtCount(r.Samples), fmtCount(r.OK), fmtCount(r.Failed), fmtCount(r.Lost),
-		fmtLatency(r.P50), fmtLatency(r.P90), fmtLatency(r.P99), strconv.FormatFloat(r.SamplesPerSecond, 'f', 2, 64)}
+		fmtLatency(r.P50), fmtLatency(r.P90), fmtLatency(r.P99), fmtSig(r.SamplesPerSecond, 4)}
 }
 
 // nodeTable is the page's table of rows (empty for none).

@@ -69,7 +69,7 @@ func TestNodeTable(t *testing.T) {
 	if err := WriteNodeTable(&buf, rows); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"Per node (reported pass):", "1 a ", "3ms", "(none)"} {
+	for _, s := range []string{"Per node (reported pass):", "1 a ", "3.000 ms", "(none)"} {
 		if !strings.Contains(buf.String(), s) {
 			t.Errorf("console table lacks %q:\n%s", s, buf.String())
 		}
