@@ -451,3 +451,50 @@ func TestImpossibleTokenTimesAreDropped(t *testing.T) {
 		})
 	}
 }
+
+// TestErrorsLoggedWhenTheyHappen: a SUT error is an error_runtime event at
+// the time it was reported, placed among the other events by that time,
+// not at the end of the run (the report and the detail log show when a
+// failure happened).
+func TestErrorsLoggedWhenTheyHappen(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := DefaultSettings()
+		s.Scenario = SingleStream
+		s.Mode = PerformanceOnly
+		s.MinQueryCount, s.MaxQueryCount, s.MinDurationMs = 10, 10, 0
+		n := 0
+		sut := funcSUT{issue: func(r *Responder, samples []QuerySample) {
+			n++
+			fail := n == 2 || n == 7
+			go func() {
+				time.Sleep(time.Millisecond)
+				for _, smp := range samples {
+					if fail {
+						r.Fail(smp.ID, errors.New("boom"))
+					} else {
+						r.Complete(smp.ID, nil, 0)
+					}
+				}
+			}()
+		}}
+		res, err := Run(context.Background(), sut, &testQSL{total: 16, perf: 16}, s, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var at []int64
+		var idx []int
+		for i, e := range res.Events {
+			if e.Key == "error_runtime" {
+				at, idx = append(at, e.TimeNs), append(idx, i)
+			}
+		}
+		// Query 2 fails 2 ms after the start, query 7 five queries (5 ms)
+		// later; both before the run's last events.
+		if len(at) != 2 || at[1]-at[0] != 5*int64(time.Millisecond) {
+			t.Fatalf("error events at %v, want two 5 ms apart", at)
+		}
+		if last := res.Events[len(res.Events)-1]; idx[1] == len(res.Events)-1 || last.TimeNs < at[1] {
+			t.Errorf("the errors are not placed among the events by time: %d events, errors at %v, last %+v", len(res.Events), idx, last)
+		}
+	})
+}

@@ -31,7 +31,7 @@ type Responder struct {
 	mu           sync.Mutex
 	accuracy     []AccuracyEntry
 	firstTokData map[uint64][]byte // token data of samples sampled for the accuracy log
-	errLog       []string          // first messages of misbehaviour, for the detail log
+	errLog       []timedNote       // first messages of misbehaviour, for the detail log
 	errNotes     uint64            // every message of misbehaviour, logged in full or not
 	errs         errorTable        // distinct sample failures (Result.Errors)
 }
@@ -47,11 +47,18 @@ func (r *Responder) protocolErrors() uint64 {
 	return r.unknown.Load() + r.duplicate.Load() + r.badTimes.Load()
 }
 
+// timedNote is one message of misbehaviour and when it was noted (ns from
+// the run's origin), so that the detail log places it where it happened.
+type timedNote struct {
+	at  int64
+	msg string
+}
+
 func (r *Responder) note(format string, args ...any) {
 	r.mu.Lock()
 	r.errNotes++
 	if len(r.errLog) < maxErrorMessages {
-		r.errLog = append(r.errLog, fmt.Sprintf(format, args...))
+		r.errLog = append(r.errLog, timedNote{at: r.t.now(), msg: fmt.Sprintf(format, args...)})
 	}
 	r.mu.Unlock()
 }

@@ -1,10 +1,12 @@
 package loadgen
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -248,6 +250,29 @@ func (pr *passRecord) dropRecords() {
 
 func (t *testRun) now() int64 { return int64(time.Since(t.origin)) }
 
+// mergeNotes places each note among events as an error_runtime event at
+// the time it was noted: before the first event after it, keeping the
+// order of events as it is.
+func mergeNotes(events []Event, notes []timedNote) []Event {
+	if len(notes) == 0 {
+		return events
+	}
+	notes = slices.Clone(notes)
+	slices.SortStableFunc(notes, func(a, b timedNote) int { return cmp.Compare(a.at, b.at) })
+	out := make([]Event, 0, len(events)+len(notes))
+	for _, e := range events {
+		for len(notes) > 0 && notes[0].at <= e.TimeNs {
+			out = append(out, Event{TimeNs: notes[0].at, Key: "error_runtime", Value: notes[0].msg, Error: true})
+			notes = notes[1:]
+		}
+		out = append(out, e)
+	}
+	for _, n := range notes {
+		out = append(out, Event{TimeNs: n.at, Key: "error_runtime", Value: n.msg, Error: true})
+	}
+	return out
+}
+
 func (t *testRun) event(e Event) {
 	t.evMu.Lock()
 	t.events = append(t.events, e)
@@ -342,9 +367,7 @@ func Run(ctx context.Context, sut SUT, qsl QSL, settings Settings, opts *Options
 	r.mu.Lock()
 	res.Accuracy = r.accuracy
 	res.Errors = r.errs.list
-	for _, m := range r.errLog {
-		res.Events = append(res.Events, Event{TimeNs: t.now(), Key: "error_runtime", Value: m, Error: true})
-	}
+	res.Events = mergeNotes(res.Events, r.errLog)
 	if left := r.errNotes - uint64(len(r.errLog)); left > 0 {
 		res.Events = append(res.Events, Event{TimeNs: t.now(), Key: "error_runtime", Error: true, Value: fmt.Sprintf(
 			"%d further SUT errors not logged in full (%d unknown, %d duplicate completions, %d failed samples in all)",
