@@ -26,6 +26,11 @@ type testServer struct {
 	hits atomic.Int64
 	got  chan struct{} // one value per /infer request received
 	hold chan struct{} // nil: answer at once
+	// dieAfter, when > 0, makes the node die on its request number
+	// dieAfter+1: that connection is dropped without an answer and the
+	// listener closed, so every later request fails too.
+	dieAfter int64
+	die      sync.Once
 }
 
 func newTestServer(t *testing.T, name string) *testServer {
@@ -38,8 +43,15 @@ func newTestServer(t *testing.T, name string) *testServer {
 		case "/name":
 			io.WriteString(w, ts.name)
 		case "/infer":
-			ts.hits.Add(1)
+			n := ts.hits.Add(1)
 			ts.got <- struct{}{}
+			if ts.dieAfter > 0 && n > ts.dieAfter {
+				ts.die.Do(func() { ts.Listener.Close() })
+				if c, _, err := w.(http.Hijacker).Hijack(); err == nil {
+					c.Close()
+				}
+				return
+			}
 			if ts.hold != nil {
 				select {
 				case <-ts.hold:
@@ -244,13 +256,7 @@ func (memQSL) UnloadSamples([]uint64) error     { return nil }
 // errors recorded against node 2, and node 1 serves all of its share.
 func TestRunWithANodeDyingMidRun(t *testing.T) {
 	a, b := newTestServer(t, "alpha"), newTestServer(t, "beta")
-	var once sync.Once
-	go func() {
-		for range 20 {
-			<-b.got
-		}
-		once.Do(func() { b.CloseClientConnections(); b.Listener.Close() })
-	}()
+	b.dieAfter = 20
 	d, err := New(endpoints(a, b), Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -282,8 +288,8 @@ func TestRunWithANodeDyingMidRun(t *testing.T) {
 	if perNode[1] != [2]int{50, 0} {
 		t.Errorf("node 1: %v ok/failed, want 50/0", perNode[1])
 	}
-	if got := perNode[2]; got[0] < 19 || got[0]+got[1] != 50 || got[1] == 0 {
-		t.Errorf("node 2: %v ok/failed, want ≥ 19 ok and the rest of 50 failed", got)
+	if got := perNode[2]; got != [2]int{20, 30} {
+		t.Errorf("node 2: %v ok/failed, want its first 20 ok and the other 30 failed", got)
 	}
 	if res.FailedSamples != uint64(perNode[2][1]) {
 		t.Errorf("FailedSamples = %d, want %d", res.FailedSamples, perNode[2][1])
