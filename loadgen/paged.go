@@ -49,6 +49,33 @@ func (s *paged[T]) ensure(k int, init func(pg *[pageLen]T, first int)) *[pageLen
 	return s.dir[k].Load()
 }
 
+// ensureRange allocates the missing pages of kFrom..kTo (inclusive) from
+// one block, filling each with init (if not nil) before it is published:
+// one allocation for a chunk of pages instead of one per page.
+func (s *paged[T]) ensureRange(kFrom, kTo int, init func(pg *[pageLen]T, first int)) {
+	missing := 0
+	for k := kFrom; k <= kTo; k++ {
+		if s.dir[k].Load() == nil {
+			missing++
+		}
+	}
+	if missing == 0 {
+		return
+	}
+	block := make([][pageLen]T, missing)
+	for k := kFrom; k <= kTo; k++ {
+		if s.dir[k].Load() != nil {
+			continue
+		}
+		pg := &block[0]
+		block = block[1:]
+		if init != nil {
+			init(pg, k<<pageShift)
+		}
+		s.dir[k].CompareAndSwap(nil, pg)
+	}
+}
+
 // at returns a pointer to element i, whose page must exist.
 func (s *paged[T]) at(i int) *T { return &s.dir[i>>pageShift].Load()[i&pageMask] }
 

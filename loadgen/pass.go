@@ -198,26 +198,27 @@ func (p *pass) prepare(q int) bool {
 	}
 	g.generate(end - 1)
 	sFrom := int(p.extent.Load())
-	for k := p.prepared >> pageShift; k <= (end-1)>>pageShift; k++ {
-		p.issued.ensure(k, fillNoTime)
-		p.done.ensure(k, nil)
-		p.remaining.ensure(k, func(pg *[pageLen]atomic.Int32, first int) {
-			for j := range pg {
-				if qq := first + j; qq < g.queries {
-					s, e := g.queryRange(qq)
-					pg[j].Store(int32(e - s))
-				}
+	// Each array's new pages in one allocation.
+	qFrom, qTo := p.prepared>>pageShift, (end-1)>>pageShift
+	p.issued.ensureRange(qFrom, qTo, fillNoTime)
+	p.done.ensureRange(qFrom, qTo, nil)
+	p.remaining.ensureRange(qFrom, qTo, func(pg *[pageLen]atomic.Int32, first int) {
+		for j := range pg {
+			if qq := first + j; qq < g.queries {
+				s, e := g.queryRange(qq)
+				pg[j].Store(int32(e - s))
 			}
-		})
-	}
+		}
+	})
 	if sEnd > 0 {
-		for k := sFrom >> pageShift; k <= (sEnd-1)>>pageShift; k++ {
-			p.state.ensure(k, nil)
-			p.completed.ensure(k, nil)
-			p.tokens.ensure(k, nil)
-			if p.tokenMode {
-				p.firstTok.ensure(k, fillNoTime)
-			}
+		kFrom, kTo := sFrom>>pageShift, (sEnd-1)>>pageShift
+		p.state.ensureRange(kFrom, kTo, nil)
+		p.completed.ensureRange(kFrom, kTo, nil)
+		p.tokens.ensureRange(kFrom, kTo, nil)
+		if p.tokenMode {
+			p.firstTok.ensureRange(kFrom, kTo, fillNoTime)
+		}
+		for k := kFrom; k <= kTo; k++ {
 			if p.accDraw != nil && k<<pageShift >= p.accDrawn {
 				p.accVal.ensure(k, p.accDraw)
 				p.accDrawn = min((k+1)<<pageShift, g.n)

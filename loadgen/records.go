@@ -221,6 +221,14 @@ func (pr *passRecord) recordRange(from, to int) iter.Seq[Record] {
 		if from >= to {
 			return
 		}
+		pk := -1
+		var (
+			comp, first, req, resp *[pageLen]int64
+			toks                   *[pageLen]int32
+			state                  *[pageLen]atomic.Uint32
+			node                   *[pageLen]uint32
+			errIdx                 *[pageLen]uint16
+		)
 		for q := from / g.spq; q < p.prepared; q++ {
 			s, e := g.queryRange(q)
 			s, e = max(s, from), min(e, to)
@@ -239,6 +247,17 @@ func (pr *passRecord) recordRange(from, to int) iter.Seq[Record] {
 				sched = 0
 			}
 			for i := s; i < e; i++ {
+				if k := i >> pageShift; k != pk {
+					// Each array's page once per page of records, not
+					// once per field and record.
+					pk = k
+					comp, toks, state = p.completed.page(k), p.tokens.page(k), p.state.page(k)
+					if p.tokenMode {
+						first = p.firstTok.page(k)
+					}
+					req, resp, node, errIdx = p.reqBytes.page(k), p.respBytes.page(k), p.node.page(k), p.errIdx.page(k)
+				}
+				j := i & pageMask
 				rec := Record{
 					SeqID:        p.seqBase + uint64(i),
 					QueryID:      pr.queryBase + uint64(q),
@@ -246,19 +265,19 @@ func (pr *passRecord) recordRange(from, to int) iter.Seq[Record] {
 					ScheduledNs:  sched,
 					IssuedNs:     issued,
 					FirstTokenNs: NoTime,
-					CompletedNs:  *p.completed.at(i),
-					Tokens:       int64(*p.tokens.at(i)),
+					CompletedNs:  comp[j],
+					Tokens:       int64(toks[j]),
 					// Columns filled by some SUTs only: zero when unused.
-					RequestBytes:  p.reqBytes.get(i, 0),
-					ResponseBytes: p.respBytes.get(i, 0),
-					Node:          p.node.get(i, 0),
-					Error:         uint32(p.errIdx.get(i, 0)),
+					RequestBytes:  pageValue(req, j),
+					ResponseBytes: pageValue(resp, j),
+					Node:          pageValue(node, j),
+					Error:         uint32(pageValue(errIdx, j)),
 				}
 				if p.tokenMode {
 					// Written by FirstToken with a CAS, from any goroutine.
-					rec.FirstTokenNs = atomic.LoadInt64(p.firstTok.at(i))
+					rec.FirstTokenNs = atomic.LoadInt64(&first[j])
 				}
-				switch p.state.at(i).Load() {
+				switch state[j].Load() {
 				case stateOK:
 					rec.Status = StatusOK
 				case stateError:
@@ -379,4 +398,14 @@ func SummarizePass(sutName string, e Effective, info PassInfo, records []Record)
 	})
 	pr.StopReason = info.StopReason
 	return Summarize(sutName, e, pr), nil
+}
+
+// pageValue is element j of page pg, or zero when the page was never
+// allocated (a column no response filled there).
+func pageValue[T any](pg *[pageLen]T, j int) T {
+	if pg == nil {
+		var zero T
+		return zero
+	}
+	return pg[j]
 }
