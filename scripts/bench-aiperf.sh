@@ -91,29 +91,13 @@ echo "building aimeter and netbench into $tmp"
 go build -o "$tmp/aimeter" ./cmd/aimeter
 go build -o "$tmp/netbench" ./internal/netbench/cmd/netbench
 
-median() { sort -g | awk '{a[NR]=$1} END {if (NR == 0) print "n/a"; else print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (a+0 > 0 && b+0 > 0) printf "%.2f", a/b; else print "n/a"}'; }
+. scripts/bench-lib.sh
 cpu_s() { awk '/^[0-9.]+ [0-9.]+$/ {c=$1+$2} END {printf "%.3f", c}' "$1"; }
 # per_req SECONDS MINUS_SECONDS REQUESTS: (SECONDS − MINUS) per request, µs.
 per_req() { awk -v c="$1" -v s="$2" -v n="$3" 'BEGIN {if (n+0 > 0) printf "%.1f", (c-s)*1e6/n; else print "n/a"}'; }
-wait_for() {
-	local v="" i=0
-	while [ -z "$v" ] && [ $i -lt 600 ]; do
-		v=$(sed -n "$2" "$1" 2>/dev/null | head -1)
-		[ -n "$v" ] || sleep 0.1
-		i=$((i + 1))
-	done
-	[ -n "$v" ] || { echo "no match for $2 in $1:" >&2; cat "$1" >&2; exit 1; }
-	echo "$v"
-}
 
-mkfifo "$tmp/hold"
-"$tmp/netbench" null <"$tmp/hold" >"$tmp/null.url" &
-srv=$!
-pids+=($srv)
-exec 9>"$tmp/hold"
-base=$(wait_for "$tmp/null.url" 's/^\(http:.*\)/\1/p')
-case $base in http://127.0.0.1:*) ;; *) echo "the NullServer is not on 127.0.0.1: $base" >&2; exit 1 ;; esac
+start_null_server
+srv=$null_pid
 
 hz=$(getconf CLK_TCK)
 busy() { awk '/^cpu / {print $2+$3+$4+$7+$8}' /proc/stat; }

@@ -90,30 +90,14 @@ go build -o "$tmp/netbench" ./internal/netbench/cmd/netbench
 go build -o "$tmp/streamjoin" ./internal/netbench/cmd/streamjoin
 go test -c -o "$tmp/kserve.test" ./sut/kserve
 
-median() { sort -g | awk '{a[NR]=$1} END {if (NR == 0) print "n/a"; else print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (a+0 > 0 && b+0 > 0) printf "%.2f", a/b; else print "n/a"}'; }
+. scripts/bench-lib.sh
 # cpu_us FILE REQUESTS: user+sys seconds in FILE (from /usr/bin/time -f "%U %S"), in µs per request.
 # (/usr/bin/time writes "Command exited with non-zero status N" first when
 # the run is INVALID: only the figures' line counts.)
 cpu_us() { awk -v n="$2" '/^[0-9.]+ [0-9.]+$/ {c=$1+$2} END {if (n+0 > 0) printf "%.1f", c*1e6/n; else print "n/a"}' "$1"; }
-# wait_for FILE SED_EXPR: the first match of SED_EXPR in FILE, waiting up to 60 s.
-wait_for() {
-	local v="" i=0
-	while [ -z "$v" ] && [ $i -lt 600 ]; do
-		v=$(sed -n "$2" "$1" 2>/dev/null | head -1)
-		[ -n "$v" ] || sleep 0.1
-		i=$((i + 1))
-	done
-	[ -n "$v" ] || { echo "no match for $2 in $1:" >&2; cat "$1" >&2; exit 1; }
-	echo "$v"
-}
 
 # ---- rows 1 and 2: HTTP non-streaming, and CPU per request -----------------
-mkfifo "$tmp/hold"
-"$tmp/netbench" null <"$tmp/hold" >"$tmp/null.url" &
-pids+=($!)
-exec 9>"$tmp/hold"
-base=$(wait_for "$tmp/null.url" 's/^\(http:.*\)/\1/p')
+start_null_server
 url="$base/v1/chat/completions"
 body='{"model":"null","messages":[{"role":"user","content":"hello"}],"max_tokens":8}'
 printf '%s' "$body" >"$tmp/body.json"
