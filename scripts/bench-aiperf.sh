@@ -79,19 +79,13 @@ EOF
 fi
 aiperf_version=$("$venv/bin/aiperf" --version 2>/dev/null | tail -1)
 
-tmp=$(mktemp -d)
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	rm -rf "$tmp"
-}
-trap cleanup EXIT INT TERM
+. scripts/bench-lib.sh
+bench_scratch
 
 echo "building aimeter and netbench into $tmp"
 go build -o "$tmp/aimeter" ./cmd/aimeter
 go build -o "$tmp/netbench" ./internal/netbench/cmd/netbench
 
-. scripts/bench-lib.sh
 cpu_s() { awk '/^[0-9.]+ [0-9.]+$/ {c=$1+$2} END {printf "%.3f", c}' "$1"; }
 # per_req SECONDS MINUS_SECONDS REQUESTS: (SECONDS − MINUS) per request, µs.
 per_req() { awk -v c="$1" -v s="$2" -v n="$3" 'BEGIN {if (n+0 > 0) printf "%.1f", (c-s)*1e6/n; else print "n/a"}'; }

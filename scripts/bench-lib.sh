@@ -1,6 +1,18 @@
-# bench-lib.sh: helpers shared by the benchmark scripts (sourced, not run).
-# The caller sets $tmp (a scratch directory) and an array pids whose
-# processes its EXIT trap kills, and has built netbench into $tmp.
+# bench-lib.sh: helpers shared by the benchmark scripts (sourced, not run,
+# from the repository's root).
+
+# bench_scratch: a scratch directory $tmp and an array pids of processes to
+# kill, both cleaned up when the script exits or is interrupted.
+bench_scratch() {
+	tmp=$(mktemp -d)
+	pids=()
+	trap bench_cleanup EXIT INT TERM
+}
+
+bench_cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	rm -rf "$tmp"
+}
 
 # median: the median of the numbers on standard input, one a line ("n/a"
 # for none).
@@ -22,7 +34,7 @@ wait_for() {
 	echo "$v"
 }
 
-# start_null_server: starts netbench's NullServer on loopback, kept alive by
+# start_null_server: starts netbench's NullServer (built into $tmp) on loopback, kept alive by
 # a FIFO held open on descriptor 9 (it exits when the script does), and sets
 # base (its URL) and null_pid; refuses any address but 127.0.0.1.
 start_null_server() {

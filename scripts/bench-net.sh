@@ -76,13 +76,8 @@ vegeta="$cache/bin/vegeta"
 ghz="$cache/bin/ghz"
 [ -x /usr/bin/time ] || { echo "bench-net.sh needs /usr/bin/time (GNU time) for the CPU and RSS rows" >&2; exit 1; }
 
-tmp=$(mktemp -d)
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	rm -rf "$tmp"
-}
-trap cleanup EXIT INT TERM
+. scripts/bench-lib.sh
+bench_scratch
 
 echo "building aimeter, netbench, streamjoin and the kserve benchmark into $tmp"
 go build -o "$tmp/aimeter" ./cmd/aimeter
@@ -90,7 +85,6 @@ go build -o "$tmp/netbench" ./internal/netbench/cmd/netbench
 go build -o "$tmp/streamjoin" ./internal/netbench/cmd/streamjoin
 go test -c -o "$tmp/kserve.test" ./sut/kserve
 
-. scripts/bench-lib.sh
 # cpu_us FILE REQUESTS: user+sys seconds in FILE (from /usr/bin/time -f "%U %S"), in µs per request.
 # (/usr/bin/time writes "Command exited with non-zero status N" first when
 # the run is INVALID: only the figures' line counts.)
