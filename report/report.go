@@ -472,7 +472,12 @@ func statsTable(res *loadgen.Result, s *loadgen.Summary) table {
 		add("QPS without loadgen overhead", fmtRate(s.QPSWithoutLoadgenOverhead(), "queries/s"), "")
 	case loadgen.Server:
 		add("Scheduled samples per second", fmtRate(s.ScheduledSamplesPerSecond(), "samples/s"), "")
-		add("Queries over the latency bound", fmtCount(s.OverLatencyQueryCount), "")
+		label := "Queries over the latency bound (" + fmtDur(e.TargetLatencyNs) + ")"
+		if e.UseTokenLatencies {
+			// LoadGen then judges TTFT and TPOT, not this bound.
+			label += ", not a constraint with token latencies"
+		}
+		add(label, fmtCount(s.OverLatencyQueryCount), "")
 	}
 	if e.Scenario == loadgen.MultiStream {
 		dur("Min query latency", s.QueryLatencyMin)
