@@ -436,3 +436,29 @@ func TestInterruptedBeforeSummary(t *testing.T) {
 		}
 	}
 }
+
+// TestLatencyBoundRow: the Server row of queries over the latency bound
+// names the bound, and in a token-latency run says that LoadGen judges
+// TTFT and TPOT instead.
+func TestLatencyBoundRow(t *testing.T) {
+	for _, tc := range []struct {
+		why    string
+		tokens bool
+		want   string
+	}{
+		{"a plain Server run: the bound is the constraint", false, "Queries over the latency bound (100.0 ms)"},
+		{"a token-latency run: the bound is not", true, "Queries over the latency bound (100.0 ms), not a constraint with token latencies"},
+	} {
+		s := &loadgen.Summary{}
+		s.Effective.Scenario = loadgen.Server
+		s.Effective.TargetLatencyNs = 100_000_000
+		s.Effective.UseTokenLatencies = tc.tokens
+		found := false
+		for _, row := range statsTable(&loadgen.Result{}, s).Rows {
+			found = found || row[0] == tc.want
+		}
+		if !found {
+			t.Errorf("%s: no row %q", tc.why, tc.want)
+		}
+	}
+}
