@@ -4,6 +4,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -70,6 +71,11 @@ func TestOpenAIAgainstServe(t *testing.T) {
 			}
 			if !strings.Contains(string(summary), "sim-e2e") {
 				t.Error("the SUT name does not name the served model")
+			}
+			// The console gives TTFT and TPOT at the target percentile and
+			// their bounds (10 s here) in a token-latency Server run.
+			if tc.scenario == "Server" && !regexp.MustCompile(`TTFT p99 [0-9.]+ ms \(bound 10\.000 s\), TPOT p99 [0-9.]+ µs \(bound 10\.000 s\)`).MatchString(res.stdout) {
+				t.Errorf("the console lacks the TTFT/TPOT line:\n%s", res.stdout)
 			}
 			b, err := bundle.Read(out)
 			if err != nil {

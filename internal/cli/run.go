@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -373,6 +375,9 @@ func printOutcome(st *State, res *loadgen.Result, dir string, writeErr error) {
 		}
 		name, value := s.Metric()
 		fmt.Fprintf(w, "Result is : %s\n%s : %s\n", verdict, name, mlperflog.FormatDouble(value))
+		if line := tokenLatencyLine(s); line != "" {
+			fmt.Fprintln(w, line)
+		}
 		if s.HasPerfConstraints() {
 			fmt.Fprintf(w, "  Performance constraints satisfied : %s\n", yesNo(s.PerfConstraintsMet))
 		}
@@ -409,6 +414,40 @@ func printOutcome(st *State, res *loadgen.Result, dir string, writeErr error) {
 		return
 	}
 	fmt.Fprintf(w, "Logs written to %s\n", dir)
+}
+
+// tokenLatencyLine gives the time to first token and time per output token
+// at the target percentile of a token-latency run, with their bounds in
+// Server (what LoadGen judges it by), for the console: the summary file
+// has every percentile. Empty for other runs.
+func tokenLatencyLine(s *loadgen.Summary) string {
+	e := &s.Effective
+	if !e.UseTokenLatencies || e.Scenario == loadgen.Offline || s.FirstTokenLatencyMax <= 0 {
+		return ""
+	}
+	p := "p" + strconv.FormatFloat(s.TokenTargetPercentile.Percentile*100, 'f', -1, 64)
+	bound := func(ns int64) string {
+		if e.Scenario != loadgen.Server || ns <= 0 {
+			return ""
+		}
+		return " (bound " + humanDuration(ns) + ")"
+	}
+	return fmt.Sprintf("  TTFT %s %s%s, TPOT %s %s%s", p, humanDuration(s.TokenTargetPercentile.SampleLatency), bound(e.TTFTLatencyNs),
+		p, humanDuration(s.TPOTTargetPercentile.SampleLatency), bound(e.TPOTLatencyNs))
+}
+
+// humanDuration formats ns with three or four significant digits and a
+// unit: "79.28 ms", "5.431 ms", "850.2 µs".
+func humanDuration(ns int64) string {
+	switch a := math.Abs(float64(ns)); {
+	case a >= 1e9:
+		return strconv.FormatFloat(float64(ns)/1e9, 'f', 3, 64) + " s"
+	case a >= 1e6:
+		return strconv.FormatFloat(float64(ns)/1e6, 'f', 2, 64) + " ms"
+	case a >= 1e3:
+		return strconv.FormatFloat(float64(ns)/1e3, 'f', 1, 64) + " µs"
+	}
+	return strconv.FormatInt(ns, 10) + " ns"
 }
 
 // writeFailure is the error of a run whose bundle could not be written
