@@ -240,17 +240,20 @@ func (r *Responder) respond(now int64, resp *Response, failed bool, err error) b
 	if resp.Node != 0 {
 		p.node.put(i, resp.Node)
 	}
-	if tt := resp.TokenTimes; len(tt) > 0 && !tokenTimesPossible(tt, p.issuedAt(i/p.gen.spq), rel) {
-		// Times before the sample was issued, after its completion or out
-		// of order are a SUT's bug: kept, they would give a first-token
-		// latency below zero or above the sample's own and a bundle that
-		// Read refuses. The completion counts; its token times do not.
-		r.badTimes.Add(1)
-		r.note("sample %d reported token times outside its issue-to-completion window [%d, %d] or out of order; dropped", id-1, p.issuedAt(i/p.gen.spq), rel)
-	} else if len(tt) > 0 {
-		p.tokTimes.put(i, slices.Clone(resp.TokenTimes))
-		if p.tokenMode {
-			atomic.CompareAndSwapInt64(p.firstTok.at(i), NoTime, resp.TokenTimes[0])
+	if tt := resp.TokenTimes; len(tt) > 0 {
+		if issued := p.issuedAt(i / p.gen.spq); !tokenTimesPossible(tt, issued, rel) {
+			// Times before the sample was issued, after its completion or
+			// out of order are a SUT's bug: kept, they would give a
+			// first-token latency below zero or above the sample's own and a
+			// bundle that Read refuses. The completion counts; its token
+			// times do not.
+			r.badTimes.Add(1)
+			r.note("sample %d reported token times outside its issue-to-completion window [%d, %d] or out of order; dropped", id-1, issued, rel)
+		} else {
+			p.tokTimes.put(i, slices.Clone(tt))
+			if p.tokenMode {
+				atomic.CompareAndSwapInt64(p.firstTok.at(i), NoTime, tt[0])
+			}
 		}
 	}
 	if failed {

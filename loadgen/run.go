@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
 	"slices"
 	"sync"
@@ -260,16 +261,18 @@ func mergeNotes(events []Event, notes []timedNote) []Event {
 	notes = slices.Clone(notes)
 	slices.SortStableFunc(notes, func(a, b timedNote) int { return cmp.Compare(a.at, b.at) })
 	out := make([]Event, 0, len(events)+len(notes))
-	for _, e := range events {
-		for len(notes) > 0 && notes[0].at <= e.TimeNs {
+	// flush appends the notes noted up to t (all of them for MaxInt64).
+	flush := func(t int64) {
+		for len(notes) > 0 && notes[0].at <= t {
 			out = append(out, Event{TimeNs: notes[0].at, Key: "error_runtime", Value: notes[0].msg, Error: true})
 			notes = notes[1:]
 		}
+	}
+	for _, e := range events {
+		flush(e.TimeNs)
 		out = append(out, e)
 	}
-	for _, n := range notes {
-		out = append(out, Event{TimeNs: n.at, Key: "error_runtime", Value: n.msg, Error: true})
-	}
+	flush(math.MaxInt64)
 	return out
 }
 
