@@ -68,9 +68,13 @@ func fmtCount(n uint64) string {
 	return groupThousands(strconv.FormatUint(n, 10))
 }
 
-// fmtDur formats a duration in ns with four significant digits in the unit
-// that suits its magnitude: "850 ns", "12.35 µs", "3.000 ms", "1.250 s";
-// from 1,000 s on, whole seconds with separators.
+// FormatDuration formats a duration in ns for people as the report does:
+// four significant digits in the unit that suits its magnitude ("850 ns",
+// "12.35 µs", "3.000 ms", "1.250 s"; from 1,000 s on, whole seconds with
+// separators). The console uses it too.
+func FormatDuration(ns int64) string { return fmtDur(ns) }
+
+// fmtDur is FormatDuration.
 func fmtDur(ns int64) string {
 	a := math.Abs(float64(ns))
 	switch {

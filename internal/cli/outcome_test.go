@@ -112,22 +112,3 @@ func TestFindPeakWritesTheReportedProbeOnly(t *testing.T) {
 		}
 	}
 }
-
-func TestHumanDuration(t *testing.T) {
-	for _, c := range []struct {
-		ns   int64
-		want string
-		why  string
-	}{
-		{850, "850 ns", "below a microsecond: whole nanoseconds"},
-		{5_431_749, "5.43 ms", "milliseconds with two decimals"},
-		{79_277_692, "79.28 ms", "rounded, not cut"},
-		{850_200, "850.2 µs", "microseconds with one decimal"},
-		{10_000_000_000, "10.000 s", "seconds with three decimals"},
-		{-1500, "-1.5 µs", "a negative duration keeps its sign"},
-	} {
-		if got := humanDuration(c.ns); got != c.want {
-			t.Errorf("%s: humanDuration(%d) = %q, want %q", c.why, c.ns, got, c.want)
-		}
-	}
-}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -430,24 +429,10 @@ func tokenLatencyLine(s *loadgen.Summary) string {
 		if e.Scenario != loadgen.Server || ns <= 0 {
 			return ""
 		}
-		return " (bound " + humanDuration(ns) + ")"
+		return " (bound " + report.FormatDuration(ns) + ")"
 	}
-	return fmt.Sprintf("  TTFT %s %s%s, TPOT %s %s%s", p, humanDuration(s.TokenTargetPercentile.SampleLatency), bound(e.TTFTLatencyNs),
-		p, humanDuration(s.TPOTTargetPercentile.SampleLatency), bound(e.TPOTLatencyNs))
-}
-
-// humanDuration formats ns with three or four significant digits and a
-// unit: "79.28 ms", "5.431 ms", "850.2 µs".
-func humanDuration(ns int64) string {
-	switch a := math.Abs(float64(ns)); {
-	case a >= 1e9:
-		return strconv.FormatFloat(float64(ns)/1e9, 'f', 3, 64) + " s"
-	case a >= 1e6:
-		return strconv.FormatFloat(float64(ns)/1e6, 'f', 2, 64) + " ms"
-	case a >= 1e3:
-		return strconv.FormatFloat(float64(ns)/1e3, 'f', 1, 64) + " µs"
-	}
-	return strconv.FormatInt(ns, 10) + " ns"
+	return fmt.Sprintf("  TTFT %s %s%s, TPOT %s %s%s", p, report.FormatDuration(s.TokenTargetPercentile.SampleLatency), bound(e.TTFTLatencyNs),
+		p, report.FormatDuration(s.TPOTTargetPercentile.SampleLatency), bound(e.TPOTLatencyNs))
 }
 
 // writeFailure is the error of a run whose bundle could not be written
