@@ -35,6 +35,7 @@ import (
 	"time"
 
 	"aimeter/internal/gguf"
+	"aimeter/internal/toolcache"
 )
 
 // Version is the Ollama version this package is written for.
@@ -144,13 +145,9 @@ func FindBinary() (string, error) {
 // $AIMETER_CACHE/bin/ollama-v0.6.5, with AIMETER_CACHE defaulting to
 // $HOME/.cache/aimeter. It returns "" when neither variable is set.
 func CachePath() string {
-	dir := os.Getenv("AIMETER_CACHE")
-	if dir == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return ""
-		}
-		dir = filepath.Join(home, ".cache", "aimeter")
+	dir, err := toolcache.Dir()
+	if err != nil {
+		return ""
 	}
 	return filepath.Join(dir, "bin", "ollama-v"+Version)
 }

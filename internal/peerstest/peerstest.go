@@ -16,6 +16,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"aimeter/internal/toolcache"
 )
 
 // Venvs are the virtualenv directories under the cache, in the order
@@ -43,13 +45,9 @@ func Bin(t testing.TB, exes []string, modules string) string {
 }
 
 func find(exes []string, modules string) (string, error) {
-	cache := os.Getenv("AIMETER_CACHE")
-	if cache == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return "", fmt.Errorf("no AIMETER_CACHE and no home directory for the peers virtualenvs: %v", err)
-		}
-		cache = filepath.Join(home, ".cache", "aimeter")
+	cache, err := toolcache.Dir()
+	if err != nil {
+		return "", err
 	}
 	var tried []string
 next:
