@@ -9,6 +9,7 @@
 # Environment: SECS (seconds per measurement, default 5), CONNS (requests in
 # flight, default 64), AIMETER_CACHE (default ~/.cache/aimeter; the script
 # creates $AIMETER_CACHE/aiperf-venv with only aiperf==0.13.0 when missing,
+# through scripts/install-peers.sh aiperf,
 # and a local tokenizer, see below). Client and server share the machine:
 # only the ratios of one run mean anything.
 #
@@ -60,11 +61,7 @@ venv="$cache/aiperf-venv"
 tok="$cache/aiperf-tokenizer"
 [ -x /usr/bin/time ] || { echo "bench-aiperf.sh needs /usr/bin/time (GNU time)" >&2; exit 1; }
 
-if [ ! -x "$venv/bin/aiperf" ]; then
-	echo "installing aiperf==0.13.0 into $venv"
-	/usr/bin/python3 -m venv "$venv" || { echo "python3 -m venv failed (apt-get install -y python3-venv)" >&2; exit 1; }
-	"$venv/bin/pip" install -q --disable-pip-version-check aiperf==0.13.0
-fi
+AIMETER_CACHE=$cache scripts/install-peers.sh aiperf >/dev/null || { echo "scripts/install-peers.sh aiperf failed" >&2; exit 1; }
 if [ ! -s "$tok/tokenizer.json" ]; then
 	"$venv/bin/python" - "$tok" <<'EOF'
 import sys

@@ -14,14 +14,16 @@
 #                                   tritonclient[all], the KServe v2 peers of
 #                                   the interoperability tests (about 400 MB;
 #                                   .ci/run installs it)
+#   $AIMETER_CACHE/aiperf-venv/     Python virtualenv with only aiperf, for
+#                                   scripts/bench-aiperf.sh
 #
 # Each tool is installed only when missing; a failed one is reported and the
 # others still install. The exit status is the number of tools that failed.
 #
 # Usage: scripts/install-peers.sh [tool...]   (tools: vegeta ghz wrk python
-#                                              kserve-python; default all but
-#                                              kserve-python, which python
-#                                              includes)
+#                                              kserve-python aiperf; default
+#                                              all but kserve-python and
+#                                              aiperf, which python includes)
 # Environment: AIMETER_CACHE (default $HOME/.cache/aimeter).
 set -uo pipefail
 
@@ -84,6 +86,11 @@ check_kserve_peers() { # bin dir
     "$1/python" -c 'import tritonclient.http, tritonclient.grpc, importlib.metadata as m; print("tritonclient", m.version("tritonclient"))'
 }
 
+# aiperf alone, for scripts/bench-aiperf.sh (the peers-venv is several GB).
+install_aiperf() {
+  venv_install "$cache/aiperf-venv" aiperf==0.13.0 && "$cache/aiperf-venv/bin/aiperf" --version
+}
+
 install_kserve-python() {
   venv_install "$cache/kserve-venv" "${kserve_pins[@]}" && check_kserve_peers "$cache/kserve-venv/bin"
 }
@@ -102,8 +109,8 @@ tools=("$@")
 failed=0
 for t in "${tools[@]}"; do
   case $t in
-    vegeta | ghz | wrk | python | kserve-python) ;;
-    *) echo "install-peers: unknown tool $t (want vegeta, ghz, wrk, python or kserve-python)" >&2; exit 2 ;;
+    vegeta | ghz | wrk | python | kserve-python | aiperf) ;;
+    *) echo "install-peers: unknown tool $t (want vegeta, ghz, wrk, python, kserve-python or aiperf)" >&2; exit 2 ;;
   esac
   start=$SECONDS
   if "install_$t"; then
