@@ -17,9 +17,7 @@ import (
 	"aimeter/gbt"
 	"aimeter/loadgen"
 	"aimeter/mlperflog"
-	"aimeter/report"
 	"aimeter/sysinfo"
-	"aimeter/train"
 )
 
 // Names of the raw files of a bundle.
@@ -75,10 +73,10 @@ type Bundle struct {
 	// offset at the start of the run.
 	Location *time.Location
 	// System describes the machine the run was on.
-	System report.SystemInfo
+	System sysinfo.System
 	// AccuracyCheck, if set, is the outcome of scoring the accuracy log
 	// against the data set's ground truth, which the bundle does not hold.
-	AccuracyCheck *report.AccuracyInfo
+	AccuracyCheck *AccuracyCheck
 	// HostLoad, if set, is how busy the machine was during the run: CPU
 	// time used by other processes and stolen by the hypervisor, from
 	// /proc (sysinfo.LoadMeter around loadgen.Run). Nil where unmeasured.
@@ -91,7 +89,7 @@ type Bundle struct {
 	// (sut/dispatch), whose records say which node served each sample;
 	// stored in run.json as "nodes". Nil for any other run, and for
 	// bundles written before it was kept.
-	Nodes []report.Node
+	Nodes []Node
 
 	// GBT describes a GB/T 45087 inference test; nil for an MLPerf run.
 	// With it, gbt_result.json and gbt_inference.log are derived.
@@ -110,13 +108,40 @@ type Bundle struct {
 	// Manifest is the manifest Read verified or Write wrote; nil before.
 	Manifest *Manifest
 	dir      string // where Read or Write found or put the bundle
+}
 
-	gbtOnce sync.Once     // guards gbtEval
-	gbtEval gbtEvaluation // see GBTMetrics
+// AccuracyCheck is the outcome of scoring a run's accuracy log against the
+// data set's ground truth (run.json's "accuracy_check"). The field names
+// are those bundles have always stored.
+type AccuracyCheck struct {
+	Metric string  // what was measured, for example "top-1 accuracy (%)"
+	Value  float64 // the measured value
+	Target float64 // the value the run had to reach
+	Pass   bool    // whether Value met Target
+}
 
-	trainOnce sync.Once     // guards trainRes and trainErr
-	trainRes  *train.Result // see TrainingResult
-	trainErr  error
+// Node is one node of a run dispatched over several servers (sut/dispatch):
+// its number, as in loadgen.Record.Node, its name and its URL.
+type Node struct {
+	// Number is the node's number, from 1.
+	Number int `json:"number"`
+	// Name is the node's name (the server's own, or its endpoint's).
+	Name string `json:"name"`
+	// URL is where the node was reached; empty when unknown.
+	URL string `json:"url,omitempty"`
+}
+
+// A Derivation makes one derived file of a bundle from its raw parts.
+// Package derived holds the list of every derived file; Write and
+// Regenerate take it, so that this package computes and renders nothing.
+type Derivation struct {
+	// Name is the file's name in the bundle, e.g. "mlperf_log_summary.txt".
+	Name string
+	// For reports whether b has the file; nil means every bundle has it.
+	// For a mixed test's foreign run it is asked of the foreign Bundle.
+	For func(b *Bundle) bool
+	// Write writes the file of b.
+	Write func(w io.Writer, b *Bundle) error
 }
 
 // runMeta is run.json.
@@ -124,14 +149,14 @@ type runMeta struct {
 	Name string `json:"name,omitempty"`
 	PID  int    `json:"pid"`
 	// GetSUTNameDurationNs is LoadGen's get_sut_name_duration_ns.
-	GetSUTNameDurationNs int64                `json:"get_sut_name_duration_ns"`
-	Zone                 zone                 `json:"zone"`
-	System               report.SystemInfo    `json:"system"`
-	AccuracyCheck        *report.AccuracyInfo `json:"accuracy_check,omitempty"`
-	HostLoad             *sysinfo.Load        `json:"host_load,omitempty"`
-	Trace                bool                 `json:"trace,omitempty"`
-	NoReport             bool                 `json:"no_report,omitempty"`
-	Nodes                []report.Node        `json:"nodes,omitempty"`
+	GetSUTNameDurationNs int64          `json:"get_sut_name_duration_ns"`
+	Zone                 zone           `json:"zone"`
+	System               sysinfo.System `json:"system"`
+	AccuracyCheck        *AccuracyCheck `json:"accuracy_check,omitempty"`
+	HostLoad             *sysinfo.Load  `json:"host_load,omitempty"`
+	Trace                bool           `json:"trace,omitempty"`
+	NoReport             bool           `json:"no_report,omitempty"`
+	Nodes                []Node         `json:"nodes,omitempty"`
 }
 
 // zone is a time zone as it was at the start of a run.
@@ -140,14 +165,18 @@ type zone struct {
 	OffsetSeconds int    `json:"offset_s"`
 }
 
-func (b *Bundle) location() *time.Location {
+// TimeZone is the time zone of the run's wall-clock times: Location, or
+// time.Local when it is nil.
+func (b *Bundle) TimeZone() *time.Location {
 	if b.Location == nil {
 		return time.Local
 	}
 	return b.Location
 }
 
-func (b *Bundle) pid() int {
+// ProcessID is the process that ran the test: PID, or this process when it
+// is 0.
+func (b *Bundle) ProcessID() int {
 	if b.PID == 0 {
 		return os.Getpid()
 	}
@@ -155,19 +184,21 @@ func (b *Bundle) pid() int {
 }
 
 // Write writes b into dir, creating it if needed: first the raw files, then
-// every derived file, then manifest.json with the size and SHA-256 of each.
+// the derived files of derivations (derived.Files is the list of them all;
+// nil writes the raw files only), then manifest.json with the size and
+// SHA-256 of each.
 // Each file is written whole or not at all (a temporary file renamed into
 // place), with mode 0644. A failing file does not stop the others; the error
 // joins one error per failed file, each naming its file, and the manifest is
 // written only when every file was. Before writing, the files of an earlier
 // run in dir that this bundle does not write (see removeStale) are removed.
 // A Bundle with Training (and no Result) is written as a training bundle.
-func Write(dir string, b *Bundle) error {
+func Write(dir string, b *Bundle, derivations []Derivation) error {
 	if b != nil && b.Training != nil {
 		if b.Result != nil {
 			return errors.New("bundle: Write of a bundle with both a Result and a Training")
 		}
-		return writeTraining(dir, b)
+		return writeTraining(dir, b, derivations)
 	}
 	if b == nil || b.Result == nil {
 		return errors.New("bundle: Write of a bundle without a Result")
@@ -192,10 +223,10 @@ func Write(dir string, b *Bundle) error {
 			b.Foreign.Location = b.Location
 		}
 	}
-	parts := append(b.rawParts(""), b.derivedParts("")...)
+	parts := append(b.rawParts(""), b.derivedParts("", derivations)...)
 	if f := b.Foreign; f != nil {
 		parts = append(parts, f.rawParts(ForeignDir+"/")...)
-		parts = append(parts, f.derivedParts(ForeignDir+"/")...)
+		parts = append(parts, f.derivedParts(ForeignDir+"/", derivations)...)
 	}
 	if err := removeStale(dir, parts); err != nil {
 		return err
@@ -319,11 +350,11 @@ func (b *Bundle) stageSeq() func(func(loadgen.StageTimes) bool) {
 }
 
 func (b *Bundle) writeMeta(w io.Writer) error {
-	name, off := time.Unix(0, 0).In(b.location()).Zone()
+	name, off := time.Unix(0, 0).In(b.TimeZone()).Zone()
 	if !b.Result.StartTime.IsZero() {
-		name, off = b.Result.StartTime.In(b.location()).Zone()
+		name, off = b.Result.StartTime.In(b.TimeZone()).Zone()
 	}
-	m := runMeta{Name: b.Name, PID: b.pid(), GetSUTNameDurationNs: b.Result.GetSUTNameDurationNs, Zone: zone{name, off}, System: b.System,
+	m := runMeta{Name: b.Name, PID: b.ProcessID(), GetSUTNameDurationNs: b.Result.GetSUTNameDurationNs, Zone: zone{name, off}, System: b.System,
 		AccuracyCheck: b.AccuracyCheck, HostLoad: b.HostLoad, Trace: b.Trace, NoReport: b.NoReport, Nodes: b.Nodes}
 	enc, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
@@ -333,32 +364,15 @@ func (b *Bundle) writeMeta(w io.Writer) error {
 	return err
 }
 
-// derivedParts lists every file derived from b's raw parts.
-func (b *Bundle) derivedParts(prefix string) []part {
-	r := b.Result
-	detail := mlperflog.DetailOptions{Version: b.Version, PID: b.pid(), Location: b.location()}
-	parts := []part{
-		{prefix + SummaryFile, Derived, func(w io.Writer) error { return mlperflog.WriteSummary(w, r) }},
-		{prefix + DetailFile, Derived, func(w io.Writer) error { return mlperflog.WriteDetail(w, r, detail) }},
-	}
-	if b.Trace {
-		parts = append(parts, part{prefix + TraceFile, Derived, func(w io.Writer) error { return mlperflog.WriteTrace(w, r) }})
-	}
-	if !b.NoReport {
-		parts = append(parts, part{prefix + ReportFile, Derived, func(w io.Writer) error { return report.Write(w, b.Report()) }})
-	}
-	if b.GBT != nil {
-		parts = append(parts,
-			part{prefix + GBTLogFile, Derived, func(w io.Writer) error {
-				return gbt.WriteInferenceLog(w, b.GBT, b.evaluateGBT().run.Main.Records)
-			}},
-			part{prefix + GBTResultFile, Derived, func(w io.Writer) error {
-				e := b.evaluateGBT()
-				if e.err != nil {
-					return e.err
-				}
-				return gbt.WriteResultFile(w, gbt.NewResultFile(e.run, e.metrics))
-			}})
+// derivedParts lists the files of derivations that b has, named with
+// prefix before them.
+func (b *Bundle) derivedParts(prefix string, derivations []Derivation) []part {
+	var parts []part
+	for _, d := range derivations {
+		if d.For != nil && !d.For(b) {
+			continue
+		}
+		parts = append(parts, part{prefix + d.Name, Derived, func(w io.Writer) error { return d.Write(w, b) }})
 	}
 	return parts
 }
@@ -382,68 +396,17 @@ func (b *Bundle) runPart() gbt.RunPart {
 	return p
 }
 
-// GBTMetrics returns gbt.Evaluate(b.GBTRun()): the clause 7.6 metrics of
-// a GB/T bundle. They are computed once per Bundle and shared with the GB/T
-// files that Write and Regenerate derive, so set Result, GBT and Foreign
-// before the first call.
-func (b *Bundle) GBTMetrics() (gbt.Metrics, error) {
-	e := b.evaluateGBT()
-	return e.metrics, e.err
-}
-
-// gbtEvaluation is the GB/T input and metrics of a bundle.
-type gbtEvaluation struct {
-	run     gbt.RunData
-	metrics gbt.Metrics
-	err     error
-}
-
-// evaluateGBT computes the GB/T input and metrics of b the first time it is
-// called, from any goroutine, and returns them every time.
-func (b *Bundle) evaluateGBT() gbtEvaluation {
-	b.gbtOnce.Do(func() {
-		run := b.GBTRun()
-		m, err := gbt.Evaluate(run)
-		b.gbtEval = gbtEvaluation{run, m, err}
-	})
-	return b.gbtEval
-}
-
-// Report is the HTML report of b alone; its notes give the machine's load
-// during the run, when measured.
-func (b *Bundle) Report() *report.Report {
-	r := &report.Report{System: b.System, Scenarios: []report.Scenario{b.ReportScenario()}}
-	if b.HostLoad != nil {
-		r.Notes = append(r.Notes, "During the run "+b.HostLoad.String()+".")
-	}
-	return r
-}
-
-// ReportScenario is b as one scenario of a report.
-func (b *Bundle) ReportScenario() report.Scenario {
-	name := b.Name
-	if name == "" {
-		name = b.Result.SUTName + " " + b.Result.Effective.Scenario.String()
-	}
-	return report.Scenario{Name: name, Result: b.Result, Accuracy: b.AccuracyCheck, Nodes: b.Nodes}
-}
-
-// Regenerate writes every derived file of b into dir again, from the raw
-// parts alone. When dir holds b itself (Read from it), the manifest is
+// Regenerate writes the derived files of derivations that b has into dir
+// again, from the raw parts alone. When dir holds b itself (Read from it), the manifest is
 // updated for any derived file whose bytes changed (a newer aimeter may
 // format differently); the raw files are never touched.
-func Regenerate(dir string, b *Bundle) ([]string, error) {
+func Regenerate(dir string, b *Bundle, derivations []Derivation) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	var parts []part
-	if b.Training != nil {
-		parts = b.trainingDerivedParts()
-	} else {
-		parts = b.derivedParts("")
-	}
+	parts := b.derivedParts("", derivations)
 	if b.Foreign != nil {
-		parts = append(parts, b.Foreign.derivedParts(ForeignDir+"/")...)
+		parts = append(parts, b.Foreign.derivedParts(ForeignDir+"/", derivations)...)
 	}
 	entries, err := writeParts(dir, parts)
 	if err != nil {

@@ -4,14 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"time"
 
 	"aimeter/gbt"
-	"aimeter/report"
+	"aimeter/sysinfo"
 	"aimeter/train"
 	"aimeter/train/collect"
 	"aimeter/train/mllog"
@@ -74,7 +73,7 @@ type TrainingRun struct {
 	// a zero Wall is stamped Origin + Time). Zero: not known.
 	Origin time.Time `json:"origin,omitzero"`
 	// System describes the machine aimeter ran on.
-	System report.SystemInfo `json:"system"`
+	System sysinfo.System `json:"system"`
 	// Info and Training are the test information, fields 1–20 and 21–25
 	// of 6.1 a).
 	Info     gbt.TestInfo       `json:"info"`
@@ -155,41 +154,6 @@ func (r *TrainingRun) SetLocation(loc *time.Location) {
 	r.ZoneName, r.ZoneOffsetSeconds = at.In(loc).Zone()
 }
 
-// TrainingResult computes the result of a training bundle:
-// gbt_training.json's content.
-func (b *Bundle) TrainingResult() (*train.Result, error) {
-	if b.Training == nil {
-		return nil, errors.New("bundle: not a training bundle")
-	}
-	b.trainOnce.Do(func() { b.trainRes, b.trainErr = b.Training.result() })
-	return b.trainRes, b.trainErr
-}
-
-func (t *Training) result() (*train.Result, error) {
-	run := &t.Run
-	m, err := train.Compute(t.Events, run.Config)
-	if err != nil {
-		return nil, err
-	}
-	loc := run.Location()
-	res := &train.Result{
-		Version: train.ResultVersion, Info: run.Info, Training: run.Training, Scenario: run.Scenario, Config: run.Config,
-		Metrics: m, Log: train.LogLines(t.Events, train.LogOptions{Location: loc, Origin: run.Origin}),
-	}
-	res.UTCOffset = train.UTCOffset(time.Unix(0, 0).In(loc))
-	return res, nil
-}
-
-// trainingReport is report.html of a training bundle.
-func (b *Bundle) trainingReport() (*report.Training, error) {
-	res, err := b.TrainingResult()
-	if err != nil {
-		return nil, err
-	}
-	t := b.Training
-	return &report.Training{Name: t.Run.Name, Source: t.Run.SourceText(), System: t.Run.System, Result: res, Events: t.Events, Notes: t.Run.notes()}, nil
-}
-
 // SourceText says in words how the events came in.
 func (r *TrainingRun) SourceText() string {
 	switch {
@@ -214,8 +178,8 @@ func joinArgv(argv []string) string {
 	return b.String()
 }
 
-// notes are the report's remarks on how the run went.
-func (r *TrainingRun) notes() []string {
+// Notes are the report's remarks on how the run went.
+func (r *TrainingRun) Notes() []string {
 	var out []string
 	if r.Incomplete != "" {
 		out = append(out, "The run is incomplete: "+r.Incomplete+".")
@@ -258,30 +222,6 @@ func (b *Bundle) trainingRawParts() []part {
 	return parts
 }
 
-// trainingDerivedParts are the derived files of a training bundle.
-func (b *Bundle) trainingDerivedParts() []part {
-	t := b.Training
-	return []part{
-		{TrainingResultFile, Derived, func(w io.Writer) error {
-			res, err := b.TrainingResult()
-			if err != nil {
-				return err
-			}
-			return train.WriteResult(w, res)
-		}},
-		{TrainingLogFile, Derived, func(w io.Writer) error {
-			return train.WriteLog(w, t.Events, train.LogOptions{Location: t.Run.Location(), Origin: t.Run.Origin})
-		}},
-		{ReportFile, Derived, func(w io.Writer) error {
-			r, err := b.trainingReport()
-			if err != nil {
-				return err
-			}
-			return report.WriteTraining(w, r)
-		}},
-	}
-}
-
 func writeJSON(w io.Writer, v any) error {
 	enc, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
@@ -292,7 +232,7 @@ func writeJSON(w io.Writer, v any) error {
 }
 
 // writeTraining is Write for a training bundle.
-func writeTraining(dir string, b *Bundle) error {
+func writeTraining(dir string, b *Bundle, derivations []Derivation) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -306,7 +246,7 @@ func writeTraining(dir string, b *Bundle) error {
 	if b.Training.Run.Version == "" {
 		b.Training.Run.Version = b.Version
 	}
-	parts := append(b.trainingRawParts(), b.trainingDerivedParts()...)
+	parts := append(b.trainingRawParts(), b.derivedParts("", derivations)...)
 	if err := removeStale(dir, parts); err != nil {
 		return err
 	}

@@ -1,13 +1,13 @@
 package bundle
 
 import (
+	"aimeter/loadgentest"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -25,7 +25,7 @@ func writeRunDir(t testing.TB, sut loadgen.SUT, s loadgen.Settings) string {
 		t.Fatalf("Run: %v", err)
 	}
 	dir := t.TempDir()
-	if err := Write(dir, &Bundle{Result: res, Version: "test", Trace: true}); err != nil {
+	if err := Write(dir, &Bundle{Result: res, Version: "test", Trace: true}, nil); err != nil {
 		t.Fatal(err)
 	}
 	return dir
@@ -78,7 +78,7 @@ func atoi(t *testing.T, s string) int64 {
 // them (negative latencies, completions without times, every row twice
 // were all reported VALID before).
 func TestReadRefusesImpossibleRecords(t *testing.T) {
-	s := smallSettings(loadgen.Server, loadgen.PerformanceOnly)
+	s := loadgentest.SmallSettings(loadgen.Server, loadgen.PerformanceOnly)
 	orig := writeRunDir(t, null.SUT{}, s)
 	cases := []struct {
 		name   string
@@ -182,7 +182,7 @@ func editSettings(t *testing.T, dir string, edit func(m map[string]any)) {
 // refused with its key named (a target_latency_percentile outside (0, 1)
 // made aimeter report panic).
 func TestReadRefusesImpossibleSettings(t *testing.T) {
-	orig := writeRunDir(t, null.SUT{}, smallSettings(loadgen.SingleStream, loadgen.PerformanceOnly))
+	orig := writeRunDir(t, null.SUT{}, loadgentest.SmallSettings(loadgen.SingleStream, loadgen.PerformanceOnly))
 	effective := func(key string, v any) func(m map[string]any) {
 		return func(m map[string]any) { m["effective"].(map[string]any)[key] = v }
 	}
@@ -228,45 +228,3 @@ func TestReadRefusesImpossibleSettings(t *testing.T) {
 		})
 	}
 }
-
-// TestReadInterruptedRunWithoutRecords: a run interrupted before it issued
-// anything is a correct bundle: it reads back, regenerates byte for byte,
-// and its summary labels the target percentile (it printed "0.0th").
-func TestReadInterruptedRunWithoutRecords(t *testing.T) {
-	for _, sc := range []loadgen.Scenario{loadgen.SingleStream, loadgen.MultiStream, loadgen.Server, loadgen.Offline} {
-		t.Run(sc.String(), func(t *testing.T) {
-			ctx, cancel := context.WithCancel(context.Background())
-			cancel()
-			res, _ := loadgen.Run(ctx, null.SUT{}, null.QSL{Total: 256}, smallSettings(sc, loadgen.PerformanceOnly), &loadgen.Options{SpinWindow: -1})
-			if res == nil || res.RecordCount() != 0 {
-				t.Fatalf("want a result without records, got %v", res)
-			}
-			orig := t.TempDir()
-			if err := Write(orig, &Bundle{Result: res, Version: "test"}); err != nil {
-				t.Fatal(err)
-			}
-			back, err := Read(orig)
-			if err != nil {
-				t.Fatalf("an interrupted run must be re-reported: %v", err)
-			}
-			regen := t.TempDir()
-			names, err := Regenerate(regen, back)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, name := range names {
-				compareFiles(t, filepath.Join(orig, name), filepath.Join(regen, name))
-			}
-			summary := string(readAll(t, filepath.Join(orig, SummaryFile)))
-			if unlabelled.MatchString(summary) {
-				t.Errorf("the summary of an empty pass has unlabelled percentiles:\n%s", summary)
-			}
-			if name, _ := back.Result.Summary.Metric(); strings.HasPrefix(name, "0.0th") {
-				t.Errorf("Metric() = %q", name)
-			}
-		})
-	}
-}
-
-// unlabelled matches a summary line of a percentile labelled 0.
-var unlabelled = regexp.MustCompile(`(?m)^0\.0+(th)? percentile`)

@@ -195,7 +195,7 @@ func serverResultOf(t *testing.T, kind serverKind) *loadgen.Result {
 
 var (
 	fixedTime   = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	fixedSystem = SystemInfo{
+	fixedSystem = sysinfo.System{
 		Hostname: "bench-01", OS: "linux", Arch: "amd64", CPU: "Example CPU @ 3.00GHz",
 		Cores: 16, MemoryBytes: 64 << 30, GoVersion: "go1.26.0", AimeterVersion: "v0.0.0-test",
 		Accelerators: []sysinfo.Accelerator{h200, h200},

@@ -60,7 +60,7 @@ type Report struct {
 	// Generated is when the report was made; the zero time is not shown.
 	Generated time.Time
 	// System describes the machine the benchmark ran on (see DetectSystem).
-	System SystemInfo
+	System sysinfo.System
 	// Scenarios are the runs, shown in this order.
 	Scenarios []Scenario
 	// Notes are free-form remarks shown under the overview.
@@ -245,7 +245,7 @@ func overviewMetric(sv *scenarioView) string {
 	return "—"
 }
 
-func systemRows(s SystemInfo) []kv {
+func systemRows(s sysinfo.System) []kv {
 	or := func(v string) string {
 		if v == "" {
 			return "unknown"

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"aimeter/sysinfo"
 	"bytes"
 	_ "embed"
 	"encoding/json"
@@ -31,7 +32,7 @@ type Training struct {
 	// "collector …"); "" leaves the line out.
 	Source string
 	// System describes the machine aimeter ran on.
-	System SystemInfo
+	System sysinfo.System
 	// Result is the computed result (gbt_training.json). Required.
 	Result *train.Result
 	// Events are the training events the result was computed from; they

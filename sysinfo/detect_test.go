@@ -316,3 +316,13 @@ func FuzzParseTools(f *testing.F) {
 		_ = countCPUList(s)
 	})
 }
+
+func TestDetectSystem(t *testing.T) {
+	si := DetectSystem()
+	if si.OS == "" || si.Arch == "" || si.GoVersion == "" || si.Cores < 1 || si.AimeterVersion == "" {
+		t.Errorf("DetectSystem() = %+v", si)
+	}
+	if _, err := os.Stat("/proc/meminfo"); err == nil && si.MemoryBytes == 0 {
+		t.Error("no memory size read from /proc/meminfo")
+	}
+}

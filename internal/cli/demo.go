@@ -21,6 +21,7 @@ import (
 	"aimeter/accuracy"
 	"aimeter/bundle"
 	"aimeter/dataset"
+	"aimeter/derived"
 	"aimeter/loadgen"
 	"aimeter/mlperflog"
 	"aimeter/model"
@@ -213,7 +214,7 @@ func (p *mlpPredictor) Predict(x []float32, batch int, classes []uint8) {
 type demoRun struct {
 	name     string
 	res      *loadgen.Result
-	accuracy *report.AccuracyInfo
+	accuracy *bundle.AccuracyCheck
 	stages   reference.StageStats
 	load     *sysinfo.Load // how busy the machine was; nil where unmeasured
 }
@@ -266,12 +267,11 @@ func runDemo(parent context.Context, st *State, f *demoFlags) error {
 		time.Duration(plan.server.MinDurationMs)*time.Millisecond, formatRate(plan.offline.OfflineExpectedQPS))
 	var runs []demoRun
 	var interrupted error
-	system := report.DetectSystem()
-	system.AimeterVersion = Version
+	system := sysinfo.DetectSystem()
 	// do runs one scenario and writes its bundle; check, if set, scores
 	// the accuracy log before the bundle is written, so the bundle keeps
 	// the outcome.
-	do := func(name string, s loadgen.Settings, check func(*loadgen.Result) (*report.AccuracyInfo, error)) *loadgen.Result {
+	do := func(name string, s loadgen.Settings, check func(*loadgen.Result) (*bundle.AccuracyCheck, error)) *loadgen.Result {
 		if interrupted != nil {
 			return nil
 		}
@@ -305,7 +305,7 @@ func runDemo(parent context.Context, st *State, f *demoFlags) error {
 		}
 		dir := filepath.Join(f.outputDir, strings.ToLower(strings.ReplaceAll(name, " ", "-")))
 		b := &bundle.Bundle{Result: res, Version: Version, Name: name, System: system, AccuracyCheck: run.accuracy, HostLoad: load}
-		if err := bundle.Write(dir, b); err != nil && interrupted == nil {
+		if err := derived.Write(dir, b); err != nil && interrupted == nil {
 			interrupted = err
 		}
 		runs = append(runs, run)
@@ -315,12 +315,12 @@ func runDemo(parent context.Context, st *State, f *demoFlags) error {
 	// Accuracy: every test image once, Offline (one batched query per set).
 	acc := loadgen.DefaultSettings()
 	acc.Scenario, acc.Mode = loadgen.Offline, loadgen.AccuracyOnly
-	do("Accuracy", acc, func(res *loadgen.Result) (*report.AccuracyInfo, error) {
+	do("Accuracy", acc, func(res *loadgen.Result) (*bundle.AccuracyCheck, error) {
 		score, err := accuracy.Top1(res.Accuracy, data.test.Len(), qsl.Label)
 		if err != nil {
 			return nil, err
 		}
-		return &report.AccuracyInfo{Metric: "top-1 accuracy (%)", Value: 100 * score.Value, Target: 100 * data.target, Pass: score.Value >= data.target}, nil
+		return &bundle.AccuracyCheck{Metric: "top-1 accuracy (%)", Value: 100 * score.Value, Target: 100 * data.target, Pass: score.Value >= data.target}, nil
 	})
 
 	do("SingleStream", plan.singleStream, nil)
@@ -551,7 +551,7 @@ func printDemoTable(w io.Writer, runs []demoRun) {
 	tw.Flush()
 }
 
-func writeDemoReport(dir string, data *demoData, m *model.MLP, system report.SystemInfo, runs []demoRun) error {
+func writeDemoReport(dir string, data *demoData, m *model.MLP, system sysinfo.System, runs []demoRun) error {
 	rep := &report.Report{
 		Title:     "aimeter demo: reference MLP on " + data.test.Name,
 		Generated: time.Now(),
@@ -559,7 +559,7 @@ func writeDemoReport(dir string, data *demoData, m *model.MLP, system report.Sys
 	}
 	rep.Notes = append(rep.Notes, fmt.Sprintf("Model: pure-Go MLP %v, %d parameters, %d FLOP per sample.", m.Layers(), m.NumParams(), m.FLOPsPerSample()))
 	for _, r := range runs {
-		rep.Scenarios = append(rep.Scenarios, report.Scenario{Name: r.name, Result: r.res, Accuracy: r.accuracy})
+		rep.Scenarios = append(rep.Scenarios, report.Scenario{Name: r.name, Result: r.res, Accuracy: derived.ReportAccuracy(r.accuracy)})
 		if r.load != nil {
 			rep.Notes = append(rep.Notes, fmt.Sprintf("%s: during the run %s.", r.name, r.load))
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"aimeter/bundle"
+	"aimeter/derived"
 	"aimeter/gbt"
 )
 
@@ -89,7 +90,7 @@ func runThroughput(dir string, tokens bool) (float64, error) {
 	if b.GBT == nil {
 		return 0, fmt.Errorf("%s: not a GB/T run (no %s); run it with aimeter run --arrival-mode", dir, bundle.GBTTestFile)
 	}
-	m, err := b.GBTMetrics()
+	m, err := derived.Of(b).GBTMetrics()
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", dir, err)
 	}

@@ -15,10 +15,11 @@ import (
 	"github.com/spf13/pflag"
 
 	"aimeter/bundle"
+	"aimeter/derived"
 	"aimeter/gbt"
 	"aimeter/loadgen"
-	"aimeter/report"
 	"aimeter/sut/null"
+	"aimeter/sysinfo"
 )
 
 // gbtFlags are the GB/T 45087 options of `aimeter run`.
@@ -244,12 +245,13 @@ func runGBT(parent context.Context, st *State, f *runFlags, g *gbtFlags, base lo
 	if !res.HasStages() {
 		test.Notes = append(test.Notes, "The SUT reported no stage times: only tester-side time metrics are available.")
 	}
-	system := report.DetectSystem()
+	system := sysinfo.DetectSystem()
 	b := &bundle.Bundle{Result: res, Version: Version, System: system, Trace: f.trace, GBT: &test}
 	if foreign != nil {
 		b.Foreign = &bundle.Bundle{Result: foreign, Version: Version, System: system, NoReport: true}
 	}
-	m, err := b.GBTMetrics()
+	d := derived.Of(b)
+	m, err := d.GBTMetrics()
 	if err != nil {
 		return withCode(ExitFailure, err)
 	}
@@ -258,7 +260,7 @@ func runGBT(parent context.Context, st *State, f *runFlags, g *gbtFlags, base lo
 	// (GB-7.7.1-j-1). A tester service would mark it again on upload.
 	life.Mark(gbt.EventResultUploadComplete)
 	test.Lifecycle = life.Events()
-	writeErr := bundle.Write(f.outputDir, b)
+	writeErr := d.Write(f.outputDir)
 	printGBT(st.Stdout, res, &test, &m, f.outputDir, writeErr)
 	switch {
 	case writeErr != nil:

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"aimeter/bundle"
+	"aimeter/derived"
 )
 
 func newReportCommand(st *State) *cobra.Command {
@@ -55,13 +56,14 @@ func regenerateReport(st *State, dir, outDir string, ignoreDigests bool) error {
 				strings.ReplaceAll(err.Error(), "\n", "\n  "))
 		}
 	}
-	names, err := bundle.Regenerate(outDir, b)
+	d := derived.Of(b)
+	names, err := d.Regenerate(outDir)
 	if err != nil {
 		return withCode(ExitFailure, err)
 	}
 	fmt.Fprintf(st.Stderr, "regenerated %s in %s\n", strings.Join(names, ", "), outDir)
 	if b.Training != nil {
-		tres, err := b.TrainingResult()
+		tres, err := d.TrainingResult()
 		if err != nil {
 			return withCode(ExitFailure, err)
 		}
@@ -72,7 +74,7 @@ func regenerateReport(st *State, dir, outDir string, ignoreDigests bool) error {
 	if b.GBT != nil {
 		// A GB/T test's verdict is its loss check (GB-7.7.1-c-2), not the
 		// MLPerf validity of the LoadGen scenario that carried it.
-		m, err := b.GBTMetrics()
+		m, err := d.GBTMetrics()
 		if err != nil {
 			return withCode(ExitFailure, err)
 		}

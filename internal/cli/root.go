@@ -5,11 +5,13 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+
+	"aimeter/version"
 )
 
-// Version is aimeter's version, set at build time with
-// -ldflags "-X aimeter/internal/cli.Version=…".
-var Version = "0.1.0-dev"
+// Version is aimeter's one version string (package version: set the
+// release with -ldflags "-X aimeter/version.Base=…").
+var Version = version.String()
 
 // Main runs the command line in st and returns the exit code.
 func Main(st *State) int {

@@ -16,12 +16,14 @@ import (
 	"github.com/spf13/pflag"
 
 	"aimeter/bundle"
+	"aimeter/derived"
 	"aimeter/gbt"
 	"aimeter/loadgen"
 	"aimeter/mlperfconf"
 	"aimeter/mlperflog"
 	"aimeter/report"
 	"aimeter/sut/null"
+	"aimeter/sysinfo"
 )
 
 // selfTestConf holds aimeter's defaults when no --model and no config file
@@ -337,8 +339,8 @@ func runTest(parent context.Context, st *State, f *runFlags, modeSet bool) error
 	if res == nil {
 		return withCode(ExitUsage, runErr)
 	}
-	b := &bundle.Bundle{Result: res, Version: Version, System: report.DetectSystem(), Trace: f.trace, HostLoad: load, Nodes: dispatchNodes(sut, f)}
-	writeErr := bundle.Write(f.outputDir, b)
+	b := &bundle.Bundle{Result: res, Version: Version, System: sysinfo.DetectSystem(), Trace: f.trace, HostLoad: load, Nodes: dispatchNodes(sut, f)}
+	writeErr := derived.Write(f.outputDir, b)
 	printOutcome(st, res, f.outputDir, writeErr)
 	printNetworkOutcome(st.Stdout, res, b.Nodes)
 	printClientStats(st, sut)

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"aimeter/bundle"
+	"aimeter/derived"
 	"context"
 	"fmt"
 	"io"
@@ -173,7 +175,7 @@ func newDispatchSUT(ctx context.Context, st *State, f *runFlags) (loadgen.SUT, l
 
 // dispatchNodes names the nodes of a dispatched run for its bundle; nil
 // for any other SUT.
-func dispatchNodes(sut loadgen.SUT, f *runFlags) []report.Node {
+func dispatchNodes(sut loadgen.SUT, f *runFlags) []bundle.Node {
 	ns, ok := sut.(*netsut.SUT)
 	if !ok {
 		return nil
@@ -182,9 +184,9 @@ func dispatchNodes(sut loadgen.SUT, f *runFlags) []report.Node {
 	if !ok {
 		return nil
 	}
-	var nodes []report.Node
+	var nodes []bundle.Node
 	for i, name := range disp.NodeNames() {
-		n := report.Node{Number: i + 1, Name: name}
+		n := bundle.Node{Number: i + 1, Name: name}
 		if i < len(f.net.urls) {
 			n.URL = redactURL(f.net.urls[i])
 		}
@@ -219,11 +221,11 @@ func concurrencyScenario(cmd *cobra.Command, f *runFlags, gbtMode int) error {
 // printNetworkOutcome adds to printOutcome what only some runs have: the
 // throughput of a fixed-concurrency run (its headline figure beside the
 // latency) and the per-node table of a dispatched run.
-func printNetworkOutcome(w io.Writer, res *loadgen.Result, nodes []report.Node) {
+func printNetworkOutcome(w io.Writer, res *loadgen.Result, nodes []bundle.Node) {
 	if s := res.Summary; s != nil && s.Effective.Concurrency > 0 && s.SampleCount > 1 && s.Result.FinalQueryAllSamplesDoneTime > 0 {
 		fmt.Fprintf(w, "Completed samples per second : %s (%d in flight)\n", mlperflog.FormatDouble(s.CompletedSamplesPerSecond()), s.Effective.Concurrency)
 	}
-	report.WriteNodeTable(w, report.NodeTable(res, nodes))
+	report.WriteNodeTable(w, report.NodeTable(res, derived.ReportNodes(nodes)))
 }
 
 // scenarioLabel is how the console names the load of a run: the scenario,

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"aimeter/derived"
 	"bytes"
 	"context"
 	"errors"
@@ -22,7 +23,6 @@ import (
 	"aimeter/bundle"
 	"aimeter/gbt"
 	"aimeter/model"
-	"aimeter/report"
 	"aimeter/sysinfo"
 	"aimeter/train"
 	"aimeter/train/collect"
@@ -350,7 +350,7 @@ func runTrain(parent context.Context, st *State, fs *pflag.FlagSet, f *trainFlag
 	}
 	ctx, stop := interruptible(parent, st)
 	defer stop()
-	run := bundle.TrainingRun{Version: Version, Name: f.name, System: report.DetectSystem(), Info: p.info, Training: p.training, Scenario: p.scenario, Config: p.cfg}
+	run := bundle.TrainingRun{Version: Version, Name: f.name, System: sysinfo.DetectSystem(), Info: p.info, Training: p.training, Scenario: p.scenario, Config: p.cfg}
 	tr := &bundle.Training{}
 	var failure error // the child or the workload failed
 	switch {
@@ -381,13 +381,9 @@ func runTrain(parent context.Context, st *State, fs *pflag.FlagSet, f *trainFlag
 	}
 	tr.Run = run
 	b := &bundle.Bundle{Training: tr, Version: Version}
-	writeErr := bundle.Write(f.outputDir, b)
-	var res *train.Result
-	if writeErr == nil {
-		res, err = b.TrainingResult()
-	} else {
-		res, err = (&bundle.Bundle{Training: tr}).TrainingResult()
-	}
+	d := derived.Of(b)
+	writeErr := d.Write(f.outputDir)
+	res, err := d.TrainingResult()
 	if err != nil {
 		return withCode(ExitFailure, errors.Join(err, writeErr))
 	}

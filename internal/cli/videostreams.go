@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"aimeter/derived"
 	"context"
 	"encoding/json"
 	"errors"
@@ -356,7 +357,7 @@ func (p *streamProber) probe(ctx context.Context, n int) (gbt.StreamProbe, error
 		return gbt.StreamProbe{}, err
 	}
 	test := plan.Test
-	m, err := (&bundle.Bundle{Result: res, GBT: &test}).GBTMetrics()
+	m, err := derived.Of(&bundle.Bundle{Result: res, GBT: &test}).GBTMetrics()
 	if err != nil {
 		return gbt.StreamProbe{}, err
 	}

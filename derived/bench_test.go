@@ -1,6 +1,7 @@
-package bundle
+package derived
 
 import (
+	"aimeter/bundle"
 	"context"
 	"testing"
 
@@ -29,7 +30,7 @@ func BenchmarkWriteOffline(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			dir := b.TempDir()
 			for b.Loop() {
-				if err := Write(dir, &Bundle{Result: res, Version: "bench", NoReport: c.noReport}); err != nil {
+				if err := Write(dir, &bundle.Bundle{Result: res, Version: "bench", NoReport: c.noReport}); err != nil {
 					b.Fatal(err)
 				}
 			}

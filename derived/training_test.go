@@ -1,6 +1,7 @@
-package bundle
+package derived
 
 import (
+	"aimeter/bundle"
 	"bytes"
 	"os"
 	"path/filepath"
@@ -15,7 +16,7 @@ import (
 
 // trainingBundle is the two-rank MLPerf fixture of train/mllog as a
 // training bundle of a child process, in a fixed time zone.
-func trainingBundle(t *testing.T) *Bundle {
+func trainingBundle(t *testing.T) *bundle.Bundle {
 	t.Helper()
 	data, err := os.ReadFile("../train/mllog/testdata/resnet_2rank.log")
 	if err != nil {
@@ -25,14 +26,14 @@ func trainingBundle(t *testing.T) *Bundle {
 	if err != nil {
 		t.Fatal(err)
 	}
-	run := TrainingRun{
-		Version: "test", Name: "resnet 2 ranks", Source: SourceMLLOG, Origin: time.UnixMilli(1700000000000),
+	run := bundle.TrainingRun{
+		Version: "test", Name: "resnet 2 ranks", Source: bundle.SourceMLLOG, Origin: time.UnixMilli(1700000000000),
 		Info: gbt.TestInfo{OrgName: "Example Lab"}, Config: train.Config{TrainingSetMB: 150, Target: &train.Target{Value: 0.6}},
-		Command: &TrainingCommand{Argv: []string{"sh", "train.sh"}, Exit: mllog.Exit{Reason: "exited with status 0"}, Stats: stats,
+		Command: &bundle.TrainingCommand{Argv: []string{"sh", "train.sh"}, Exit: mllog.Exit{Reason: "exited with status 0"}, Stats: stats,
 			StdoutBytes: int64(len(data)), CaptureLimit: 1 << 20},
 	}
 	run.SetLocation(time.FixedZone("CST", 8*3600))
-	return &Bundle{Training: &Training{Run: run, Events: events, Stdout: data, Stderr: []byte{}}}
+	return &bundle.Bundle{Training: &bundle.Training{Run: run, Events: events, Stdout: data, Stderr: []byte{}}}
 }
 
 func TestTrainingRegenerateByteIdentical(t *testing.T) {
@@ -40,19 +41,19 @@ func TestTrainingRegenerateByteIdentical(t *testing.T) {
 	if err := Write(orig, trainingBundle(t)); err != nil {
 		t.Fatal(err)
 	}
-	back, err := Read(orig)
+	back, err := bundle.Read(orig)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if back.Training == nil || back.Result != nil {
-		t.Fatal("Read did not recognise the training bundle")
+		t.Fatal("bundle.Read did not recognise the training bundle")
 	}
 	regen := t.TempDir()
 	names, err := Regenerate(regen, back)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{TrainingResultFile, TrainingLogFile, ReportFile}
+	want := []string{bundle.ReportFile, bundle.TrainingResultFile, bundle.TrainingLogFile}
 	if strings.Join(names, ",") != strings.Join(want, ",") {
 		t.Errorf("regenerated %v, want %v", names, want)
 	}
@@ -69,14 +70,14 @@ func TestTrainingRegenerateByteIdentical(t *testing.T) {
 			t.Errorf("%s differs when regenerated: %s", name, firstDiff(b, a))
 		}
 	}
-	res, err := back.TrainingResult()
+	res, err := Of(back).TrainingResult()
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.UTCOffset != "+08:00" || len(res.Log) == 0 || !strings.HasPrefix(res.Log[0], "[2023:11:15 ") {
 		t.Errorf("the log is not in the recorded time zone: offset %q, log %q", res.UTCOffset, res.Log)
 	}
-	for _, name := range []string{TrainingRunFile, TrainingEventsFile, TrainingStdoutFile, TrainingStderrFile, TrainingResultFile, TrainingLogFile, ReportFile} {
+	for _, name := range []string{bundle.TrainingRunFile, bundle.TrainingEventsFile, bundle.TrainingStdoutFile, bundle.TrainingStderrFile, bundle.TrainingResultFile, bundle.TrainingLogFile, bundle.ReportFile} {
 		if _, ok := back.Manifest.Entry(name); !ok {
 			t.Errorf("manifest lacks %s", name)
 		}
@@ -86,13 +87,13 @@ func TestTrainingRegenerateByteIdentical(t *testing.T) {
 func TestTrainingWriteRemovesInferenceFiles(t *testing.T) {
 	dir := t.TempDir()
 	// A stale file of an inference run that a training bundle does not hold.
-	if err := os.WriteFile(filepath.Join(dir, RecordsFile), []byte("x"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, bundle.RecordsFile), []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := Write(dir, trainingBundle(t)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, RecordsFile)); err == nil {
+	if _, err := os.Stat(filepath.Join(dir, bundle.RecordsFile)); err == nil {
 		t.Error("records.csv of an earlier run was left beside the training bundle")
 	}
 }
@@ -103,7 +104,7 @@ func TestReadTrainingEventsErrors(t *testing.T) {
 		{"an unknown field is refused", `{"kind":"epoch_start","bogus":1,"wall":"2024-01-01T00:00:00Z","rank":0}` + "\n", "bogus"},
 		{"an event without a kind is refused", `{"t_ns":1,"wall":"2024-01-01T00:00:00Z","rank":0}` + "\n", "no kind"},
 	} {
-		_, err := ReadTrainingEvents(strings.NewReader(tc.in))
+		_, err := bundle.ReadTrainingEvents(strings.NewReader(tc.in))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want one containing %q", tc.name, err, tc.want)
 		}
@@ -113,10 +114,10 @@ func TestReadTrainingEventsErrors(t *testing.T) {
 func TestTrainingEventsRoundTrip(t *testing.T) {
 	b := trainingBundle(t)
 	var buf bytes.Buffer
-	if err := WriteTrainingEvents(&buf, b.Training.Events); err != nil {
+	if err := bundle.WriteTrainingEvents(&buf, b.Training.Events); err != nil {
 		t.Fatal(err)
 	}
-	back, err := ReadTrainingEvents(&buf)
+	back, err := bundle.ReadTrainingEvents(&buf)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,15 +136,15 @@ func FuzzReadTrainingEvents(f *testing.F) {
 	f.Add([]byte(`{"kind":"epoch_end","t_ns":5,"wall":"2024-01-01T00:00:00Z","rank":1,"count":3,"value":0.5}` + "\n"))
 	f.Add([]byte("\n\n{}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		ev, err := ReadTrainingEvents(bytes.NewReader(data))
+		ev, err := bundle.ReadTrainingEvents(bytes.NewReader(data))
 		if err != nil {
 			return
 		}
 		var buf bytes.Buffer
-		if err := WriteTrainingEvents(&buf, ev); err != nil {
+		if err := bundle.WriteTrainingEvents(&buf, ev); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := ReadTrainingEvents(&buf); err != nil {
+		if _, err := bundle.ReadTrainingEvents(&buf); err != nil {
 			t.Fatalf("events read back do not read again: %v", err)
 		}
 	})

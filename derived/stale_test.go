@@ -1,6 +1,8 @@
-package bundle
+package derived
 
 import (
+	"aimeter/bundle"
+	"aimeter/loadgentest"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -17,14 +19,14 @@ import (
 // user's that no bundle holds.
 func TestWriteRemovesStaleFiles(t *testing.T) {
 	dir := t.TempDir()
-	rich := runBundle(t, &stagedSUT{}, smallSettings(loadgen.Offline, loadgen.PerformanceOnly))
-	foreign := runBundle(t, null.SUT{}, smallSettings(loadgen.Server, loadgen.PerformanceOnly))
+	rich := runBundle(t, &loadgentest.StagedSUT{}, loadgentest.SmallSettings(loadgen.Offline, loadgen.PerformanceOnly))
+	foreign := runBundle(t, null.SUT{}, loadgentest.SmallSettings(loadgen.Server, loadgen.PerformanceOnly))
 	foreign.NoReport = true
 	rich.Foreign = foreign
 	if err := Write(dir, rich); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{TraceFile, StagesFile, ErrorsFile, ForeignDir + "/" + RecordsFile} {
+	for _, name := range []string{bundle.TraceFile, bundle.StagesFile, bundle.ErrorsFile, bundle.ForeignDir + "/" + bundle.RecordsFile} {
 		if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(name))); err != nil {
 			t.Fatalf("the first bundle lacks %s, so the test proves nothing: %v", name, err)
 		}
@@ -34,12 +36,12 @@ func TestWriteRemovesStaleFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	plain := runBundle(t, null.SUT{}, smallSettings(loadgen.Offline, loadgen.PerformanceOnly))
+	plain := runBundle(t, null.SUT{}, loadgentest.SmallSettings(loadgen.Offline, loadgen.PerformanceOnly))
 	plain.Trace = false
 	if err := Write(dir, plain); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{ManifestFile, "notes.txt"}
+	want := []string{bundle.ManifestFile, "notes.txt"}
 	for _, e := range plain.Manifest.Files {
 		want = append(want, e.Name)
 	}
@@ -60,10 +62,10 @@ func TestWriteRemovesStaleFiles(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("files after the second Write:\n got %v\nwant %v", got, want)
 	}
-	if _, err := os.Stat(filepath.Join(dir, ForeignDir)); err == nil {
-		t.Errorf("%s/ of the first run survived", ForeignDir)
+	if _, err := os.Stat(filepath.Join(dir, bundle.ForeignDir)); err == nil {
+		t.Errorf("%s/ of the first run survived", bundle.ForeignDir)
 	}
-	if _, err := Read(dir); err != nil {
-		t.Errorf("Read of the second bundle: %v", err)
+	if _, err := bundle.Read(dir); err != nil {
+		t.Errorf("bundle.Read of the second bundle: %v", err)
 	}
 }

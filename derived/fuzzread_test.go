@@ -1,6 +1,8 @@
-package bundle
+package derived
 
 import (
+	"aimeter/bundle"
+	"aimeter/loadgentest"
 	"io"
 	"os"
 	"path/filepath"
@@ -17,28 +19,28 @@ func fuzzBundles(f *testing.F) (dirs []string, raw [][]string) {
 		sut loadgen.SUT
 		sc  loadgen.Scenario
 	}{
-		{&stagedSUT{}, loadgen.SingleStream},
-		{&stagedSUT{}, loadgen.MultiStream},
-		{&wireSUT{}, loadgen.Server},
-		{&stagedSUT{}, loadgen.Offline},
+		{&loadgentest.StagedSUT{}, loadgen.SingleStream},
+		{&loadgentest.StagedSUT{}, loadgen.MultiStream},
+		{&loadgentest.WireSUT{}, loadgen.Server},
+		{&loadgentest.StagedSUT{}, loadgen.Offline},
 	}
 	for _, s := range sets {
-		st := smallSettings(s.sc, loadgen.PerformanceOnly)
+		st := loadgentest.SmallSettings(s.sc, loadgen.PerformanceOnly)
 		if s.sc == loadgen.Server {
 			st.UseTokenLatencies = true
 			st.ServerTTFTLatencyNs, st.ServerTPOTLatencyNs = 1_000_000, 1_000_000
 		}
 		dir := writeRunDir(f, s.sut, st)
-		if _, err := Read(dir); err != nil {
+		if _, err := bundle.Read(dir); err != nil {
 			f.Fatalf("the %v seed bundle does not read back: %v", s.sc, err)
 		}
-		m, err := ReadManifest(dir)
+		m, err := bundle.ReadManifest(dir)
 		if err != nil {
 			f.Fatal(err)
 		}
 		var names []string
 		for _, e := range m.Files {
-			if e.Role == Raw {
+			if e.Role == bundle.Raw {
 				names = append(names, e.Name)
 			}
 		}
@@ -70,12 +72,14 @@ func FuzzRead(f *testing.F) {
 		if err := os.WriteFile(filepath.Join(d, name), data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		b, err := ReadWith(d, ReadOptions{SkipVerify: true})
+		b, err := bundle.ReadWith(d, bundle.ReadOptions{SkipVerify: true})
 		if err != nil {
 			return
 		}
-		for _, p := range b.derivedParts("") {
-			_ = p.write(io.Discard) // an error is fine; a panic is not
+		for _, d := range Of(b).Files() {
+			if d.For == nil || d.For(b) {
+				_ = d.Write(io.Discard, b) // an error is fine; a panic is not
+			}
 		}
 	})
 }

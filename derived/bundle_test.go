@@ -1,6 +1,8 @@
-package bundle
+package derived
 
 import (
+	"aimeter/bundle"
+	"aimeter/loadgentest"
 	"bytes"
 	"context"
 	"errors"
@@ -8,65 +10,28 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"aimeter/loadgen"
-	"aimeter/report"
 	"aimeter/sut/null"
 	"aimeter/sysinfo"
 )
 
-// stagedSUT completes every sample at once with stage times on the run
-// clock, and fails every seventh sample, so that a bundle holds stages,
-// failures and their error events.
-type stagedSUT struct{ n atomic.Int64 }
-
-func (*stagedSUT) Name() string { return "StagedSUT" }
-func (s *stagedSUT) IssueQuery(r *loadgen.Responder, samples []loadgen.QuerySample) {
-	for _, q := range samples {
-		if s.n.Add(1)%7 == 0 {
-			r.Fail(q.ID, errors.New("synthetic failure"))
-			continue
-		}
-		now := r.Now()
-		st := loadgen.NoStages
-		st.Received, st.InferenceStart, st.InferenceEnd, st.ResultSent = now, now, now, now
-		r.CompleteWithStages(q.ID, []byte{byte(q.Index)}, 1, st)
-	}
-}
-func (*stagedSUT) FlushQueries() {}
-
-// smallSettings sizes a scenario so that the null SUT finishes in tens of
-// milliseconds.
-func smallSettings(sc loadgen.Scenario, mode loadgen.Mode) loadgen.Settings {
-	s := loadgen.DefaultSettings()
-	s.Scenario, s.Mode = sc, mode
-	s.MinDurationMs = 20
-	s.MinQueryCount = 64
-	s.ServerTargetQPS = 20000
-	s.ServerTargetLatencyNs = 10_000_000
-	s.OfflineExpectedQPS = 5000
-	s.SingleStreamExpectedLatencyNs = 10_000
-	s.MultiStreamExpectedLatencyNs = 100_000
-	s.AccuracyLogProbability = 0.1
-	return s
-}
-
-func runBundle(t *testing.T, sut loadgen.SUT, s loadgen.Settings) *Bundle {
+func runBundle(t *testing.T, sut loadgen.SUT, s loadgen.Settings) *bundle.Bundle {
 	t.Helper()
 	res, err := loadgen.Run(context.Background(), sut, null.QSL{Total: 256}, s, &loadgen.Options{SpinWindow: -1})
 	if res == nil {
 		t.Fatalf("Run: %v", err)
 	}
-	return &Bundle{
+	return &bundle.Bundle{
 		Result:  res,
 		Version: "test",
 		Name:    "round trip",
-		System: report.SystemInfo{Hostname: "host", OS: "linux", Arch: "amd64", CPU: "cpu", Cores: 2, MemoryBytes: 1 << 30, GoVersion: "go", AimeterVersion: "test",
+		System: sysinfo.System{Hostname: "host", OS: "linux", Arch: "amd64", CPU: "cpu", Cores: 2, MemoryBytes: 1 << 30, GoVersion: "go", AimeterVersion: "test",
 			Accelerators: []sysinfo.Accelerator{{Vendor: "NVIDIA", Name: "NVIDIA H200", MemoryBytes: 143771 << 20, DriverVersion: "580.159.04", Source: "nvidia-smi"}}},
 		Trace: true,
 	}
@@ -82,14 +47,14 @@ func TestRegenerateByteIdentical(t *testing.T) {
 		sut  loadgen.SUT
 		s    loadgen.Settings
 	}{
-		{"SingleStream", null.SUT{}, smallSettings(loadgen.SingleStream, loadgen.PerformanceOnly)},
-		{"MultiStream", null.SUT{}, smallSettings(loadgen.MultiStream, loadgen.PerformanceOnly)},
-		{"Server", null.SUT{}, smallSettings(loadgen.Server, loadgen.PerformanceOnly)},
-		{"Offline", null.SUT{}, smallSettings(loadgen.Offline, loadgen.PerformanceOnly)},
-		{"Offline with stages and failures", &stagedSUT{}, smallSettings(loadgen.Offline, loadgen.PerformanceOnly)},
-		{"Server with stages and failures", &stagedSUT{}, smallSettings(loadgen.Server, loadgen.PerformanceOnly)},
-		{"accuracy mode", null.SUT{}, smallSettings(loadgen.SingleStream, loadgen.AccuracyOnly)},
-		{"submission", null.SUT{}, smallSettings(loadgen.Offline, loadgen.SubmissionRun)},
+		{"SingleStream", null.SUT{}, loadgentest.SmallSettings(loadgen.SingleStream, loadgen.PerformanceOnly)},
+		{"MultiStream", null.SUT{}, loadgentest.SmallSettings(loadgen.MultiStream, loadgen.PerformanceOnly)},
+		{"Server", null.SUT{}, loadgentest.SmallSettings(loadgen.Server, loadgen.PerformanceOnly)},
+		{"Offline", null.SUT{}, loadgentest.SmallSettings(loadgen.Offline, loadgen.PerformanceOnly)},
+		{"Offline with stages and failures", &loadgentest.StagedSUT{}, loadgentest.SmallSettings(loadgen.Offline, loadgen.PerformanceOnly)},
+		{"Server with stages and failures", &loadgentest.StagedSUT{}, loadgentest.SmallSettings(loadgen.Server, loadgen.PerformanceOnly)},
+		{"accuracy mode", null.SUT{}, loadgentest.SmallSettings(loadgen.SingleStream, loadgen.AccuracyOnly)},
+		{"submission", null.SUT{}, loadgentest.SmallSettings(loadgen.Offline, loadgen.SubmissionRun)},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -98,7 +63,7 @@ func TestRegenerateByteIdentical(t *testing.T) {
 			if err := Write(orig, b); err != nil {
 				t.Fatal(err)
 			}
-			back, err := Read(orig)
+			back, err := bundle.Read(orig)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -117,11 +82,11 @@ func TestRegenerateByteIdentical(t *testing.T) {
 				compareFiles(t, filepath.Join(orig, name), filepath.Join(regen, name))
 			}
 			// Regenerating in place changes nothing, manifest included.
-			before := readAll(t, filepath.Join(orig, ManifestFile))
+			before := readAll(t, filepath.Join(orig, bundle.ManifestFile))
 			if _, err := Regenerate(orig, back); err != nil {
 				t.Fatal(err)
 			}
-			if after := readAll(t, filepath.Join(orig, ManifestFile)); !bytes.Equal(before, after) {
+			if after := readAll(t, filepath.Join(orig, bundle.ManifestFile)); !bytes.Equal(before, after) {
 				t.Errorf("regenerating in place changed the manifest:\n%s\n---\n%s", before, after)
 			}
 		})
@@ -156,7 +121,7 @@ func compareFiles(t *testing.T, a, b string) {
 // TestReadNamesChangedFile: a bundle whose file no longer matches its
 // manifest is refused, and the error names the file.
 func TestReadNamesChangedFile(t *testing.T) {
-	b := runBundle(t, null.SUT{}, smallSettings(loadgen.Offline, loadgen.PerformanceOnly))
+	b := runBundle(t, null.SUT{}, loadgentest.SmallSettings(loadgen.Offline, loadgen.PerformanceOnly))
 	dir := t.TempDir()
 	if err := Write(dir, b); err != nil {
 		t.Fatal(err)
@@ -167,7 +132,7 @@ func TestReadNamesChangedFile(t *testing.T) {
 		edit   func(path string) error
 		reason string
 	}{
-		{"edited records", RecordsFile, func(p string) error {
+		{"edited records", bundle.RecordsFile, func(p string) error {
 			data, err := os.ReadFile(p)
 			if err != nil {
 				return err
@@ -175,8 +140,8 @@ func TestReadNamesChangedFile(t *testing.T) {
 			data = bytes.Replace(data, []byte(",ok\n"), []byte(",error\n"), 1)
 			return os.WriteFile(p, data, 0o644)
 		}, "a changed status must not pass as the run's own"},
-		{"truncated summary", SummaryFile, func(p string) error { return os.Truncate(p, 10) }, "derived files are checked too"},
-		{"removed events", EventsFile, os.Remove, "a missing raw part is named"},
+		{"truncated summary", bundle.SummaryFile, func(p string) error { return os.Truncate(p, 10) }, "derived files are checked too"},
+		{"removed events", bundle.EventsFile, os.Remove, "a missing raw part is named"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -185,12 +150,12 @@ func TestReadNamesChangedFile(t *testing.T) {
 			if err := c.edit(filepath.Join(d, c.file)); err != nil {
 				t.Fatal(err)
 			}
-			_, err := Read(d)
-			var de *DigestError
+			_, err := bundle.Read(d)
+			var de *bundle.DigestError
 			if !errors.As(err, &de) || de.Name != c.file || !strings.Contains(err.Error(), c.file) {
-				t.Fatalf("%s: Read = %v, want a DigestError naming %s", c.reason, err, c.file)
+				t.Fatalf("%s: bundle.Read = %v, want a bundle.DigestError naming %s", c.reason, err, c.file)
 			}
-			if _, err := ReadWith(d, ReadOptions{SkipVerify: true}); c.file != EventsFile && err != nil {
+			if _, err := bundle.ReadWith(d, bundle.ReadOptions{SkipVerify: true}); c.file != bundle.EventsFile && err != nil {
 				t.Errorf("SkipVerify: %v", err)
 			}
 		})
@@ -218,23 +183,23 @@ func copyDir(t *testing.T, from, to string) {
 // says which version wrote it and what is missing.
 func TestReadLegacyDirectory(t *testing.T) {
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, SettingsFile), []byte(`{"version": "0.3.0"}`), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, bundle.SettingsFile), []byte(`{"version": "0.3.0"}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err := Read(dir)
-	if err == nil || !strings.Contains(err.Error(), "aimeter 0.3.0") || !strings.Contains(err.Error(), EventsFile) {
-		t.Fatalf("Read = %v, want the writing version and the missing files named", err)
+	_, err := bundle.Read(dir)
+	if err == nil || !strings.Contains(err.Error(), "aimeter 0.3.0") || !strings.Contains(err.Error(), bundle.EventsFile) {
+		t.Fatalf("bundle.Read = %v, want the writing version and the missing files named", err)
 	}
-	_, err = Read(t.TempDir())
+	_, err = bundle.Read(t.TempDir())
 	if err == nil || !strings.Contains(err.Error(), "not a run bundle") {
-		t.Fatalf("Read of an empty directory = %v", err)
+		t.Fatalf("bundle.Read of an empty directory = %v", err)
 	}
 }
 
 // TestFileModes: every file of a bundle is 0644, whatever the umask's
 // CreateTemp default (0600).
 func TestFileModes(t *testing.T) {
-	b := runBundle(t, null.SUT{}, smallSettings(loadgen.SingleStream, loadgen.PerformanceOnly))
+	b := runBundle(t, null.SUT{}, loadgentest.SmallSettings(loadgen.SingleStream, loadgen.PerformanceOnly))
 	dir := t.TempDir()
 	if err := Write(dir, b); err != nil {
 		t.Fatal(err)
@@ -245,8 +210,8 @@ func TestFileModes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if fi.Mode().Perm() != FileMode {
-			t.Errorf("%s: mode %v, want %v", e.Name(), fi.Mode().Perm(), os.FileMode(FileMode))
+		if fi.Mode().Perm() != bundle.FileMode {
+			t.Errorf("%s: mode %v, want %v", e.Name(), fi.Mode().Perm(), os.FileMode(bundle.FileMode))
 		}
 		if strings.HasSuffix(e.Name(), ".tmp") {
 			t.Errorf("temporary file %s left behind", e.Name())
@@ -256,39 +221,16 @@ func TestFileModes(t *testing.T) {
 	_ = time.Second
 }
 
-// wireSUT reports what a network SUT would: bytes on the wire, the node
-// that served each sample, token times, and failures of two categories.
-type wireSUT struct{ n atomic.Int64 }
-
-func (*wireSUT) Name() string { return "WireSUT" }
-func (s *wireSUT) IssueQuery(r *loadgen.Responder, samples []loadgen.QuerySample) {
-	for _, q := range samples {
-		k := s.n.Add(1)
-		resp := loadgen.Response{ID: q.ID, Data: []byte{1}, Tokens: 3, RequestBytes: 100 + k, ResponseBytes: 7, Node: uint32(1 + k%3)}
-		switch {
-		case k%11 == 0:
-			resp.Err = loadgen.WithCategory("http", fmt.Errorf("status %d", 500+k%2))
-		case k%13 == 0:
-			resp.Err = errors.New("decode: bad json")
-		default:
-			now := r.Now()
-			resp.TokenTimes = []int64{now - 2, now - 1, now}
-		}
-		r.Respond(resp)
-	}
-}
-func (*wireSUT) FlushQueries() {}
-
 // TestSampleDataRoundTrip: bytes, nodes, the error table and token times
-// survive Write and Read, and a run without them writes none of their
+// survive Write and bundle.Read, and a run without them writes none of their
 // files.
 func TestSampleDataRoundTrip(t *testing.T) {
-	b := runBundle(t, &wireSUT{}, smallSettings(loadgen.Offline, loadgen.PerformanceOnly))
+	b := runBundle(t, &loadgentest.WireSUT{}, loadgentest.SmallSettings(loadgen.Offline, loadgen.PerformanceOnly))
 	dir := t.TempDir()
 	if err := Write(dir, b); err != nil {
 		t.Fatal(err)
 	}
-	back, err := Read(dir)
+	back, err := bundle.Read(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -318,12 +260,12 @@ func TestSampleDataRoundTrip(t *testing.T) {
 		t.Errorf("the 11th sample's error = %v, want category http", e)
 	}
 
-	plain := runBundle(t, null.SUT{}, smallSettings(loadgen.Offline, loadgen.PerformanceOnly))
+	plain := runBundle(t, null.SUT{}, loadgentest.SmallSettings(loadgen.Offline, loadgen.PerformanceOnly))
 	pdir := t.TempDir()
 	if err := Write(pdir, plain); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{SamplesFile, ErrorsFile, TokensFile} {
+	for _, name := range []string{bundle.SamplesFile, bundle.ErrorsFile, bundle.TokensFile} {
 		if _, err := os.Stat(filepath.Join(pdir, name)); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("a run without per-sample data wrote %s", name)
 		}
@@ -340,31 +282,73 @@ func TestHostLoadRoundTrip(t *testing.T) {
 		{CPUs: 2, WallSeconds: 20.5, SelfCPUSeconds: 30.1, OtherCPUSeconds: 19.2, StealSeconds: 0.3},
 		nil,
 	} {
-		b := runBundle(t, null.SUT{}, smallSettings(loadgen.Offline, loadgen.PerformanceOnly))
+		b := runBundle(t, null.SUT{}, loadgentest.SmallSettings(loadgen.Offline, loadgen.PerformanceOnly))
 		b.HostLoad = load
 		dir := t.TempDir()
 		if err := Write(dir, b); err != nil {
 			t.Fatal(err)
 		}
-		back, err := Read(dir)
+		back, err := bundle.Read(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !reflect.DeepEqual(back.HostLoad, load) {
 			t.Errorf("host load %+v read back as %+v", load, back.HostLoad)
 		}
-		if meta := string(readAll(t, filepath.Join(dir, RunFile))); (load != nil) != strings.Contains(meta, `"host_load"`) {
+		if meta := string(readAll(t, filepath.Join(dir, bundle.RunFile))); (load != nil) != strings.Contains(meta, `"host_load"`) {
 			t.Errorf("run.json of a bundle with host load %v:\n%s", load, meta)
 		}
 		// report.html tells the load, and regenerating it from the bundle
 		// read back gives the same bytes.
-		if html := string(readAll(t, filepath.Join(dir, ReportFile))); (load != nil) != strings.Contains(html, "other processes used") {
+		if html := string(readAll(t, filepath.Join(dir, bundle.ReportFile))); (load != nil) != strings.Contains(html, "other processes used") {
 			t.Errorf("report.html of a bundle with host load %v does not say so", load)
 		}
 		regen := t.TempDir()
 		if _, err := Regenerate(regen, back); err != nil {
 			t.Fatal(err)
 		}
-		compareFiles(t, filepath.Join(dir, ReportFile), filepath.Join(regen, ReportFile))
+		compareFiles(t, filepath.Join(dir, bundle.ReportFile), filepath.Join(regen, bundle.ReportFile))
 	}
 }
+
+// TestReadInterruptedRunWithoutRecords: a run interrupted before it issued
+// anything is a correct bundle: it reads back, regenerates byte for byte,
+// and its summary labels the target percentile (it printed "0.0th").
+func TestReadInterruptedRunWithoutRecords(t *testing.T) {
+	for _, sc := range []loadgen.Scenario{loadgen.SingleStream, loadgen.MultiStream, loadgen.Server, loadgen.Offline} {
+		t.Run(sc.String(), func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			res, _ := loadgen.Run(ctx, null.SUT{}, null.QSL{Total: 256}, loadgentest.SmallSettings(sc, loadgen.PerformanceOnly), &loadgen.Options{SpinWindow: -1})
+			if res == nil || res.RecordCount() != 0 {
+				t.Fatalf("want a result without records, got %v", res)
+			}
+			orig := t.TempDir()
+			if err := Write(orig, &bundle.Bundle{Result: res, Version: "test"}); err != nil {
+				t.Fatal(err)
+			}
+			back, err := bundle.Read(orig)
+			if err != nil {
+				t.Fatalf("an interrupted run must be re-reported: %v", err)
+			}
+			regen := t.TempDir()
+			names, err := Regenerate(regen, back)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, name := range names {
+				compareFiles(t, filepath.Join(orig, name), filepath.Join(regen, name))
+			}
+			summary := string(readAll(t, filepath.Join(orig, bundle.SummaryFile)))
+			if unlabelled.MatchString(summary) {
+				t.Errorf("the summary of an empty pass has unlabelled percentiles:\n%s", summary)
+			}
+			if name, _ := back.Result.Summary.Metric(); strings.HasPrefix(name, "0.0th") {
+				t.Errorf("Metric() = %q", name)
+			}
+		})
+	}
+}
+
+// unlabelled matches a summary line of a percentile labelled 0.
+var unlabelled = regexp.MustCompile(`(?m)^0\.0+(th)? percentile`)

@@ -1,0 +1,247 @@
+// Package derived produces every derived file of a run bundle from its raw
+// parts: LoadGen's summary, detail log and trace (package mlperflog), the
+// GB/T 45087 result and inference log (package gbt), the training result
+// and log (package train) and report.html (package report). The files are
+// registered in one list (see files), so a new derived file is one entry;
+// Write, Regenerate and `aimeter report` all go through it, and a bundle
+// read back from its directory derives the same bytes as the live run.
+//
+// Package bundle stores and reads the raw parts and computes nothing;
+// this package is where they become metrics and pages.
+package derived
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"aimeter/bundle"
+	"aimeter/gbt"
+	"aimeter/mlperflog"
+	"aimeter/report"
+	"aimeter/train"
+)
+
+// Set derives the files and metrics of one bundle. The GB/T metrics and
+// the training result are computed once, on first use, and shared by
+// every file that needs them. Make one with Of; it is safe for concurrent
+// use once made.
+type Set struct {
+	b *bundle.Bundle
+
+	gbtOnce sync.Once
+	gbtRun  gbt.RunData
+	gbtM    gbt.Metrics
+	gbtErr  error
+
+	trainOnce sync.Once
+	trainRes  *train.Result
+	trainErr  error
+}
+
+// Of returns the derivations of b. Set b's parts (Result, GBT, Foreign,
+// Training) before the first call of a method.
+func Of(b *bundle.Bundle) *Set { return &Set{b: b} }
+
+// Bundle returns the bundle the Set derives from.
+func (s *Set) Bundle() *bundle.Bundle { return s.b }
+
+// Write writes the bundle into dir with every derived file and its
+// manifest (bundle.Write with Files).
+func (s *Set) Write(dir string) error { return bundle.Write(dir, s.b, s.Files()) }
+
+// Regenerate writes every derived file into dir again from the raw parts
+// (bundle.Regenerate with Files) and returns their names.
+func (s *Set) Regenerate(dir string) ([]string, error) {
+	return bundle.Regenerate(dir, s.b, s.Files())
+}
+
+// Write writes b into dir with every derived file: Of(b).Write(dir).
+func Write(dir string, b *bundle.Bundle) error { return Of(b).Write(dir) }
+
+// Regenerate is Of(b).Regenerate(dir).
+func Regenerate(dir string, b *bundle.Bundle) ([]string, error) { return Of(b).Regenerate(dir) }
+
+// entry is one derived file: its name, which bundles have it, and how it
+// is made. b is the bundle the file belongs to: s's own bundle, or for
+// the files of a mixed test's foreign run, that foreign run.
+type entry struct {
+	name  string
+	has   func(b *bundle.Bundle) bool
+	write func(s *Set, b *bundle.Bundle, w io.Writer) error
+}
+
+// files is every derived file a bundle can have.
+var files = []entry{
+	{bundle.SummaryFile, isRun, writeSummary},
+	{bundle.DetailFile, isRun, func(_ *Set, b *bundle.Bundle, w io.Writer) error {
+		return mlperflog.WriteDetail(w, b.Result, mlperflog.DetailOptions{Version: b.Version, PID: b.ProcessID(), Location: b.TimeZone()})
+	}},
+	{bundle.TraceFile, func(b *bundle.Bundle) bool { return isRun(b) && b.Trace }, func(_ *Set, b *bundle.Bundle, w io.Writer) error {
+		return mlperflog.WriteTrace(w, b.Result)
+	}},
+	{bundle.ReportFile, func(b *bundle.Bundle) bool { return b.Training != nil || (isRun(b) && !b.NoReport) }, writeReport},
+	{bundle.GBTLogFile, isGBT, func(s *Set, b *bundle.Bundle, w io.Writer) error {
+		s.evaluateGBT()
+		return gbt.WriteInferenceLog(w, b.GBT, s.gbtRun.Main.Records)
+	}},
+	{bundle.GBTResultFile, isGBT, func(s *Set, _ *bundle.Bundle, w io.Writer) error {
+		m, err := s.GBTMetrics()
+		if err != nil {
+			return err
+		}
+		return gbt.WriteResultFile(w, gbt.NewResultFile(s.gbtRun, m))
+	}},
+	{bundle.TrainingResultFile, isTraining, func(s *Set, _ *bundle.Bundle, w io.Writer) error {
+		res, err := s.TrainingResult()
+		if err != nil {
+			return err
+		}
+		return train.WriteResult(w, res)
+	}},
+	{bundle.TrainingLogFile, isTraining, func(_ *Set, b *bundle.Bundle, w io.Writer) error {
+		t := b.Training
+		return train.WriteLog(w, t.Events, train.LogOptions{Location: t.Run.Location(), Origin: t.Run.Origin})
+	}},
+}
+
+func isRun(b *bundle.Bundle) bool      { return b.Result != nil }
+func isGBT(b *bundle.Bundle) bool      { return b.Result != nil && b.GBT != nil }
+func isTraining(b *bundle.Bundle) bool { return b.Training != nil }
+
+// Names returns the names of every derived file a bundle can have.
+func Names() []string {
+	out := make([]string, len(files))
+	for i, e := range files {
+		out[i] = e.name
+	}
+	return out
+}
+
+// Files returns the derivations of s's bundle for bundle.Write and
+// bundle.Regenerate.
+func (s *Set) Files() []bundle.Derivation {
+	out := make([]bundle.Derivation, len(files))
+	for i, e := range files {
+		out[i] = bundle.Derivation{Name: e.name, For: e.has, Write: func(w io.Writer, b *bundle.Bundle) error { return e.write(s, b, w) }}
+	}
+	return out
+}
+
+// GBTMetrics returns the clause 7.6 metrics of a GB/T bundle,
+// gbt.Evaluate(b.GBTRun()), computed once.
+func (s *Set) GBTMetrics() (gbt.Metrics, error) {
+	if s.b.GBT == nil || s.b.Result == nil {
+		return gbt.Metrics{}, errors.New("derived: not a GB/T bundle")
+	}
+	s.evaluateGBT()
+	return s.gbtM, s.gbtErr
+}
+
+func (s *Set) evaluateGBT() {
+	s.gbtOnce.Do(func() {
+		s.gbtRun = s.b.GBTRun()
+		s.gbtM, s.gbtErr = gbt.Evaluate(s.gbtRun)
+	})
+}
+
+// TrainingResult returns the result of a training bundle
+// (gbt_training.json's content), computed once.
+func (s *Set) TrainingResult() (*train.Result, error) {
+	if s.b.Training == nil {
+		return nil, errors.New("derived: not a training bundle")
+	}
+	s.trainOnce.Do(func() { s.trainRes, s.trainErr = trainingResult(s.b.Training) })
+	return s.trainRes, s.trainErr
+}
+
+func trainingResult(t *bundle.Training) (*train.Result, error) {
+	run := &t.Run
+	m, err := train.Compute(t.Events, run.Config)
+	if err != nil {
+		return nil, err
+	}
+	loc := run.Location()
+	res := &train.Result{
+		Version: train.ResultVersion, Info: run.Info, Training: run.Training, Scenario: run.Scenario, Config: run.Config,
+		Metrics: m, Log: train.LogLines(t.Events, train.LogOptions{Location: loc, Origin: run.Origin}),
+	}
+	res.UTCOffset = train.UTCOffset(time.Unix(0, 0).In(loc))
+	return res, nil
+}
+
+// writeSummary writes LoadGen's summary of b.
+func writeSummary(_ *Set, b *bundle.Bundle, w io.Writer) error {
+	return mlperflog.WriteSummary(w, b.Result)
+}
+
+// writeReport writes report.html: the training page of a training bundle,
+// else the run's page.
+func writeReport(s *Set, b *bundle.Bundle, w io.Writer) error {
+	if b.Training != nil {
+		res, err := s.TrainingResult()
+		if err != nil {
+			return err
+		}
+		t := b.Training
+		return report.WriteTraining(w, &report.Training{Name: t.Run.Name, Source: t.Run.SourceText(), System: t.Run.System,
+			Result: res, Events: t.Events, Notes: t.Run.Notes()})
+	}
+	r, err := s.Report()
+	if err != nil {
+		return err
+	}
+	return report.Write(w, r)
+}
+
+// Report is the HTML report of the bundle alone; its notes give the
+// machine's load during the run, when measured.
+func (s *Set) Report() (*report.Report, error) {
+	b := s.b
+	sc, err := s.ReportScenario()
+	if err != nil {
+		return nil, err
+	}
+	r := &report.Report{System: b.System, Scenarios: []report.Scenario{sc}}
+	if b.HostLoad != nil {
+		r.Notes = append(r.Notes, "During the run "+b.HostLoad.String()+".")
+	}
+	return r, nil
+}
+
+// ReportScenario is the bundle as one scenario of a report.
+func (s *Set) ReportScenario() (report.Scenario, error) {
+	b := s.b
+	if b.Result == nil {
+		return report.Scenario{}, fmt.Errorf("derived: a report scenario of a bundle without a run")
+	}
+	name := b.Name
+	if name == "" {
+		name = b.Result.SUTName + " " + b.Result.Effective.Scenario.String()
+	}
+	sc := report.Scenario{Name: name, Result: b.Result, Accuracy: ReportAccuracy(b.AccuracyCheck), Nodes: ReportNodes(b.Nodes)}
+	return sc, nil
+}
+
+// ReportAccuracy is a stored accuracy check as the report shows it; nil
+// for nil.
+func ReportAccuracy(a *bundle.AccuracyCheck) *report.AccuracyInfo {
+	if a == nil {
+		return nil
+	}
+	return &report.AccuracyInfo{Metric: a.Metric, Value: a.Value, Target: a.Target, Pass: a.Pass}
+}
+
+// ReportNodes are stored nodes as the report names them; nil for none.
+func ReportNodes(nodes []bundle.Node) []report.Node {
+	if nodes == nil {
+		return nil
+	}
+	out := make([]report.Node, len(nodes))
+	for i, n := range nodes {
+		out[i] = report.Node{Number: n.Number, Name: n.Name, URL: n.URL}
+	}
+	return out
+}
