@@ -28,4 +28,13 @@
 // model "*". LoadSettings runs the whole sequence a LoadGen harness and
 // StartTest run: defaults, then the embedded mlperf.conf (Builtin) or a
 // replacement, then user.conf, then audit.config if present.
+//
+// Cascade builds the settings of a whole run, as aimeter's CLI does: Load's
+// files (or, with no model and no config file, aimeter's self-test defaults
+// in place of mlperf.conf and user.conf, followed by audit.config all the
+// same), then a caller's hook for values a mode or SUT imposes, then the
+// explicit NAME=VALUE overrides of --set, read strictly. It records in
+// Sources which Layer set each setting, so that callers decide from a
+// typed provenance (Sources.Is, Sources.Impose) and print Source.String;
+// every input it refuses is a *SettingError naming the option at fault.
 package mlperfconf
