@@ -23,6 +23,7 @@ import (
 	"aimeter/bundle"
 	"aimeter/gbt"
 	"aimeter/model"
+	"aimeter/sut/reference/mlp"
 	"aimeter/sysinfo"
 	"aimeter/train"
 	"aimeter/train/collect"
@@ -701,21 +702,21 @@ func trainReference(ctx context.Context, st *State, f *trainFlags, p *trainPlan,
 	if err != nil {
 		return &trainStartError{err}
 	}
-	target := &train.Target{Metric: "top-1 accuracy", Value: data.target}
+	target := &train.Target{Metric: "top-1 accuracy", Value: data.Target}
 	if run.Config.Target == nil {
 		run.Config.Target = target
 	}
 	target = run.Config.Target
 	if run.Config.TrainingSetSize == 0 {
-		run.Config.TrainingSetSize = int64(data.train.Len())
+		run.Config.TrainingSetSize = int64(data.Train.Len())
 	}
 	if run.Config.TrainingSetMB == 0 {
 		// One byte a pixel and one a label, as the data set is stored.
-		run.Config.TrainingSetMB = float64(data.train.Len()*(data.train.Rows*data.train.Cols+1)) / 1e6
+		run.Config.TrainingSetMB = float64(data.Train.Len()*(data.Train.Rows*data.Train.Cols+1)) / 1e6
 	}
 	layers := model.DefaultLayers()
 	run.Source = bundle.SourceGoAPI
-	run.Workload = &bundle.TrainingWorkload{Name: "reference", Dataset: data.train.Name, Model: fmt.Sprintf("MLP %v", layers), Trials: trials, Epochs: f.epochs}
+	run.Workload = &bundle.TrainingWorkload{Name: "reference", Dataset: data.Train.Name, Model: fmt.Sprintf("MLP %v", layers), Trials: trials, Epochs: f.epochs}
 	// The reference trainer's own facts fill what the flags leave out.
 	if run.Training.Optimizer == "" {
 		run.Training.Optimizer = "SGD with momentum"
@@ -731,16 +732,16 @@ func trainReference(ctx context.Context, st *State, f *trainFlags, p *trainPlan,
 		run.Training.Parallelism = &none
 	}
 	if run.Info.ModelName == "" && run.Info.ModelNo == "" {
-		run.Info.ModelName = "aimeter reference MLP"
+		run.Info.ModelName = mlp.ModelName
 	}
-	testX := data.test.Floats()
+	testX := data.Test.Floats()
 	stopSampler := sampleCPU(rec, referenceSampleEvery)
 	defer stopSampler()
 	fmt.Fprintf(st.Stderr, "aimeter: training the reference model (MLP %v) on %s: %d trials of at most %d epochs, target %s > %g\n",
-		layers, data.train.Name, trials, f.epochs, target.Metric, target.Value)
+		layers, data.Train.Name, trials, f.epochs, target.Metric, target.Value)
 	// One buffer holds the training set as floats; each trial's data read
 	// converts the pixels into it again, so that memory stays at one copy.
-	x := make([]float32, len(data.train.Pixels))
+	x := make([]float32, len(data.Train.Pixels))
 	for trial := 1; trial <= trials; trial++ {
 		if ctx.Err() != nil {
 			break
@@ -755,13 +756,13 @@ func trainReference(ctx context.Context, st *State, f *trainFlags, p *trainPlan,
 }
 
 // referenceTrial runs one trial of the reference workload.
-func referenceTrial(ctx context.Context, st *State, f *trainFlags, rec *train.Recorder, data *demoData, x, testX []float32, target *train.Target, trial int) error {
+func referenceTrial(ctx context.Context, st *State, f *trainFlags, rec *train.Recorder, data *mlp.Data, x, testX []float32, target *train.Target, trial int) error {
 	rec.TrialStart(trial)
 	if trial > 1 {
 		rec.DataReadStart(trial)
 	}
 	// As dataset.Images.Floats does, into x.
-	for i, p := range data.train.Pixels {
+	for i, p := range data.Train.Pixels {
 		x[i] = float32(p) / 255
 	}
 	rec.DataReadEnd(trial)
@@ -786,7 +787,7 @@ func referenceTrial(ctx context.Context, st *State, f *trainFlags, rec *train.Re
 		EpochEnd: func(epoch, samples int, loss, acc float64) {
 			rec.EpochEnd(trial, epoch, int64(samples))
 			rec.ValidationStart(trial, epoch)
-			a := m.Evaluate(testX, data.test.Labels, data.test.Len())
+			a := m.Evaluate(testX, data.Test.Labels, data.Test.Len())
 			rec.Validation(trial, epoch, a)
 			if !f.quiet {
 				fmt.Fprintf(st.Stderr, "  trial %d epoch %d: loss %.3f, validation top-1 %.4f\n", trial, epoch, loss, a)
@@ -797,7 +798,7 @@ func referenceTrial(ctx context.Context, st *State, f *trainFlags, rec *train.Re
 			}
 		},
 	}
-	err := m.TrainWithHooks(tctx, x, data.train.Labels, data.train.Len(), cfg, hooks)
+	err := m.TrainWithHooks(tctx, x, data.Train.Labels, data.Train.Len(), cfg, hooks)
 	status := "aborted"
 	if reached {
 		status = "success"
