@@ -599,49 +599,25 @@ func trainCollect(ctx context.Context, st *State, f *trainFlags, p *trainPlan, r
 	default:
 		fmt.Fprintf(st.Stderr, "collecting for %v\n", f.until)
 	}
-	var deadline <-chan time.Time
-	if f.until > 0 {
-		t := time.NewTimer(f.until)
-		defer t.Stop()
-		deadline = t.C
-	}
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
+	// The endpoint stopping ends the wait as an interrupt would.
+	wctx, stopWait := context.WithCancelCause(ctx)
+	defer stopWait(nil)
+	go func() { stopWait(fmt.Errorf("serving %s: %w", f.listen, <-served)) }()
+	res := srv.Wait(wctx, collect.WaitOptions{Ranks: f.ranks, UntilRanksDone: f.untilRanksDone, Until: f.until, Linger: f.linger})
 	var reason string
-	var doneAt time.Time
-	lastCount := int64(-1)
-	lastChange := time.Now()
-	var lastCheck time.Time
-	unchecked := false // events came that were not checked for train_end yet
-	for reason == "" {
-		select {
-		case <-ctx.Done():
-			reason = context.Cause(ctx).Error()
-		case <-deadline:
-			reason = fmt.Sprintf("--until %v reached", f.until)
-			if !ranksDone(srv.Events(), f.ranks) {
-				run.Incomplete = reason + " before every rank posted train_end"
-			}
-		case err := <-served:
-			reason = "the endpoint stopped"
-			return fmt.Errorf("serving %s: %w", f.listen, err)
-		case <-tick.C:
-			now := time.Now()
-			if c := srv.Status().Events; c != lastCount {
-				lastCount, lastChange, unchecked = c, now, true
-			}
-			// Checking for train_end copies the events: only after new
-			// ones came, and at most every 2 s once there are many.
-			if doneAt.IsZero() && unchecked && (f.ranks > 0 || f.untilRanksDone) && now.Sub(lastCheck) >= checkEvery(lastCount) {
-				lastCheck, unchecked = now, false
-				if ranksDone(srv.Events(), f.ranks) {
-					doneAt = now
-				}
-			}
-			if !doneAt.IsZero() && now.Sub(lastChange) >= f.linger {
-				reason = "every rank posted train_end"
-			}
+	switch res.End {
+	case collect.WaitCancelled:
+		if ctx.Err() == nil {
+			return context.Cause(wctx) // the endpoint stopped
 		}
+		reason = context.Cause(ctx).Error()
+	case collect.WaitUntil:
+		reason = fmt.Sprintf("--until %v reached", f.until)
+		if !res.RanksDone {
+			run.Incomplete = reason + " before every rank posted train_end"
+		}
+	case collect.WaitRanksDone:
+		reason = "every rank posted train_end"
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -653,36 +629,6 @@ func trainCollect(ctx context.Context, st *State, f *trainFlags, p *trainPlan, r
 	tr.Events = srv.Events()
 	fmt.Fprintf(st.Stderr, "aimeter: collection ended (%s): %d events from %d ranks\n", reason, status.Events, len(status.Ranks))
 	return nil
-}
-
-// checkEvery is how often the collector's events are scanned for train_end
-// when it holds n of them: each scan copies them all.
-func checkEvery(n int64) time.Duration {
-	if n > 100_000 {
-		return 2 * time.Second
-	}
-	return 0
-}
-
-// ranksDone reports whether want ranks (every rank seen, when want is 0)
-// have posted a train_end.
-func ranksDone(events []train.Event, want int) bool {
-	type rk struct {
-		node string
-		rank int
-	}
-	seen, ended := map[rk]bool{}, map[rk]bool{}
-	for _, e := range events {
-		k := rk{e.Node, e.Rank}
-		seen[k] = true
-		if e.Kind == train.TrainEnd {
-			ended[k] = true
-		}
-	}
-	if want > 0 {
-		return len(ended) >= want
-	}
-	return len(seen) > 0 && len(ended) == len(seen)
 }
 
 // trainReference trains the reference model through train.Recorder.
