@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -27,13 +26,8 @@ import (
 	"aimeter/model"
 	"aimeter/report"
 	"aimeter/sut/reference"
+	"aimeter/sut/reference/mlp"
 	"aimeter/sysinfo"
-)
-
-// Quality targets of the reference model, top-1 on the test split.
-const (
-	fashionMNISTTarget = 0.85
-	syntheticTarget    = 0.95
 )
 
 type demoFlags struct {
@@ -116,98 +110,43 @@ func demoSpinWindow(flag time.Duration, given bool, cpus int) time.Duration {
 	return -1
 }
 
-// demoData is the chosen data set.
-type demoData struct {
-	train, test *dataset.Images
-	target      float64
+// loadDemoData loads the data set --dataset names (mlp.LoadData), with a
+// note on stderr where "auto" falls back to the synthetic set.
+func loadDemoData(st *State, name string) (*mlp.Data, error) {
+	data, err := mlp.LoadData(name, mlp.DataOptions{Notify: func(note string) {
+		fmt.Fprintf(st.Stderr, "note: %s\n", note)
+	}})
+	if errors.Is(err, mlp.ErrUnknownData) {
+		return nil, fmt.Errorf("--dataset %q: want fashion-mnist, synthetic or auto", name)
+	}
+	return data, err
 }
 
-func loadDemoData(st *State, name string) (*demoData, error) {
-	useSynthetic := func() *demoData {
-		return &demoData{train: dataset.Synthetic(20000, 1), test: dataset.Synthetic(5000, 2), target: syntheticTarget}
-	}
-	switch name {
-	case "synthetic":
-		return useSynthetic(), nil
-	case "fashion-mnist", "auto":
-		train, err := dataset.LoadFashionMNIST(dataset.FashionMNISTDir, dataset.Train)
-		if err == nil {
-			var test *dataset.Images
-			if test, err = dataset.LoadFashionMNIST(dataset.FashionMNISTDir, dataset.Test); err == nil {
-				return &demoData{train: train, test: test, target: fashionMNISTTarget}, nil
-			}
+// obtainModel obtains the reference model (mlp.ObtainModel) with a
+// training progress bar, and says where it came from.
+func obtainModel(ctx context.Context, st *State, f *demoFlags, data *mlp.Data) (*model.MLP, string, error) {
+	bar := newBar(st, f.quiet, "training", model.DefaultTrainConfig().Epochs)
+	m, got, err := mlp.ObtainModel(ctx, data.Train, mlp.ModelOptions{
+		Weights: f.weights,
+		Retrain: f.retrain,
+		Progress: func(epoch, _ int, loss, acc float64) {
+			bar.set(epoch, fmt.Sprintf("loss %.3f  train top-1 %.1f%%", loss, 100*acc))
+		},
+	})
+	bar.done()
+	if we := (*mlp.WeightsError)(nil); errors.As(err, &we) {
+		if we.Err == nil {
+			return nil, "", fmt.Errorf("%w: delete it or run with --retrain", err)
 		}
-		if name == "auto" && errors.Is(err, dataset.ErrMissing) {
-			fmt.Fprintf(st.Stderr, "note: Fashion-MNIST is not installed (apt-get install dataset-fashion-mnist); using the synthetic image set\n")
-			return useSynthetic(), nil
-		}
-		return nil, err
+		return nil, "", fmt.Errorf("%w: delete the file or run `aimeter demo --retrain`", err)
 	}
-	return nil, fmt.Errorf("--dataset %q: want fashion-mnist, synthetic or auto", name)
-}
-
-// weightsPath returns where the trained weights of this data set are cached.
-func weightsPath(flag string, data *demoData) (string, error) {
-	if flag != "" {
-		return flag, nil
-	}
-	dir, err := os.UserCacheDir()
-	if err != nil {
-		dir = os.TempDir()
-	}
-	layers := strings.Trim(strings.ReplaceAll(fmt.Sprint(model.DefaultLayers()), " ", "-"), "[]")
-	return filepath.Join(dir, "aimeter", fmt.Sprintf("reference-%s-%s.aimw", data.train.Name, layers)), nil
-}
-
-// obtainModel loads cached weights or trains the model and caches it.
-func obtainModel(ctx context.Context, st *State, f *demoFlags, data *demoData) (*model.MLP, string, error) {
-	path, err := weightsPath(f.weights, data)
 	if err != nil {
 		return nil, "", err
 	}
-	if !f.retrain {
-		m, err := model.LoadFile(path)
-		switch {
-		case err == nil:
-			if m.Inputs() != data.train.Rows*data.train.Cols || m.Classes() != len(data.train.Classes) {
-				return nil, path, fmt.Errorf("weights file %s is for %d inputs and %d classes, not this data set: delete it or run with --retrain", path, m.Inputs(), m.Classes())
-			}
-			return m, "loaded from " + path, nil
-		case !errors.Is(err, fs.ErrNotExist):
-			return nil, path, fmt.Errorf("%w: delete the file or run `aimeter demo --retrain`", err)
-		}
+	if got.SaveErr != nil {
+		fmt.Fprintf(st.Stderr, "warning: could not cache the weights: %v\n", got.SaveErr)
 	}
-	cfg := model.DefaultTrainConfig()
-	m := model.New(model.DefaultLayers(), cfg.Seed)
-	bar := newBar(st, f.quiet, "training", cfg.Epochs)
-	start := time.Now()
-	err = m.Train(ctx, data.train.Floats(), data.train.Labels, data.train.Len(), cfg, func(epoch int, loss, acc float64) {
-		bar.set(epoch, fmt.Sprintf("loss %.3f  train top-1 %.1f%%", loss, 100*acc))
-	})
-	bar.done()
-	if err != nil {
-		return nil, path, fmt.Errorf("training: %w", err)
-	}
-	took := time.Since(start).Round(100 * time.Millisecond)
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err == nil {
-		if err := m.SaveFile(path); err != nil {
-			fmt.Fprintf(st.Stderr, "warning: could not cache the weights: %v\n", err)
-		}
-	}
-	return m, fmt.Sprintf("trained in %v (%d epochs) and saved to %s", took, cfg.Epochs, path), nil
-}
-
-// mlpPredictor adapts the model to the reference SUT.
-type mlpPredictor struct {
-	inf *model.Inferencer
-	out []int
-}
-
-func (p *mlpPredictor) Predict(x []float32, batch int, classes []uint8) {
-	p.out = p.inf.Predict(p.out[:0], x, batch)
-	for i, c := range p.out {
-		classes[i] = uint8(c)
-	}
+	return m, got.String(), nil
 }
 
 // demoRun is one benchmark run of the demo.
@@ -239,26 +178,27 @@ func runDemo(parent context.Context, st *State, f *demoFlags) error {
 	}
 	// The training set is no longer needed: let it go before the runs,
 	// which keep every record in memory for the report.
-	data.train = nil
+	data.Train = nil
 	fmt.Fprintf(st.Stdout, "Reference model: MLP %v, %d parameters, %s\n", m.Layers(), m.NumParams(), how)
-	fmt.Fprintf(st.Stdout, "Data set: %s (%d test images, %d classes)\n", data.test.Name, data.test.Len(), len(data.test.Classes))
+	fmt.Fprintf(st.Stdout, "Data set: %s (%d test images, %d classes)\n", data.Test.Name, data.Test.Len(), len(data.Test.Classes))
 
 	// The demo keeps no per-sample stage times (no stages.csv): the
 	// report gives each stage's mean from the SUT's sums.
-	sut, qsl, err := serveModel(m, data.test, 0, true)
+	qsl := dataset.NewQSL(data.Test, mlp.QSLPerformanceSamples)
+	sut, err := mlp.Serve(m, qsl, mlp.ServeOptions{NoStageTimes: true})
 	if err != nil {
 		return withCode(ExitFailure, err)
 	}
 	defer sut.Close()
 	// In Server the issuer may keep one core busy to issue on time, so
 	// that run gets a SUT whose model uses the other cores only.
-	serverSUT, _, err := serveModelOn(m, qsl, max(1, runtime.NumCPU()-1), true)
+	serverSUT, err := mlp.Serve(m, qsl, mlp.ServeOptions{Threads: max(1, runtime.NumCPU()-1), NoStageTimes: true})
 	if err != nil {
 		return withCode(ExitFailure, err)
 	}
 	defer serverSUT.Close()
 
-	cal := calibrate(m, data.test, calibrationRounds)
+	cal := calibrate(m, data.Test, calibrationRounds)
 	plan := newDemoPlan(cal, f.duration)
 	fmt.Fprintf(st.Stdout, "Model speed: %v per sample alone, %s samples/s in batches of %d (medians of %d rounds)\n",
 		time.Duration(cal.singleNs).Round(100*time.Nanosecond), formatRate(cal.batchMedian), calibrationBatch, calibrationRounds)
@@ -316,11 +256,11 @@ func runDemo(parent context.Context, st *State, f *demoFlags) error {
 	acc := loadgen.DefaultSettings()
 	acc.Scenario, acc.Mode = loadgen.Offline, loadgen.AccuracyOnly
 	do("Accuracy", acc, func(res *loadgen.Result) (*bundle.AccuracyCheck, error) {
-		score, err := accuracy.Top1(res.Accuracy, data.test.Len(), qsl.Label)
+		score, err := accuracy.Top1(res.Accuracy, data.Test.Len(), qsl.Label)
 		if err != nil {
 			return nil, err
 		}
-		return &bundle.AccuracyCheck{Metric: "top-1 accuracy (%)", Value: 100 * score.Value, Target: 100 * data.target, Pass: score.Value >= data.target}, nil
+		return &bundle.AccuracyCheck{Metric: "top-1 accuracy (%)", Value: 100 * score.Value, Target: 100 * data.Target, Pass: score.Value >= data.Target}, nil
 	})
 
 	do("SingleStream", plan.singleStream, nil)
@@ -551,9 +491,9 @@ func printDemoTable(w io.Writer, runs []demoRun) {
 	tw.Flush()
 }
 
-func writeDemoReport(dir string, data *demoData, m *model.MLP, system sysinfo.System, runs []demoRun) error {
+func writeDemoReport(dir string, data *mlp.Data, m *model.MLP, system sysinfo.System, runs []demoRun) error {
 	rep := &report.Report{
-		Title:     "aimeter demo: reference MLP on " + data.test.Name,
+		Title:     "aimeter demo: reference MLP on " + data.Test.Name,
 		Generated: time.Now(),
 		System:    system,
 	}
@@ -596,42 +536,7 @@ func newReferenceSUT(ctx context.Context, st *State, quiet bool, onClassified fu
 		return nil, nil, err
 	}
 	fmt.Fprintf(st.Stderr, "reference SUT: MLP %v %s\n", m.Layers(), how)
-	return serveModelWith(m, dataset.NewQSL(data.test, 1024), 0, false, onClassified)
-}
-
-// serveModel starts the reference SUT serving m over a new QSL of set; the
-// model uses at most threads goroutines per batch (0 = all cores). With
-// noStages the SUT reports no per-sample stage times (see
-// reference.Options.NoStageTimes).
-func serveModel(m *model.MLP, set *dataset.Images, threads int, noStages bool) (*reference.SUT, *dataset.QSL, error) {
-	return serveModelOn(m, dataset.NewQSL(set, 1024), threads, noStages)
-}
-
-// referenceMaxBatch is the reference SUT's largest batch.
-const referenceMaxBatch = 64
-
-// serveModelOn is serveModel over an existing QSL.
-func serveModelOn(m *model.MLP, qsl *dataset.QSL, threads int, noStages bool) (*reference.SUT, *dataset.QSL, error) {
-	return serveModelWith(m, qsl, threads, noStages, nil)
-}
-
-// serveModelWith is serveModelOn with a hook that sees every predicted
-// class (see reference.Options.OnClassified; nil for none).
-func serveModelWith(m *model.MLP, qsl *dataset.QSL, threads int, noStages bool, onClassified func(uint64, uint8)) (*reference.SUT, *dataset.QSL, error) {
-	set := qsl.Set()
-	const maxBatch = referenceMaxBatch
-	sut, err := reference.New(reference.Options{
-		Name:         "ReferenceSUT (pure-Go MLP)",
-		InputSize:    set.Rows * set.Cols,
-		NoStageTimes: noStages,
-		NewPredictor: func() reference.Predictor {
-			inf := m.NewInferencer(maxBatch)
-			inf.SetThreads(threads)
-			return &mlpPredictor{inf: inf}
-		},
-		Samples:      qsl,
-		MaxBatch:     maxBatch,
-		OnClassified: onClassified,
-	})
+	qsl := dataset.NewQSL(data.Test, mlp.QSLPerformanceSamples)
+	sut, err := mlp.Serve(m, qsl, mlp.ServeOptions{OnClassified: onClassified})
 	return sut, qsl, err
 }

@@ -19,6 +19,7 @@ import (
 	"aimeter/gbt"
 	"aimeter/loadgen"
 	"aimeter/sut/null"
+	"aimeter/sut/reference/mlp"
 	"aimeter/sysinfo"
 )
 
@@ -321,10 +322,6 @@ func (s *onlineScorer) score(total uint64, label func(uint64) uint8) string {
 	return string(b)
 }
 
-// referenceFramework names the reference SUT's inference code, the
-// framework of field 16 of 6.1 a) (GB-6.1-a-16).
-const referenceFramework = "aimeter pure-Go MLP"
-
 // sutInfo returns the test information (GB-7.1-a) that aimeter knows of the
 // SUT it runs: for the reference SUT the framework and its version, the
 // model, the precision it computes in (FP32, GB-7.3-c), its dynamic batching
@@ -336,12 +333,12 @@ func sutInfo(sut, dataset string) gbt.TestInfo {
 		return gbt.TestInfo{}
 	}
 	return gbt.TestInfo{
-		ModelName:     "aimeter reference MLP",
+		ModelName:     mlp.ModelName,
 		DatasetType:   gbt.DatasetFixed,
-		Framework:     gbt.Component{Name: referenceFramework, Version: Version},
+		Framework:     gbt.Component{Name: mlp.Framework, Version: Version},
 		BatchVariable: gbt.Used,
-		BatchSize:     referenceMaxBatch,
-		Precision:     gbt.PrecisionList{gbt.FP32},
+		BatchSize:     mlp.MaxBatch,
+		Precision:     gbt.PrecisionList{mlp.Precision},
 		Extra:         map[string]any{"dataset": dataset},
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"aimeter/gbt"
 	"aimeter/loadgen"
+	"aimeter/sut/reference/mlp"
 )
 
 func TestSUTInfo(t *testing.T) {
@@ -17,10 +18,10 @@ func TestSUTInfo(t *testing.T) {
 	if !slices.Equal(ref.Precision, gbt.PrecisionList{gbt.FP32}) {
 		t.Errorf("reference precision %v, want FP32: the MLP computes in float32 (GB-7.3-c)", ref.Precision)
 	}
-	if ref.BatchSize != referenceMaxBatch || ref.BatchVariable != gbt.Used {
-		t.Errorf("reference batch %d variable %v, want %d and used: it batches dynamically (GB-7.2-e)", ref.BatchSize, ref.BatchVariable, referenceMaxBatch)
+	if ref.BatchSize != mlp.MaxBatch || ref.BatchVariable != gbt.Used {
+		t.Errorf("reference batch %d variable %v, want %d and used: it batches dynamically (GB-7.2-e)", ref.BatchSize, ref.BatchVariable, mlp.MaxBatch)
 	}
-	if ref.Framework.Name != referenceFramework || ref.Framework.Version != Version || ref.ModelName == "" || ref.DatasetType != gbt.DatasetFixed || ref.Extra["dataset"] != "synthetic-test" {
+	if ref.Framework.Name != mlp.Framework || ref.Framework.Version != Version || ref.ModelName == "" || ref.DatasetType != gbt.DatasetFixed || ref.Extra["dataset"] != "synthetic-test" {
 		t.Errorf("reference framework/model/data set %+v", ref)
 	}
 	tests := []struct {
@@ -49,7 +50,7 @@ func TestSUTInfo(t *testing.T) {
 			}
 		}
 	}
-	if info := gbt.Merge(ref, gbt.TestInfo{Precision: gbt.PrecisionList{gbt.FP16}}); !slices.Equal(info.Precision, gbt.PrecisionList{gbt.FP16}) || info.BatchSize != referenceMaxBatch {
+	if info := gbt.Merge(ref, gbt.TestInfo{Precision: gbt.PrecisionList{gbt.FP16}}); !slices.Equal(info.Precision, gbt.PrecisionList{gbt.FP16}) || info.BatchSize != mlp.MaxBatch {
 		t.Errorf("--info overrides field by field: %+v", info)
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"aimeter/bundle"
 	"aimeter/gbt"
+	"aimeter/sut/reference/mlp"
 )
 
 func TestGBTRunWritesMetricsLogAndResult(t *testing.T) {
@@ -299,7 +300,7 @@ func TestGBTFilesRegenerateFromTheRun(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if !slices.Equal(res.Precision, gbt.PrecisionList{gbt.FP32}) || res.Info.BatchSize != referenceMaxBatch || res.Info.Framework.Name != referenceFramework {
+				if !slices.Equal(res.Precision, gbt.PrecisionList{gbt.FP32}) || res.Info.BatchSize != mlp.MaxBatch || res.Info.Framework.Name != mlp.Framework {
 					t.Errorf("%s: precision %v (GB-7.3-c), batch size %d (GB-7.2-e), framework %+v", tc.reason, res.Precision, res.Info.BatchSize, res.Info.Framework)
 				}
 			}

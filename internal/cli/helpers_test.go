@@ -16,6 +16,7 @@ import (
 
 	"aimeter/bundle"
 	"aimeter/loadgen"
+	"aimeter/sut/reference/mlp"
 )
 
 // syncBuffer is a bytes.Buffer safe for the progress goroutine and the
@@ -236,10 +237,7 @@ func useUntrainedWeights(t *testing.T, dir string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path, err := weightsPath("", data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	path := mlp.WeightsPath(data.Train)
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
 	}

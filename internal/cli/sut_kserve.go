@@ -12,6 +12,7 @@ import (
 	"aimeter/loadgen"
 	"aimeter/sut/kserve"
 	"aimeter/sut/netsut"
+	"aimeter/sut/reference/mlp"
 )
 
 // kserveFlags are the flags of --sut kserve (and of the nodes of --sut
@@ -56,10 +57,10 @@ func kserveData(st *State, f *runFlags) (*dataset.QSL, int, error) {
 	if err != nil {
 		return nil, 0, withCode(ExitFailure, err)
 	}
-	if !strings.Contains(strings.ToLower(data.test.Name), "fashion") {
-		fmt.Fprintf(st.Stderr, "note: sending the %s data set; the server's model must have been trained on it\n", data.test.Name)
+	if !strings.Contains(strings.ToLower(data.Test.Name), "fashion") {
+		fmt.Fprintf(st.Stderr, "note: sending the %s data set; the server's model must have been trained on it\n", data.Test.Name)
 	}
-	k.qsl, k.inputSize = dataset.NewQSL(data.test, 1024), data.test.Rows*data.test.Cols
+	k.qsl, k.inputSize = dataset.NewQSL(data.Test, mlp.QSLPerformanceSamples), data.Test.Rows*data.Test.Cols
 	return k.qsl, k.inputSize, nil
 }
 

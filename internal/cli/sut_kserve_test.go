@@ -16,6 +16,7 @@ import (
 	"aimeter/model"
 	"aimeter/serve"
 	"aimeter/sut/kserve"
+	"aimeter/sut/reference/mlp"
 )
 
 // TestKServeAccuracyMatchesReference runs the accuracy mode against the
@@ -111,7 +112,7 @@ func TestServeKServe(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, u := range addrs {
-		e, err := kserve.New(kserve.Options{URL: u, GRPC: i == 1, Model: "fashion-mlp", Inputs: nilSamples{}, InputSize: data.test.Rows * data.test.Cols})
+		e, err := kserve.New(kserve.Options{URL: u, GRPC: i == 1, Model: "fashion-mlp", Inputs: nilSamples{}, InputSize: data.Test.Rows * data.Test.Cols})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -240,10 +241,7 @@ func startReferenceKServe(t *testing.T) (httpAddr, grpcAddr net.Addr) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path, err := weightsPath("", data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	path := mlp.WeightsPath(data.Train)
 	m, err := model.LoadFile(path)
 	if err != nil {
 		t.Fatal(err)

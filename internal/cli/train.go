@@ -23,6 +23,7 @@ import (
 	"aimeter/bundle"
 	"aimeter/gbt"
 	"aimeter/model"
+	"aimeter/sut/reference/mlp"
 	"aimeter/sysinfo"
 	"aimeter/train"
 	"aimeter/train/collect"
@@ -598,49 +599,25 @@ func trainCollect(ctx context.Context, st *State, f *trainFlags, p *trainPlan, r
 	default:
 		fmt.Fprintf(st.Stderr, "collecting for %v\n", f.until)
 	}
-	var deadline <-chan time.Time
-	if f.until > 0 {
-		t := time.NewTimer(f.until)
-		defer t.Stop()
-		deadline = t.C
-	}
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
+	// The endpoint stopping ends the wait as an interrupt would.
+	wctx, stopWait := context.WithCancelCause(ctx)
+	defer stopWait(nil)
+	go func() { stopWait(fmt.Errorf("serving %s: %w", f.listen, <-served)) }()
+	res := srv.Wait(wctx, collect.WaitOptions{Ranks: f.ranks, UntilRanksDone: f.untilRanksDone, Until: f.until, Linger: f.linger})
 	var reason string
-	var doneAt time.Time
-	lastCount := int64(-1)
-	lastChange := time.Now()
-	var lastCheck time.Time
-	unchecked := false // events came that were not checked for train_end yet
-	for reason == "" {
-		select {
-		case <-ctx.Done():
-			reason = context.Cause(ctx).Error()
-		case <-deadline:
-			reason = fmt.Sprintf("--until %v reached", f.until)
-			if !ranksDone(srv.Events(), f.ranks) {
-				run.Incomplete = reason + " before every rank posted train_end"
-			}
-		case err := <-served:
-			reason = "the endpoint stopped"
-			return fmt.Errorf("serving %s: %w", f.listen, err)
-		case <-tick.C:
-			now := time.Now()
-			if c := srv.Status().Events; c != lastCount {
-				lastCount, lastChange, unchecked = c, now, true
-			}
-			// Checking for train_end copies the events: only after new
-			// ones came, and at most every 2 s once there are many.
-			if doneAt.IsZero() && unchecked && (f.ranks > 0 || f.untilRanksDone) && now.Sub(lastCheck) >= checkEvery(lastCount) {
-				lastCheck, unchecked = now, false
-				if ranksDone(srv.Events(), f.ranks) {
-					doneAt = now
-				}
-			}
-			if !doneAt.IsZero() && now.Sub(lastChange) >= f.linger {
-				reason = "every rank posted train_end"
-			}
+	switch res.End {
+	case collect.WaitCancelled:
+		if ctx.Err() == nil {
+			return context.Cause(wctx) // the endpoint stopped
 		}
+		reason = context.Cause(ctx).Error()
+	case collect.WaitUntil:
+		reason = fmt.Sprintf("--until %v reached", f.until)
+		if !res.RanksDone {
+			run.Incomplete = reason + " before every rank posted train_end"
+		}
+	case collect.WaitRanksDone:
+		reason = "every rank posted train_end"
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -652,36 +629,6 @@ func trainCollect(ctx context.Context, st *State, f *trainFlags, p *trainPlan, r
 	tr.Events = srv.Events()
 	fmt.Fprintf(st.Stderr, "aimeter: collection ended (%s): %d events from %d ranks\n", reason, status.Events, len(status.Ranks))
 	return nil
-}
-
-// checkEvery is how often the collector's events are scanned for train_end
-// when it holds n of them: each scan copies them all.
-func checkEvery(n int64) time.Duration {
-	if n > 100_000 {
-		return 2 * time.Second
-	}
-	return 0
-}
-
-// ranksDone reports whether want ranks (every rank seen, when want is 0)
-// have posted a train_end.
-func ranksDone(events []train.Event, want int) bool {
-	type rk struct {
-		node string
-		rank int
-	}
-	seen, ended := map[rk]bool{}, map[rk]bool{}
-	for _, e := range events {
-		k := rk{e.Node, e.Rank}
-		seen[k] = true
-		if e.Kind == train.TrainEnd {
-			ended[k] = true
-		}
-	}
-	if want > 0 {
-		return len(ended) >= want
-	}
-	return len(seen) > 0 && len(ended) == len(seen)
 }
 
 // trainReference trains the reference model through train.Recorder.
@@ -701,21 +648,21 @@ func trainReference(ctx context.Context, st *State, f *trainFlags, p *trainPlan,
 	if err != nil {
 		return &trainStartError{err}
 	}
-	target := &train.Target{Metric: "top-1 accuracy", Value: data.target}
+	target := &train.Target{Metric: "top-1 accuracy", Value: data.Target}
 	if run.Config.Target == nil {
 		run.Config.Target = target
 	}
 	target = run.Config.Target
 	if run.Config.TrainingSetSize == 0 {
-		run.Config.TrainingSetSize = int64(data.train.Len())
+		run.Config.TrainingSetSize = int64(data.Train.Len())
 	}
 	if run.Config.TrainingSetMB == 0 {
 		// One byte a pixel and one a label, as the data set is stored.
-		run.Config.TrainingSetMB = float64(data.train.Len()*(data.train.Rows*data.train.Cols+1)) / 1e6
+		run.Config.TrainingSetMB = float64(data.Train.Len()*(data.Train.Rows*data.Train.Cols+1)) / 1e6
 	}
 	layers := model.DefaultLayers()
 	run.Source = bundle.SourceGoAPI
-	run.Workload = &bundle.TrainingWorkload{Name: "reference", Dataset: data.train.Name, Model: fmt.Sprintf("MLP %v", layers), Trials: trials, Epochs: f.epochs}
+	run.Workload = &bundle.TrainingWorkload{Name: "reference", Dataset: data.Train.Name, Model: fmt.Sprintf("MLP %v", layers), Trials: trials, Epochs: f.epochs}
 	// The reference trainer's own facts fill what the flags leave out.
 	if run.Training.Optimizer == "" {
 		run.Training.Optimizer = "SGD with momentum"
@@ -731,16 +678,16 @@ func trainReference(ctx context.Context, st *State, f *trainFlags, p *trainPlan,
 		run.Training.Parallelism = &none
 	}
 	if run.Info.ModelName == "" && run.Info.ModelNo == "" {
-		run.Info.ModelName = "aimeter reference MLP"
+		run.Info.ModelName = mlp.ModelName
 	}
-	testX := data.test.Floats()
+	testX := data.Test.Floats()
 	stopSampler := sampleCPU(rec, referenceSampleEvery)
 	defer stopSampler()
 	fmt.Fprintf(st.Stderr, "aimeter: training the reference model (MLP %v) on %s: %d trials of at most %d epochs, target %s > %g\n",
-		layers, data.train.Name, trials, f.epochs, target.Metric, target.Value)
+		layers, data.Train.Name, trials, f.epochs, target.Metric, target.Value)
 	// One buffer holds the training set as floats; each trial's data read
 	// converts the pixels into it again, so that memory stays at one copy.
-	x := make([]float32, len(data.train.Pixels))
+	x := make([]float32, len(data.Train.Pixels))
 	for trial := 1; trial <= trials; trial++ {
 		if ctx.Err() != nil {
 			break
@@ -755,13 +702,13 @@ func trainReference(ctx context.Context, st *State, f *trainFlags, p *trainPlan,
 }
 
 // referenceTrial runs one trial of the reference workload.
-func referenceTrial(ctx context.Context, st *State, f *trainFlags, rec *train.Recorder, data *demoData, x, testX []float32, target *train.Target, trial int) error {
+func referenceTrial(ctx context.Context, st *State, f *trainFlags, rec *train.Recorder, data *mlp.Data, x, testX []float32, target *train.Target, trial int) error {
 	rec.TrialStart(trial)
 	if trial > 1 {
 		rec.DataReadStart(trial)
 	}
 	// As dataset.Images.Floats does, into x.
-	for i, p := range data.train.Pixels {
+	for i, p := range data.Train.Pixels {
 		x[i] = float32(p) / 255
 	}
 	rec.DataReadEnd(trial)
@@ -786,7 +733,7 @@ func referenceTrial(ctx context.Context, st *State, f *trainFlags, rec *train.Re
 		EpochEnd: func(epoch, samples int, loss, acc float64) {
 			rec.EpochEnd(trial, epoch, int64(samples))
 			rec.ValidationStart(trial, epoch)
-			a := m.Evaluate(testX, data.test.Labels, data.test.Len())
+			a := m.Evaluate(testX, data.Test.Labels, data.Test.Len())
 			rec.Validation(trial, epoch, a)
 			if !f.quiet {
 				fmt.Fprintf(st.Stderr, "  trial %d epoch %d: loss %.3f, validation top-1 %.4f\n", trial, epoch, loss, a)
@@ -797,7 +744,7 @@ func referenceTrial(ctx context.Context, st *State, f *trainFlags, rec *train.Re
 			}
 		},
 	}
-	err := m.TrainWithHooks(tctx, x, data.train.Labels, data.train.Len(), cfg, hooks)
+	err := m.TrainWithHooks(tctx, x, data.Train.Labels, data.Train.Len(), cfg, hooks)
 	status := "aborted"
 	if reached {
 		status = "success"
