@@ -2,6 +2,7 @@ package mlperflog
 
 import (
 	"bufio"
+	"errors"
 	"io"
 	"strconv"
 	"strings"
@@ -307,4 +308,29 @@ func tokenMetrics(s *loadgen.Summary) tokenRates {
 		inferredOfflineTokensPerSecond:   float64(factor*n) / pr.MaxLatency,
 		inferredCompletedTokensPerSecond: float64(factor*(n-1)) / pr.FinalQueryAllSamplesDoneTime,
 	}
+}
+
+// SummaryNoteTitle heads a note appended to mlperf_log_summary.txt by
+// WriteSummaryNote.
+const SummaryNoteTitle = "aimeter note (not part of LoadGen's summary)"
+
+// WriteSummaryNote appends a note to mlperf_log_summary.txt, to be called
+// after WriteSummary: a blank line, the note's own banner-framed title
+// (SummaryNoteTitle) and text, ending with a newline. LoadGen's content
+// above it stays byte for byte as WriteSummary wrote it, so that tools that
+// parse the summary's "key : value" lines read the same values; the note
+// is for people (for example, that a GB/T 45087 run's verdict is not
+// LoadGen's VALID/INVALID, gbt.SummaryNote). Its lines must not hold " : ",
+// the summary's key separator, so that no parser takes a line for a
+// LoadGen key; such a text is refused. An empty text writes nothing.
+func WriteSummaryNote(w io.Writer, text string) error {
+	text = strings.TrimRight(text, "\n")
+	if text == "" {
+		return nil
+	}
+	if strings.Contains(text, " : ") {
+		return errors.New("mlperflog: a summary note must not contain \" : \", the summary's key separator")
+	}
+	_, err := io.WriteString(w, "\n"+banner+"\n"+SummaryNoteTitle+"\n"+banner+"\n"+text+"\n")
+	return err
 }

@@ -44,6 +44,17 @@ type pageRun struct {
 	charts   []chartSeen      // what each .chart element shows
 	text     string           // the page's visible text, every <details> open
 	headline []string         // the text of every .headline .value
+	sections []sectionSeen    // what each scenario section shows
+	overview []string         // the verdict badge of each overview row
+}
+
+// sectionSeen is what the browser shows of one scenario section: the badge
+// of its heading, the badges of its headline lines and its visible text.
+type sectionSeen struct {
+	ID        string
+	Badge     string
+	Headlines []string
+	Text      string
 }
 
 // box is a rectangle in CSS pixels from the top left of a chart's canvas.
@@ -168,6 +179,12 @@ func openInBrowser(t *testing.T, file, shot string) pageRun {
 		chromedp.Evaluate(seeChartsJS, &res.charts),
 		chromedp.Evaluate(`document.querySelectorAll("details").forEach(function (d) { d.open = true; }); document.body.innerText`, &res.text),
 		chromedp.Evaluate(`Array.from(document.querySelectorAll(".headline .value")).map(function (v) { return v.textContent; })`, &res.headline),
+		chromedp.Evaluate(`Array.from(document.querySelectorAll("section.scenario")).map(function (s) {
+			var b = s.querySelector("h2 .badge");
+			return {ID: s.id, Badge: b ? b.innerText : "", Text: s.innerText,
+				Headlines: Array.from(s.querySelectorAll(".headline .badge")).map(function (v) { return v.innerText; })};
+		})`, &res.sections),
+		chromedp.Evaluate(`Array.from(document.querySelectorAll("table.overview tbody .badge")).map(function (v) { return v.innerText; })`, &res.overview),
 	}
 	var png []byte
 	if shot != "" {

@@ -43,6 +43,9 @@ type Scenario struct {
 	// the report then breaks the reported pass down by node (NodeTable).
 	// Nil shows a node table only when the records name nodes.
 	Nodes []Node
+	// GBT, for a GB/T 45087 inference test, makes the section lead with
+	// the GB/T verdict and metrics; LoadGen's checks are then secondary.
+	GBT *GBTRun
 }
 
 // AccuracyInfo is the outcome of an accuracy check of a run's accuracy log.
@@ -196,6 +199,8 @@ type scenarioView struct {
 
 	Charts    *chartSet
 	ChartNote string
+
+	GBT *gbtView // the GB/T test, nil for an MLPerf run
 }
 
 func buildPage(r *Report) (*pageView, error) {
@@ -220,6 +225,9 @@ func buildPage(r *Report) (*pageView, error) {
 		if sc.Result == nil {
 			return nil, fmt.Errorf("report: scenario %d (%q) has no Result", i+1, sc.Name)
 		}
+		if sc.GBT != nil && sc.GBT.Test == nil {
+			return nil, fmt.Errorf("report: scenario %d (%q) has a GB/T run without its test description", i+1, sc.Name)
+		}
 		sv := buildScenario(fmt.Sprintf("s%d", i+1), sc)
 		v.Scenarios = append(v.Scenarios, sv)
 		v.Overview = append(v.Overview, overviewRow{
@@ -237,6 +245,8 @@ func buildPage(r *Report) (*pageView, error) {
 
 func overviewMetric(sv *scenarioView) string {
 	switch {
+	case sv.GBT != nil:
+		return sv.GBT.MetricName + ": " + sv.GBT.MetricValue
 	case sv.MetricName != "":
 		return sv.MetricName + ": " + sv.MetricValue
 	case sv.Accuracy != nil:
@@ -362,11 +372,16 @@ func buildScenario(anchor string, sc Scenario) *scenarioView {
 	sv.Run = runTable(res)
 	sv.Passes = passTable(res)
 	sv.Settings = settingsTable(eff)
+	if sum != nil {
+		fillVerdict(sv, sum)
+		fillMetric(sv, sum)
+	}
+	if sc.GBT != nil {
+		fillGBT(sv, res, sc.GBT)
+	}
 	if sum == nil {
 		return sv
 	}
-	fillVerdict(sv, sum)
-	fillMetric(sv, sum)
 	sv.Stats = statsTable(res, sum)
 	sv.Percentiles = percentileTable(sum)
 	sv.Nodes = nodeTable(NodeTable(res, sc.Nodes))

@@ -215,6 +215,7 @@ type WeightsError struct {
 	Inputs, Classes int
 }
 
+// Error says what is wrong with the file.
 func (e *WeightsError) Error() string {
 	if e.Err != nil {
 		return e.Err.Error()

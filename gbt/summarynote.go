@@ -1,0 +1,41 @@
+package gbt
+
+import (
+	"fmt"
+	"strings"
+)
+
+// SummaryNote returns the note that a GB/T 45087 run appends to LoadGen's
+// mlperf_log_summary.txt (mlperflog.WriteSummaryNote): the run is a GB/T
+// inference test of the named arrival mode, its verdict is the loss-rate
+// verdict of gbt_result.json (GB-7.7.1-c-2, IN-79), PASS or FAIL with the
+// lost and sent samples, the rate and the threshold, and LoadGen's
+// VALID/INVALID above it is not that verdict. For a mixed test (mode 5)
+// it says that the verdict is the main jobs' and that the foreign jobs are
+// reported apart (IN-50). One sentence a line; no line holds " : ", the
+// summary's key separator.
+func SummaryNote(t *Test, m Metrics) string {
+	mode := fmt.Sprintf("arrival mode %d, %s", int(t.Arrival.Mode), t.Arrival.Mode)
+	if t.UnderlyingMode != nil {
+		mode += fmt.Sprintf(", over mode %d, %s", int(*t.UnderlyingMode), *t.UnderlyingMode)
+	}
+	verdict := "PASS"
+	if !m.Loss.Valid {
+		verdict = "FAIL"
+	}
+	whose := ""
+	if m.Foreign != nil {
+		whose = " of the main jobs"
+	}
+	lines := []string{
+		fmt.Sprintf("This run is a GB/T 45087 inference test (%s).", mode),
+		fmt.Sprintf("Its verdict is the loss-rate verdict in %s (GB-7.7.1-c-2, IN-79): %s, %d of %d samples%s lost (loss rate %.4g%%, permissible %.4g%%).",
+			ResultFileName, verdict, m.Loss.Lost, m.Loss.Sent, whose, m.Loss.Rate*100, m.Loss.Threshold*100),
+	}
+	if f := m.Foreign; f != nil {
+		lines = append(lines, fmt.Sprintf("The foreign jobs are reported apart (IN-50): %d of %d samples lost (loss rate %.4g%%).",
+			f.Loss.Lost, f.Loss.Sent, f.Loss.Rate*100))
+	}
+	lines = append(lines, "LoadGen's VALID/INVALID above is not the verdict of a GB/T test, and its recommendations are no advice for one.")
+	return strings.Join(lines, "\n")
+}
