@@ -91,6 +91,12 @@ type Bundle struct {
 	// bundles written before it was kept.
 	Nodes []Node
 
+	// Invocation says how the run was asked for (invocation.json): the
+	// command line, the SUT configuration, the plan's inputs and the
+	// client's figures. Nil writes none (and a bundle written before
+	// aimeter kept it reads back with none).
+	Invocation *Invocation
+
 	// GBT describes a GB/T 45087 inference test; nil for an MLPerf run.
 	// With it, gbt_result.json and gbt_inference.log are derived.
 	GBT *gbt.Test
@@ -247,7 +253,7 @@ func Write(dir string, b *Bundle, derivations []Derivation) error {
 // level and (with ForeignDir/ before them) in its foreign run.
 func bundleFiles() []string {
 	return []string{SettingsFile, RunFile, EventsFile, RecordsFile, AccuracyFile, StagesFile, SamplesFile, ErrorsFile, TokensFile,
-		GBTTestFile, SummaryFile, DetailFile, TraceFile, ReportFile, GBTResultFile, GBTLogFile,
+		GBTTestFile, InvocationFile, SummaryFile, DetailFile, TraceFile, ReportFile, GBTResultFile, GBTLogFile,
 		TrainingRunFile, TrainingEventsFile, TrainingStdoutFile, TrainingStderrFile, TrainingResultFile, TrainingLogFile, ManifestFile}
 }
 
@@ -335,6 +341,9 @@ func (b *Bundle) rawParts(prefix string) []part {
 	}
 	if b.GBT != nil {
 		parts = append(parts, part{prefix + GBTTestFile, Raw, func(w io.Writer) error { return gbt.WriteTest(w, *b.GBT) }})
+	}
+	if b.Invocation != nil {
+		parts = append(parts, part{prefix + InvocationFile, Raw, func(w io.Writer) error { return writeInvocation(w, b.Invocation) }})
 	}
 	return parts
 }
@@ -589,6 +598,14 @@ func readRun(dir string, m *Manifest, prefix string) (*Bundle, error) {
 				return err
 			}
 			b.Stages, err = joinStages(recs, seqs, stages)
+			return err
+		}); err != nil {
+			return nil, err
+		}
+	}
+	if has(InvocationFile) {
+		if err := read(InvocationFile, func(r io.Reader) (err error) {
+			b.Invocation, err = ReadInvocation(r)
 			return err
 		}); err != nil {
 			return nil, err

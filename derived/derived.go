@@ -172,9 +172,20 @@ func trainingResult(t *bundle.Training) (*train.Result, error) {
 	return res, nil
 }
 
-// writeSummary writes LoadGen's summary of b.
-func writeSummary(_ *Set, b *bundle.Bundle, w io.Writer) error {
-	return mlperflog.WriteSummary(w, b.Result)
+// writeSummary writes LoadGen's summary of b; a GB/T test's ends with a
+// note that LoadGen's verdict is not the test's (gbt.SummaryNote).
+func writeSummary(s *Set, b *bundle.Bundle, w io.Writer) error {
+	if err := mlperflog.WriteSummary(w, b.Result); err != nil {
+		return err
+	}
+	if b.GBT == nil || b != s.b {
+		return nil
+	}
+	m, err := s.GBTMetrics()
+	if err != nil {
+		return err
+	}
+	return mlperflog.WriteSummaryNote(w, gbt.SummaryNote(b.GBT, m))
 }
 
 // writeReport writes report.html: the training page of a training bundle,
@@ -222,6 +233,16 @@ func (s *Set) ReportScenario() (report.Scenario, error) {
 		name = b.Result.SUTName + " " + b.Result.Effective.Scenario.String()
 	}
 	sc := report.Scenario{Name: name, Result: b.Result, Accuracy: ReportAccuracy(b.AccuracyCheck), Nodes: ReportNodes(b.Nodes)}
+	if b.GBT != nil {
+		m, err := s.GBTMetrics()
+		if err != nil {
+			return sc, err
+		}
+		sc.GBT = &report.GBTRun{Test: b.GBT, Metrics: m}
+		if b.Foreign != nil {
+			sc.GBT.Foreign = b.Foreign.Result
+		}
+	}
 	return sc, nil
 }
 

@@ -73,6 +73,13 @@ type Metrics struct {
 	VideoStreams *StreamsResult `json:"max_video_streams,omitempty"`
 }
 
+// Passed is the verdict of a GB/T inference test (GB-7.7.1-c-2): the main
+// jobs' loss rate within the threshold and, in a mixed test, the foreign
+// jobs' too (IN-50): a foreign job lost is a job the system failed.
+func (m Metrics) Passed() bool {
+	return m.Loss.Valid && (m.Foreign == nil || m.Foreign.Loss.Valid)
+}
+
 // Evaluate computes the clause 7.6 metrics of a run: a pure function of the
 // test description and the records and stage times.
 func Evaluate(run RunData) (Metrics, error) {

@@ -269,6 +269,10 @@ func Plan(in PlanInput, base loadgen.Settings, user []UserSetting) (*RunPlan, er
 		fs.Mode = loadgen.PerformanceOnly
 		fs.ServerTargetQPS = in.Mixed.Lambda
 		fs.MinDurationMs = uint64(a.Duration.Milliseconds())
+		// The main jobs' duration ends the foreign jobs too: LoadGen's
+		// default min_query_count of 100 would keep a slow foreign stream
+		// (1 job/s) running 100 s after a 10 s test.
+		fs.MinQueryCount = 1
 		fs.ScheduleRNGSeed = in.Mixed.Seed
 		p.Foreign = &fs
 	}

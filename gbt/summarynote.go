@@ -11,8 +11,8 @@ import (
 // verdict of gbt_result.json (GB-7.7.1-c-2, IN-79), PASS or FAIL with the
 // lost and sent samples, the rate and the threshold, and LoadGen's
 // VALID/INVALID above it is not that verdict. For a mixed test (mode 5)
-// it says that the verdict is the main jobs' and that the foreign jobs are
-// reported apart (IN-50). One sentence a line; no line holds " : ", the
+// it gives the foreign jobs' losses apart; they count in the verdict
+// (Metrics.Passed, IN-50). One sentence a line; no line holds " : ", the
 // summary's key separator.
 func SummaryNote(t *Test, m Metrics) string {
 	mode := fmt.Sprintf("arrival mode %d, %s", int(t.Arrival.Mode), t.Arrival.Mode)
@@ -20,7 +20,7 @@ func SummaryNote(t *Test, m Metrics) string {
 		mode += fmt.Sprintf(", over mode %d, %s", int(*t.UnderlyingMode), *t.UnderlyingMode)
 	}
 	verdict := "PASS"
-	if !m.Loss.Valid {
+	if !m.Passed() {
 		verdict = "FAIL"
 	}
 	whose := ""
@@ -33,7 +33,7 @@ func SummaryNote(t *Test, m Metrics) string {
 			ResultFileName, verdict, m.Loss.Lost, m.Loss.Sent, whose, m.Loss.Rate*100, m.Loss.Threshold*100),
 	}
 	if f := m.Foreign; f != nil {
-		lines = append(lines, fmt.Sprintf("The foreign jobs are reported apart (IN-50): %d of %d samples lost (loss rate %.4g%%).",
+		lines = append(lines, fmt.Sprintf("The foreign jobs are reported apart and count in the verdict (IN-50): %d of %d samples lost (loss rate %.4g%%).",
 			f.Loss.Lost, f.Loss.Sent, f.Loss.Rate*100))
 	}
 	lines = append(lines, "LoadGen's VALID/INVALID above is not the verdict of a GB/T test, and its recommendations are no advice for one.")

@@ -33,10 +33,10 @@ func TestSummaryNote(t *testing.T) {
 		{"mixed", gbt.Test{Arrival: gbt.Arrival{Mode: gbt.ModeMixed}, UnderlyingMode: &poisson},
 			gbt.Metrics{Loss: pass, Foreign: &gbt.PartMetrics{Loss: fail}},
 			"This run is a GB/T 45087 inference test (arrival mode 5, mixed, over mode 2, poisson).\n" +
-				"Its verdict is the loss-rate verdict in gbt_result.json (GB-7.7.1-c-2, IN-79): PASS, 0 of 473 samples of the main jobs lost (loss rate 0%, permissible 1%).\n" +
-				"The foreign jobs are reported apart (IN-50): 21 of 105 samples lost (loss rate 20%).\n" +
+				"Its verdict is the loss-rate verdict in gbt_result.json (GB-7.7.1-c-2, IN-79): FAIL, 0 of 473 samples of the main jobs lost (loss rate 0%, permissible 1%).\n" +
+				"The foreign jobs are reported apart and count in the verdict (IN-50): 21 of 105 samples lost (loss rate 20%).\n" +
 				"LoadGen's VALID/INVALID above is not the verdict of a GB/T test, and its recommendations are no advice for one.",
-			"a mixed test's verdict is its main jobs'; the foreign jobs are reported apart (IN-50)"},
+			"a mixed test whose foreign jobs lose over the threshold fails, though its main jobs lost none (IN-50)"},
 	} {
 		got := gbt.SummaryNote(&tc.test, tc.m)
 		if got != tc.want {

@@ -80,11 +80,12 @@ type gbtTimeRow struct {
 	Unavailable string   // "not available: reason"
 }
 
-// gbtVerdict is the headline verdict of a GB/T test: PASS when the main
-// jobs' loss rate is within the permissible threshold (GB-7.7.1-c-2,
-// IN-79), FAIL otherwise.
+// gbtVerdict is the headline verdict of a GB/T test (gbt.Metrics.Passed):
+// PASS when the loss rate is within the permissible threshold
+// (GB-7.7.1-c-2, IN-79), the foreign jobs' too in a mixed test (IN-50),
+// FAIL otherwise.
 func gbtVerdict(m *gbt.Metrics) (verdict, class string) {
-	if m.Loss.Valid {
+	if m.Passed() {
 		return "PASS", "valid"
 	}
 	return "FAIL", "invalid"
@@ -119,7 +120,7 @@ func lossLine(l gbt.Loss) string {
 // (such as "Reduce target QPS") are not given as advice.
 func fillGBT(sv *scenarioView, res *loadgen.Result, g *GBTRun) {
 	t, m := g.Test, &g.Metrics
-	v := &gbtView{Pass: m.Loss.Valid, LoadGenVerdict: sv.Verdict}
+	v := &gbtView{Pass: m.Passed(), LoadGenVerdict: sv.Verdict}
 	if sv.MetricName != "" {
 		v.LoadGenMetric = sv.MetricName + ": " + sv.MetricValue
 	}
@@ -145,8 +146,12 @@ func fillGBT(sv *scenarioView, res *loadgen.Result, g *GBTRun) {
 		}
 		v.Explanation = "The verdict of a GB/T 45087 test is its loss rate against the permissible threshold: " + reason + ", with " + timeout + "."
 	}
-	if m.Foreign != nil {
-		v.Explanation += " The verdict is that of the main jobs; the foreign jobs are reported apart (IN-50)."
+	if f := m.Foreign; f != nil {
+		if f.Loss.Valid {
+			v.Explanation += " The foreign jobs, reported apart, are within the threshold too (IN-50)."
+		} else {
+			v.Explanation += " The foreign jobs, reported apart, lost more than the threshold, which fails the test (IN-50): a foreign job lost is a job the system failed."
+		}
 	}
 
 	v.MetricName = "Inference throughput (Table 18)"

@@ -98,3 +98,20 @@ func TestRunConfigConversionWarning(t *testing.T) {
 		t.Errorf("detail log lacks the conversion warning %q", want)
 	}
 }
+
+// The warnings reach the user before the run: a mistyped model key names
+// the nearest known ones, and a 10-minute official run says so and why.
+func TestRunWarnsBeforeItStarts(t *testing.T) {
+	dir := t.TempDir()
+	r := runCLI(t, dir, "run", "-q", "--model", "resnet-50", "--set", "min_duration=50", "--set", "min_query_count=1", "--set", "target_qps=1000", "--output-dir", filepath.Join(dir, "a"))
+	if !strings.Contains(r.stderr, `--model "resnet-50" is not a model key`) || !strings.Contains(r.stderr, "nearest known keys: resnet50") {
+		t.Errorf("no warning naming resnet50 for --model resnet-50:\n%v", r)
+	}
+	r = runCLI(t, dir, "run", "-q", "--model", "resnet50", "--timeout", "100ms", "--output-dir", filepath.Join(dir, "b"))
+	if !strings.Contains(r.stderr, "this run will take at least 10m0s for resnet50 Server: min_duration = 600000 ms, from the built-in mlperf.conf") {
+		t.Errorf("no notice of the 10-minute run:\n%v", r)
+	}
+	if r.code != ExitInterrupted {
+		t.Errorf("want exit %d from --timeout, got %v", ExitInterrupted, r)
+	}
+}

@@ -17,17 +17,14 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"aimeter/accuracy"
-	"aimeter/bundle"
+	"aimeter/benchmark"
 	"aimeter/dataset"
-	"aimeter/derived"
 	"aimeter/loadgen"
 	"aimeter/mlperflog"
 	"aimeter/model"
 	"aimeter/report"
 	"aimeter/sut/reference"
 	"aimeter/sut/reference/mlp"
-	"aimeter/sysinfo"
 )
 
 type demoFlags struct {
@@ -151,11 +148,9 @@ func obtainModel(ctx context.Context, st *State, f *demoFlags, data *mlp.Data) (
 
 // demoRun is one benchmark run of the demo.
 type demoRun struct {
-	name     string
-	res      *loadgen.Result
-	accuracy *bundle.AccuracyCheck
-	stages   reference.StageStats
-	load     *sysinfo.Load // how busy the machine was; nil where unmeasured
+	name   string
+	out    *benchmark.Outcome
+	stages reference.StageStats
 }
 
 func runDemo(parent context.Context, st *State, f *demoFlags) error {
@@ -207,74 +202,57 @@ func runDemo(parent context.Context, st *State, f *demoFlags) error {
 		time.Duration(plan.server.MinDurationMs)*time.Millisecond, formatRate(plan.offline.OfflineExpectedQPS))
 	var runs []demoRun
 	var interrupted error
-	system := sysinfo.DetectSystem()
-	// do runs one scenario and writes its bundle; check, if set, scores
-	// the accuracy log before the bundle is written, so the bundle keeps
-	// the outcome.
-	do := func(name string, s loadgen.Settings, check func(*loadgen.Result) (*bundle.AccuracyCheck, error)) *loadgen.Result {
+	// do runs one scenario through the one run path (benchmark.Run) and
+	// writes its bundle; an accuracy run is scored against the labels
+	// there, so the bundle keeps the outcome.
+	do := func(name string, s loadgen.Settings) {
 		if interrupted != nil {
-			return nil
+			return
 		}
 		sut := sut
 		if s.Scenario == loadgen.Server {
 			sut = serverSUT
 		}
 		sut.ResetStats()
-		pl := &progressLine{w: st.Stderr, terminal: st.StderrIsTerminal, target: time.Duration(s.MinDurationMs) * time.Millisecond}
-		opts := &loadgen.Options{StallTimeout: time.Minute, SpinWindow: f.spinWindow}
+		p := benchmark.Plan{
+			Custom:    &benchmark.Custom{SUT: sut, QSL: qsl, Labels: qsl.Label, Target: data.Target},
+			Settings:  benchmark.Settings{Explicit: &s},
+			OutputDir: filepath.Join(f.outputDir, strings.ToLower(strings.ReplaceAll(name, " ", "-"))),
+			Name:      name, StallTimeout: time.Minute, SpinWindow: f.spinWindow,
+			CommandLine: append([]string{"aimeter"}, st.Args...),
+			Notify: func(n benchmark.Notice) {
+				n.Text = "the " + name + " run: " + n.Text
+				printNotice(st, n, f.quiet)
+			},
+		}
 		if !f.quiet {
-			opts.Progress = func(p loadgen.Progress) {
-				p.Pass = loadgen.PassKind(name)
-				pl.update(p)
+			pl := &progressLine{w: st.Stderr, terminal: st.StderrIsTerminal}
+			p.Progress = func(pr benchmark.Progress) {
+				pl.target = pr.Target
+				pr.Pass = loadgen.PassKind(name)
+				pl.update(pr.Progress)
 			}
 		}
-		stopLoad := startLoad()
-		res, err := loadgen.Run(ctx, sut, qsl, s, opts)
-		load := stopLoad()
+		out, err := benchmark.Run(ctx, p)
 		if err != nil {
 			interrupted = err
-			if res == nil {
-				return nil
-			}
 		}
-		run := demoRun{name: name, res: res, stages: sut.Stats(), load: load}
-		if check != nil && len(res.Accuracy) > 0 {
-			if run.accuracy, err = check(res); err != nil && interrupted == nil {
-				interrupted = err
-			}
+		if out != nil {
+			runs = append(runs, demoRun{name: name, out: out, stages: sut.Stats()})
 		}
-		dir := filepath.Join(f.outputDir, strings.ToLower(strings.ReplaceAll(name, " ", "-")))
-		b := &bundle.Bundle{Result: res, Version: Version, Name: name, System: system, AccuracyCheck: run.accuracy, HostLoad: load}
-		if err := derived.Write(dir, b); err != nil && interrupted == nil {
-			interrupted = err
-		}
-		runs = append(runs, run)
-		return res
 	}
 
 	// Accuracy: every test image once, Offline (one batched query per set).
 	acc := loadgen.DefaultSettings()
 	acc.Scenario, acc.Mode = loadgen.Offline, loadgen.AccuracyOnly
-	do("Accuracy", acc, func(res *loadgen.Result) (*bundle.AccuracyCheck, error) {
-		score, err := accuracy.Top1(res.Accuracy, data.Test.Len(), qsl.Label)
-		if err != nil {
-			return nil, err
-		}
-		return &bundle.AccuracyCheck{Metric: "top-1 accuracy (%)", Value: 100 * score.Value, Target: 100 * data.Target, Pass: score.Value >= data.Target}, nil
-	})
-
-	do("SingleStream", plan.singleStream, nil)
-	do("MultiStream", plan.multiStream, nil)
-	do("Server", plan.server, nil)
-	do("Offline", plan.offline, nil)
+	do("Accuracy", acc)
+	do("SingleStream", plan.singleStream)
+	do("MultiStream", plan.multiStream)
+	do("Server", plan.server)
+	do("Offline", plan.offline)
 
 	printDemoTable(st.Stdout, runs)
-	for _, r := range runs {
-		if w := loadWarning(r.name, r.res, r.load); w != "" {
-			fmt.Fprintln(st.Stderr, w)
-		}
-	}
-	if err := writeDemoReport(f.outputDir, data, m, system, runs); err != nil {
+	if err := writeDemoReport(f.outputDir, data, m, runs); err != nil {
 		return withCode(ExitFailure, err)
 	}
 	fmt.Fprintf(st.Stdout, "Logs in %s/<run>/, report in %s\n", f.outputDir, filepath.Join(f.outputDir, "report.html"))
@@ -285,7 +263,7 @@ func runDemo(parent context.Context, st *State, f *demoFlags) error {
 		return withCode(ExitFailure, interrupted)
 	}
 	for _, r := range runs {
-		if (r.res.Summary != nil && !r.res.Summary.Valid) || (r.accuracy != nil && !r.accuracy.Pass) {
+		if r.out.Verdict.Kind != benchmark.VerdictNone && !r.out.Verdict.Pass {
 			return withCode(ExitInvalid, nil)
 		}
 	}
@@ -442,35 +420,12 @@ func formatRate(v float64) string {
 	return b.String()
 }
 
-// startLoad starts measuring how busy the machine is; the function it
-// returns stops and gives the load, or nil where /proc cannot be read.
-func startLoad() func() *sysinfo.Load {
-	m := sysinfo.StartLoad()
-	return func() *sysinfo.Load {
-		l, err := m.Stop()
-		if err != nil {
-			return nil
-		}
-		return l
-	}
-}
-
-// loadWarning returns a plain warning when run name is INVALID and the
-// machine was busy enough to explain it, else "".
-func loadWarning(name string, res *loadgen.Result, load *sysinfo.Load) string {
-	if res == nil || res.Summary == nil || res.Summary.Valid || load == nil || !load.Busy() {
-		return ""
-	}
-	return fmt.Sprintf("warning: during the %s run %s: the INVALID result may be the machine's, not the SUT's; run again on a quieter machine",
-		name, load)
-}
-
 func printDemoTable(w io.Writer, runs []demoRun) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "\nScenario\tMetric\tValue\tResult\tAccuracy")
 	for _, r := range runs {
 		metric, value, verdict := "-", "-", "-"
-		if s := r.res.Summary; s != nil {
+		if s := r.out.Result.Summary; s != nil {
 			name, v := s.Metric()
 			metric, value = name, mlperflog.FormatDouble(v)
 			verdict = "VALID"
@@ -479,29 +434,31 @@ func printDemoTable(w io.Writer, runs []demoRun) {
 			}
 		}
 		accText := "-"
-		if a := r.accuracy; a != nil {
-			pass := "PASS"
-			if !a.Pass {
-				pass = "FAIL"
-			}
-			accText = fmt.Sprintf("%.2f%% top-1 (target %.0f%%) %s", a.Value, a.Target, pass)
+		if a := r.out.Accuracy; a != nil {
+			accText = accuracyText(a)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.name, metric, value, verdict, accText)
 	}
 	tw.Flush()
 }
 
-func writeDemoReport(dir string, data *mlp.Data, m *model.MLP, system sysinfo.System, runs []demoRun) error {
+func writeDemoReport(dir string, data *mlp.Data, m *model.MLP, runs []demoRun) error {
 	rep := &report.Report{
 		Title:     "aimeter demo: reference MLP on " + data.Test.Name,
 		Generated: time.Now(),
-		System:    system,
+	}
+	if len(runs) > 0 {
+		rep.System = runs[0].out.Bundle.System
 	}
 	rep.Notes = append(rep.Notes, fmt.Sprintf("Model: pure-Go MLP %v, %d parameters, %d FLOP per sample.", m.Layers(), m.NumParams(), m.FLOPsPerSample()))
 	for _, r := range runs {
-		rep.Scenarios = append(rep.Scenarios, report.Scenario{Name: r.name, Result: r.res, Accuracy: derived.ReportAccuracy(r.accuracy)})
-		if r.load != nil {
-			rep.Notes = append(rep.Notes, fmt.Sprintf("%s: during the run %s.", r.name, r.load))
+		sc, err := r.out.Derived.ReportScenario()
+		if err != nil {
+			return err
+		}
+		rep.Scenarios = append(rep.Scenarios, sc)
+		if l := r.out.Bundle.HostLoad; l != nil {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("%s: during the run %s.", r.name, l))
 		}
 		if r.stages.Samples > 0 {
 			rep.Notes = append(rep.Notes, fmt.Sprintf("%s: SUT stage times per sample: preprocess %v, inference %v, postprocess %v (mean batch %.1f).",
@@ -522,21 +479,4 @@ func writeDemoReport(dir string, data *mlp.Data, m *model.MLP, system sysinfo.Sy
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	return out.Close()
-}
-
-// newReferenceSUT builds the reference SUT on the demo's data and model
-// (trained or loaded from the cache) for `aimeter run --sut reference`.
-func newReferenceSUT(ctx context.Context, st *State, quiet bool, onClassified func(uint64, uint8)) (*reference.SUT, *dataset.QSL, error) {
-	data, err := loadDemoData(st, "auto")
-	if err != nil {
-		return nil, nil, err
-	}
-	m, how, err := obtainModel(ctx, st, &demoFlags{quiet: quiet}, data)
-	if err != nil {
-		return nil, nil, err
-	}
-	fmt.Fprintf(st.Stderr, "reference SUT: MLP %v %s\n", m.Layers(), how)
-	qsl := dataset.NewQSL(data.Test, mlp.QSLPerformanceSamples)
-	sut, err := mlp.Serve(m, qsl, mlp.ServeOptions{OnClassified: onClassified})
-	return sut, qsl, err
 }

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -152,31 +151,6 @@ func TestDemoSpinWindow(t *testing.T) {
 	for _, tt := range tests {
 		if got := demoSpinWindow(tt.flag, tt.given, tt.cpus); got != tt.want {
 			t.Errorf("%s: got %v, want %v", tt.name, got, tt.want)
-		}
-	}
-}
-
-func TestLoadWarning(t *testing.T) {
-	valid := &loadgen.Result{Summary: &loadgen.Summary{Valid: true}}
-	invalid := &loadgen.Result{Summary: &loadgen.Summary{Valid: false}}
-	busy := &sysinfo.Load{CPUs: 2, WallSeconds: 20, OtherCPUSeconds: 18.6}
-	quiet := &sysinfo.Load{CPUs: 2, WallSeconds: 20, OtherCPUSeconds: 1}
-	tests := []struct {
-		name string
-		res  *loadgen.Result
-		load *sysinfo.Load
-		want string // "" for no warning, else a part of it
-	}{
-		{"INVALID on a busy machine warns, naming the load", invalid, busy, "other processes used 0.93 of the 2 cores"},
-		{"INVALID on a quiet machine: the SUT's result, no warning", invalid, quiet, ""},
-		{"VALID on a busy machine: nothing to explain", valid, busy, ""},
-		{"no load measured", invalid, nil, ""},
-		{"no summary (accuracy run)", &loadgen.Result{}, busy, ""},
-	}
-	for _, tt := range tests {
-		got := loadWarning("Server", tt.res, tt.load)
-		if (got == "") != (tt.want == "") || !strings.Contains(got, tt.want) {
-			t.Errorf("%s: got %q, want one containing %q", tt.name, got, tt.want)
 		}
 	}
 }

@@ -3,57 +3,15 @@ package cli
 import (
 	"bytes"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"aimeter/benchmark"
+	"aimeter/bundle"
 	"aimeter/gbt"
 	"aimeter/loadgen"
-	"aimeter/sut/reference/mlp"
 )
-
-func TestSUTInfo(t *testing.T) {
-	ref := sutInfo("reference", "synthetic-test")
-	if !slices.Equal(ref.Precision, gbt.PrecisionList{gbt.FP32}) {
-		t.Errorf("reference precision %v, want FP32: the MLP computes in float32 (GB-7.3-c)", ref.Precision)
-	}
-	if ref.BatchSize != mlp.MaxBatch || ref.BatchVariable != gbt.Used {
-		t.Errorf("reference batch %d variable %v, want %d and used: it batches dynamically (GB-7.2-e)", ref.BatchSize, ref.BatchVariable, mlp.MaxBatch)
-	}
-	if ref.Framework.Name != mlp.Framework || ref.Framework.Version != Version || ref.ModelName == "" || ref.DatasetType != gbt.DatasetFixed || ref.Extra["dataset"] != "synthetic-test" {
-		t.Errorf("reference framework/model/data set %+v", ref)
-	}
-	tests := []struct {
-		sut, reason string
-		info        gbt.TestInfo
-		want        []string // in the note
-		notWant     []string
-	}{
-		{"reference", "every knowable field comes from the reference SUT", ref,
-			[]string{"come from the reference SUT"}, []string{"Not provided", "null"}},
-		{"null-async", "a null SUT without --info provides none of them", gbt.TestInfo{},
-			[]string{"null-async SUT computes nothing", "Not provided: framework, model, precision, batch size."}, nil},
-		{"null", "--info declares precision and batch size only", gbt.TestInfo{Precision: gbt.PrecisionList{gbt.INT8}, BatchSize: 8},
-			[]string{"Not provided: framework, model."}, []string{"precision,"}},
-	}
-	for _, tc := range tests {
-		note := sutInfoNote(tc.sut, tc.info)
-		for _, w := range tc.want {
-			if !strings.Contains(note, w) {
-				t.Errorf("%s: note %q lacks %q", tc.reason, note, w)
-			}
-		}
-		for _, w := range tc.notWant {
-			if strings.Contains(note, w) {
-				t.Errorf("%s: note %q has %q", tc.reason, note, w)
-			}
-		}
-	}
-	if info := gbt.Merge(ref, gbt.TestInfo{Precision: gbt.PrecisionList{gbt.FP16}}); !slices.Equal(info.Precision, gbt.PrecisionList{gbt.FP16}) || info.BatchSize != mlp.MaxBatch {
-		t.Errorf("--info overrides field by field: %+v", info)
-	}
-}
 
 // TestPrintGBTElasticity checks that "Elasticity" is the standard's Table 19
 // value (EL × 100, in %) and IN-76's %/MB variant is labelled as such.
@@ -62,7 +20,7 @@ func TestPrintGBTElasticity(t *testing.T) {
 	test := &gbt.Test{Arrival: gbt.Arrival{Mode: gbt.ModePeak, Timeout: 2 * time.Second}}
 	m := &gbt.Metrics{Elasticity: &gbt.Elasticity{Available: true, Value: 0.0123, Percent: 1.23, PercentPerMB: 45.6}, PressureTolerance: &gbt.PressureTolerance{}}
 	var b bytes.Buffer
-	printGBT(&b, res, test, m, "out", nil)
+	printGBT(&b, &benchmark.Outcome{Dir: "out", Result: res, Bundle: &bundle.Bundle{Result: res, GBT: test}, GBT: m})
 	out := b.String()
 	for _, want := range []string{"Elasticity (EL, Table 19): 1.2300 %\n", "Elasticity variant (IN-76, non-standard): 45.6000 %/MB\n"} {
 		if !strings.Contains(out, want) {
@@ -107,30 +65,5 @@ func TestGBTRecordsEveryLifecycleEvent(t *testing.T) {
 	}
 	if len(res.Precision) != 0 {
 		t.Errorf("null SUT precision %v without --info", res.Precision)
-	}
-}
-
-func TestOnlineScorer(t *testing.T) {
-	var s onlineScorer
-	if got := s.score(3, func(uint64) uint8 { return 0 }); got != "" {
-		t.Errorf("no classification: score %q, want \"\" (no scorer applies)", got)
-	}
-	labels := []uint8{7, 2, 9, 4, 1}
-	// Hand-worked: 0 right, 1 wrong, 2 never classified, 3 right after a
-	// later answer replaced a wrong one, 4 wrong; total 6 leaves index 5
-	// unscored.
-	s.classified(3, 0)
-	s.classified(0, 7)
-	s.classified(1, 3)
-	s.classified(3, 4)
-	s.classified(4, 9)
-	label := func(i uint64) uint8 {
-		if i < uint64(len(labels)) {
-			return labels[i]
-		}
-		return 0
-	}
-	if got, want := s.score(6, label), "10-10-"; got != want {
-		t.Errorf("score = %q, want %q", got, want)
 	}
 }

@@ -26,25 +26,6 @@ func addNetFlags(fl *pflag.FlagSet, n *netFlags) {
 	fl.IntVar(&n.maxConns, "max-conns", 0, "network SUTs: most connections to one server (HTTP); set it to the requests in flight (0 = the adapter's default: for openai 512 kept idle and no bound, for kserve 256)")
 }
 
-// validate checks the timeouts.
-func (n *netFlags) validate() error {
-	if n.requestTimeout < 0 || n.checkTimeout <= 0 {
-		return usageError("--request-timeout must be ≥ 0 and --check-timeout > 0")
-	}
-	return nil
-}
-
-// oneURL returns the single --url of a one-server SUT.
-func (n *netFlags) oneURL(sut string) (string, error) {
-	switch len(n.urls) {
-	case 0:
-		return "", usageError("--sut %s needs --url (the server's base URL, e.g. http://localhost:8000)", sut)
-	case 1:
-		return n.urls[0], nil
-	}
-	return "", usageError("--sut %s takes one --url (got %d); use --sut dispatch --backend %s for several servers", sut, len(n.urls), sut)
-}
-
 // String describes the flags for errors (never with a URL's user info).
 func (n *netFlags) String() string {
 	return fmt.Sprintf("%d URL(s), request timeout %v", len(n.urls), n.requestTimeout)

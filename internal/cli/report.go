@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"aimeter/benchmark"
 	"aimeter/bundle"
 	"aimeter/derived"
 )
@@ -70,27 +71,15 @@ func regenerateReport(st *State, dir, outDir string, ignoreDigests bool) error {
 		printTraining(st.Stdout, tres, &b.Training.Run, outDir)
 		return nil
 	}
-	res := b.Result
-	if b.GBT != nil {
-		// A GB/T test's verdict is its loss check (GB-7.7.1-c-2), not the
-		// MLPerf validity of the LoadGen scenario that carried it.
-		m, err := d.GBTMetrics()
-		if err != nil {
-			return withCode(ExitFailure, err)
-		}
-		printGBT(st.Stdout, res, b.GBT, &m, outDir, nil)
-		if !m.Loss.Valid {
-			return withCode(ExitInvalid, nil)
-		}
-		return nil
+	out, err := benchmark.OutcomeOf(b, outDir)
+	if err != nil {
+		return withCode(ExitFailure, err)
 	}
-	if res.Summary == nil {
+	out.Derived = d
+	if out.GBT == nil && out.Result.Summary == nil && out.Accuracy == nil {
 		fmt.Fprintf(st.Stdout, "%s has no performance pass; wrote the accuracy-only summary to %s\n", dir, outDir)
 		return nil
 	}
-	printOutcome(st, res, outDir, nil)
-	if !res.Summary.Valid {
-		return withCode(ExitInvalid, nil)
-	}
-	return nil
+	printRun(st, out)
+	return outcomeCode(out, nil)
 }

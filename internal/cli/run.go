@@ -15,41 +15,16 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"aimeter/benchmark"
 	"aimeter/bundle"
-	"aimeter/derived"
 	"aimeter/gbt"
 	"aimeter/loadgen"
-	"aimeter/mlperfconf"
 	"aimeter/mlperflog"
 	"aimeter/report"
-	"aimeter/sut/null"
-	"aimeter/sysinfo"
+	"aimeter/sut"
 )
 
-// selfTestConf holds aimeter's defaults when no --model and no config file
-// is given: a benchmark of aimeter itself against the null SUT, sized so
-// that each scenario produces a VALID result in seconds and its records.csv
-// stays well under 100 MB. The null SUT completes millions of samples a
-// second, so SingleStream, MultiStream and Offline last only 50 ms (about
-// 0.5–1 M records on a 2-core machine, 60 bytes each); Server issues 100 k
-// queries/s for 10 s (1 M records, about 56 MB).
-const selfTestConf = `# aimeter self-benchmark defaults (no --model and no config file given)
-*.SingleStream.target_latency = 0.0001
-*.SingleStream.min_duration = 50
-*.MultiStream.target_latency = 0.0005
-*.MultiStream.min_duration = 50
-*.Server.target_qps = 100000
-*.Server.target_latency = 1
-*.Server.min_duration = 10000
-*.Offline.target_qps = 20000000
-*.Offline.min_duration = 50
-`
-
 type runFlags struct {
-	// userConfSettings are the settings a user.conf set, for gbt.Plan's
-	// conflict check (filled by buildSettingsInto).
-	userConfSettings []gbt.UserSetting
-
 	scenario     string
 	mode         string
 	model        string
@@ -82,6 +57,8 @@ type runFlags struct {
 	net netFlags
 	// kserve holds the flags of --sut kserve.
 	kserve kserveFlags
+	// from is a bundle whose run to repeat (--from).
+	from string
 }
 
 func newRunCommand(st *State) *cobra.Command {
@@ -96,23 +73,31 @@ Settings come, in this order, from LoadGen's defaults, the built-in mlperf.conf
 (or --mlperf-conf), --user-conf, an audit.config in the working directory, and
 --set. With no --model, --mlperf-conf or --user-conf, aimeter benchmarks itself
 instead: its self-test defaults replace mlperf.conf (600-second runs) so that
-every scenario finishes in seconds against the null SUT.`,
+every scenario finishes in seconds against the null SUT.
+
+--duration sets how long jobs arrive in a GB/T test, and min_duration in an
+MLPerf run. A flag that does not apply to the chosen SUT, scenario, mode or
+arrival mode is refused (exit 2) rather than ignored.
+
+--from DIR repeats the run that the bundle in DIR recorded (its SUT, settings,
+GB/T plan and bounds) into --output-dir, refusing a prompts or info file whose
+SHA-256 changed since.`,
 		Example: `  aimeter run
   aimeter run --scenario Offline --sut null-async
   aimeter run --model resnet50 --scenario Server --user-conf examples/user.conf
-  aimeter run --scenario SingleStream --set min_duration=1000 --set target_latency=0.001`,
+  aimeter run --scenario SingleStream --set min_duration=1000 --set target_latency=0.001
+  aimeter run --arrival-mode 2 --lambda 500 --duration 5s
+  aimeter run --from aimeter-results --output-dir again`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := refuseScenarioID(g.scenarioID, f.sut); err != nil {
+			if f.from != "" {
+				return runFrom(cmd, st, &f)
+			}
+			p, err := planFromFlags(cmd, st, &f, &g)
+			if err != nil {
 				return err
 			}
-			if err := concurrencyScenario(cmd, &f, g.mode); err != nil {
-				return err
-			}
-			if g.mode >= 0 {
-				return runGBTCommand(cmd, st, &f, &g)
-			}
-			return runTest(cmd.Context(), st, &f, cmd.Flags().Changed("mode"))
+			return runPlan(cmd.Context(), st, p, f.quiet)
 		},
 	}
 	fl := cmd.Flags()
@@ -127,8 +112,8 @@ every scenario finishes in seconds against the null SUT.`,
 	fl.StringVar(&f.auditConfig, "audit-config", "audit.config", "audit.config applied last if it exists (LoadGen looks in the working directory)")
 	fl.StringVar(&f.outputDir, "output-dir", "aimeter-results", "directory for the logs")
 	fl.StringVar(&f.sut, "sut", "null", "system under test: null (completes inside IssueQuery), null-async (completes from a worker goroutine), reference (the demo's model on its data set), openai (an OpenAI-compatible server at --url), kserve (a KServe v2 / Triton server at --url, sent the demo's data set) or dispatch (network servers, one --url per node)")
-	fl.Uint64Var(&f.qslSize, "qsl-size", 1024, "number of samples in the (null) QSL")
-	fl.Uint64Var(&f.perfSamples, "performance-sample-count", 0, "performance sample count the QSL reports (0 = --qsl-size)")
+	fl.Uint64Var(&f.qslSize, "qsl-size", 1024, "number of samples in the null QSL, or of synthetic prompts (--sut null, null-async, openai, dispatch)")
+	fl.Uint64Var(&f.perfSamples, "performance-sample-count", 0, "performance sample count the QSL reports (0 = its size)")
 	fl.StringArrayVar(&f.set, "set", nil, "override one config key for this scenario: NAME=VALUE as in mlperf.conf (e.g. min_duration=1000, qsl_rng_seed=42); repeatable, applied last")
 	fl.DurationVar(&f.timeout, "timeout", 0, "end the run after this long; outstanding samples are lost and the result INVALID (0 = no limit)")
 	fl.DurationVar(&f.stallTimeout, "stall-timeout", loadgen.DefaultStallTimeout, "give up on outstanding samples when none completes for this long")
@@ -138,6 +123,7 @@ every scenario finishes in seconds against the null SUT.`,
 	fl.BoolVar(&f.keepProbes, "keep-probe-records", false, "find-peak: keep every probe's records, not only the reported probe's")
 	fl.BoolVar(&f.trace, "trace", false, "also write mlperf_log_trace.json")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress line")
+	fl.StringVar(&f.from, "from", "", "repeat the run the bundle in this directory recorded, into --output-dir")
 	addNetFlags(fl, &f.net)
 	addDispatchFlags(fl, &f)
 	addOpenAIFlags(fl, &f.openai)
@@ -145,12 +131,12 @@ every scenario finishes in seconds against the null SUT.`,
 	groupFlags(cmd,
 		flagGroup{"MLPerf LoadGen test flags", []string{"scenario", "concurrency", "mode", "model", "mlperf-conf", "user-conf", "audit-config", "set", "find-peak-resolution", "keep-probe-records"}},
 		flagGroup{"System under test", []string{"sut", "qsl-size", "performance-sample-count"}},
-		flagGroup{"Network servers (--sut openai, dispatch)", append(append([]string(nil), netFlagNames...), dispatchFlagNames...)},
+		flagGroup{"Network servers (--sut openai, kserve, dispatch)", append(append([]string(nil), netFlagNames...), dispatchFlagNames...)},
 		flagGroup{"OpenAI-compatible server (--sut openai, --backend openai)", openaiFlagNames},
 		flagGroup{"KServe v2 / Triton server (--sut kserve, --backend kserve)", kserveFlagNames},
 		flagGroup{"GB/T 45087 inference test flags (--arrival-mode ≥ 0)", flagNames(gbtSet)},
 		flagGroup{"Run control", []string{"timeout", "stall-timeout", "spin-window", "max-memory"}},
-		flagGroup{"Output", []string{"output-dir", "trace", "quiet"}},
+		flagGroup{"Output", []string{"output-dir", "trace", "quiet", "from"}},
 	)
 	return cmd
 }
@@ -159,205 +145,246 @@ func usageError(format string, args ...any) error {
 	return withCode(ExitUsage, fmt.Errorf(format, args...))
 }
 
-// settingSources maps a config setting name ("min_duration") to where its
-// value came from, in words ("the built-in mlperf.conf (line 89:
-// *.Server.min_duration = 600000)"). A name that nothing set is absent.
-type settingSources map[string]string
-
-// buildSettingsFrom assembles the settings of a run and the warnings to log,
-// and says where each setting came from.
-func buildSettingsFrom(st *State, f *runFlags, modeSet bool) (loadgen.Settings, []string, settingSources, error) {
-	sources := settingSources{}
-	s, warnings, err := buildSettingsInto(st, f, modeSet, sources)
-	adjustOpenAISettings(f, &s, sources)
-	return s, warnings, sources, err
-}
-
-func buildSettingsInto(st *State, f *runFlags, modeSet bool, sources settingSources) (loadgen.Settings, []string, error) {
-	scenario, err := loadgen.ParseScenario(f.scenario)
-	if err != nil {
-		return loadgen.Settings{}, nil, usageError("--scenario: %v", err)
+// planFromFlags turns the flags of `aimeter run` into a benchmark plan,
+// refusing (exit 2) a flag that does not apply to what was chosen.
+func planFromFlags(cmd *cobra.Command, st *State, f *runFlags, g *gbtFlags) (*benchmark.Plan, error) {
+	changed := cmd.Flags().Changed
+	if err := refuseScenarioID(g.scenarioID, f.sut); err != nil {
+		return nil, err
 	}
-	mode, err := loadgen.ParseMode(f.mode)
+	cfg, err := sutConfig(changed, f)
 	if err != nil {
-		return loadgen.Settings{}, nil, usageError("--mode: %v", err)
+		return nil, err
+	}
+	if err := refuseInapplicable(changed, f, g, cfg); err != nil {
+		return nil, err
 	}
 	audit := f.auditConfig
 	if audit != "" && !filepath.IsAbs(audit) {
 		wd, err := st.Getwd()
 		if err != nil {
-			return loadgen.Settings{}, nil, withCode(ExitFailure, err)
+			return nil, withCode(ExitFailure, err)
 		}
 		audit = filepath.Join(wd, audit)
 	}
-	var s loadgen.Settings
-	var warnings []string
-	if f.model != "" || f.mlperfConf != "" || f.userConf != "" {
-		if err := needFile("--mlperf-conf", f.mlperfConf); err != nil {
-			return s, nil, err
-		}
-		if err := needFile("--user-conf", f.userConf); err != nil {
-			return s, nil, err
-		}
-		l, err := mlperfconf.Load(mlperfconf.LoadOptions{
-			Model: f.model, Scenario: scenario, Mode: mode, ModeSet: modeSet,
-			MLPerfConfPath: f.mlperfConf, UserConfPath: f.userConf, AuditConfigPath: audit,
-		})
-		s, warnings = l.Settings, l.Warnings
-		if err != nil {
-			return s, warnings, withCode(ExitUsage, err)
-		}
-		if !l.ModelKnown {
-			warnings = append(warnings, unknownModelWarning(f.model, f.mlperfConf != "" || f.userConf != ""))
-		}
-		f.userConfSettings = nil
-		for name, src := range l.Sources {
-			file := src.File
-			switch {
-			case src.Builtin:
-				file = "the built-in mlperf.conf"
-			case src.Kind == mlperfconf.UserConf:
-				file = "user.conf " + src.File
-				f.userConfSettings = append(f.userConfSettings, gbt.UserSetting{Key: name, Value: src.Entry.Value,
-					Source: fmt.Sprintf("user.conf %s, line %d:", filepath.Base(src.File), src.Entry.Line)})
-			}
-			sources[name] = fmt.Sprintf("%s (line %d: %s = %s)", file, src.Entry.Line, src.Entry.Key, src.Entry.Value)
-		}
-	} else {
-		s = loadgen.DefaultSettings()
-		s.Scenario, s.Mode = scenario, mode
-		selfTest, err := mlperfconf.Parse(strings.NewReader(selfTestConf), "self-test defaults")
-		if err != nil {
-			return s, nil, withCode(ExitFailure, err)
-		}
-		if err := selfTest.Apply(&s, "*", scenario, mlperfconf.UserConf); err != nil {
-			return s, nil, withCode(ExitFailure, err)
-		}
-		for _, e := range selfTest.Entries() {
-			if parts := strings.Split(e.Key, "."); len(parts) == 3 && parts[1] == scenario.String() {
-				sources[parts[2]] = "aimeter's self-test defaults (no --model and no config file given)"
-			}
-		}
-		if audit != "" {
-			if c, err := mlperfconf.ParseFile(audit); err == nil {
-				warnings = append(warnings, mlperfconf.AuditConfigWarning)
-				w, err := c.ApplyWarn(&s, "*", scenario, mlperfconf.AuditConf)
-				warnings = append(warnings, w...)
-				if err != nil {
-					return s, warnings, withCode(ExitUsage, err)
-				}
-			} else if !errors.Is(err, fs.ErrNotExist) {
-				return s, warnings, withCode(ExitUsage, err)
-			}
-		}
+	if err := needFile("--mlperf-conf", f.mlperfConf); err != nil {
+		return nil, err
 	}
-	openaiTokenLatencies(f, &s, sources)
-	if len(f.set) > 0 {
-		var b strings.Builder
-		for _, kv := range f.set {
-			name, value, ok := strings.Cut(kv, "=")
-			name, value = strings.TrimSpace(name), strings.TrimSpace(value)
-			if !ok || name == "" || value == "" || strings.ContainsAny(name, ". \t") {
-				return s, warnings, usageError("--set %q: want NAME=VALUE with a config key name such as min_duration or target_qps", kv)
-			}
-			fmt.Fprintf(&b, "*.%s.%s = %s\n", scenario, name, value)
-			sources[name] = "--set " + name + "=" + value
-		}
-		c, err := mlperfconf.Parse(strings.NewReader(b.String()), "--set")
-		if err != nil {
-			return s, warnings, usageError("%v", err)
-		}
-		// Unlike a config file, --set refuses what LoadGen would misread
-		// (a negative, fractional or out-of-range integer).
-		if err := c.CheckStrict("*", scenario, mlperfconf.BuiltinConf); err != nil {
-			return s, warnings, usageError("%v", err)
-		}
-		// --set is the operator's own override, read like mlperf.conf so
-		// that it can also set what only mlperf.conf may (the seeds,
-		// accuracy_log_probability).
-		if err := c.Apply(&s, "*", scenario, mlperfconf.BuiltinConf); err != nil {
-			return s, warnings, usageError("%v", err)
-		}
-		if unused := c.Unused("*", scenario, mlperfconf.BuiltinConf); len(unused) > 0 {
-			return s, warnings, usageError("--set: %s is not a setting LoadGen reads for %s", strings.Join(unused, ", "), scenario)
-		}
-		// LoadGen reads these only while token latencies are on: set
-		// without them they would be silently ignored.
-		for _, name := range []string{"ttft_latency", "tpot_latency"} {
-			if strings.HasPrefix(sources[name], "--set ") && !s.UseTokenLatencies {
-				return s, warnings, usageError("--set %s: LoadGen reads it only with token latencies on; add --set use_token_latencies=1 (--sut openai turns them on when it streams)", name)
-			}
-		}
+	if err := needFile("--user-conf", f.userConf); err != nil {
+		return nil, err
 	}
-	s.Concurrency = f.concurrency
-	return s, warnings, nil
+	p := &benchmark.Plan{
+		SUT: cfg,
+		Settings: benchmark.Settings{
+			Model: f.model, MLPerfConf: f.mlperfConf, UserConf: f.userConf, AuditConfig: audit,
+			Set: f.set, Concurrency: f.concurrency,
+		},
+		OutputDir: f.outputDir, Trace: f.trace,
+		Timeout: f.timeout, StallTimeout: f.stallTimeout, SpinWindow: f.spinWindow, MaxMemory: f.maxMemory.limit(),
+		FindPeakResolution: f.peakResolution, KeepProbeRecords: f.keepProbes,
+		CommandLine: append([]string{"aimeter"}, st.Args...),
+		Backends:    st.Backends,
+	}
+	if changed("scenario") {
+		p.Settings.Scenario = f.scenario
+	}
+	if changed("mode") {
+		p.Settings.Mode = f.mode
+	}
+	if g.mode >= 0 {
+		in := g.planInput()
+		// The flags give every arrival parameter: a zero is refused here,
+		// where the library would take the standard's default.
+		if err := in.Arrival.Validate(); err != nil && gbt.ArrivalMode(g.mode).Valid() {
+			return nil, usageError("%v", err)
+		}
+		p.GBT = &benchmark.GBT{Input: in, InfoFile: g.infoFile}
+	} else if changed("duration") {
+		// An MLPerf run: --duration is its minimum duration.
+		p.Settings.Set = append([]string{fmt.Sprintf("min_duration=%d", g.duration.Milliseconds())}, p.Settings.Set...)
+	}
+	return p, nil
 }
 
-func runTest(parent context.Context, st *State, f *runFlags, modeSet bool) error {
-	settings, warnings, sources, err := buildSettingsFrom(st, f, modeSet)
-	if err != nil {
-		return err
+// sutConfig is the SUT of the flags.
+func sutConfig(changed func(string) bool, f *runFlags) (sut.Config, error) {
+	cfg := sut.Config{Kind: sut.Kind(f.sut), PerformanceSampleCount: f.perfSamples}
+	if changed("qsl-size") {
+		if f.qslSize == 0 {
+			return cfg, usageError("--qsl-size must be ≥ 1")
+		}
+		cfg.QSLSize = f.qslSize
 	}
-	for _, w := range warnings {
-		fmt.Fprintln(st.Stderr, "warning:", w)
+	cfg.Net = sut.Net{URLs: f.net.urls, RequestTimeout: f.net.requestTimeout, CheckTimeout: f.net.checkTimeout, MaxConns: f.net.maxConns}
+	if f.net.requestTimeout < 0 || f.net.checkTimeout <= 0 {
+		return cfg, usageError("--request-timeout must be ≥ 0 and --check-timeout > 0")
 	}
-	if parent == nil {
-		parent = context.Background()
+	o := &f.openai
+	backend := cfg.Backend()
+	if backend == string(sut.OpenAI) {
+		if o.inputTokens < 1 || o.outputTokens < 0 {
+			return cfg, usageError("--input-tokens must be ≥ 1; --output-tokens and --max-conns must not be negative")
+		}
+		cfg.OpenAI = &sut.OpenAIConfig{ServedModel: o.model, API: o.api, NoStream: !o.stream, Prompts: o.prompts,
+			InputTokens: o.inputTokens, OutputTokens: o.outputTokens, IgnoreEOS: o.ignoreEOS, APIKeyEnv: o.apiKeyEnv,
+			CACert: o.caCert, InsecureSkipVerify: o.insecure}
 	}
-	sut, qsl, closeSUT, err := chooseSUT(parent, st, f, nil)
-	if err != nil {
-		return err
+	if backend == string(sut.KServe) {
+		k := &f.kserve
+		cfg.KServe = &sut.KServeConfig{GRPC: k.grpc, Model: k.modelName, ModelVersion: k.modelVersion, BinaryData: k.binaryData,
+			Stream: k.stream, TokenEnv: k.tokenEnv, ServerTiming: k.stageTimes}
 	}
-	defer closeSUT()
-	eff, err := loadgen.NewEffective(settings, qsl.TotalSampleCount(), qsl.PerformanceSampleCount())
-	if err != nil {
-		return withCode(ExitUsage, err)
+	if cfg.Kind == sut.Dispatch {
+		d := &f.dispatch
+		cfg.Dispatch = &sut.DispatchConfig{Backend: d.backend, Policy: d.policy, AllowDownNodes: d.allowDown}
 	}
-	if n := longRunNotice(eff, f.model, sources); n != "" {
-		fmt.Fprintln(st.Stderr, "aimeter:", n)
-	}
+	return cfg, nil
+}
 
-	if f.peakResolution < 0 || f.peakResolution >= 1 {
-		return usageError("--find-peak-resolution %v: want a fraction in [0, 1)", f.peakResolution)
-	}
-	// Last of the checks, so that a refused setting leaves no directory.
-	if err := prepareOutputDir(f.outputDir); err != nil {
-		return err
-	}
+// flagRule says to which runs a flag applies.
+type flagRule struct {
+	flags   []string
+	applies func(f *runFlags, g *gbtFlags, cfg *sut.Config) bool
+	want    string // what the flag needs, for the error
+}
 
+// gbtMode reports whether the run is a GB/T test in one of modes, where a
+// mixed test (mode 5) counts as its underlying mode too.
+func (g *gbtFlags) inMode(modes ...int) bool {
+	for _, m := range modes {
+		if g.mode == m || (g.mode == 5 && g.mixedBase == m) {
+			return true
+		}
+	}
+	return false
+}
+
+var flagRules = []flagRule{
+	{[]string{"url", "request-timeout", "check-timeout", "max-conns"}, func(_ *runFlags, _ *gbtFlags, c *sut.Config) bool { return c.KindOrNull().IsNetwork() },
+		"a network SUT (--sut openai, kserve or dispatch)"},
+	{openaiFlagNames, func(_ *runFlags, _ *gbtFlags, c *sut.Config) bool { return c.Backend() == string(sut.OpenAI) },
+		"--sut openai or --sut dispatch --backend openai"},
+	{kserveFlagNames, func(_ *runFlags, _ *gbtFlags, c *sut.Config) bool { return c.Backend() == string(sut.KServe) },
+		"--sut kserve or --sut dispatch --backend kserve"},
+	{dispatchFlagNames, func(_ *runFlags, _ *gbtFlags, c *sut.Config) bool { return c.Kind == sut.Dispatch }, "--sut dispatch"},
+	{[]string{"qsl-size"}, func(f *runFlags, _ *gbtFlags, c *sut.Config) bool {
+		k := c.KindOrNull()
+		return k == sut.Null || k == sut.NullAsync || k == sut.Dispatch || (k == sut.OpenAI && f.openai.prompts == "")
+	}, "--sut null, null-async, dispatch and openai's synthetic prompts (the reference and kserve SUTs use their data set's size, --prompts its lines)"},
+	{[]string{"find-peak-resolution", "keep-probe-records"}, func(f *runFlags, _ *gbtFlags, _ *sut.Config) bool { return f.mode == "find-peak" },
+		"--mode find-peak"},
+	{[]string{"lambda"}, func(_ *runFlags, g *gbtFlags, _ *sut.Config) bool { return g.inMode(2, 3) },
+		"--arrival-mode 2 or 3 (the Poisson rate between bursts), or 5 over them"},
+	{[]string{"period", "jobs-per-period"}, func(_ *runFlags, g *gbtFlags, _ *sut.Config) bool { return g.inMode(1) }, "--arrival-mode 1 (or 5 over 1)"},
+	{[]string{"bursts", "burst-length", "burst-period", "burst-jobs", "burst-starts"}, func(_ *runFlags, g *gbtFlags, _ *sut.Config) bool { return g.inMode(3) },
+		"--arrival-mode 3 (or 5 over 3)"},
+	{[]string{"mixed-base-mode", "mixed-lambda", "mixed-qsl-size"}, func(_ *runFlags, g *gbtFlags, _ *sut.Config) bool { return g.mode == 5 }, "--arrival-mode 5"},
+	{[]string{"timeout-class", "job-timeout", "loss-threshold", "info", "seed", "sample-bytes"}, func(_ *runFlags, g *gbtFlags, _ *sut.Config) bool { return g.mode >= 0 },
+		"a GB/T test (--arrival-mode)"},
+	{[]string{"duration"}, func(f *runFlags, g *gbtFlags, _ *sut.Config) bool {
+		return g.mode < 0 || g.inMode(0, 1, 2, 3)
+	}, "an arrival mode with a duration (0 to 3), or an MLPerf run"},
+}
+
+// refuseInapplicable refuses a flag given for a run it does not apply to,
+// naming the flag and what it needs, so that nothing is silently ignored.
+func refuseInapplicable(changed func(string) bool, f *runFlags, g *gbtFlags, cfg sut.Config) error {
+	for _, r := range flagRules {
+		for _, name := range r.flags {
+			if changed(name) && !r.applies(f, g, &cfg) {
+				return usageError("--%s applies only to %s; drop it", name, r.want)
+			}
+		}
+	}
+	if changed("concurrency") && f.concurrency == 0 {
+		return usageError("--concurrency 0: the fixed-concurrency mode needs at least 1 request in flight; leave the flag out for the scenario's own load")
+	}
+	if changed("duration") && g.mode < 0 {
+		for _, kv := range f.set {
+			if name, _, _ := strings.Cut(kv, "="); strings.TrimSpace(name) == "min_duration" {
+				return usageError("--duration and --set min_duration both set an MLPerf run's minimum duration; give one")
+			}
+		}
+	}
+	if changed("duration") && g.duration <= 0 {
+		return usageError("--duration %v: must be > 0", g.duration)
+	}
+	return nil
+}
+
+// runPlan runs p and prints its outcome.
+func runPlan(parent context.Context, st *State, p *benchmark.Plan, quiet bool) error {
 	ctx, stop := interruptible(parent, st)
 	defer stop()
-	opts := &loadgen.Options{Timeout: f.timeout, StallTimeout: f.stallTimeout, Warnings: warnings, SpinWindow: f.spinWindow,
-		FindPeakResolution: f.peakResolution, KeepProbeRecords: f.keepProbes, MaxMemory: f.maxMemory.limit()}
-	if !f.quiet {
-		pl := &progressLine{w: st.Stderr, terminal: st.StderrIsTerminal, target: time.Duration(settings.MinDurationMs) * time.Millisecond}
-		opts.Progress = pl.update
+	p.Notify = func(n benchmark.Notice) { printNotice(st, n, quiet) }
+	if !quiet && p.Progress == nil {
+		pl := &progressLine{w: st.Stderr, terminal: st.StderrIsTerminal}
+		p.Progress = func(pr benchmark.Progress) {
+			pl.target = pr.Target
+			pl.update(pr.Progress)
+		}
 	}
-	stopLoad := startLoad()
-	res, runErr := loadgen.Run(ctx, sut, qsl, settings, opts)
-	load := stopLoad()
-	if res == nil {
-		return withCode(ExitUsage, runErr)
+	out, err := benchmark.Run(ctx, *p)
+	if out == nil {
+		if benchmark.IsUsage(err) {
+			return withCode(ExitUsage, err)
+		}
+		if ctx.Err() != nil {
+			return withCode(ExitInterrupted, err)
+		}
+		return withCode(ExitFailure, err)
 	}
-	b := &bundle.Bundle{Result: res, Version: Version, System: sysinfo.DetectSystem(), Trace: f.trace, HostLoad: load, Nodes: dispatchNodes(sut, f)}
-	writeErr := derived.Write(f.outputDir, b)
-	printOutcome(st, res, f.outputDir, writeErr)
-	printNetworkOutcome(st.Stdout, res, b.Nodes)
-	printClientStats(st, sut)
-	if w := loadWarning(res.Effective.Scenario.String(), res, load); w != "" {
-		fmt.Fprintln(st.Stderr, w)
+	printRun(st, out)
+	return outcomeCode(out, err)
+}
+
+// printNotice prints a notice of a run on stderr: warnings always, notes
+// and information unless quiet asks for silence (notes stay: they say why
+// a run lasts longer than asked).
+func printNotice(st *State, n benchmark.Notice, quiet bool) {
+	switch n.Kind {
+	case benchmark.Warning:
+		fmt.Fprintln(st.Stderr, "warning:", n.Text)
+	case benchmark.Note:
+		fmt.Fprintln(st.Stderr, "aimeter:", n.Text)
+	default:
+		if !quiet {
+			fmt.Fprintln(st.Stderr, "aimeter:", n.Text)
+		}
 	}
+}
+
+// outcomeCode is the exit code of a run that ran: its verdict, unless the
+// bundle could not be written, the run was interrupted or failed.
+func outcomeCode(out *benchmark.Outcome, err error) error {
 	switch {
-	case writeErr != nil:
-		return withCode(ExitFailure, writeFailure(f.outputDir, writeErr, runErr))
-	case errors.Is(runErr, loadgen.ErrInterrupted):
-		return withCode(ExitInterrupted, runErr)
-	case runErr != nil:
-		return withCode(ExitFailure, runErr)
-	case res.Summary != nil && !res.Summary.Valid:
+	case out.WriteErr != nil:
+		return withCode(ExitFailure, err)
+	case errors.Is(err, loadgen.ErrInterrupted):
+		return withCode(ExitInterrupted, err)
+	case err != nil:
+		return withCode(ExitFailure, err)
+	case out.Verdict.Kind == benchmark.VerdictNone:
+		return nil
+	case !out.Verdict.Pass:
 		return withCode(ExitInvalid, nil)
 	}
 	return nil
+}
+
+// printRun prints the outcome of a run: the GB/T test's or the MLPerf
+// run's figures, the accuracy score, the network client's.
+func printRun(st *State, out *benchmark.Outcome) {
+	if out.GBT != nil {
+		printGBT(st.Stdout, out)
+	} else {
+		printOutcome(st, out.Result, out.Dir, out.WriteErr)
+		printAccuracy(st.Stdout, out.Accuracy)
+		printNetworkOutcome(st.Stdout, out.Result, out.Bundle.Nodes)
+	}
+	if inv := out.Bundle.Invocation; inv != nil {
+		printClientStats(st.Stdout, inv.Client)
+	}
 }
 
 // printOutcome prints the result of a run; writeErr is the error of writing
@@ -417,6 +444,26 @@ func printOutcome(st *State, res *loadgen.Result, dir string, writeErr error) {
 	fmt.Fprintf(w, "Logs written to %s\n", dir)
 }
 
+// printAccuracy prints the score of an accuracy log, as the demo does.
+func printAccuracy(w io.Writer, a *bundle.AccuracyCheck) {
+	if a == nil {
+		return
+	}
+	fmt.Fprintf(w, "Accuracy: %s\n", accuracyText(a))
+}
+
+// accuracyText is a score for people: "86.57% top-1 (target 85%) PASS".
+func accuracyText(a *bundle.AccuracyCheck) string {
+	pass := "PASS"
+	if !a.Pass {
+		pass = "FAIL"
+	}
+	if a.Target == 0 {
+		return fmt.Sprintf("%.2f%% top-1", a.Value)
+	}
+	return fmt.Sprintf("%.2f%% top-1 (target %.0f%%) %s", a.Value, a.Target, pass)
+}
+
 // tokenLatencyLine gives the time to first token and time per output token
 // at the target percentile of a token-latency run, with their bounds in
 // Server (what LoadGen judges it by), for the console: the summary file
@@ -435,42 +482,6 @@ func tokenLatencyLine(s *loadgen.Summary) string {
 	}
 	return fmt.Sprintf("  TTFT %s %s%s, TPOT %s %s%s", p, report.FormatDuration(s.TokenTargetPercentile.SampleLatency), bound(e.TTFTLatencyNs),
 		p, report.FormatDuration(s.TPOTTargetPercentile.SampleLatency), bound(e.TPOTLatencyNs))
-}
-
-// writeFailure is the error of a run whose bundle could not be written
-// whole: it names the directory and, through the joined errors of
-// bundle.Write, every file that failed, and keeps the run's own error.
-func writeFailure(dir string, writeErr, runErr error) error {
-	err := fmt.Errorf("writing the run bundle to %s (the result above was printed but its files are incomplete): %w", dir, writeErr)
-	if runErr != nil {
-		err = fmt.Errorf("%w; the run itself: %w", err, runErr)
-	}
-	return err
-}
-
-// prepareOutputDir creates dir and checks that a file can be written in it,
-// so that an unusable --output-dir (empty, a file, a device, read-only, or a
-// path under a file) is refused before anything runs rather than after the
-// run, when its result would be lost.
-func prepareOutputDir(dir string) error {
-	if strings.TrimSpace(dir) == "" {
-		return usageError("--output-dir: empty; name a directory for the logs")
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return usageError("--output-dir %s: cannot create the directory: %w", dir, err)
-	}
-	probe, err := os.CreateTemp(dir, ".aimeter-write-test-*")
-	if err != nil {
-		return usageError("--output-dir %s: cannot write in the directory: %w", dir, err)
-	}
-	name := probe.Name()
-	_, werr := probe.Write([]byte("aimeter\n"))
-	cerr := probe.Close()
-	rerr := os.Remove(name)
-	if err := errors.Join(werr, cerr, rerr); err != nil {
-		return usageError("--output-dir %s: cannot write in the directory: %w", dir, err)
-	}
-	return nil
 }
 
 // recommendation is the one piece of advice printed for a result, in
@@ -516,7 +527,7 @@ func printProbes(w io.Writer, res *loadgen.Result) {
 			mark = "  <- reported"
 		}
 		fmt.Fprintf(w, "  target_qps %-12s %8d samples  p%g latency %s (%s)%s\n",
-			formatQPS(p.TargetQPS), p.Probe.Samples, res.Effective.TargetLatencyPercentile*100,
+			fmt.Sprintf("%.6g", p.TargetQPS), p.Probe.Samples, res.Effective.TargetLatencyPercentile*100,
 			time.Duration(p.Probe.TargetPercentileLatencyNs), verdict, mark)
 	}
 }
@@ -526,37 +537,6 @@ func yesNo(b bool) string {
 		return "Yes"
 	}
 	return "NO"
-}
-
-// chooseSUT builds the SUT and QSL named by --sut: the null SUTs over a
-// null QSL of --qsl-size samples, or the reference model on its data set.
-// onClassified, if not nil, sees the class the reference SUT predicts for
-// each sample (the null SUTs predict nothing).
-func chooseSUT(ctx context.Context, st *State, f *runFlags, onClassified func(uint64, uint8)) (loadgen.SUT, loadgen.QSL, func(), error) {
-	if f.sut != "reference" && f.sut != "kserve" && f.qslSize == 0 {
-		return nil, nil, nil, usageError("--qsl-size must be ≥ 1")
-	}
-	qsl := null.QSL{Total: f.qslSize, Performance: f.perfSamples}
-	switch f.sut {
-	case "null":
-		return null.SUT{}, qsl, func() {}, nil
-	case "null-async":
-		async := null.NewAsync()
-		return async, qsl, async.Close, nil
-	case "reference":
-		sut, dq, err := newReferenceSUT(ctx, st, f.quiet, onClassified)
-		if err != nil {
-			return nil, nil, nil, withCode(ExitFailure, err)
-		}
-		return sut, dq, sut.Close, nil
-	case "openai":
-		return newOpenAISUT(ctx, st, f)
-	case "kserve":
-		return newKServeSUT(ctx, st, f)
-	case "dispatch":
-		return newDispatchSUT(ctx, st, f)
-	}
-	return nil, nil, nil, usageError("--sut %q: want null, null-async, reference, openai, kserve or dispatch", f.sut)
 }
 
 // needFile checks that the file a flag or argument names exists, so that a
@@ -573,27 +553,4 @@ func needFile(flag, path string) error {
 		return usageError("%s: %w", flag, err)
 	}
 	return nil
-}
-
-// refuseScenarioID refuses --scenario-id: a GB/T scenario of Tables 11–14
-// names a workload (model and data set), and a run may carry the scenario's
-// label only if it ran that workload. None of aimeter's SUTs (the null SUTs
-// and the reference MLP on Fashion-MNIST) is the workload of any catalogue
-// row yet, so every ID is refused, naming what is missing.
-func refuseScenarioID(id, sut string) error {
-	if id == "" {
-		return nil
-	}
-	spec, ok := gbt.Lookup(id)
-	if !ok {
-		return usageError("--scenario-id %q: no such scenario in Tables 11–14 (see aimeter scenarios)", id)
-	}
-	model, data := spec.Model, spec.Dataset
-	if model == "" {
-		model = "a model of the tested party's choice (open mode)"
-	}
-	if data == "" {
-		data = "the tester's data set"
-	}
-	return usageError("--scenario-id %s: that scenario's workload is %s on %s, which aimeter cannot run yet; --sut %s is not that workload, so its results may not carry the scenario's label. Run without --scenario-id (use --timeout-class for the Table 10 threshold)", spec.ID, model, data, sut)
 }

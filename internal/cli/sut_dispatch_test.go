@@ -14,6 +14,7 @@ import (
 
 	"aimeter/bundle"
 	"aimeter/loadgen"
+	"aimeter/sut"
 	"aimeter/sut/netsut"
 )
 
@@ -72,7 +73,7 @@ func (e *testHTTPEndpoint) Name() string                                 { retur
 func (e *testHTTPEndpoint) Close() error                                 { e.client.CloseIdleConnections(); return nil }
 
 func testBackends() map[string]BackendFunc {
-	return map[string]BackendFunc{TestBackend: func(_ *State, url string, _ *runFlags) (netsut.Endpoint, error) {
+	return map[string]BackendFunc{TestBackend: func(url string, _ *sut.Config) (netsut.Endpoint, error) {
 		return &testHTTPEndpoint{url: url, client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}, nil
 	}}
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"aimeter/benchmark"
 	"aimeter/derived"
 	"bytes"
 	"context"
@@ -343,8 +344,8 @@ func runTrain(parent context.Context, st *State, fs *pflag.FlagSet, f *trainFlag
 	if err != nil {
 		return err
 	}
-	if err := prepareOutputDir(f.outputDir); err != nil {
-		return err
+	if err := benchmark.PrepareOutputDir(f.outputDir); err != nil {
+		return withCode(ExitUsage, err)
 	}
 	if parent == nil {
 		parent = context.Background()

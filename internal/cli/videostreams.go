@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"aimeter/benchmark"
 	"aimeter/derived"
+	"aimeter/sut"
 	"context"
 	"encoding/json"
 	"errors"
@@ -103,7 +105,14 @@ func videoStreams(parent context.Context, st *State, v *videoFlags) error {
 	ctx, stop := interruptible(parent, st)
 	defer stop()
 	open := func(ctx context.Context) (loadgen.SUT, loadgen.QSL, func(), error) {
-		return chooseSUT(ctx, st, &runFlags{sut: v.sut, qslSize: 1024, quiet: v.quiet}, nil)
+		sys, err := benchmark.Open(ctx, sut.Config{Kind: sut.Kind(v.sut)}, func(n benchmark.Notice) { printNotice(st, n, v.quiet) })
+		if err != nil {
+			if benchmark.IsUsage(err) {
+				return nil, nil, nil, withCode(ExitUsage, err)
+			}
+			return nil, nil, nil, withCode(ExitFailure, err)
+		}
+		return sys.SUT, sys.QSL, sys.Close, nil
 	}
 	return searchStreams(ctx, st, v, open, 0)
 }

@@ -1,4 +1,4 @@
-package cli
+package benchmark
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"aimeter/gbt"
 	"aimeter/loadgen"
 	"aimeter/mlperfconf"
 )
@@ -71,7 +72,7 @@ func editDistance(a, b string) int {
 // from, and how to shorten an unofficial run. It returns "" for a shorter
 // run or one whose length is not known in advance (accuracy runs, Offline
 // and the stream scenarios past min_duration).
-func longRunNotice(e loadgen.Effective, model string, src settingSources) string {
+func longRunNotice(e loadgen.Effective, model string, src mlperfconf.Sources) string {
 	if e.Mode == loadgen.AccuracyOnly {
 		return ""
 	}
@@ -104,12 +105,7 @@ func longRunNotice(e loadgen.Effective, model string, src settingSources) string
 		what, expected.Round(time.Second), subject, why, shorten)
 }
 
-func sourceOf(src settingSources, name string) string {
-	if s, ok := src[name]; ok {
-		return s
-	}
-	return "LoadGen's defaults"
-}
+func sourceOf(src mlperfconf.Sources, name string) string { return src.Describe(name) }
 
 // formatQPS writes a rate with at most 6 significant digits.
 func formatQPS(q float64) string { return fmt.Sprintf("%.6g", q) }
@@ -121,7 +117,7 @@ func formatQPS(q float64) string { return fmt.Sprintf("%.6g", q) }
 // LoadGen's rule, and a test may rely on it) and says so instead, naming
 // the setting that fits the duration. It returns "" when the duration ends
 // the test.
-func durationNotice(e loadgen.Effective, duration time.Duration, src settingSources) string {
+func durationNotice(e loadgen.Effective, duration time.Duration, src mlperfconf.Sources) string {
 	if e.Scenario != loadgen.Server || !(e.TargetQPS > 0) || e.MinQueryCount == 0 {
 		return ""
 	}
@@ -132,4 +128,20 @@ func durationNotice(e loadgen.Effective, duration time.Duration, src settingSour
 	fits := uint64(max(1, e.TargetQPS*duration.Seconds()))
 	return fmt.Sprintf("--duration %v cannot be honoured: min_query_count = %d, from %s, needs about %s at %s jobs/s, so the test lasts that long. To end it with the duration add --set min_query_count=%d",
 		duration, e.MinQueryCount, sourceOf(src, "min_query_count"), byCount.Round(100*time.Millisecond), formatQPS(e.TargetQPS), fits)
+}
+
+// foreignNotice says, before a mixed test (mode 5), that its foreign jobs
+// may outlast the main jobs' duration: a foreign job's stall timeout or a
+// slow SUT keeps the run going. "" when nothing is to be said.
+func foreignNotice(p *gbt.RunPlan) string {
+	f := p.Foreign
+	if f == nil || !(f.ServerTargetQPS > 0) {
+		return ""
+	}
+	jobs := f.ServerTargetQPS * float64(f.MinDurationMs) / 1000
+	if jobs >= 1 {
+		return ""
+	}
+	return fmt.Sprintf("mode 5: at %s foreign jobs/s over %d ms fewer than one foreign job is expected; raise --mixed-lambda or --duration for the foreign jobs to count",
+		formatQPS(f.ServerTargetQPS), f.MinDurationMs)
 }

@@ -1,12 +1,12 @@
-package cli
+package benchmark
 
 import (
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"aimeter/loadgen"
+	"aimeter/mlperfconf"
 )
 
 func TestNearestKeys(t *testing.T) {
@@ -39,7 +39,11 @@ func TestNearestKeys(t *testing.T) {
 }
 
 func TestLongRunNotice(t *testing.T) {
-	src := settingSources{"min_duration": "the built-in mlperf.conf (line 89: *.Server.min_duration = 600000)", "target_qps": "--set target_qps=10"}
+	src := mlperfconf.Sources{
+		"min_duration": {Layer: mlperfconf.LayerMLPerfConf, Name: "min_duration", File: "mlperf.conf", Builtin: true,
+			Entry: mlperfconf.Entry{Key: "*.Server.min_duration", Value: "600000", Line: 89}},
+		"target_qps": {Layer: mlperfconf.LayerSet, Name: "target_qps", File: "--set", Entry: mlperfconf.Entry{Key: "*.Server.target_qps", Value: "10", Line: 1}},
+	}
 	tests := []struct {
 		name string
 		eff  loadgen.Effective
@@ -67,22 +71,5 @@ func TestLongRunNotice(t *testing.T) {
 				t.Errorf("%s: want %q in %q", tc.name, w, got)
 			}
 		}
-	}
-}
-
-// The warnings reach the user before the run: a mistyped model key names
-// the nearest known ones, and a 10-minute official run says so and why.
-func TestRunWarnsBeforeItStarts(t *testing.T) {
-	dir := t.TempDir()
-	r := runCLI(t, dir, "run", "-q", "--model", "resnet-50", "--set", "min_duration=50", "--set", "min_query_count=1", "--set", "target_qps=1000", "--output-dir", filepath.Join(dir, "a"))
-	if !strings.Contains(r.stderr, `--model "resnet-50" is not a model key`) || !strings.Contains(r.stderr, "nearest known keys: resnet50") {
-		t.Errorf("no warning naming resnet50 for --model resnet-50:\n%v", r)
-	}
-	r = runCLI(t, dir, "run", "-q", "--model", "resnet50", "--timeout", "100ms", "--output-dir", filepath.Join(dir, "b"))
-	if !strings.Contains(r.stderr, "this run will take at least 10m0s for resnet50 Server: min_duration = 600000 ms, from the built-in mlperf.conf") {
-		t.Errorf("no notice of the 10-minute run:\n%v", r)
-	}
-	if r.code != ExitInterrupted {
-		t.Errorf("want exit %d from --timeout, got %v", ExitInterrupted, r)
 	}
 }

@@ -1,0 +1,595 @@
+// Package benchmark runs one test, MLPerf or GB/T 45087, from a plan and
+// writes its bundle: the one library call behind `aimeter run`, `aimeter
+// demo`, `aimeter video-streams` and any Go program that starts runs
+// (sweeps, audits, uploads).
+//
+// Run owns the whole sequence, in this order:
+//
+//  1. the settings cascade (LoadGen's defaults or aimeter's self-test
+//     defaults, mlperf.conf, user.conf, audit.config, overrides, values a
+//     SUT implies), with where each setting came from;
+//  2. the GB/T 45087 plan of an arrival mode (Table 10), when asked for;
+//  3. the SUT and QSL, built from a declarative sut.Config (or a program's
+//     own), checked before the run;
+//  4. the host, detected once; the output directory, checked writable;
+//  5. the load meter, the GB/T lifecycle, the foreign jobs of a mixed test
+//     (mode 5), loadgen.Run;
+//  6. scoring: the accuracy log against the data set's labels, the GB/T
+//     metrics;
+//  7. the bundle, raw parts and every derived file (package derived).
+//
+// A plan that cannot run fails before anything runs, with a *UsageError
+// that names the field; nothing is written then. Once the run has started,
+// its bundle is written whatever happens (an interrupt, a failing SUT), and
+// the Outcome says what the run found.
+package benchmark
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"aimeter/bundle"
+	"aimeter/derived"
+	"aimeter/gbt"
+	"aimeter/loadgen"
+	"aimeter/sut"
+	"aimeter/sysinfo"
+	"aimeter/version"
+)
+
+// Plan is one test to run. Its zero value, with OutputDir set, is aimeter's
+// self-benchmark: the Server scenario against the null SUT, sized by the
+// self-test defaults.
+type Plan struct {
+	// SUT is the system under test and its sample library; the zero value
+	// is the null SUT over 1024 null samples.
+	SUT sut.Config
+	// Custom, if set, is a SUT and QSL the program built itself, run
+	// instead of building one from SUT (whose Name then labels it).
+	Custom *Custom
+	// Settings are where the LoadGen settings come from.
+	Settings Settings
+	// GBT, if set, makes the run a GB/T 45087 inference test (clause 7):
+	// the arrival mode chooses the LoadGen scenario and mode, and the
+	// loss-rate verdict is the run's verdict.
+	GBT *GBT
+
+	// OutputDir is the directory the bundle is written to. Required.
+	OutputDir string
+	// Name labels the run in report.html; "" means "<SUT> <scenario>".
+	Name string
+	// Trace also writes mlperf_log_trace.json.
+	Trace bool
+	// NoReport leaves report.html out.
+	NoReport bool
+
+	// Timeout ends the run after this long; outstanding samples are lost
+	// and the result INVALID. 0 means no limit.
+	Timeout time.Duration
+	// StallTimeout gives up on outstanding samples when none completes
+	// for this long; 0 means loadgen.DefaultStallTimeout.
+	StallTimeout time.Duration
+	// SpinWindow is loadgen.Options.SpinWindow; 0 means its default,
+	// negative never spins.
+	SpinWindow time.Duration
+	// MaxMemory refuses a run whose estimated memory exceeds this many
+	// bytes before generating anything; 0 means no limit.
+	MaxMemory int64
+	// FindPeakResolution and KeepProbeRecords are those of
+	// loadgen.Options for find-peak runs; 0 and false are LoadGen's
+	// behaviour.
+	FindPeakResolution float64
+	KeepProbeRecords   bool
+
+	// Progress, if set, is called about ten times a second during the
+	// run (loadgen.Options.Progress), with the pass's expected length.
+	Progress func(Progress)
+	// Notify, if set, receives the warnings and notes of the run as they
+	// arise (before the run: settings warnings, a long run ahead, servers
+	// left out; after it: a busy machine). nil discards them; they are
+	// also kept in Outcome.Notices.
+	Notify func(Notice)
+	// CommandLine is recorded in the bundle, with the values of
+	// secret-looking options replaced; nil for a run from Go code.
+	CommandLine []string
+	// Backends adds node protocols for a Dispatch SUT to the built-in
+	// "openai" and "kserve"; nil adds none.
+	Backends map[string]Backend
+	// Version is the aimeter version recorded; "" means version.String().
+	Version string
+}
+
+// Progress is loadgen's progress of a pass with the length the run is
+// expected to take: the minimum duration, or a GB/T test's duration; 0
+// when not known in advance.
+type Progress struct {
+	loadgen.Progress
+	Target time.Duration
+}
+
+// Custom is a system under test a program built itself.
+type Custom struct {
+	SUT loadgen.SUT
+	QSL loadgen.QSL
+	// Labels, if set, gives the ground-truth class of each sample, so that
+	// an accuracy run is scored top-1 (one class byte per response).
+	Labels func(index uint64) uint8
+	// Target is the top-1 fraction an accuracy run must reach; 0 scores
+	// without a target.
+	Target float64
+}
+
+// Settings are the inputs of the settings cascade.
+type Settings struct {
+	// Explicit, if set, are the settings of the run as they are: the
+	// cascade is skipped (a program's own settings, a run repeated from
+	// its bundle), and so is every field below.
+	Explicit *loadgen.Settings
+	// Model is the config files' model key (e.g. "resnet50"); with it, or
+	// with MLPerfConf or UserConf, the built-in mlperf.conf applies. With
+	// none of the three, aimeter's self-test defaults apply instead.
+	Model string
+	// Scenario is "SingleStream", "MultiStream", "Server" or "Offline";
+	// "" means "Server". A GB/T plan chooses it itself.
+	Scenario string
+	// Mode is "performance", "accuracy", "submission" or "find-peak"; ""
+	// means "performance" (and leaves the config files' mode alone).
+	Mode string
+	// MLPerfConf is an mlperf.conf to use instead of the built-in one;
+	// "" means the built-in one.
+	MLPerfConf string
+	// UserConf is a user.conf applied after mlperf.conf; "" means none.
+	UserConf string
+	// AuditConfig is an audit.config applied last if it exists; "" means
+	// none. (The CLI passes audit.config in the working directory, as
+	// LoadGen looks there.)
+	AuditConfig string
+	// Set are NAME=VALUE overrides of config keys, applied last.
+	Set []string
+	// Concurrency, if not 0, is aimeter's fixed-concurrency mode: that
+	// many samples in flight, on SingleStream's issuing.
+	Concurrency uint64
+}
+
+// GBT is a GB/T 45087 inference test.
+type GBT struct {
+	// Input is the arrival mode and its parameters, the timeout class and
+	// the loss threshold (gbt.Plan's input). Arrival parameters left at
+	// zero take the standard's defaults (gbt.Arrival.WithDefaults: λ, the
+	// period T and n).
+	Input gbt.PlanInput
+	// InfoFile is a test information YAML (7.1 a)); "" means none. What it
+	// leaves out is filled from the detected host and the SUT.
+	InfoFile string
+}
+
+// Backend makes the endpoint of one node of a Dispatch SUT from its URL.
+type Backend func(url string, cfg *sut.Config) (Endpoint, error)
+
+// NoticeKind says what a Notice is.
+type NoticeKind int
+
+const (
+	// Info is progress information (the model loaded, the prompts read).
+	Info NoticeKind = iota
+	// Note is something the user should know (a run longer than asked).
+	Note
+	// Warning is something that may be wrong.
+	Warning
+)
+
+// Notice is a message of a run for the user.
+type Notice struct {
+	Kind NoticeKind
+	Text string
+}
+
+// UsageError is a plan that cannot run: a setting, flag or file that is
+// wrong. Nothing ran and nothing was written.
+type UsageError struct {
+	// Field names what is wrong, as its flag is named without the dashes
+	// ("output-dir", "set", "arrival-mode"); "" when no one field is.
+	Field string
+	Err   error
+}
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+func (e *UsageError) Unwrap() error { return e.Err }
+
+func usage(field, format string, args ...any) error {
+	return &UsageError{Field: field, Err: fmt.Errorf(format, args...)}
+}
+
+// IsUsage reports whether err is (or wraps) a *UsageError.
+func IsUsage(err error) bool {
+	var ue *UsageError
+	return errors.As(err, &ue)
+}
+
+// VerdictKind says which rules decided a run's verdict.
+type VerdictKind string
+
+const (
+	// VerdictMLPerf is LoadGen's VALID or INVALID.
+	VerdictMLPerf VerdictKind = "MLPerf"
+	// VerdictGBT is the GB/T 45087 loss-rate verdict (GB-7.7.1-c-2).
+	VerdictGBT VerdictKind = "GB/T 45087"
+	// VerdictAccuracy is an accuracy-only run's score against its target.
+	VerdictAccuracy VerdictKind = "accuracy"
+	// VerdictNone is a run that decided nothing (an accuracy run without
+	// labels, a run interrupted before it measured).
+	VerdictNone VerdictKind = "none"
+)
+
+// Verdict is what a run found, the same on the console, in the summary,
+// the report and the exit code.
+type Verdict struct {
+	Kind VerdictKind
+	// Pass is VALID for MLPerf, PASS for GB/T and accuracy; false for
+	// VerdictNone.
+	Pass bool
+}
+
+// Outcome is a run that ran: what it measured, its bundle, its verdict.
+type Outcome struct {
+	// Dir is where the bundle was written.
+	Dir string
+	// Bundle is the run's bundle; Derived derives its files and metrics.
+	Bundle  *bundle.Bundle
+	Derived *derived.Set
+	// Result is the run; Foreign the foreign jobs of a mixed test.
+	Result  *loadgen.Result
+	Foreign *loadgen.Result
+	// GBT are the clause 7.6 metrics of a GB/T test; nil otherwise.
+	GBT *gbt.Metrics
+	// Accuracy is the score of the accuracy log against the data set's
+	// labels; nil where there is no log or no labels.
+	Accuracy *bundle.AccuracyCheck
+	// Verdict decides the exit code.
+	Verdict Verdict
+	// Notices are every notice of the run, in order.
+	Notices []Notice
+	// WriteErr is the error of writing the bundle; nil when every file
+	// was written.
+	WriteErr error
+}
+
+// Run runs p and writes its bundle into p.OutputDir.
+//
+// It returns a nil Outcome and a *UsageError when the plan cannot run, or
+// another error when its SUT cannot be built or fails its check before the
+// run; nothing is written then. Once the run has started it returns an
+// Outcome, and an error only when the run ended early (it wraps
+// loadgen.ErrInterrupted for a cancelled ctx), the foreign jobs failed, or
+// the bundle could not be written whole (Outcome.WriteErr).
+func Run(ctx context.Context, p Plan) (*Outcome, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	r := &runner{plan: &p, ctx: ctx}
+	return r.run()
+}
+
+// runner is the state of one Run.
+type runner struct {
+	plan    *Plan
+	ctx     context.Context
+	notices []Notice
+}
+
+func (r *runner) notify(kind NoticeKind, format string, args ...any) {
+	n := Notice{Kind: kind, Text: fmt.Sprintf(format, args...)}
+	r.notices = append(r.notices, n)
+	if r.plan.Notify != nil {
+		r.plan.Notify(n)
+	}
+}
+
+func (r *runner) version() string {
+	if r.plan.Version != "" {
+		return r.plan.Version
+	}
+	return version.String()
+}
+
+func (r *runner) run() (*Outcome, error) {
+	p := r.plan
+	if strings.TrimSpace(p.OutputDir) == "" {
+		return nil, usage("output-dir", "--output-dir: empty; name a directory for the logs")
+	}
+	if p.FindPeakResolution < 0 || p.FindPeakResolution >= 1 {
+		return nil, usage("find-peak-resolution", "--find-peak-resolution %v: want a fraction in [0, 1)", p.FindPeakResolution)
+	}
+	if p.Custom == nil {
+		if err := p.SUT.Validate(); err != nil {
+			return nil, sutUsage(err)
+		}
+	}
+	st, err := r.settings()
+	if err != nil {
+		return nil, err
+	}
+	var gp *gbt.RunPlan
+	var manual gbt.TestInfo
+	if p.GBT != nil {
+		if gp, err = planGBT(p.GBT, st); err != nil {
+			return nil, err
+		}
+		if p.GBT.InfoFile != "" {
+			if err := needFile("info", p.GBT.InfoFile); err != nil {
+				return nil, err
+			}
+			if manual, err = gbt.LoadInfo(p.GBT.InfoFile); err != nil {
+				return nil, &UsageError{Field: "info", Err: err}
+			}
+			st.files = append(st.files, inputFile("info", p.GBT.InfoFile))
+		}
+		st.settings = gp.Settings
+	}
+	o, err := r.open(&st)
+	if err != nil {
+		return nil, err
+	}
+	defer o.close()
+	eff, err := loadgen.NewEffective(st.settings, o.qsl.TotalSampleCount(), o.qsl.PerformanceSampleCount())
+	if err != nil {
+		return nil, &UsageError{Err: err}
+	}
+	if gp != nil {
+		if gp.Test.Arrival.Mode != gbt.ModeOffline {
+			if n := durationNotice(eff, gp.Test.Arrival.Duration, st.sources); n != "" {
+				r.notify(Note, "%s", n)
+			}
+		}
+		if gp.Foreign != nil {
+			if n := foreignNotice(gp); n != "" {
+				r.notify(Note, "%s", n)
+			}
+		}
+	} else if n := longRunNotice(eff, p.Settings.Model, st.sources); n != "" {
+		r.notify(Note, "%s", n)
+	}
+	if err := PrepareOutputDir(p.OutputDir); err != nil {
+		return nil, err
+	}
+	return r.measure(&st, o, gp, manual)
+}
+
+// measure runs the test on the opened SUT and writes the bundle.
+func (r *runner) measure(st *resolved, o *opened, gp *gbt.RunPlan, manual gbt.TestInfo) (*Outcome, error) {
+	p := r.plan
+	// The host, once: the bundle's system and the GB/T test information
+	// come from the same detection.
+	var system sysinfo.System
+	var info gbt.TestInfo
+	if gp != nil {
+		host := sysinfo.Detect()
+		system = sysinfo.SystemOf(host.Hardware)
+		info = gbt.Merge(gbt.Merge(gbt.InfoFromHost(host), o.info), manual)
+	} else {
+		system = sysinfo.SystemOf(sysinfo.DetectHardware())
+	}
+	system.AimeterVersion = r.version()
+
+	opts := &loadgen.Options{Timeout: p.Timeout, StallTimeout: p.StallTimeout, Warnings: st.warnings, SpinWindow: p.SpinWindow,
+		FindPeakResolution: p.FindPeakResolution, KeepProbeRecords: p.KeepProbeRecords, MaxMemory: p.MaxMemory}
+	if p.Progress != nil {
+		target := time.Duration(st.settings.MinDurationMs) * time.Millisecond
+		if gp != nil {
+			target = gp.Test.Arrival.Duration
+		}
+		opts.Progress = func(pr loadgen.Progress) { p.Progress(Progress{Progress: pr, Target: target}) }
+	}
+	if opts.StallTimeout == 0 {
+		opts.StallTimeout = loadgen.DefaultStallTimeout
+	}
+	if gp != nil {
+		g := gp.Options()
+		opts.Arrivals, opts.SampleTimeout = g.Arrivals, g.SampleTimeout
+	}
+
+	var life gbt.Lifecycle
+	if gp != nil {
+		life.Mark(gbt.EventTestStart)
+		life.Mark(gbt.EventDatasetLoadStart)
+		life.Mark(gbt.EventDatasetLoadEnd)
+	}
+	meter := sysinfo.StartLoad()
+
+	// Mode 5: foreign jobs of another workload, with their own accounting,
+	// run beside the main jobs on the same SUT (IN-50). They draw from
+	// samples of the main QSL that they load themselves, so that the main
+	// jobs' unloading never takes a sample from under them.
+	var foreign *loadgen.Result
+	var foreignErr error
+	var wg sync.WaitGroup
+	if gp != nil && gp.Foreign != nil {
+		fopts := gp.ForeignOptions()
+		fopts.SpinWindow, fopts.StallTimeout, fopts.MaxMemory = -1, opts.StallTimeout, p.MaxMemory
+		fqsl := newForeignQSL(o.qsl, gp.Test.Mixed.QSLSize)
+		wg.Go(func() {
+			foreign, foreignErr = loadgen.Run(r.ctx, o.sut, fqsl, *gp.Foreign, &fopts)
+		})
+	}
+	res, runErr := loadgen.Run(r.ctx, o.sut, o.qsl, st.settings, opts)
+	wg.Wait()
+	load, loadErr := meter.Stop()
+	if loadErr != nil {
+		load = nil
+	}
+	if res == nil {
+		// loadgen refused the settings before issuing anything.
+		return nil, &UsageError{Err: runErr}
+	}
+
+	b := &bundle.Bundle{Result: res, Version: r.version(), Name: p.Name, System: system, Trace: p.Trace, NoReport: p.NoReport,
+		HostLoad: load, Nodes: o.nodes(), Invocation: r.invocation(st, o)}
+	out := &Outcome{Dir: p.OutputDir, Bundle: b, Result: res, Foreign: foreign}
+	out.Accuracy, runErr = score(res, o, runErr)
+	b.AccuracyCheck = out.Accuracy
+	if gp != nil {
+		life.Mark(gbt.EventTestEnd)
+		test := gp.Test
+		test.Generator = "aimeter " + r.version()
+		test.Info = info
+		if o.correct != nil {
+			test.Correct = o.correct.score(o.qsl.TotalSampleCount(), o.labels)
+		}
+		test.Start, test.EndNs = reportedPassSpan(res)
+		test.Precision = info.Precision
+		test.Notes = []string{o.infoNote(info)}
+		if !res.HasStages() {
+			test.Notes = append(test.Notes, "The SUT reported no stage times: only tester-side time metrics are available.")
+		}
+		b.GBT = &test
+		if foreign != nil {
+			b.Foreign = &bundle.Bundle{Result: foreign, Version: r.version(), System: system, NoReport: true}
+		}
+	}
+	d := derived.Of(b)
+	out.Derived = d
+	if gp != nil {
+		m, err := d.GBTMetrics()
+		if err != nil {
+			return nil, err
+		}
+		out.GBT = &m
+		// The results are "uploaded" when the bundle is written: the event
+		// is marked just before, so that the result file carries it
+		// (GB-7.7.1-j-1).
+		life.Mark(gbt.EventResultUploadComplete)
+		b.GBT.Lifecycle = life.Events()
+	}
+	out.WriteErr = d.Write(p.OutputDir)
+	out.Verdict = verdictOf(out)
+	if w := loadWarning(out, load); w != "" {
+		r.notify(Warning, "%s", w)
+	}
+	out.Notices = r.notices
+	switch {
+	case out.WriteErr != nil:
+		err := fmt.Errorf("writing the run bundle to %s (the result was measured but its files are incomplete): %w", p.OutputDir, out.WriteErr)
+		if runErr != nil {
+			err = fmt.Errorf("%w; the run itself: %w", err, runErr)
+		}
+		return out, err
+	case runErr != nil:
+		return out, runErr
+	case foreignErr != nil && !errors.Is(foreignErr, loadgen.ErrInterrupted):
+		return out, fmt.Errorf("foreign jobs: %w", foreignErr)
+	}
+	return out, nil
+}
+
+// verdictOf decides the run's verdict: the GB/T loss verdict of a GB/T
+// test (main and foreign jobs both within the threshold), LoadGen's
+// validity of an MLPerf run (and the accuracy target of a submission), the
+// accuracy target of an accuracy run.
+func verdictOf(o *Outcome) Verdict {
+	if o.GBT != nil {
+		return Verdict{Kind: VerdictGBT, Pass: o.GBT.Passed()}
+	}
+	if s := o.Result.Summary; s != nil {
+		return Verdict{Kind: VerdictMLPerf, Pass: s.Valid && (o.Accuracy == nil || o.Accuracy.Pass)}
+	}
+	if o.Accuracy != nil {
+		return Verdict{Kind: VerdictAccuracy, Pass: o.Accuracy.Pass}
+	}
+	return Verdict{Kind: VerdictNone}
+}
+
+// loadWarning is the busy-machine warning, given only when the measured
+// load of other processes plausibly explains the failed check: a run that
+// missed its latency bound (MLPerf) or lost jobs to their timeout (GB/T),
+// with no SUT failures and no interrupt to explain it instead.
+func loadWarning(o *Outcome, load *sysinfo.Load) string {
+	res := o.Result
+	if load == nil || !load.Busy() || o.Verdict.Pass || res.Interrupted != "" || res.FailedSamples > 0 {
+		return ""
+	}
+	explains := false
+	switch {
+	case o.GBT != nil:
+		explains = o.GBT.Loss.Lost > 0
+	case res.Summary != nil:
+		explains = res.Summary.HasPerfConstraints() && !res.Summary.PerfConstraintsMet
+	}
+	if !explains {
+		return ""
+	}
+	what := "latency bound"
+	if o.GBT != nil {
+		what = "job timeouts"
+	}
+	return fmt.Sprintf("during the run %s: the missed %s may be the machine's, not the SUT's; run again on a quieter machine", load, what)
+}
+
+// reportedPassSpan returns the wall-clock start of the reported pass (the
+// records' time zero) and its length in ns.
+func reportedPassSpan(res *loadgen.Result) (time.Time, int64) {
+	for _, ps := range res.Passes {
+		if ps.Reported {
+			return time.Unix(0, ps.StartUnixNs), ps.EndNs
+		}
+	}
+	if len(res.Passes) > 0 {
+		ps := res.Passes[len(res.Passes)-1]
+		return time.Unix(0, ps.StartUnixNs), ps.EndNs
+	}
+	return time.Now(), 0
+}
+
+// PrepareOutputDir creates dir and checks that a file can be written in
+// it (a *UsageError naming --output-dir otherwise), so that an unusable
+// directory (empty, a file, a device, read-only, or
+// a path under a file) is refused before anything runs rather than after
+// the run, when its result would be lost.
+func PrepareOutputDir(dir string) error {
+	if strings.TrimSpace(dir) == "" {
+		return usage("output-dir", "--output-dir: empty; name a directory for the logs")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return usage("output-dir", "--output-dir %s: cannot create the directory: %w", dir, err)
+	}
+	probe, err := os.CreateTemp(dir, ".aimeter-write-test-*")
+	if err != nil {
+		return usage("output-dir", "--output-dir %s: cannot write in the directory: %w", dir, err)
+	}
+	name := probe.Name()
+	_, werr := io.WriteString(probe, "aimeter\n")
+	cerr := probe.Close()
+	rerr := os.Remove(name)
+	if err := errors.Join(werr, cerr, rerr); err != nil {
+		return usage("output-dir", "--output-dir %s: cannot write in the directory: %w", dir, err)
+	}
+	return nil
+}
+
+// OutcomeOf is the outcome of a bundle read back (`aimeter report`): the
+// same verdict and figures its run had, recomputed from the raw parts. dir
+// is where its derived files are (or are to be) written.
+func OutcomeOf(b *bundle.Bundle, dir string) (*Outcome, error) {
+	if b.Result == nil {
+		return nil, errors.New("benchmark: OutcomeOf a bundle without a run (a training bundle?)")
+	}
+	d := derived.Of(b)
+	out := &Outcome{Dir: dir, Bundle: b, Derived: d, Result: b.Result, Accuracy: b.AccuracyCheck}
+	if b.Foreign != nil {
+		out.Foreign = b.Foreign.Result
+	}
+	if b.GBT != nil {
+		m, err := d.GBTMetrics()
+		if err != nil {
+			return nil, err
+		}
+		out.GBT = &m
+	}
+	out.Verdict = verdictOf(out)
+	return out, nil
+}

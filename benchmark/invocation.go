@@ -1,0 +1,80 @@
+package benchmark
+
+import (
+	"strings"
+
+	"aimeter/bundle"
+	"aimeter/sut"
+)
+
+// invocation is how the run was asked for, as the bundle records it.
+func (r *runner) invocation(st *resolved, o *opened) *bundle.Invocation {
+	p := r.plan
+	inv := &bundle.Invocation{
+		CommandLine: RedactArgs(p.CommandLine),
+		SUT:         o.cfg.Redacted(),
+		Settings: bundle.SettingsInput{Model: p.Settings.Model, Scenario: p.Settings.Scenario, Mode: p.Settings.Mode,
+			Files: st.files, Set: p.Settings.Set},
+		Control: bundle.Control{Timeout: p.Timeout, StallTimeout: p.StallTimeout, SpinWindow: p.SpinWindow, MaxMemory: p.MaxMemory,
+			FindPeakResolution: p.FindPeakResolution, KeepProbeRecords: p.KeepProbeRecords},
+		Client: clientStats(o.sut),
+	}
+	if p.GBT != nil {
+		in := p.GBT.Input
+		inv.GBT = &in
+	}
+	if o.cfg.OpenAI != nil && o.cfg.OpenAI.Prompts != "" {
+		inv.Settings.Files = append(inv.Settings.Files, bundle.InputFile{Role: "prompts", Path: o.cfg.OpenAI.Prompts, SHA256: o.cfg.OpenAI.PromptsSHA256})
+	}
+	return inv
+}
+
+// secretWords mark an option whose value is secret.
+var secretWords = []string{"key", "token", "secret", "password", "passwd", "auth", "credential"}
+
+// RedactArgs returns args with the value of every secret-looking option
+// (--api-key X, --token=X, ...) replaced by "REDACTED", and the user
+// information of URLs dropped. The names of environment variables that
+// hold secrets (--api-key-env, --token-env) are kept: they are not
+// secret. nil gives nil.
+func RedactArgs(args []string) []string {
+	if args == nil {
+		return nil
+	}
+	out := make([]string, len(args))
+	secret := func(name string) bool {
+		name = strings.ToLower(strings.TrimLeft(name, "-"))
+		if strings.HasSuffix(name, "-env") {
+			return false
+		}
+		for _, w := range secretWords {
+			if strings.Contains(name, w) {
+				return true
+			}
+		}
+		return false
+	}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if strings.HasPrefix(a, "-") {
+			if name, _, ok := strings.Cut(a, "="); ok && secret(name) {
+				out[i] = name + "=REDACTED"
+				continue
+			}
+			if secret(a) && i+1 < len(args) {
+				out[i], out[i+1] = a, "REDACTED"
+				i++
+				continue
+			}
+		}
+		out[i] = a
+		if strings.Contains(a, "://") && strings.Contains(a, "@") {
+			if name, val, ok := strings.Cut(a, "="); ok && strings.HasPrefix(name, "-") {
+				out[i] = name + "=" + sut.RedactURL(val)
+			} else {
+				out[i] = sut.RedactURL(a)
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,58 @@
+package benchmark
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"aimeter/accuracy"
+	"aimeter/bundle"
+	"aimeter/loadgen"
+)
+
+// score scores the accuracy log of res top-1 against the data set's
+// labels, where it has both; the result is nil otherwise. A log that
+// cannot be scored (a response that is no class byte) is an error joined
+// to runErr, never a silent "--".
+func score(res *loadgen.Result, o *opened, runErr error) (*bundle.AccuracyCheck, error) {
+	if len(res.Accuracy) == 0 || o.labels == nil {
+		return nil, runErr
+	}
+	s, err := accuracy.Top1(res.Accuracy, int(o.qsl.TotalSampleCount()), o.labels)
+	if err != nil {
+		return nil, errors.Join(runErr, fmt.Errorf("scoring the accuracy log: %w", err))
+	}
+	check := &bundle.AccuracyCheck{Metric: "top-1 accuracy (%)", Value: 100 * s.Value, Target: 100 * o.target, Pass: s.Value >= o.target}
+	return check, runErr
+}
+
+// foreignQSL is the sample library of a mixed test's foreign jobs (mode 5,
+// IN-50): the first n samples of the main QSL, which the foreign run loads
+// and unloads itself. A QSL that counts its loads (as dataset.QSL and the
+// prompt sets do) then keeps every sample a foreign job may draw for as
+// long as the foreign jobs run, whatever the main jobs unload.
+type foreignQSL struct {
+	main loadgen.QSL
+	n    uint64
+	mu   sync.Mutex
+}
+
+func newForeignQSL(main loadgen.QSL, n uint64) *foreignQSL {
+	return &foreignQSL{main: main, n: min(max(n, 1), main.TotalSampleCount())}
+}
+
+func (q *foreignQSL) Name() string                   { return "foreign jobs over " + q.main.Name() }
+func (q *foreignQSL) TotalSampleCount() uint64       { return q.n }
+func (q *foreignQSL) PerformanceSampleCount() uint64 { return q.n }
+
+func (q *foreignQSL) LoadSamples(indices []uint64) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.main.LoadSamples(indices)
+}
+
+func (q *foreignQSL) UnloadSamples(indices []uint64) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.main.UnloadSamples(indices)
+}

@@ -1,0 +1,292 @@
+package benchmark
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"aimeter/bundle"
+	"aimeter/gbt"
+	"aimeter/loadgen"
+	"aimeter/mlperfconf"
+	"aimeter/sut"
+)
+
+// SelfTestConf holds aimeter's defaults when no model and no config file is
+// given: a benchmark of aimeter itself against the null SUT, sized so that
+// each scenario produces a VALID result in seconds and its records.csv
+// stays well under 100 MB. The null SUT completes millions of samples a
+// second, so SingleStream, MultiStream and Offline last only 50 ms (about
+// 0.5–1 M records on a 2-core machine, 60 bytes each); Server issues 100 k
+// queries/s for 10 s (1 M records, about 56 MB).
+const SelfTestConf = `# aimeter self-benchmark defaults (no --model and no config file given)
+*.SingleStream.target_latency = 0.0001
+*.SingleStream.min_duration = 50
+*.MultiStream.target_latency = 0.0005
+*.MultiStream.min_duration = 50
+*.Server.target_qps = 100000
+*.Server.target_latency = 1
+*.Server.min_duration = 10000
+*.Offline.target_qps = 20000000
+*.Offline.min_duration = 50
+`
+
+// resolved are a run's settings and where they came from.
+type resolved struct {
+	settings loadgen.Settings
+	warnings []string
+	sources  mlperfconf.Sources
+	// userConf are the settings a user.conf set, for gbt.Plan's conflict
+	// check.
+	userConf []gbt.UserSetting
+	// files are the config files read, with their digests.
+	files []bundle.InputFile
+	// exactPrompts: the responses are scored (accuracy, submission), so
+	// prompts go out without their nonce.
+	exactPrompts bool
+}
+
+// settings runs the settings cascade of the plan.
+func (r *runner) settings() (resolved, error) {
+	p := r.plan
+	in := &p.Settings
+	if in.Explicit != nil {
+		s := *in.Explicit
+		return resolved{settings: s, sources: mlperfconf.Sources{}, exactPrompts: s.Mode == loadgen.AccuracyOnly || s.Mode == loadgen.SubmissionRun}, nil
+	}
+	scenarioName, modeName := in.Scenario, in.Mode
+	if p.GBT != nil {
+		if scenarioName != "" || modeName != "" {
+			return resolved{}, usage("scenario", "--scenario and --mode: a GB/T run (--arrival-mode) chooses the LoadGen scenario and mode itself")
+		}
+		if in.Concurrency > 0 {
+			return resolved{}, usage("concurrency", "--concurrency cannot be combined with --arrival-mode: the GB/T arrival modes set their own load")
+		}
+		underlying := p.GBT.Input.Arrival.Mode
+		if underlying == gbt.ModeMixed {
+			underlying = p.GBT.Input.UnderlyingMode
+		}
+		if !p.GBT.Input.Arrival.Mode.Valid() {
+			return resolved{}, usage("arrival-mode", "--arrival-mode %d: Table 10 defines modes 0 to 5", p.GBT.Input.Arrival.Mode)
+		}
+		scenarioName = gbt.Arrival{Mode: underlying}.Scenario().String()
+	}
+	if scenarioName == "" {
+		scenarioName = "Server"
+		if in.Concurrency > 0 {
+			scenarioName = loadgen.SingleStream.String()
+		}
+	}
+	if in.Concurrency > 0 {
+		if in.Concurrency > loadgen.MaxConcurrency {
+			return resolved{}, usage("concurrency", "--concurrency %d: at most %d", in.Concurrency, loadgen.MaxConcurrency)
+		}
+		if sc, err := loadgen.ParseScenario(scenarioName); err == nil && sc != loadgen.SingleStream {
+			return resolved{}, usage("concurrency", "--concurrency %d with --scenario %s: fixed concurrency is aimeter's own load mode and runs on SingleStream's issuing only; drop --scenario or use SingleStream", in.Concurrency, sc)
+		}
+	}
+	modeSet := modeName != ""
+	if modeName == "" {
+		modeName = "performance"
+	}
+	scenario, err := loadgen.ParseScenario(scenarioName)
+	if err != nil {
+		return resolved{}, usage("scenario", "--scenario: %v", err)
+	}
+	mode, err := loadgen.ParseMode(modeName)
+	if err != nil {
+		return resolved{}, usage("mode", "--mode: %v", err)
+	}
+	c, err := mlperfconf.Cascade(mlperfconf.CascadeOptions{
+		Model: in.Model, Scenario: scenario, Mode: mode, ModeSet: modeSet,
+		MLPerfConfPath: in.MLPerfConf, UserConfPath: in.UserConf, AuditConfigPath: in.AuditConfig,
+		SelfTest: SelfTestConf, Set: in.Set,
+		BeforeSet: func(s *loadgen.Settings, src mlperfconf.Sources) { tokenLatencies(&p.SUT, s, src) },
+	})
+	if err != nil {
+		var se *mlperfconf.SettingError
+		if errors.As(err, &se) {
+			return resolved{}, &UsageError{Field: settingFields[se.Field], Err: err}
+		}
+		return resolved{}, &UsageError{Err: err}
+	}
+	out := resolved{settings: c.Settings, warnings: c.Warnings, sources: c.Sources}
+	if !c.ModelKnown && in.Model != "" {
+		out.warnings = append(out.warnings, unknownModelWarning(in.Model, in.MLPerfConf != "" || in.UserConf != ""))
+	}
+	for _, u := range c.UserConf {
+		out.userConf = append(out.userConf, gbt.UserSetting{Key: u.Name, Value: u.Value, Source: fmt.Sprintf("user.conf %s, line %d:", baseName(u.File), u.Line)})
+	}
+	for _, f := range []struct{ role, path string }{{"mlperf.conf", in.MLPerfConf}, {"user.conf", in.UserConf}, {"audit.config", in.AuditConfig}} {
+		if f.path != "" {
+			out.files = append(out.files, inputFile(f.role, f.path))
+		}
+	}
+	for _, w := range out.warnings {
+		r.notify(Warning, "%s", w)
+	}
+	out.settings.Concurrency = in.Concurrency
+	out.exactPrompts = out.settings.Mode == loadgen.AccuracyOnly || out.settings.Mode == loadgen.SubmissionRun
+	gentleDefaults(&p.SUT, &out.settings, out.sources)
+	return out, nil
+}
+
+// settingFields names the flag of each mlperfconf.CascadeOptions field.
+var settingFields = map[string]string{"Scenario": "scenario", "Mode": "mode", "SelfTest": "", "MLPerfConfPath": "mlperf-conf",
+	"UserConfPath": "user-conf", "AuditConfigPath": "audit-config", "Set": "set"}
+
+// tokenLatencies turns token latencies on for a streaming OpenAI run
+// (direct or dispatched) unless a config file chose. It applies before the
+// overrides, as an earlier file would, so that ttft_latency and
+// tpot_latency (which LoadGen reads only while token latencies are on)
+// take effect when set.
+func tokenLatencies(c *sut.Config, s *loadgen.Settings, src mlperfconf.Sources) {
+	if c.Backend() != string(sut.OpenAI) || (c.OpenAI != nil && c.OpenAI.NoStream) {
+		return
+	}
+	if _, set := src["use_token_latencies"]; !set {
+		s.UseTokenLatencies = true
+		src.Impose("use_token_latencies", "--sut openai --stream")
+	}
+}
+
+// gentleDefaults replaces, for an OpenAI-compatible server, the self-test
+// defaults (sized for the null SUT, 100 000 queries/s) with a load a real
+// server can take: 10 queries/s for 10 s.
+func gentleDefaults(c *sut.Config, s *loadgen.Settings, src mlperfconf.Sources) {
+	if c.KindOrNull() != sut.OpenAI {
+		return
+	}
+	const by = "aimeter's defaults for --sut openai (no --model and no config file given)"
+	selfTest := func(key string) bool {
+		if !src.Is(key, mlperfconf.LayerSelfTest) {
+			return false
+		}
+		src.Impose(key, by)
+		return true
+	}
+	if selfTest("min_duration") {
+		s.MinDurationMs = 10_000
+	}
+	if selfTest("target_qps") {
+		s.ServerTargetQPS, s.OfflineExpectedQPS = 10, 10
+	}
+	if selfTest("target_latency") {
+		s.ServerTargetLatencyNs = uint64(time.Minute)
+		s.SingleStreamExpectedLatencyNs = uint64(time.Second)
+		s.MultiStreamExpectedLatencyNs = uint64(2 * time.Second)
+	}
+}
+
+// planGBT turns the plan's GB/T input into a run plan with gbt.Plan: a
+// --set or user.conf line that the arrival mode overrides is a usage error
+// naming both.
+func planGBT(g *GBT, st resolved) (*gbt.RunPlan, error) {
+	var user []gbt.UserSetting
+	bySet := map[string]bool{}
+	for _, name := range slices.Sorted(maps.Keys(st.sources)) {
+		if src := st.sources[name]; src.Layer == mlperfconf.LayerSet {
+			user = append(user, gbt.UserSetting{Key: name, Value: src.Value, Source: "--set"})
+			bySet[name] = true
+		}
+	}
+	// A user.conf line is a choice too, unless a --set replaced it.
+	userConf := slices.SortedFunc(slices.Values(st.userConf), func(a, b gbt.UserSetting) int { return strings.Compare(a.Key, b.Key) })
+	for _, u := range userConf {
+		if !bySet[u.Key] {
+			user = append(user, u)
+		}
+	}
+	in := g.Input
+	in.Arrival = in.Arrival.WithDefaults()
+	p, err := gbt.Plan(in, st.settings, user)
+	if err != nil {
+		if gbt.IsUsage(err) {
+			return nil, gbtUsage(err)
+		}
+		return nil, err
+	}
+	return p, nil
+}
+
+// gbtUsage names the flag of a gbt.Plan parameter error.
+func gbtUsage(err error) error {
+	var ae *gbt.ParamError
+	if errors.As(err, &ae) {
+		flag := map[string]string{"mode": "arrival-mode", "lambda": "lambda", "n": "jobs-per-period", "period": "period", "timeout": "job-timeout",
+			"duration": "duration", "bursts": "bursts", "burst_length": "burst-length", "burst_period": "burst-period", "burst_starts": "burst-starts"}[ae.Param]
+		return &UsageError{Field: flag, Err: err}
+	}
+	var pe *gbt.PlanError
+	if errors.As(err, &pe) {
+		flag := map[string]string{
+			"arrival.mode": "arrival-mode", "underlying_mode": "mixed-base-mode", "mixed.lambda": "mixed-lambda",
+			"mixed.qsl_size": "mixed-qsl-size", "scenario": "scenario-id", "timeout_class": "timeout-class",
+			"loss_threshold": "loss-threshold", "sample_bytes": "sample-bytes",
+		}[pe.Param]
+		if flag != "" {
+			return &UsageError{Field: flag, Err: fmt.Errorf("--%s %v: %s", flag, pe.Value, pe.Why)}
+		}
+	}
+	return &UsageError{Err: err}
+}
+
+// sutUsage makes a SUT configuration error a usage error naming its flag.
+func sutUsage(err error) error {
+	var fe *sut.FieldError
+	if errors.As(err, &fe) {
+		return &UsageError{Field: strings.TrimPrefix(fe.Flag(), "--"), Err: err}
+	}
+	return &UsageError{Err: err}
+}
+
+// needFile checks that the file a field names exists, so that a mistyped
+// path is a usage error naming it. An empty path is not checked.
+func needFile(field, path string) error {
+	if path == "" {
+		return nil
+	}
+	if _, err := os.Stat(path); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return usage(field, "--%s %s: no such file or directory (the README's example files are in examples/)", field, path)
+		}
+		return usage(field, "--%s: %w", field, err)
+	}
+	return nil
+}
+
+// inputFile is a file the run read, with its digest ("" when it cannot
+// be read: an optional audit.config that is not there).
+func inputFile(role, path string) bundle.InputFile {
+	sum, _ := fileSHA256(path)
+	return bundle.InputFile{Role: role, Path: path, SHA256: sum}
+}
+
+// fileSHA256 is the hex SHA-256 of the file at path.
+func fileSHA256(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+func baseName(path string) string {
+	if i := strings.LastIndexAny(path, `/\`); i >= 0 {
+		return path[i+1:]
+	}
+	return path
+}

@@ -1,0 +1,106 @@
+package bundle
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+
+	"aimeter/gbt"
+	"aimeter/sut"
+)
+
+// InvocationFile is the raw file that says how a run was asked for: the
+// command line, the system under test and the inputs of the plan, enough
+// to run it again (`aimeter run --from DIR`).
+const InvocationFile = "invocation.json"
+
+// Invocation is how a run was asked for (invocation.json). Bundles written
+// before aimeter kept it have none (Bundle.Invocation is nil). Nothing in
+// it is secret: URLs are stored without user information, keys and tokens
+// only by the name of the variable that held them, and the command line
+// with the values of secret-looking options replaced.
+type Invocation struct {
+	// CommandLine is the command that ran the test (argv without the
+	// program's path); nil for a run started from Go code.
+	CommandLine []string `json:"command_line,omitempty"`
+	// SUT is the system under test and its sample library.
+	SUT sut.Config `json:"sut"`
+	// Settings says where the settings came from. The settings
+	// themselves, as requested, are in settings.json.
+	Settings SettingsInput `json:"settings"`
+	// GBT is the GB/T 45087 plan of an inference test; nil for an MLPerf
+	// run.
+	GBT *gbt.PlanInput `json:"gbt,omitempty"`
+	// Control holds the run's bounds, which are not LoadGen settings.
+	Control Control `json:"control"`
+	// Client holds the network client's own figures, measured during the
+	// run; nil for an in-process SUT.
+	Client *ClientStats `json:"client,omitempty"`
+}
+
+// SettingsInput names the inputs of the settings cascade.
+type SettingsInput struct {
+	// Model is the config files' model key ("" for none).
+	Model string `json:"model,omitempty"`
+	// Scenario and Mode are as asked for ("" when a GB/T plan chose).
+	Scenario string `json:"scenario,omitempty"`
+	Mode     string `json:"mode,omitempty"`
+	// Files are the config files read, each with its digest.
+	Files []InputFile `json:"files,omitempty"`
+	// Set are the NAME=VALUE overrides, in order.
+	Set []string `json:"set,omitempty"`
+}
+
+// InputFile is a file a run read, with its SHA-256 (hex) when it was read.
+type InputFile struct {
+	// Role says what the file was: "mlperf.conf", "user.conf",
+	// "audit.config", "prompts", "info".
+	Role string `json:"role"`
+	Path string `json:"path"`
+	// SHA256 is the hex digest of the bytes read; "" when the file was
+	// not there (an optional audit.config).
+	SHA256 string `json:"sha256,omitempty"`
+}
+
+// Control is what bounds a run beyond its LoadGen settings.
+type Control struct {
+	Timeout            time.Duration `json:"timeout_ns,omitempty"`
+	StallTimeout       time.Duration `json:"stall_timeout_ns,omitempty"`
+	SpinWindow         time.Duration `json:"spin_window_ns,omitempty"`
+	MaxMemory          int64         `json:"max_memory_bytes,omitempty"`
+	FindPeakResolution float64       `json:"find_peak_resolution,omitempty"`
+	KeepProbeRecords   bool          `json:"keep_probe_records,omitempty"`
+}
+
+// ClientStats are a network client's own counters over a run.
+type ClientStats struct {
+	// Requests and Errors count the requests sent and those that failed.
+	Requests uint64 `json:"requests"`
+	Errors   uint64 `json:"errors"`
+	// TokenMismatches counts streamed responses whose usage disagreed
+	// with the chunks; MissingUsage those without usage; TokenTimesDropped
+	// the token times not kept (OpenAI-compatible servers only).
+	TokenMismatches   uint64 `json:"token_mismatches,omitempty"`
+	MissingUsage      uint64 `json:"missing_usage,omitempty"`
+	TokenTimesDropped uint64 `json:"token_times_dropped,omitempty"`
+	// SendLateness summarises the time from a request's start to the
+	// moment it was written: the client's own delay.
+	SendLatenessCount uint64        `json:"send_lateness_count,omitempty"`
+	SendLatenessP50   time.Duration `json:"send_lateness_p50_ns,omitempty"`
+	SendLatenessP99   time.Duration `json:"send_lateness_p99_ns,omitempty"`
+	SendLatenessMax   time.Duration `json:"send_lateness_max_ns,omitempty"`
+}
+
+func writeInvocation(w io.Writer, inv *Invocation) error { return writeJSON(w, inv) }
+
+// ReadInvocation reads invocation.json; an unknown field is an error.
+func ReadInvocation(r io.Reader) (*Invocation, error) {
+	dec := json.NewDecoder(r)
+	dec.DisallowUnknownFields()
+	var inv Invocation
+	if err := dec.Decode(&inv); err != nil {
+		return nil, fmt.Errorf("%s: %w", InvocationFile, err)
+	}
+	return &inv, nil
+}

@@ -1,0 +1,326 @@
+// Package sut describes a system under test as data: which kind it is and
+// every option it was built with, so that a run bundle can record it
+// (sut.json) and a later run can build the same system again
+// (`aimeter run --from DIR`). The adapters themselves live in the
+// packages below it (sut/null, sut/reference, sut/openai, sut/kserve,
+// sut/dispatch); package benchmark builds one from a Config.
+//
+// A Config never holds a secret: API keys and bearer tokens are named by
+// the environment variable that holds them, and URLs are stored without
+// their user information.
+package sut
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Kind names the kind of system under test.
+type Kind string
+
+// The kinds of system under test aimeter can build.
+const (
+	// Null completes every sample inside IssueQuery (sut/null).
+	Null Kind = "null"
+	// NullAsync completes every sample from a worker goroutine.
+	NullAsync Kind = "null-async"
+	// Reference is aimeter's reference model on its data set, in process.
+	Reference Kind = "reference"
+	// OpenAI is an OpenAI-compatible server at one URL.
+	OpenAI Kind = "openai"
+	// KServe is a KServe v2 / Triton server at one URL, HTTP or gRPC.
+	KServe Kind = "kserve"
+	// Dispatch is several servers of one protocol behind one dispatcher.
+	Dispatch Kind = "dispatch"
+	// Custom is a SUT a Go program built itself; it cannot be rebuilt
+	// from its Config.
+	Custom Kind = "custom"
+)
+
+// Kinds lists the kinds a Config can name, in the order the CLI lists them.
+func Kinds() []Kind { return []Kind{Null, NullAsync, Reference, OpenAI, KServe, Dispatch} }
+
+// Config is a system under test and its sample library, as data. Its zero
+// value is the null SUT over a null QSL of 1024 samples. It is stored as
+// sut.json in a run bundle.
+type Config struct {
+	// Kind is the kind of SUT; "" means Null.
+	Kind Kind `json:"kind"`
+	// QSLSize is the number of samples of the null QSL and of the
+	// synthetic prompts of an OpenAI run; 0 means 1024. The reference and
+	// KServe runs use their data set's size instead.
+	QSLSize uint64 `json:"qsl_size,omitempty"`
+	// PerformanceSampleCount is what the QSL reports as fitting in memory;
+	// 0 means its whole size.
+	PerformanceSampleCount uint64 `json:"performance_sample_count,omitempty"`
+
+	// Net holds what every network SUT shares; ignored by the in-process
+	// kinds.
+	Net Net `json:"net,omitzero"`
+	// Reference holds the options of Kind Reference (and the data set a
+	// KServe run sends); nil means their defaults.
+	Reference *ReferenceConfig `json:"reference,omitempty"`
+	// OpenAI holds the options of Kind OpenAI and of Dispatch over OpenAI
+	// nodes; nil means their defaults.
+	OpenAI *OpenAIConfig `json:"openai,omitempty"`
+	// KServe holds the options of Kind KServe and of Dispatch over KServe
+	// nodes; nil means their defaults.
+	KServe *KServeConfig `json:"kserve,omitempty"`
+	// Dispatch holds the options of Kind Dispatch; nil means its defaults.
+	Dispatch *DispatchConfig `json:"dispatch,omitempty"`
+	// Name names a Custom SUT; "" for the other kinds.
+	Name string `json:"name,omitempty"`
+}
+
+// Net is what every network SUT shares.
+type Net struct {
+	// URLs are the servers' base URLs: one for OpenAI and KServe, one per
+	// node for Dispatch. Stored without user information (Redact).
+	URLs []string `json:"urls,omitempty"`
+	// RequestTimeout ends a request that takes longer with an error of
+	// category timeout; 0 means no bound.
+	RequestTimeout time.Duration `json:"request_timeout_ns,omitempty"`
+	// CheckTimeout bounds the check of every server before the run; 0
+	// means 10 s.
+	CheckTimeout time.Duration `json:"check_timeout_ns,omitempty"`
+	// MaxConns is the most connections to one server; 0 means the
+	// adapter's default.
+	MaxConns int `json:"max_conns,omitempty"`
+}
+
+// ReferenceConfig is the reference model and its data set.
+type ReferenceConfig struct {
+	// Dataset is "fashion-mnist", "synthetic" or "auto" (Fashion-MNIST
+	// when installed); "" means "auto".
+	Dataset string `json:"dataset,omitempty"`
+	// Weights is the trained weights file; "" means the user cache.
+	Weights string `json:"weights,omitempty"`
+}
+
+// OpenAIConfig is the client of an OpenAI-compatible server.
+type OpenAIConfig struct {
+	// ServedModel is the model name to request; "" means the first one
+	// GET /v1/models lists.
+	ServedModel string `json:"served_model,omitempty"`
+	// API is "chat" or "completions"; "" means "chat".
+	API string `json:"api,omitempty"`
+	// NoStream asks for whole responses instead of server-sent events
+	// (no time to first token). The zero value streams.
+	NoStream bool `json:"no_stream,omitempty"`
+	// Prompts is a JSONL file of prompts; "" means synthetic prompts.
+	Prompts string `json:"prompts,omitempty"`
+	// PromptsSHA256 is the hex SHA-256 of the Prompts file when the run
+	// read it; a run repeated from a bundle refuses a file that differs.
+	PromptsSHA256 string `json:"prompts_sha256,omitempty"`
+	// InputTokens is the words per synthetic prompt; 0 means 128.
+	InputTokens int `json:"input_tokens,omitempty"`
+	// OutputTokens is max_tokens of each request; 0 means the server's
+	// default.
+	OutputTokens int `json:"output_tokens,omitempty"`
+	// IgnoreEOS sends ignore_eos so that every response has OutputTokens
+	// tokens.
+	IgnoreEOS bool `json:"ignore_eos,omitempty"`
+	// APIKeyEnv names the environment variable holding the API key; ""
+	// sends none. The key itself is never stored.
+	APIKeyEnv string `json:"api_key_env,omitempty"`
+	// CACert is a PEM file of the authorities to trust for https; "" means
+	// the system's.
+	CACert string `json:"ca_cert,omitempty"`
+	// InsecureSkipVerify accepts any server certificate.
+	InsecureSkipVerify bool `json:"insecure_skip_verify,omitempty"`
+}
+
+// KServeConfig is the client of a KServe v2 / Triton server.
+type KServeConfig struct {
+	// GRPC uses gRPC instead of HTTP/REST.
+	GRPC bool `json:"grpc,omitempty"`
+	// Model is the model's name on the server; "" means "fashion-mlp".
+	Model string `json:"model,omitempty"`
+	// ModelVersion is the model version; "" means the server's choice.
+	ModelVersion string `json:"model_version,omitempty"`
+	// BinaryData sends tensors in the binary tensor data extension (HTTP).
+	BinaryData bool `json:"binary_data,omitempty"`
+	// Stream sends every request over one ModelStreamInfer stream (gRPC).
+	Stream bool `json:"grpc_stream,omitempty"`
+	// TokenEnv names the environment variable holding a bearer token; ""
+	// sends none. The token itself is never stored.
+	TokenEnv string `json:"token_env,omitempty"`
+	// ServerTiming keeps the server's stage times (Server-Timing).
+	ServerTiming bool `json:"server_timing,omitempty"`
+}
+
+// DispatchConfig is a dispatcher over several servers.
+type DispatchConfig struct {
+	// Backend is the protocol every node speaks ("openai", "kserve" or
+	// one a program adds); "" means "openai".
+	Backend string `json:"backend,omitempty"`
+	// Policy is "round-robin" or "least-outstanding"; "" means
+	// "round-robin".
+	Policy string `json:"policy,omitempty"`
+	// AllowDownNodes runs without the nodes that are down at the start
+	// instead of refusing to start.
+	AllowDownNodes bool `json:"allow_down_nodes,omitempty"`
+}
+
+// DefaultQSLSize is the null QSL's size when Config.QSLSize is 0.
+const DefaultQSLSize = 1024
+
+// KindOrNull returns c.Kind, or Null when it is empty.
+func (c *Config) KindOrNull() Kind {
+	if c.Kind == "" {
+		return Null
+	}
+	return c.Kind
+}
+
+// QSLSizeOrDefault returns c.QSLSize, or DefaultQSLSize when it is 0.
+func (c *Config) QSLSizeOrDefault() uint64 {
+	if c.QSLSize == 0 {
+		return DefaultQSLSize
+	}
+	return c.QSLSize
+}
+
+// IsNetwork reports whether the kind talks to servers over the network.
+func (k Kind) IsNetwork() bool { return k == OpenAI || k == KServe || k == Dispatch }
+
+// Backend returns the protocol of a Dispatch config's nodes ("openai" by
+// default), the kind itself for OpenAI and KServe, and "" otherwise.
+func (c *Config) Backend() string {
+	switch c.KindOrNull() {
+	case OpenAI, KServe:
+		return string(c.Kind)
+	case Dispatch:
+		if c.Dispatch != nil && c.Dispatch.Backend != "" {
+			return c.Dispatch.Backend
+		}
+		return string(OpenAI)
+	}
+	return ""
+}
+
+// Redacted returns a copy of c fit to store: every URL without its user
+// information. c itself is not changed.
+func (c Config) Redacted() Config {
+	if c.Net.URLs != nil {
+		urls := make([]string, len(c.Net.URLs))
+		for i, u := range c.Net.URLs {
+			urls[i] = RedactURL(u)
+		}
+		c.Net.URLs = urls
+	}
+	return c
+}
+
+// RedactURL drops the user information (a password, a token) from a URL
+// before it is shown or stored; an unparsable URL that may hold one is
+// replaced whole.
+func RedactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil {
+		if err != nil && strings.Contains(raw, "@") {
+			return "(unparsable URL)"
+		}
+		return raw
+	}
+	u.User = nil
+	return u.String()
+}
+
+// Validate checks what can be checked of c without building the SUT: a
+// known kind, the URLs a network kind needs, and options in range. The
+// error names the field (as in sut.json).
+func (c *Config) Validate() error {
+	k := c.KindOrNull()
+	known := k == Custom
+	for _, x := range Kinds() {
+		known = known || k == x
+	}
+	if !known {
+		return &FieldError{"kind", string(c.Kind), fmt.Sprintf("want %s", kindList())}
+	}
+	n := &c.Net
+	switch {
+	case k == Custom:
+		return &FieldError{"kind", string(k), "a custom SUT is built by the program that ran it and cannot be rebuilt from its configuration"}
+	case (k == OpenAI || k == KServe) && len(n.URLs) == 0:
+		return &FieldError{"url", "", fmt.Sprintf("--sut %s needs --url (the server's base URL, e.g. http://localhost:8000)", k)}
+	case (k == OpenAI || k == KServe) && len(n.URLs) > 1:
+		return &FieldError{"url", "", fmt.Sprintf("--sut %s takes one --url (got %d); use --sut dispatch --backend %s for several servers", k, len(n.URLs), k)}
+	case k == Dispatch && len(n.URLs) == 0:
+		return &FieldError{"url", "", "--sut dispatch: give each node with --url (at least one)"}
+	case n.RequestTimeout < 0:
+		return &FieldError{"request_timeout", n.RequestTimeout.String(), "must be ≥ 0"}
+	case n.CheckTimeout < 0:
+		return &FieldError{"check_timeout", n.CheckTimeout.String(), "must be > 0"}
+	case n.MaxConns < 0:
+		return &FieldError{"max_conns", fmt.Sprint(n.MaxConns), "must not be negative"}
+	}
+	if k == Dispatch {
+		// One server's client checks its own URL (a gRPC KServe URL may
+		// be a bare host:port); a dispatcher's nodes are checked here.
+		for _, raw := range n.URLs {
+			u, err := url.Parse(raw)
+			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				return &FieldError{"url", RedactURL(raw), "want an http:// or https:// URL with a host"}
+			}
+		}
+	}
+	if o := c.OpenAI; o != nil {
+		switch {
+		case o.InputTokens < 0:
+			return &FieldError{"input_tokens", fmt.Sprint(o.InputTokens), "must be ≥ 1"}
+		case o.OutputTokens < 0:
+			return &FieldError{"output_tokens", fmt.Sprint(o.OutputTokens), "must not be negative"}
+		}
+	}
+	if ks := c.KServe; ks != nil && ks.Stream && !ks.GRPC {
+		return &FieldError{"grpc_stream", "", "--grpc-stream needs --grpc (ModelStreamInfer is a gRPC call)"}
+	}
+	if r := c.Reference; r != nil {
+		switch r.Dataset {
+		case "", "auto", "fashion-mnist", "synthetic":
+		default:
+			return &FieldError{"dataset", r.Dataset, "want fashion-mnist, synthetic or auto"}
+		}
+	}
+	if k != Null && k != NullAsync && k != OpenAI && k != Dispatch && c.QSLSize != 0 && k != Custom {
+		return &FieldError{"qsl_size", fmt.Sprint(c.QSLSize), fmt.Sprintf("--sut %s uses its data set's size; the QSL size applies to the null SUTs, synthetic prompts and dispatched runs", k)}
+	}
+	return nil
+}
+
+func kindList() string {
+	var names []string
+	for _, k := range Kinds() {
+		names = append(names, string(k))
+	}
+	return strings.Join(names, ", ")
+}
+
+// FieldError is a SUT configuration that cannot be used: the field (its
+// name in sut.json, which is also aimeter run's flag with - for _, and
+// "kind" for --sut), its value and why.
+type FieldError struct {
+	Field, Value, Why string
+}
+
+// Flag is the aimeter run flag of the field: "--sut" for kind, else the
+// field's name with - for _ ("--max-conns").
+func (e *FieldError) Flag() string {
+	if e.Field == "kind" {
+		return "--sut"
+	}
+	return "--" + strings.ReplaceAll(e.Field, "_", "-")
+}
+
+// Error is `FLAG "VALUE": WHY`, or WHY alone (a sentence naming the
+// flag) when there is no value to show.
+func (e *FieldError) Error() string {
+	if e.Value == "" {
+		return e.Why
+	}
+	return fmt.Sprintf("%s %q: %s", e.Flag(), e.Value, e.Why)
+}
