@@ -55,6 +55,9 @@ type Plan struct {
 	Custom *Custom
 	// Settings are where the LoadGen settings come from.
 	Settings Settings
+	// Warmup, for a fixed-concurrency run (Settings.Concurrency > 0), is
+	// run first and left out of the results; the zero value runs none.
+	Warmup Warmup
 	// GBT, if set, makes the run a GB/T 45087 inference test (clause 7):
 	// the arrival mode chooses the LoadGen scenario and mode, and the
 	// loss-rate verdict is the run's verdict.
@@ -155,6 +158,22 @@ type Settings struct {
 	// Concurrency, if not 0, is aimeter's fixed-concurrency mode: that
 	// many samples in flight, on SingleStream's issuing.
 	Concurrency uint64
+	// MaxErrorRate is the fraction of samples that may fail with an
+	// MLPerf-scenario run still VALID (loadgen.Settings.MaxErrorRate); 0
+	// makes any failure INVALID. A GB/T test counts failures as lost jobs
+	// against its loss threshold instead.
+	MaxErrorRate float64
+}
+
+// Warmup is a warm-up of a fixed-concurrency run: requests sent at the
+// same concurrency before the measured run, excluded from its statistics
+// and recorded in its invocation.json. Its zero value is no warm-up.
+type Warmup struct {
+	// Requests is the number of warm-up requests; 0 means none by count.
+	Requests uint64
+	// Duration is how long the warm-up lasts at least; 0 means none by
+	// time. With both set, the warm-up ends when both are reached.
+	Duration time.Duration
 }
 
 // GBT is a GB/T 45087 inference test.
@@ -212,29 +231,20 @@ func IsUsage(err error) bool {
 	return errors.As(err, &ue)
 }
 
-// VerdictKind says which rules decided a run's verdict.
-type VerdictKind string
+// VerdictKind says which rules decided a run's verdict (derived.VerdictKind).
+type VerdictKind = derived.VerdictKind
 
+// The rules that decide a verdict (see package derived).
 const (
-	// VerdictMLPerf is LoadGen's VALID or INVALID.
-	VerdictMLPerf VerdictKind = "MLPerf"
-	// VerdictGBT is the GB/T 45087 loss-rate verdict (GB-7.7.1-c-2).
-	VerdictGBT VerdictKind = "GB/T 45087"
-	// VerdictAccuracy is an accuracy-only run's score against its target.
-	VerdictAccuracy VerdictKind = "accuracy"
-	// VerdictNone is a run that decided nothing (an accuracy run without
-	// labels, a run interrupted before it measured).
-	VerdictNone VerdictKind = "none"
+	VerdictMLPerf   = derived.VerdictMLPerf
+	VerdictGBT      = derived.VerdictGBT
+	VerdictAccuracy = derived.VerdictAccuracy
+	VerdictNone     = derived.VerdictNone
 )
 
 // Verdict is what a run found, the same on the console, in the summary,
-// the report and the exit code.
-type Verdict struct {
-	Kind VerdictKind
-	// Pass is VALID for MLPerf, PASS for GB/T and accuracy; false for
-	// VerdictNone.
-	Pass bool
-}
+// the report, result.json and the exit code (derived.Verdict).
+type Verdict = derived.Verdict
 
 // Outcome is a run that ran: what it measured, its bundle, its verdict.
 type Outcome struct {
@@ -281,6 +291,8 @@ type runner struct {
 	plan    *Plan
 	ctx     context.Context
 	notices []Notice
+	// warmed is the warm-up that ran, for the bundle; nil for none.
+	warmed *bundle.Warmup
 }
 
 func (r *runner) notify(kind NoticeKind, format string, args ...any) {
@@ -394,6 +406,9 @@ func (r *runner) measure(st *resolved, o *opened, gp *gbt.RunPlan, manual gbt.Te
 		opts.Arrivals, opts.SampleTimeout = g.Arrivals, g.SampleTimeout
 	}
 
+	if err := r.warmup(o, st); err != nil {
+		return nil, err
+	}
 	var life gbt.Lifecycle
 	if gp != nil {
 		life.Mark(gbt.EventTestStart)
@@ -487,22 +502,41 @@ func (r *runner) measure(st *resolved, o *opened, gp *gbt.RunPlan, manual gbt.Te
 	return out, nil
 }
 
-// verdictOf decides the run's verdict: the GB/T loss verdict of a GB/T
-// test (main and foreign jobs both within the threshold), LoadGen's
-// validity of an MLPerf run (and the accuracy target of a submission), the
-// accuracy target of an accuracy run.
-func verdictOf(o *Outcome) Verdict {
-	if o.GBT != nil {
-		return Verdict{Kind: VerdictGBT, Pass: o.GBT.Passed()}
+// warmup runs the plan's warm-up, if any: the fixed-concurrency load for
+// the requests or the time asked, on the same SUT, its results dropped.
+// An interrupt during it ends the run before it measured anything.
+func (r *runner) warmup(o *opened, st *resolved) error {
+	w := r.plan.Warmup
+	if w == (Warmup{}) {
+		return nil
 	}
-	if s := o.Result.Summary; s != nil {
-		return Verdict{Kind: VerdictMLPerf, Pass: s.Valid && (o.Accuracy == nil || o.Accuracy.Pass)}
+	s := st.settings
+	s.Mode = loadgen.PerformanceOnly
+	s.MinQueryCount = max(w.Requests, 1)
+	s.MinDurationMs = uint64(w.Duration.Milliseconds())
+	s.AccuracyLogProbability, s.AccuracyLogSamplingTarget = 0, 0
+	s.MaxErrorRate = 1
+	start := time.Now()
+	res, err := loadgen.Run(r.ctx, o.sut, o.qsl, s, &loadgen.Options{StallTimeout: r.plan.StallTimeout, SpinWindow: -1, MaxMemory: r.plan.MaxMemory})
+	if err != nil {
+		if errors.Is(err, loadgen.ErrInterrupted) || r.ctx.Err() != nil {
+			return fmt.Errorf("interrupted during the warm-up: %w", err)
+		}
+		return fmt.Errorf("the warm-up: %w", err)
 	}
-	if o.Accuracy != nil {
-		return Verdict{Kind: VerdictAccuracy, Pass: o.Accuracy.Pass}
+	if d, ok := o.sut.(loadgen.Drainer); ok {
+		if err := d.Drain(r.ctx); err != nil {
+			return fmt.Errorf("draining the SUT after the warm-up: %w", err)
+		}
 	}
-	return Verdict{Kind: VerdictNone}
+	r.warmed = &bundle.Warmup{Requests: uint64(res.RecordCount()), Failed: res.FailedSamples, DurationNs: int64(time.Since(start))}
+	r.notify(Info, "warm-up: %d requests in %v (%d failed), left out of the results", r.warmed.Requests, time.Duration(r.warmed.DurationNs).Round(time.Millisecond), res.FailedSamples)
+	return nil
 }
+
+// verdictOf is derived.VerdictOf of the outcome: one rule for the run,
+// `aimeter report` and result.json.
+func verdictOf(o *Outcome) Verdict { return derived.VerdictOf(o.Result, o.GBT, o.Accuracy) }
 
 // loadWarning is the busy-machine warning, given only when the measured
 // load of other processes plausibly explains the failed check: a run that

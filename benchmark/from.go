@@ -56,6 +56,7 @@ func PlanFromBundle(dir string) (*Plan, error) {
 		Name:     b.Name, Trace: b.Trace, NoReport: b.NoReport,
 		Timeout: inv.Control.Timeout, StallTimeout: inv.Control.StallTimeout, SpinWindow: inv.Control.SpinWindow,
 		MaxMemory: inv.Control.MaxMemory, FindPeakResolution: inv.Control.FindPeakResolution, KeepProbeRecords: inv.Control.KeepProbeRecords,
+		Warmup: Warmup{Requests: inv.Control.WarmupRequests, Duration: inv.Control.WarmupDuration},
 	}
 	if inv.GBT != nil {
 		p.GBT = &GBT{Input: *inv.GBT}

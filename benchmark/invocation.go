@@ -16,8 +16,10 @@ func (r *runner) invocation(st *resolved, o *opened) *bundle.Invocation {
 		Settings: bundle.SettingsInput{Model: p.Settings.Model, Scenario: p.Settings.Scenario, Mode: p.Settings.Mode,
 			Files: st.files, Set: p.Settings.Set},
 		Control: bundle.Control{Timeout: p.Timeout, StallTimeout: p.StallTimeout, SpinWindow: p.SpinWindow, MaxMemory: p.MaxMemory,
-			FindPeakResolution: p.FindPeakResolution, KeepProbeRecords: p.KeepProbeRecords},
+			FindPeakResolution: p.FindPeakResolution, KeepProbeRecords: p.KeepProbeRecords,
+			WarmupRequests: p.Warmup.Requests, WarmupDuration: p.Warmup.Duration},
 		Client: clientStats(o.sut),
+		Warmup: r.warmed,
 	}
 	if p.GBT != nil {
 		in := p.GBT.Input

@@ -58,6 +58,15 @@ type resolved struct {
 func (r *runner) settings() (resolved, error) {
 	p := r.plan
 	in := &p.Settings
+	if !(in.MaxErrorRate >= 0 && in.MaxErrorRate <= 1) {
+		return resolved{}, usage("max-error-rate", "--max-error-rate %v: want a fraction in [0, 1]", in.MaxErrorRate)
+	}
+	if p.GBT != nil && in.MaxErrorRate != 0 {
+		return resolved{}, usage("max-error-rate", "--max-error-rate: a GB/T test counts failures as lost jobs against --loss-threshold instead")
+	}
+	if (p.Warmup != Warmup{}) && in.Concurrency == 0 && (in.Explicit == nil || in.Explicit.Concurrency == 0) {
+		return resolved{}, usage("warmup", "--warmup applies to the fixed-concurrency mode (--concurrency N)")
+	}
 	if in.Explicit != nil {
 		s := *in.Explicit
 		return resolved{settings: s, sources: mlperfconf.Sources{}, exactPrompts: s.Mode == loadgen.AccuracyOnly || s.Mode == loadgen.SubmissionRun}, nil
@@ -134,6 +143,7 @@ func (r *runner) settings() (resolved, error) {
 		r.notify(Warning, "%s", w)
 	}
 	out.settings.Concurrency = in.Concurrency
+	out.settings.MaxErrorRate = in.MaxErrorRate
 	out.exactPrompts = out.settings.Mode == loadgen.AccuracyOnly || out.settings.Mode == loadgen.SubmissionRun
 	gentleDefaults(&p.SUT, &out.settings, out.sources)
 	return out, nil

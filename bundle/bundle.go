@@ -44,6 +44,8 @@ const (
 	// inference log (7.3 f)).
 	GBTResultFile = gbt.ResultFileName
 	GBTLogFile    = gbt.InferenceLogFileName
+	// ResultFile is the machine-readable result (package derived).
+	ResultFile = "result.json"
 )
 
 // Bundle is one run: everything it recorded, from which every report is
@@ -253,7 +255,7 @@ func Write(dir string, b *Bundle, derivations []Derivation) error {
 // level and (with ForeignDir/ before them) in its foreign run.
 func bundleFiles() []string {
 	return []string{SettingsFile, RunFile, EventsFile, RecordsFile, AccuracyFile, StagesFile, SamplesFile, ErrorsFile, TokensFile,
-		GBTTestFile, InvocationFile, SummaryFile, DetailFile, TraceFile, ReportFile, GBTResultFile, GBTLogFile,
+		GBTTestFile, InvocationFile, ResultFile, SummaryFile, DetailFile, TraceFile, ReportFile, GBTResultFile, GBTLogFile,
 		TrainingRunFile, TrainingEventsFile, TrainingStdoutFile, TrainingStderrFile, TrainingResultFile, TrainingLogFile, ManifestFile}
 }
 

@@ -37,6 +37,19 @@ type Invocation struct {
 	// Client holds the network client's own figures, measured during the
 	// run; nil for an in-process SUT.
 	Client *ClientStats `json:"client,omitempty"`
+	// Warmup is the warm-up run before the measured run, whose results
+	// are in no file; nil when there was none.
+	Warmup *Warmup `json:"warmup,omitempty"`
+}
+
+// Warmup is a warm-up before the measured run: what it asked for is in
+// Control (by the plan), what it did here.
+type Warmup struct {
+	// Requests and Failed count the warm-up's requests and failures.
+	Requests uint64 `json:"requests"`
+	Failed   uint64 `json:"failed"`
+	// DurationNs is how long it took, in ns.
+	DurationNs int64 `json:"duration_ns"`
 }
 
 // SettingsInput names the inputs of the settings cascade.
@@ -71,6 +84,10 @@ type Control struct {
 	MaxMemory          int64         `json:"max_memory_bytes,omitempty"`
 	FindPeakResolution float64       `json:"find_peak_resolution,omitempty"`
 	KeepProbeRecords   bool          `json:"keep_probe_records,omitempty"`
+	// WarmupRequests and WarmupDuration are the warm-up asked for (a
+	// fixed-concurrency run); 0 for none.
+	WarmupRequests uint64        `json:"warmup_requests,omitempty"`
+	WarmupDuration time.Duration `json:"warmup_duration_ns,omitempty"`
 }
 
 // ClientStats are a network client's own counters over a run.

@@ -71,40 +71,43 @@ type entry struct {
 	name  string
 	has   func(b *bundle.Bundle) bool
 	write func(s *Set, b *bundle.Bundle, w io.Writer) error
+	// mainOnly leaves the file out of a mixed test's foreign run.
+	mainOnly bool
 }
 
 // files is every derived file a bundle can have.
 var files = []entry{
-	{bundle.SummaryFile, isRun, writeSummary},
+	{bundle.SummaryFile, isRun, writeSummary, false},
+	{bundle.ResultFile, isRun, writeResult, true},
 	{bundle.DetailFile, isRun, func(_ *Set, b *bundle.Bundle, w io.Writer) error {
 		return mlperflog.WriteDetail(w, b.Result, mlperflog.DetailOptions{Version: b.Version, PID: b.ProcessID(), Location: b.TimeZone()})
-	}},
+	}, false},
 	{bundle.TraceFile, func(b *bundle.Bundle) bool { return isRun(b) && b.Trace }, func(_ *Set, b *bundle.Bundle, w io.Writer) error {
 		return mlperflog.WriteTrace(w, b.Result)
-	}},
-	{bundle.ReportFile, func(b *bundle.Bundle) bool { return b.Training != nil || (isRun(b) && !b.NoReport) }, writeReport},
+	}, false},
+	{bundle.ReportFile, func(b *bundle.Bundle) bool { return b.Training != nil || (isRun(b) && !b.NoReport) }, writeReport, false},
 	{bundle.GBTLogFile, isGBT, func(s *Set, b *bundle.Bundle, w io.Writer) error {
 		s.evaluateGBT()
 		return gbt.WriteInferenceLog(w, b.GBT, s.gbtRun.Main.Records)
-	}},
+	}, false},
 	{bundle.GBTResultFile, isGBT, func(s *Set, _ *bundle.Bundle, w io.Writer) error {
 		m, err := s.GBTMetrics()
 		if err != nil {
 			return err
 		}
 		return gbt.WriteResultFile(w, gbt.NewResultFile(s.gbtRun, m))
-	}},
+	}, false},
 	{bundle.TrainingResultFile, isTraining, func(s *Set, _ *bundle.Bundle, w io.Writer) error {
 		res, err := s.TrainingResult()
 		if err != nil {
 			return err
 		}
 		return train.WriteResult(w, res)
-	}},
+	}, false},
 	{bundle.TrainingLogFile, isTraining, func(_ *Set, b *bundle.Bundle, w io.Writer) error {
 		t := b.Training
 		return train.WriteLog(w, t.Events, train.LogOptions{Location: t.Run.Location(), Origin: t.Run.Origin})
-	}},
+	}, false},
 }
 
 func isRun(b *bundle.Bundle) bool      { return b.Result != nil }
@@ -125,7 +128,11 @@ func Names() []string {
 func (s *Set) Files() []bundle.Derivation {
 	out := make([]bundle.Derivation, len(files))
 	for i, e := range files {
-		out[i] = bundle.Derivation{Name: e.name, For: e.has, Write: func(w io.Writer, b *bundle.Bundle) error { return e.write(s, b, w) }}
+		has := e.has
+		if e.mainOnly {
+			has = func(b *bundle.Bundle) bool { return b == s.b && e.has(b) }
+		}
+		out[i] = bundle.Derivation{Name: e.name, For: has, Write: func(w io.Writer, b *bundle.Bundle) error { return e.write(s, b, w) }}
 	}
 	return out
 }

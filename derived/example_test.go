@@ -58,5 +58,6 @@ func ExampleWrite() {
 	// records: 110
 	// metric: Samples per second
 	// mlperf_log_summary.txt identical: true
+	// result.json identical: true
 	// mlperf_log_detail.txt identical: true
 }

@@ -33,9 +33,11 @@ type RunData struct {
 
 // Loss is the loss of a run's samples (GB-7.6.2-TOUT, GB-7.7.1-c-2).
 type Loss struct {
-	// Lost and Sent count the lost and the issued samples.
-	Lost int `json:"lost_samples"`
-	Sent int `json:"sent_samples"`
+	// Lost and Sent count the lost and the issued samples. Lost includes
+	// the samples the SUT failed (IsLost), which Failed counts apart.
+	Lost   int `json:"lost_samples"`
+	Sent   int `json:"sent_samples"`
+	Failed int `json:"failed_samples"`
 	// LossCheck holds the rate, the threshold and the verdict (IN-79).
 	LossCheck
 	// PerSecond counts the samples lost in each second of the run, at
@@ -139,6 +141,11 @@ func evaluatePart(p RunPart, timeout time.Duration, threshold float64) (PartMetr
 	m.Throughput = InferenceThroughput(p.Records, p.Stages, ThroughputOptions{})
 	var rate float64
 	m.Loss.Lost, m.Loss.Sent, rate = LossRate(p.Records)
+	for i := range p.Records {
+		if p.Records[i].Status == loadgen.StatusError {
+			m.Loss.Failed++
+		}
+	}
 	var err error
 	if m.Loss.LossCheck, err = LossVerdict(rate, threshold); err != nil {
 		return m, err

@@ -8,14 +8,23 @@ import (
 	"aimeter/loadgen"
 )
 
-// LossRate returns the samples lost (status lost: no result by the deadline
-// T_OUT, IN-63), the samples sent and lost/total, the job-timeout (loss) rate
-// that GB-7.7.1-c-2 checks against a threshold (IN-79: loss_rate =
-// lost_samples / sent_samples). Every record is a sent sample. The rate is 0
-// when nothing was sent.
+// IsLost reports whether a sample is a lost job of GB/T 45087: no result
+// by the deadline T_OUT (status lost, IN-63), or no result at all because
+// the SUT failed it (status error: an HTTP 5xx, a reset, a malformed
+// answer). A failed job is no completed inference, so it counts against
+// the loss-rate verdict exactly as a timed-out one (GB-7.7.1-c-2).
+func IsLost(r *loadgen.Record) bool {
+	return r.Status == loadgen.StatusLost || r.Status == loadgen.StatusError
+}
+
+// LossRate returns the samples lost (IsLost: no result by the deadline
+// T_OUT, IN-63, or failed by the SUT), the samples sent and lost/total, the
+// loss rate that GB-7.7.1-c-2 checks against a threshold (IN-79: loss_rate
+// = lost_samples / sent_samples). Every record is a sent sample. The rate
+// is 0 when nothing was sent.
 func LossRate(records []loadgen.Record) (lost, total int, rate float64) {
 	for i := range records {
-		if records[i].Status == loadgen.StatusLost {
+		if IsLost(&records[i]) {
 			lost++
 		}
 	}
@@ -35,7 +44,7 @@ func JobLossRate(records []loadgen.Record) (lost, total int, rate float64) {
 		q := records[i].QueryID
 		jobLost := false
 		for ; i < len(records) && records[i].QueryID == q; i++ {
-			jobLost = jobLost || records[i].Status == loadgen.StatusLost
+			jobLost = jobLost || IsLost(&records[i])
 		}
 		total++
 		if jobLost {
@@ -71,6 +80,11 @@ func LossPerSecond(records []loadgen.Record, timeout time.Duration) []int {
 	out := make([]int, end/nsPerSecond+1)
 	for i := range records {
 		r := &records[i]
+		if r.Status == loadgen.StatusError {
+			// A failure counts in the second the SUT reported it.
+			out[max(r.CompletedNs, 0)/nsPerSecond]++
+			continue
+		}
 		if r.Status != loadgen.StatusLost {
 			continue
 		}

@@ -193,7 +193,10 @@ func TestConcurrencySettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e.Concurrency != 8 || e.MaxAsyncQueries != 8 || e.TargetQPS != 8*1e9/float64(s.SingleStreamExpectedLatencyNs) {
-		t.Errorf("effective %+v: want concurrency 8, max async 8, 8× the target QPS", e)
+	// Its own query generation: 8 chains of requests as short as 1 µs,
+	// whatever the SingleStream expected latency (1 s by default, which
+	// ran out of queries after 2 s).
+	if e.Concurrency != 8 || e.MaxAsyncQueries != 8 || e.TargetQPS != 8e6 {
+		t.Errorf("effective %+v: want concurrency 8, max async 8, a generation rate of 8 × 10^6 queries/s", e)
 	}
 }

@@ -52,6 +52,8 @@ type Effective struct {
 	// Concurrency is Settings.Concurrency: > 0 in aimeter's fixed-concurrency
 	// mode, which keeps this many queries in flight. Absent when 0.
 	Concurrency uint64 `json:"concurrency,omitempty"`
+	// MaxErrorRate is Settings.MaxErrorRate. Absent when 0.
+	MaxErrorRate float64 `json:"max_error_rate,omitempty"`
 }
 
 // MaxQSLSize is the largest data set aimeter accepts: sample indices are kept
@@ -104,6 +106,7 @@ func NewEffective(s Settings, qslTotal, qslPerformance uint64) (Effective, error
 		TPOTLatencyNs:                        int64(s.ServerTPOTLatencyNs),
 		InferTokenLatencies:                  s.InferTokenLatencies,
 		TokenLatencyScalingFactor:            s.TokenLatencyScalingFactor,
+		MaxErrorRate:                         s.MaxErrorRate,
 		ServerCoalesceQueries:                s.ServerCoalesceQueries,
 		ServerNumIssueQueryThreads:           s.ServerNumIssueQueryThreads,
 		ServerFindPeakQPSDecimalsOfPrecision: s.ServerFindPeakQPSDecimalsOfPrecision,
@@ -115,10 +118,15 @@ func NewEffective(s Settings, qslTotal, qslPerformance uint64) (Effective, error
 		e.MaxAsyncQueries = 1
 		e.TargetLatencyPercentile = s.SingleStreamTargetLatencyPercentile
 		if s.Concurrency > 0 {
-			// N chains each expected to take the expected latency per
-			// query: N times the queries to pre-generate.
+			// Fixed concurrency generates its own queries, whatever the
+			// SingleStream expected latency: enough for N chains of
+			// requests as short as concurrencyRequestNs for the whole
+			// duration (twice over, as every closed loop), so that it
+			// never runs out before its duration. A closed-loop pass is
+			// generated and paged in as it is issued, so the count costs
+			// memory only as far as the run gets.
 			e.Concurrency = s.Concurrency
-			e.TargetQPS *= float64(s.Concurrency)
+			e.TargetQPS = min(float64(s.Concurrency)*(1e9/concurrencyRequestNs), maxConcurrencyQPS)
 			e.MaxAsyncQueries = s.Concurrency
 		}
 	case MultiStream:
@@ -188,6 +196,14 @@ func NewEffective(s Settings, qslTotal, qslPerformance uint64) (Effective, error
 	}
 	return e, nil
 }
+
+// concurrencyRequestNs is the shortest request a fixed-concurrency run
+// generates queries for, and maxConcurrencyQPS bounds the generation rate
+// (a period of at least 2 ns between generated queries).
+const (
+	concurrencyRequestNs = 1000
+	maxConcurrencyQPS    = 5e8
+)
 
 // period returns the constant gap between generated queries of the
 // non-Server scenarios: duration_cast<nanoseconds>(duration<double>(1/qps)).

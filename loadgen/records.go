@@ -345,7 +345,13 @@ func buildPerformanceResult(e *Effective, info PassInfo, records iter.Seq[Record
 			done = info.EndNs
 			pr.LostSamples++
 		case StatusError:
+			// A failure is counted beside the statistics, never as a
+			// latency: its "completion" is the moment the SUT gave up
+			// (a timeout, a reset), which says nothing of how fast it
+			// serves. It still ends its query.
 			pr.FailedSamples++
+			qDone = max(qDone, done)
+			continue
 		}
 		qDone = max(qDone, done)
 		lat := done - rec.ScheduledNs

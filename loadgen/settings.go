@@ -200,6 +200,13 @@ type Settings struct {
 	// Concurrency at the start). 0, the default, is LoadGen's behaviour.
 	// Not a LoadGen setting: absent from settings.json when 0.
 	Concurrency uint64 `json:"concurrency,omitempty"`
+	// MaxErrorRate is the fraction of a pass's issued samples that may
+	// fail (the SUT reported an error: an HTTP 5xx, a reset, a malformed
+	// answer) with the pass still VALID. Failures never count as
+	// completions: they are left out of every latency and of the
+	// throughput either way. 0, the default, makes any failure INVALID.
+	// Not a LoadGen setting: absent from settings.json when 0.
+	MaxErrorRate float64 `json:"max_error_rate,omitempty"`
 }
 
 // MaxConcurrency bounds Settings.Concurrency.
@@ -352,6 +359,9 @@ func (s *Settings) Validate() error {
 	}
 	if s.PerformanceIssueUnique && s.PerformanceIssueSame {
 		return bad("performance_issue_same", true, "cannot be combined with performance_issue_unique")
+	}
+	if !(s.MaxErrorRate >= 0 && s.MaxErrorRate <= 1) {
+		return bad("max_error_rate", s.MaxErrorRate, "must be a fraction in [0, 1]")
 	}
 	if s.Concurrency != 0 {
 		if s.Scenario != SingleStream {

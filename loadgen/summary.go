@@ -56,6 +56,9 @@ type Summary struct {
 	Effective Effective
 	Result    PerformanceResult
 
+	// SampleCount counts the completed and the lost samples of the pass
+	// (a lost one censored at the end of the pass); failed samples are
+	// counted apart, in Result.FailedSamples, and enter no statistic.
 	SampleCount           uint64
 	QueryCount            uint64
 	OverLatencyQueryCount uint64
@@ -97,6 +100,10 @@ type Summary struct {
 	// AimeterReasons explain invalidity LoadGen has no words for (lost or
 	// failed samples, an interrupted run).
 	AimeterReasons []string
+	// FailuresDecided says the pass is INVALID because more samples
+	// failed than Effective.MaxErrorRate allows; LoadGen's
+	// recommendations are then left out.
+	FailuresDecided bool
 
 	// EarlyStoppingLines is the "Early Stopping Result:" text; in token mode
 	// the TTFT and TPOT texts are separate (TTFT empty if TPOT failed, as the
@@ -122,7 +129,9 @@ func Summarize(sutName string, e Effective, pr PerformanceResult) *Summary {
 	s.processLatencies()
 
 	s.MinDurationMet = s.minDurationMet()
-	s.MinQueriesMet = s.Result.QueriesIssued >= e.MinQueryCount && s.SampleCount >= e.MinSampleCount
+	// Issued samples count toward the minimum, failed ones included:
+	// SampleCount holds the completed and lost ones only.
+	s.MinQueriesMet = s.Result.QueriesIssued >= e.MinQueryCount && s.SampleCount+pr.FailedSamples >= e.MinSampleCount
 	s.PerfConstraintsMet = s.perfConstraintsMet()
 	if !e.UseTokenLatencies {
 		s.EarlyStoppingMet, s.EarlyStoppingLines = s.earlyStopping(s.Result.SampleLatencies, e.TargetLatencyNs)
@@ -139,7 +148,21 @@ func Summarize(sutName string, e Effective, pr PerformanceResult) *Summary {
 		s.AimeterReasons = append(s.AimeterReasons, fmt.Sprintf("%d samples were lost: the SUT never completed them.", pr.LostSamples))
 	}
 	if pr.FailedSamples > 0 {
-		s.AimeterReasons = append(s.AimeterReasons, fmt.Sprintf("%d samples failed: the SUT reported an error for them.", pr.FailedSamples))
+		issued := s.SampleCount + pr.FailedSamples // SampleCount holds the lost ones
+		rate := float64(pr.FailedSamples) / float64(issued)
+		if rate > e.MaxErrorRate {
+			allowed := "none is allowed (max_error_rate 0)"
+			if e.MaxErrorRate > 0 {
+				allowed = fmt.Sprintf("at most %.4g %% is allowed (max_error_rate)", 100*e.MaxErrorRate)
+			}
+			s.AimeterReasons = append(s.AimeterReasons, fmt.Sprintf("%d of %d samples failed (%.4g %%): the SUT reported an error for them, and %s.",
+				pr.FailedSamples, issued, 100*rate, allowed))
+			// The failures decided the verdict: LoadGen's advice on the
+			// load (reduce the target QPS, lengthen the run) would
+			// mislead.
+			s.FailuresDecided = true
+			s.PerfConstraintsRecommendation, s.MinDurationRecommendation = "", ""
+		}
 	}
 	if pr.ProtocolErrors > 0 {
 		s.AimeterReasons = append(s.AimeterReasons, fmt.Sprintf("%d SUT protocol errors: completions for unknown, not yet issued, already completed or lost samples, or token times outside a sample's issue-to-completion window.", pr.ProtocolErrors))
@@ -287,6 +310,10 @@ func (s *Summary) perfConstraintsMet() bool {
 	if s.Effective.Scenario != Server {
 		return true
 	}
+	if s.SampleCount == 0 && s.Result.FailedSamples > 0 {
+		// Every sample failed: none met the bound.
+		return false
+	}
 	if !s.Effective.UseTokenLatencies {
 		if s.TargetPercentile.SampleLatency > s.Effective.TargetLatencyNs {
 			s.PerfConstraintsRecommendation = "Reduce target QPS to improve latency."
@@ -340,23 +367,37 @@ func (s *Summary) earlyStopping(sorted []int64, bound int64) (bool, []string) {
 }
 
 // CompletedSamplesPerSecond is the Server metric: (samples − 1) / all-done
-// time of the final query.
+// time of the final query. A pass whose every sample failed completed
+// none: 0.
 func (s *Summary) CompletedSamplesPerSecond() float64 {
+	if s.SampleCount == 0 && s.Result.FailedSamples > 0 {
+		return 0
+	}
 	return float64(s.SampleCount-1) / s.Result.FinalQueryAllSamplesDoneTime
 }
 
 // ScheduledSamplesPerSecond is (samples − 1) / scheduled time of the final query.
 func (s *Summary) ScheduledSamplesPerSecond() float64 {
+	if s.SampleCount == 0 && s.Result.FailedSamples > 0 {
+		return 0
+	}
 	return float64(s.SampleCount-1) / s.Result.FinalQueryScheduledTime
 }
 
-// SamplesPerSecond is the Offline metric: samples / max latency.
+// SamplesPerSecond is the Offline metric: samples / max latency (0 when
+// every sample failed).
 func (s *Summary) SamplesPerSecond() float64 {
+	if s.SampleCount == 0 && s.Result.FailedSamples > 0 {
+		return 0
+	}
 	return float64(s.SampleCount) / s.Result.MaxLatency
 }
 
 // QPSWithLoadgenOverhead is the SingleStream (samples − 1) / final issue time.
 func (s *Summary) QPSWithLoadgenOverhead() float64 {
+	if s.SampleCount == 0 && s.Result.FailedSamples > 0 {
+		return 0
+	}
 	return float64(s.SampleCount-1) / s.Result.FinalQueryIssuedTime
 }
 

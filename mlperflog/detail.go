@@ -401,6 +401,9 @@ func (d *detailWriter) requested(s *loadgen.Settings) {
 			// reason this SingleStream log is not a SingleStream result.
 			d.u64("requested_aimeter_fixed_concurrency", s.Concurrency)
 		}
+		if s.MaxErrorRate > 0 {
+			d.f64("requested_aimeter_max_error_rate", s.MaxErrorRate)
+		}
 	case loadgen.MultiStream:
 		d.f64("requested_multi_stream_expected_latency_ns", float64(s.MultiStreamExpectedLatencyNs))
 		d.f64("requested_multi_stream_target_latency_percentile", s.MultiStreamTargetLatencyPercentile)
@@ -480,13 +483,13 @@ func (d *detailWriter) effective(e *loadgen.Effective) {
 // can be empty for an INVALID result.
 func InvalidReason(s *loadgen.Summary) string {
 	var b strings.Builder
-	if !s.PerfConstraintsMet {
+	if !s.PerfConstraintsMet && s.PerfConstraintsRecommendation != "" {
 		b.WriteString(s.PerfConstraintsRecommendation + " ")
 	}
-	if !s.MinDurationMet {
+	if !s.MinDurationMet && s.MinDurationRecommendation != "" {
 		b.WriteString(s.MinDurationRecommendation + " ")
 	}
-	if !s.MinQueriesMet {
+	if !s.MinQueriesMet && !s.FailuresDecided {
 		b.WriteString("The test exited early, before enough queries were issued.")
 	}
 	for _, reason := range s.AimeterReasons {

@@ -152,13 +152,16 @@ func (sw *summaryWriter) performance(s *loadgen.Summary, sutName string) {
 	sw.line("  Early stopping satisfied: " + yesNo(s.EarlyStoppingMet))
 	if !s.Valid {
 		sw.line("Recommendations:")
-		if !s.PerfConstraintsMet {
+		// A recommendation is empty where failures decided the verdict
+		// (Summary.FailuresDecided): LoadGen's advice on the load would
+		// mislead then.
+		if !s.PerfConstraintsMet && s.PerfConstraintsRecommendation != "" {
 			sw.line(" * " + s.PerfConstraintsRecommendation)
 		}
-		if !s.MinDurationMet {
+		if !s.MinDurationMet && s.MinDurationRecommendation != "" {
 			sw.line(" * " + s.MinDurationRecommendation)
 		}
-		if !s.MinQueriesMet {
+		if !s.MinQueriesMet && !s.FailuresDecided {
 			sw.line(" * The test exited early, before enough queries were issued.\n" +
 				"   See the detailed log for why this may have occurred.")
 		}

@@ -549,7 +549,9 @@ func TestSummaryDetails(t *testing.T) {
 	out := buf.String()
 	for _, want := range []string{
 		"Result is : INVALID\n  Performance constraints satisfied : NO\n  Min duration satisfied : NO\n  Min queries satisfied : Yes\n",
-		"Recommendations:\n * Reduce target QPS to improve latency.\n * Increase the target QPS so the loadgen pre-generates more queries.\n * 2 samples were lost: the SUT never completed them.\n * 1 samples failed: the SUT reported an error for them.\nEarly Stopping Result:\n",
+		// A failure decided the verdict: LoadGen's advice on the load is
+		// left out, and the failures are counted against the pass.
+		"Recommendations:\n * 2 samples were lost: the SUT never completed them.\n * 1 of 701 samples failed (0.1427 %): the SUT reported an error for them, and none is allowed (max_error_rate 0).\nEarly Stopping Result:\n",
 		"\n1 ERROR encountered. See detailed log.\n",
 	} {
 		if !strings.Contains(out, want) {

@@ -17,6 +17,7 @@ import (
 
 	"aimeter/benchmark"
 	"aimeter/bundle"
+	"aimeter/derived"
 	"aimeter/gbt"
 	"aimeter/loadgen"
 	"aimeter/mlperflog"
@@ -59,6 +60,12 @@ type runFlags struct {
 	kserve kserveFlags
 	// from is a bundle whose run to repeat (--from).
 	from string
+	// maxErrorRate is Settings.MaxErrorRate (--max-error-rate).
+	maxErrorRate float64
+	// warmup is --warmup: a request count or a duration.
+	warmup string
+	// json prints result.json on stdout, the rest on stderr.
+	json bool
 }
 
 func newRunCommand(st *State) *cobra.Command {
@@ -87,6 +94,7 @@ SHA-256 changed since.`,
   aimeter run --model resnet50 --scenario Server --user-conf examples/user.conf
   aimeter run --scenario SingleStream --set min_duration=1000 --set target_latency=0.001
   aimeter run --arrival-mode 2 --lambda 500 --duration 5s
+  aimeter run --sut openai --url http://localhost:8000 --concurrency 8 --warmup 20 --duration 60s
   aimeter run --from aimeter-results --output-dir again`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -97,7 +105,7 @@ SHA-256 changed since.`,
 			if err != nil {
 				return err
 			}
-			return runPlan(cmd.Context(), st, p, f.quiet)
+			return runPlan(cmd.Context(), st, p, f.quiet, f.json)
 		},
 	}
 	fl := cmd.Flags()
@@ -123,20 +131,23 @@ SHA-256 changed since.`,
 	fl.BoolVar(&f.keepProbes, "keep-probe-records", false, "find-peak: keep every probe's records, not only the reported probe's")
 	fl.BoolVar(&f.trace, "trace", false, "also write mlperf_log_trace.json")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress line")
+	fl.BoolVar(&f.json, "json", false, "print the run's result.json (verdict, headline metric, success and error counts, latency and token statistics; schema in docs/result-json.md) on stdout, and everything else on stderr")
 	fl.StringVar(&f.from, "from", "", "repeat the run the bundle in this directory recorded, into --output-dir")
+	fl.Float64Var(&f.maxErrorRate, "max-error-rate", 0, "fraction of samples that may fail (HTTP errors, resets, malformed answers) with the run still VALID; failures never count as completions either way (0 = any failure is INVALID)")
+	fl.StringVar(&f.warmup, "warmup", "", "--concurrency: warm up first with N requests (e.g. 100) or for a duration (e.g. 10s), at the same concurrency; excluded from the results and recorded in invocation.json")
 	addNetFlags(fl, &f.net)
 	addDispatchFlags(fl, &f)
 	addOpenAIFlags(fl, &f.openai)
 	addKServeFlags(fl, &f.kserve)
 	groupFlags(cmd,
-		flagGroup{"MLPerf LoadGen test flags", []string{"scenario", "concurrency", "mode", "model", "mlperf-conf", "user-conf", "audit-config", "set", "find-peak-resolution", "keep-probe-records"}},
+		flagGroup{"MLPerf LoadGen test flags", []string{"scenario", "concurrency", "warmup", "mode", "model", "mlperf-conf", "user-conf", "audit-config", "set", "max-error-rate", "find-peak-resolution", "keep-probe-records"}},
 		flagGroup{"System under test", []string{"sut", "qsl-size", "performance-sample-count"}},
 		flagGroup{"Network servers (--sut openai, kserve, dispatch)", append(append([]string(nil), netFlagNames...), dispatchFlagNames...)},
 		flagGroup{"OpenAI-compatible server (--sut openai, --backend openai)", openaiFlagNames},
 		flagGroup{"KServe v2 / Triton server (--sut kserve, --backend kserve)", kserveFlagNames},
 		flagGroup{"GB/T 45087 inference test flags (--arrival-mode ≥ 0)", flagNames(gbtSet)},
 		flagGroup{"Run control", []string{"timeout", "stall-timeout", "spin-window", "max-memory"}},
-		flagGroup{"Output", []string{"output-dir", "trace", "quiet", "from"}},
+		flagGroup{"Output", []string{"output-dir", "trace", "quiet", "json", "from"}},
 	)
 	return cmd
 }
@@ -177,7 +188,7 @@ func planFromFlags(cmd *cobra.Command, st *State, f *runFlags, g *gbtFlags) (*be
 		SUT: cfg,
 		Settings: benchmark.Settings{
 			Model: f.model, MLPerfConf: f.mlperfConf, UserConf: f.userConf, AuditConfig: audit,
-			Set: f.set, Concurrency: f.concurrency,
+			Set: f.set, Concurrency: f.concurrency, MaxErrorRate: f.maxErrorRate,
 		},
 		OutputDir: f.outputDir, Trace: f.trace,
 		Timeout: f.timeout, StallTimeout: f.stallTimeout, SpinWindow: f.spinWindow, MaxMemory: f.maxMemory.limit(),
@@ -187,6 +198,15 @@ func planFromFlags(cmd *cobra.Command, st *State, f *runFlags, g *gbtFlags) (*be
 	}
 	if changed("scenario") {
 		p.Settings.Scenario = f.scenario
+	}
+	if f.warmup != "" {
+		if n, err := strconv.ParseUint(f.warmup, 10, 64); err == nil && n > 0 {
+			p.Warmup.Requests = n
+		} else if d, err := time.ParseDuration(f.warmup); err == nil && d > 0 {
+			p.Warmup.Duration = d
+		} else {
+			return nil, usageError("--warmup %q: want a number of requests (100) or a duration (10s)", f.warmup)
+		}
 	}
 	if changed("mode") {
 		p.Settings.Mode = f.mode
@@ -281,6 +301,9 @@ var flagRules = []flagRule{
 	{[]string{"mixed-base-mode", "mixed-lambda", "mixed-qsl-size"}, func(_ *runFlags, g *gbtFlags, _ *sut.Config) bool { return g.mode == 5 }, "--arrival-mode 5"},
 	{[]string{"timeout-class", "job-timeout", "loss-threshold", "info", "seed", "sample-bytes"}, func(_ *runFlags, g *gbtFlags, _ *sut.Config) bool { return g.mode >= 0 },
 		"a GB/T test (--arrival-mode)"},
+	{[]string{"max-error-rate"}, func(_ *runFlags, g *gbtFlags, _ *sut.Config) bool { return g.mode < 0 },
+		"an MLPerf run (a GB/T test counts failures as lost jobs against --loss-threshold)"},
+	{[]string{"warmup"}, func(f *runFlags, _ *gbtFlags, _ *sut.Config) bool { return f.concurrency > 0 }, "the fixed-concurrency mode (--concurrency N)"},
 	{[]string{"duration"}, func(f *runFlags, g *gbtFlags, _ *sut.Config) bool {
 		return g.mode < 0 || g.inMode(0, 1, 2, 3)
 	}, "an arrival mode with a duration (0 to 3), or an MLPerf run"},
@@ -312,8 +335,9 @@ func refuseInapplicable(changed func(string) bool, f *runFlags, g *gbtFlags, cfg
 	return nil
 }
 
-// runPlan runs p and prints its outcome.
-func runPlan(parent context.Context, st *State, p *benchmark.Plan, quiet bool) error {
+// runPlan runs p and prints its outcome; with asJSON, result.json goes to
+// stdout and everything else to stderr.
+func runPlan(parent context.Context, st *State, p *benchmark.Plan, quiet, asJSON bool) error {
 	ctx, stop := interruptible(parent, st)
 	defer stop()
 	p.Notify = func(n benchmark.Notice) { printNotice(st, n, quiet) }
@@ -334,8 +358,28 @@ func runPlan(parent context.Context, st *State, p *benchmark.Plan, quiet bool) e
 		}
 		return withCode(ExitFailure, err)
 	}
-	printRun(st, out)
+	if asJSON {
+		human := *st
+		human.Stdout = st.Stderr
+		printRun(&human, out)
+		if jerr := printResultJSON(st.Stdout, out); jerr != nil && err == nil {
+			err = jerr
+		}
+	} else {
+		printRun(st, out)
+	}
 	return outcomeCode(out, err)
+}
+
+// printResultJSON writes the run's result.json, with the bundle's
+// directory, to w.
+func printResultJSON(w io.Writer, out *benchmark.Outcome) error {
+	r, err := out.Derived.Result()
+	if err != nil {
+		return err
+	}
+	r.Dir = out.Dir
+	return derived.WriteResult(w, r)
 }
 
 // printNotice prints a notice of a run on stderr: warnings always, notes

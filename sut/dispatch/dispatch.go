@@ -256,7 +256,8 @@ func (d *Dispatcher) gather(ctx context.Context, which []int) {
 
 // Name asks every node in rotation for its name (Gather, bounded by
 // Options.NameTimeout) and returns "Network SUT (N nodes: name1, name2,
-// …)". MLPerf's network division requires the SUT name to contain
+// …)", counting and naming the nodes in rotation (a node Check left out
+// as down is not). MLPerf's network division requires the SUT name to contain
 // "Network SUT" and to be obtained with a network round trip; LoadGen
 // times the call (get_sut_name_duration_ns). A node that does not answer
 // keeps the name it had.
@@ -271,15 +272,22 @@ func (d *Dispatcher) Name() string {
 	return d.name()
 }
 
-// name formats the SUT name from the names known now.
+// name formats the SUT name from the names known now: the nodes in
+// rotation only, so that a node Check found down (and left out) is
+// neither counted nor named.
 func (d *Dispatcher) name() string {
+	active := *d.active.Load()
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	names := make([]string, 0, len(active))
+	for _, i := range active {
+		names = append(names, d.names[i])
+	}
 	noun := "nodes"
-	if len(d.names) == 1 {
+	if len(names) == 1 {
 		noun = "node"
 	}
-	return fmt.Sprintf("Network SUT (%d %s: %s)", len(d.names), noun, strings.Join(d.names, ", "))
+	return fmt.Sprintf("Network SUT (%d %s: %s)", len(names), noun, strings.Join(names, ", "))
 }
 
 // NodeNames returns the name of every node, in node-number order.

@@ -335,6 +335,11 @@ func TestCheck(t *testing.T) {
 			if got := *d.active.Load(); fmt.Sprint(got) != fmt.Sprint(tt.active) {
 				t.Errorf("active nodes %v, want %v", got, tt.active)
 			}
+			// The SUT name counts the nodes in rotation only: a node down
+			// at the start is neither counted nor named.
+			if name, want := d.Name(), fmt.Sprintf("Network SUT (%d node", len(tt.active)); !strings.HasPrefix(name, want) {
+				t.Errorf("SUT name %q, want it to start %q", name, want)
+			}
 			for k := range 4 {
 				if resp := do(d, uint64(k)); resp.Err != nil {
 					t.Errorf("request %d: %v", k, resp.Err)

@@ -1,0 +1,324 @@
+package derived
+
+import (
+	"encoding/json"
+	"io"
+	"math"
+
+	"aimeter/bundle"
+	"aimeter/gbt"
+	"aimeter/loadgen"
+)
+
+// ResultFile is the machine-readable result of a run (result.json), for
+// scripts that must never parse the console: the verdict, the headline
+// metric, the success and failure counts by category, the latency and
+// token statistics of the successful samples, and the settings that
+// matter. Its schema is ResultSchema (docs/result-json.md describes it).
+const ResultFile = bundle.ResultFile
+
+// ResultSchema names the schema of result.json; a change that removes or
+// renames a field changes its version.
+const ResultSchema = "aimeter.result/1"
+
+// VerdictKind says which rules decided a run's verdict.
+type VerdictKind string
+
+// The rules that decide a verdict.
+const (
+	// VerdictMLPerf is LoadGen's VALID or INVALID (with aimeter's checks:
+	// failures over max_error_rate, lost samples, an interrupted run).
+	VerdictMLPerf VerdictKind = "MLPerf"
+	// VerdictGBT is the GB/T 45087 loss-rate verdict (GB-7.7.1-c-2).
+	VerdictGBT VerdictKind = "GB/T 45087"
+	// VerdictAccuracy is an accuracy-only run's score against its target.
+	VerdictAccuracy VerdictKind = "accuracy"
+	// VerdictNone is a run that decided nothing (an accuracy run without
+	// labels, a run interrupted before it measured).
+	VerdictNone VerdictKind = "none"
+)
+
+// Verdict is what a run found, the same on the console, in the summary,
+// the report, result.json and the exit code.
+type Verdict struct {
+	Kind VerdictKind `json:"kind"`
+	// Pass is VALID for MLPerf, PASS for GB/T and accuracy; false for
+	// VerdictNone.
+	Pass bool `json:"pass"`
+}
+
+// Word is the verdict as the console and the report say it: VALID or
+// INVALID for an MLPerf run, PASS or FAIL otherwise, "-" for none.
+func (v Verdict) Word() string {
+	switch {
+	case v.Kind == VerdictNone:
+		return "-"
+	case v.Kind == VerdictMLPerf && v.Pass:
+		return "VALID"
+	case v.Kind == VerdictMLPerf:
+		return "INVALID"
+	case v.Pass:
+		return "PASS"
+	}
+	return "FAIL"
+}
+
+// VerdictOf decides a run's verdict: the GB/T loss verdict of a GB/T test
+// (m non-nil; the foreign jobs' included, gbt.Metrics.Passed), LoadGen's
+// validity of an MLPerf run (and the accuracy target of a submission
+// run), the accuracy target of an accuracy run.
+func VerdictOf(res *loadgen.Result, m *gbt.Metrics, acc *bundle.AccuracyCheck) Verdict {
+	if m != nil {
+		return Verdict{Kind: VerdictGBT, Pass: m.Passed()}
+	}
+	if res != nil && res.Summary != nil {
+		return Verdict{Kind: VerdictMLPerf, Pass: res.Summary.Valid && (acc == nil || acc.Pass)}
+	}
+	if acc != nil {
+		return Verdict{Kind: VerdictAccuracy, Pass: acc.Pass}
+	}
+	return Verdict{Kind: VerdictNone}
+}
+
+// Verdict is the verdict of the Set's bundle.
+func (s *Set) Verdict() (Verdict, error) {
+	var m *gbt.Metrics
+	if s.b.GBT != nil {
+		gm, err := s.GBTMetrics()
+		if err != nil {
+			return Verdict{}, err
+		}
+		m = &gm
+	}
+	return VerdictOf(s.b.Result, m, s.b.AccuracyCheck), nil
+}
+
+// Result is result.json.
+type Result struct {
+	Schema  string  `json:"schema"`
+	Verdict Verdict `json:"verdict"`
+	// VerdictWord is Verdict.Word: VALID, INVALID, PASS, FAIL or "-".
+	VerdictWord string `json:"verdict_word"`
+	// Reasons say why an MLPerf run is INVALID beyond LoadGen's checks
+	// (failures, lost samples, an early stop).
+	Reasons []string `json:"reasons,omitempty"`
+	SUT     string   `json:"sut"`
+	QSL     string   `json:"qsl"`
+	// Scenario and Mode are LoadGen's; Concurrency > 0 is aimeter's
+	// fixed-concurrency mode; ArrivalMode is the GB/T arrival mode (-1
+	// for an MLPerf run).
+	Scenario    string `json:"scenario"`
+	Mode        string `json:"mode"`
+	Concurrency uint64 `json:"concurrency,omitempty"`
+	ArrivalMode int    `json:"arrival_mode"`
+	// Headline is the run's main figure: LoadGen's metric of the
+	// scenario (over successful samples), or a GB/T test's throughput.
+	Headline *Figure `json:"headline,omitempty"`
+	// Samples counts the samples of the reported pass by outcome.
+	Samples SampleCounts `json:"samples"`
+	// Errors are the failures by category (with the code where there is
+	// one) and example messages.
+	Errors []ErrorGroup `json:"errors,omitempty"`
+	// LatencyNs are the sample latencies (completion − scheduled) of the
+	// successful samples, ns; nil without a performance pass.
+	LatencyNs *Stats `json:"latency_ns,omitempty"`
+	// Tokens are the token statistics of a token-latency run.
+	Tokens *TokenStats `json:"tokens,omitempty"`
+	// Accuracy is the accuracy check, where scored.
+	Accuracy *bundle.AccuracyCheck `json:"accuracy,omitempty"`
+	// GBT holds a GB/T test's loss and throughput, the foreign jobs' too.
+	GBT *GBTFigures `json:"gbt,omitempty"`
+	// Settings are the settings that decide the result.
+	Settings ResultSettings `json:"settings"`
+	// Dir is not stored: the bundle's directory, for --json's output.
+	Dir string `json:"dir,omitempty"`
+}
+
+// Figure is one named value.
+type Figure struct {
+	Name  string  `json:"name"`
+	Value float64 `json:"value"`
+	Unit  string  `json:"unit"`
+}
+
+// SampleCounts count the samples of the reported pass by outcome.
+type SampleCounts struct {
+	Issued    uint64  `json:"issued"`
+	OK        uint64  `json:"ok"`
+	Failed    uint64  `json:"failed"`
+	Lost      uint64  `json:"lost"`
+	ErrorRate float64 `json:"error_rate"`
+}
+
+// ErrorGroup is one kind of failure.
+type ErrorGroup struct {
+	Category string `json:"category"`
+	Message  string `json:"message"`
+	Count    uint64 `json:"count"`
+}
+
+// Stats summarise a distribution (LoadGen's percentiles: index trunc(n×p)
+// of the sorted values).
+type Stats struct {
+	Count uint64 `json:"count"`
+	Min   int64  `json:"min"`
+	Mean  int64  `json:"mean"`
+	P50   int64  `json:"p50"`
+	P90   int64  `json:"p90"`
+	P95   int64  `json:"p95"`
+	P99   int64  `json:"p99"`
+	P999  int64  `json:"p99_9"`
+	Max   int64  `json:"max"`
+}
+
+// TokenStats are the time to first token and time per output token of a
+// token-latency run, ns, over successful samples.
+type TokenStats struct {
+	OutputTokens int64 `json:"output_tokens"`
+	TTFTNs       Stats `json:"ttft_ns"`
+	TPOTNs       Stats `json:"tpot_ns"`
+}
+
+// GBTFigures are a GB/T test's verdict figures.
+type GBTFigures struct {
+	Loss       gbt.Loss       `json:"loss"`
+	Throughput gbt.Throughput `json:"throughput"`
+	Foreign    *gbt.Loss      `json:"foreign_loss,omitempty"`
+}
+
+// ResultSettings are the settings that decide a result.
+type ResultSettings struct {
+	TargetQPS         float64 `json:"target_qps,omitempty"`
+	TargetLatencyNs   int64   `json:"target_latency_ns,omitempty"`
+	TargetPercentile  float64 `json:"target_latency_percentile,omitempty"`
+	MinDurationMs     uint64  `json:"min_duration_ms"`
+	MinQueryCount     uint64  `json:"min_query_count"`
+	MaxErrorRate      float64 `json:"max_error_rate"`
+	UseTokenLatencies bool    `json:"use_token_latencies,omitempty"`
+	TTFTLatencyNs     int64   `json:"ttft_latency_ns,omitempty"`
+	TPOTLatencyNs     int64   `json:"tpot_latency_ns,omitempty"`
+}
+
+// Result computes result.json of the Set's bundle.
+func (s *Set) Result() (*Result, error) {
+	b := s.b
+	res := b.Result
+	v, err := s.Verdict()
+	if err != nil {
+		return nil, err
+	}
+	e := res.Effective
+	r := &Result{Schema: ResultSchema, Verdict: v, VerdictWord: v.Word(), SUT: res.SUTName, QSL: res.QSLName,
+		Scenario: e.Scenario.String(), Mode: e.Mode.String(), Concurrency: e.Concurrency, ArrivalMode: -1,
+		Accuracy: b.AccuracyCheck,
+		Settings: ResultSettings{TargetQPS: e.TargetQPS, TargetLatencyNs: e.TargetLatencyNs, TargetPercentile: e.TargetLatencyPercentile,
+			MinDurationMs: e.MinDurationMs, MinQueryCount: e.MinQueryCount, MaxErrorRate: e.MaxErrorRate,
+			UseTokenLatencies: e.UseTokenLatencies},
+	}
+	if e.UseTokenLatencies {
+		r.Settings.TTFTLatencyNs, r.Settings.TPOTLatencyNs = e.TTFTLatencyNs, e.TPOTLatencyNs
+	}
+	if e.Concurrency > 0 {
+		r.Settings.TargetQPS = 0 // the generation rate, not a target
+	}
+	if sum := res.Summary; sum != nil {
+		name, value := sum.Metric()
+		unit := "samples/s"
+		if e.Scenario == loadgen.SingleStream || e.Scenario == loadgen.MultiStream {
+			unit = "ns"
+		}
+		if !math.IsNaN(value) && !math.IsInf(value, 0) { // an empty pass has none
+			r.Headline = &Figure{Name: name, Value: value, Unit: unit}
+		}
+		r.Reasons = sum.AimeterReasons
+		r.LatencyNs = &Stats{Count: sum.SampleCount, Min: sum.SampleLatencyMin, Mean: sum.SampleLatencyMean, Max: sum.SampleLatencyMax}
+		fillPercentiles(r.LatencyNs, sum.Percentiles)
+		if e.UseTokenLatencies && sum.FirstTokenLatencyMax > 0 {
+			t := &TokenStats{OutputTokens: sum.TokenCount,
+				TTFTNs: Stats{Count: sum.SampleCount, Min: sum.FirstTokenLatencyMin, Mean: sum.FirstTokenLatencyMean, Max: sum.FirstTokenLatencyMax},
+				TPOTNs: Stats{Count: sum.SampleCount, Min: sum.TimePerOutputTokenMin, Mean: sum.TimePerOutputTokenMean, Max: sum.TimePerOutputTokenMax}}
+			fillPercentiles(&t.TTFTNs, sum.TokenPercentiles)
+			fillPercentiles(&t.TPOTNs, sum.TPOTPercentiles)
+			r.Tokens = t
+		}
+	}
+	r.Samples = sampleCounts(res)
+	for _, e := range res.Errors {
+		r.Errors = append(r.Errors, ErrorGroup{Category: e.Category, Message: e.Message, Count: e.Count})
+	}
+	if b.GBT != nil {
+		m, err := s.GBTMetrics()
+		if err != nil {
+			return nil, err
+		}
+		r.ArrivalMode = int(b.GBT.Arrival.Mode)
+		r.GBT = &GBTFigures{Loss: m.Loss, Throughput: m.Throughput}
+		if m.Foreign != nil {
+			fl := m.Foreign.Loss
+			r.GBT.Foreign = &fl
+		}
+		r.Headline = nil
+		if v := m.Throughput.SamplesPerSecond; !math.IsNaN(v) && !math.IsInf(v, 0) {
+			r.Headline = &Figure{Name: "Inference throughput (" + m.Throughput.Basis + ")", Value: v, Unit: "samples/s"}
+		}
+	}
+	return r, nil
+}
+
+// sampleCounts counts the samples of the reported pass by status.
+func sampleCounts(res *loadgen.Result) SampleCounts {
+	var c SampleCounts
+	pass := -1
+	for i, p := range res.Passes {
+		if p.Reported {
+			pass = i
+		}
+	}
+	count := func(r loadgen.Record) {
+		c.Issued++
+		switch r.Status {
+		case loadgen.StatusOK:
+			c.OK++
+		case loadgen.StatusError:
+			c.Failed++
+		case loadgen.StatusLost:
+			c.Lost++
+		}
+	}
+	if pass >= 0 {
+		for r := range res.PassRecords(pass) {
+			count(r)
+		}
+	} else {
+		for r := range res.Records() {
+			count(r)
+		}
+	}
+	if c.Issued > 0 {
+		c.ErrorRate = float64(c.Failed) / float64(c.Issued)
+	}
+	return c
+}
+
+func fillPercentiles(s *Stats, ps [6]loadgen.PercentileEntry) {
+	// ReportedPercentiles: .50, .90, .95, .97, .99, .999.
+	s.P50, s.P90, s.P95, s.P99, s.P999 = ps[0].SampleLatency, ps[1].SampleLatency, ps[2].SampleLatency, ps[4].SampleLatency, ps[5].SampleLatency
+}
+
+// WriteResult writes r as indented JSON with a final newline.
+func WriteResult(w io.Writer, r *Result) error {
+	enc, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(enc, '\n'))
+	return err
+}
+
+func writeResult(s *Set, b *bundle.Bundle, w io.Writer) error {
+	r, err := s.Result()
+	if err != nil {
+		return err
+	}
+	return WriteResult(w, r)
+}
