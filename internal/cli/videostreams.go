@@ -1,23 +1,19 @@
 package cli
 
 import (
-	"aimeter/benchmark"
-	"aimeter/derived"
-	"aimeter/sut"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"runtime"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"aimeter/bundle"
+	"aimeter/benchmark"
 	"aimeter/gbt"
-	"aimeter/loadgen"
+	"aimeter/sut"
 )
 
 // Defaults of the video-stream search.
@@ -96,7 +92,7 @@ within the budget, or a --streams probe failed; 1 a probe could not run;
 }
 
 // openSUT starts a new instance of the SUT under test.
-type openSUT func(ctx context.Context) (loadgen.SUT, loadgen.QSL, func(), error)
+type openSUT = benchmark.OpenFunc
 
 func videoStreams(parent context.Context, st *State, v *videoFlags) error {
 	if err := checkVideoFlags(v); err != nil {
@@ -104,17 +100,18 @@ func videoStreams(parent context.Context, st *State, v *videoFlags) error {
 	}
 	ctx, stop := interruptible(parent, st)
 	defer stop()
-	open := func(ctx context.Context) (loadgen.SUT, loadgen.QSL, func(), error) {
-		sys, err := benchmark.Open(ctx, sut.Config{Kind: sut.Kind(v.sut)}, func(n benchmark.Notice) { printNotice(st, n, v.quiet) })
-		if err != nil {
-			if benchmark.IsUsage(err) {
-				return nil, nil, nil, withCode(ExitUsage, err)
-			}
-			return nil, nil, nil, withCode(ExitFailure, err)
-		}
-		return sys.SUT, sys.QSL, sys.Close, nil
+	open := benchmark.OpenConfig(sut.Config{Kind: sut.Kind(v.sut)}, func(n benchmark.Notice) { printNotice(st, n, v.quiet) })
+	err := searchStreams(ctx, st, v, open, 0)
+	var ee *exitError
+	switch {
+	case err == nil || errors.As(err, &ee):
+		return err
+	case benchmark.IsUsage(err):
+		return withCode(ExitUsage, err)
+	case ctx.Err() != nil:
+		return withCode(ExitInterrupted, err)
 	}
-	return searchStreams(ctx, st, v, open, 0)
+	return withCode(ExitFailure, err)
 }
 
 func checkVideoFlags(v *videoFlags) error {
@@ -141,32 +138,29 @@ func checkVideoFlags(v *videoFlags) error {
 // searchStreams runs the search (or the single probe of --streams) on
 // instances from open. spin is loadgen's SpinWindow (0: its default).
 func searchStreams(ctx context.Context, st *State, v *videoFlags, open openSUT, spin time.Duration) error {
-	sut, qsl, closeSUT, err := open(ctx)
+	plan := benchmark.StreamsPlan{Open: open, FPS: v.fps, Duration: v.duration, Timeout: v.timeout, SpinWindow: spin,
+		Search: gbt.StreamsOptions{Limit: v.limit, Linear: v.linear, Resolution: v.resolution, Budget: v.budget}}
+	if !v.quiet {
+		plan.Log = st.Stderr
+	}
+	p, err := benchmark.NewStreamProber(ctx, plan)
 	if err != nil {
 		return err
 	}
-	p := &streamProber{fps: v.fps, duration: v.duration, timeout: v.timeout, spin: spin,
-		sut: sut, qsl: qsl, closeSUT: closeSUT, open: open}
-	if !v.quiet {
-		p.log = st.Stderr
-	}
-	defer func() { p.closeSUT() }()
+	defer p.Close()
 
 	if v.streams > 0 {
 		return singleStreamProbe(ctx, st, v, p)
 	}
 	if !v.quiet {
-		how := "a fresh " + sut.Name() + " instance for each probe"
-		if _, ok := sut.(loadgen.Drainer); ok {
-			how = sut.Name() + " drained before each probe"
+		how := "a fresh " + p.SUTName() + " instance for each probe"
+		if p.Drains() {
+			how = p.SUTName() + " drained before each probe"
 		}
 		fmt.Fprintf(st.Stderr, "video streams at %g fps, %v a probe, budget %v, resolution %g; %s\n",
 			v.fps, v.duration, v.budget, v.resolution, how)
 	}
-	result, err := gbt.MaxStreams(ctx, p.probe, gbt.StreamsOptions{
-		Limit: v.limit, Linear: v.linear, Resolution: v.resolution,
-		Budget: v.budget, ProbeEstimate: v.duration + v.timeout,
-	})
+	result, err := p.Search(ctx)
 	printStreamProbes(st.Stdout, result.Probes)
 	limitReached := errors.Is(err, gbt.ErrStreamsLimit)
 	switch {
@@ -176,7 +170,7 @@ func searchStreams(ctx context.Context, st *State, v *videoFlags, open openSUT, 
 		return withCode(ExitFailure, err)
 	}
 	if v.jsonFile != "" {
-		if err := writeStreamsJSON(v, sut.Name(), result); err != nil {
+		if err := writeStreamsJSON(v, p.SUTName(), result); err != nil {
 			return withCode(ExitFailure, err)
 		}
 	}
@@ -232,9 +226,9 @@ func lastProbe(ps []gbt.StreamProbe, n int) gbt.StreamProbe {
 	return gbt.StreamProbe{N: n}
 }
 
-func singleStreamProbe(ctx context.Context, st *State, v *videoFlags, p *streamProber) error {
+func singleStreamProbe(ctx context.Context, st *State, v *videoFlags, p *benchmark.StreamProber) error {
 	t0 := time.Now()
-	probe, err := p.probe(ctx, v.streams)
+	probe, err := p.Probe(ctx, v.streams)
 	if err != nil {
 		if ctx.Err() != nil {
 			return withCode(ExitInterrupted, err)
@@ -250,7 +244,7 @@ func singleStreamProbe(ctx context.Context, st *State, v *videoFlags, p *streamP
 		} else {
 			res.FirstFail = v.streams
 		}
-		if err := writeStreamsJSON(v, p.sut.Name(), res); err != nil {
+		if err := writeStreamsJSON(v, p.SUTName(), res); err != nil {
 			return withCode(ExitFailure, err)
 		}
 	}
@@ -304,83 +298,4 @@ func writeStreamsJSON(v *videoFlags, sut string, r gbt.StreamsResult) error {
 		return fmt.Errorf("--json: %w", err)
 	}
 	return nil
-}
-
-// streamProber runs stream probes, each from an idle SUT: the first on the
-// instance just opened; then a SUT that implements loadgen.Drainer is
-// drained, and any other is replaced by a fresh instance from open.
-type streamProber struct {
-	fps               float64
-	duration, timeout time.Duration
-	spin              time.Duration
-	sut               loadgen.SUT
-	qsl               loadgen.QSL
-	closeSUT          func()
-	open              openSUT
-	log               io.Writer // progress, one line a probe; nil: none
-	probes            int
-}
-
-// idle makes the SUT idle and says how.
-func (p *streamProber) idle(ctx context.Context) (string, error) {
-	defer func() { p.probes++ }()
-	if p.probes == 0 {
-		return "fresh", nil // just opened
-	}
-	if d, ok := p.sut.(loadgen.Drainer); ok {
-		if err := d.Drain(ctx); err != nil {
-			return "", fmt.Errorf("draining %s: %w", p.sut.Name(), err)
-		}
-		// Collect the last probe's records now rather than during the next
-		// probe, where the collector would compete with the SUT.
-		runtime.GC()
-		return "drained", nil
-	}
-	p.closeSUT()
-	p.closeSUT = func() {}
-	runtime.GC()
-	sut, qsl, closeSUT, err := p.open(ctx)
-	if err != nil {
-		return "", fmt.Errorf("a fresh SUT: %w", err)
-	}
-	p.sut, p.qsl, p.closeSUT = sut, qsl, closeSUT
-	return "fresh", nil
-}
-
-// probe runs one fixed-period probe with n streams (gbt.StreamProber).
-func (p *streamProber) probe(ctx context.Context, n int) (gbt.StreamProbe, error) {
-	t0 := time.Now()
-	how, err := p.idle(ctx)
-	if err != nil {
-		return gbt.StreamProbe{}, err
-	}
-	plan, err := gbt.Plan(gbt.StreamPlanInput(p.fps, n, p.duration, p.timeout), loadgen.DefaultSettings(), nil)
-	if err != nil {
-		return gbt.StreamProbe{}, err
-	}
-	opts := plan.Options()
-	opts.StallTimeout = 2 * p.timeout
-	opts.SpinWindow = p.spin
-	res, err := loadgen.Run(ctx, p.sut, p.qsl, plan.Settings, &opts)
-	if err != nil {
-		return gbt.StreamProbe{}, err
-	}
-	test := plan.Test
-	m, err := derived.Of(&bundle.Bundle{Result: res, GBT: &test}).GBTMetrics()
-	if err != nil {
-		return gbt.StreamProbe{}, err
-	}
-	out := gbt.StreamProbe{
-		N: n, OK: gbt.StreamProbePassed(m), Idle: how,
-		Frames: int64(m.Loss.Sent), Lost: int64(m.Loss.Lost), Failed: int64(m.Throughput.Errors),
-	}
-	if p.log != nil {
-		out.Seconds = time.Since(t0).Seconds()
-		verdict := "pass"
-		if !out.OK {
-			verdict = fmt.Sprintf("FAIL (%.1f %% lost)", 100*out.LostFraction())
-		}
-		fmt.Fprintf(p.log, "  %6d streams: %9d frames, %s, %.1f s, SUT %s\n", n, out.Frames, verdict, out.Seconds, how)
-	}
-	return out, nil
 }
