@@ -32,7 +32,7 @@ const (
 	TrainingStderrFile = "training_stderr.log"
 	// TrainingResultFile and TrainingLogFile are the derived result and
 	// training log (GB-6.3-c, GB-6.3-c-4).
-	TrainingResultFile = train.ResultFile
+	TrainingResultFile = train.ResultFileName
 	TrainingLogFile    = train.LogFile
 )
 
@@ -79,7 +79,7 @@ type TrainingRun struct {
 	Info     gbt.TestInfo       `json:"info"`
 	Training train.TrainingInfo `json:"training_info"`
 	// Scenario is the Tables 1–4 row run; nil when none was named.
-	Scenario *train.Scenario `json:"scenario,omitempty"`
+	Scenario *train.CatalogueEntry `json:"scenario,omitempty"`
 	// Config is the metrics configuration.
 	Config train.Config `json:"config"`
 	// Workload describes aimeter's own reference workload; nil otherwise.

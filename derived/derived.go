@@ -37,7 +37,7 @@ type Set struct {
 	gbtErr  error
 
 	trainOnce sync.Once
-	trainRes  *train.Result
+	trainRes  *train.ResultFile
 	trainErr  error
 }
 
@@ -156,7 +156,7 @@ func (s *Set) evaluateGBT() {
 
 // TrainingResult returns the result of a training bundle
 // (gbt_training.json's content), computed once.
-func (s *Set) TrainingResult() (*train.Result, error) {
+func (s *Set) TrainingResult() (*train.ResultFile, error) {
 	if s.b.Training == nil {
 		return nil, errors.New("derived: not a training bundle")
 	}
@@ -164,14 +164,14 @@ func (s *Set) TrainingResult() (*train.Result, error) {
 	return s.trainRes, s.trainErr
 }
 
-func trainingResult(t *bundle.Training) (*train.Result, error) {
+func trainingResult(t *bundle.Training) (*train.ResultFile, error) {
 	run := &t.Run
 	m, err := train.Compute(t.Events, run.Config)
 	if err != nil {
 		return nil, err
 	}
 	loc := run.Location()
-	res := &train.Result{
+	res := &train.ResultFile{
 		Version: train.ResultVersion, Info: run.Info, Training: run.Training, Scenario: run.Scenario, Config: run.Config,
 		Metrics: m, Log: train.LogLines(t.Events, train.LogOptions{Location: loc, Origin: run.Origin}),
 	}

@@ -255,9 +255,9 @@ func (t Threshold) Pass(fraction float64) bool {
 	return false
 }
 
-// ScenarioSpec is one inference scenario row of Tables 11–14 (GB-7.4.5,
+// CatalogueEntry is one inference scenario row of Tables 11–14 (GB-7.4.5,
 // GB-7.4.6).
-type ScenarioSpec struct {
+type CatalogueEntry struct {
 	// ID is the catalogue ID "T<table>-<row>", e.g. "T11-2"; it is also the
 	// closed-mode model number of field 8 (GB-6.1-a-8, IN-07).
 	ID string
@@ -321,7 +321,7 @@ type ScenarioSpec struct {
 
 // AllowsMode reports whether the row lists the arrival mode. Mixed mode (5)
 // is never listed: check its underlying mode instead.
-func (s ScenarioSpec) AllowsMode(m ArrivalMode) bool {
+func (s CatalogueEntry) AllowsMode(m ArrivalMode) bool {
 	for _, a := range s.ArrivalModes {
 		if a == m {
 			return true
@@ -332,7 +332,7 @@ func (s ScenarioSpec) AllowsMode(m ArrivalMode) bool {
 
 // Timeout returns the row's timeout-control threshold for an arrival mode
 // (Timeout with the row's column).
-func (s ScenarioSpec) Timeout(m ArrivalMode) (time.Duration, bool) {
+func (s CatalogueEntry) Timeout(m ArrivalMode) (time.Duration, bool) {
 	return Timeout(m, s.TimeoutClass)
 }
 
@@ -362,8 +362,8 @@ var allModes = []ArrivalMode{ModeContinuous, ModeFixedPeriod, ModePoisson, ModeP
 
 var llmLengths = [][2]int{{256, 256}, {512, 512}, {1024, 1024}, {2048, 2048}}
 
-func row(table, r int, typ, model, dataset, metric, unit string, ts ...Threshold) ScenarioSpec {
-	s := ScenarioSpec{
+func row(table, r int, typ, model, dataset, metric, unit string, ts ...Threshold) CatalogueEntry {
+	s := CatalogueEntry{
 		ID:                 fmt.Sprintf("T%d-%d", table, r),
 		Table:              table,
 		Row:                r,
@@ -402,7 +402,7 @@ func row(table, r int, typ, model, dataset, metric, unit string, ts ...Threshold
 	return s
 }
 
-func llmRow(r int, typ, model, task, metric, unit string, t Threshold) ScenarioSpec {
+func llmRow(r int, typ, model, task, metric, unit string, t Threshold) CatalogueEntry {
 	s := row(11, r, typ, model, task, metric, unit, t)
 	s.PerformanceDataset = "constructed dataset"
 	s.ConstructedLengths = llmLengths
@@ -410,9 +410,9 @@ func llmRow(r int, typ, model, task, metric, unit string, t Threshold) ScenarioS
 	return s
 }
 
-func buildCatalogue() []ScenarioSpec {
+func buildCatalogue() []CatalogueEntry {
 	top1 := "Top1 accuracy"
-	cat := []ScenarioSpec{
+	cat := []CatalogueEntry{
 		// Table 11 — general, closed mode (GB-7.4.5.1).
 		row(11, 1, "Image recognition", "inception_v3", "imagenet2012", top1, "images/s",
 			thr(top1, Greater, 77.3, "%", "Top1 accuracy > 77.3 %")),
@@ -496,8 +496,8 @@ var catalogue = buildCatalogue()
 // Catalogue returns the inference scenarios of Tables 11–14 (GB-7.4.5.1,
 // GB-7.4.5.2, GB-7.4.6.1, GB-7.4.6.2) in table and row order. The slice and
 // its rows are copies: changing them does not change the catalogue.
-func Catalogue() []ScenarioSpec {
-	out := make([]ScenarioSpec, len(catalogue))
+func Catalogue() []CatalogueEntry {
+	out := make([]CatalogueEntry, len(catalogue))
 	for i, s := range catalogue {
 		out[i] = s.clone()
 	}
@@ -507,7 +507,7 @@ func Catalogue() []ScenarioSpec {
 // Lookup returns the scenario with the given catalogue ID ("T11-2"; case and
 // surrounding space are ignored, and a "GB-7.4.5-" style requirement-ID
 // prefix is accepted).
-func Lookup(id string) (ScenarioSpec, bool) {
+func Lookup(id string) (CatalogueEntry, bool) {
 	id = strings.ToUpper(strings.TrimSpace(id))
 	if i := strings.LastIndex(id, "-T"); i >= 0 && strings.HasPrefix(id, "GB-") {
 		id = id[i+1:]
@@ -517,10 +517,10 @@ func Lookup(id string) (ScenarioSpec, bool) {
 			return s.clone(), true
 		}
 	}
-	return ScenarioSpec{}, false
+	return CatalogueEntry{}, false
 }
 
-func (s ScenarioSpec) clone() ScenarioSpec {
+func (s CatalogueEntry) clone() CatalogueEntry {
 	s.ConstructedLengths = append([][2]int(nil), s.ConstructedLengths...)
 	s.AccuracyThresholds = append([]Threshold(nil), s.AccuracyThresholds...)
 	s.ArrivalModes = append([]ArrivalMode(nil), s.ArrivalModes...)

@@ -172,51 +172,51 @@ func TestCatalogueRows(t *testing.T) {
 
 	rows := []struct {
 		id     string
-		check  func(ScenarioSpec) bool
+		check  func(CatalogueEntry) bool
 		reason string
 	}{
-		{"T11-1", func(s ScenarioSpec) bool {
+		{"T11-1", func(s CatalogueEntry) bool {
 			th := s.AccuracyThresholds[0]
 			return s.Model == "inception_v3" && s.Dataset == "imagenet2012" && th.Comparator == Greater && th.Value == 77.3 &&
 				th.Fraction == 0.773 && s.TimeoutClass == Threshold1 && s.Mode == TestClosed && s.Class == ScenarioGeneral
 		}, "GB-7.4.5-T11-1: Top1 > 77.3 %, column 1"},
-		{"T11-7", func(s ScenarioSpec) bool {
+		{"T11-7", func(s CatalogueEntry) bool {
 			return len(s.AccuracyThresholds) == 2 && s.AccuracyThresholds[0].Metric == "exact_match" &&
 				s.AccuracyThresholds[1].Fraction == 0.9075 && s.AccuracyThresholds[1].Unit == "score"
 		}, "GB-7.4.5-T11-7: exact_match and F1, both (IN-87: F1 90.75 → 0.9075)"},
-		{"T11-8", func(s ScenarioSpec) bool {
+		{"T11-8", func(s CatalogueEntry) bool {
 			return s.TimeoutClass == Threshold2 && s.Dataset == "BoolQ" && s.PerformanceDataset == "constructed dataset" &&
 				slices.Equal(s.ConstructedLengths, [][2]int{{256, 256}, {512, 512}, {1024, 1024}, {2048, 2048}}) &&
 				s.ThroughputUnit == "tokens/s"
 		}, "GB-7.4.5-T11-8, -FNc, IN-58"},
-		{"T11-9", func(s ScenarioSpec) bool {
+		{"T11-9", func(s CatalogueEntry) bool {
 			th := s.AccuracyThresholds[0]
 			return th.Literal == "AvgScore < 77.4" && th.Comparator == Greater && th.Corrected && th.Fraction == 0.774 &&
 				s.TimeoutClass == Threshold2
 		}, "GB-7.4.5-T11-9, IN-57: literal kept, comparator corrected"},
-		{"T11-10", func(s ScenarioSpec) bool {
+		{"T11-10", func(s CatalogueEntry) bool {
 			th := s.AccuracyThresholds[0]
 			return th.Literal == "AvgScore < 39" && th.Comparator == Greater && th.Corrected && s.Dataset == "C-Eval" &&
 				s.ModelID == "glm-130b"
 		}, "GB-7.4.5-T11-10, IN-57"},
-		{"T11-11", func(s ScenarioSpec) bool {
+		{"T11-11", func(s CatalogueEntry) bool {
 			return s.TimeoutClass == Threshold2 && s.AccuracyThresholds[0].Fraction == 0.369 && s.ThroughputUnit == "images/s" &&
 				s.ModelID == "stable-diffusion-v2.1"
 		}, "GB-7.4.5-T11-11: CLIP score on a 0–1 scale, images/s (IN-58)"},
-		{"T11-12", func(s ScenarioSpec) bool {
+		{"T11-12", func(s CatalogueEntry) bool {
 			return s.Defaults.Bursts == 2 && s.AccuracyThresholds[0].Comparator == Less && s.TimeoutClass == Threshold1
 		}, "GB-7.4.5-T11-12: peak mode j = 2, WER < 2.96 %"},
-		{"T12-7", func(s ScenarioSpec) bool {
+		{"T12-7", func(s CatalogueEntry) bool {
 			return len(s.AccuracyThresholds) == 2 && s.AccuracyThresholds[0].Note == "English→German" &&
 				s.AccuracyThresholds[1].Note == "English→Chinese" && s.Mode == TestOpen
 		}, "GB-7.4.5-T12-7, IN-59: BLEU per direction"},
-		{"T13-2", func(s ScenarioSpec) bool {
+		{"T13-2", func(s CatalogueEntry) bool {
 			return s.ThresholdTesterDefined && s.Model == "FaceNet" && s.Class == ScenarioSpecial && s.Mode == TestClosed
 		}, "GB-7.4.6-T13-2, IN-60: no threshold"},
-		{"T13-3", func(s ScenarioSpec) bool {
+		{"T13-3", func(s CatalogueEntry) bool {
 			return s.AccuracyThresholds[0].Comparator == Less && s.AccuracyThresholds[0].Fraction == 0.054
 		}, "GB-7.4.6-T13-3: err < 5.4 %"},
-		{"T14-1", func(s ScenarioSpec) bool {
+		{"T14-1", func(s CatalogueEntry) bool {
 			return s.DatasetTesterDefined && s.ThresholdTesterDefined && s.Mode == TestOpen && s.Class == ScenarioSpecial
 		}, "GB-7.4.6-T14-1, -FNb, IN-60"},
 	}

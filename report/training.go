@@ -34,7 +34,7 @@ type Training struct {
 	// System describes the machine aimeter ran on.
 	System sysinfo.System
 	// Result is the computed result (gbt_training.json). Required.
-	Result *train.Result
+	Result *train.ResultFile
 	// Events are the training events the result was computed from; they
 	// give the timeline. nil: no timeline.
 	Events []train.Event

@@ -32,7 +32,7 @@ func trainingFixture(t *testing.T) *Training {
 		t.Fatal(err)
 	}
 	sc, _ := train.LookupScenario("T1-1")
-	res := &train.Result{Version: train.ResultVersion, Info: gbt.TestInfo{OrgName: "Example Lab"}, Scenario: &sc, Config: cfg, Metrics: m,
+	res := &train.ResultFile{Version: train.ResultVersion, Info: gbt.TestInfo{OrgName: "Example Lab"}, Scenario: &sc, Config: cfg, Metrics: m,
 		Log: []string{"[2023:11:14 22:13:22]-[1]-[1]-[0.4100]"}}
 	return &Training{Name: "resnet (2 ranks)", Source: "MLLOG child: sh train.sh, exited with status 0", System: fixedSystem, Result: res, Events: events,
 		Notes: []string{"48 lines, 46 MLLOG records, 0 malformed"}}
@@ -100,7 +100,7 @@ func TestTrainingAbsentFiguresAreDashes(t *testing.T) {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
-	if err := WriteTraining(&buf, &Training{Result: &train.Result{Metrics: m}, Events: ev}); err != nil {
+	if err := WriteTraining(&buf, &Training{Result: &train.ResultFile{Metrics: m}, Events: ev}); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(buf.String(), "<td>--</td><td>--</td><td>--</td><td>--</td><td>2.000 s</td>") {
@@ -115,7 +115,7 @@ func TestWriteTrainingErrors(t *testing.T) {
 	}{
 		{"nil training", nil},
 		{"no result", &Training{}},
-		{"no metrics", &Training{Result: &train.Result{}}},
+		{"no metrics", &Training{Result: &train.ResultFile{}}},
 	} {
 		if err := WriteTraining(&bytes.Buffer{}, tc.in); err == nil {
 			t.Errorf("%s: no error", tc.name)

@@ -135,7 +135,7 @@ func TestReferenceModelEndToEnd(t *testing.T) {
 		t.Errorf("log %q", lines)
 	}
 
-	res := &train.Result{Scenario: &s, Config: train.Config{Epochs: 2}, Metrics: met}
+	res := &train.ResultFile{Scenario: &s, Config: train.Config{Epochs: 2}, Metrics: met}
 	var b strings.Builder
 	if err := train.WriteResult(&b, res); err != nil {
 		t.Fatal(err)

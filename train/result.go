@@ -12,8 +12,8 @@ import (
 	"aimeter/gbt"
 )
 
-// ResultFile is the name of the training result in a run bundle.
-const ResultFile = "gbt_training.json"
+// ResultFileName is the name of the training result in a run bundle.
+const ResultFileName = "gbt_training.json"
 
 // ResultVersion identifies the layout of gbt_training.json.
 const ResultVersion = "aimeter-gbt-training/1"
@@ -88,9 +88,9 @@ func (ti TrainingInfo) Validate() error {
 	return errors.Join(errs...)
 }
 
-// Result is the content of gbt_training.json: everything a training test
+// ResultFile is the content of gbt_training.json: everything a training test
 // reports (GB-6.3-c), regenerable from the events.
-type Result struct {
+type ResultFile struct {
 	// Version is ResultVersion; WriteResult fills it in when empty.
 	Version string `json:"version"`
 	// Info is the test information, fields 1–20 (GB-6.3-c-1); its task
@@ -100,7 +100,7 @@ type Result struct {
 	Training TrainingInfo `json:"training_info"`
 	// Scenario is the catalogue row run (GB-6.3-c-2); nil when none was
 	// named.
-	Scenario *Scenario `json:"scenario,omitempty"`
+	Scenario *CatalogueEntry `json:"scenario,omitempty"`
 	// Config is the configuration the metrics were computed with.
 	Config Config `json:"config"`
 	// UTCOffset is the UTC offset of the log's local timestamps, such as
@@ -123,7 +123,7 @@ func UTCOffset(t time.Time) string { return t.Format("-07:00") }
 // WriteResult writes res as indented JSON, filling in Version,
 // ThroughputMethod and the training task type when they are unset. res
 // itself is not modified.
-func WriteResult(w io.Writer, res *Result) error {
+func WriteResult(w io.Writer, res *ResultFile) error {
 	if res == nil {
 		return errors.New("train: WriteResult of a nil result")
 	}
@@ -142,24 +142,24 @@ func WriteResult(w io.Writer, res *Result) error {
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(&out); err != nil {
-		return fmt.Errorf("train: encoding %s: %w", ResultFile, err)
+		return fmt.Errorf("train: encoding %s: %w", ResultFileName, err)
 	}
 	if _, err := w.Write(buf.Bytes()); err != nil {
-		return fmt.Errorf("train: writing %s: %w", ResultFile, err)
+		return fmt.Errorf("train: writing %s: %w", ResultFileName, err)
 	}
 	return nil
 }
 
 // ReadResult reads a result written by WriteResult. It rejects a file of
 // another layout (a version other than aimeter-gbt-training/…).
-func ReadResult(r io.Reader) (*Result, error) {
-	var res Result
+func ReadResult(r io.Reader) (*ResultFile, error) {
+	var res ResultFile
 	dec := json.NewDecoder(r)
 	if err := dec.Decode(&res); err != nil {
-		return nil, fmt.Errorf("train: reading %s: %w", ResultFile, err)
+		return nil, fmt.Errorf("train: reading %s: %w", ResultFileName, err)
 	}
 	if !strings.HasPrefix(res.Version, "aimeter-gbt-training/") {
-		return nil, fmt.Errorf("train: reading %s: version %q, want %s", ResultFile, res.Version, ResultVersion)
+		return nil, fmt.Errorf("train: reading %s: version %q, want %s", ResultFileName, res.Version, ResultVersion)
 	}
 	return &res, nil
 }

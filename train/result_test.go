@@ -10,7 +10,7 @@ import (
 	"aimeter/gbt"
 )
 
-func testResult(t *testing.T) *Result {
+func testResult(t *testing.T) *ResultFile {
 	t.Helper()
 	s, ok := LookupScenario("T1-1")
 	if !ok {
@@ -22,7 +22,7 @@ func testResult(t *testing.T) *Result {
 		t.Fatal(err)
 	}
 	data := ParallelData
-	return &Result{
+	return &ResultFile{
 		Info: gbt.TestInfo{OrgName: "Example Lab", TestID: "T-0001", TestMode: gbt.TestClosed, ScenarioClass: gbt.ScenarioGeneral,
 			ModelNo: "T1-1", SubmitTime: gbt.NewTimestamp(time.Date(2024, 11, 28, 9, 30, 0, 0, time.UTC))},
 		Training:  TrainingInfo{Optimizer: "SGD+Momentum", MixedPrecision: gbt.Used, Precisions: gbt.PrecisionList{gbt.FP16, gbt.FP32}, AutoML: gbt.NotUsed, Parallelism: &data, AsyncUpdate: gbt.NotUsed},
@@ -43,7 +43,7 @@ func TestResultGoldenAndRoundTrip(t *testing.T) {
 	if res.Version != "" || res.Info.TaskType != 0 {
 		t.Error("WriteResult modified its argument")
 	}
-	golden(t, ResultFile, buf.Bytes())
+	golden(t, ResultFileName, buf.Bytes())
 	back, err := ReadResult(bytes.NewReader(buf.Bytes()))
 	if err != nil {
 		t.Fatal(err)

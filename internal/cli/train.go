@@ -167,7 +167,7 @@ both training start and end, or contradictory events); 4 interrupted
 type trainPlan struct {
 	cfg      train.Config
 	training train.TrainingInfo
-	scenario *train.Scenario
+	scenario *train.CatalogueEntry
 	info     gbt.TestInfo
 	node     string
 }
@@ -413,7 +413,7 @@ type trainStartError struct{ err error }
 func (e *trainStartError) Error() string { return e.err.Error() }
 
 // incompleteReason says why a result is incomplete (exit code 3), or "".
-func incompleteReason(res *train.Result) string {
+func incompleteReason(res *train.ResultFile) string {
 	m := res.Metrics
 	for _, p := range m.Problems {
 		if p.Severity == train.Error {
@@ -429,7 +429,7 @@ func incompleteReason(res *train.Result) string {
 }
 
 // printTraining writes the console summary: headline metrics and the log.
-func printTraining(w io.Writer, res *train.Result, run *bundle.TrainingRun, dir string) {
+func printTraining(w io.Writer, res *train.ResultFile, run *bundle.TrainingRun, dir string) {
 	m := res.Metrics
 	ms := func(p *float64) string {
 		if p == nil {
@@ -471,7 +471,7 @@ func printTraining(w io.Writer, res *train.Result, run *bundle.TrainingRun, dir 
 		fmt.Fprintf(w, "Problems (%d):\n", len(m.Problems))
 		for i, p := range m.Problems {
 			if i == 5 {
-				fmt.Fprintf(w, "  … and %d more in %s\n", len(m.Problems)-5, train.ResultFile)
+				fmt.Fprintf(w, "  … and %d more in %s\n", len(m.Problems)-5, train.ResultFileName)
 				break
 			}
 			fmt.Fprintf(w, "  %s\n", p)
@@ -483,7 +483,7 @@ func printTraining(w io.Writer, res *train.Result, run *bundle.TrainingRun, dir 
 			fmt.Fprintf(w, "  %s\n", l)
 		}
 	}
-	fmt.Fprintf(w, "Results in %s (%s, %s, report.html)\n", dir, train.ResultFile, train.LogFile)
+	fmt.Fprintf(w, "Results in %s (%s, %s, report.html)\n", dir, train.ResultFileName, train.LogFile)
 }
 
 // cappedBuffer keeps the first limit bytes written and counts them all.

@@ -21,9 +21,9 @@ import (
 )
 
 // readTrainingResult reads gbt_training.json of the bundle in dir.
-func readTrainingResult(t *testing.T, dir string) *train.Result {
+func readTrainingResult(t *testing.T, dir string) *train.ResultFile {
 	t.Helper()
-	f, err := os.Open(filepath.Join(dir, train.ResultFile))
+	f, err := os.Open(filepath.Join(dir, train.ResultFileName))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +43,7 @@ func checkRegenerates(t *testing.T, dir string) {
 	if r := runCLI(t, "", "report", dir, "--output-dir", regen); r.code != ExitOK {
 		t.Fatalf("aimeter report: %v", r)
 	}
-	for _, name := range []string{train.ResultFile, train.LogFile, bundle.ReportFile} {
+	for _, name := range []string{train.ResultFileName, train.LogFile, bundle.ReportFile} {
 		a, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil {
 			t.Fatal(err)
@@ -482,7 +482,7 @@ func TestTrainPowerReplay(t *testing.T) {
 	if r.code != ExitOK && r.code != ExitInvalid {
 		t.Fatalf("%v", r)
 	}
-	res, err := os.ReadFile(filepath.Join(out, train.ResultFile))
+	res, err := os.ReadFile(filepath.Join(out, train.ResultFileName))
 	if err != nil {
 		t.Fatal(err)
 	}

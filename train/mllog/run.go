@@ -55,8 +55,8 @@ type Exit struct {
 // OK is true when the child exited with status 0 and was not cancelled.
 func (e Exit) OK() bool { return e.Code == 0 && e.Signal == "" && !e.Cancelled }
 
-// Result is what RunCommand measured.
-type Result struct {
+// RunResult is what RunCommand measured.
+type RunResult struct {
 	// Events are the events of stdout and stderr, in the order parsed.
 	Events []train.Event
 	// Stats are the parser's counts over both streams.
@@ -80,9 +80,9 @@ type Result struct {
 // and its output is drained (a grandchild that keeps the pipes open is
 // given at most opts.Grace more). The error is non-nil only when the
 // child could not be started; the result is then empty.
-func RunCommand(ctx context.Context, argv []string, opts RunOptions) (Result, error) {
+func RunCommand(ctx context.Context, argv []string, opts RunOptions) (RunResult, error) {
 	if len(argv) == 0 || argv[0] == "" {
-		return Result{}, errors.New("mllog: RunCommand: empty command")
+		return RunResult{}, errors.New("mllog: RunCommand: empty command")
 	}
 	grace := opts.Grace
 	if grace <= 0 {
@@ -90,7 +90,7 @@ func RunCommand(ctx context.Context, argv []string, opts RunOptions) (Result, er
 	}
 	var (
 		mu  sync.Mutex
-		res Result
+		res RunResult
 	)
 	p := NewParser(opts.Parse, func(e train.Event) {
 		res.Events = append(res.Events, e)
@@ -111,7 +111,7 @@ func RunCommand(ctx context.Context, argv []string, opts RunOptions) (Result, er
 	cmd.WaitDelay = grace
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
-		return Result{}, fmt.Errorf("mllog: start %q: %w", argv[0], err)
+		return RunResult{}, fmt.Errorf("mllog: start %q: %w", argv[0], err)
 	}
 	done := make(chan struct{})
 	cancelled := make(chan struct{})

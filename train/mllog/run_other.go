@@ -42,8 +42,8 @@ type Exit struct {
 	Duration time.Duration `json:"duration_ns"`
 }
 
-// Result is what RunCommand measured.
-type Result struct {
+// RunResult is what RunCommand measured.
+type RunResult struct {
 	// Events are the parsed events.
 	Events []train.Event
 	// Stats are the parser's counts.
@@ -55,6 +55,6 @@ type Result struct {
 }
 
 // RunCommand is not supported on this platform: it needs process groups.
-func RunCommand(ctx context.Context, argv []string, opts RunOptions) (Result, error) {
-	return Result{}, errors.New("mllog: RunCommand needs a Unix system")
+func RunCommand(ctx context.Context, argv []string, opts RunOptions) (RunResult, error) {
+	return RunResult{}, errors.New("mllog: RunCommand needs a Unix system")
 }
