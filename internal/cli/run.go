@@ -88,7 +88,23 @@ arrival mode is refused (exit 2) rather than ignored.
 
 --from DIR repeats the run that the bundle in DIR recorded (its SUT, settings,
 GB/T plan and bounds) into --output-dir, refusing a prompts or info file whose
-SHA-256 changed since.`,
+SHA-256 changed since.
+
+Failures (an HTTP error, a reset, a malformed answer) never count as
+completions: latencies, TTFT/TPOT and throughput are over successful samples,
+and the failures are counted beside them by category. A run with any failure
+is INVALID unless --max-error-rate allows it; a GB/T test counts failures as
+lost jobs against --loss-threshold.
+
+--concurrency N is aimeter's fixed-concurrency mode (not an MLPerf scenario):
+N requests always in flight, the next sent the moment one completes, for
+--duration (or min_duration), with an optional --warmup of N requests or a
+duration left out of the results. It generates its own queries, so it needs
+no expected latency.
+
+--json prints result.json (docs/result-json.md) on stdout and everything else
+on stderr. Exit codes: 0 VALID or PASS, 1 failure, 2 bad flags (nothing ran),
+3 INVALID or FAIL, 4 interrupted (the bundle is written).`,
 		Example: `  aimeter run
   aimeter run --scenario Offline --sut null-async
   aimeter run --model resnet50 --scenario Server --user-conf examples/user.conf
