@@ -1,9 +1,8 @@
 package bundle
 
 import (
-	"bytes"
+	"aimeter/internal/golden"
 	"errors"
-	"flag"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -12,25 +11,10 @@ import (
 	"time"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
-
 // golden compares got with testdata/golden/name, or rewrites it with -update.
-func golden(t *testing.T, name string, got []byte) {
+func checkGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", "golden", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (run with -update if the change is intended):\n--- got\n%s", name, got)
-	}
+	golden.Check(t, filepath.Join("testdata", "golden", name), got)
 }
 
 // fixtureStart is the wall-clock start of the hand-made results.
