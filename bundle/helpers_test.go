@@ -1,36 +1,18 @@
 package bundle
 
 import (
-	"bytes"
+	"aimeter/internal/golden"
 	"errors"
-	"flag"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
-
 // golden compares got with testdata/golden/name, or rewrites it with -update.
-func golden(t *testing.T, name string, got []byte) {
+func checkGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", "golden", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (run with -update if the change is intended):\n--- got\n%s", name, got)
-	}
+	golden.Check(t, filepath.Join("testdata", "golden", name), got)
 }
 
 // fixtureStart is the wall-clock start of the hand-made results.
@@ -44,25 +26,6 @@ func (w *failWriter) Write(p []byte) (int, error) {
 		return 0, errors.New("disk full")
 	}
 	return len(p), nil
-}
-
-// firstDiff describes the first line where got and want differ.
-func firstDiff(got, want []byte) string {
-	g := strings.Split(string(got), "\n")
-	w := strings.Split(string(want), "\n")
-	for i := 0; i < max(len(g), len(w)); i++ {
-		var gl, wl string
-		if i < len(g) {
-			gl = g[i]
-		}
-		if i < len(w) {
-			wl = w[i]
-		}
-		if gl != wl || i >= len(g) || i >= len(w) {
-			return "line " + strconv.Itoa(i+1) + ":\n got: " + strconv.Quote(gl) + "\nwant: " + strconv.Quote(wl)
-		}
-	}
-	return "(no line differs)"
 }
 
 func readAll(t *testing.T, path string) []byte {

@@ -29,7 +29,7 @@ func TestRecordsGoldenAndRoundTrip(t *testing.T) {
 	if err := WriteRecords(&buf, recs); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "records.csv", buf.Bytes())
+	checkGolden(t, "records.csv", buf.Bytes())
 	if !strings.HasPrefix(buf.String(), "seq_id,query_id,sample_index,scheduled_ns,issued_ns,first_token_ns,completed_ns,tokens,status\n") {
 		t.Errorf("header: %q", strings.SplitN(buf.String(), "\n", 2)[0])
 	}
@@ -235,7 +235,7 @@ func TestRunInfoGoldenAndRoundTrip(t *testing.T) {
 	if err := WriteRunInfo(&buf, ri); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "server.settings.json", buf.Bytes())
+	checkGolden(t, "server.settings.json", buf.Bytes())
 	for _, want := range []string{`"scenario": "Server"`, `"mode": "PerformanceOnly"`, `"test_mode": "PerformanceOnly"`,
 		`"start_time": "2026-08-20T13:04:05.123456789Z"`, `"kind": "performance"`} {
 		if !strings.Contains(buf.String(), want) {

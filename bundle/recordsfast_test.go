@@ -1,6 +1,7 @@
 package bundle
 
 import (
+	"aimeter/internal/golden"
 	"bytes"
 	"errors"
 	"io"
@@ -101,7 +102,7 @@ func TestFastRecordsMatchReference(t *testing.T) {
 			t.Fatalf("%s: %v", tc.why, err)
 		}
 		if !bytes.Equal(got.Bytes(), want) {
-			t.Errorf("%s: fast writer differs from the reference formatter: %s", tc.why, firstDiff(got.Bytes(), want))
+			t.Errorf("%s: fast writer differs from the reference formatter: %s", tc.why, golden.Diff(got.Bytes(), want))
 			continue
 		}
 		// The chunked writer gives the same bytes however the records
@@ -112,7 +113,7 @@ func TestFastRecordsMatchReference(t *testing.T) {
 				t.Fatalf("%s: chunked: %v", tc.why, err)
 			}
 			if !bytes.Equal(chunked.Bytes(), want) {
-				t.Errorf("%s: %d chunks on %d workers differ from the reference: %s", tc.why, split.chunks, split.workers, firstDiff(chunked.Bytes(), want))
+				t.Errorf("%s: %d chunks on %d workers differ from the reference: %s", tc.why, split.chunks, split.workers, golden.Diff(chunked.Bytes(), want))
 			}
 		}
 		for _, w := range []int{1, 3} {

@@ -2,6 +2,7 @@ package derived
 
 import (
 	"aimeter/bundle"
+	"aimeter/internal/golden"
 	"bytes"
 	"os"
 	"path/filepath"
@@ -67,7 +68,7 @@ func TestTrainingRegenerateByteIdentical(t *testing.T) {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(a, b) {
-			t.Errorf("%s differs when regenerated: %s", name, firstDiff(b, a))
+			t.Errorf("%s differs when regenerated: %s", name, golden.Diff(b, a))
 		}
 	}
 	res, err := Of(back).TrainingResult()

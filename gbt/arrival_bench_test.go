@@ -7,25 +7,8 @@ import (
 	"time"
 
 	"aimeter/loadgen"
+	"aimeter/sut/null"
 )
-
-type benchSUT struct{}
-
-func (benchSUT) Name() string { return "NullSUT" }
-func (benchSUT) IssueQuery(r *loadgen.Responder, samples []loadgen.QuerySample) {
-	for i := range samples {
-		r.Complete(samples[i].ID, nil, 0)
-	}
-}
-func (benchSUT) FlushQueries() {}
-
-type benchQSL struct{}
-
-func (benchQSL) Name() string                   { return "NullQSL" }
-func (benchQSL) TotalSampleCount() uint64       { return 1024 }
-func (benchQSL) PerformanceSampleCount() uint64 { return 1024 }
-func (benchQSL) LoadSamples([]uint64) error     { return nil }
-func (benchQSL) UnloadSamples([]uint64) error   { return nil }
 
 // BenchmarkArrivalLateness runs one-second GB/T arrival-mode tests at about
 // 100 k jobs/s against a null SUT and reports how late jobs were issued
@@ -56,7 +39,7 @@ func BenchmarkArrivalLateness(b *testing.B) {
 			var late []int64
 			lost := uint64(0)
 			for b.Loop() {
-				res, err := loadgen.Run(context.Background(), benchSUT{}, benchQSL{}, s, &loadgen.Options{Arrivals: arrivals, SampleTimeout: a.Timeout})
+				res, err := loadgen.Run(context.Background(), null.SUT{}, null.QSL{Total: 1024}, s, &loadgen.Options{Arrivals: arrivals, SampleTimeout: a.Timeout})
 				if err != nil {
 					b.Fatal(err)
 				}

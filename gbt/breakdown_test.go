@@ -1,20 +1,16 @@
 package gbt
 
 import (
-	"bytes"
 	"encoding/json"
-	"flag"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"aimeter/internal/golden"
 	"aimeter/loadgen"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/metrics")
 
 // ms converts milliseconds (possibly fractional) to int64 ns.
 func ms(v float64) int64 { return int64(math.Round(v * 1e6)) }
@@ -268,18 +264,7 @@ func TestBreakdownJSONGolden(t *testing.T) {
 	}
 	got = append(got, '\n')
 	path := filepath.Join("testdata", "metrics", "breakdown-hand.golden.json")
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("breakdown JSON differs from %s (run with -update after checking):\n%s", path, got)
-	}
+	golden.Check(t, path, got)
 	var back Breakdown
 	if err := json.Unmarshal(got, &back); err != nil {
 		t.Fatal(err)

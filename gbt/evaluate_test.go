@@ -3,11 +3,11 @@ package gbt
 import (
 	"bytes"
 	"math"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
+	"aimeter/internal/golden"
 	"aimeter/loadgen"
 )
 
@@ -97,18 +97,7 @@ func TestWriteInferenceLogGolden(t *testing.T) {
 	if buf.String() != want {
 		t.Errorf("log:\n%s\nwant:\n%s", buf.String(), want)
 	}
-	if updateGolden() {
-		if err := os.WriteFile(goldenLogPath, buf.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	golden, err := os.ReadFile(goldenLogPath)
-	if err != nil {
-		t.Fatalf("%v (go test -run TestWriteInferenceLogGolden -update)", err)
-	}
-	if !bytes.Equal(buf.Bytes(), golden) {
-		t.Errorf("differs from %s (go test -update to accept):\n%s", goldenLogPath, buf.String())
-	}
+	golden.Check(t, goldenLogPath, buf.Bytes())
 	for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
 		if _, err := ParseLogLine(line, cst); err != nil {
 			t.Error(err)

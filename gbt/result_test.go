@@ -1,12 +1,11 @@
 package gbt
 
 import (
+	"aimeter/internal/golden"
 	"bytes"
 	"encoding/json"
-	"flag"
 	"math"
 	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"sync"
@@ -14,19 +13,6 @@ import (
 	"testing/synctest"
 	"time"
 )
-
-// The -update flag rewrites the golden files. Another test file of the
-// package may define it first; this one then shares it.
-func init() {
-	if flag.Lookup("update") == nil {
-		flag.Bool("update", false, "rewrite the golden files")
-	}
-}
-
-func updateGolden() bool {
-	f := flag.Lookup("update")
-	return f != nil && f.Value.String() == "true"
-}
 
 const goldenResultPath = "testdata/golden/gbt_result.json"
 
@@ -92,20 +78,10 @@ func TestResultGolden(t *testing.T) {
 	if err := WriteResultFile(&buf, r); err != nil {
 		t.Fatal(err)
 	}
-	if updateGolden() {
-		if err := os.MkdirAll(filepath.Dir(goldenResultPath), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(goldenResultPath, buf.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	golden.Check(t, goldenResultPath, buf.Bytes())
 	want, err := os.ReadFile(goldenResultPath)
 	if err != nil {
-		t.Fatalf("%v (run go test -run TestResultGolden -update)", err)
-	}
-	if !bytes.Equal(buf.Bytes(), want) {
-		t.Errorf("WriteResult differs from %s (go test -update to accept):\n%s", goldenResultPath, buf.String())
+		t.Fatal(err)
 	}
 	// No HTML escaping: comparators stay readable.
 	if !bytes.Contains(want, []byte(`"scores < thresholds`)) || !bytes.Contains(want, []byte(`"Top1 accuracy > 74 %"`)) {

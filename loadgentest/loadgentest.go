@@ -4,12 +4,31 @@
 // real ones do, so that a test gets a real run with every kind of record
 // from loadgen.Run in milliseconds. Everything here drives the real
 // loadgen; nothing stands in for it.
+//
+// What there is:
+//
+//   - [QSL]: a sample library of Total samples that loads nothing and
+//     records every LoadSamples and UnloadSamples call.
+//   - [SyncSUT]: completes every sample inside IssueQuery.
+//   - [DelaySUT]: completes every sample after a fixed or computed delay,
+//     from a timer; under testing/synctest the times are exact.
+//   - [StagedSUT]: stage times on every sample, and a failure every n-th.
+//   - [WireSUT]: bytes on the wire, nodes, token times and failures.
+//   - [SmallSettings]: settings for a run of tens of milliseconds.
+//
+// Package aimeter/sut/null has the SUT and QSL that do nothing at all, for
+// benchmarks of loadgen's own overhead. Tests inside package loadgen
+// itself cannot import this package (it imports loadgen) and keep their
+// own fakes.
 package loadgentest
 
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"sync"
 	"sync/atomic"
+	"time"
 
 	"aimeter/loadgen"
 )
@@ -97,3 +116,118 @@ func (s *WireSUT) IssueQuery(r *loadgen.Responder, samples []loadgen.QuerySample
 
 // FlushQueries does nothing.
 func (*WireSUT) FlushQueries() {}
+
+// QSL is a sample library that loads nothing and records what it was asked
+// to load and unload. Use it by pointer; it is safe for concurrent use.
+type QSL struct {
+	// Total is the number of samples. Zero makes loadgen refuse the run.
+	Total uint64
+	// Performance is the number of samples loadable at once; 0 means
+	// Total.
+	Performance uint64
+	// Label is what Name returns; "" means "TestQSL".
+	Label string
+
+	mu       sync.Mutex
+	loaded   [][]uint64
+	unloaded [][]uint64
+}
+
+// Name returns Label, or "TestQSL" when it is "".
+func (q *QSL) Name() string {
+	if q.Label == "" {
+		return "TestQSL"
+	}
+	return q.Label
+}
+
+// TotalSampleCount returns Total.
+func (q *QSL) TotalSampleCount() uint64 { return q.Total }
+
+// PerformanceSampleCount returns Performance, or Total when it is 0.
+func (q *QSL) PerformanceSampleCount() uint64 {
+	if q.Performance == 0 {
+		return q.Total
+	}
+	return q.Performance
+}
+
+// LoadSamples records a copy of indices and returns nil.
+func (q *QSL) LoadSamples(indices []uint64) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.loaded = append(q.loaded, slices.Clone(indices))
+	return nil
+}
+
+// UnloadSamples records a copy of indices and returns nil.
+func (q *QSL) UnloadSamples(indices []uint64) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.unloaded = append(q.unloaded, slices.Clone(indices))
+	return nil
+}
+
+// Loaded returns the indices of every LoadSamples call so far, in order.
+func (q *QSL) Loaded() [][]uint64 {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return slices.Clone(q.loaded)
+}
+
+// Unloaded returns the indices of every UnloadSamples call so far, in
+// order.
+func (q *QSL) Unloaded() [][]uint64 {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return slices.Clone(q.unloaded)
+}
+
+// SyncSUT completes every sample inside IssueQuery with the one-byte
+// response byte(Index) and no token count. It has no fields; its zero
+// value is ready and safe for concurrent use.
+type SyncSUT struct{}
+
+// Name returns "SyncSUT".
+func (SyncSUT) Name() string { return "SyncSUT" }
+
+// IssueQuery completes each sample at once.
+func (SyncSUT) IssueQuery(r *loadgen.Responder, samples []loadgen.QuerySample) {
+	for _, q := range samples {
+		r.Complete(q.ID, []byte{byte(q.Index)}, 0)
+	}
+}
+
+// FlushQueries does nothing.
+func (SyncSUT) FlushQueries() {}
+
+// DelaySUT completes every sample from a timer (time.AfterFunc) after a
+// delay, with the one-byte response byte(Index) and no token count: a SUT
+// with a latency. Under testing/synctest the delays, and so every time in
+// the result, are exact. Its zero value completes every sample on a timer
+// of zero; it is safe for concurrent use if DelayOf is.
+type DelaySUT struct {
+	// Delay is the delay of every sample when DelayOf is nil; 0 means a
+	// timer of zero, which still completes after IssueQuery returns.
+	Delay time.Duration
+	// DelayOf, when not nil, gives the delay of the sample with index
+	// Index at position pos in its query, instead of Delay.
+	DelayOf func(index uint64, pos int) time.Duration
+}
+
+// Name returns "DelaySUT".
+func (DelaySUT) Name() string { return "DelaySUT" }
+
+// IssueQuery starts a timer for each sample.
+func (s DelaySUT) IssueQuery(r *loadgen.Responder, samples []loadgen.QuerySample) {
+	for i, q := range samples {
+		d := s.Delay
+		if s.DelayOf != nil {
+			d = s.DelayOf(q.Index, i)
+		}
+		time.AfterFunc(d, func() { r.Complete(q.ID, []byte{byte(q.Index)}, 0) })
+	}
+}
+
+// FlushQueries does nothing.
+func (DelaySUT) FlushQueries() {}

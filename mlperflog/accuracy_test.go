@@ -66,7 +66,7 @@ func TestAccuracyGolden(t *testing.T) {
 	if err := WriteAccuracy(&buf, accuracyOnly(t).Accuracy); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "accuracy.accuracy.json", buf.Bytes())
+	checkGolden(t, "accuracy.accuracy.json", buf.Bytes())
 }
 
 // Large responses go through the chunked hex writer intact, and the file is

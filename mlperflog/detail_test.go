@@ -24,7 +24,7 @@ func TestDetailGolden(t *testing.T) {
 			if err := WriteDetail(&buf, f.build(t), testDetailOpts); err != nil {
 				t.Fatal(err)
 			}
-			golden(t, f.name+".detail.txt", buf.Bytes())
+			checkGolden(t, f.name+".detail.txt", buf.Bytes())
 		})
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"aimeter/loadgen"
 	"aimeter/mlperfconf"
+	"aimeter/sut/null"
 )
 
 // The C++ LoadGen detail logs in testdata/lgbench were written by lgbench
@@ -26,6 +27,8 @@ import (
 //	    --min_query_count=100 --qsl_size=32 --perf_count=16
 
 // lgSUT is lgbench's null SUT: every sample completes inside IssueQuery.
+// It keeps LoadGen's name for it, NullSUT-sync; lgbench's QSL of 32
+// samples, 16 loadable at once, is null.QSL, named NullQSL as in LoadGen.
 type lgSUT struct{}
 
 func (lgSUT) Name() string { return "NullSUT-sync" }
@@ -35,15 +38,6 @@ func (lgSUT) IssueQuery(r *loadgen.Responder, samples []loadgen.QuerySample) {
 	}
 }
 func (lgSUT) FlushQueries() {}
-
-// lgQSL is lgbench's null QSL of 32 samples, 16 of them loadable at once.
-type lgQSL struct{}
-
-func (lgQSL) Name() string                   { return "NullQSL" }
-func (lgQSL) TotalSampleCount() uint64       { return 32 }
-func (lgQSL) PerformanceSampleCount() uint64 { return 16 }
-func (lgQSL) LoadSamples([]uint64) error     { return nil }
-func (lgQSL) UnloadSamples([]uint64) error   { return nil }
 
 // lgSkippedKey says whether LoadGen writes key but aimeter, on purpose,
 // does not (see the package documentation): the build and git facts of
@@ -104,7 +98,7 @@ func TestDetailMatchesLoadGen(t *testing.T) {
 			tc.set(&s)
 			var got bytes.Buffer
 			synctest.Test(t, func(t *testing.T) {
-				r, err := loadgen.Run(context.Background(), lgSUT{}, lgQSL{}, s, &loadgen.Options{SpinWindow: -1})
+				r, err := loadgen.Run(context.Background(), lgSUT{}, null.QSL{Total: 32, Performance: 16}, s, &loadgen.Options{SpinWindow: -1})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -199,7 +193,7 @@ func TestDetailTEST04AuditConfig(t *testing.T) {
 	s.MinDurationMs, s.MinQueryCount, s.OfflineExpectedQPS = 0, 16, 16
 	var detail, summary bytes.Buffer
 	synctest.Test(t, func(t *testing.T) {
-		r, err := loadgen.Run(context.Background(), lgSUT{}, lgQSL{}, s, &loadgen.Options{SpinWindow: -1, Warnings: l.Warnings})
+		r, err := loadgen.Run(context.Background(), lgSUT{}, null.QSL{Total: 32, Performance: 16}, s, &loadgen.Options{SpinWindow: -1, Warnings: l.Warnings})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -2,58 +2,19 @@ package mlperflog
 
 import (
 	"bytes"
-	"flag"
-	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"aimeter/internal/golden"
 	"aimeter/loadgen"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
-
 // golden compares got with testdata/golden/name, or rewrites it with -update.
-func golden(t *testing.T, name string, got []byte) {
+func checkGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", "golden", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file:\n%s", name, firstDiff(got, want))
-	}
-}
-
-// firstDiff describes the first differing line.
-func firstDiff(got, want []byte) string {
-	g := strings.Split(string(got), "\n")
-	w := strings.Split(string(want), "\n")
-	for i := 0; i < max(len(g), len(w)); i++ {
-		var gl, wl string
-		if i < len(g) {
-			gl = g[i]
-		}
-		if i < len(w) {
-			wl = w[i]
-		}
-		if gl != wl || i >= len(g) || i >= len(w) {
-			return "line " + strconv.Itoa(i+1) + ":\n got: " + strconv.Quote(gl) + "\nwant: " + strconv.Quote(wl)
-		}
-	}
-	return "(no line differs)"
+	golden.Check(t, filepath.Join("testdata", "golden", name), got)
 }
 
 // lcg is a tiny deterministic generator for synthetic latencies.
@@ -379,7 +340,7 @@ func TestSummaryGolden(t *testing.T) {
 			if err := WriteSummary(&buf, r); err != nil {
 				t.Fatal(err)
 			}
-			golden(t, f.name+".summary.txt", buf.Bytes())
+			checkGolden(t, f.name+".summary.txt", buf.Bytes())
 		})
 	}
 }
@@ -509,7 +470,7 @@ func TestSummaryMatchesRealServerFile(t *testing.T) {
 	}
 	got := strings.Replace(buf.String(), "accuracy_sample_count : 5000\n", "", 1)
 	if got != realServerSummary {
-		t.Errorf("summary differs from LoadGen's:\n%s", firstDiff([]byte(got), []byte(realServerSummary)))
+		t.Errorf("summary differs from LoadGen's:\n%s", golden.Diff([]byte(got), []byte(realServerSummary)))
 	}
 }
 

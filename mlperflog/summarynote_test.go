@@ -68,7 +68,7 @@ func TestWriteSummaryNoteGolden(t *testing.T) {
 	if err := WriteSummaryNote(&buf, note); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "server_invalid_gbt_note.summary.txt", buf.Bytes())
+	checkGolden(t, "server_invalid_gbt_note.summary.txt", buf.Bytes())
 }
 
 func TestWriteSummaryNoteEdges(t *testing.T) {

@@ -36,7 +36,7 @@ func TestTraceGolden(t *testing.T) {
 		if err := writeTrace(&buf, r, slices.Values(recs), 4242); err != nil {
 			t.Fatal(err)
 		}
-		golden(t, strings.ToLower(sc.String())+".trace.json", buf.Bytes())
+		checkGolden(t, strings.ToLower(sc.String())+".trace.json", buf.Bytes())
 
 		var doc struct {
 			TraceEvents []struct {

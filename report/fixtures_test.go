@@ -9,41 +9,9 @@ import (
 	"time"
 
 	"aimeter/loadgen"
+	"aimeter/loadgentest"
 	"aimeter/sysinfo"
 )
-
-// delaySUT completes each sample after delay(index, position in query),
-// from a timer goroutine: on synctest's fake clock the times are exact.
-type delaySUT struct {
-	delay func(index uint64, pos int) time.Duration
-}
-
-func (delaySUT) Name() string { return "DelaySUT" }
-func (s delaySUT) IssueQuery(r *loadgen.Responder, samples []loadgen.QuerySample) {
-	for i, q := range samples {
-		time.AfterFunc(s.delay(q.Index, i), func() { r.Complete(q.ID, []byte{byte(q.Index)}, 0) })
-	}
-}
-func (delaySUT) FlushQueries() {}
-
-// syncSUT completes every sample inside IssueQuery.
-type syncSUT struct{}
-
-func (syncSUT) Name() string { return "SyncSUT" }
-func (syncSUT) IssueQuery(r *loadgen.Responder, samples []loadgen.QuerySample) {
-	for _, q := range samples {
-		r.Complete(q.ID, []byte{byte(q.Index)}, 0)
-	}
-}
-func (syncSUT) FlushQueries() {}
-
-type testQSL struct{ total, perf uint64 }
-
-func (q testQSL) Name() string                   { return "TestQSL" }
-func (q testQSL) TotalSampleCount() uint64       { return q.total }
-func (q testQSL) PerformanceSampleCount() uint64 { return q.perf }
-func (testQSL) LoadSamples([]uint64) error       { return nil }
-func (testQSL) UnloadSamples([]uint64) error     { return nil }
 
 // runFake runs one test on synctest's fake clock, so that every time in the
 // result is deterministic.
@@ -66,14 +34,14 @@ func singleStreamResult(t *testing.T) *loadgen.Result {
 	s.MinDurationMs = 1000
 	s.MinQueryCount = 100
 	s.SingleStreamExpectedLatencyNs = 3_000_000
-	sut := delaySUT{delay: func(idx uint64, _ int) time.Duration {
+	sut := loadgentest.DelaySUT{DelayOf: func(idx uint64, _ int) time.Duration {
 		d := 2*time.Millisecond + time.Duration(idx*37%11)*250*time.Microsecond
 		if idx%53 == 0 {
 			d += 6 * time.Millisecond
 		}
 		return d
 	}}
-	return runFake(t, sut, testQSL{total: 64, perf: 64}, s)
+	return runFake(t, sut, &loadgentest.QSL{Total: 64}, s)
 }
 
 func multiStreamResult(t *testing.T) *loadgen.Result {
@@ -82,14 +50,14 @@ func multiStreamResult(t *testing.T) *loadgen.Result {
 	s.MinDurationMs = 1000
 	s.MinQueryCount = 100
 	s.MultiStreamExpectedLatencyNs = 6_000_000
-	sut := delaySUT{delay: func(idx uint64, pos int) time.Duration {
+	sut := loadgentest.DelaySUT{DelayOf: func(idx uint64, pos int) time.Duration {
 		d := 3*time.Millisecond + time.Duration(pos)*400*time.Microsecond
 		if idx%29 == 0 {
 			d += 5 * time.Millisecond
 		}
 		return d
 	}}
-	return runFake(t, sut, testQSL{total: 128, perf: 128}, s)
+	return runFake(t, sut, &loadgentest.QSL{Total: 128}, s)
 }
 
 func offlineResult(t *testing.T) *loadgen.Result {
@@ -98,16 +66,16 @@ func offlineResult(t *testing.T) *loadgen.Result {
 	s.MinDurationMs = 1000
 	s.OfflineExpectedQPS = 2000
 	// Batches of 32 samples, one every 15 ms: a staircase of completions.
-	sut := delaySUT{delay: func(_ uint64, pos int) time.Duration {
+	sut := loadgentest.DelaySUT{DelayOf: func(_ uint64, pos int) time.Duration {
 		return time.Duration(pos/32+1) * 15 * time.Millisecond
 	}}
-	return runFake(t, sut, testQSL{total: 512, perf: 512}, s)
+	return runFake(t, sut, &loadgentest.QSL{Total: 512}, s)
 }
 
 func accuracyResult(t *testing.T) *loadgen.Result {
 	s := loadgen.DefaultSettings()
 	s.Mode = loadgen.AccuracyOnly
-	return runFake(t, syncSUT{}, testQSL{total: 50, perf: 50}, s)
+	return runFake(t, loadgentest.SyncSUT{}, &loadgentest.QSL{Total: 50}, s)
 }
 
 // serverKind picks the Server fixture of serverResultOf.

@@ -1,8 +1,8 @@
 package report
 
 import (
+	"aimeter/internal/golden"
 	"bytes"
-	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -258,31 +258,7 @@ func gbtGoldenReport(t *testing.T) *Report {
 func TestGBTGolden(t *testing.T) {
 	out := render(t, gbtGoldenReport(t))
 	got := bytes.Replace(out, []byte(uplotJS), []byte(libPlaceholder), 1)
-	if *update {
-		if err := os.WriteFile(gbtGoldenPath, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(gbtGoldenPath)
-	if err != nil {
-		t.Fatalf("%v (run go test ./report -run TestGBTGolden -update)", err)
-	}
-	if !bytes.Equal(got, want) {
-		gl, wl := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
-		for i := range max(len(gl), len(wl)) {
-			var g, w string
-			if i < len(gl) {
-				g = gl[i]
-			}
-			if i < len(wl) {
-				w = wl[i]
-			}
-			if g != w {
-				t.Fatalf("output differs from %s at line %d:\n got: %.300s\nwant: %.300s\n(run with -update if the change is intended)", gbtGoldenPath, i+1, g, w)
-			}
-		}
-	}
+	golden.Check(t, gbtGoldenPath, got)
 }
 
 func TestGBTWriteIsDeterministic(t *testing.T) {

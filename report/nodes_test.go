@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"aimeter/loadgen"
+	"aimeter/loadgentest"
 )
 
 // nodeSUT answers like a dispatcher over two nodes: odd indices on node 1
@@ -45,7 +46,7 @@ func nodeRun(t *testing.T) *loadgen.Result {
 	s.MinQueryCount = 8
 	s.OfflineExpectedQPS = 1
 	s.PerformanceIssueUnique = true
-	return runFakeOpts(t, nodeSUT{}, testQSL{total: 8, perf: 8}, s, &loadgen.Options{SampleTimeout: 10 * time.Millisecond})
+	return runFakeOpts(t, nodeSUT{}, &loadgentest.QSL{Total: 8}, s, &loadgen.Options{SampleTimeout: 10 * time.Millisecond})
 }
 
 func TestNodeTable(t *testing.T) {
@@ -87,7 +88,7 @@ func TestNodeTable(t *testing.T) {
 // A run whose records name no node has no node table, with or without
 // the names (the second case cannot happen in aimeter but must not crash).
 func TestNodeTableAbsent(t *testing.T) {
-	res := runFake(t, syncSUT{}, testQSL{total: 8, perf: 8}, func() loadgen.Settings {
+	res := runFake(t, loadgentest.SyncSUT{}, &loadgentest.QSL{Total: 8}, func() loadgen.Settings {
 		s := loadgen.DefaultSettings()
 		s.Scenario, s.MinDurationMs, s.MinQueryCount = loadgen.Offline, 0, 8
 		return s

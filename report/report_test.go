@@ -3,7 +3,6 @@ package report
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"iter"
 	"os"
 	"path/filepath"
@@ -13,11 +12,10 @@ import (
 	"strings"
 	"testing"
 
+	"aimeter/internal/golden"
 	"aimeter/loadgen"
 	"aimeter/sysinfo"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/report.golden.html")
 
 const goldenPath = "testdata/report.golden.html"
 
@@ -40,31 +38,7 @@ func TestGolden(t *testing.T) {
 		t.Fatal("the page does not embed uPlot verbatim")
 	}
 	got := bytes.Replace(out, []byte(uplotJS), []byte(libPlaceholder), 1)
-	if *update {
-		if err := os.WriteFile(goldenPath, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(goldenPath)
-	if err != nil {
-		t.Fatalf("%v (run go test ./report -run TestGolden -update)", err)
-	}
-	if !bytes.Equal(got, want) {
-		gl, wl := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
-		for i := range max(len(gl), len(wl)) {
-			var g, w string
-			if i < len(gl) {
-				g = gl[i]
-			}
-			if i < len(wl) {
-				w = wl[i]
-			}
-			if g != w {
-				t.Fatalf("output differs from %s at line %d:\n got: %.300s\nwant: %.300s\n(run with -update if the change is intended)", goldenPath, i+1, g, w)
-			}
-		}
-	}
+	golden.Check(t, goldenPath, got)
 }
 
 func TestWriteIsDeterministic(t *testing.T) {

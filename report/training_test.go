@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"aimeter/gbt"
+	"aimeter/internal/golden"
 	"aimeter/train"
 	"aimeter/train/mllog"
 )
@@ -44,25 +45,7 @@ func TestTrainingGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := buf.Bytes()
-	if *update {
-		if err := os.WriteFile(trainingGoldenPath, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(trainingGoldenPath)
-	if err != nil {
-		t.Fatalf("%v (run go test ./report -run TestTrainingGolden -update)", err)
-	}
-	if !bytes.Equal(got, want) {
-		gl, wl := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
-		for i := range min(len(gl), len(wl)) {
-			if gl[i] != wl[i] {
-				t.Fatalf("output differs from %s at line %d:\n got: %.300s\nwant: %.300s\n(run with -update if the change is intended)", trainingGoldenPath, i+1, gl[i], wl[i])
-			}
-		}
-		t.Fatalf("output differs from %s in length (run with -update if the change is intended)", trainingGoldenPath)
-	}
+	golden.Check(t, trainingGoldenPath, got)
 }
 
 func TestTrainingPageContent(t *testing.T) {

@@ -6,13 +6,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -23,10 +21,9 @@ import (
 	"testing/synctest"
 	"time"
 
+	"aimeter/internal/golden"
 	"aimeter/sut/servertiming"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // newSim starts the simulator behind a real loopback listener.
 func newSim(t *testing.T, opts OpenAIOptions) (*OpenAIServer, *httptest.Server) {
@@ -90,25 +87,10 @@ var createdRE = regexp.MustCompile(`"created":\d+`)
 // fix.
 func normalise(b []byte) []byte { return createdRE.ReplaceAll(b, []byte(`"created":0`)) }
 
-func golden(t *testing.T, name string, got []byte) {
+// golden compares got with testdata/name, or rewrites it with -update.
+func checkGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs (run with -update after checking):\ngot:\n%s\nwant:\n%s", path, got, want)
-	}
+	golden.Check(t, filepath.Join("testdata", name), got)
 }
 
 func TestOpenAIGolden(t *testing.T) {
@@ -122,7 +104,7 @@ func TestOpenAIGolden(t *testing.T) {
 	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/json" {
 		t.Fatalf("completion: %s %q: %s", resp.Status, resp.Header.Get("Content-Type"), body)
 	}
-	golden(t, "openai_completion.golden", normalise(body))
+	checkGolden(t, "openai_completion.golden", normalise(body))
 
 	resp = post(t, c, hs.URL+"/v1/chat/completions", `{"model":"sim","messages":[{"role":"user","content":"say something short"}],"max_tokens":16,"stream":true,"stream_options":{"include_usage":true}}`)
 	body, _ = io.ReadAll(resp.Body)
@@ -130,7 +112,7 @@ func TestOpenAIGolden(t *testing.T) {
 	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
 		t.Fatalf("chat stream: %s %q: %s", resp.Status, resp.Header.Get("Content-Type"), body)
 	}
-	golden(t, "openai_chat_stream.golden", normalise(body))
+	checkGolden(t, "openai_chat_stream.golden", normalise(body))
 }
 
 func TestOpenAIModels(t *testing.T) {

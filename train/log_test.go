@@ -1,34 +1,19 @@
 package train
 
 import (
+	"aimeter/internal/golden"
 	"bytes"
 	"errors"
-	"flag"
-	"os"
 	"path/filepath"
 	"regexp"
 	"testing"
 	"time"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
-
 // golden compares got with testdata/name, or rewrites it with -update.
-func golden(t *testing.T, name string, got []byte) {
+func checkGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file:\n got:\n%s\nwant:\n%s", name, got, want)
-	}
+	golden.Check(t, filepath.Join("testdata", name), got)
 }
 
 var (
@@ -69,7 +54,7 @@ func TestWriteLogGolden(t *testing.T) {
 	if err := WriteLog(&buf, singleNode(), opts); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "single.log", buf.Bytes())
+	checkGolden(t, "single.log", buf.Bytes())
 
 	// Two trials of an AutoML run on two ranks: the initial model
 	// (generation 0) trains 2 epochs, mutation 1 then trains 1 epoch; epoch
@@ -96,7 +81,7 @@ func TestWriteLogGolden(t *testing.T) {
 	if err := WriteLog(&buf, ev2, opts); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "automl.log", buf.Bytes())
+	checkGolden(t, "automl.log", buf.Bytes())
 	for _, l := range bytes.Split(bytes.TrimSuffix(buf.Bytes(), []byte("\n")), []byte("\n")) {
 		if !epochLineRE.Match(l) && !generationLineRE.Match(l) {
 			t.Errorf("line %q matches neither pattern", l)

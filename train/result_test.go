@@ -43,7 +43,7 @@ func TestResultGoldenAndRoundTrip(t *testing.T) {
 	if res.Version != "" || res.Info.TaskType != 0 {
 		t.Error("WriteResult modified its argument")
 	}
-	golden(t, ResultFileName, buf.Bytes())
+	checkGolden(t, ResultFileName, buf.Bytes())
 	back, err := ReadResult(bytes.NewReader(buf.Bytes()))
 	if err != nil {
 		t.Fatal(err)

@@ -1,18 +1,27 @@
 package cli
 
 import (
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	neturl "net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
-	"time"
 )
 
 // TestRunUnusableOutputDir checks that an --output-dir that cannot hold the
 // logs is refused with exit 2 before anything runs, naming the directory,
-// rather than after the run, when the result would be lost.
+// rather than after the run, when the result would be lost. The SUT is
+// --sut openai against aimeter's simulator behind a handler that counts
+// completion requests: a run that started before the directory was checked
+// sends some, whatever the speed of the machine.
 func TestRunUnusableOutputDir(t *testing.T) {
+	var sent atomic.Int64
+	url := countingSimServer(t, &sent)
 	base := t.TempDir()
 	file := filepath.Join(base, "a-file")
 	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
@@ -37,17 +46,18 @@ func TestRunUnusableOutputDir(t *testing.T) {
 			if r.skip != "" {
 				t.Skip(r.skip)
 			}
-			args := []string{"run", "-q", "--output-dir", r.dir, "--set", "min_duration=2000", "--set", "target_qps=1000"}
+			sut := []string{"--sut", "openai", "--url", url, "--qsl-size", "8", "--input-tokens", "4", "--output-tokens", "2", "--stream=false"}
+			args := append([]string{"run", "-q", "--output-dir", r.dir, "--set", "min_duration=200", "--set", "target_qps=100"}, sut...)
 			if r.gbt {
-				args = []string{"run", "-q", "--output-dir", r.dir, "--arrival-mode", "1", "--duration", "2s"}
+				args = append([]string{"run", "-q", "--output-dir", r.dir, "--arrival-mode", "1", "--period", "20ms", "--duration", "200ms"}, sut...)
 			}
-			start := time.Now()
+			before := sent.Load()
 			res := runCLI(t, "", args...)
 			if res.code != ExitUsage {
 				t.Fatalf("%s: want exit %d\n%s", r.reason, ExitUsage, res)
 			}
-			if d := time.Since(start); d > 1500*time.Millisecond {
-				t.Errorf("%s: took %v, so the run started before the directory was checked", r.reason, d)
+			if n := sent.Load() - before; n != 0 {
+				t.Errorf("%s: the SUT got %d requests, so the run started before the directory was checked", r.reason, n)
 			}
 			if !strings.Contains(res.stderr, "--output-dir") || (strings.TrimSpace(r.dir) != "" && !strings.Contains(res.stderr, r.dir)) {
 				t.Errorf("%s: stderr does not name --output-dir %q:\n%s", r.reason, r.dir, res.stderr)
@@ -57,6 +67,27 @@ func TestRunUnusableOutputDir(t *testing.T) {
 			}
 		})
 	}
+}
+
+// countingSimServer starts aimeter's OpenAI simulator (see newSimServer)
+// behind a handler that adds one to *sent for every completion request,
+// and returns its URL.
+func countingSimServer(t *testing.T, sent *atomic.Int64) string {
+	t.Helper()
+	sim := newSimServer(t, "sim-outputdir")
+	target, err := neturl.Parse(sim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.Contains(r.URL.Path, "completions") {
+			sent.Add(1)
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
 }
 
 // rootSkip is why a permission test cannot run: root ignores permissions.

@@ -5,10 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -259,16 +259,30 @@ func TestTrainReferenceWorkload(t *testing.T) {
 	checkRegenerates(t, out)
 }
 
-// freeAddr returns a loopback address with a port free a moment ago.
-func freeAddr(t *testing.T) string {
+// listeningRE matches the line with which aimeter train --listen names
+// the address it bound, so that a test can give --listen 127.0.0.1:0 and
+// use the port the kernel chose: no port is freed and then reused, which
+// another process could take in between.
+var listeningRE = regexp.MustCompile(`collecting training events on (http://\S+) `)
+
+// waitListening returns the URL of the endpoint that tw, running in
+// another goroutine whose exit code arrives on done, announced on its
+// stderr, or fails the test if it exits first or takes longer than 20 s.
+func waitListening(t *testing.T, tw *twin, done <-chan int) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	deadline := time.After(20 * time.Second)
+	for {
+		if m := listeningRE.FindStringSubmatch(tw.stderr.String()); m != nil {
+			return m[1]
+		}
+		select {
+		case code := <-done:
+			t.Fatalf("aimeter train --listen exited %d before announcing its endpoint:\n%s", code, tw.stderr.String())
+		case <-deadline:
+			t.Fatalf("aimeter train --listen never announced its endpoint:\n%s", tw.stderr.String())
+		case <-time.After(10 * time.Millisecond):
+		}
 	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
 }
 
 // postRank posts one rank's training run through collect.Client.
@@ -296,23 +310,15 @@ func postRank(ctx context.Context, url, node string, rank int) error {
 }
 
 func TestTrainListenTwoRanks(t *testing.T) {
-	addr := freeAddr(t)
 	out := filepath.Join(t.TempDir(), "out")
-	tw := newTwin(t, "train", "--listen", addr, "--ranks", "2", "--linger", "200ms", "--until", "60s", "--output-dir", out)
+	tw := newTwin(t, "train", "--listen", "127.0.0.1:0", "--ranks", "2", "--linger", "200ms", "--until", "60s", "--output-dir", out)
 	done := make(chan int, 1)
 	go func() { done <- tw.main() }()
-	url := "http://" + addr
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		resp, err := http.Get(url + "/v1/status")
-		if err == nil {
-			resp.Body.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the endpoint never came up: %v", err)
-		}
-		time.Sleep(20 * time.Millisecond)
+	url := waitListening(t, tw, done)
+	if resp, err := http.Get(url + "/v1/status"); err != nil {
+		t.Fatalf("the announced endpoint %s does not answer: %v", url, err)
+	} else {
+		resp.Body.Close()
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -427,7 +433,7 @@ func TestTrainListenUntilWithoutRanks(t *testing.T) {
 	// Nobody posts: collection ends at --until, the bundle is written and
 	// the result is incomplete.
 	out := filepath.Join(t.TempDir(), "out")
-	r := runCLI(t, "", "train", "--listen", freeAddr(t), "--ranks", "2", "--until", "300ms", "--output-dir", out)
+	r := runCLI(t, "", "train", "--listen", "127.0.0.1:0", "--ranks", "2", "--until", "300ms", "--output-dir", out)
 	if r.code != ExitInvalid || !strings.Contains(r.stderr, "--until 300ms reached") {
 		t.Fatalf("exit %d, want %d saying --until was reached: %v", r.code, ExitInvalid, r)
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"aimeter/loadgen"
+	"aimeter/loadgentest"
 	"aimeter/sut/netsut"
 )
 
@@ -242,15 +243,6 @@ func TestNodeKilledMidRun(t *testing.T) {
 	}
 }
 
-// memQSL is an in-memory data set of n samples.
-type memQSL struct{ n uint64 }
-
-func (memQSL) Name() string                     { return "MemQSL" }
-func (q memQSL) TotalSampleCount() uint64       { return q.n }
-func (q memQSL) PerformanceSampleCount() uint64 { return q.n }
-func (memQSL) LoadSamples([]uint64) error       { return nil }
-func (memQSL) UnloadSamples([]uint64) error     { return nil }
-
 // A whole loadgen run through netsut over two nodes, one of which dies
 // after its 20th request: the run ends, the dead node's samples are
 // errors recorded against node 2, and node 1 serves all of its share.
@@ -271,7 +263,7 @@ func TestRunWithANodeDyingMidRun(t *testing.T) {
 	s.MinDurationMs = 0
 	s.MinQueryCount = 100
 	s.MaxQueryCount = 100
-	res, err := loadgen.Run(context.Background(), sut, memQSL{n: 16}, s, &loadgen.Options{StallTimeout: 30 * time.Second})
+	res, err := loadgen.Run(context.Background(), sut, &loadgentest.QSL{Total: 16}, s, &loadgen.Options{StallTimeout: 30 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

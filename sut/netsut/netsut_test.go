@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"aimeter/loadgen"
+	"aimeter/loadgentest"
 )
 
 // fakeEndpoint serves samples with do; it counts its calls and records
@@ -29,14 +30,6 @@ func (f *fakeEndpoint) Check(context.Context) error { return nil }
 func (f *fakeEndpoint) Name() string                { return "fake" }
 func (f *fakeEndpoint) Close() error                { f.closed.Store(true); return nil }
 
-type qsl struct{ n uint64 }
-
-func (q qsl) Name() string                   { return "q" }
-func (q qsl) TotalSampleCount() uint64       { return q.n }
-func (q qsl) PerformanceSampleCount() uint64 { return q.n }
-func (q qsl) LoadSamples([]uint64) error     { return nil }
-func (q qsl) UnloadSamples([]uint64) error   { return nil }
-
 func offline(samples uint64) loadgen.Settings {
 	s := loadgen.DefaultSettings()
 	s.Scenario = loadgen.Offline
@@ -49,7 +42,7 @@ func offline(samples uint64) loadgen.Settings {
 func runFake(t *testing.T, ep Endpoint, opts Options, samples uint64) *loadgen.Result {
 	t.Helper()
 	sut := New(context.Background(), ep, opts)
-	res, err := loadgen.Run(context.Background(), sut, qsl{8}, offline(samples), &loadgen.Options{Timeout: time.Minute})
+	res, err := loadgen.Run(context.Background(), sut, &loadgentest.QSL{Total: 8}, offline(samples), &loadgen.Options{Timeout: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +137,7 @@ func TestDrainAndClose(t *testing.T) {
 		wg.Go(func() {
 			// The run gives up on its samples after its timeout; the
 			// requests stay in flight inside the SUT.
-			res, _ = loadgen.Run(context.Background(), sut, qsl{8}, s, &loadgen.Options{Timeout: time.Second, InterruptGrace: time.Millisecond})
+			res, _ = loadgen.Run(context.Background(), sut, &loadgentest.QSL{Total: 8}, s, &loadgen.Options{Timeout: time.Second, InterruptGrace: time.Millisecond})
 		})
 		wg.Wait()
 		if res == nil || res.LostSamples != 3 {
@@ -170,7 +163,7 @@ func TestDrainAndClose(t *testing.T) {
 			}
 		}}
 		sut2 := New(context.Background(), ep2, Options{})
-		loadgen.Run(context.Background(), sut2, qsl{8}, s, &loadgen.Options{Timeout: time.Second, InterruptGrace: time.Millisecond})
+		loadgen.Run(context.Background(), sut2, &loadgentest.QSL{Total: 8}, s, &loadgen.Options{Timeout: time.Second, InterruptGrace: time.Millisecond})
 		if err := sut2.Close(); err != nil {
 			t.Fatal(err)
 		}

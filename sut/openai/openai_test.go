@@ -670,31 +670,55 @@ func TestConnectionReuse(t *testing.T) {
 // TestLimitConns: with LimitConns, an Offline query of 16 samples uses at
 // most MaxConns connections and no more requests in flight, and every
 // sample still succeeds; the requests beyond the limit wait their turn.
+// The handler holds every request until MaxConns of them are inside at
+// once (or 5 s have passed, which fails the test), so the test also proves
+// that the requests really overlap up to the limit, not merely that they
+// never exceed it.
 func TestLimitConns(t *testing.T) {
-	var conns, inFlight, most atomic.Int64
-	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		n := inFlight.Add(1)
-		defer inFlight.Add(-1)
-		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
-		}
-		io.Copy(io.Discard, r.Body)
-		time.Sleep(time.Millisecond) // let the others pile up
-		io.WriteString(w, `{"choices":[{"text":"a"}],"usage":{"completion_tokens":1}}`)
-	}))
-	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
-		if s == http.StateNew {
-			conns.Add(1)
-		}
-	}
-	srv.Start()
-	defer srv.Close()
-	ep := newEndpoint(t, Options{BaseURL: srv.URL, Model: "m1", MaxConns: 2, LimitConns: true})
-	res := run(t, ep, runOpts{samples: 16})
-	if res.FailedSamples != 0 {
-		t.Fatalf("errors %+v", res.Errors)
-	}
-	if c, m := conns.Load(), most.Load(); c > 2 || m > 2 {
-		t.Errorf("%d connections and %d requests in flight at most, want ≤ 2 each", c, m)
+	for _, limit := range []int{2, 4} {
+		t.Run(fmt.Sprint(limit), func(t *testing.T) {
+			var conns, inFlight, most atomic.Int64
+			full := make(chan struct{}) // closed when limit requests are inside at once
+			var fullOnce sync.Once
+			var timedOut atomic.Bool
+			srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				n := inFlight.Add(1)
+				defer inFlight.Add(-1)
+				for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+				}
+				if n >= int64(limit) {
+					fullOnce.Do(func() { close(full) })
+				}
+				io.Copy(io.Discard, r.Body)
+				select {
+				case <-full:
+					time.Sleep(time.Millisecond) // give a request over the limit the time to arrive
+				case <-time.After(5 * time.Second):
+					timedOut.Store(true)
+					fullOnce.Do(func() { close(full) }) // let the rest through: the test has failed
+				case <-r.Context().Done():
+				}
+				io.WriteString(w, `{"choices":[{"text":"a"}],"usage":{"completion_tokens":1}}`)
+			}))
+			srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+				if s == http.StateNew {
+					conns.Add(1)
+				}
+			}
+			srv.Start()
+			defer srv.Close()
+			ep := newEndpoint(t, Options{BaseURL: srv.URL, Model: "m1", MaxConns: limit, LimitConns: true})
+			res := run(t, ep, runOpts{samples: 16})
+			if res.FailedSamples != 0 {
+				t.Fatalf("errors %+v", res.Errors)
+			}
+			if timedOut.Load() {
+				t.Errorf("%d requests were never in flight at once within 5 s (at most %d were)", limit, most.Load())
+			}
+			if c, m := conns.Load(), most.Load(); c > int64(limit) || m > int64(limit) {
+				t.Errorf("%d connections and %d requests in flight at most, want ≤ %d each", c, m, limit)
+			}
+		})
 	}
 }
 
