@@ -218,28 +218,28 @@ func writeReport(s *Set, b *bundle.Bundle, w io.Writer) error {
 // machine's load during the run, when measured.
 func (s *Set) Report() (*report.Report, error) {
 	b := s.b
-	sc, err := s.ReportScenario()
+	sc, err := s.ReportRun()
 	if err != nil {
 		return nil, err
 	}
-	r := &report.Report{System: b.System, Scenarios: []report.Scenario{sc}}
+	r := &report.Report{System: b.System, Runs: []report.Run{sc}}
 	if b.HostLoad != nil {
 		r.Notes = append(r.Notes, "During the run "+b.HostLoad.String()+".")
 	}
 	return r, nil
 }
 
-// ReportScenario is the bundle as one scenario of a report.
-func (s *Set) ReportScenario() (report.Scenario, error) {
+// ReportRun is the bundle as one scenario of a report.
+func (s *Set) ReportRun() (report.Run, error) {
 	b := s.b
 	if b.Result == nil {
-		return report.Scenario{}, fmt.Errorf("derived: a report scenario of a bundle without a run")
+		return report.Run{}, fmt.Errorf("derived: a report scenario of a bundle without a run")
 	}
 	name := b.Name
 	if name == "" {
 		name = b.Result.SUTName + " " + b.Result.Effective.Scenario.String()
 	}
-	sc := report.Scenario{Name: name, Result: b.Result, Accuracy: ReportAccuracy(b.AccuracyCheck), Nodes: ReportNodes(b.Nodes)}
+	sc := report.Run{Name: name, Result: b.Result, Accuracy: ReportAccuracy(b.AccuracyCheck), Nodes: ReportNodes(b.Nodes)}
 	if b.GBT != nil {
 		m, err := s.GBTMetrics()
 		if err != nil {

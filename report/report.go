@@ -29,8 +29,8 @@ import (
 	"aimeter/sysinfo"
 )
 
-// Scenario is one benchmark run shown in the report.
-type Scenario struct {
+// Run is one benchmark run shown in the report.
+type Run struct {
 	// Name labels the run in the report (for example "resnet50 Server").
 	Name string
 	// Result is the outcome of loadgen.Run, or a Result rebuilt from stored
@@ -64,8 +64,8 @@ type Report struct {
 	Generated time.Time
 	// System describes the machine the benchmark ran on (see DetectSystem).
 	System sysinfo.System
-	// Scenarios are the runs, shown in this order.
-	Scenarios []Scenario
+	// Runs are the runs, shown in this order.
+	Runs []Run
 	// Notes are free-form remarks shown under the overview.
 	Notes []string
 }
@@ -221,7 +221,7 @@ func buildPage(r *Report) (*pageView, error) {
 	}
 	v.System = systemRows(r.System)
 	v.Data.Charts = []*chartSet{}
-	for i, sc := range r.Scenarios {
+	for i, sc := range r.Runs {
 		if sc.Result == nil {
 			return nil, fmt.Errorf("report: scenario %d (%q) has no Result", i+1, sc.Name)
 		}
@@ -319,7 +319,7 @@ func acceleratorSummary(accs []sysinfo.Accelerator) string {
 	return strings.Join(parts, "; ")
 }
 
-func buildScenario(anchor string, sc Scenario) *scenarioView {
+func buildScenario(anchor string, sc Run) *scenarioView {
 	res := sc.Result
 	sum := res.Summary
 	eff := res.Effective

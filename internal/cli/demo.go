@@ -452,11 +452,11 @@ func writeDemoReport(dir string, data *mlp.Data, m *model.MLP, runs []demoRun) e
 	}
 	rep.Notes = append(rep.Notes, fmt.Sprintf("Model: pure-Go MLP %v, %d parameters, %d FLOP per sample.", m.Layers(), m.NumParams(), m.FLOPsPerSample()))
 	for _, r := range runs {
-		sc, err := r.out.Derived.ReportScenario()
+		sc, err := r.out.Derived.ReportRun()
 		if err != nil {
 			return err
 		}
-		rep.Scenarios = append(rep.Scenarios, sc)
+		rep.Runs = append(rep.Runs, sc)
 		if l := r.out.Bundle.HostLoad; l != nil {
 			rep.Notes = append(rep.Notes, fmt.Sprintf("%s: during the run %s.", r.name, l))
 		}
