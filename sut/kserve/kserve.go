@@ -5,7 +5,14 @@
 // tensor data extension) or gRPC (unary ModelInfer, or Triton's
 // ModelStreamInfer stream).
 //
-// Each sample's input is one FP32 tensor taken from Options.Inputs; its
+// A model other than the reference model is sent inputs built from its
+// metadata (Options.Data, InputOptions, Inputs; after Triton's
+// perf_analyzer: every input's datatype and shape, --shape for dynamic
+// dimensions, a leading -1 taken as the batch dimension, seeded random or
+// zero data, or perf_analyzer's JSON input data), and its responses are
+// checked against the metadata's outputs (errors of category protocol).
+//
+// For the reference model, each sample's input is one FP32 tensor taken from Options.Inputs; its
 // name and shape come from the model metadata, which Check reads and
 // checks against the data before the run. The response of a sample is the
 // top-1 class of the model's output as one byte, the format of aimeter's
