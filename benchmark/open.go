@@ -2,6 +2,7 @@ package benchmark
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"sort"
@@ -177,6 +178,9 @@ func (r *runner) openServer(o *opened, st *resolved) error {
 	if err != nil {
 		_ = ep.Close()
 		if c.Kind == sut.KServe {
+			if _, ok := errors.AsType[*kserve.InputsError](err); ok {
+				return &UsageError{Field: "input-data", Err: fmt.Errorf("--sut kserve: the model's inputs: %w", err)}
+			}
 			return fmt.Errorf("--sut kserve: the server is not ready for the run: %w", err)
 		}
 		return fmt.Errorf("--sut openai: the server is not usable: %w", err)
@@ -184,7 +188,15 @@ func (r *runner) openServer(o *opened, st *resolved) error {
 	if c.Kind == sut.OpenAI {
 		r.notify(Info, "%s; %d prompts from %s", ep.Name(), o.prompts.Len(), o.prompts.Name())
 		o.qsl = o.prompts
+	} else if in := ep.(*kserve.Endpoint).Inputs(); in != nil {
+		// A model other than the reference model: its own inputs, built
+		// from its metadata, and no labels to score.
+		r.notify(Info, "%s; %s", ep.Name(), in.Name())
+		o.qsl, o.labels, o.target = in, nil, 0
 	} else {
+		if c.QSLSize != 0 {
+			r.notify(Warning, "--qsl-size %d is not used: the model takes the reference data set, of %d samples", c.QSLSize, o.images.TotalSampleCount())
+		}
 		o.qsl, o.labels = o.images, o.images.Label
 	}
 	ns := netsut.New(context.Background(), ep, netsut.Options{RequestTimeout: c.Net.RequestTimeout})
@@ -374,7 +386,9 @@ func (r *runner) prompts(o *opened) (*prompts.Set, error) {
 }
 
 // kserveEndpoint builds the client of one KServe v2 server, which is sent
-// the reference data set.
+// the reference data set, or, for a model the reference data set does not
+// fit or when the options ask for them, inputs built from the model's
+// metadata (its Check decides; openServer then takes them as the QSL).
 func (r *runner) kserveEndpoint(o *opened, rawURL string) (*kserve.Endpoint, error) {
 	c := &r.plan.SUT
 	k := c.KServe
@@ -388,21 +402,52 @@ func (r *runner) kserveEndpoint(o *opened, rawURL string) (*kserve.Endpoint, err
 			return nil, usage("token-env", "--token-env %s: the variable is not set or empty", k.TokenEnv)
 		}
 	}
-	if o.images == nil {
-		qsl, target, err := r.referenceData(true)
-		if err != nil {
+	if c.Kind == sut.Dispatch && k.OwnInputs() {
+		return nil, usage("sut", "--sut dispatch --backend kserve sends the reference data set only: --shape, --batch-size, --input-data and --input-data-mode need --sut kserve")
+	}
+	if k.InputData != "" {
+		if err := needFile("input-data", k.InputData); err != nil {
 			return nil, err
 		}
-		o.images, o.target = qsl, target
+		sum, err := fileSHA256(k.InputData)
+		if err != nil {
+			return nil, usage("input-data", "--input-data %s: %w", k.InputData, err)
+		}
+		if k.InputDataSHA256 != "" && k.InputDataSHA256 != sum {
+			return nil, usage("input-data", "--input-data %s: the file's SHA-256 is %s, not the %s the run recorded: it changed since, so the run cannot be repeated with it", k.InputData, sum, k.InputDataSHA256)
+		}
+		k.InputDataSHA256 = sum
+		if c.KServe == nil {
+			c.KServe = k
+		}
+	}
+	// The reference data set, unless the options ask for the model's own
+	// inputs; Check decides from the metadata whether it fits the model.
+	var inputs kserve.SampleSource
+	inputSize := 0
+	if !k.OwnInputs() {
+		if o.images == nil {
+			qsl, target, err := r.referenceData(true)
+			if err != nil {
+				return nil, err
+			}
+			o.images, o.target = qsl, target
+		}
+		set := o.images.Set()
+		inputs, inputSize = o.images, set.Rows*set.Cols
 	}
 	model := k.Model
 	if model == "" {
 		model = "fashion-mlp"
 	}
-	set := o.images.Set()
+	var data *kserve.InputOptions
+	if c.Kind == sut.KServe { // a dispatcher's nodes share the reference data set's QSL
+		data = &kserve.InputOptions{Shapes: k.Shapes, BatchSize: k.BatchSize, Mode: kserve.DataMode(k.DataMode), Seed: k.Seed,
+			File: k.InputData, Samples: c.QSLSize, PerformanceSamples: c.PerformanceSampleCount}
+	}
 	ep, err := kserve.New(kserve.Options{
 		URL: rawURL, GRPC: k.GRPC, Model: model, ModelVersion: k.ModelVersion,
-		Inputs: o.images, InputSize: set.Rows * set.Cols,
+		Inputs: inputs, InputSize: inputSize, Data: data,
 		BinaryData: k.BinaryData, Stream: k.Stream, BearerToken: token, StageTimes: k.ServerTiming, MaxConns: c.Net.MaxConns,
 	})
 	if err != nil {

@@ -149,6 +149,40 @@ type KServeConfig struct {
 	TokenEnv string `json:"token_env,omitempty"`
 	// ServerTiming keeps the server's stage times (Server-Timing).
 	ServerTiming bool `json:"server_timing,omitempty"`
+
+	// The inputs of a model other than the reference model, built from
+	// its metadata (package sut/kserve, InputOptions). The reference data
+	// set is sent when none of Shapes, BatchSize above 1, InputData and
+	// DataMode is set and the model's metadata takes it (one FP32 input
+	// of 784 values); otherwise these apply, and the QSL has QSLSize
+	// samples (0 means 1024, or InputData's entries) and no labels.
+
+	// Shapes gives the shape of inputs with dynamic (-1) dimensions, by
+	// input name (--shape NAME:d1,d2): the whole shape, or the shape
+	// without the batch dimension when the first dimension is -1. Nil
+	// means none; a dynamic dimension other than a leading batch
+	// dimension is then refused before the run.
+	Shapes map[string][]int64 `json:"shapes,omitempty"`
+	// BatchSize is the size of a leading -1 (batch) dimension; 0 means 1.
+	BatchSize int `json:"batch_size,omitempty"`
+	// InputData is a JSON input data file in perf_analyzer's format; ""
+	// means generated data (DataMode).
+	InputData string `json:"input_data,omitempty"`
+	// InputDataSHA256 is the hex SHA-256 of the InputData file when the
+	// run read it; a run repeated from a bundle refuses a file that
+	// differs. "" means not recorded.
+	InputDataSHA256 string `json:"input_data_sha256,omitempty"`
+	// DataMode is "random" (seeded pseudo-random values) or "zero"; ""
+	// means "random" for a model other than the reference model.
+	DataMode string `json:"data_mode,omitempty"`
+	// Seed seeds the random data; 0 is a seed like any other.
+	Seed uint64 `json:"seed,omitempty"`
+}
+
+// OwnInputs reports whether the options ask for inputs other than the
+// reference data set, whatever the model's metadata says.
+func (k *KServeConfig) OwnInputs() bool {
+	return k != nil && (len(k.Shapes) > 0 || k.BatchSize > 1 || k.InputData != "" || k.DataMode != "")
 }
 
 // DispatchConfig is a dispatcher over several servers.
@@ -276,8 +310,24 @@ func (c *Config) Validate() error {
 			return &FieldError{"output_tokens", fmt.Sprint(o.OutputTokens), "must not be negative"}
 		}
 	}
-	if ks := c.KServe; ks != nil && ks.Stream && !ks.GRPC {
-		return &FieldError{"grpc_stream", "", "--grpc-stream needs --grpc (ModelStreamInfer is a gRPC call)"}
+	if ks := c.KServe; ks != nil {
+		switch {
+		case ks.Stream && !ks.GRPC:
+			return &FieldError{"grpc_stream", "", "--grpc-stream needs --grpc (ModelStreamInfer is a gRPC call)"}
+		case ks.BatchSize < 0:
+			return &FieldError{"batch_size", fmt.Sprint(ks.BatchSize), "must be ≥ 1"}
+		case ks.DataMode != "" && ks.DataMode != "random" && ks.DataMode != "zero":
+			return &FieldError{"data_mode", ks.DataMode, "want random or zero"}
+		case ks.InputData != "" && ks.DataMode != "":
+			return &FieldError{"data_mode", ks.DataMode, "--input-data-mode does not apply to data read from --input-data"}
+		}
+		for name, shape := range ks.Shapes {
+			for _, d := range shape {
+				if d < 1 {
+					return &FieldError{"shapes", fmt.Sprintf("%s:%v", name, shape), "every dimension must be ≥ 1"}
+				}
+			}
+		}
 	}
 	if r := c.Reference; r != nil {
 		switch r.Dataset {
@@ -286,8 +336,8 @@ func (c *Config) Validate() error {
 			return &FieldError{"dataset", r.Dataset, "want fashion-mnist, synthetic or auto"}
 		}
 	}
-	if k != Null && k != NullAsync && k != OpenAI && k != Dispatch && c.QSLSize != 0 && k != Custom {
-		return &FieldError{"qsl_size", fmt.Sprint(c.QSLSize), fmt.Sprintf("--sut %s uses its data set's size; the QSL size applies to the null SUTs, synthetic prompts and dispatched runs", k)}
+	if k != Null && k != NullAsync && k != OpenAI && k != Dispatch && k != KServe && c.QSLSize != 0 && k != Custom {
+		return &FieldError{"qsl_size", fmt.Sprint(c.QSLSize), fmt.Sprintf("--sut %s uses its data set's size; the QSL size applies to the null SUTs, synthetic prompts, a KServe model's own inputs and dispatched runs", k)}
 	}
 	return nil
 }

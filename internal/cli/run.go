@@ -268,7 +268,19 @@ func sutConfig(changed func(string) bool, f *runFlags) (sut.Config, error) {
 	if backend == string(sut.KServe) {
 		k := &f.kserve
 		cfg.KServe = &sut.KServeConfig{GRPC: k.grpc, Model: k.modelName, ModelVersion: k.modelVersion, BinaryData: k.binaryData,
-			Stream: k.stream, TokenEnv: k.tokenEnv, ServerTiming: k.stageTimes}
+			Stream: k.stream, TokenEnv: k.tokenEnv, ServerTiming: k.stageTimes,
+			InputData: k.inputData, DataMode: k.dataMode, Seed: k.dataSeed}
+		shapes, err := parseShapes(k.shapes)
+		if err != nil {
+			return cfg, usageError("%v", err)
+		}
+		cfg.KServe.Shapes = shapes
+		if k.batchSize < 1 {
+			return cfg, usageError("--batch-size must be ≥ 1")
+		}
+		if changed("batch-size") {
+			cfg.KServe.BatchSize = k.batchSize
+		}
 	}
 	if cfg.Kind == sut.Dispatch {
 		d := &f.dispatch
@@ -305,8 +317,8 @@ var flagRules = []flagRule{
 	{dispatchFlagNames, func(_ *runFlags, _ *gbtFlags, c *sut.Config) bool { return c.Kind == sut.Dispatch }, "--sut dispatch"},
 	{[]string{"qsl-size"}, func(f *runFlags, _ *gbtFlags, c *sut.Config) bool {
 		k := c.KindOrNull()
-		return k == sut.Null || k == sut.NullAsync || k == sut.Dispatch || (k == sut.OpenAI && f.openai.prompts == "")
-	}, "--sut null, null-async, dispatch and openai's synthetic prompts (the reference and kserve SUTs use their data set's size, --prompts its lines)"},
+		return k == sut.Null || k == sut.NullAsync || k == sut.Dispatch || (k == sut.OpenAI && f.openai.prompts == "") || k == sut.KServe
+	}, "--sut null, null-async, dispatch, openai's synthetic prompts and kserve's own inputs (the reference SUT uses its data set's size, --prompts its lines)"},
 	{[]string{"find-peak-resolution", "keep-probe-records"}, func(f *runFlags, _ *gbtFlags, _ *sut.Config) bool { return f.mode == "find-peak" },
 		"--mode find-peak"},
 	{[]string{"lambda"}, func(_ *runFlags, g *gbtFlags, _ *sut.Config) bool { return g.inMode(2, 3) },

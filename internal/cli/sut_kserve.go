@@ -1,6 +1,10 @@
 package cli
 
 import (
+	"fmt"
+	"strconv"
+	"strings"
+
 	"github.com/spf13/pflag"
 )
 
@@ -15,10 +19,17 @@ type kserveFlags struct {
 	stream       bool
 	tokenEnv     string
 	stageTimes   bool
+	// The inputs of a model other than the reference model.
+	shapes    []string
+	batchSize int
+	inputData string
+	dataMode  string
+	dataSeed  uint64
 }
 
 // kserveFlagNames lists addKServeFlags' flags for the help groups.
-var kserveFlagNames = []string{"grpc", "model-name", "model-version", "binary-data", "grpc-stream", "token-env", "server-timing"}
+var kserveFlagNames = []string{"grpc", "model-name", "model-version", "binary-data", "grpc-stream", "token-env", "server-timing",
+	"shape", "batch-size", "input-data", "input-data-mode", "input-data-seed"}
 
 // addKServeFlags registers the flags of --sut kserve on fl.
 func addKServeFlags(fl *pflag.FlagSet, k *kserveFlags) {
@@ -29,4 +40,37 @@ func addKServeFlags(fl *pflag.FlagSet, k *kserveFlags) {
 	fl.BoolVar(&k.stream, "grpc-stream", false, "kserve over gRPC: send every request over one ModelStreamInfer stream (Triton, decoupled models)")
 	fl.StringVar(&k.tokenEnv, "token-env", "", "kserve: name of the environment variable holding a bearer token (never logged)")
 	fl.BoolVar(&k.stageTimes, "server-timing", false, "kserve: keep the server's stage times (Server-Timing) per sample, for the GB/T time breakdown")
+	fl.StringArrayVar(&k.shapes, "shape", nil, "kserve, a model's own inputs: NAME:d1,d2,… the shape of an input with dynamic (-1) dimensions, without the batch dimension when its first dimension is -1 (as perf_analyzer's --shape); repeat it per input")
+	fl.IntVar(&k.batchSize, "batch-size", 1, "kserve, a model's own inputs: the size of the batch dimension (an input's first dimension when the metadata gives it as -1)")
+	fl.StringVar(&k.inputData, "input-data", "", `kserve: a JSON input data file in perf_analyzer's format ({"data": [{"INPUT0": [...]}, ...]}), one sample per entry, instead of the reference data set`)
+	fl.StringVar(&k.dataMode, "input-data-mode", "", "kserve, a model's own inputs: random (seeded, the default for a model the reference data set does not fit) or zero; setting it sends generated data to any model")
+	fl.Uint64Var(&k.dataSeed, "input-data-seed", 0, "kserve: the seed of random input data")
+}
+
+// parseShapes reads --shape NAME:d1,d2 values.
+func parseShapes(vals []string) (map[string][]int64, error) {
+	if len(vals) == 0 {
+		return nil, nil
+	}
+	out := make(map[string][]int64, len(vals))
+	for _, v := range vals {
+		i := strings.LastIndexByte(v, ':')
+		if i <= 0 || i == len(v)-1 {
+			return nil, fmt.Errorf("--shape %q: want NAME:d1,d2,…", v)
+		}
+		name := v[:i]
+		if _, dup := out[name]; dup {
+			return nil, fmt.Errorf("--shape %s given twice", name)
+		}
+		var dims []int64
+		for _, f := range strings.Split(v[i+1:], ",") {
+			d, err := strconv.ParseInt(strings.TrimSpace(f), 10, 64)
+			if err != nil || d < 1 {
+				return nil, fmt.Errorf("--shape %q: dimension %q is not an integer ≥ 1", v, f)
+			}
+			dims = append(dims, d)
+		}
+		out[name] = dims
+	}
+	return out, nil
 }

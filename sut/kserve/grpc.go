@@ -184,11 +184,18 @@ func (g *grpcClient) nodeName(ctx context.Context) (string, error) {
 	return nodeLabel(sm.GetName(), sm.GetVersion(), g.e.target), nil
 }
 
-// fill sets the request for sample values x.
-func (g *grpcClient) fill(q *grpcReq, l *layout, x []float32, id string) {
+// fill sets the request for sample values x, or for the input tensors ts
+// of a sample built from the metadata (l.gen).
+func (g *grpcClient) fill(q *grpcReq, l *layout, x []float32, ts []Tensor, id string) {
 	q.req.ModelName = g.e.opts.Model
 	q.req.ModelVersion = g.e.opts.ModelVersion
 	q.req.Id = id
+	if l.gen != nil {
+		fillGen(&q.req, ts, l.outs)
+		return
+	}
+	q.req.Inputs = q.ins[:]
+	q.req.Outputs = q.outs[:]
 	q.in.Name = l.inName
 	q.in.Shape = l.shape
 	q.out.Name = l.outName
@@ -196,12 +203,12 @@ func (g *grpcClient) fill(q *grpcReq, l *layout, x []float32, id string) {
 	q.req.RawInputContents = q.raw[:]
 }
 
-func (g *grpcClient) do(ctx context.Context, r *loadgen.Responder, l *layout, x []float32, resp *loadgen.Response) {
+func (g *grpcClient) do(ctx context.Context, r *loadgen.Responder, l *layout, x []float32, ts []Tensor, resp *loadgen.Response) {
 	start := time.Now()
 	g.e.requests.Add(1)
 	q := g.reqs.Get().(*grpcReq)
 	defer g.reqs.Put(q)
-	g.fill(q, l, x, "")
+	g.fill(q, l, x, ts, "")
 	resp.RequestBytes = int64(proto.Size(&q.req))
 	proto.Reset(&q.resp)
 	q.sent.Store(0)
@@ -230,6 +237,10 @@ func (g *grpcClient) do(ctx context.Context, r *loadgen.Responder, l *layout, x 
 		return
 	}
 	resp.ResponseBytes = int64(proto.Size(&q.resp))
+	if l.gen != nil {
+		resp.Err = checkProtoResponse(&q.resp, l.outs)
+		return
+	}
 	class, err := top1Proto(&q.resp, l.outName)
 	if err != nil {
 		resp.Err = loadgen.WithCategory(netsut.CategoryDecode, err)

@@ -158,11 +158,62 @@ func (h *httpClient) do(ctx context.Context, r *loadgen.Responder, l *layout, x 
 	if h.e.opts.BinaryData {
 		b.req = appendRaw(b.req, x)
 	}
+	body, hl, hdr := h.post(ctx, b, jsonLen, resp)
+	if body == nil {
+		return
+	}
+	class, err := decodeHTTPResponse(body, hl, l.outName)
+	if err != nil {
+		resp.Err = loadgen.WithCategory(netsut.CategoryDecode, err)
+		return
+	}
+	h.stages(hdr, resp)
+	resp.Data = classBytes[class : class+1]
+}
+
+// doGen sends the input tensors ts of a sample built from the metadata
+// and checks the response against the metadata's outputs.
+func (h *httpClient) doGen(ctx context.Context, l *layout, ts []Tensor, resp *loadgen.Response) {
+	b := h.bufs.Get().(*httpBuf)
+	defer h.bufs.Put(b)
+	var idBuf [20]byte
+	id := strconv.AppendUint(idBuf[:0], h.e.ids.Add(1), 10)
+	b.req = appendGenRequest(b.req[:0], string(id), ts, l.outs, h.e.opts.BinaryData)
+	jsonLen := len(b.req)
+	if h.e.opts.BinaryData {
+		for _, t := range ts {
+			b.req = append(b.req, t.Raw...)
+		}
+	}
+	body, hl, hdr := h.post(ctx, b, jsonLen, resp)
+	if body == nil {
+		return
+	}
+	if err := checkHTTPResponse(body, hl, l.outs); err != nil {
+		resp.Err = err
+		return
+	}
+	h.stages(hdr, resp)
+}
+
+func (h *httpClient) stages(hdr http.Header, resp *loadgen.Response) {
+	if h.e.opts.StageTimes {
+		if v := hdr["Server-Timing"]; len(v) > 0 {
+			st, _ := servertiming.ParseStages(v...)
+			resp.Stages = &st
+		}
+	}
+}
+
+// post sends the request in b.req (its JSON part jsonLen bytes long) and
+// reads the response: its body, the Inference-Header-Content-Length (-1
+// when absent) and the headers. A nil body means resp.Err is set.
+func (h *httpClient) post(ctx context.Context, b *httpBuf, jsonLen int, resp *loadgen.Response) ([]byte, int, http.Header) {
 	b.rd.Reset(b.req)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.inferURL, &b.rd)
 	if err != nil {
 		resp.Err = loadgen.WithCategory(netsut.CategoryClient, err)
-		return
+		return nil, 0, nil
 	}
 	req.ContentLength = int64(len(b.req))
 	hd := req.Header
@@ -179,7 +230,7 @@ func (h *httpClient) do(ctx context.Context, r *loadgen.Responder, l *layout, x 
 	res, err := h.client.Do(req)
 	if err != nil {
 		resp.Err = classify(ctx, scrub(err))
-		return
+		return nil, 0, nil
 	}
 	b.resp.Reset()
 	_, err = b.resp.ReadFrom(io.LimitReader(res.Body, maxBody+1))
@@ -187,38 +238,30 @@ func (h *httpClient) do(ctx context.Context, r *loadgen.Responder, l *layout, x 
 	resp.ResponseBytes = int64(b.resp.Len())
 	if err != nil {
 		resp.Err = classify(ctx, err)
-		return
+		return nil, 0, nil
 	}
 	body := b.resp.Bytes()
 	if res.StatusCode/100 != 2 {
 		resp.Err = loadgen.WithCategory(netsut.CategoryHTTP, fmt.Errorf("POST %s: %s: %q", h.inferURL, res.Status, prefix(string(body))))
-		return
+		return nil, 0, nil
 	}
 	if len(body) > maxBody {
 		resp.Err = loadgen.WithCategory(netsut.CategoryDecode, fmt.Errorf("%w: body longer than %d bytes", errDecode, maxBody))
-		return
+		return nil, 0, nil
 	}
 	hl := -1
 	if v := res.Header[headerContentLength]; len(v) > 0 {
 		n, err := strconv.Atoi(v[0])
 		if err != nil || n < 0 {
 			resp.Err = loadgen.WithCategory(netsut.CategoryDecode, fmt.Errorf("%w: %s %q", errDecode, headerContentLength, prefix(v[0])))
-			return
+			return nil, 0, nil
 		}
 		hl = n
 	}
-	class, err := decodeHTTPResponse(body, hl, l.outName)
-	if err != nil {
-		resp.Err = loadgen.WithCategory(netsut.CategoryDecode, err)
-		return
+	if body == nil {
+		body = []byte{}
 	}
-	if h.e.opts.StageTimes {
-		if v := res.Header["Server-Timing"]; len(v) > 0 {
-			st, _ := servertiming.ParseStages(v...)
-			resp.Stages = &st
-		}
-	}
-	resp.Data = classBytes[class : class+1]
+	return body, hl, res.Header
 }
 
 var (

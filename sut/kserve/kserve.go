@@ -5,7 +5,14 @@
 // tensor data extension) or gRPC (unary ModelInfer, or Triton's
 // ModelStreamInfer stream).
 //
-// Each sample's input is one FP32 tensor taken from Options.Inputs; its
+// A model other than the reference model is sent inputs built from its
+// metadata (Options.Data, InputOptions, Inputs; after Triton's
+// perf_analyzer: every input's datatype and shape, --shape for dynamic
+// dimensions, a leading -1 taken as the batch dimension, seeded random or
+// zero data, or perf_analyzer's JSON input data), and its responses are
+// checked against the metadata's outputs (errors of category protocol).
+//
+// For the reference model, each sample's input is one FP32 tensor taken from Options.Inputs; its
 // name and shape come from the model metadata, which Check reads and
 // checks against the data before the run. The response of a sample is the
 // top-1 class of the model's output as one byte, the format of aimeter's
@@ -51,7 +58,9 @@ type Options struct {
 	Model string
 	// ModelVersion is the model version; empty means the server's choice.
 	ModelVersion string
-	// Inputs gives the input values of each sample by QSL index (required).
+	// Inputs gives the input values of each sample by QSL index: the
+	// reference data set, one FP32 tensor per sample. Nil means none: Data
+	// must then be set.
 	Inputs SampleSource
 	// InputSize is the number of FP32 values in every sample; Check
 	// compares it with the shape in the model metadata. Zero means Check
@@ -91,11 +100,27 @@ type Options struct {
 	// stage times, for the GB/T time breakdown. False ignores them (no
 	// parsing cost).
 	StageTimes bool
+	// Data, if not nil, lets Check build the requests from the model
+	// metadata (every input, of any datatype and shape; see InputOptions)
+	// for a model the reference data set (Inputs) does not fit. Check uses
+	// Inputs when Inputs is set, Data asks for nothing of its own (no
+	// File, Mode, Shapes or BatchSize above 1) and the metadata accepts the
+	// reference samples (one FP32 input, or InputName, of InputSize values,
+	// as before); otherwise it builds the samples from Data, and
+	// Endpoint.Inputs returns them: the QSL of the run. Nil means the
+	// reference data set only.
+	Data *InputOptions
 }
 
 // layout is what Check learnt from the model metadata: how to send a
 // sample and which output to read.
 type layout struct {
+	// gen is the sample library built from the metadata (Options.Data);
+	// nil when the samples are Options.Inputs. outs are then the outputs
+	// of the metadata, which responses are checked against.
+	gen  *Inputs
+	outs []tensorMeta
+
 	inName  string
 	shape   []int64 // the request shape: the metadata shape, -1 as 1
 	size    int     // values per sample: the product of shape
@@ -110,6 +135,8 @@ type Endpoint struct {
 	target string // host:port (gRPC)
 	tls    bool
 	lay    atomic.Pointer[layout]
+	genMu  sync.Mutex
+	gen    *Inputs // kept across Checks: loadgen loads it once
 	ids    atomic.Uint64
 
 	h *httpClient
@@ -134,8 +161,8 @@ func New(opts Options) (*Endpoint, error) {
 	if opts.Model == "" {
 		return nil, errors.New("kserve: Model is required")
 	}
-	if opts.Inputs == nil {
-		return nil, errors.New("kserve: Inputs is required")
+	if opts.Inputs == nil && opts.Data == nil {
+		return nil, errors.New("kserve: Inputs is required, or Data to build the inputs from the model metadata")
 	}
 	if opts.Stream && !opts.GRPC {
 		return nil, errors.New("kserve: Stream needs GRPC (ModelStreamInfer is a gRPC call)")
@@ -173,7 +200,12 @@ func New(opts Options) (*Endpoint, error) {
 	}
 	e.target = u.Host
 	if opts.GRPC {
-		e.base = u.Scheme + "://" + u.Host
+		// Name the gRPC address in messages, whatever scheme the URL had
+		// (http:// and https:// select plain and TLS gRPC too).
+		e.base = "grpc://" + u.Host
+		if e.tls {
+			e.base = "grpcs://" + u.Host
+		}
 		e.g, err = newGRPCClient(e)
 		if err != nil {
 			return nil, err
@@ -218,11 +250,61 @@ func (e *Endpoint) Check(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	l, err := e.layoutOf(md)
-	if err != nil {
-		return fmt.Errorf("kserve: %s: model %q: %w", e.base, e.opts.Model, err)
+	var l *layout
+	if e.opts.Inputs != nil && (e.opts.Data == nil || !e.opts.Data.wantsOwn()) {
+		l, err = e.layoutOf(md)
+		if err != nil {
+			if e.opts.Data == nil {
+				return fmt.Errorf("kserve: %s: model %q: %w", e.base, e.opts.Model, err)
+			}
+			l = nil // the reference data does not fit: the model's own inputs
+		}
+	}
+	if l == nil {
+		l, err = e.generated(md)
+		if err != nil {
+			return fmt.Errorf("kserve: %s: model %q: %w", e.base, e.opts.Model, err)
+		}
 	}
 	e.lay.Store(l)
+	return nil
+}
+
+// wantsOwn tells whether the options ask for data of their own rather than
+// the reference data set.
+func (o *InputOptions) wantsOwn() bool {
+	return o.File != "" || o.Mode != "" || len(o.Shapes) > 0 || o.BatchSize > 1
+}
+
+// generated is the layout of samples built from the metadata and
+// Options.Data; the sample library is made once and kept.
+func (e *Endpoint) generated(md *modelMeta) (*layout, error) {
+	if len(md.Outputs) == 0 {
+		return nil, errors.New("the model metadata lists no outputs")
+	}
+	e.genMu.Lock()
+	defer e.genMu.Unlock()
+	if e.gen == nil {
+		specs := make([]TensorSpec, len(md.Inputs))
+		for i, t := range md.Inputs {
+			specs[i] = TensorSpec(t)
+		}
+		in, err := NewInputs(specs, *e.opts.Data)
+		if err != nil {
+			return nil, err
+		}
+		e.gen = in
+	}
+	return &layout{gen: e.gen, outs: md.Outputs}, nil
+}
+
+// Inputs returns the sample library Check built from the model metadata
+// and Options.Data, the QSL of a run; nil before Check, or when the
+// samples are the reference data set (Options.Inputs).
+func (e *Endpoint) Inputs() *Inputs {
+	if l := e.lay.Load(); l != nil {
+		return l.gen
+	}
 	return nil
 }
 
@@ -242,6 +324,22 @@ func (e *Endpoint) Do(ctx context.Context, r *loadgen.Responder, s loadgen.Query
 		resp.Err = loadgen.WithCategory(netsut.CategoryClient, errors.New("kserve: Check has not succeeded before the first request"))
 		return
 	}
+	if l.gen != nil {
+		ts, ok := l.gen.Tensors(s.Index)
+		if !ok {
+			resp.Err = loadgen.WithCategory(netsut.CategoryClient, fmt.Errorf("sample %d is not loaded in the QSL", s.Index))
+			return
+		}
+		switch {
+		case e.g != nil && e.opts.Stream:
+			e.g.doStream(ctx, r, s, l, nil, ts, resp)
+		case e.g != nil:
+			e.g.do(ctx, r, l, nil, ts, resp)
+		default:
+			e.h.doGen(ctx, l, ts, resp)
+		}
+		return
+	}
 	x, ok := e.opts.Inputs.Sample(s.Index)
 	if !ok {
 		resp.Err = loadgen.WithCategory(netsut.CategoryClient, fmt.Errorf("sample %d is not loaded in the QSL", s.Index))
@@ -253,9 +351,9 @@ func (e *Endpoint) Do(ctx context.Context, r *loadgen.Responder, s loadgen.Query
 	}
 	switch {
 	case e.g != nil && e.opts.Stream:
-		e.g.doStream(ctx, r, s, l, x, resp)
+		e.g.doStream(ctx, r, s, l, x, nil, resp)
 	case e.g != nil:
-		e.g.do(ctx, r, l, x, resp)
+		e.g.do(ctx, r, l, x, nil, resp)
 	default:
 		e.h.do(ctx, r, l, x, resp)
 	}

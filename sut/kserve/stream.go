@@ -93,7 +93,7 @@ func (st *inferStream) receive() {
 	}
 }
 
-func (g *grpcClient) doStream(ctx context.Context, r *loadgen.Responder, s loadgen.QuerySample, l *layout, x []float32, resp *loadgen.Response) {
+func (g *grpcClient) doStream(ctx context.Context, r *loadgen.Responder, s loadgen.QuerySample, l *layout, x []float32, ts []Tensor, resp *loadgen.Response) {
 	start := time.Now()
 	g.e.requests.Add(1)
 	defer func() {
@@ -126,7 +126,7 @@ func (g *grpcClient) doStream(ctx context.Context, r *loadgen.Responder, s loadg
 	}()
 
 	q := g.reqs.Get().(*grpcReq)
-	g.fill(q, l, x, id)
+	g.fill(q, l, x, ts, id)
 	resp.RequestBytes = int64(proto.Size(&q.req))
 	st.sendMu.Lock()
 	err = st.s.Send(&q.req)
@@ -174,17 +174,30 @@ func (g *grpcClient) doStream(ctx context.Context, r *loadgen.Responder, s loadg
 			ir := m.GetInferResponse()
 			final, marked := finalFlag(ir)
 			if len(ir.GetOutputs()) > 0 {
-				if !have {
-					cl, err := top1Proto(ir, l.outName)
-					if err != nil {
-						resp.Err = loadgen.WithCategory(netsut.CategoryDecode, err)
+				if l.gen != nil {
+					// Every response of a sample built from the
+					// metadata is checked against it.
+					if err := checkProtoResponse(ir, l.outs); err != nil {
+						resp.Err = err
 						return
 					}
-					class, have = cl, true
+				}
+				if !have {
+					var data []byte
+					if l.gen == nil {
+						cl, err := top1Proto(ir, l.outName)
+						if err != nil {
+							resp.Err = loadgen.WithCategory(netsut.CategoryDecode, err)
+							return
+						}
+						class = cl
+						data = classBytes[class : class+1]
+					}
+					have = true
 					if marked && r != nil {
 						// A decoupled model: its first response is
 						// the first token.
-						r.FirstToken(s.ID, classBytes[class:class+1])
+						r.FirstToken(s.ID, data)
 					}
 				}
 				times = append(times, now)
@@ -200,7 +213,9 @@ func (g *grpcClient) doStream(ctx context.Context, r *loadgen.Responder, s loadg
 						resp.TokenTimes = times
 					}
 				}
-				resp.Data = classBytes[class : class+1]
+				if l.gen == nil {
+					resp.Data = classBytes[class : class+1]
+				}
 				return
 			}
 		}
