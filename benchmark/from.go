@@ -69,6 +69,11 @@ func PlanFromBundle(dir string) (*Plan, error) {
 			}
 		}
 	}
+	if k := p.SUT.KServe; k != nil && k.InputData != "" {
+		if _, err := os.Stat(k.InputData); err != nil {
+			return nil, usage("from", "--from %s: the recorded input data file %s: %w", dir, k.InputData, err)
+		}
+	}
 	if o := p.SUT.OpenAI; o != nil && o.Prompts != "" {
 		if _, err := os.Stat(o.Prompts); err != nil {
 			return nil, usage("from", "--from %s: the recorded prompts file %s: %w", dir, o.Prompts, err)

@@ -25,6 +25,9 @@ func (r *runner) invocation(st *resolved, o *opened) *bundle.Invocation {
 		in := p.GBT.Input
 		inv.GBT = &in
 	}
+	if k := o.cfg.KServe; k != nil && k.InputData != "" {
+		inv.Settings.Files = append(inv.Settings.Files, bundle.InputFile{Role: "input-data", Path: k.InputData, SHA256: k.InputDataSHA256})
+	}
 	if o.cfg.OpenAI != nil && o.cfg.OpenAI.Prompts != "" {
 		inv.Settings.Files = append(inv.Settings.Files, bundle.InputFile{Role: "prompts", Path: o.cfg.OpenAI.Prompts, SHA256: o.cfg.OpenAI.PromptsSHA256})
 	}
