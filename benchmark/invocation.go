@@ -38,7 +38,8 @@ func (r *runner) invocation(st *resolved, o *opened) *bundle.Invocation {
 var secretWords = []string{"key", "token", "secret", "password", "passwd", "auth", "credential"}
 
 // RedactArgs returns args with the value of every secret-looking option
-// (--api-key X, --token=X, ...) replaced by "REDACTED", and the user
+// (--api-key X, --token=X, ...) and of every secret-looking header
+// (--header "Authorization: Bearer X") replaced by "REDACTED", and the user
 // information of URLs dropped. The names of environment variables that
 // hold secrets (--api-key-env, --token-env) are kept: they are not
 // secret. nil gives nil.
@@ -61,6 +62,17 @@ func RedactArgs(args []string) []string {
 	}
 	for i := 0; i < len(args); i++ {
 		a := args[i]
+		// --header "Authorization: Bearer …": the value of a secret-looking
+		// header.
+		if a == "--header" && i+1 < len(args) {
+			out[i], out[i+1] = a, sut.RedactHeader(args[i+1])
+			i++
+			continue
+		}
+		if h, ok := strings.CutPrefix(a, "--header="); ok {
+			out[i] = "--header=" + sut.RedactHeader(h)
+			continue
+		}
 		if strings.HasPrefix(a, "-") {
 			if name, _, ok := strings.Cut(a, "="); ok && secret(name) {
 				out[i] = name + "=REDACTED"

@@ -322,11 +322,16 @@ func (r *runner) openaiEndpoint(o *opened, st *resolved, rawURL string) (*openai
 	if api == "" {
 		api = openai.APIChat
 	}
+	hdr, err := oc.HTTPHeader()
+	if err != nil {
+		return nil, &UsageError{Field: "header", Err: err}
+	}
 	ep, err := openai.New(openai.Options{
 		BaseURL: rawURL, Model: oc.ServedModel, API: api, Stream: !oc.NoStream, MaxTokens: oc.OutputTokens, IgnoreEOS: oc.IgnoreEOS,
 		APIKey: key, TLS: openai.TLSOptions{CAFile: oc.CACert, InsecureSkipVerify: oc.InsecureSkipVerify},
 		MaxConns: c.Net.MaxConns, LimitConns: c.Net.MaxConns > 0,
 		Prompts: set, AllowRepeatedPrompts: st.exactPrompts,
+		Headers: hdr, AllowHeaderOverride: oc.AllowHeaderOverride, ExtraBody: []byte(oc.ExtraBody), Temperature: oc.Temperature,
 	})
 	if err != nil {
 		return nil, &UsageError{Field: "url", Err: err}

@@ -11,7 +11,10 @@
 package sut
 
 import (
+	"encoding/json"
 	"fmt"
+	"math"
+	"net/http"
 	"net/url"
 	"strings"
 	"time"
@@ -130,6 +133,68 @@ type OpenAIConfig struct {
 	CACert string `json:"ca_cert,omitempty"`
 	// InsecureSkipVerify accepts any server certificate.
 	InsecureSkipVerify bool `json:"insecure_skip_verify,omitempty"`
+	// Headers are extra HTTP headers sent with every request, "Name:
+	// value" each (--header). The value of a header whose name looks
+	// secret (IsSecretHeader: Authorization, X-Api-Key, …) is never
+	// stored: Redacted replaces it with RedactedValue, and a run repeated
+	// from its bundle refuses it until it is given again.
+	Headers []string `json:"headers,omitempty"`
+	// AllowHeaderOverride lets Headers replace the headers the client
+	// sets itself: Content-Type, Authorization and Accept.
+	AllowHeaderOverride bool `json:"allow_header_override,omitempty"`
+	// ExtraBody is a JSON object whose members are added to every request
+	// body (--extra-body '{"top_k": 20}'); "" adds none. A key the client
+	// sets itself (model, stream, max_tokens, …) is refused before the
+	// run.
+	ExtraBody string `json:"extra_body,omitempty"`
+	// Temperature is sent as temperature; nil sends none (the server's
+	// default).
+	Temperature *float64 `json:"temperature,omitempty"`
+}
+
+// RedactedValue stands for a secret that is not stored.
+const RedactedValue = "REDACTED"
+
+// ParseHeader splits "Name: value" (or "Name:value") at its first colon,
+// trimming the spaces around both.
+func ParseHeader(h string) (name, value string, err error) {
+	name, value, ok := strings.Cut(h, ":")
+	name, value = strings.TrimSpace(name), strings.TrimSpace(value)
+	if !ok || name == "" {
+		return "", "", fmt.Errorf("want \"Name: value\"")
+	}
+	return name, value, nil
+}
+
+// RedactHeader returns "Name: value" with the value replaced by
+// RedactedValue when the name looks secret; anything else unchanged.
+func RedactHeader(h string) string {
+	name, _, err := ParseHeader(h)
+	if err != nil || !IsSecretHeader(name) {
+		return h
+	}
+	return name + ": " + RedactedValue
+}
+
+// HTTPHeader returns Headers as an http.Header. A header given more than
+// once is sent with every value. A secret header whose value was redacted
+// when the run was recorded is an error.
+func (o *OpenAIConfig) HTTPHeader() (http.Header, error) {
+	if len(o.Headers) == 0 {
+		return nil, nil
+	}
+	h := http.Header{}
+	for _, raw := range o.Headers {
+		name, value, err := ParseHeader(raw)
+		if err != nil {
+			return nil, &FieldError{"header", RedactHeader(raw), err.Error()}
+		}
+		if IsSecretHeader(name) && value == RedactedValue {
+			return nil, &FieldError{"header", name, "its value looks secret and was not recorded with the run; give --header again"}
+		}
+		h.Add(name, value)
+	}
+	return h, nil
 }
 
 // KServeConfig is the client of a KServe v2 / Triton server.
@@ -236,7 +301,8 @@ func (c *Config) Backend() string {
 }
 
 // Redacted returns a copy of c fit to store: every URL without its user
-// information. c itself is not changed.
+// information, the value of every secret-looking header replaced by
+// RedactedValue. c itself is not changed.
 func (c Config) Redacted() Config {
 	if c.Net.URLs != nil {
 		urls := make([]string, len(c.Net.URLs))
@@ -244,6 +310,14 @@ func (c Config) Redacted() Config {
 			urls[i] = RedactURL(u)
 		}
 		c.Net.URLs = urls
+	}
+	if c.OpenAI != nil && len(c.OpenAI.Headers) > 0 {
+		o := *c.OpenAI
+		o.Headers = make([]string, len(c.OpenAI.Headers))
+		for i, h := range c.OpenAI.Headers {
+			o.Headers[i] = RedactHeader(h)
+		}
+		c.OpenAI = &o
 	}
 	return c
 }
@@ -261,6 +335,22 @@ func RedactURL(raw string) string {
 	}
 	u.User = nil
 	return u.String()
+}
+
+// secretHeaderWords mark a header whose value is secret.
+var secretHeaderWords = []string{"auth", "key", "token", "secret", "password", "passwd", "credential", "cookie", "session", "signature"}
+
+// IsSecretHeader reports whether the HTTP header name (any case) looks as
+// if its value were secret: Authorization, X-Api-Key, Cookie, X-Auth-Token,
+// … Such values are never stored or shown.
+func IsSecretHeader(name string) bool {
+	name = strings.ToLower(name)
+	for _, w := range secretHeaderWords {
+		if strings.Contains(name, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // Validate checks what can be checked of c without building the SUT: a
@@ -308,6 +398,17 @@ func (c *Config) Validate() error {
 			return &FieldError{"input_tokens", fmt.Sprint(o.InputTokens), "must be ≥ 1"}
 		case o.OutputTokens < 0:
 			return &FieldError{"output_tokens", fmt.Sprint(o.OutputTokens), "must not be negative"}
+		case o.Temperature != nil && (math.IsNaN(*o.Temperature) || math.IsInf(*o.Temperature, 0) || *o.Temperature < 0):
+			return &FieldError{"temperature", fmt.Sprint(*o.Temperature), "want a finite number ≥ 0"}
+		}
+		if _, err := o.HTTPHeader(); err != nil {
+			return err
+		}
+		if o.ExtraBody != "" {
+			var members map[string]json.RawMessage
+			if err := json.Unmarshal([]byte(o.ExtraBody), &members); err != nil || members == nil {
+				return &FieldError{"extra_body", o.ExtraBody, "want a JSON object, such as {\"top_k\": 20}"}
+			}
 		}
 	}
 	if ks := c.KServe; ks != nil {

@@ -12,6 +12,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
 
 	"aimeter/loadgen"
@@ -33,6 +36,9 @@ type Prompt struct {
 	Text string
 	// Messages is a chat conversation; nil when Text is set.
 	Messages []Message
+	// MaxTokens is the output length asked for this prompt (max_tokens),
+	// instead of the run's; 0 means the run's.
+	MaxTokens int
 }
 
 // Set is a list of prompts served as a loadgen.QSL. Every prompt stays in
@@ -42,6 +48,7 @@ type Set struct {
 	name    string
 	prompts []Prompt
 	perf    uint64
+	skipped int // ShareGPT entries without a human turn
 
 	mu     sync.Mutex
 	loaded uint64 // samples loaded and not unloaded (for UnloadSamples' check)
@@ -61,6 +68,9 @@ func New(name string, ps []Prompt) (*Set, error) {
 		}
 		if p.Text != "" && len(p.Messages) > 0 {
 			return nil, fmt.Errorf("prompt set %s: prompt %d has both text and messages", name, i)
+		}
+		if p.MaxTokens < 0 {
+			return nil, fmt.Errorf("prompt set %s: prompt %d has a negative MaxTokens", name, i)
 		}
 	}
 	return &Set{name: name, prompts: ps, perf: uint64(len(ps))}, nil
@@ -118,10 +128,11 @@ func (s *Set) UnloadSamples(indices []uint64) error {
 	return nil
 }
 
-// MaxLineBytes bounds one line of a JSONL prompt file.
+// MaxLineBytes bounds one line of a JSONL prompt file, and one entry of a
+// JSON-array prompt file.
 const MaxLineBytes = 16 << 20
 
-// ReadJSONL reads a prompt file; see ParseJSONL for the format. The set is
+// ReadJSONL reads a prompt file; see ParseJSONL for the formats. The set is
 // named after the file.
 func ReadJSONL(path string) (*Set, error) {
 	f, err := os.Open(path)
@@ -132,20 +143,60 @@ func ReadJSONL(path string) (*Set, error) {
 	return ParseJSONL(f, path)
 }
 
-// jsonLine is one line of a prompt file.
-type jsonLine struct {
-	Prompt   *string         `json:"prompt"`
-	Text     *string         `json:"text"`
-	Messages json.RawMessage `json:"messages"`
-}
+// The keys of a prompt object.
+const (
+	keyPrompt        = "prompt"
+	keyText          = "text"
+	keyMessages      = "messages"
+	keyMaxTokens     = "max_tokens"
+	keyConversations = "conversations"
+)
 
-// ParseJSONL reads prompts, one JSON object a line: {"prompt": "…"},
-// {"text": "…"} (the same) or {"messages": [{"role": "user", "content":
-// "…"}, …]}; other keys are ignored, blank lines skipped. Errors name the
-// file (name) and line. Lines are limited to MaxLineBytes.
+// knownKeys are the keys a prompt object may have, as the error of an
+// unknown key lists them.
+var knownKeys = []string{keyPrompt, keyText, keyMessages, keyConversations, keyMaxTokens}
+
+// IgnoredKeys are the keys of a prompt object that are accepted and
+// ignored: an identifier, and the arrival time of a trace (the load's
+// timing comes from the scenario, never from the file). Any other key
+// not in the format is an error naming it.
+var IgnoredKeys = []string{"id", "timestamp"}
+
+// ParseJSONL reads prompts. Errors name the file (name) and the line, or
+// the entry of a JSON array.
+//
+// The usual format is JSONL: one JSON object a line, blank lines skipped,
+// each with exactly one of
+//
+//   - "prompt": "…" (or "text": "…", the same), a plain prompt;
+//   - "messages": [{"role": "user", "content": "…"}, …], a chat prompt
+//     (string contents only);
+//   - "conversations": [{"from": "human", "value": "…"}, …], a ShareGPT
+//     entry (see below);
+//
+// and optionally "max_tokens": N (a positive integer), the output length
+// asked for that prompt instead of the run's. The keys in IgnoredKeys are
+// ignored; any other key is an error naming it and the line, so that
+// nothing in the file is silently dropped. Lines are limited to
+// MaxLineBytes.
+//
+// A file whose first non-blank character is '[' is one JSON array of such
+// objects instead: the ShareGPT files (ShareGPT_V3_unfiltered_cleaned_split
+// .json and the like) are such arrays of {"id": …, "conversations": […]}.
+//
+// A ShareGPT entry becomes a plain prompt: the value of its first turn from
+// "human" (or "user"), as vLLM's and SGLang's serving benchmarks take it;
+// the other turns are not sent, and the entry's other keys (its id, a
+// model, a language, …; ShareGPT files vary) are ignored. An entry with no
+// human turn, or an empty one, is skipped and counted (Set.Skipped); turns
+// may be {"role": …, "content": …} instead of {"from": …, "value": …}.
 func ParseJSONL(r io.Reader, name string) (*Set, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
+	if startsWithArray(br) {
+		return parseArray(br, name)
+	}
 	var ps []Prompt
+	skipped := 0
 	var long []byte
 	for lineNo := 1; ; lineNo++ {
 		b, err := br.ReadSlice('\n')
@@ -164,61 +215,335 @@ func ParseJSONL(r io.Reader, name string) (*Set, error) {
 			return nil, fmt.Errorf("%s:%d: %w", name, lineNo, err)
 		}
 		if line := bytes.TrimSpace(b); len(line) > 0 {
-			p, perr := parseLine(line)
+			p, skip, perr := parseObject(line)
 			if perr != nil {
 				return nil, fmt.Errorf("%s:%d: %w", name, lineNo, perr)
 			}
-			ps = append(ps, p)
+			if skip {
+				skipped++
+			} else {
+				ps = append(ps, p)
+			}
 		}
 		if err == io.EOF {
 			break
 		}
 	}
 	if len(ps) == 0 {
+		if skipped > 0 {
+			return nil, fmt.Errorf("%s: no prompts: none of its %d ShareGPT entries has a turn from \"human\"", name, skipped)
+		}
 		return nil, fmt.Errorf("%s: no prompts (want one JSON object a line: {\"prompt\": \"…\"} or {\"messages\": […]})", name)
 	}
-	return New(name, ps)
+	s, err := New(name, ps)
+	if s != nil {
+		s.skipped = skipped
+	}
+	return s, err
 }
 
-var errNoPrompt = errors.New(`want an object with "prompt", "text" or "messages"`)
+// startsWithArray reports whether the first non-blank byte br holds is
+// '[' (within its buffer), consuming nothing.
+func startsWithArray(br *bufio.Reader) bool {
+	for n := 1; n <= br.Size(); n++ {
+		b, err := br.Peek(n)
+		if len(b) < n {
+			return false
+		}
+		switch b[n-1] {
+		case ' ', '\t', '\r', '\n':
+			if err != nil {
+				return false
+			}
+			continue
+		case '[':
+			return true
+		}
+		return false
+	}
+	return false
+}
 
-func parseLine(line []byte) (Prompt, error) {
-	var l jsonLine
-	if err := json.Unmarshal(line, &l); err != nil {
-		return Prompt{}, fmt.Errorf("malformed JSON: %w", err)
+// parseArray reads a file that is one JSON array of prompt objects.
+func parseArray(r io.Reader, name string) (*Set, error) {
+	dec := json.NewDecoder(r)
+	if _, err := dec.Token(); err != nil { // the '[' startsWithArray saw
+		return nil, fmt.Errorf("%s: malformed JSON: %v", name, err)
+	}
+	var ps []Prompt
+	skipped := 0
+	for i := 1; dec.More(); i++ {
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, fmt.Errorf("%s: entry %d of the JSON array: malformed JSON: %v", name, i, err)
+		}
+		if len(raw) > MaxLineBytes {
+			return nil, fmt.Errorf("%s: entry %d of the JSON array: longer than %d bytes", name, i, MaxLineBytes)
+		}
+		p, skip, err := parseObject(raw)
+		if err != nil {
+			return nil, fmt.Errorf("%s: entry %d of the JSON array: %w", name, i, err)
+		}
+		if skip {
+			skipped++
+		} else {
+			ps = append(ps, p)
+		}
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, fmt.Errorf("%s: malformed JSON at the end of the array: %v", name, err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("%s: something follows the JSON array (want one array, or one JSON object a line)", name)
+	}
+	if len(ps) == 0 {
+		if skipped > 0 {
+			return nil, fmt.Errorf("%s: no prompts: none of its %d ShareGPT entries has a turn from \"human\"", name, skipped)
+		}
+		return nil, fmt.Errorf("%s: no prompts: the JSON array is empty", name)
+	}
+	s, err := New(name, ps)
+	if s != nil {
+		s.skipped = skipped
+	}
+	return s, err
+}
+
+// Skipped returns the number of ShareGPT entries of the file that were
+// skipped for want of a turn from "human".
+func (s *Set) Skipped() int { return s.skipped }
+
+var errNoPrompt = errors.New(`want an object with "prompt", "text", "messages" or "conversations"`)
+
+// jsonKind names the kind of a JSON value for messages ("a string", "an
+// array"), by its first byte.
+func jsonKind(v []byte) string {
+	v = bytes.TrimSpace(v)
+	if len(v) == 0 {
+		return "nothing"
+	}
+	switch v[0] {
+	case '"':
+		return "a string"
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	}
+	return "a number"
+}
+
+// object decodes a JSON object into its keys and values, with an error
+// that names no Go type.
+func object(b []byte) (map[string]json.RawMessage, error) {
+	if !json.Valid(b) {
+		var v any
+		err := json.Unmarshal(b, &v)
+		return nil, fmt.Errorf("malformed JSON: %v", err)
+	}
+	if k := jsonKind(b); k != "an object" {
+		return nil, fmt.Errorf("want a JSON object, got %s", k)
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("malformed JSON: %v", err)
+	}
+	return m, nil
+}
+
+// str decodes a string value; null is absent.
+func str(key string, v json.RawMessage) (s string, ok bool, err error) {
+	if isNull(v) {
+		return "", false, nil
+	}
+	if jsonKind(v) == "a string" {
+		err := json.Unmarshal(v, &s)
+		return s, true, err
+	}
+	return "", false, fmt.Errorf("%q: want a string, got %s", key, jsonKind(v))
+}
+
+// isNull reports whether v is absent or null.
+func isNull(v json.RawMessage) bool { return v == nil || jsonKind(v) == "null" }
+
+// parseObject reads one prompt object (a line, or an entry of an array);
+// skip reports a ShareGPT entry without a human turn.
+func parseObject(b []byte) (p Prompt, skip bool, err error) {
+	m, err := object(b)
+	if err != nil {
+		return Prompt{}, false, err
+	}
+	if _, ok := m[keyConversations]; ok {
+		return shareGPT(m)
+	}
+	var unknown []string
+	for k := range m {
+		if !slices.Contains(knownKeys, k) && !slices.Contains(IgnoredKeys, k) {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) > 0 {
+		slices.Sort(unknown)
+		return Prompt{}, false, fmt.Errorf("unknown key %q: a prompt object has %s, and ignores %s",
+			unknown[0], quoteList(knownKeys), quoteList(IgnoredKeys))
+	}
+	if p.MaxTokens, err = maxTokens(m[keyMaxTokens]); err != nil {
+		return Prompt{}, false, err
 	}
 	n := 0
-	for _, set := range []bool{l.Prompt != nil, l.Text != nil, len(l.Messages) > 0 && string(l.Messages) != "null"} {
-		if set {
+	for _, k := range []string{keyPrompt, keyText, keyMessages} {
+		if !isNull(m[k]) {
 			n++
 		}
 	}
 	switch {
 	case n == 0:
-		return Prompt{}, errNoPrompt
+		return Prompt{}, false, errNoPrompt
 	case n > 1:
-		return Prompt{}, errors.New(`more than one of "prompt", "text" and "messages"`)
-	case l.Prompt != nil || l.Text != nil:
-		t := l.Prompt
-		if t == nil {
-			t = l.Text
+		return Prompt{}, false, errors.New(`more than one of "prompt", "text" and "messages"`)
+	case !isNull(m[keyMessages]):
+		p.Messages, err = messages(m[keyMessages])
+		return p, false, err
+	}
+	key := keyPrompt
+	if isNull(m[keyPrompt]) {
+		key = keyText
+	}
+	t, _, err := str(key, m[key])
+	if err != nil {
+		return Prompt{}, false, err
+	}
+	if t == "" {
+		return Prompt{}, false, errors.New("empty prompt")
+	}
+	p.Text = t
+	return p, false, nil
+}
+
+// maxTokens reads "max_tokens": a positive integer, or absent (0).
+func maxTokens(v json.RawMessage) (int, error) {
+	if isNull(v) {
+		return 0, nil
+	}
+	s := string(bytes.TrimSpace(v))
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf(`"max_tokens": want a positive integer, got %s`, quotePrefix(s))
+	}
+	return n, nil
+}
+
+// quotePrefix shows at most 40 bytes of s.
+func quotePrefix(s string) string {
+	if len(s) > 40 {
+		return s[:40] + "…"
+	}
+	return s
+}
+
+// messages reads a chat conversation: role and content strings.
+func messages(v json.RawMessage) ([]Message, error) {
+	const want = `"messages": want an array of {"role": "…", "content": "…"} with string contents`
+	if jsonKind(v) != "an array" {
+		return nil, fmt.Errorf("%s, got %s", want, jsonKind(v))
+	}
+	var raws []json.RawMessage
+	if err := json.Unmarshal(v, &raws); err != nil {
+		return nil, fmt.Errorf("%s: %v", want, err)
+	}
+	if len(raws) == 0 {
+		return nil, errors.New(`"messages" is empty`)
+	}
+	ms := make([]Message, len(raws))
+	for i, raw := range raws {
+		m, err := object(raw)
+		if err != nil {
+			return nil, fmt.Errorf(`"messages"[%d]: %v`, i, err)
 		}
-		if *t == "" {
-			return Prompt{}, errors.New("empty prompt")
+		for k := range m {
+			if k != "role" && k != "content" {
+				return nil, fmt.Errorf(`"messages"[%d]: unknown key %q: a message has "role" and "content"`, i, k)
+			}
 		}
-		return Prompt{Text: *t}, nil
+		role, _, err := str("role", m["role"])
+		if err != nil {
+			return nil, fmt.Errorf(`"messages"[%d]: %v`, i, err)
+		}
+		if role == "" {
+			return nil, fmt.Errorf(`"messages"[%d]: no "role"`, i)
+		}
+		content, _, err := str("content", m["content"])
+		if err != nil {
+			return nil, fmt.Errorf(`"messages"[%d]: %v (content parts are not supported)`, i, err)
+		}
+		ms[i] = Message{Role: role, Content: content}
 	}
-	var ms []Message
-	if err := json.Unmarshal(l.Messages, &ms); err != nil {
-		return Prompt{}, fmt.Errorf(`"messages": want an array of {"role": "…", "content": "…"} with string contents: %w`, err)
-	}
-	if len(ms) == 0 {
-		return Prompt{}, errors.New(`"messages" is empty`)
-	}
-	for i, m := range ms {
-		if m.Role == "" {
-			return Prompt{}, fmt.Errorf(`"messages"[%d]: no "role"`, i)
+	return ms, nil
+}
+
+// shareGPT reads a ShareGPT entry: its first human turn is the prompt.
+func shareGPT(m map[string]json.RawMessage) (Prompt, bool, error) {
+	for _, k := range []string{keyPrompt, keyText, keyMessages} {
+		if _, ok := m[k]; ok {
+			return Prompt{}, false, fmt.Errorf(`both %q and "conversations" (a ShareGPT entry)`, k)
 		}
 	}
-	return Prompt{Messages: ms}, nil
+	mt, err := maxTokens(m[keyMaxTokens])
+	if err != nil {
+		return Prompt{}, false, err
+	}
+	v := m[keyConversations]
+	if isNull(v) {
+		return Prompt{}, true, nil
+	}
+	const want = `"conversations" (ShareGPT): want an array of {"from": "human", "value": "…"}`
+	if jsonKind(v) != "an array" {
+		return Prompt{}, false, fmt.Errorf("%s, got %s", want, jsonKind(v))
+	}
+	var turns []json.RawMessage
+	if err := json.Unmarshal(v, &turns); err != nil {
+		return Prompt{}, false, fmt.Errorf("%s: %v", want, err)
+	}
+	for i, raw := range turns {
+		t, err := object(raw)
+		if err != nil {
+			return Prompt{}, false, fmt.Errorf(`"conversations"[%d]: %v`, i, err)
+		}
+		from, value := "from", "value"
+		if _, ok := t[from]; !ok {
+			from, value = "role", "content"
+		}
+		who, _, err := str(from, t[from])
+		if err != nil {
+			return Prompt{}, false, fmt.Errorf(`"conversations"[%d]: %v`, i, err)
+		}
+		if who != "human" && who != "user" {
+			continue
+		}
+		text, _, err := str(value, t[value])
+		if err != nil {
+			return Prompt{}, false, fmt.Errorf(`"conversations"[%d]: %v`, i, err)
+		}
+		if text == "" {
+			return Prompt{}, true, nil
+		}
+		return Prompt{Text: text, MaxTokens: mt}, false, nil
+	}
+	return Prompt{}, true, nil
+}
+
+// quoteList is `"a", "b" and "c"`.
+func quoteList(ks []string) string {
+	q := make([]string, len(ks))
+	for i, k := range ks {
+		q[i] = strconv.Quote(k)
+	}
+	if len(q) == 1 {
+		return q[0]
+	}
+	return strings.Join(q[:len(q)-1], ", ") + " and " + q[len(q)-1]
 }

@@ -13,21 +13,48 @@ func TestParseJSONL(t *testing.T) {
 		want     []Prompt
 		err      string
 	}{
-		{"prompt, text and messages; blank lines and other keys ignored",
-			"{\"prompt\": \"a\", \"id\": 7}\n\n{\"text\": \"b\"}\r\n{\"messages\": [{\"role\": \"system\", \"content\": \"s\"}, {\"role\": \"user\", \"content\": \"u\"}]}",
+		{"prompt, text and messages; blank lines, id and timestamp ignored",
+			"{\"prompt\": \"a\", \"id\": 7, \"timestamp\": 12.5}\n\n{\"text\": \"b\"}\r\n{\"messages\": [{\"role\": \"system\", \"content\": \"s\"}, {\"role\": \"user\", \"content\": \"u\"}]}",
 			[]Prompt{{Text: "a"}, {Text: "b"}, {Messages: []Message{{"system", "s"}, {"user", "u"}}}}, ""},
+		{"max_tokens per line", `{"prompt":"a","max_tokens":5}` + "\n" + `{"prompt":"b","max_tokens":null}` + "\n" + `{"messages":[{"role":"user","content":"c"}],"max_tokens":7}`,
+			[]Prompt{{Text: "a", MaxTokens: 5}, {Text: "b"}, {Messages: []Message{{"user", "c"}}, MaxTokens: 7}}, ""},
 		{"no final newline", `{"prompt":"x"}`, []Prompt{{Text: "x"}}, ""},
 		{"empty file", "\n\n", nil, "f.jsonl: no prompts"},
 		{"malformed JSON names the line", "{\"prompt\":\"a\"}\n{\"prompt\":", nil, "f.jsonl:2: malformed JSON"},
-		{"no prompt key", `{"question":"a"}`, nil, `f.jsonl:1: want an object with "prompt"`},
+		{"no prompt key", `{}`, nil, `f.jsonl:1: want an object with "prompt"`},
+		{"an unknown key names the line and the key and lists the known ones", "{\"prompt\":\"a\"}\n{\"prompt\":\"a\",\"temperature\":1}", nil,
+			`f.jsonl:2: unknown key "temperature": a prompt object has "prompt", "text", "messages", "conversations" and "max_tokens", and ignores "id" and "timestamp"`},
+		{"keys are case-sensitive", `{"Prompt":"a"}`, nil, `unknown key "Prompt"`},
 		{"two prompt keys", `{"prompt":"a","text":"b"}`, nil, "more than one"},
 		{"empty prompt", `{"prompt":""}`, nil, "empty prompt"},
-		{"prompt not a string", `{"prompt":3}`, nil, "malformed JSON"},
-		{"messages not an array", `{"messages":"hi"}`, nil, `"messages": want an array`},
-		{"content parts are not supported", `{"messages":[{"role":"user","content":[{"type":"text"}]}]}`, nil, `"messages": want an array`},
+		{"prompt not a string", `{"prompt":3}`, nil, `f.jsonl:1: "prompt": want a string, got a number`},
+		{"max_tokens zero", `{"prompt":"a","max_tokens":0}`, nil, `"max_tokens": want a positive integer, got 0`},
+		{"max_tokens fraction", `{"prompt":"a","max_tokens":1.5}`, nil, `"max_tokens": want a positive integer, got 1.5`},
+		{"max_tokens string", `{"prompt":"a","max_tokens":"8"}`, nil, `"max_tokens": want a positive integer, got "8"`},
+		{"messages not an array", `{"messages":"hi"}`, nil, `"messages": want an array of {"role": "…", "content": "…"} with string contents, got a string`},
+		{"content parts are not supported", `{"messages":[{"role":"user","content":[{"type":"text"}]}]}`, nil, `"messages"[0]: "content": want a string, got an array (content parts are not supported)`},
+		{"unknown message key", `{"messages":[{"role":"user","content":"x","name":"n"}]}`, nil, `"messages"[0]: unknown key "name"`},
 		{"empty messages", `{"messages":[]}`, nil, `"messages" is empty`},
 		{"message without role", `{"messages":[{"content":"x"}]}`, nil, `"messages"[0]: no "role"`},
-		{"a JSON array line", `["a"]`, nil, "f.jsonl:1: malformed JSON"},
+		{"a line that is not an object", "{\"prompt\":\"a\"}\n\"a\"", nil, "f.jsonl:2: want a JSON object, got a string"},
+		{"an array of prompt objects", "[\n {\"prompt\": \"a\", \"max_tokens\": 3},\n {\"text\": \"b\"}\n]\n",
+			[]Prompt{{Text: "a", MaxTokens: 3}, {Text: "b"}}, ""},
+		{"an array of something else", `["a"]`, nil, "f.jsonl: entry 1 of the JSON array: want a JSON object, got a string"},
+		{"an empty array", `[]`, nil, "f.jsonl: no prompts: the JSON array is empty"},
+		{"an unterminated array", `[{"prompt":"a"}`, nil, "f.jsonl: malformed JSON at the end of the array"},
+		{"two arrays", `[{"prompt":"a"}] []`, nil, "something follows the JSON array"},
+		{"ShareGPT JSON array: the first human turn; entries without one skipped", `[
+  {"id": "x1", "conversations": [{"from": "system", "value": "be nice"}, {"from": "human", "value": "hi"}, {"from": "gpt", "value": "hello"}, {"from": "human", "value": "more"}]},
+  {"id": "x2", "conversations": []},
+  {"id": "x3", "conversations": [{"from": "gpt", "value": "alone"}]},
+  {"id": "x4", "conversations": [{"role": "user", "content": "role and content"}], "max_tokens": 9}
+]`, []Prompt{{Text: "hi"}, {Text: "role and content", MaxTokens: 9}}, ""},
+		{"ShareGPT JSONL", `{"id":"a","conversations":[{"from":"human","value":"q"},{"from":"gpt","value":"r"}],"model":"gpt-4"}`,
+			[]Prompt{{Text: "q"}}, ""},
+		{"ShareGPT without a human turn anywhere", `[{"conversations":[]}]`, nil, `no prompts: none of its 1 ShareGPT entries has a turn from "human"`},
+		{"ShareGPT turns not an array", `{"conversations":{"from":"human"}}`, nil, `"conversations" (ShareGPT): want an array of {"from": "human", "value": "…"}, got an object`},
+		{"ShareGPT value not a string", `{"conversations":[{"from":"human","value":["x"]}]}`, nil, `"conversations"[0]: "value": want a string, got an array`},
+		{"ShareGPT and prompt", `{"conversations":[],"prompt":"a"}`, nil, `both "prompt" and "conversations"`},
 	} {
 		set, err := ParseJSONL(strings.NewReader(tc.in), "f.jsonl")
 		if tc.err != "" {
@@ -46,7 +73,7 @@ func TestParseJSONL(t *testing.T) {
 		}
 		for i, w := range tc.want {
 			got := set.Prompt(i)
-			if got.Text != w.Text || len(got.Messages) != len(w.Messages) {
+			if got.Text != w.Text || len(got.Messages) != len(w.Messages) || got.MaxTokens != w.MaxTokens {
 				t.Errorf("%s: prompt %d = %+v, want %+v", tc.name, i, got, w)
 				continue
 			}
@@ -169,6 +196,8 @@ func FuzzJSONL(f *testing.F) {
 	for _, s := range []string{
 		`{"prompt":"a"}`, "{\"text\":\"b\"}\n{\"prompt\":\"c\"}\n",
 		`{"messages":[{"role":"user","content":"x"}]}`, `{"messages":null}`, "\n", `{"prompt":"\u00e9"}`,
+		`{"prompt":"a","max_tokens":4,"id":1}`, `[{"prompt":"a"},{"conversations":[{"from":"human","value":"q"}]}]`,
+		`{"conversations":[{"from":"gpt","value":"r"},{"role":"user","content":"q"}]}`, ` [`, `{"prompt":"a","x":1}`,
 	} {
 		f.Add(s)
 	}
@@ -178,11 +207,15 @@ func FuzzJSONL(f *testing.F) {
 			if !strings.HasPrefix(err.Error(), "fuzz.jsonl") && !strings.HasPrefix(err.Error(), "prompt set fuzz.jsonl") {
 				t.Fatalf("error %q does not name the file", err)
 			}
+			// Errors speak of JSON, never of Go's types.
+			if m := err.Error(); strings.Contains(m, "Go ") && !strings.Contains(s, "Go ") {
+				t.Fatalf("error %q names a Go type", err)
+			}
 			return
 		}
 		for i := range set.Len() {
 			p := set.Prompt(i)
-			if (p.Text == "") == (len(p.Messages) == 0) {
+			if (p.Text == "") == (len(p.Messages) == 0) || p.MaxTokens < 0 {
 				t.Fatalf("prompt %d: %+v", i, p)
 			}
 		}

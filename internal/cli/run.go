@@ -263,7 +263,12 @@ func sutConfig(changed func(string) bool, f *runFlags) (sut.Config, error) {
 		}
 		cfg.OpenAI = &sut.OpenAIConfig{ServedModel: o.model, API: o.api, NoStream: !o.stream, Prompts: o.prompts,
 			InputTokens: o.inputTokens, OutputTokens: o.outputTokens, IgnoreEOS: o.ignoreEOS, APIKeyEnv: o.apiKeyEnv,
-			CACert: o.caCert, InsecureSkipVerify: o.insecure}
+			CACert: o.caCert, InsecureSkipVerify: o.insecure,
+			Headers: o.headers, AllowHeaderOverride: o.allowHeaders, ExtraBody: o.extraBody}
+		if changed("temperature") {
+			t := o.temperature
+			cfg.OpenAI.Temperature = &t
+		}
 	}
 	if backend == string(sut.KServe) {
 		k := &f.kserve
@@ -478,6 +483,7 @@ func printOutcome(st *State, res *loadgen.Result, dir string, writeErr error) {
 		if line := tokenLatencyLine(s); line != "" {
 			fmt.Fprintln(w, line)
 		}
+		printLines(w, tokenFigures(res))
 		if s.HasPerfConstraints() {
 			fmt.Fprintf(w, "  Performance constraints satisfied : %s\n", yesNo(s.PerfConstraintsMet))
 		}

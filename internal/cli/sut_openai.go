@@ -22,12 +22,16 @@ type openaiFlags struct {
 	apiKeyEnv    string
 	caCert       string
 	insecure     bool
+	headers      []string
+	allowHeaders bool
+	extraBody    string
+	temperature  float64
 }
 
 // openaiFlagNames lists the flags addOpenAIFlags defines, for the help's
 // flag groups.
 var openaiFlagNames = []string{"served-model", "api", "stream", "prompts", "input-tokens", "output-tokens",
-	"ignore-eos", "api-key-env", "ca-cert", "insecure-skip-verify"}
+	"ignore-eos", "api-key-env", "ca-cert", "insecure-skip-verify", "header", "allow-header-override", "extra-body", "temperature"}
 
 func addOpenAIFlags(fl *pflag.FlagSet, o *openaiFlags) {
 	fl.StringVar(&o.model, "served-model", "", "--sut openai: the model name to request (default: the first one GET /v1/models lists); --model stays the MLPerf config key")
@@ -40,6 +44,10 @@ func addOpenAIFlags(fl *pflag.FlagSet, o *openaiFlags) {
 	fl.StringVar(&o.apiKeyEnv, "api-key-env", "OPENAI_API_KEY", "--sut openai: environment variable holding the API key sent as a bearer token (none sent when unset or empty)")
 	fl.StringVar(&o.caCert, "ca-cert", "", "--sut openai: PEM file of the certificate authorities to trust for https")
 	fl.BoolVar(&o.insecure, "insecure-skip-verify", false, "--sut openai: accept any server certificate (test servers only)")
+	fl.StringArrayVar(&o.headers, "header", nil, "--sut openai: extra HTTP header \"Name: value\" sent with every request (repeatable); Content-Type, Authorization and Accept need --allow-header-override; the value of a secret-looking header (Authorization, X-Api-Key, …) is not recorded in the bundle")
+	fl.BoolVar(&o.allowHeaders, "allow-header-override", false, "--sut openai: let --header replace Content-Type, Authorization or Accept")
+	fl.StringVar(&o.extraBody, "extra-body", "", "--sut openai: JSON object whose members are added to every request body, e.g. '{\"top_k\": 20}'; keys the client sets (model, stream, max_tokens, temperature, …) are refused")
+	fl.Float64Var(&o.temperature, "temperature", 0, "--sut openai: sampling temperature sent with every request (default: none sent, the server's default)")
 }
 
 // printClientStats prints the client's own counters after a run against an

@@ -50,6 +50,7 @@ func newStreamingServer(t *testing.T) *streamingServer {
 		default:
 		}
 		if !req.Stream {
+			w.Header().Set("Content-Type", "application/json")
 			io.WriteString(w, `{"choices":[{"message":{"content":"a b c d"}}],"usage":{"completion_tokens":4}}`)
 			return
 		}

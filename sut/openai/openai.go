@@ -19,11 +19,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -113,9 +115,54 @@ type Options struct {
 	// error. Zero means DefaultMaxEventBytes.
 	MaxEventBytes int
 	// MaxTokenTimes bounds the token times kept per sample (the rest are
-	// counted in Stats.TokenTimesDropped). Zero means MaxTokens + 25 % +
-	// 16, or 65 536 when MaxTokens is zero, and never more than 65 536.
+	// counted in Stats.TokenTimesDropped). Zero means the largest
+	// max_tokens sent (MaxTokens or a prompt's own) + 25 % + 16, or
+	// 65 536 when a request goes without max_tokens, and never more than
+	// 65 536.
 	MaxTokenTimes int
+	// Headers are extra HTTP headers sent with every request (and with
+	// GET /v1/models). A header the client sets itself is replaced
+	// (User-Agent, say), except Content-Type, Authorization and Accept,
+	// which are refused unless AllowHeaderOverride is set; Authorization
+	// is refused along with APIKey in any case. Headers the HTTP
+	// transport owns (Host, Content-Length, Transfer-Encoding, Connection,
+	// …) are always refused. The values of headers whose names look
+	// secret (sut.IsSecretHeader) are scrubbed from error messages like
+	// the API key; no value appears in String or the JSON of the options.
+	Headers http.Header `json:"-"`
+	// AllowHeaderOverride lets Headers replace Content-Type,
+	// Authorization and Accept.
+	AllowHeaderOverride bool
+	// ExtraBody is a JSON object whose members are added to every request
+	// body (vendor parameters such as top_k, or chat_template_kwargs); nil
+	// or empty adds none. A key the client sets itself (model, stream,
+	// stream_options, max_tokens, ignore_eos, temperature, messages,
+	// prompt) or a repeated key is an error of New, naming it. The values
+	// are sent exactly as given (compacted); they never appear in String.
+	ExtraBody json.RawMessage `json:"-"`
+	// Temperature is sent as temperature; nil sends none (the server's
+	// default). It must be finite and not negative.
+	Temperature *float64
+}
+
+// CategoryUnexpectedContentType is the error category (loadgen.WithCategory)
+// of a 2xx response whose Content-Type is not what the request asks for:
+// text/event-stream (or application/json) to a streamed request,
+// application/json to a whole one. A proxy's or a login page's HTML, say.
+const CategoryUnexpectedContentType = "unexpected_content_type"
+
+// reservedBodyKeys are the keys of the request body the client sets
+// itself, with what sets them, for the error of an ExtraBody that repeats
+// one.
+var reservedBodyKeys = map[string]string{
+	"model":          "the model (Options.Model, --served-model)",
+	"stream":         "streaming (Options.Stream, --stream)",
+	"stream_options": "streaming (Options.Stream and IncludeUsage)",
+	"max_tokens":     "the output length (Options.MaxTokens, --output-tokens, or a prompt's max_tokens)",
+	"ignore_eos":     "Options.IgnoreEOS (--ignore-eos)",
+	"temperature":    "Options.Temperature (--temperature)",
+	"messages":       "the prompts",
+	"prompt":         "the prompts",
 }
 
 // String describes the options without the API key.
@@ -123,6 +170,20 @@ func (o Options) String() string {
 	key := ""
 	if o.APIKey != "" {
 		key = " api-key=(set)"
+	}
+	if o.Temperature != nil {
+		key += " Temperature=" + strconv.FormatFloat(*o.Temperature, 'g', -1, 64)
+	}
+	if len(o.Headers) > 0 {
+		names := make([]string, 0, len(o.Headers))
+		for k := range o.Headers {
+			names = append(names, k)
+		}
+		slices.Sort(names)
+		key += " Headers=" + strings.Join(names, ",")
+	}
+	if len(o.ExtraBody) > 0 {
+		key += " ExtraBody=(set)"
 	}
 	return fmt.Sprintf("openai.Options{BaseURL=%s Model=%q API=%q Stream=%v MaxTokens=%d IgnoreEOS=%v MaxConns=%d LimitConns=%v AllowRepeatedPrompts=%v%s}",
 		redact(o.BaseURL), o.Model, o.API, o.Stream, o.MaxTokens, o.IgnoreEOS, o.MaxConns, o.LimitConns, o.AllowRepeatedPrompts, key)
@@ -158,7 +219,9 @@ type Endpoint struct {
 	salt     uint64
 	maxEvent int
 	maxTimes int
-	hdrBytes int64 // estimate of a request's start line and headers
+	hdrBytes int64    // estimate of a request's start line and headers
+	extra    []byte   // ExtraBody's members, each followed by a comma
+	secrets  []string // scrubbed from messages: the API key, secret header values
 	modelMu  sync.Mutex
 	model    string
 	bodies   atomic.Pointer[bodies]
@@ -213,9 +276,15 @@ func New(o Options) (*Endpoint, error) {
 	}
 	if e.maxTimes == 0 {
 		e.maxTimes = maxTokenTimesCap
-		if o.MaxTokens > 0 {
-			e.maxTimes = min(o.MaxTokens+o.MaxTokens/4+16, maxTokenTimesCap)
+		if mt := largestMaxTokens(o); mt > 0 {
+			e.maxTimes = min(mt+mt/4+16, maxTokenTimesCap)
 		}
+	}
+	if t := o.Temperature; t != nil && (math.IsNaN(*t) || math.IsInf(*t, 0) || *t < 0) {
+		return nil, fmt.Errorf("openai: temperature %v: want a finite number ≥ 0", *t)
+	}
+	if e.extra, err = extraMembers(o.ExtraBody); err != nil {
+		return nil, err
 	}
 	e.maxTimes = min(e.maxTimes, maxTokenTimesCap)
 	path := "/chat/completions"
@@ -260,6 +329,10 @@ func New(o Options) (*Endpoint, error) {
 	}
 	if o.APIKey != "" {
 		e.header["Authorization"] = []string{"Bearer " + o.APIKey}
+		e.secrets = append(e.secrets, o.APIKey)
+	}
+	if err := e.addHeaders(o); err != nil {
+		return nil, err
 	}
 	e.tmplReq = http.Request{Method: http.MethodPost, URL: e.reqURL, Host: e.reqURL.Host, Header: e.header,
 		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1}
@@ -335,12 +408,13 @@ func (e *Endpoint) buildBodies(model string) (*bodies, error) {
 	} else {
 		head.WriteString(`"stream":false,`)
 	}
-	if e.opts.MaxTokens > 0 {
-		head.WriteString(`"max_tokens":` + strconv.Itoa(e.opts.MaxTokens) + ",")
-	}
 	if e.opts.IgnoreEOS {
 		head.WriteString(`"ignore_eos":true,`)
 	}
+	if t := e.opts.Temperature; t != nil {
+		head.WriteString(`"temperature":` + strconv.FormatFloat(*t, 'g', -1, 64) + ",")
+	}
+	head.Write(e.extra)
 	set := e.opts.Prompts
 	b := &bodies{pre: make([][]byte, set.Len()), post: make([][]byte, set.Len())}
 	var pre, post bytes.Buffer
@@ -349,6 +423,11 @@ func (e *Endpoint) buildBodies(model string) (*bodies, error) {
 		pre.Reset()
 		post.Reset()
 		pre.Write(head.Bytes())
+		if mt := maxTokensOf(e.opts, p); mt > 0 {
+			pre.WriteString(`"max_tokens":`)
+			pre.WriteString(strconv.Itoa(mt))
+			pre.WriteByte(',')
+		}
 		switch {
 		case e.opts.API == APICompletions && p.Text == "":
 			return nil, fmt.Errorf("openai: prompt %d of %s is a chat conversation; the completions API needs plain prompts", i, set.Name())
@@ -549,12 +628,18 @@ func (e *Endpoint) do(ctx context.Context, r clock, s loadgen.QuerySample, resp 
 	}()
 	c.cb.r, c.cb.n = hres.Body, 0
 	c.br.Reset(&c.cb)
-	if hres.StatusCode/100 != 2 {
+	ct := hres.Header.Get("Content-Type")
+	switch {
+	case hres.StatusCode/100 != 2:
 		resp.Err = e.statusError(hres, c)
-	} else if e.opts.Stream && !strings.HasPrefix(hres.Header.Get("Content-Type"), "application/json") {
-		resp.Err = e.readStream(ctx, r, s, resp, c)
-	} else {
+	case isJSON(ct), ct == "" && !e.opts.Stream:
+		// A streamed request may get a whole JSON body (a server that
+		// does not stream, or an error).
 		resp.Err = e.readWhole(ctx, resp, c)
+	case e.opts.Stream && (ct == "" || isMediaType(ct, "text/event-stream")):
+		resp.Err = e.readStream(ctx, r, s, resp, c)
+	default:
+		resp.Err = e.contentTypeError(hres, ct, c)
 	}
 	resp.ResponseBytes = c.cb.n + responseHeaderBytes(hres)
 	if resp.Err != nil {
@@ -595,13 +680,54 @@ func (e *Endpoint) statusError(res *http.Response, c *call) error {
 	return loadgen.WithCategory(netsut.CategoryHTTP, errors.New(msg))
 }
 
-// scrub removes the API key from text the server sent (a server that
-// echoes the request's headers would put it in an error message).
-func (e *Endpoint) scrub(s string) string {
-	if e.opts.APIKey == "" {
-		return s
+// isMediaType reports whether the Content-Type ct is of media type mt
+// (lower case), whatever its parameters; it does not allocate.
+func isMediaType(ct, mt string) bool {
+	if i := strings.IndexByte(ct, ';'); i >= 0 {
+		ct = ct[:i]
 	}
-	return strings.ReplaceAll(s, e.opts.APIKey, "(api key)")
+	return strings.EqualFold(strings.TrimSpace(ct), mt)
+}
+
+// isJSON reports whether the Content-Type ct is application/json or
+// application/…+json.
+func isJSON(ct string) bool {
+	if isMediaType(ct, "application/json") {
+		return true
+	}
+	if i := strings.IndexByte(ct, ';'); i >= 0 {
+		ct = ct[:i]
+	}
+	ct = strings.TrimSpace(ct)
+	return len(ct) > len("application/+json") && strings.EqualFold(ct[:len("application/")], "application/") &&
+		strings.EqualFold(ct[len(ct)-len("+json"):], "+json")
+}
+
+// contentTypeError is the error of a 2xx response of another content type
+// than the request asks for: the status, the content type and at most
+// maxQuoted bytes of the body.
+func (e *Endpoint) contentTypeError(res *http.Response, ct string, c *call) error {
+	var prefix [maxQuoted + 1]byte
+	n, _ := io.ReadFull(c.br, prefix[:])
+	want := "application/json"
+	if e.opts.Stream {
+		want = "text/event-stream (or application/json)"
+	}
+	msg := fmt.Sprintf("POST %s: HTTP %s with Content-Type %q, want %s", e.reqURL.Redacted(), res.Status, ct, want)
+	if n > 0 {
+		msg += ": " + e.scrub(quotePrefix(prefix[:n]))
+	}
+	return loadgen.WithCategory(CategoryUnexpectedContentType, errors.New(msg))
+}
+
+// scrub removes the API key and the values of secret-looking headers from
+// text the server sent (a server that echoes the request's headers would
+// put them in an error message).
+func (e *Endpoint) scrub(s string) string {
+	for _, v := range e.secrets {
+		s = strings.ReplaceAll(s, v, "(secret)")
+	}
+	return s
 }
 
 // failure categorises an error of sending the request or reading the

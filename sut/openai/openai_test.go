@@ -235,6 +235,7 @@ func TestNonce(t *testing.T) {
 	for _, allow := range []bool{false, true} {
 		var rec recorder
 		srv := server(t, &rec, func(w http.ResponseWriter, r *http.Request, q request) {
+			w.Header().Set("Content-Type", "application/json")
 			io.WriteString(w, `{"choices":[{"index":0,"text":"ok"}],"usage":{"completion_tokens":1}}`)
 		})
 		ep := newEndpoint(t, Options{BaseURL: srv.URL + "/v1/", Model: "m2", API: APICompletions, AllowRepeatedPrompts: allow})
@@ -279,6 +280,7 @@ func TestNonce(t *testing.T) {
 func TestChatMessagesBody(t *testing.T) {
 	var rec recorder
 	srv := server(t, &rec, func(w http.ResponseWriter, r *http.Request, q request) {
+		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, `{"choices":[{"index":0,"message":{"role":"assistant","content":"hi there"}}],"usage":{"completion_tokens":2}}`)
 	})
 	set, err := prompts.New("chat", []prompts.Prompt{{Messages: []prompts.Message{{Role: "system", Content: "be <brief>"}, {Role: "user", Content: "hello"}}}})
@@ -400,11 +402,24 @@ func TestSampleErrors(t *testing.T) {
 			writeSSE(w, delta("a"), "data: {not json}\n\n", "data: [DONE]\n\n")
 		}, netsut.CategoryDecode, "chunk 2: malformed JSON"},
 		{"malformed JSON body", false, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
 			io.WriteString(w, `{"choices":[{"text":`)
 		}, netsut.CategoryDecode, "malformed JSON"},
 		{"a body without choices", false, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
 			io.WriteString(w, `{"id":"x"}`)
 		}, netsut.CategoryDecode, "without choices"},
+		{"a 200 HTML page to a streamed request", true, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			io.WriteString(w, "<html><body>Please log in</body></html>")
+		}, CategoryUnexpectedContentType, `HTTP 200 OK with Content-Type "text/html; charset=utf-8", want text/event-stream (or application/json): "<html><body>Please log in`},
+		{"a 200 HTML page to a whole request", false, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/html")
+			io.WriteString(w, "<html></html>")
+		}, CategoryUnexpectedContentType, `HTTP 200 OK with Content-Type "text/html", want application/json`},
+		{"server-sent events to a whole request", false, func(w http.ResponseWriter, r *http.Request) {
+			writeSSE(w, delta("a"), "data: [DONE]\n\n")
+		}, CategoryUnexpectedContentType, `Content-Type "text/event-stream"`},
 		{"an error event in the stream", true, func(w http.ResponseWriter, r *http.Request) {
 			writeSSE(w, delta("a"), `data: {"error":{"message":"engine died"}}`+"\n\n")
 		}, netsut.CategoryHTTP, "engine died"},
@@ -646,6 +661,7 @@ func TestConnectionReuse(t *testing.T) {
 				writeSSE(w, delta("a"), usage5, "data: [DONE]\n\n")
 				return
 			}
+			w.Header().Set("Content-Type", "application/json")
 			io.WriteString(w, `{"choices":[{"text":"a"}],"usage":{"completion_tokens":1}}`)
 		}))
 		srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
@@ -698,6 +714,7 @@ func TestLimitConns(t *testing.T) {
 					fullOnce.Do(func() { close(full) }) // let the rest through: the test has failed
 				case <-r.Context().Done():
 				}
+				w.Header().Set("Content-Type", "application/json")
 				io.WriteString(w, `{"choices":[{"text":"a"}],"usage":{"completion_tokens":1}}`)
 			}))
 			srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {

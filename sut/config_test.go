@@ -1,0 +1,54 @@
+package sut
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestHeaders(t *testing.T) {
+	for name, secret := range map[string]bool{"Authorization": true, "x-api-key": true, "Cookie": true, "X-Auth-Token": true,
+		"X-Tenant": false, "User-Agent": false, "OpenAI-Organization": false} {
+		if IsSecretHeader(name) != secret {
+			t.Errorf("IsSecretHeader(%q) = %v", name, !secret)
+		}
+	}
+	o := &OpenAIConfig{Headers: []string{"X-Tenant: blue", "x-tenant:green", "Authorization: Bearer sk-1"}}
+	h, err := o.HTTPHeader()
+	if err != nil || strings.Join(h.Values("X-Tenant"), ",") != "blue,green" || h.Get("Authorization") != "Bearer sk-1" {
+		t.Fatalf("HTTPHeader: %v %v", h, err)
+	}
+	c := Config{Kind: OpenAI, Net: Net{URLs: []string{"http://u:p@h"}}, OpenAI: o}
+	r := c.Redacted()
+	if got := strings.Join(r.OpenAI.Headers, "|"); got != "X-Tenant: blue|x-tenant:green|Authorization: REDACTED" {
+		t.Errorf("redacted headers %q", got)
+	}
+	if o.Headers[2] != "Authorization: Bearer sk-1" {
+		t.Error("Redacted changed the original")
+	}
+	if err := r.Validate(); err == nil || err.Error() != `--header "Authorization": its value looks secret and was not recorded with the run; give --header again` {
+		t.Errorf("a redacted header: %v", err)
+	}
+	if err := c.Validate(); err != nil {
+		t.Errorf("Validate: %v", err)
+	}
+}
+
+func TestValidateOpenAIOptions(t *testing.T) {
+	neg := -1.0
+	for _, tc := range []struct {
+		o    OpenAIConfig
+		want string
+	}{
+		{OpenAIConfig{Headers: []string{"no colon"}}, `--header "no colon": want "Name: value"`},
+		{OpenAIConfig{Headers: []string{": v"}}, `--header ": v": want "Name: value"`},
+		{OpenAIConfig{ExtraBody: `[1]`}, `--extra-body "[1]": want a JSON object`},
+		{OpenAIConfig{ExtraBody: `{"a":`}, `--extra-body`},
+		{OpenAIConfig{ExtraBody: `null`}, `--extra-body`},
+		{OpenAIConfig{Temperature: &neg}, `--temperature "-1": want a finite number ≥ 0`},
+	} {
+		c := Config{Kind: OpenAI, Net: Net{URLs: []string{"http://h"}}, OpenAI: &tc.o}
+		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: %v, want %q", tc.o, err, tc.want)
+		}
+	}
+}
