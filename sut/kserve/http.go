@@ -12,7 +12,6 @@ import (
 	"net/url"
 	"strconv"
 	"sync"
-	"syscall"
 	"time"
 
 	"aimeter/loadgen"
@@ -178,7 +177,7 @@ func (h *httpClient) do(ctx context.Context, r *loadgen.Responder, l *layout, x 
 	resp.RequestBytes = int64(len(b.req))
 	res, err := h.client.Do(req)
 	if err != nil {
-		resp.Err = classify(ctx, scrub(err))
+		resp.Err = classify(ctx, scrub(err), false)
 		return
 	}
 	b.resp.Reset()
@@ -186,30 +185,30 @@ func (h *httpClient) do(ctx context.Context, r *loadgen.Responder, l *layout, x 
 	res.Body.Close()
 	resp.ResponseBytes = int64(b.resp.Len())
 	if err != nil {
-		resp.Err = classify(ctx, err)
+		resp.Err = classify(ctx, err, true)
 		return
 	}
 	body := b.resp.Bytes()
 	if res.StatusCode/100 != 2 {
-		resp.Err = loadgen.WithCategory(netsut.CategoryHTTP, fmt.Errorf("POST %s: %s: %q", h.inferURL, res.Status, prefix(string(body))))
+		resp.Err = netsut.HTTPError(res.StatusCode, fmt.Errorf("POST %s: %s: %q", h.inferURL, res.Status, prefix(string(body))))
 		return
 	}
 	if len(body) > maxBody {
-		resp.Err = loadgen.WithCategory(netsut.CategoryDecode, fmt.Errorf("%w: body longer than %d bytes", errDecode, maxBody))
+		resp.Err = loadgen.WithCategory(netsut.CategoryProtocol, fmt.Errorf("%w: body longer than %d bytes", errDecode, maxBody))
 		return
 	}
 	hl := -1
 	if v := res.Header[headerContentLength]; len(v) > 0 {
 		n, err := strconv.Atoi(v[0])
 		if err != nil || n < 0 {
-			resp.Err = loadgen.WithCategory(netsut.CategoryDecode, fmt.Errorf("%w: %s %q", errDecode, headerContentLength, prefix(v[0])))
+			resp.Err = loadgen.WithCategory(netsut.CategoryProtocol, fmt.Errorf("%w: %s %q", errDecode, headerContentLength, prefix(v[0])))
 			return
 		}
 		hl = n
 	}
 	class, err := decodeHTTPResponse(body, hl, l.outName)
 	if err != nil {
-		resp.Err = loadgen.WithCategory(netsut.CategoryDecode, err)
+		resp.Err = decodeError(err)
 		return
 	}
 	if h.e.opts.StageTimes {
@@ -235,22 +234,23 @@ var classBytes = func() (b [256]byte) {
 	return
 }()
 
-// classify gives a transport error its netsut category.
-func classify(ctx context.Context, err error) error {
-	switch {
-	case ctx.Err() != nil:
-		return loadgen.WithCategory(netsut.CategoryTimeout, err)
-	case errors.Is(err, syscall.ECONNREFUSED) || isDial(err):
-		return loadgen.WithCategory(netsut.CategoryConnect, err)
-	case errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.Is(err, syscall.EPIPE):
-		return loadgen.WithCategory(netsut.CategoryReset, err)
-	}
-	return loadgen.WithCategory(netsut.CategoryConnect, err)
+// classify gives a transport error its netsut category (netsut.Classify);
+// started says the response had begun.
+func classify(ctx context.Context, err error, started bool) error {
+	return netsut.Classify(ctx, err, started)
 }
 
-func isDial(err error) bool {
-	if oe, ok := errors.AsType[*net.OpError](err); ok {
-		return oe.Op == "dial"
+// decodeError categorises a response that did not decode: a body that is
+// not JSON is malformed_json, an error object server_error, anything else
+// (tensors, outputs) protocol_error.
+func decodeError(err error) error {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.Is(err, errServer):
+		return loadgen.WithCategory(netsut.CategoryServerError, err)
+	case errors.As(err, &syn), errors.As(err, &typ), errors.Is(err, io.ErrUnexpectedEOF):
+		return loadgen.WithCategory(netsut.CategoryMalformedJSON, err)
 	}
-	return false
+	return loadgen.WithCategory(netsut.CategoryProtocol, err)
 }

@@ -28,7 +28,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"aimeter/dataset/prompts"
@@ -536,7 +535,7 @@ func (e *Endpoint) do(ctx context.Context, r clock, s loadgen.QuerySample, resp 
 	hres, err := e.tr.RoundTrip(req)
 	if err != nil {
 		e.stats.errors.Add(1)
-		resp.Err = e.failure(ctx, err)
+		resp.Err = e.failure(ctx, err, false)
 		return
 	}
 	defer hres.Body.Close()
@@ -555,6 +554,9 @@ func (e *Endpoint) do(ctx context.Context, r clock, s loadgen.QuerySample, resp 
 		resp.Err = e.readStream(ctx, r, s, resp, c)
 	} else {
 		resp.Err = e.readWhole(ctx, resp, c)
+	}
+	if resp.Err != nil && hres.StatusCode/100 == 2 {
+		resp.Err = contentTypeError(resp.Err, hres.Header.Get("Content-Type"), e.opts.Stream)
 	}
 	resp.ResponseBytes = c.cb.n + responseHeaderBytes(hres)
 	if resp.Err != nil {
@@ -592,7 +594,7 @@ func (e *Endpoint) statusError(res *http.Response, c *call) error {
 	if n > 0 {
 		msg += ": " + e.scrub(quotePrefix(prefix[:n]))
 	}
-	return loadgen.WithCategory(netsut.CategoryHTTP, errors.New(msg))
+	return netsut.HTTPError(res.StatusCode, errors.New(msg))
 }
 
 // scrub removes the API key from text the server sent (a server that
@@ -605,25 +607,44 @@ func (e *Endpoint) scrub(s string) string {
 }
 
 // failure categorises an error of sending the request or reading the
-// response.
-func (e *Endpoint) failure(ctx context.Context, err error) error {
+// response (netsut.Classify); started says the response had begun.
+func (e *Endpoint) failure(ctx context.Context, err error, started bool) error {
 	where := "POST " + e.reqURL.Redacted()
 	if ctxErr := ctx.Err(); ctxErr != nil {
-		if errors.Is(ctxErr, context.DeadlineExceeded) {
-			return loadgen.WithCategory(netsut.CategoryTimeout, fmt.Errorf("%s: no complete response before the request's deadline", where))
+		cat := netsut.ClassOf(ctx, err, started)
+		switch {
+		case cat == netsut.CategoryStreamStalled:
+			return loadgen.WithCategory(cat, fmt.Errorf("%s: the response stopped before the request's deadline", where))
+		case errors.Is(ctxErr, context.DeadlineExceeded):
+			return loadgen.WithCategory(cat, fmt.Errorf("%s: no complete response before the request's deadline", where))
 		}
-		return loadgen.WithCategory(netsut.CategoryClient, fmt.Errorf("%s: cancelled: %w", where, ctxErr))
+		return loadgen.WithCategory(cat, fmt.Errorf("%s: cancelled: %w", where, ctxErr))
 	}
-	cat := netsut.CategoryReset
-	var op *net.OpError
-	var tlsErr tls.RecordHeaderError
-	var certErr *tls.CertificateVerificationError
-	switch {
-	case errors.Is(err, syscall.ECONNREFUSED), errors.As(err, &op) && op.Op == "dial",
-		errors.As(err, &tlsErr), errors.As(err, &certErr):
-		cat = netsut.CategoryConnect
+	return loadgen.WithCategory(netsut.ClassOf(ctx, err, started), fmt.Errorf("%s: %w", where, err))
+}
+
+// contentTypeError recategorises err, the failure to read a 2xx response,
+// as unexpected_content_type when the response was neither the event
+// stream nor the JSON asked for (nor text/plain), which explains why it
+// did not parse.
+func contentTypeError(err error, contentType string, stream bool) error {
+	if err == nil || contentType == "" {
+		return err
 	}
-	return loadgen.WithCategory(cat, fmt.Errorf("%s: %w", where, err))
+	mt := strings.ToLower(strings.TrimSpace(strings.SplitN(contentType, ";", 2)[0]))
+	// text/plain is what servers that do not say get from Go's sniffing.
+	if mt == "application/json" || mt == "text/plain" || (stream && mt == "text/event-stream") {
+		return err
+	}
+	var c interface{ Category() string }
+	if !errors.As(err, &c) {
+		return err
+	}
+	switch c.Category() {
+	case netsut.CategoryMalformedJSON, netsut.CategoryMalformedSSE, netsut.CategoryStreamTruncated:
+		return loadgen.WithCategory(netsut.CategoryUnexpectedContentType, fmt.Errorf("Content-Type %q: %w", contentType, err))
+	}
+	return err
 }
 
 // isDone reports whether an event is the end marker.
@@ -643,22 +664,22 @@ func (e *Endpoint) readStream(ctx context.Context, r clock, s loadgen.QuerySampl
 			switch {
 			case err == io.EOF || errors.Is(err, errPartialEvent):
 				if ctx.Err() == nil {
-					return loadgen.WithCategory(netsut.CategoryTruncated, fmt.Errorf("POST %s: the stream ended without [DONE] after %d chunks with content", e.reqURL.Redacted(), chunks))
+					return loadgen.WithCategory(netsut.CategoryStreamTruncated, fmt.Errorf("POST %s: the stream ended without [DONE] after %d chunks with content", e.reqURL.Redacted(), chunks))
 				}
 			case errors.Is(err, ErrEventTooLarge):
-				return loadgen.WithCategory(netsut.CategoryDecode, fmt.Errorf("POST %s: %w", e.reqURL.Redacted(), err))
+				return loadgen.WithCategory(netsut.CategoryMalformedSSE, fmt.Errorf("POST %s: %w", e.reqURL.Redacted(), err))
 			}
-			return e.failure(ctx, err)
+			return e.failure(ctx, err, true)
 		}
 		if isDone(data) {
 			break
 		}
 		p := &c.parsed
 		if err := p.decode(data, &c.chunk); err != nil {
-			return loadgen.WithCategory(netsut.CategoryDecode, errors.New(e.scrub(fmt.Sprintf("POST %s: chunk %d: %v", e.reqURL.Redacted(), chunks+1, err))))
+			return loadgen.WithCategory(netsut.CategoryMalformedJSON, errors.New(e.scrub(fmt.Sprintf("POST %s: chunk %d: %v", e.reqURL.Redacted(), chunks+1, err))))
 		}
 		if p.hasErr {
-			return loadgen.WithCategory(netsut.CategoryHTTP, fmt.Errorf("POST %s: the stream carried an error: %s", e.reqURL.Redacted(), e.scrub(quotePrefix(p.str(p.errMsg)))))
+			return loadgen.WithCategory(netsut.CategoryServerError, fmt.Errorf("POST %s: the stream carried an error: %s", e.reqURL.Redacted(), e.scrub(quotePrefix(p.str(p.errMsg)))))
 		}
 		if p.hasUsage {
 			usageTokens = p.usage
@@ -725,24 +746,24 @@ func (e *Endpoint) readWhole(ctx context.Context, resp *loadgen.Response, c *cal
 		n, err := c.br.Read(c.buf[len(c.buf):cap(c.buf)])
 		c.buf = c.buf[:len(c.buf)+n]
 		if len(c.buf) > limit {
-			return loadgen.WithCategory(netsut.CategoryDecode, fmt.Errorf("POST %s: %w: a response body of more than %d bytes", e.reqURL.Redacted(), ErrEventTooLarge, limit))
+			return loadgen.WithCategory(netsut.CategoryProtocol, fmt.Errorf("POST %s: %w: a response body of more than %d bytes", e.reqURL.Redacted(), ErrEventTooLarge, limit))
 		}
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return e.failure(ctx, err)
+			return e.failure(ctx, err, true)
 		}
 	}
 	p := &c.parsed
 	if err := p.decode(c.buf, &c.chunk); err != nil {
-		return loadgen.WithCategory(netsut.CategoryDecode, errors.New(e.scrub(fmt.Sprintf("POST %s: %v", e.reqURL.Redacted(), err))))
+		return loadgen.WithCategory(netsut.CategoryMalformedJSON, errors.New(e.scrub(fmt.Sprintf("POST %s: %v", e.reqURL.Redacted(), err))))
 	}
 	if p.hasErr {
-		return loadgen.WithCategory(netsut.CategoryHTTP, fmt.Errorf("POST %s: the response is an error: %s", e.reqURL.Redacted(), e.scrub(quotePrefix(p.str(p.errMsg)))))
+		return loadgen.WithCategory(netsut.CategoryServerError, fmt.Errorf("POST %s: the response is an error: %s", e.reqURL.Redacted(), e.scrub(quotePrefix(p.str(p.errMsg)))))
 	}
 	if p.choices == 0 {
-		return loadgen.WithCategory(netsut.CategoryDecode, fmt.Errorf("POST %s: a response without choices: %s", e.reqURL.Redacted(), e.scrub(quotePrefix(c.buf))))
+		return loadgen.WithCategory(netsut.CategoryMalformedJSON, fmt.Errorf("POST %s: a response without choices: %s", e.reqURL.Redacted(), e.scrub(quotePrefix(c.buf))))
 	}
 	text, _ := p.content()
 	c.text = append(c.text, text...)
