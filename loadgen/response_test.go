@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -484,5 +485,34 @@ func TestErrorTableRepeatDoesNotAllocate(t *testing.T) {
 func TestErrorInfoMessagesOfAnOldTable(t *testing.T) {
 	if got := (ErrorInfo{Category: "http", Message: "HTTP 500"}).Messages(); !slices.Equal(got, []string{"HTTP 500"}) {
 		t.Errorf("Messages = %q", got)
+	}
+}
+
+// TestProgressCountsFailures: the last progress snapshot of a pass counts
+// its failed samples.
+func TestProgressCountsFailures(t *testing.T) {
+	s := DefaultSettings()
+	s.Scenario = Offline
+	s.MinDurationMs = 0
+	s.MinQueryCount = 6
+	sut := funcSUT{issue: func(r *Responder, samples []QuerySample) {
+		for i, q := range samples {
+			if i%3 == 0 {
+				r.Fail(q.ID, errors.New("x"))
+			} else {
+				r.Complete(q.ID, nil, 0)
+			}
+		}
+	}}
+	var last Progress
+	var mu sync.Mutex
+	res, err := Run(context.Background(), sut, &testQSL{total: 6, perf: 6}, s, &Options{Progress: func(p Progress) { mu.Lock(); last = p; mu.Unlock() }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !last.Done || last.Failed != int64(res.FailedSamples) || last.Failed == 0 || last.Completed != last.Issued {
+		t.Errorf("last progress %+v, %d failed samples", last, res.FailedSamples)
 	}
 }
