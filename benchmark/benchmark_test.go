@@ -351,6 +351,7 @@ func TestRedactArgs(t *testing.T) {
 		{"user information of a URL", []string{"--url", "https://me:pw@host/v1"}, []string{"--url", "https://host/v1"}},
 		{"user information in the = form", []string{"--url=https://me:pw@host/v1"}, []string{"--url=https://host/v1"}},
 		{"nil stays nil", nil, nil},
+		{"a count of tokens is no secret", []string{"--output-tokens", "128", "--input-tokens=64"}, []string{"--output-tokens", "128", "--input-tokens=64"}},
 	} {
 		if got := RedactArgs(c.in); !slices.Equal(got, c.want) {
 			t.Errorf("%s: %q, want %q", c.why, got, c.want)

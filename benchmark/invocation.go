@@ -1,6 +1,7 @@
 package benchmark
 
 import (
+	"slices"
 	"strings"
 
 	"aimeter/bundle"
@@ -35,7 +36,7 @@ func (r *runner) invocation(st *resolved, o *opened) *bundle.Invocation {
 }
 
 // secretWords mark an option whose value is secret.
-var secretWords = []string{"key", "token", "secret", "password", "passwd", "auth", "credential"}
+var secretWords = []string{"key", "apikey", "token", "secret", "password", "passwd", "auth", "credential", "credentials", "bearer"}
 
 // RedactArgs returns args with the value of every secret-looking option
 // (--api-key X, --token=X, ...) and of every secret-looking header
@@ -53,8 +54,10 @@ func RedactArgs(args []string) []string {
 		if strings.HasSuffix(name, "-env") {
 			return false
 		}
-		for _, w := range secretWords {
-			if strings.Contains(name, w) {
+		// A whole word of the name: --api-key and --auth-token are
+		// secret, --output-tokens is not.
+		for _, part := range strings.FieldsFunc(name, func(r rune) bool { return r == '-' || r == '_' }) {
+			if slices.Contains(secretWords, part) {
 				return true
 			}
 		}

@@ -146,8 +146,9 @@ func readSamples(r io.Reader, recs []loadgen.Record, nErrors int) error {
 	})
 }
 
-// writeErrors writes errors.json: the error table, indexed from 1 as the
-// records' error field.
+// writeErrors writes errors.json: the error table (loadgen.ErrorInfo: one
+// group of failures per category and code, with count, examples and the
+// first and last time), indexed from 1 as the records' error field.
 func writeErrors(w io.Writer, table []loadgen.ErrorInfo) error {
 	b, err := json.MarshalIndent(table, "", "  ")
 	if err != nil {
@@ -157,6 +158,9 @@ func writeErrors(w io.Writer, table []loadgen.ErrorInfo) error {
 	return err
 }
 
+// readErrors reads errors.json. A table written before failures were
+// grouped (one entry per category and message, without code, examples or
+// times) reads as it is: ErrorInfo.Messages gives its message.
 func readErrors(r io.Reader) ([]loadgen.ErrorInfo, error) {
 	var table []loadgen.ErrorInfo
 	dec := json.NewDecoder(r)

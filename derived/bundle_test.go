@@ -239,7 +239,7 @@ func TestSampleDataRoundTrip(t *testing.T) {
 	if !slices.Equal(want, got) {
 		t.Fatalf("records differ after the round trip (%d and %d)", len(want), len(got))
 	}
-	if !slices.Equal(b.Result.Errors, back.Result.Errors) || len(back.Result.Errors) != 3 {
+	if !reflect.DeepEqual(b.Result.Errors, back.Result.Errors) || len(back.Result.Errors) != 3 {
 		t.Errorf("error table %v, want %v (three distinct failures)", back.Result.Errors, b.Result.Errors)
 	}
 	type trace struct {
@@ -256,8 +256,8 @@ func TestSampleDataRoundTrip(t *testing.T) {
 	if w, g := collect(b.Result), collect(back.Result); !slices.Equal(w, g) || len(w) == 0 {
 		t.Errorf("token times: %d traces read, %d written", len(g), len(w))
 	}
-	if e, ok := back.Result.ErrorOf(got[10]); !ok || e.Category != "http" {
-		t.Errorf("the 11th sample's error = %v, want category http", e)
+	if e, ok := back.Result.ErrorOf(got[10]); !ok || e.Category != "http_5xx" || e.Code != 501 {
+		t.Errorf("the 11th sample's error = %v, want category http_5xx, code 501", e)
 	}
 
 	plain := runBundle(t, null.SUT{}, loadgentest.SmallSettings(loadgen.Offline, loadgen.PerformanceOnly))

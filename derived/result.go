@@ -150,11 +150,20 @@ type SampleCounts struct {
 	ErrorRate float64 `json:"error_rate"`
 }
 
-// ErrorGroup is one kind of failure.
+// ErrorGroup is one group of failures: a category of the error taxonomy
+// with its HTTP or gRPC code, how many samples failed so, a few example
+// messages, and when the first and the last failed (ns on the run clock).
 type ErrorGroup struct {
-	Category string `json:"category"`
-	Message  string `json:"message"`
-	Count    uint64 `json:"count"`
+	// Group is the category with its code, e.g. "http_5xx/501".
+	Group    string   `json:"group"`
+	Category string   `json:"category"`
+	Code     int      `json:"code,omitempty"`
+	CodeName string   `json:"code_name,omitempty"`
+	Count    uint64   `json:"count"`
+	Message  string   `json:"message"`
+	Examples []string `json:"examples,omitempty"`
+	FirstNs  int64    `json:"first_ns,omitempty"`
+	LastNs   int64    `json:"last_ns,omitempty"`
 }
 
 // Stats summarise a distribution (LoadGen's percentiles: index trunc(n×p)
@@ -244,7 +253,8 @@ func (s *Set) Result() (*Result, error) {
 	}
 	r.Samples = sampleCounts(res)
 	for _, e := range res.Errors {
-		r.Errors = append(r.Errors, ErrorGroup{Category: e.Category, Message: e.Message, Count: e.Count})
+		r.Errors = append(r.Errors, ErrorGroup{Group: e.Label(), Category: e.Category, Code: e.Code, CodeName: e.CodeName, Count: e.Count,
+			Message: e.Message, Examples: e.Examples, FirstNs: e.FirstNs, LastNs: e.LastNs})
 	}
 	if b.GBT != nil {
 		m, err := s.GBTMetrics()

@@ -68,7 +68,8 @@
 // sample's deadline is lost, whether or not a timer got there first, and is
 // counted in Result.LateCompletions, not as a protocol error.
 // Failures (Fail, Response.Err) are errors: they invalidate the run and are
-// kept in Result.Errors, one entry per distinct category and message.
+// kept in Result.Errors, one group per distinct category and code (see
+// ErrorInfo: count, example messages, first and last time).
 //
 // # A SUT that blocks
 //

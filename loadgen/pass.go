@@ -57,6 +57,7 @@ type pass struct {
 	samplesClaimed atomic.Int64 // CAS from issued won by a completion or failure
 	samplesDone    atomic.Int64 // finished writing their record
 	samplesLost    atomic.Int64
+	samplesFailed  atomic.Int64 // completed with an error (Responder.Fail, Response.Err)
 	queriesDone    atomic.Int64
 	queriesIssued  atomic.Int64
 

@@ -258,8 +258,9 @@ func (r *Responder) respond(now int64, resp *Response, failed bool, err error) b
 	}
 	if failed {
 		r.failed.Add(1)
+		p.samplesFailed.Add(1)
 		r.mu.Lock()
-		p.errIdx.put(i, r.errs.add(err))
+		p.errIdx.put(i, r.errs.add(err, rel))
 		r.mu.Unlock()
 		if err != nil {
 			r.note("sample %d failed: %v", id-1, err)

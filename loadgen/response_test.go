@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -90,8 +92,8 @@ func TestRespondFillsTheRecord(t *testing.T) {
 				return ""
 			},
 			errors: []ErrorInfo{
-				{Category: "http", Message: "503 Service Unavailable", Count: 4},
-				{Category: DefaultErrorCategory, Message: "decode: bad json", Count: 4},
+				{Category: "http", Message: "503 Service Unavailable", Examples: []string{"503 Service Unavailable"}, Count: 4},
+				{Category: DefaultErrorCategory, Message: "decode: bad json", Examples: []string{"decode: bad json"}, Count: 4},
 			},
 		},
 	}
@@ -103,7 +105,7 @@ func TestRespondFillsTheRecord(t *testing.T) {
 					t.Errorf("%s (%s)", msg, c.why)
 				}
 			}
-			if !slices.Equal(res.Errors, c.errors) {
+			if !sameGroups(res.Errors, c.errors) {
 				t.Errorf("Errors = %+v, want %+v (%s)", res.Errors, c.errors, c.why)
 			}
 			if want := c.errors != nil; want == res.Summary.Valid {
@@ -162,13 +164,29 @@ func TestFailWithNilErrorIsStillAFailure(t *testing.T) {
 	}
 }
 
+// sameGroups compares error tables but for their times, which it only
+// checks for order.
+func sameGroups(got, want []ErrorInfo) bool {
+	if len(got) != len(want) {
+		return false
+	}
+	for i := range got {
+		g, w := got[i], want[i]
+		if g.Category != w.Category || g.Code != w.Code || g.CodeName != w.CodeName || g.Message != w.Message ||
+			!slices.Equal(g.Examples, w.Examples) || g.Count != w.Count || g.FirstNs > g.LastNs {
+			return false
+		}
+	}
+	return true
+}
+
 func TestErrorTableIsCapped(t *testing.T) {
 	var tab errorTable
 	for i := range MaxErrorKinds + 100 {
-		tab.add(fmt.Errorf("failure %d", i))
+		tab.add(WithCode("c", i+1, "", fmt.Errorf("failure %d", i)), int64(i))
 	}
-	if idx := tab.add(fmt.Errorf("failure %d", 5)); idx != 6 {
-		t.Errorf("a known message got index %d, want 6", idx)
+	if idx := tab.add(WithCode("c", 6, "", errors.New("failure 5")), 0); idx != 6 {
+		t.Errorf("a known group got index %d, want 6", idx)
 	}
 	if len(tab.list) != MaxErrorKinds {
 		t.Fatalf("%d entries, want the cap %d", len(tab.list), MaxErrorKinds)
@@ -177,7 +195,7 @@ func TestErrorTableIsCapped(t *testing.T) {
 	if last.Category != OverflowErrorCategory || last.Count != 101 {
 		t.Errorf("overflow entry %+v, want category %q counting 101", last, OverflowErrorCategory)
 	}
-	if idx := tab.add(errors.New("yet another")); idx != MaxErrorKinds {
+	if idx := tab.add(WithCode("c", -1, "", errors.New("yet another")), 0); idx != MaxErrorKinds {
 		t.Errorf("a new kind past the cap got index %d, want %d", idx, MaxErrorKinds)
 	}
 }
@@ -215,8 +233,8 @@ func TestErrorCategoryFromTheChain(t *testing.T) {
 		{nil, DefaultErrorCategory, "Fail with a nil error still has a category"},
 	}
 	for _, c := range cases {
-		if got := errorCategory(c.err); got != c.want {
-			t.Errorf("errorCategory(%v) = %q, want %q (%s)", c.err, got, c.want, c.why)
+		if got := errorKeyOf(c.err).category; got != c.want {
+			t.Errorf("errorKeyOf(%v) = %q, want %q (%s)", c.err, got, c.want, c.why)
 		}
 	}
 	if WithCategory("http", nil) != nil {
@@ -402,5 +420,99 @@ func TestAttachedRecordsKeepTheNewFields(t *testing.T) {
 	}
 	if n != 1 {
 		t.Errorf("%d stored token traces, want 1", n)
+	}
+}
+
+// TestErrorTableGroupsByCategoryAndCode: failures group by category and
+// code whatever their messages; a group keeps up to three distinct
+// examples, the first and last time, and the code and its name.
+func TestErrorTableGroupsByCategoryAndCode(t *testing.T) {
+	var tab errorTable
+	adds := []struct {
+		err  error
+		at   int64
+		want uint16
+	}{
+		{WithCategory("connection_reset", errors.New("read tcp 127.0.0.1:1->127.0.0.1:2: reset")), 50, 1},
+		{WithCode("http_5xx", 501, "", errors.New("HTTP 501: a")), 60, 2},
+		{WithCategory("connection_reset", errors.New("read tcp 127.0.0.1:3->127.0.0.1:2: reset")), 40, 1},
+		{WithCode("http_5xx", 503, "", errors.New("HTTP 503")), 70, 3},
+		{fmt.Errorf("wrapped: %w", WithCode("http_5xx", 501, "", errors.New("HTTP 501: b"))), 80, 2},
+		{WithCode("http_5xx", 501, "", errors.New("HTTP 501: c")), 90, 2},
+		{WithCode("http_5xx", 501, "", errors.New("HTTP 501: d")), 100, 2},
+		{WithCode("http_5xx", 501, "", errors.New("HTTP 501: a")), 110, 2},
+		{WithCode("grpc", 14, "Unavailable", errors.New("gRPC Unavailable")), 120, 4},
+		{errors.Join(errors.New("x"), WithCode("grpc", 14, "Unavailable", errors.New("joined"))), 130, 4},
+	}
+	for i, a := range adds {
+		if got := tab.add(a.err, a.at); got != a.want {
+			t.Errorf("add %d: group %d, want %d", i, got, a.want)
+		}
+	}
+	want := []ErrorInfo{
+		{Category: "connection_reset", Message: "read tcp 127.0.0.1:1->127.0.0.1:2: reset",
+			Examples: []string{"read tcp 127.0.0.1:1->127.0.0.1:2: reset", "read tcp 127.0.0.1:3->127.0.0.1:2: reset"}, Count: 2, FirstNs: 40, LastNs: 50},
+		{Category: "http_5xx", Code: 501, Message: "HTTP 501: a", Examples: []string{"HTTP 501: a", "wrapped: HTTP 501: b", "HTTP 501: c"}, Count: 5, FirstNs: 60, LastNs: 110},
+		{Category: "http_5xx", Code: 503, Message: "HTTP 503", Examples: []string{"HTTP 503"}, Count: 1, FirstNs: 70, LastNs: 70},
+		{Category: "grpc", Code: 14, CodeName: "Unavailable", Message: "gRPC Unavailable", Examples: []string{"gRPC Unavailable", "x\njoined"}, Count: 2, FirstNs: 120, LastNs: 130},
+	}
+	if !reflect.DeepEqual(tab.list, want) {
+		t.Errorf("table\n%+v\nwant\n%+v", tab.list, want)
+	}
+	for i, l := range []string{"connection_reset", "http_5xx/501", "http_5xx/503", "grpc/Unavailable"} {
+		if got := tab.list[i].Label(); got != l {
+			t.Errorf("Label %d = %q, want %q", i, got, l)
+		}
+	}
+}
+
+// TestErrorTableRepeatDoesNotAllocate: counting one more failure of a
+// known group allocates nothing, even before its examples are complete.
+func TestErrorTableRepeatDoesNotAllocate(t *testing.T) {
+	var tab errorTable
+	err := fmt.Errorf("POST x: %w", WithCode("http_5xx", 503, "", errors.New("HTTP 503")))
+	tab.add(err, 1)
+	if n := testing.AllocsPerRun(1000, func() { tab.add(err, 2) }); n != 0 {
+		t.Errorf("%v allocations per repeated failure, want 0", n)
+	}
+	if tab.list[0].Count != 1002 { // AllocsPerRun runs the function once more to warm up
+		t.Errorf("count %d", tab.list[0].Count)
+	}
+}
+
+// TestErrorInfoMessagesOfAnOldTable: a table entry without examples (an
+// errors.json written before groups) gives its message as the example.
+func TestErrorInfoMessagesOfAnOldTable(t *testing.T) {
+	if got := (ErrorInfo{Category: "http", Message: "HTTP 500"}).Messages(); !slices.Equal(got, []string{"HTTP 500"}) {
+		t.Errorf("Messages = %q", got)
+	}
+}
+
+// TestProgressCountsFailures: the last progress snapshot of a pass counts
+// its failed samples.
+func TestProgressCountsFailures(t *testing.T) {
+	s := DefaultSettings()
+	s.Scenario = Offline
+	s.MinDurationMs = 0
+	s.MinQueryCount = 6
+	sut := funcSUT{issue: func(r *Responder, samples []QuerySample) {
+		for i, q := range samples {
+			if i%3 == 0 {
+				r.Fail(q.ID, errors.New("x"))
+			} else {
+				r.Complete(q.ID, nil, 0)
+			}
+		}
+	}}
+	var last Progress
+	var mu sync.Mutex
+	res, err := Run(context.Background(), sut, &testQSL{total: 6, perf: 6}, s, &Options{Progress: func(p Progress) { mu.Lock(); last = p; mu.Unlock() }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !last.Done || last.Failed != int64(res.FailedSamples) || last.Failed == 0 || last.Completed != last.Issued {
+		t.Errorf("last progress %+v, %d failed samples", last, res.FailedSamples)
 	}
 }

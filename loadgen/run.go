@@ -135,6 +135,7 @@ type Progress struct {
 	Issued      int64         // samples issued so far
 	Completed   int64         // samples completed (or lost) so far
 	Lost        int64         // samples lost so far (timeouts, see Options.SampleTimeout)
+	Failed      int64         // samples completed with an error so far (counted in Completed)
 	Queries     int64         // queries (jobs) issued so far
 	QueriesDone int64         // queries (jobs) completed (or lost) so far
 	Generated   int64         // samples generated for the pass
@@ -725,7 +726,7 @@ func (t *testRun) startProgress(p *pass) func() {
 		return Progress{
 			Pass: p.kind, Elapsed: time.Duration(t.now() - p.origin),
 			Issued: p.samplesIssued.Load(), Completed: p.samplesDone.Load(),
-			Lost: p.samplesLost.Load(), Queries: p.queriesIssued.Load(), QueriesDone: p.queriesDone.Load(),
+			Lost: p.samplesLost.Load(), Failed: p.samplesFailed.Load(), Queries: p.queriesIssued.Load(), QueriesDone: p.queriesDone.Load(),
 			Generated: int64(p.gen.n), Done: done,
 		}
 	}

@@ -65,9 +65,10 @@ type Response struct {
 	Stages *StageTimes
 	// Err, if not nil, says the SUT could not process the sample: it is
 	// recorded with status "error", counts as completed for scheduling and
-	// makes the result INVALID, as with Fail. Its category (see
-	// CategoryError) and message go to Result.Errors. A sample that is never
-	// completed is lost, not failed: timeouts of the tester are no errors.
+	// makes the result INVALID, as with Fail. Its category and code (see
+	// CategoryError, WithCode) group it in Result.Errors. A sample that is
+	// never completed is lost, not failed: timeouts of the tester are no
+	// errors.
 	Err error
 	// RequestBytes and ResponseBytes are the bytes the sample took on the
 	// wire, each way (network SUTs); 0 when not measured.

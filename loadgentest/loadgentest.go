@@ -88,7 +88,7 @@ func (*StagedSUT) FlushQueries() {}
 
 // WireSUT reports what a network SUT would: bytes on the wire, the node of
 // three that served each sample, three token times per answer, and
-// failures of two kinds (every 11th sample an "http" 500 or 501, every
+// failures of two kinds (every 11th sample an "http_5xx" 500 or 501, every
 // 13th an uncategorised decode error). Its zero value is ready; it is safe
 // for concurrent use.
 type WireSUT struct{ n atomic.Int64 }
@@ -103,7 +103,7 @@ func (s *WireSUT) IssueQuery(r *loadgen.Responder, samples []loadgen.QuerySample
 		resp := loadgen.Response{ID: q.ID, Data: []byte{1}, Tokens: 3, RequestBytes: 100 + k, ResponseBytes: 7, Node: uint32(1 + k%3)}
 		switch {
 		case k%11 == 0:
-			resp.Err = loadgen.WithCategory("http", fmt.Errorf("status %d", 500+k%2))
+			resp.Err = loadgen.WithCode("http_5xx", int(500+k%2), "", fmt.Errorf("status %d", 500+k%2))
 		case k%13 == 0:
 			resp.Err = errors.New("decode: bad json")
 		default:

@@ -188,6 +188,10 @@ type scenarioView struct {
 	EarlyStopping   []textBlock
 	Issues          []string
 	IssuesMore      int
+	// ErrorGroups lists the groups of failed samples (errors.json);
+	// ErrorChart draws them per second over the reported pass.
+	ErrorGroups table
+	ErrorChart  template.HTML
 
 	Accuracy    *accuracyView
 	Run         table
@@ -369,6 +373,12 @@ func buildScenario(anchor string, sc Run) *scenarioView {
 		}
 	}
 	sv.Issues, sv.IssuesMore = logIssues(res)
+	sv.ErrorGroups = errorGroupTable(res)
+	for i, p := range res.Passes {
+		if p.Reported {
+			sv.ErrorChart = errorChart(res, i)
+		}
+	}
 	sv.Run = runTable(res)
 	sv.Passes = passTable(res)
 	sv.Settings = settingsTable(eff)
@@ -570,6 +580,10 @@ func logIssues(res *loadgen.Result) ([]string, int) {
 	more := 0
 	for _, e := range res.Events {
 		if !e.Error && !e.Warning {
+			continue
+		}
+		if len(res.Errors) > 0 && isSampleFailureNote(e) {
+			// Listed by group (category, code, examples) instead.
 			continue
 		}
 		if len(out) == maxIssues {

@@ -181,8 +181,9 @@ func (ps *passStats) addLatency(doneNs, lat int64, censored bool) {
 }
 
 // collectPass streams the records of a pass into fixed-size buckets. Latency
-// is completed − scheduled, with lost samples censored at the end of the pass
-// as in the Summary; for MultiStream it is the query latency (the last
+// is completed − scheduled, of successful samples only, with lost samples
+// censored at the end of the pass as in the Summary (failed samples are
+// counted, never taken as latencies); for MultiStream it is the query latency (the last
 // sample's completion − the query's scheduled time). A latency is placed in
 // time at its completion.
 func collectPass(records iter.Seq[loadgen.Record], info loadgen.PassInfo, multiStream bool) *passStats {
@@ -193,9 +194,10 @@ func collectPass(records iter.Seq[loadgen.Record], info loadgen.PassInfo, multiS
 		qSched    int64
 		qDone     int64
 		qLost     bool
+		qFailed   bool
 	)
 	flushQuery := func() {
-		if haveQuery {
+		if haveQuery && !qFailed {
 			ps.addLatency(qDone, qDone-qSched, qLost)
 		}
 	}
@@ -209,8 +211,14 @@ func collectPass(records iter.Seq[loadgen.Record], info loadgen.PassInfo, multiS
 		case loadgen.StatusOK:
 			ps.tl.completed[ps.tl.bucket(done)]++
 		case loadgen.StatusError:
+			// A failure is no latency: it is counted and charted as a
+			// failure, never in the latency histogram, CDF or over time
+			// (nor, in MultiStream, is its query's latency).
 			ps.failed++
 			ps.tl.failed[ps.tl.bucket(done)]++
+			if !multiStream {
+				continue
+			}
 		default:
 			ps.lost++
 			done, lost = info.EndNs, true
@@ -221,7 +229,11 @@ func collectPass(records iter.Seq[loadgen.Record], info loadgen.PassInfo, multiS
 		}
 		if !haveQuery || rec.QueryID != qid {
 			flushQuery()
-			haveQuery, qid, qSched, qDone, qLost = true, rec.QueryID, rec.ScheduledNs, 0, false
+			haveQuery, qid, qSched, qDone, qLost, qFailed = true, rec.QueryID, rec.ScheduledNs, 0, false, false
+		}
+		if rec.Status == loadgen.StatusError {
+			qFailed = true
+			continue
 		}
 		qDone = max(qDone, done)
 		qLost = qLost || lost

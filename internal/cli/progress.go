@@ -43,6 +43,12 @@ func (p *progressLine) update(pr loadgen.Progress) {
 		return
 	}
 	line := fmt.Sprintf("%-14s %s %6.1fs  issued %d  completed %d", pr.Pass, drawBar(float64(pr.Elapsed), float64(p.target)), pr.Elapsed.Seconds(), pr.Issued, pr.Completed)
+	if pr.Failed > 0 {
+		line += fmt.Sprintf("  failed %d", pr.Failed)
+	}
+	if pr.Lost > 0 {
+		line += fmt.Sprintf("  lost %d", pr.Lost)
+	}
 	if pr.Elapsed > 0 {
 		line += fmt.Sprintf("  %.0f/s", float64(pr.Completed)/pr.Elapsed.Seconds())
 	}
@@ -71,7 +77,12 @@ func (p *progressLine) plain(pr loadgen.Progress) {
 		p.next += progressInterval
 	}
 	line := fmt.Sprintf("progress: %s pass, %s elapsed, %d queries issued, %d samples completed", pr.Pass, pr.Elapsed.Truncate(time.Second), pr.Queries, pr.Completed)
-	if pr.Lost > 0 {
+	switch {
+	case pr.Failed > 0 && pr.Lost > 0:
+		line += fmt.Sprintf(" (%d failed, %d lost)", pr.Failed, pr.Lost)
+	case pr.Failed > 0:
+		line += fmt.Sprintf(" (%d failed)", pr.Failed)
+	case pr.Lost > 0:
 		line += fmt.Sprintf(" (%d lost)", pr.Lost)
 	}
 	line += fmt.Sprintf(", %.0f samples/s", float64(pr.Completed)/pr.Elapsed.Seconds())

@@ -512,9 +512,7 @@ func printOutcome(st *State, res *loadgen.Result, dir string, writeErr error) {
 	if n := len(res.Accuracy); n > 0 {
 		fmt.Fprintf(w, "Accuracy log: %d responses\n", n)
 	}
-	if n := res.ErrorCount(); n > 0 {
-		fmt.Fprintf(w, "%d errors logged, see %s\n", n, filepath.Join(dir, "mlperf_log_detail.txt"))
-	}
+	printErrorBreakdown(w, res, dir)
 	if writeErr != nil {
 		fmt.Fprintf(w, "Logs NOT all written to %s: see the error below\n", dir)
 		return

@@ -53,12 +53,12 @@ func (e *testHTTPEndpoint) Do(ctx context.Context, _ *loadgen.Responder, s loadg
 	}
 	res, err := e.client.Do(req)
 	if err != nil {
-		resp.Err = loadgen.WithCategory(netsut.CategoryConnect, err)
+		resp.Err = netsut.Classify(ctx, err, false)
 		return
 	}
 	defer res.Body.Close()
 	if resp.Data, err = io.ReadAll(res.Body); err != nil {
-		resp.Err = loadgen.WithCategory(netsut.CategoryReset, err)
+		resp.Err = netsut.Classify(ctx, err, true)
 	}
 }
 

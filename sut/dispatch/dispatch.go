@@ -162,7 +162,7 @@ func (d *Dispatcher) Do(ctx context.Context, r *loadgen.Responder, s loadgen.Que
 		n.countError(category(resp.Err))
 	case ctx.Err() != nil:
 		// netsut.SUT turns this into a timeout error after Do returns.
-		n.countError(netsut.CategoryTimeout)
+		n.countError(netsut.CategoryRequestTimeout)
 	default:
 		n.ok.Add(1)
 	}

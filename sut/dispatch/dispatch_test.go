@@ -109,7 +109,7 @@ func (e *httpEndpoint) Do(ctx context.Context, _ *loadgen.Responder, s loadgen.Q
 	defer res.Body.Close()
 	b, err := io.ReadAll(res.Body)
 	if err != nil {
-		resp.Err = loadgen.WithCategory(netsut.CategoryReset, err)
+		resp.Err = loadgen.WithCategory(netsut.CategoryConnectionReset, err)
 		return
 	}
 	resp.Data = b

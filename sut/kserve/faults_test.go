@@ -90,35 +90,35 @@ func TestHTTPFaults(t *testing.T) {
 	}{
 		{"a 500 is an http error with the status and the body", false, func(w http.ResponseWriter, _ *http.Request) {
 			http.Error(w, "model exploded", http.StatusInternalServerError)
-		}, netsut.CategoryHTTP, "500 Internal Server Error: \"model exploded"},
+		}, netsut.CategoryHTTP5xx, "500 Internal Server Error: \"model exploded"},
 		{"a 429 is an http error", false, func(w http.ResponseWriter, _ *http.Request) {
 			http.Error(w, "slow down", http.StatusTooManyRequests)
-		}, netsut.CategoryHTTP, "429"},
+		}, netsut.CategoryHTTP4xx, "429"},
 		{"malformed JSON is a decode error", false, func(w http.ResponseWriter, _ *http.Request) {
 			_, _ = w.Write([]byte(`{"outputs":[{"name":"logits"`))
-		}, netsut.CategoryDecode, "malformed"},
+		}, netsut.CategoryMalformedJSON, "malformed"},
 		{"a response without the output is a decode error", false, func(w http.ResponseWriter, _ *http.Request) {
 			_, _ = w.Write([]byte(`{"outputs":[{"name":"other","datatype":"FP32","shape":[1],"data":[1]}]}`))
-		}, netsut.CategoryDecode, `no output "logits"`},
+		}, netsut.CategoryProtocol, `no output "logits"`},
 		{"an error object is a decode error with its message", false, func(w http.ResponseWriter, _ *http.Request) {
 			_, _ = w.Write([]byte(`{"error":"out of memory"}`))
-		}, netsut.CategoryDecode, "out of memory"},
+		}, netsut.CategoryServerError, "out of memory"},
 		{"binary data shorter than announced is a decode error", true, func(w http.ResponseWriter, _ *http.Request) {
 			js := `{"outputs":[{"name":"logits","datatype":"FP32","shape":[1,10],"parameters":{"binary_data_size":40}}]}`
 			w.Header().Set("Inference-Header-Content-Length", strconv.Itoa(len(js)))
 			_, _ = w.Write([]byte(js + "abcd"))
-		}, netsut.CategoryDecode, "past the end"},
+		}, netsut.CategoryProtocol, "past the end"},
 		{"a bad header length is a decode error", true, func(w http.ResponseWriter, _ *http.Request) {
 			w.Header().Set("Inference-Header-Content-Length", "-3")
 			_, _ = w.Write([]byte(`{}`))
-		}, netsut.CategoryDecode, "Inference-Header-Content-Length"},
+		}, netsut.CategoryProtocol, "Inference-Header-Content-Length"},
 		{"a connection closed mid-response is a reset", false, func(w http.ResponseWriter, _ *http.Request) {
 			conn, _, err := w.(http.Hijacker).Hijack()
 			if err == nil {
 				_, _ = conn.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n{\"out"))
 				conn.Close()
 			}
-		}, netsut.CategoryReset, ""}, // EOF or a reset, as the kernel has it
+		}, netsut.CategoryStreamTruncated, ""}, // EOF or a reset, as the kernel has it: the response had begun
 		{"a server that never answers ends at the request timeout", false, func(_ http.ResponseWriter, r *http.Request) {
 			// Read the body, so the server notices the client's close.
 			_, _ = io.Copy(io.Discard, r.Body)
@@ -126,7 +126,7 @@ func TestHTTPFaults(t *testing.T) {
 			case <-r.Context().Done():
 			case <-time.After(5 * time.Second):
 			}
-		}, netsut.CategoryTimeout, "deadline"},
+		}, netsut.CategoryRequestTimeout, "deadline"},
 	} {
 		t.Run(c.why, func(t *testing.T) {
 			srv := faultyHTTP(t, c.infer)
@@ -145,8 +145,8 @@ func TestHTTPFaults(t *testing.T) {
 func TestHTTPRefused(t *testing.T) {
 	srv := faultyHTTP(t, func(http.ResponseWriter, *http.Request) {})
 	resp, _ := doOne(t, kserve.Options{URL: srv.URL}, 5*time.Second, srv.Close)
-	if got := category(resp.Err); got != netsut.CategoryConnect {
-		t.Errorf("error %v (category %q), want connect", resp.Err, got)
+	if got := category(resp.Err); got != netsut.CategoryConnectionRefused {
+		t.Errorf("error %v (category %q), want connection_refused", resp.Err, got)
 	}
 }
 
@@ -212,14 +212,14 @@ func TestGRPCFaults(t *testing.T) {
 		}}, netsut.CategoryGRPC, "ResourceExhausted: queue full"},
 		{"a response without outputs is a decode error", false, faultyGRPC{infer: func(context.Context) (*inferencepb.ModelInferResponse, error) {
 			return &inferencepb.ModelInferResponse{}, nil
-		}}, netsut.CategoryDecode, "no output"},
+		}}, netsut.CategoryProtocol, "no output"},
 		{"raw contents not matching the outputs are a decode error", false, faultyGRPC{infer: func(context.Context) (*inferencepb.ModelInferResponse, error) {
 			return &inferencepb.ModelInferResponse{Outputs: []*inferencepb.ModelInferResponse_InferOutputTensor{{Name: "logits", Datatype: "FP32"}}, RawOutputContents: [][]byte{{1, 2, 3}, {4}}}, nil
-		}}, netsut.CategoryDecode, "raw output contents"},
+		}}, netsut.CategoryProtocol, "raw output contents"},
 		{"a server that never answers ends at the request timeout", false, faultyGRPC{infer: func(ctx context.Context) (*inferencepb.ModelInferResponse, error) {
 			<-ctx.Done()
 			return nil, ctx.Err()
-		}}, netsut.CategoryTimeout, "DeadlineExceeded"},
+		}}, netsut.CategoryRequestTimeout, "DeadlineExceeded"},
 		{"a stream error message is a grpc error", true, faultyGRPC{stream: func(s grpc.BidiStreamingServer[inferencepb.ModelInferRequest, inferencepb.ModelStreamInferResponse]) error {
 			r, err := s.Recv()
 			if err != nil {
@@ -237,11 +237,11 @@ func TestGRPCFaults(t *testing.T) {
 			_ = s.Send(&inferencepb.ModelStreamInferResponse{InferResponse: &inferencepb.ModelInferResponse{Id: r.GetId(), Parameters: final,
 				Outputs: []*inferencepb.ModelInferResponse_InferOutputTensor{{Name: "logits", Datatype: "FP32", Contents: &inferencepb.InferTensorContents{Fp32Contents: []float32{0, 1}}}}}})
 			return status.Error(codes.Internal, "worker died")
-		}}, netsut.CategoryTruncated, "worker died"},
+		}}, netsut.CategoryStreamTruncated, "worker died"},
 		{"a stream that never answers ends at the request timeout", true, faultyGRPC{stream: func(s grpc.BidiStreamingServer[inferencepb.ModelInferRequest, inferencepb.ModelStreamInferResponse]) error {
 			<-s.Context().Done()
 			return nil
-		}}, netsut.CategoryTimeout, ""},
+		}}, netsut.CategoryRequestTimeout, ""},
 	} {
 		t.Run(c.why, func(t *testing.T) {
 			addr := startFaultyGRPC(t, c.f)

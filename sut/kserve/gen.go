@@ -11,7 +11,6 @@ import (
 
 	"aimeter/loadgen"
 	"aimeter/sut/kserve/inferencepb"
-	"aimeter/sut/netsut"
 )
 
 // This file sends samples built from the model metadata (Inputs) and
@@ -162,7 +161,7 @@ func protoErr(format string, a ...any) error {
 	return loadgen.WithCategory(CategoryProtocol, fmt.Errorf(format, a...))
 }
 
-func decodeErr(err error) error { return loadgen.WithCategory(netsut.CategoryDecode, err) }
+func decodeErr(err error) error { return decodeError(err) }
 
 // rawCount is the number of elements of raw data of dt.
 func rawCount(dt string, raw []byte) (int, error) {

@@ -243,7 +243,7 @@ func (g *grpcClient) do(ctx context.Context, r *loadgen.Responder, l *layout, x 
 	}
 	class, err := top1Proto(&q.resp, l.outName)
 	if err != nil {
-		resp.Err = loadgen.WithCategory(netsut.CategoryDecode, err)
+		resp.Err = loadgen.WithCategory(netsut.CategoryProtocol, err)
 		return
 	}
 	resp.Data = classBytes[class : class+1]
@@ -306,24 +306,35 @@ func top1Proto(m *inferencepb.ModelInferResponse, name string) (uint8, error) {
 	return 0, fmt.Errorf("%w: no output %q in the response", errDecode, name)
 }
 
-// grpcError categorises a failed call: refused connections as connect,
-// deadlines as timeout, every other status as grpc with its code and
-// message.
+// grpcError categorises a failed call: deadlines as request_timeout,
+// transport failures (code Unavailable with a refused, reset or TLS
+// message) by the netsut taxonomy, every other status as grpc with its code
+// and code name.
 func grpcError(ctx context.Context, err error) error {
 	s, ok := status.FromError(err)
 	if !ok {
-		return classify(ctx, err)
+		return classify(ctx, err, false)
 	}
 	msg := fmt.Errorf("gRPC %s: %s", s.Code(), prefix(s.Message()))
+	m := s.Message()
 	switch {
 	case ctx.Err() != nil || s.Code() == codes.DeadlineExceeded:
-		return loadgen.WithCategory(netsut.CategoryTimeout, msg)
-	case s.Code() == codes.Unavailable && isConnectMessage(s.Message()):
+		return loadgen.WithCategory(netsut.ClassOf(ctx, context.DeadlineExceeded, false), msg)
+	case s.Code() == codes.Canceled:
+		return loadgen.WithCategory(netsut.CategoryClient, msg)
+	case s.Code() != codes.Unavailable:
+	case strings.Contains(m, "connection refused"):
+		return loadgen.WithCategory(netsut.CategoryConnectionRefused, msg)
+	case strings.Contains(m, "handshake") || strings.Contains(m, "tls:") || strings.Contains(m, "x509"):
+		return loadgen.WithCategory(netsut.CategoryTLS, msg)
+	case strings.Contains(m, "i/o timeout") && strings.Contains(m, "dial"):
+		return loadgen.WithCategory(netsut.CategoryConnectTimeout, msg)
+	case isConnectMessage(m):
 		return loadgen.WithCategory(netsut.CategoryConnect, msg)
-	case s.Code() == codes.Unavailable && (strings.Contains(s.Message(), "reset") || strings.Contains(s.Message(), "EOF") || strings.Contains(s.Message(), "closing")):
-		return loadgen.WithCategory(netsut.CategoryReset, msg)
+	case strings.Contains(m, "reset") || strings.Contains(m, "EOF") || strings.Contains(m, "closing"):
+		return loadgen.WithCategory(netsut.CategoryConnectionReset, msg)
 	}
-	return loadgen.WithCategory(netsut.CategoryGRPC, msg)
+	return netsut.GRPCError(int(s.Code()), s.Code().String(), msg)
 }
 
 func isConnectMessage(m string) bool {

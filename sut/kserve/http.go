@@ -12,7 +12,6 @@ import (
 	"net/url"
 	"strconv"
 	"sync"
-	"syscall"
 	"time"
 
 	"aimeter/loadgen"
@@ -164,7 +163,7 @@ func (h *httpClient) do(ctx context.Context, r *loadgen.Responder, l *layout, x 
 	}
 	class, err := decodeHTTPResponse(body, hl, l.outName)
 	if err != nil {
-		resp.Err = loadgen.WithCategory(netsut.CategoryDecode, err)
+		resp.Err = decodeError(err)
 		return
 	}
 	h.stages(hdr, resp)
@@ -229,7 +228,7 @@ func (h *httpClient) post(ctx context.Context, b *httpBuf, jsonLen int, resp *lo
 	resp.RequestBytes = int64(len(b.req))
 	res, err := h.client.Do(req)
 	if err != nil {
-		resp.Err = classify(ctx, scrub(err))
+		resp.Err = classify(ctx, scrub(err), false)
 		return nil, 0, nil
 	}
 	b.resp.Reset()
@@ -237,23 +236,23 @@ func (h *httpClient) post(ctx context.Context, b *httpBuf, jsonLen int, resp *lo
 	res.Body.Close()
 	resp.ResponseBytes = int64(b.resp.Len())
 	if err != nil {
-		resp.Err = classify(ctx, err)
+		resp.Err = classify(ctx, err, true)
 		return nil, 0, nil
 	}
 	body := b.resp.Bytes()
 	if res.StatusCode/100 != 2 {
-		resp.Err = loadgen.WithCategory(netsut.CategoryHTTP, fmt.Errorf("POST %s: %s: %q", h.inferURL, res.Status, prefix(string(body))))
+		resp.Err = netsut.HTTPError(res.StatusCode, fmt.Errorf("POST %s: %s: %q", h.inferURL, res.Status, prefix(string(body))))
 		return nil, 0, nil
 	}
 	if len(body) > maxBody {
-		resp.Err = loadgen.WithCategory(netsut.CategoryDecode, fmt.Errorf("%w: body longer than %d bytes", errDecode, maxBody))
+		resp.Err = loadgen.WithCategory(netsut.CategoryProtocol, fmt.Errorf("%w: body longer than %d bytes", errDecode, maxBody))
 		return nil, 0, nil
 	}
 	hl := -1
 	if v := res.Header[headerContentLength]; len(v) > 0 {
 		n, err := strconv.Atoi(v[0])
 		if err != nil || n < 0 {
-			resp.Err = loadgen.WithCategory(netsut.CategoryDecode, fmt.Errorf("%w: %s %q", errDecode, headerContentLength, prefix(v[0])))
+			resp.Err = loadgen.WithCategory(netsut.CategoryProtocol, fmt.Errorf("%w: %s %q", errDecode, headerContentLength, prefix(v[0])))
 			return nil, 0, nil
 		}
 		hl = n
@@ -278,22 +277,23 @@ var classBytes = func() (b [256]byte) {
 	return
 }()
 
-// classify gives a transport error its netsut category.
-func classify(ctx context.Context, err error) error {
-	switch {
-	case ctx.Err() != nil:
-		return loadgen.WithCategory(netsut.CategoryTimeout, err)
-	case errors.Is(err, syscall.ECONNREFUSED) || isDial(err):
-		return loadgen.WithCategory(netsut.CategoryConnect, err)
-	case errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.Is(err, syscall.EPIPE):
-		return loadgen.WithCategory(netsut.CategoryReset, err)
-	}
-	return loadgen.WithCategory(netsut.CategoryConnect, err)
+// classify gives a transport error its netsut category (netsut.Classify);
+// started says the response had begun.
+func classify(ctx context.Context, err error, started bool) error {
+	return netsut.Classify(ctx, err, started)
 }
 
-func isDial(err error) bool {
-	if oe, ok := errors.AsType[*net.OpError](err); ok {
-		return oe.Op == "dial"
+// decodeError categorises a response that did not decode: a body that is
+// not JSON is malformed_json, an error object server_error, anything else
+// (tensors, outputs) protocol_error.
+func decodeError(err error) error {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.Is(err, errServer):
+		return loadgen.WithCategory(netsut.CategoryServerError, err)
+	case errors.As(err, &syn), errors.As(err, &typ), errors.Is(err, io.ErrUnexpectedEOF):
+		return loadgen.WithCategory(netsut.CategoryMalformedJSON, err)
 	}
-	return false
+	return loadgen.WithCategory(netsut.CategoryProtocol, err)
 }

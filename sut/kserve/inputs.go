@@ -18,13 +18,14 @@ import (
 	"sync"
 
 	"aimeter/loadgen"
+	"aimeter/sut/netsut"
 )
 
 // CategoryProtocol is the error category of a response that does not
 // match the model metadata: an output the metadata does not list, or one
 // of another datatype, an incompatible shape, or a data size that is not
 // its shape's.
-const CategoryProtocol = "protocol"
+const CategoryProtocol = netsut.CategoryProtocol
 
 // DataMode is how Inputs fills tensors when no input data file is given.
 type DataMode string

@@ -203,7 +203,7 @@ func TestMLServerShapes(t *testing.T) {
 		o    kserve.Options
 		fail string // the category of a rejected request
 	}{
-		{"http", kserve.Options{URL: httpURL}, netsut.CategoryHTTP},
+		{"http", kserve.Options{URL: httpURL}, netsut.CategoryHTTP5xx},
 		{"grpc", kserve.Options{URL: grpcAddr, GRPC: true}, netsut.CategoryGRPC},
 	}
 	for _, p := range protos {
@@ -233,7 +233,7 @@ func TestMLServerShapes(t *testing.T) {
 			}
 			for _, e := range res.Errors {
 				switch {
-				case p.name == "http" && (e.Category == netsut.CategoryHTTP || e.Category == netsut.CategoryReset || e.Category == netsut.CategoryConnect):
+				case p.name == "http" && (e.Category == netsut.CategoryHTTP5xx || e.Category == netsut.CategoryConnectionReset || e.Category == netsut.CategoryConnect || e.Category == netsut.CategoryStreamTruncated):
 					// MLServer answers an exception with a 500 and
 					// its traceback (cut), and may close the
 					// connection under a request that follows.

@@ -113,7 +113,7 @@ func (g *grpcClient) doStream(ctx context.Context, r *loadgen.Responder, s loadg
 	if st.err != nil {
 		err := st.err
 		st.mu.Unlock()
-		resp.Err = loadgen.WithCategory(netsut.CategoryReset, err)
+		resp.Err = loadgen.WithCategory(netsut.CategoryConnectionReset, err)
 		return
 	}
 	st.pending[id] = c
@@ -156,7 +156,7 @@ func (g *grpcClient) doStream(ctx context.Context, r *loadgen.Responder, s loadg
 			err := st.err
 			st.mu.Unlock()
 			if have {
-				resp.Err = loadgen.WithCategory(netsut.CategoryTruncated, fmt.Errorf("the stream ended before the final response: %w", err))
+				resp.Err = loadgen.WithCategory(netsut.CategoryStreamTruncated, fmt.Errorf("the stream ended before the final response: %w", err))
 				return
 			}
 			resp.Err = grpcError(ctx, err)
@@ -187,7 +187,7 @@ func (g *grpcClient) doStream(ctx context.Context, r *loadgen.Responder, s loadg
 					if l.gen == nil {
 						cl, err := top1Proto(ir, l.outName)
 						if err != nil {
-							resp.Err = loadgen.WithCategory(netsut.CategoryDecode, err)
+							resp.Err = loadgen.WithCategory(netsut.CategoryProtocol, err)
 							return
 						}
 						class = cl
@@ -204,7 +204,7 @@ func (g *grpcClient) doStream(ctx context.Context, r *loadgen.Responder, s loadg
 			}
 			if final || !marked {
 				if !have {
-					resp.Err = loadgen.WithCategory(netsut.CategoryDecode, fmt.Errorf("%w: request %s ended without an output", errDecode, id))
+					resp.Err = loadgen.WithCategory(netsut.CategoryProtocol, fmt.Errorf("%w: request %s ended without an output", errDecode, id))
 					return
 				}
 				if marked {

@@ -114,6 +114,9 @@ type v2Params struct {
 // errDecode marks response decoding failures.
 var errDecode = errors.New("malformed inference response")
 
+// errServer marks a response that is the server's error object.
+var errServer = errors.New("server error")
+
 // decodeHTTPResponse reads the top-1 class of output name (the first output
 // if name is empty) from an HTTP inference response body; jsonLen is the
 // value of Inference-Header-Content-Length (-1 when absent: the whole body
@@ -131,7 +134,7 @@ func decodeHTTPResponse(body []byte, jsonLen int, name string) (uint8, error) {
 		return 0, fmt.Errorf("%w: %w", errDecode, err)
 	}
 	if r.Error != "" {
-		return 0, fmt.Errorf("%w: server error: %s", errDecode, prefix(r.Error))
+		return 0, fmt.Errorf("%w: %w: %s", errDecode, errServer, prefix(r.Error))
 	}
 	sizes := make([]int64, len(r.Outputs))
 	for i, o := range r.Outputs {

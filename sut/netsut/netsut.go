@@ -125,7 +125,7 @@ func (s *SUT) do(ctx context.Context, r *loadgen.Responder, q loadgen.QuerySampl
 }
 
 func timeoutError(d time.Duration) error {
-	return loadgen.WithCategory(CategoryTimeout, fmt.Errorf("request took longer than the request timeout of %v", d))
+	return loadgen.WithCategory(CategoryRequestTimeout, fmt.Errorf("request took longer than the request timeout of %v", d))
 }
 
 // FlushQueries does nothing: every request is sent as soon as it is issued.
@@ -163,32 +163,3 @@ var ErrNotReady = errors.New("server not ready")
 type NodeNamer interface {
 	NodeName(ctx context.Context) (string, error)
 }
-
-// The error categories network adapters give their sample errors (with
-// loadgen.WithCategory), so that records.csv and the report group failures
-// the same way whatever the protocol.
-const (
-	// CategoryConnect: the connection could not be made (refused, DNS, TLS
-	// handshake).
-	CategoryConnect = "connect"
-	// CategoryReset: the connection broke after the request was sent (reset,
-	// unexpected EOF before a complete response).
-	CategoryReset = "reset"
-	// CategoryHTTP: the server answered with a non-2xx HTTP status; the
-	// message holds the status and the start of the body.
-	CategoryHTTP = "http"
-	// CategoryGRPC: a gRPC call ended with a status other than OK; the
-	// message holds the code and the status message.
-	CategoryGRPC = "grpc"
-	// CategoryDecode: the response could not be parsed (malformed JSON, SSE
-	// or tensor data).
-	CategoryDecode = "decode"
-	// CategoryTruncated: a stream ended without its end marker ([DONE], the
-	// final gRPC response).
-	CategoryTruncated = "truncated"
-	// CategoryTimeout: the request ran past its per-request timeout.
-	CategoryTimeout = "timeout"
-	// CategoryClient: the client itself failed (a panic, a request it could
-	// not build).
-	CategoryClient = "client"
-)

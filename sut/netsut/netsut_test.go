@@ -69,14 +69,14 @@ func TestCategories(t *testing.T) {
 		}, CategoryClient, "endpoint panicked: boom"},
 		{"an endpoint that ignores its deadline still gets a timeout", 10 * time.Millisecond, func(ctx context.Context, r *loadgen.Responder, s loadgen.QuerySample, resp *loadgen.Response) {
 			<-ctx.Done() // returns without setting Err
-		}, CategoryTimeout, "request timeout of 10ms"},
+		}, CategoryRequestTimeout, "request timeout of 10ms"},
 		{"an endpoint's own category is kept", time.Second, func(ctx context.Context, r *loadgen.Responder, s loadgen.QuerySample, resp *loadgen.Response) {
-			resp.Err = loadgen.WithCategory(CategoryHTTP, errors.New("HTTP 503"))
-		}, CategoryHTTP, "HTTP 503"},
+			resp.Err = loadgen.WithCategory(CategoryHTTP5xx, errors.New("HTTP 503"))
+		}, CategoryHTTP5xx, "HTTP 503"},
 		{"an endpoint's error wins over the timeout", 10 * time.Millisecond, func(ctx context.Context, r *loadgen.Responder, s loadgen.QuerySample, resp *loadgen.Response) {
 			<-ctx.Done()
-			resp.Err = loadgen.WithCategory(CategoryReset, errors.New("reset"))
-		}, CategoryReset, "reset"},
+			resp.Err = loadgen.WithCategory(CategoryConnectionReset, errors.New("reset"))
+		}, CategoryConnectionReset, "reset"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {

@@ -30,7 +30,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"aimeter/dataset/prompts"
@@ -149,7 +148,7 @@ type Options struct {
 // of a 2xx response whose Content-Type is not what the request asks for:
 // text/event-stream (or application/json) to a streamed request,
 // application/json to a whole one. A proxy's or a login page's HTML, say.
-const CategoryUnexpectedContentType = "unexpected_content_type"
+const CategoryUnexpectedContentType = netsut.CategoryUnexpectedContentType
 
 // reservedBodyKeys are the keys of the request body the client sets
 // itself, with what sets them, for the error of an ExtraBody that repeats
@@ -615,7 +614,7 @@ func (e *Endpoint) do(ctx context.Context, r clock, s loadgen.QuerySample, resp 
 	hres, err := e.tr.RoundTrip(req)
 	if err != nil {
 		e.stats.errors.Add(1)
-		resp.Err = e.failure(ctx, err)
+		resp.Err = e.failure(ctx, err, false)
 		return
 	}
 	defer hres.Body.Close()
@@ -677,7 +676,7 @@ func (e *Endpoint) statusError(res *http.Response, c *call) error {
 	if n > 0 {
 		msg += ": " + e.scrub(quotePrefix(prefix[:n]))
 	}
-	return loadgen.WithCategory(netsut.CategoryHTTP, errors.New(msg))
+	return netsut.HTTPError(res.StatusCode, errors.New(msg))
 }
 
 // isMediaType reports whether the Content-Type ct is of media type mt
@@ -731,25 +730,20 @@ func (e *Endpoint) scrub(s string) string {
 }
 
 // failure categorises an error of sending the request or reading the
-// response.
-func (e *Endpoint) failure(ctx context.Context, err error) error {
+// response (netsut.Classify); started says the response had begun.
+func (e *Endpoint) failure(ctx context.Context, err error, started bool) error {
 	where := "POST " + e.reqURL.Redacted()
 	if ctxErr := ctx.Err(); ctxErr != nil {
-		if errors.Is(ctxErr, context.DeadlineExceeded) {
-			return loadgen.WithCategory(netsut.CategoryTimeout, fmt.Errorf("%s: no complete response before the request's deadline", where))
+		cat := netsut.ClassOf(ctx, err, started)
+		switch {
+		case cat == netsut.CategoryStreamStalled:
+			return loadgen.WithCategory(cat, fmt.Errorf("%s: the response stopped before the request's deadline", where))
+		case errors.Is(ctxErr, context.DeadlineExceeded):
+			return loadgen.WithCategory(cat, fmt.Errorf("%s: no complete response before the request's deadline", where))
 		}
-		return loadgen.WithCategory(netsut.CategoryClient, fmt.Errorf("%s: cancelled: %w", where, ctxErr))
+		return loadgen.WithCategory(cat, fmt.Errorf("%s: cancelled: %w", where, ctxErr))
 	}
-	cat := netsut.CategoryReset
-	var op *net.OpError
-	var tlsErr tls.RecordHeaderError
-	var certErr *tls.CertificateVerificationError
-	switch {
-	case errors.Is(err, syscall.ECONNREFUSED), errors.As(err, &op) && op.Op == "dial",
-		errors.As(err, &tlsErr), errors.As(err, &certErr):
-		cat = netsut.CategoryConnect
-	}
-	return loadgen.WithCategory(cat, fmt.Errorf("%s: %w", where, err))
+	return loadgen.WithCategory(netsut.ClassOf(ctx, err, started), fmt.Errorf("%s: %w", where, err))
 }
 
 // isDone reports whether an event is the end marker.
@@ -769,22 +763,22 @@ func (e *Endpoint) readStream(ctx context.Context, r clock, s loadgen.QuerySampl
 			switch {
 			case err == io.EOF || errors.Is(err, errPartialEvent):
 				if ctx.Err() == nil {
-					return loadgen.WithCategory(netsut.CategoryTruncated, fmt.Errorf("POST %s: the stream ended without [DONE] after %d chunks with content", e.reqURL.Redacted(), chunks))
+					return loadgen.WithCategory(netsut.CategoryStreamTruncated, fmt.Errorf("POST %s: the stream ended without [DONE] after %d chunks with content", e.reqURL.Redacted(), chunks))
 				}
 			case errors.Is(err, ErrEventTooLarge):
-				return loadgen.WithCategory(netsut.CategoryDecode, fmt.Errorf("POST %s: %w", e.reqURL.Redacted(), err))
+				return loadgen.WithCategory(netsut.CategoryMalformedSSE, fmt.Errorf("POST %s: %w", e.reqURL.Redacted(), err))
 			}
-			return e.failure(ctx, err)
+			return e.failure(ctx, err, true)
 		}
 		if isDone(data) {
 			break
 		}
 		p := &c.parsed
 		if err := p.decode(data, &c.chunk); err != nil {
-			return loadgen.WithCategory(netsut.CategoryDecode, errors.New(e.scrub(fmt.Sprintf("POST %s: chunk %d: %v", e.reqURL.Redacted(), chunks+1, err))))
+			return loadgen.WithCategory(netsut.CategoryMalformedJSON, errors.New(e.scrub(fmt.Sprintf("POST %s: chunk %d: %v", e.reqURL.Redacted(), chunks+1, err))))
 		}
 		if p.hasErr {
-			return loadgen.WithCategory(netsut.CategoryHTTP, fmt.Errorf("POST %s: the stream carried an error: %s", e.reqURL.Redacted(), e.scrub(quotePrefix(p.str(p.errMsg)))))
+			return loadgen.WithCategory(netsut.CategoryServerError, fmt.Errorf("POST %s: the stream carried an error: %s", e.reqURL.Redacted(), e.scrub(quotePrefix(p.str(p.errMsg)))))
 		}
 		if p.hasUsage {
 			usageTokens = p.usage
@@ -851,24 +845,24 @@ func (e *Endpoint) readWhole(ctx context.Context, resp *loadgen.Response, c *cal
 		n, err := c.br.Read(c.buf[len(c.buf):cap(c.buf)])
 		c.buf = c.buf[:len(c.buf)+n]
 		if len(c.buf) > limit {
-			return loadgen.WithCategory(netsut.CategoryDecode, fmt.Errorf("POST %s: %w: a response body of more than %d bytes", e.reqURL.Redacted(), ErrEventTooLarge, limit))
+			return loadgen.WithCategory(netsut.CategoryProtocol, fmt.Errorf("POST %s: %w: a response body of more than %d bytes", e.reqURL.Redacted(), ErrEventTooLarge, limit))
 		}
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return e.failure(ctx, err)
+			return e.failure(ctx, err, true)
 		}
 	}
 	p := &c.parsed
 	if err := p.decode(c.buf, &c.chunk); err != nil {
-		return loadgen.WithCategory(netsut.CategoryDecode, errors.New(e.scrub(fmt.Sprintf("POST %s: %v", e.reqURL.Redacted(), err))))
+		return loadgen.WithCategory(netsut.CategoryMalformedJSON, errors.New(e.scrub(fmt.Sprintf("POST %s: %v", e.reqURL.Redacted(), err))))
 	}
 	if p.hasErr {
-		return loadgen.WithCategory(netsut.CategoryHTTP, fmt.Errorf("POST %s: the response is an error: %s", e.reqURL.Redacted(), e.scrub(quotePrefix(p.str(p.errMsg)))))
+		return loadgen.WithCategory(netsut.CategoryServerError, fmt.Errorf("POST %s: the response is an error: %s", e.reqURL.Redacted(), e.scrub(quotePrefix(p.str(p.errMsg)))))
 	}
 	if p.choices == 0 {
-		return loadgen.WithCategory(netsut.CategoryDecode, fmt.Errorf("POST %s: a response without choices: %s", e.reqURL.Redacted(), e.scrub(quotePrefix(c.buf))))
+		return loadgen.WithCategory(netsut.CategoryMalformedJSON, fmt.Errorf("POST %s: a response without choices: %s", e.reqURL.Redacted(), e.scrub(quotePrefix(c.buf))))
 	}
 	text, _ := p.content()
 	c.text = append(c.text, text...)

@@ -388,27 +388,27 @@ func TestSampleErrors(t *testing.T) {
 	}{
 		{"HTTP 500 quotes the start of the body", true, func(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, strings.Repeat("overloaded ", 100), http.StatusInternalServerError)
-		}, netsut.CategoryHTTP, `HTTP 500 Internal Server Error: "overloaded overloaded`},
+		}, netsut.CategoryHTTP5xx, `HTTP 500 Internal Server Error: "overloaded overloaded`},
 		{"HTTP 404", false, func(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, `{"error":{"message":"no such model"}}`, http.StatusNotFound)
-		}, netsut.CategoryHTTP, "HTTP 404"},
+		}, netsut.CategoryHTTP4xx, "HTTP 404"},
 		{"stream without [DONE]", true, func(w http.ResponseWriter, r *http.Request) {
 			writeSSE(w, delta("a"), delta("b"))
-		}, netsut.CategoryTruncated, "without [DONE] after 2 chunks"},
+		}, netsut.CategoryStreamTruncated, "without [DONE] after 2 chunks"},
 		{"stream cut inside an event", true, func(w http.ResponseWriter, r *http.Request) {
 			writeSSE(w, delta("a"), `data: {"choices":[{"delta":`)
-		}, netsut.CategoryTruncated, "without [DONE]"},
+		}, netsut.CategoryStreamTruncated, "without [DONE]"},
 		{"malformed JSON in a chunk", true, func(w http.ResponseWriter, r *http.Request) {
 			writeSSE(w, delta("a"), "data: {not json}\n\n", "data: [DONE]\n\n")
-		}, netsut.CategoryDecode, "chunk 2: malformed JSON"},
+		}, netsut.CategoryMalformedJSON, "chunk 2: malformed JSON"},
 		{"malformed JSON body", false, func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "application/json")
 			io.WriteString(w, `{"choices":[{"text":`)
-		}, netsut.CategoryDecode, "malformed JSON"},
+		}, netsut.CategoryMalformedJSON, "malformed JSON"},
 		{"a body without choices", false, func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "application/json")
 			io.WriteString(w, `{"id":"x"}`)
-		}, netsut.CategoryDecode, "without choices"},
+		}, netsut.CategoryMalformedJSON, "without choices"},
 		{"a 200 HTML page to a streamed request", true, func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "text/html; charset=utf-8")
 			io.WriteString(w, "<html><body>Please log in</body></html>")
@@ -422,38 +422,38 @@ func TestSampleErrors(t *testing.T) {
 		}, CategoryUnexpectedContentType, `Content-Type "text/event-stream"`},
 		{"an error event in the stream", true, func(w http.ResponseWriter, r *http.Request) {
 			writeSSE(w, delta("a"), `data: {"error":{"message":"engine died"}}`+"\n\n")
-		}, netsut.CategoryHTTP, "engine died"},
+		}, netsut.CategoryServerError, "engine died"},
 		{"an event over the size limit", true, func(w http.ResponseWriter, r *http.Request) {
 			writeSSE(w, delta(strings.Repeat("y", 5000)), "data: [DONE]\n\n")
-		}, netsut.CategoryDecode, "too large"},
+		}, netsut.CategoryMalformedSSE, "too large"},
 		{"a line over the size limit, no newline", true, func(w http.ResponseWriter, r *http.Request) {
 			writeSSE(w, "data: "+strings.Repeat("z", 100_000))
-		}, netsut.CategoryDecode, "too large"},
+		}, netsut.CategoryMalformedSSE, "too large"},
 		{"reset mid-stream", true, func(w http.ResponseWriter, r *http.Request) {
 			writeSSE(w, delta("a"))
 			if c := hijack(t, w); c != nil {
 				c.(*net.TCPConn).SetLinger(0)
 				c.Close()
 			}
-		}, netsut.CategoryReset, ""},
+		}, netsut.CategoryStreamTruncated, ""},
 		{"connection closed before any answer", false, func(w http.ResponseWriter, r *http.Request) {
 			if c := hijack(t, w); c != nil {
 				c.Close()
 			}
-		}, netsut.CategoryReset, ""},
+		}, netsut.CategoryConnectionReset, ""},
 		{"never answers", true, func(w http.ResponseWriter, r *http.Request) {
 			select {
 			case <-never:
 			case <-r.Context().Done():
 			}
-		}, netsut.CategoryTimeout, "deadline"},
+		}, netsut.CategoryRequestTimeout, "deadline"},
 		{"stalls mid-stream", true, func(w http.ResponseWriter, r *http.Request) {
 			writeSSE(w, delta("a"))
 			select {
 			case <-never:
 			case <-r.Context().Done():
 			}
-		}, netsut.CategoryTimeout, "deadline"},
+		}, netsut.CategoryStreamStalled, "stopped before the request's deadline"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := server(t, nil, func(w http.ResponseWriter, r *http.Request, q request) { tc.handle(w, r) })
@@ -504,7 +504,7 @@ func TestRefused(t *testing.T) {
 	}
 	res := run(t, ep, runOpts{samples: 1})
 	for _, e := range res.Errors {
-		if e.Category != netsut.CategoryConnect || !strings.Contains(e.Message, u) {
+		if e.Category != netsut.CategoryConnectionRefused || !strings.Contains(e.Message, u) {
 			t.Errorf("error %+v, want connect with the URL", e)
 		}
 	}
