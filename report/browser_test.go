@@ -1,10 +1,8 @@
 package report
 
 import (
-	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -16,24 +14,9 @@ import (
 
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
-)
 
-// chromiumPath finds the browser for TestBrowserRendersCharts: $CHROMIUM,
-// else Debian's /usr/bin/chromium, else chromium or google-chrome on $PATH.
-func chromiumPath() string {
-	if p := os.Getenv("CHROMIUM"); p != "" {
-		return p
-	}
-	if _, err := os.Stat("/usr/bin/chromium"); err == nil {
-		return "/usr/bin/chromium"
-	}
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	return ""
-}
+	"aimeter/internal/browsertest"
+)
 
 // pageRun is what openInBrowser saw of a page.
 type pageRun struct {
@@ -93,46 +76,8 @@ const seeChartsJS = `Array.from(document.querySelectorAll(".chart")).map(functio
 // empty, a full-page PNG screenshot is written there.
 func openInBrowser(t *testing.T, file, shot string) pageRun {
 	t.Helper()
-	browser := chromiumPath()
-	if browser == "" {
-		t.Skip("no Chromium found (install Debian's chromium or set $CHROMIUM): the page was not checked in a browser")
-	}
-	// A fresh profile. Not t.TempDir: Chromium's helper processes may still
-	// write to it for a moment after the browser exits, which would fail the
-	// test in the cleanup.
-	profile, err := os.MkdirTemp("", "aimeter-report-chromium-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		for range 20 {
-			if err := os.RemoveAll(profile); err == nil {
-				return
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-		t.Logf("could not remove the browser profile %s", profile)
-	})
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(browser),
-		chromedp.UserDataDir(profile),
-		chromedp.Flag("headless", true),
-		chromedp.Flag("no-sandbox", true),
-		chromedp.Flag("disable-gpu", true),
-		chromedp.Flag("no-first-run", true),
-		chromedp.Flag("no-default-browser-check", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.WindowSize(1280, 1000),
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
-	defer cancelAlloc()
-	bctx, cancelBrowser := chromedp.NewContext(actx)
-	defer cancelBrowser()
+	bctx := browsertest.Context(t, 30*time.Second)
+	var err error
 
 	var (
 		mu  sync.Mutex

@@ -2,13 +2,14 @@ package report
 
 import (
 	"bytes"
-	"context"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"aimeter/internal/browsertest"
 )
 
 // TestBrowserRendersTrainingPage opens the training page in headless
@@ -20,10 +21,6 @@ func TestBrowserRendersTrainingPage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a headless browser")
 	}
-	browser := chromiumPath()
-	if browser == "" {
-		t.Skip("no Chromium found (install Debian's chromium or set $CHROMIUM)")
-	}
 	var buf bytes.Buffer
 	if err := WriteTraining(&buf, trainingFixture(t)); err != nil {
 		t.Fatal(err)
@@ -32,27 +29,7 @@ func TestBrowserRendersTrainingPage(t *testing.T) {
 	if err := os.WriteFile(page, buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	profile, err := os.MkdirTemp("", "aimeter-training-chromium-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		for range 20 {
-			if os.RemoveAll(profile) == nil {
-				return
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-	})
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, chromedp.ExecPath(browser), chromedp.UserDataDir(profile),
-		chromedp.Flag("headless", true), chromedp.Flag("no-sandbox", true), chromedp.Flag("disable-gpu", true),
-		chromedp.Flag("no-first-run", true), chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-dev-shm-usage", true), chromedp.WindowSize(1280, 1000))
-	defer cancelAlloc()
-	bctx, cancelBrowser := chromedp.NewContext(actx)
-	defer cancelBrowser()
+	bctx := browsertest.Context(t, 30*time.Second)
 	type svgSeen struct {
 		Class     string
 		W, H      float64

@@ -1,33 +1,15 @@
 package cli
 
 import (
-	"context"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
-)
 
-// chromium finds the browser: $CHROMIUM, else Debian's /usr/bin/chromium,
-// else chromium or google-chrome on $PATH; "" when there is none.
-func chromium() string {
-	if p := os.Getenv("CHROMIUM"); p != "" {
-		return p
-	}
-	if _, err := os.Stat("/usr/bin/chromium"); err == nil {
-		return "/usr/bin/chromium"
-	}
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	return ""
-}
+	"aimeter/internal/browsertest"
+)
 
 // pageVerdicts is what a person sees of a one-run report: the verdict
 // badge of the run's heading, its first headline badge, the overview
@@ -39,32 +21,9 @@ type pageVerdicts struct {
 // seeVerdicts opens the report in headless Chromium and reads its verdicts.
 func seeVerdicts(t *testing.T, page string) pageVerdicts {
 	t.Helper()
-	browser := chromium()
-	if browser == "" {
-		t.Skip("no Chromium found (install Debian's chromium or set $CHROMIUM)")
-	}
-	profile, err := os.MkdirTemp("", "aimeter-cli-chromium-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		for range 20 {
-			if os.RemoveAll(profile) == nil {
-				return
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-	})
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, chromedp.ExecPath(browser), chromedp.UserDataDir(profile),
-		chromedp.Flag("headless", true), chromedp.Flag("no-sandbox", true), chromedp.Flag("disable-gpu", true),
-		chromedp.Flag("no-first-run", true), chromedp.Flag("disable-dev-shm-usage", true), chromedp.WindowSize(1280, 1000))
-	defer cancelAlloc()
-	bctx, cancelBrowser := chromedp.NewContext(actx)
-	defer cancelBrowser()
+	bctx := browsertest.Context(t, 60*time.Second)
 	var v pageVerdicts
-	err = chromedp.Run(bctx,
+	err := chromedp.Run(bctx,
 		chromedp.Navigate("file://"+page),
 		chromedp.WaitVisible("body", chromedp.ByQuery),
 		chromedp.Poll(`document.body.dataset.rendered !== undefined`, nil, chromedp.WithPollingTimeout(20*time.Second)),

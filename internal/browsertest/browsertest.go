@@ -1,0 +1,82 @@
+// Package browsertest starts headless Chromium for the tests that check
+// aimeter's pages in a real browser: it finds the browser, skips a test
+// without one, and gives a chromedp context with a fresh profile that it
+// removes afterwards.
+package browsertest
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// Path finds the browser: $CHROMIUM, else Debian's /usr/bin/chromium,
+// else chromium, chromium-browser or google-chrome on $PATH; "" when there
+// is none.
+func Path() string {
+	if p := os.Getenv("CHROMIUM"); p != "" {
+		return p
+	}
+	if _, err := os.Stat("/usr/bin/chromium"); err == nil {
+		return "/usr/bin/chromium"
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// Context starts headless Chromium (a fresh profile, no network services,
+// a 1280 × 1000 window) bounded by timeout, and returns its chromedp
+// context; the browser is closed and the profile removed when the test
+// ends. It skips the test when no browser is found.
+func Context(t testing.TB, timeout time.Duration) context.Context {
+	t.Helper()
+	browser := Path()
+	if browser == "" {
+		t.Skip("no Chromium found (install Debian's chromium or set $CHROMIUM): the page was not checked in a browser")
+	}
+	// Not t.TempDir: Chromium's helper processes may still write to the
+	// profile for a moment after the browser exits, which would fail the
+	// test in the cleanup.
+	profile, err := os.MkdirTemp("", "aimeter-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for range 20 {
+			if os.RemoveAll(profile) == nil {
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		t.Logf("could not remove the browser profile %s", profile)
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	actx, cancelAlloc := chromedp.NewExecAllocator(ctx,
+		chromedp.ExecPath(browser),
+		chromedp.UserDataDir(profile),
+		chromedp.Flag("headless", true),
+		chromedp.Flag("no-sandbox", true),
+		chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("no-first-run", true),
+		chromedp.Flag("no-default-browser-check", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.WindowSize(1280, 1000),
+	)
+	bctx, cancelBrowser := chromedp.NewContext(actx)
+	// Last in, first out: the browser, its allocator, then the timeout.
+	t.Cleanup(cancel)
+	t.Cleanup(cancelAlloc)
+	t.Cleanup(cancelBrowser)
+	return bctx
+}
