@@ -345,16 +345,28 @@ func buildScenario(anchor string, sc Run) *scenarioView {
 	if sv.Name == "" {
 		sv.Name = sv.Scenario
 	}
+	// The verdict is the run's (derived.VerdictOf): LoadGen's validity,
+	// and the accuracy target where the accuracy log was scored.
+	accFailed := sc.Accuracy != nil && !sc.Accuracy.Pass
 	switch {
-	case sum != nil && sum.Valid:
+	case sum != nil && sum.Valid && !accFailed:
 		sv.Verdict, sv.VerdictClass = "VALID", "valid"
 		sv.Explanation = "Every LoadGen check passed and no sample failed or was lost."
+	case sum != nil && sum.Valid:
+		sv.Verdict, sv.VerdictClass = "INVALID", "invalid"
+		sv.Explanation = "Every LoadGen check passed, but the accuracy log missed its target (see Accuracy below)."
 	case sum != nil:
 		sv.Verdict, sv.VerdictClass = "INVALID", "invalid"
 		sv.Explanation = "The result does not meet the run rules; see the failed checks and recommendations below."
+	case eff.Mode == loadgen.AccuracyOnly && sc.Accuracy != nil && sc.Accuracy.Pass:
+		sv.Verdict, sv.VerdictClass = "PASS", "valid"
+		sv.Explanation = "The accuracy log, scored against the data set's labels, meets its target. An accuracy-only run has no performance verdict and no latency charts."
+	case eff.Mode == loadgen.AccuracyOnly && sc.Accuracy != nil:
+		sv.Verdict, sv.VerdictClass = "FAIL", "invalid"
+		sv.Explanation = "The accuracy log, scored against the data set's labels, misses its target. An accuracy-only run has no performance verdict and no latency charts."
 	case eff.Mode == loadgen.AccuracyOnly:
 		sv.Verdict, sv.VerdictClass = "ACCURACY ONLY", "neutral"
-		sv.Explanation = "An accuracy-only run has no performance verdict and no latency charts."
+		sv.Explanation = "An accuracy-only run has no performance verdict and no latency charts; the data set gave no labels to score it against."
 	default:
 		sv.Verdict, sv.VerdictClass = "NO RESULT", "invalid"
 		sv.Explanation = "The test ended before a performance pass was summarised."

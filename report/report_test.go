@@ -78,7 +78,8 @@ func TestPageContent(t *testing.T) {
 		// verdicts
 		`<span class="badge valid">VALID</span>`,
 		`<span class="badge invalid">INVALID</span>`,
-		`<span class="badge neutral">ACCURACY ONLY</span>`,
+		// an accuracy-only run scored against its target has that verdict
+		`<td>AccuracyOnly</td><td><span class="badge invalid">FAIL</span></td>`,
 		// why the Server run is invalid
 		"Performance constraints satisfied: NO",
 		"Reduce target QPS to improve latency.",
