@@ -458,3 +458,33 @@ func TestOnlineScorer(t *testing.T) {
 		t.Errorf("score = %q, want %q", got, want)
 	}
 }
+
+// TestGentleDefaultsForServers: with no model and no config file, a
+// network server gets a load and a bound it can meet instead of the
+// self-test defaults sized for the null SUT (100 000 queries/s, a 1 ms p99
+// bound, which no server over the network meets); an explicit setting
+// still wins.
+func TestGentleDefaultsForServers(t *testing.T) {
+	for _, c := range []struct {
+		why   string
+		cfg   sut.Config
+		set   []string
+		qps   float64
+		bound time.Duration
+	}{
+		{"the null SUT keeps the self-test defaults", sut.Config{}, nil, 100000, time.Millisecond},
+		{"an OpenAI-compatible server (an LLM)", sut.Config{Kind: sut.OpenAI, Net: sut.Net{URLs: []string{"http://h"}}}, nil, 10, time.Minute},
+		{"a KServe v2 server", sut.Config{Kind: sut.KServe, Net: sut.Net{URLs: []string{"http://h"}}}, nil, 100, 100 * time.Millisecond},
+		{"dispatched KServe nodes", sut.Config{Kind: sut.Dispatch, Dispatch: &sut.DispatchConfig{Backend: "kserve"}, Net: sut.Net{URLs: []string{"http://h"}}}, nil, 100, 100 * time.Millisecond},
+		{"--set wins over the server's default", sut.Config{Kind: sut.KServe, Net: sut.Net{URLs: []string{"http://h"}}}, []string{"target_latency=20"}, 100, 20 * time.Millisecond},
+	} {
+		r := &runner{plan: &Plan{SUT: c.cfg, Settings: Settings{Scenario: "Server", Set: c.set}}, ctx: context.Background()}
+		st, err := r.settings()
+		if err != nil {
+			t.Fatalf("%s: %v", c.why, err)
+		}
+		if st.settings.ServerTargetQPS != c.qps || time.Duration(st.settings.ServerTargetLatencyNs) != c.bound {
+			t.Errorf("%s: %v queries/s, bound %v; want %v, %v", c.why, st.settings.ServerTargetQPS, time.Duration(st.settings.ServerTargetLatencyNs), c.qps, c.bound)
+		}
+	}
+}

@@ -168,14 +168,25 @@ func tokenLatencies(c *sut.Config, s *loadgen.Settings, src mlperfconf.Sources) 
 	}
 }
 
-// gentleDefaults replaces, for an OpenAI-compatible server, the self-test
-// defaults (sized for the null SUT, 100 000 queries/s) with a load a real
-// server can take: 10 queries/s for 10 s.
+// gentleDefaults replaces, for a network server, the self-test defaults
+// (sized for the null SUT: 100 000 queries/s, a 1 ms bound) with a load a
+// real server can take and a bound it can meet: for an OpenAI-compatible
+// server (an LLM) 10 queries/s for 10 s with a 1-minute bound; for a
+// KServe v2 / Triton server 100 queries/s for 10 s with a 100 ms bound. A
+// dispatcher gets its nodes' protocol's.
 func gentleDefaults(c *sut.Config, s *loadgen.Settings, src mlperfconf.Sources) {
-	if c.KindOrNull() != sut.OpenAI {
+	if !c.KindOrNull().IsNetwork() {
 		return
 	}
-	const by = "aimeter's defaults for --sut openai (no --model and no config file given)"
+	type gentle struct {
+		qps           float64
+		bound, ss, ms time.Duration
+	}
+	g := gentle{qps: 10, bound: time.Minute, ss: time.Second, ms: 2 * time.Second}
+	if c.Backend() == string(sut.KServe) {
+		g = gentle{qps: 100, bound: 100 * time.Millisecond, ss: 10 * time.Millisecond, ms: 20 * time.Millisecond}
+	}
+	by := fmt.Sprintf("aimeter's defaults for --sut %s (no --model and no config file given)", c.KindOrNull())
 	selfTest := func(key string) bool {
 		if !src.Is(key, mlperfconf.LayerSelfTest) {
 			return false
@@ -187,12 +198,12 @@ func gentleDefaults(c *sut.Config, s *loadgen.Settings, src mlperfconf.Sources) 
 		s.MinDurationMs = 10_000
 	}
 	if selfTest("target_qps") {
-		s.ServerTargetQPS, s.OfflineExpectedQPS = 10, 10
+		s.ServerTargetQPS, s.OfflineExpectedQPS = g.qps, g.qps
 	}
 	if selfTest("target_latency") {
-		s.ServerTargetLatencyNs = uint64(time.Minute)
-		s.SingleStreamExpectedLatencyNs = uint64(time.Second)
-		s.MultiStreamExpectedLatencyNs = uint64(2 * time.Second)
+		s.ServerTargetLatencyNs = uint64(g.bound)
+		s.SingleStreamExpectedLatencyNs = uint64(g.ss)
+		s.MultiStreamExpectedLatencyNs = uint64(g.ms)
 	}
 }
 

@@ -320,8 +320,9 @@ func grpcError(ctx context.Context, err error) error {
 	switch {
 	case ctx.Err() != nil || s.Code() == codes.DeadlineExceeded:
 		return loadgen.WithCategory(netsut.ClassOf(ctx, context.DeadlineExceeded, false), msg)
-	case s.Code() == codes.Canceled:
-		return loadgen.WithCategory(netsut.CategoryClient, msg)
+	// A Canceled status while the request's context is live was not the
+	// client's doing: the server (or the transport under it) cancelled
+	// the call, as grpc-python does under overload. It keeps its code.
 	case s.Code() != codes.Unavailable:
 	case strings.Contains(m, "connection refused"):
 		return loadgen.WithCategory(netsut.CategoryConnectionRefused, msg)
