@@ -275,9 +275,21 @@ func (s *Set) Result() (*Result, error) {
 	return r, nil
 }
 
-// sampleCounts counts the samples of the reported pass by status.
+// sampleCounts counts the samples of the reported pass by status: from
+// its summary, which has counted them (SampleCount holds the completed and
+// the lost ones, Result.FailedSamples the failed), or, for a run without a
+// performance pass, from the records.
 func sampleCounts(res *loadgen.Result) SampleCounts {
 	var c SampleCounts
+	if sum := res.Summary; sum != nil {
+		c.Failed, c.Lost = sum.Result.FailedSamples, sum.Result.LostSamples
+		c.OK = sum.SampleCount - c.Lost
+		c.Issued = sum.SampleCount + c.Failed
+		if c.Issued > 0 {
+			c.ErrorRate = float64(c.Failed) / float64(c.Issued)
+		}
+		return c
+	}
 	pass := -1
 	for i, p := range res.Passes {
 		if p.Reported {
