@@ -243,7 +243,13 @@ type ChipUtilization struct {
 
 // ValidationMetrics is validation j of a trial.
 type ValidationMetrics struct {
-	Index    int      `json:"index"`
+	// Index is j: the validation's Epoch, or its ordinal (1-based, in
+	// samples order) in a trial whose validations are keyed by Samples.
+	Index int `json:"index"`
+	// Samples is the validation's key when it has no epoch: the training
+	// samples (or tokens) processed when it ran, as MLLOG's samples_count
+	// gives it (LLM benchmarks have no epochs). 0: keyed by Index.
+	Samples  int64    `json:"samples,omitempty"`
 	TVMs     float64  `json:"t_v_ms"`
 	Accuracy *float64 `json:"accuracy,omitempty"`
 }
@@ -337,6 +343,7 @@ type span struct {
 	rank       int
 	start, end int64
 	count      int64
+	samples    int64 // the key of a span without an epoch (Event.Samples)
 	value      *float64
 }
 
@@ -356,7 +363,28 @@ type pairKey struct {
 	node  string
 	rank  int
 	index int
-	gen   int // AutoML generation (Annex B); 0 outside AutoML
+	// samples keys a span whose index is 0 (Event.Samples): validations
+	// of logs without epochs.
+	samples int64
+	gen     int // AutoML generation (Annex B); 0 outside AutoML
+}
+
+// sampleKey is the Samples part of an event's pair key: its Samples when it
+// has no Epoch, else 0 (an Epoch alone keys it).
+func sampleKey(e *Event) int64 {
+	if e.Epoch != 0 {
+		return 0
+	}
+	return e.Samples
+}
+
+// keyName names an event's index in a problem: its Epoch, or its samples
+// count when it is keyed by that.
+func keyName(e *Event) string {
+	if e.Epoch == 0 && e.Samples != 0 {
+		return fmt.Sprintf("at %d samples", e.Samples)
+	}
+	return fmt.Sprint(e.Epoch)
 }
 
 // trialOf is the trial of a structural event: 0 counts as trial 1 (IN-19).
@@ -499,7 +527,9 @@ func diff(lo, hi int64, okLo, okHi bool) *float64 {
 }
 
 // pairs matches start and end events of one rank by index (epoch or
-// validation number) and returns the complete spans by index.
+// validation number, or for events without one their Samples) and returns
+// the complete spans by index. Spans keyed by Samples are numbered 1, 2, …
+// in samples order, after those with an index.
 //
 // In an AutoML trial (Annex B) each generation numbers its epochs from 1
 // again: the spans are then told apart by generation, and numbered 1, 2, …
@@ -507,49 +537,55 @@ func diff(lo, hi int64, okLo, okHi bool) *float64 {
 func (c *computer) pairs(te trialEvents, startKind, endKind Kind) map[int][]span {
 	open := map[pairKey]*Event{}
 	done := map[pairKey]bool{}
-	byGen := map[[2]int][]span{}
+	type groupKey struct {
+		gen, index int
+		samples    int64
+	}
+	byGen := map[groupKey][]span{}
 	gen := generationOf(te)
 	for _, e := range te[startKind] {
-		k := pairKey{trialOf(e), e.Node, e.Rank, e.Epoch, gen(e, false)}
+		k := pairKey{trialOf(e), e.Node, e.Rank, e.Epoch, sampleKey(e), gen(e, false)}
 		if open[k] != nil {
-			c.problem(Error, e, "a second %s %d on the same node and rank; the first is kept", startKind, e.Epoch)
+			c.problem(Error, e, "a second %s %s on the same node and rank; the first is kept", startKind, keyName(e))
 			continue
 		}
 		open[k] = e
 	}
 	for _, e := range te[endKind] {
-		k := pairKey{trialOf(e), e.Node, e.Rank, e.Epoch, gen(e, true)}
+		k := pairKey{trialOf(e), e.Node, e.Rank, e.Epoch, sampleKey(e), gen(e, true)}
 		s := open[k]
 		switch {
 		case s == nil:
-			c.problem(Error, e, "%s %d without a %s", endKind, e.Epoch, startKind)
+			c.problem(Error, e, "%s %s without a %s", endKind, keyName(e), startKind)
 		case done[k]:
-			c.problem(Error, e, "a second %s %d on the same node and rank", endKind, e.Epoch)
+			c.problem(Error, e, "a second %s %s on the same node and rank", endKind, keyName(e))
 		case e.Time < s.Time:
-			c.problem(Error, e, "%s %d ends before it starts", endKind, e.Epoch)
+			c.problem(Error, e, "%s %s ends before it starts", endKind, keyName(e))
 			done[k] = true
 		default:
 			done[k] = true
-			gk := [2]int{k.gen, e.Epoch}
-			byGen[gk] = append(byGen[gk], span{node: e.Node, rank: e.Rank, start: s.Time, end: e.Time, count: e.Count, value: e.Value})
+			gk := groupKey{k.gen, e.Epoch, k.samples}
+			byGen[gk] = append(byGen[gk], span{node: e.Node, rank: e.Rank, start: s.Time, end: e.Time, count: e.Count, samples: k.samples, value: e.Value})
 		}
 	}
 	for k, s := range open {
 		if !done[k] {
-			c.problem(Warning, s, "%s %d never ends", startKind, s.Epoch)
+			c.problem(Warning, s, "%s %s never ends", startKind, keyName(s))
 		}
 	}
-	keys := make([][2]int, 0, len(byGen))
-	generations := false
+	keys := make([]groupKey, 0, len(byGen))
+	renumber := false
 	for k := range byGen {
 		keys = append(keys, k)
-		generations = generations || k[0] != 0
+		renumber = renumber || k.gen != 0 || k.index == 0
 	}
-	slices.SortFunc(keys, func(a, b [2]int) int { return cmp.Or(cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1])) })
+	slices.SortFunc(keys, func(a, b groupKey) int {
+		return cmp.Or(cmp.Compare(a.gen, b.gen), cmp.Compare(b2i(a.index == 0), b2i(b.index == 0)), cmp.Compare(a.index, b.index), cmp.Compare(a.samples, b.samples))
+	})
 	out := make(map[int][]span, len(byGen))
 	for n, k := range keys {
-		idx := k[1]
-		if generations {
+		idx := k.index
+		if renumber {
 			idx = n + 1
 		}
 		out[idx] = byGen[k]
@@ -578,6 +614,14 @@ func generationOf(te trialEvents) func(e *Event, end bool) int {
 		}
 		return g
 	}
+}
+
+// b2i is 1 for true, 0 for false.
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // cover returns the earliest start and latest end of spans.
@@ -644,7 +688,7 @@ func (c *computer) trial(t int, te trialEvents) TrialMetrics {
 	for _, j := range sortedKeys(vals) {
 		ss := vals[j]
 		lo, hi := cover(ss)
-		vm := ValidationMetrics{Index: j, TVMs: ms(hi - lo)}
+		vm := ValidationMetrics{Index: j, Samples: ss[0].samples, TVMs: ms(hi - lo)}
 		for _, s := range ss {
 			if s.value != nil {
 				vm.Accuracy = ptr(*s.value)
@@ -685,7 +729,7 @@ func (c *computer) trial(t int, te trialEvents) TrialMetrics {
 			setKnown++
 		}
 		for _, v := range tm.Validations {
-			if v.Index == i {
+			if v.Index == i && v.Samples == 0 {
 				em.Accuracy = v.Accuracy
 			}
 		}
