@@ -17,8 +17,9 @@ type Config struct {
 	// TrainingSetSize is numberof(training set) in samples, or
 	// numberoftokens(training set) in tokens when TextGeneration is set
 	// (GB-6.6.4-T8-Th, GB-6.6.4-T8-FNa), for the whole job. 0: taken from
-	// the Count of the EpochEnd events (summed over ranks, averaged over
-	// epochs); Th is absent when neither is known.
+	// the trial's TrainSamples event (MLLOG train_samples), else from the
+	// Count of the EpochEnd events (summed over ranks, averaged over
+	// epochs); Th is absent when none is known.
 	TrainingSetSize int64 `json:"training_set_size,omitempty"`
 	// NodeSetSize is the size of each node's local training set (IN-32),
 	// by node name. nil or a missing node: the node's EpochEnd counts,
@@ -176,6 +177,19 @@ type TrialMetrics struct {
 	TEPMeanMs *float64 `json:"t_ep_mean_ms,omitempty"`
 	// Throughput is Th = numberof(training set) / T_EP (GB-6.6.4-T8-Th).
 	Throughput *float64 `json:"th,omitempty"`
+	// TrainingSetSize is the numberof(training set) Th used, and
+	// TrainingSetFrom where it came from: "config", "train_samples" (the
+	// MLLOG key) or "epoch counts". 0 and "": unknown.
+	TrainingSetSize int64  `json:"training_set_size,omitempty"`
+	TrainingSetFrom string `json:"training_set_from,omitempty"`
+	// TEPFromSamples says that no epoch was logged and T_EP (TEPMeanMs)
+	// was derived from the samples count of the last validation or block
+	// (LLM benchmarks log samples_count, not epochs): T_EP = (t − t_TR1) ×
+	// numberof(training set) ÷ samples_count, t being that event's time.
+	TEPFromSamples bool `json:"t_ep_from_samples,omitempty"`
+	// NotAvailable says, in one line each, why a figure of this trial is
+	// absent ("--"), by its JSON name ("th", "t_tr_ms", …).
+	NotAvailable map[string]string `json:"not_available,omitempty"`
 	// ClusterThroughput is Th_CL = Σ_n Th_n (GB-6.6.4-T8-ThCL, IN-32).
 	ClusterThroughput *float64 `json:"th_cl,omitempty"`
 	// Nodes are the per-node figures, by node name.
@@ -306,6 +320,9 @@ type MLPerfScore struct {
 	// OlympicAverageMin is the score in minutes; nil when there are too
 	// few successful trials (more failures than Drop, or nothing left).
 	OlympicAverageMin *float64 `json:"olympic_average_min,omitempty"`
+	// Reason says in one line why OlympicAverageMin is nil; "" when it is
+	// not.
+	Reason string `json:"reason,omitempty"`
 }
 
 // ErrConfig is wrapped by the errors Compute returns for a bad Config.
@@ -762,15 +779,28 @@ func (c *computer) trial(t int, te trialEvents) TrialMetrics {
 	if okCV2 && okP1 && pLo < cvHi {
 		c.problem(Warning, nil, "trial %d: persistence starts before model conversion ends (IN-30)", t)
 	}
+	size, from := c.cfg.TrainingSetSize, "config"
+	if size == 0 {
+		for _, e := range te[TrainSamples] {
+			if e.Count > 0 {
+				size, from = e.Count, "train_samples"
+			}
+		}
+	}
+	if size == 0 && setKnown > 0 {
+		size, from = setSum/int64(setKnown), "epoch counts"
+	}
+	if size > 0 {
+		tm.TrainingSetSize, tm.TrainingSetFrom = size, from
+	}
 	if len(tm.Epochs) > 0 {
 		tm.TEPMeanMs = ptr(sum / float64(len(tm.Epochs)))
-		size := c.cfg.TrainingSetSize
-		if size == 0 && setKnown > 0 {
-			size = setSum / int64(setKnown)
-		}
-		if size > 0 && *tm.TEPMeanMs > 0 {
-			tm.Throughput = ptr(float64(size) / (*tm.TEPMeanMs / 1e3))
-		}
+	} else if last := lastSamples(te); size > 0 && okTR1 && last != nil && last.Time > trLo {
+		tm.TEPMeanMs = ptr(ms(last.Time-trLo) * float64(size) / float64(last.Samples))
+		tm.TEPFromSamples = true
+	}
+	if size > 0 && tm.TEPMeanMs != nil && *tm.TEPMeanMs > 0 {
+		tm.Throughput = ptr(float64(size) / (*tm.TEPMeanMs / 1e3))
 	}
 	// Nodes: every node with epochs or power samples.
 	names := map[string]bool{}
@@ -887,7 +917,68 @@ func (c *computer) trial(t int, te trialEvents) TrialMetrics {
 	if tm.TTRMs != nil {
 		tm.TimeToTrainMin = ptr(*tm.TTRMs / 60000)
 	}
+	c.reasons(&tm, te, okTR1, okTR2, len(tm.Epochs) > 0)
 	return tm
+}
+
+// lastSamples is the trial's last ValidationEnd or BlockEnd with a
+// samples count, nil when there is none.
+func lastSamples(te trialEvents) *Event {
+	var last *Event
+	for _, k := range []Kind{ValidationEnd, BlockEnd} {
+		for _, e := range te[k] {
+			if e.Samples > 0 && (last == nil || e.Time > last.Time) {
+				last = e
+			}
+		}
+	}
+	return last
+}
+
+// reasons fills tm.NotAvailable: one line for each absent figure that a
+// reader expects, saying why it is absent.
+func (c *computer) reasons(tm *TrialMetrics, te trialEvents, okTR1, okTR2, epochs bool) {
+	why := map[string]string{}
+	ttr := ""
+	switch {
+	case !okTR1 && !okTR2:
+		ttr = "no run_start (TrainStart) and no run_stop (TrainEnd) were logged"
+	case !okTR1:
+		ttr = "no run_start (TrainStart) was logged"
+	case !okTR2:
+		ttr = "no run_stop (TrainEnd) was logged"
+	case tm.TTRMs == nil:
+		ttr = "run_stop (TrainEnd) comes before run_start (TrainStart)"
+	}
+	if ttr != "" {
+		why["t_tr_ms"] = "T_TR: " + ttr
+		why["time_to_train_min"] = "time to train: " + ttr
+	}
+	if tm.Throughput == nil {
+		switch {
+		case tm.TrainingSetSize == 0:
+			why["th"] = "throughput: the training-set size is unknown (no training_set_size, no train_samples, no samples counts at epoch ends)"
+		case !epochs && lastSamples(te) == nil:
+			why["th"] = "throughput: no epoch was logged, nor a samples count at a validation or block"
+		case !epochs && !okTR1:
+			why["th"] = "throughput: no epoch was logged, and no run_start to time the samples from"
+		default:
+			why["th"] = "throughput: the mean epoch time is zero"
+		}
+	}
+	if tm.FinalAccuracy == nil {
+		why["final_accuracy"] = "final accuracy: no evaluation with an accuracy was logged"
+	}
+	if tm.ReachedTarget == nil {
+		if c.cfg.Target == nil {
+			why["reached_target"] = "quality target: none was configured"
+		} else {
+			why["reached_target"] = "quality target: no accuracy to judge"
+		}
+	}
+	if len(why) > 0 {
+		tm.NotAvailable = why
+	}
 }
 
 // score is the accuracy as E.1.2 uses it: 1 − a for a lower-is-better
@@ -1190,6 +1281,14 @@ func (c *computer) mlperf() MLPerfScore {
 		ok = append(ok, *t.TimeToTrainMin)
 	}
 	s.OlympicAverageMin = OlympicAverage(ok, s.Failed, drop)
+	if s.OlympicAverageMin == nil {
+		switch {
+		case s.Failed > drop:
+			s.Reason = fmt.Sprintf("time to train: %d trials failed (no success status, the quality target was not reached, or no time to train), more than the %d the olympic average may drop", s.Failed, drop)
+		default:
+			s.Reason = fmt.Sprintf("time to train: %d successful trials; the olympic average drops the %d fastest and %d slowest (%d failed count among the slowest), leaving none", len(ok), drop, drop, s.Failed)
+		}
+	}
 	return s
 }
 
