@@ -84,8 +84,16 @@ type Event struct {
 	// Trial is the trial number (1-based; 0 outside trials).
 	Trial int `json:"trial,omitempty"`
 	// Epoch is the epoch, validation or generation number i or j
-	// (1-based); 0 when it does not apply.
+	// (1-based); 0 when it does not apply, and 0 for a validation or
+	// block keyed by Samples instead.
 	Epoch int `json:"epoch,omitempty"`
+	// Samples is the training samples (or tokens) processed when the
+	// event was logged: MLLOG's metadata.samples_count on evaluations,
+	// eval_accuracy and blocks. Logs of LLM benchmarks (llama2_70b_lora,
+	// gpt3, …) have no epochs: their validations carry Epoch 0 and are
+	// told apart by Samples, which then is their key (a validation with
+	// an Epoch is keyed by it alone). 0: not logged.
+	Samples int64 `json:"samples,omitempty"`
 	// Chip is the accelerator of a Utilization sample.
 	Chip int `json:"chip,omitempty"`
 	// Count is samples or tokens processed (EpochEnd) or neurons

@@ -63,6 +63,14 @@ func FormatEpochLine(ts time.Time, trial, epoch int, accuracy *float64) string {
 	return "[" + ts.Format(TimeLayout) + "]-[" + strconv.Itoa(max(trial, 1)) + "]-[" + strconv.Itoa(epoch) + "]-[" + FormatAccuracy(accuracy) + "]"
 }
 
+// FormatSamplesLine is the per-epoch log line of a validation that has no
+// epoch but a samples count (LLM benchmarks such as llama2_70b_lora log
+// evaluations at samples_count, not at epochs): the epoch field carries
+// the samples count, "[yyyy:MM:dd HH:mm:ss]-[trial]-[3072 samples]-[accuracy]".
+func FormatSamplesLine(ts time.Time, trial int, samples int64, accuracy *float64) string {
+	return "[" + ts.Format(TimeLayout) + "]-[" + strconv.Itoa(max(trial, 1)) + "]-[" + strconv.FormatInt(samples, 10) + " samples]-[" + FormatAccuracy(accuracy) + "]"
+}
+
 // FormatGenerationLine is the AutoML mutation line of Annex B,
 // "[start]-[end]-[generation]-[neurons]" (GB-B.2-a); a nil time is written
 // as empty brackets, as for the initial model, generation 0 (IN-81).
@@ -87,6 +95,7 @@ type logLine struct {
 // epochEntry gathers one epoch's end and accuracy across ranks.
 type epochEntry struct {
 	trial, epoch int
+	samples      int64 // the key of a validation without an epoch
 	at           int64
 	wall         time.Time
 	acc          *float64
@@ -99,11 +108,16 @@ type epochEntry struct {
 // before its epochs, whose numbers restart at 1 (GB-B.2-a, GB-B.2-b,
 // IN-81). With several ranks an epoch's line is due when its last rank
 // ends it. A line's timestamp is the time it is due: the later of the
-// epoch's end and its validation's end. Lines are in time order.
+// epoch's end and its validation's end. A validation without an epoch
+// but with a samples count (Event.Samples) has its own line, whose epoch
+// field is the samples count (FormatSamplesLine). Lines are in time order.
 func LogLines(events []Event, opts LogOptions) []string {
 	evs := slices.Clone(events)
 	slices.SortStableFunc(evs, func(a, b Event) int { return cmp.Compare(a.Time, b.Time) })
-	type key struct{ trial, gen, epoch int }
+	type key struct {
+		trial, gen, epoch int
+		samples           int64
+	}
 	gen := map[int]int{}            // trial → current generation
 	genStart := map[[2]int]*Event{} // (trial, generation) → start
 	entries := map[key]*epochEntry{}
@@ -112,10 +126,10 @@ func LogLines(events []Event, opts LogOptions) []string {
 	seq := 0
 	entry := func(e *Event) *epochEntry {
 		t := trialOf(e)
-		k := key{t, gen[t], e.Epoch}
+		k := key{t, gen[t], e.Epoch, sampleKey(e)}
 		en := entries[k]
 		if en == nil {
-			en = &epochEntry{trial: t, epoch: e.Epoch, seq: seq}
+			en = &epochEntry{trial: t, epoch: e.Epoch, samples: k.samples, seq: seq}
 			seq++
 			entries[k] = en
 			order = append(order, k)
@@ -147,7 +161,7 @@ func LogLines(events []Event, opts LogOptions) []string {
 				touch(entry(e), e)
 			}
 		case ValidationEnd:
-			if e.Epoch > 0 && e.Value != nil && !math.IsNaN(*e.Value) && !math.IsInf(*e.Value, 0) {
+			if (e.Epoch > 0 || e.Samples > 0) && e.Value != nil && !math.IsNaN(*e.Value) && !math.IsInf(*e.Value, 0) {
 				en := entry(e)
 				if en.acc == nil {
 					v := *e.Value
@@ -159,7 +173,11 @@ func LogLines(events []Event, opts LogOptions) []string {
 	}
 	for _, k := range order {
 		en := entries[k]
-		lines = append(lines, logLine{en.at, en.seq, FormatEpochLine(en.wall, en.trial, en.epoch, en.acc)})
+		text := FormatEpochLine(en.wall, en.trial, en.epoch, en.acc)
+		if en.epoch == 0 {
+			text = FormatSamplesLine(en.wall, en.trial, en.samples, en.acc)
+		}
+		lines = append(lines, logLine{en.at, en.seq, text})
 	}
 	slices.SortStableFunc(lines, func(a, b logLine) int { return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(a.seq, b.seq)) })
 	out := make([]string, len(lines))

@@ -17,8 +17,9 @@ type Config struct {
 	// TrainingSetSize is numberof(training set) in samples, or
 	// numberoftokens(training set) in tokens when TextGeneration is set
 	// (GB-6.6.4-T8-Th, GB-6.6.4-T8-FNa), for the whole job. 0: taken from
-	// the Count of the EpochEnd events (summed over ranks, averaged over
-	// epochs); Th is absent when neither is known.
+	// the trial's TrainSamples event (MLLOG train_samples), else from the
+	// Count of the EpochEnd events (summed over ranks, averaged over
+	// epochs); Th is absent when none is known.
 	TrainingSetSize int64 `json:"training_set_size,omitempty"`
 	// NodeSetSize is the size of each node's local training set (IN-32),
 	// by node name. nil or a missing node: the node's EpochEnd counts,
@@ -176,6 +177,19 @@ type TrialMetrics struct {
 	TEPMeanMs *float64 `json:"t_ep_mean_ms,omitempty"`
 	// Throughput is Th = numberof(training set) / T_EP (GB-6.6.4-T8-Th).
 	Throughput *float64 `json:"th,omitempty"`
+	// TrainingSetSize is the numberof(training set) Th used, and
+	// TrainingSetFrom where it came from: "config", "train_samples" (the
+	// MLLOG key) or "epoch counts". 0 and "": unknown.
+	TrainingSetSize int64  `json:"training_set_size,omitempty"`
+	TrainingSetFrom string `json:"training_set_from,omitempty"`
+	// TEPFromSamples says that no epoch was logged and T_EP (TEPMeanMs)
+	// was derived from the samples count of the last validation or block
+	// (LLM benchmarks log samples_count, not epochs): T_EP = (t − t_TR1) ×
+	// numberof(training set) ÷ samples_count, t being that event's time.
+	TEPFromSamples bool `json:"t_ep_from_samples,omitempty"`
+	// NotAvailable says, in one line each, why a figure of this trial is
+	// absent ("--"), by its JSON name ("th", "t_tr_ms", …).
+	NotAvailable map[string]string `json:"not_available,omitempty"`
 	// ClusterThroughput is Th_CL = Σ_n Th_n (GB-6.6.4-T8-ThCL, IN-32).
 	ClusterThroughput *float64 `json:"th_cl,omitempty"`
 	// Nodes are the per-node figures, by node name.
@@ -243,7 +257,13 @@ type ChipUtilization struct {
 
 // ValidationMetrics is validation j of a trial.
 type ValidationMetrics struct {
-	Index    int      `json:"index"`
+	// Index is j: the validation's Epoch, or its ordinal (1-based, in
+	// samples order) in a trial whose validations are keyed by Samples.
+	Index int `json:"index"`
+	// Samples is the validation's key when it has no epoch: the training
+	// samples (or tokens) processed when it ran, as MLLOG's samples_count
+	// gives it (LLM benchmarks have no epochs). 0: keyed by Index.
+	Samples  int64    `json:"samples,omitempty"`
 	TVMs     float64  `json:"t_v_ms"`
 	Accuracy *float64 `json:"accuracy,omitempty"`
 }
@@ -300,6 +320,9 @@ type MLPerfScore struct {
 	// OlympicAverageMin is the score in minutes; nil when there are too
 	// few successful trials (more failures than Drop, or nothing left).
 	OlympicAverageMin *float64 `json:"olympic_average_min,omitempty"`
+	// Reason says in one line why OlympicAverageMin is nil; "" when it is
+	// not.
+	Reason string `json:"reason,omitempty"`
 }
 
 // ErrConfig is wrapped by the errors Compute returns for a bad Config.
@@ -337,6 +360,7 @@ type span struct {
 	rank       int
 	start, end int64
 	count      int64
+	samples    int64 // the key of a span without an epoch (Event.Samples)
 	value      *float64
 }
 
@@ -356,7 +380,28 @@ type pairKey struct {
 	node  string
 	rank  int
 	index int
-	gen   int // AutoML generation (Annex B); 0 outside AutoML
+	// samples keys a span whose index is 0 (Event.Samples): validations
+	// of logs without epochs.
+	samples int64
+	gen     int // AutoML generation (Annex B); 0 outside AutoML
+}
+
+// sampleKey is the Samples part of an event's pair key: its Samples when it
+// has no Epoch, else 0 (an Epoch alone keys it).
+func sampleKey(e *Event) int64 {
+	if e.Epoch != 0 {
+		return 0
+	}
+	return e.Samples
+}
+
+// keyName names an event's index in a problem: its Epoch, or its samples
+// count when it is keyed by that.
+func keyName(e *Event) string {
+	if e.Epoch == 0 && e.Samples != 0 {
+		return fmt.Sprintf("at %d samples", e.Samples)
+	}
+	return fmt.Sprint(e.Epoch)
 }
 
 // trialOf is the trial of a structural event: 0 counts as trial 1 (IN-19).
@@ -499,7 +544,9 @@ func diff(lo, hi int64, okLo, okHi bool) *float64 {
 }
 
 // pairs matches start and end events of one rank by index (epoch or
-// validation number) and returns the complete spans by index.
+// validation number, or for events without one their Samples) and returns
+// the complete spans by index. Spans keyed by Samples are numbered 1, 2, …
+// in samples order, after those with an index.
 //
 // In an AutoML trial (Annex B) each generation numbers its epochs from 1
 // again: the spans are then told apart by generation, and numbered 1, 2, …
@@ -507,49 +554,55 @@ func diff(lo, hi int64, okLo, okHi bool) *float64 {
 func (c *computer) pairs(te trialEvents, startKind, endKind Kind) map[int][]span {
 	open := map[pairKey]*Event{}
 	done := map[pairKey]bool{}
-	byGen := map[[2]int][]span{}
+	type groupKey struct {
+		gen, index int
+		samples    int64
+	}
+	byGen := map[groupKey][]span{}
 	gen := generationOf(te)
 	for _, e := range te[startKind] {
-		k := pairKey{trialOf(e), e.Node, e.Rank, e.Epoch, gen(e, false)}
+		k := pairKey{trialOf(e), e.Node, e.Rank, e.Epoch, sampleKey(e), gen(e, false)}
 		if open[k] != nil {
-			c.problem(Error, e, "a second %s %d on the same node and rank; the first is kept", startKind, e.Epoch)
+			c.problem(Error, e, "a second %s %s on the same node and rank; the first is kept", startKind, keyName(e))
 			continue
 		}
 		open[k] = e
 	}
 	for _, e := range te[endKind] {
-		k := pairKey{trialOf(e), e.Node, e.Rank, e.Epoch, gen(e, true)}
+		k := pairKey{trialOf(e), e.Node, e.Rank, e.Epoch, sampleKey(e), gen(e, true)}
 		s := open[k]
 		switch {
 		case s == nil:
-			c.problem(Error, e, "%s %d without a %s", endKind, e.Epoch, startKind)
+			c.problem(Error, e, "%s %s without a %s", endKind, keyName(e), startKind)
 		case done[k]:
-			c.problem(Error, e, "a second %s %d on the same node and rank", endKind, e.Epoch)
+			c.problem(Error, e, "a second %s %s on the same node and rank", endKind, keyName(e))
 		case e.Time < s.Time:
-			c.problem(Error, e, "%s %d ends before it starts", endKind, e.Epoch)
+			c.problem(Error, e, "%s %s ends before it starts", endKind, keyName(e))
 			done[k] = true
 		default:
 			done[k] = true
-			gk := [2]int{k.gen, e.Epoch}
-			byGen[gk] = append(byGen[gk], span{node: e.Node, rank: e.Rank, start: s.Time, end: e.Time, count: e.Count, value: e.Value})
+			gk := groupKey{k.gen, e.Epoch, k.samples}
+			byGen[gk] = append(byGen[gk], span{node: e.Node, rank: e.Rank, start: s.Time, end: e.Time, count: e.Count, samples: k.samples, value: e.Value})
 		}
 	}
 	for k, s := range open {
 		if !done[k] {
-			c.problem(Warning, s, "%s %d never ends", startKind, s.Epoch)
+			c.problem(Warning, s, "%s %s never ends", startKind, keyName(s))
 		}
 	}
-	keys := make([][2]int, 0, len(byGen))
-	generations := false
+	keys := make([]groupKey, 0, len(byGen))
+	renumber := false
 	for k := range byGen {
 		keys = append(keys, k)
-		generations = generations || k[0] != 0
+		renumber = renumber || k.gen != 0 || k.index == 0
 	}
-	slices.SortFunc(keys, func(a, b [2]int) int { return cmp.Or(cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1])) })
+	slices.SortFunc(keys, func(a, b groupKey) int {
+		return cmp.Or(cmp.Compare(a.gen, b.gen), cmp.Compare(b2i(a.index == 0), b2i(b.index == 0)), cmp.Compare(a.index, b.index), cmp.Compare(a.samples, b.samples))
+	})
 	out := make(map[int][]span, len(byGen))
 	for n, k := range keys {
-		idx := k[1]
-		if generations {
+		idx := k.index
+		if renumber {
 			idx = n + 1
 		}
 		out[idx] = byGen[k]
@@ -578,6 +631,14 @@ func generationOf(te trialEvents) func(e *Event, end bool) int {
 		}
 		return g
 	}
+}
+
+// b2i is 1 for true, 0 for false.
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // cover returns the earliest start and latest end of spans.
@@ -644,7 +705,7 @@ func (c *computer) trial(t int, te trialEvents) TrialMetrics {
 	for _, j := range sortedKeys(vals) {
 		ss := vals[j]
 		lo, hi := cover(ss)
-		vm := ValidationMetrics{Index: j, TVMs: ms(hi - lo)}
+		vm := ValidationMetrics{Index: j, Samples: ss[0].samples, TVMs: ms(hi - lo)}
 		for _, s := range ss {
 			if s.value != nil {
 				vm.Accuracy = ptr(*s.value)
@@ -685,7 +746,7 @@ func (c *computer) trial(t int, te trialEvents) TrialMetrics {
 			setKnown++
 		}
 		for _, v := range tm.Validations {
-			if v.Index == i {
+			if v.Index == i && v.Samples == 0 {
 				em.Accuracy = v.Accuracy
 			}
 		}
@@ -718,15 +779,28 @@ func (c *computer) trial(t int, te trialEvents) TrialMetrics {
 	if okCV2 && okP1 && pLo < cvHi {
 		c.problem(Warning, nil, "trial %d: persistence starts before model conversion ends (IN-30)", t)
 	}
+	size, from := c.cfg.TrainingSetSize, "config"
+	if size == 0 {
+		for _, e := range te[TrainSamples] {
+			if e.Count > 0 {
+				size, from = e.Count, "train_samples"
+			}
+		}
+	}
+	if size == 0 && setKnown > 0 {
+		size, from = setSum/int64(setKnown), "epoch counts"
+	}
+	if size > 0 {
+		tm.TrainingSetSize, tm.TrainingSetFrom = size, from
+	}
 	if len(tm.Epochs) > 0 {
 		tm.TEPMeanMs = ptr(sum / float64(len(tm.Epochs)))
-		size := c.cfg.TrainingSetSize
-		if size == 0 && setKnown > 0 {
-			size = setSum / int64(setKnown)
-		}
-		if size > 0 && *tm.TEPMeanMs > 0 {
-			tm.Throughput = ptr(float64(size) / (*tm.TEPMeanMs / 1e3))
-		}
+	} else if last := lastSamples(te); size > 0 && okTR1 && last != nil && last.Time > trLo {
+		tm.TEPMeanMs = ptr(ms(last.Time-trLo) * float64(size) / float64(last.Samples))
+		tm.TEPFromSamples = true
+	}
+	if size > 0 && tm.TEPMeanMs != nil && *tm.TEPMeanMs > 0 {
+		tm.Throughput = ptr(float64(size) / (*tm.TEPMeanMs / 1e3))
 	}
 	// Nodes: every node with epochs or power samples.
 	names := map[string]bool{}
@@ -843,7 +917,68 @@ func (c *computer) trial(t int, te trialEvents) TrialMetrics {
 	if tm.TTRMs != nil {
 		tm.TimeToTrainMin = ptr(*tm.TTRMs / 60000)
 	}
+	c.reasons(&tm, te, okTR1, okTR2, len(tm.Epochs) > 0)
 	return tm
+}
+
+// lastSamples is the trial's last ValidationEnd or BlockEnd with a
+// samples count, nil when there is none.
+func lastSamples(te trialEvents) *Event {
+	var last *Event
+	for _, k := range []Kind{ValidationEnd, BlockEnd} {
+		for _, e := range te[k] {
+			if e.Samples > 0 && (last == nil || e.Time > last.Time) {
+				last = e
+			}
+		}
+	}
+	return last
+}
+
+// reasons fills tm.NotAvailable: one line for each absent figure that a
+// reader expects, saying why it is absent.
+func (c *computer) reasons(tm *TrialMetrics, te trialEvents, okTR1, okTR2, epochs bool) {
+	why := map[string]string{}
+	ttr := ""
+	switch {
+	case !okTR1 && !okTR2:
+		ttr = "no run_start (TrainStart) and no run_stop (TrainEnd) were logged"
+	case !okTR1:
+		ttr = "no run_start (TrainStart) was logged"
+	case !okTR2:
+		ttr = "no run_stop (TrainEnd) was logged"
+	case tm.TTRMs == nil:
+		ttr = "run_stop (TrainEnd) comes before run_start (TrainStart)"
+	}
+	if ttr != "" {
+		why["t_tr_ms"] = "T_TR: " + ttr
+		why["time_to_train_min"] = "time to train: " + ttr
+	}
+	if tm.Throughput == nil {
+		switch {
+		case tm.TrainingSetSize == 0:
+			why["th"] = "throughput: the training-set size is unknown (no training_set_size, no train_samples, no samples counts at epoch ends)"
+		case !epochs && lastSamples(te) == nil:
+			why["th"] = "throughput: no epoch was logged, nor a samples count at a validation or block"
+		case !epochs && !okTR1:
+			why["th"] = "throughput: no epoch was logged, and no run_start to time the samples from"
+		default:
+			why["th"] = "throughput: the mean epoch time is zero"
+		}
+	}
+	if tm.FinalAccuracy == nil {
+		why["final_accuracy"] = "final accuracy: no evaluation with an accuracy was logged"
+	}
+	if tm.ReachedTarget == nil {
+		if c.cfg.Target == nil {
+			why["reached_target"] = "quality target: none was configured"
+		} else {
+			why["reached_target"] = "quality target: no accuracy to judge"
+		}
+	}
+	if len(why) > 0 {
+		tm.NotAvailable = why
+	}
 }
 
 // score is the accuracy as E.1.2 uses it: 1 − a for a lower-is-better
@@ -1146,6 +1281,14 @@ func (c *computer) mlperf() MLPerfScore {
 		ok = append(ok, *t.TimeToTrainMin)
 	}
 	s.OlympicAverageMin = OlympicAverage(ok, s.Failed, drop)
+	if s.OlympicAverageMin == nil {
+		switch {
+		case s.Failed > drop:
+			s.Reason = fmt.Sprintf("time to train: %d trials failed (no success status, the quality target was not reached, or no time to train), more than the %d the olympic average may drop", s.Failed, drop)
+		default:
+			s.Reason = fmt.Sprintf("time to train: %d successful trials; the olympic average drops the %d fastest and %d slowest (%d failed count among the slowest), leaving none", len(ok), drop, drop, s.Failed)
+		}
+	}
 	return s
 }
 

@@ -26,10 +26,12 @@
 //	run_start, run_stop       -> TrainStart, TrainEnd (Status = metadata.status)
 //	epoch_start, epoch_stop   -> EpochStart, EpochEnd (Epoch = metadata.epoch_num)
 //	block_start, block_stop   -> BlockStart, BlockEnd (Epoch = metadata.first_epoch_num,
-//	                             Count = metadata.epoch_count or samples_count)
-//	eval_start, eval_stop     -> ValidationStart, ValidationEnd (Epoch = metadata.epoch_num)
-//	eval_accuracy             -> Accuracy (Value = value, Epoch = metadata.epoch_num),
-//	                             and the Value of the matching ValidationEnd
+//	                             else the block's ordinal; Count = metadata.epoch_count
+//	                             or samples_count; Samples = metadata.samples_count)
+//	eval_start, eval_stop     -> ValidationStart, ValidationEnd (Epoch = metadata.epoch_num,
+//	                             Samples = metadata.samples_count)
+//	eval_accuracy             -> Accuracy (Value = value, Epoch and Samples as for
+//	                             eval_stop), and the Value of the matching ValidationEnd
 //	train_samples, eval_samples -> TrainSamples, EvalSamples (Count = value)
 //	power_reading             -> Power (Value = value in W, Node = metadata.host, as
 //	                             mlperf-logging's power examples write it, or node)
@@ -53,6 +55,13 @@
 // Events between aimeter_trial_start and aimeter_trial_stop carry that
 // trial's number. Other keys (submission_*, global_batch_size, opt_*, …)
 // make no event; the first value of each is kept in Stats.Info.
+//
+// An evaluation is keyed by what the log carries: its epoch_num when it
+// has one; else its samples_count (LLM benchmarks such as
+// llama2_70b_lora and gpt3 have no epochs: Epoch is 0 and Samples tells
+// the evaluations apart); else its order, the n-th eval_start of the
+// rank being evaluation n (eval_stop and eval_accuracy take the number
+// of the last eval_start).
 //
 // # Times
 //
@@ -162,14 +171,59 @@ type Parser struct {
 type rankState struct {
 	runStarted, runStopped bool
 	openEpochs             map[int]bool
-	openEvals              map[int]bool
+	openEvals              map[evalKey]bool
 	blocks                 int
+	// evals counts eval_starts without epoch_num or samples_count.
+	evals int
 	// pending is an eval_stop held back until the next record of the
 	// rank, which may be its eval_accuracy.
 	pending    train.Event
 	hasPending bool
-	// accuracy seen before its eval_stop, by epoch.
-	early map[int]float64
+	// accuracy seen before its eval_stop, by evaluation.
+	early map[evalKey]float64
+}
+
+// evalKey identifies one evaluation of a rank: its epoch (1-based) when
+// it has one, else its samples count, else its ordinal in epoch.
+type evalKey struct {
+	epoch   int
+	samples int64
+}
+
+// evalKeyOf keys the evaluation of an eval_start (start), eval_stop or
+// eval_accuracy and fills ev's Epoch and Samples.
+func (p *Parser) evalKeyOf(md *metadata, st *rankState, start bool, ev *train.Event) evalKey {
+	if md.SamplesCount.ok {
+		ev.Samples = int64(md.SamplesCount.v)
+	}
+	switch {
+	case md.EpochNum.ok:
+		ev.Epoch = p.epoch(md.EpochNum)
+		return evalKey{epoch: ev.Epoch}
+	case md.SamplesCount.ok:
+		return evalKey{samples: ev.Samples}
+	}
+	if start {
+		st.evals++
+	}
+	ev.Epoch = max(st.evals, 1)
+	return evalKey{epoch: ev.Epoch}
+}
+
+// keyOf is the evalKey of an event evalKeyOf filled.
+func keyOf(ev *train.Event) evalKey {
+	if ev.Epoch > 0 {
+		return evalKey{epoch: ev.Epoch}
+	}
+	return evalKey{samples: ev.Samples}
+}
+
+// label names an evaluation in a problem.
+func (k evalKey) label() string {
+	if k.epoch == 0 {
+		return fmt.Sprintf("at %d samples", k.samples)
+	}
+	return strconv.Itoa(k.epoch)
 }
 
 // record is the JSON shape of one MLLOG record.
@@ -348,7 +402,13 @@ func (p *Parser) record(line []byte, r *record, rank int) {
 	if st.hasPending {
 		st.hasPending = false
 		if r.Key == "eval_accuracy" {
-			if v, ok := number(r.Value); ok && (!md.EpochNum.ok || p.epoch(md.EpochNum) == st.pending.Epoch || st.pending.Epoch == 0) {
+			var acc train.Event
+			same := true
+			switch {
+			case md.EpochNum.ok || md.SamplesCount.ok:
+				same = p.evalKeyOf(md, st, false, &acc) == keyOf(&st.pending)
+			}
+			if v, ok := number(r.Value); ok && same {
 				st.pending.Value = &v
 			}
 		}
@@ -406,19 +466,21 @@ func (p *Parser) record(line []byte, r *record, rank int) {
 		case md.SamplesCount.ok:
 			ev.Count = int64(md.SamplesCount.v)
 		}
+		if md.SamplesCount.ok {
+			ev.Samples = int64(md.SamplesCount.v)
+		}
 	case "eval_start":
 		ev.Kind = train.ValidationStart
-		ev.Epoch = p.epoch(md.EpochNum)
-		st.openEvals = open(st.openEvals, ev.Epoch)
+		st.openEvals = open(st.openEvals, p.evalKeyOf(md, st, true, &ev))
 	case "eval_stop":
 		ev.Kind = train.ValidationEnd
-		ev.Epoch = p.epoch(md.EpochNum)
-		if !closeOpen(st.openEvals, ev.Epoch) {
-			p.problem(line, fmt.Sprintf("evaluation %d ends before it starts on rank %d", ev.Epoch, rank))
+		k := p.evalKeyOf(md, st, false, &ev)
+		if !closeOpen(st.openEvals, k) {
+			p.problem(line, fmt.Sprintf("evaluation %s ends before it starts on rank %d", k.label(), rank))
 		}
-		if v, ok := st.early[ev.Epoch]; ok {
+		if v, ok := st.early[k]; ok {
 			ev.Value = &v
-			delete(st.early, ev.Epoch)
+			delete(st.early, k)
 		} else {
 			st.pending, st.hasPending = ev, true
 			return
@@ -430,14 +492,14 @@ func (p *Parser) record(line []byte, r *record, rank int) {
 			return
 		}
 		ev.Kind = train.Accuracy
-		ev.Epoch = p.epoch(md.EpochNum)
+		k := p.evalKeyOf(md, st, false, &ev)
 		ev.Value = &v
-		if st.openEvals[ev.Epoch] {
+		if st.openEvals[k] {
 			if st.early == nil {
-				st.early = make(map[int]float64)
+				st.early = make(map[evalKey]float64)
 			}
 			if len(st.early) < 1024 {
-				st.early[ev.Epoch] = v
+				st.early[k] = v
 			}
 		}
 	case "train_samples", "eval_samples":
@@ -534,9 +596,9 @@ func (p *Parser) record(line []byte, r *record, rank int) {
 
 // open marks epoch n open in m, making m when needed. The map is bounded:
 // a log that never closes its epochs stops being tracked past 4096.
-func open(m map[int]bool, n int) map[int]bool {
+func open[K comparable](m map[K]bool, n K) map[K]bool {
 	if m == nil {
-		m = make(map[int]bool)
+		m = make(map[K]bool)
 	}
 	if len(m) < 4096 {
 		m[n] = true
@@ -545,7 +607,7 @@ func open(m map[int]bool, n int) map[int]bool {
 }
 
 // closeOpen closes epoch n, saying whether it was open.
-func closeOpen(m map[int]bool, n int) bool {
+func closeOpen[K comparable](m map[K]bool, n K) bool {
 	if !m[n] {
 		return false
 	}
