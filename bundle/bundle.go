@@ -284,6 +284,16 @@ func removeStale(dir string, parts []part) error {
 			}
 		}
 	}
+	// Trials' output files are numbered: whatever an earlier run left.
+	stale, _ := filepath.Glob(filepath.Join(dir, "training_trial*_std*.log"))
+	for _, p := range stale {
+		if keep[filepath.Base(p)] {
+			continue
+		}
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, fmt.Errorf("removing %s of an earlier run: %w", filepath.Base(p), err))
+		}
+	}
 	foreign := filepath.Join(dir, ForeignDir)
 	if entries, err := os.ReadDir(foreign); err == nil && len(entries) == 0 {
 		if err := os.Remove(foreign); err != nil {

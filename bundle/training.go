@@ -54,6 +54,23 @@ type Training struct {
 	// writes no file. The caller bounds them (TrainingCommand says how
 	// much was left out).
 	Stdout, Stderr []byte
+	// TrialOutputs are the captured output of each trial of a program run
+	// several times (aimeter train --trials), or the log files read as
+	// trials (--logs, as Stdout), in trial order: files
+	// training_trial<N>_stdout.log and training_trial<N>_stderr.log. A nil
+	// stream writes no file.
+	TrialOutputs []TrialOutput
+}
+
+// TrialOutput is the captured output of one trial.
+type TrialOutput struct {
+	Stdout, Stderr []byte
+}
+
+// TrialOutputFile names the file of trial n's (1-based) stream, "stdout"
+// or "stderr".
+func TrialOutputFile(n int, stream string) string {
+	return fmt.Sprintf("training_trial%d_%s.log", n, stream)
 }
 
 // TrainingRun is training_run.json: everything about a training run beyond
@@ -88,6 +105,11 @@ type TrainingRun struct {
 	Command *TrainingCommand `json:"command,omitempty"`
 	// Collector describes the event endpoint; nil otherwise.
 	Collector *TrainingCollector `json:"collector,omitempty"`
+	// Trials describe the runs of a program run several times (aimeter
+	// train --trials N -- COMMAND, with Command giving its Argv) or the
+	// result logs read as trials (--logs), one per trial in order; nil for
+	// a single run.
+	Trials []TrainingTrial `json:"trials,omitempty"`
 	// Incomplete says why the run ended before it was complete (a child
 	// that failed, an interrupt, a deadline); "" when it completed.
 	Incomplete string `json:"incomplete,omitempty"`
@@ -126,6 +148,30 @@ type TrainingCommand struct {
 	CaptureLimit int64 `json:"capture_limit"`
 }
 
+// TrainingTrial is one run of a training program, or one result log read
+// as a trial.
+type TrainingTrial struct {
+	// Trial is the trial number, from 1.
+	Trial int `json:"trial"`
+	// Exit says how the program ended; nil for a log file.
+	Exit *mllog.Exit `json:"exit,omitempty"`
+	// Log is the result log read, as given on the command line, and
+	// LogSHA256 its digest; "" for a program's run.
+	Log       string `json:"log,omitempty"`
+	LogSHA256 string `json:"log_sha256,omitempty"`
+	// Stats are the MLLOG parser's counts.
+	Stats mllog.Stats `json:"stats"`
+	// StdoutBytes and StderrBytes are the bytes the program wrote (for a
+	// log, StdoutBytes is its size); the captured files hold at most
+	// TrainingCommand.CaptureLimit bytes of each.
+	StdoutBytes int64 `json:"stdout_bytes"`
+	StderrBytes int64 `json:"stderr_bytes,omitempty"`
+	// Failure says why the run failed as a whole, as its TrialEnd status
+	// does ("the program exited with status 1", "timed out after 2h0m0s
+	// (--timeout)"); "" when it did not.
+	Failure string `json:"failure,omitempty"`
+}
+
 // TrainingCollector describes a run measured through the event endpoint.
 type TrainingCollector struct {
 	// Listen is the address served.
@@ -156,7 +202,17 @@ func (r *TrainingRun) SetLocation(loc *time.Location) {
 
 // SourceText says in words how the events came in.
 func (r *TrainingRun) SourceText() string {
+	failed := 0
+	for _, t := range r.Trials {
+		if t.Failure != "" {
+			failed++
+		}
+	}
 	switch {
+	case len(r.Trials) > 0 && r.Command != nil:
+		return fmt.Sprintf("MLLOG from %d runs of a child process: %s (%d failed)", len(r.Trials), joinArgv(r.Command.Argv), failed)
+	case len(r.Trials) > 0:
+		return fmt.Sprintf("MLLOG from %d result logs: %s … %s", len(r.Trials), r.Trials[0].Log, r.Trials[len(r.Trials)-1].Log)
 	case r.Command != nil:
 		return fmt.Sprintf("MLLOG from a child process: %s (%s)", joinArgv(r.Command.Argv), r.Command.Exit.Reason)
 	case r.Collector != nil:
@@ -184,7 +240,25 @@ func (r *TrainingRun) Notes() []string {
 	if r.Incomplete != "" {
 		out = append(out, "The run is incomplete: "+r.Incomplete+".")
 	}
-	if c := r.Command; c != nil {
+	for _, t := range r.Trials {
+		s := t.Stats
+		from := "run"
+		if t.Log != "" {
+			from = t.Log
+		}
+		line := fmt.Sprintf("Trial %d (%s): %d lines, %d records, %d events, %d malformed, %d out of order", t.Trial, from, s.Lines, s.Records, s.Events, s.Malformed, s.Problems)
+		if t.Exit != nil {
+			line += "; the program " + t.Exit.Reason
+		}
+		if t.Failure != "" {
+			line += "; failed: " + t.Failure
+		}
+		out = append(out, line+".")
+		for _, q := range s.FirstMalformed {
+			out = append(out, fmt.Sprintf("Trial %d, malformed line %d: %s: %q", t.Trial, q.Line, q.Reason, q.Excerpt))
+		}
+	}
+	if c := r.Command; c != nil && len(r.Trials) == 0 {
 		s := c.Stats
 		out = append(out, fmt.Sprintf("MLLOG: %d lines, %d records, %d events, %d malformed, %d too long, %d out of order.", s.Lines, s.Records, s.Events, s.Malformed, s.LongLines, s.Problems))
 		for _, q := range s.FirstMalformed {
@@ -218,6 +292,17 @@ func (b *Bundle) trainingRawParts() []part {
 	}
 	if t.Stderr != nil {
 		parts = append(parts, part{TrainingStderrFile, Raw, func(w io.Writer) error { _, err := w.Write(t.Stderr); return err }})
+	}
+	for i, o := range t.TrialOutputs {
+		for _, s := range []struct {
+			name string
+			data []byte
+		}{{"stdout", o.Stdout}, {"stderr", o.Stderr}} {
+			if s.data != nil {
+				data := s.data
+				parts = append(parts, part{TrialOutputFile(i+1, s.name), Raw, func(w io.Writer) error { _, err := w.Write(data); return err }})
+			}
+		}
 	}
 	return parts
 }
@@ -343,6 +428,28 @@ func readTraining(dir string, m *Manifest) (*Bundle, error) {
 		} else {
 			t.Stderr = data
 		}
+	}
+	for i := range t.Run.Trials {
+		var o TrialOutput
+		for _, stream := range []string{"stdout", "stderr"} {
+			name := TrialOutputFile(i+1, stream)
+			if _, ok := m.Entry(name); !ok {
+				continue
+			}
+			var data []byte
+			if err := readFile(dir, name, func(r io.Reader) (err error) {
+				data, err = io.ReadAll(r)
+				return err
+			}); err != nil {
+				return nil, err
+			}
+			if stream == "stdout" {
+				o.Stdout = data
+			} else {
+				o.Stderr = data
+			}
+		}
+		t.TrialOutputs = append(t.TrialOutputs, o)
 	}
 	b := &Bundle{Training: t, Version: t.Run.Version, System: t.Run.System, Location: t.Run.Location()}
 	b.Manifest, b.dir = m, dir

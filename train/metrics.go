@@ -7,6 +7,8 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
+	"strings"
 
 	"aimeter/stats"
 )
@@ -50,6 +52,13 @@ type Config struct {
 	// olympic average drops, as mlperf-logging's result summarizer does.
 	// 0: 1.
 	MLPerfDrop int `json:"mlperf_drop,omitempty"`
+	// MLPerfBenchmark is the MLPerf Training benchmark the trials ran (the
+	// logs' submission_benchmark), and MLPerfRuns the number of runs its
+	// rules require (LookupMLPerf fills both, with MLPerfDrop and Target,
+	// in aimeter train). "" and 0: not an MLPerf benchmark, or not known;
+	// the score then carries no note on the run count.
+	MLPerfBenchmark string `json:"mlperf_benchmark,omitempty"`
+	MLPerfRuns      int    `json:"mlperf_runs,omitempty"`
 }
 
 // Target is a quality threshold: a trial reaches it when its final
@@ -59,15 +68,45 @@ type Target struct {
 	// Metric names the quality metric ("Top1 accuracy", "WER"); "" is
 	// allowed.
 	Metric string `json:"metric,omitempty"`
-	// Value is the threshold on the 0–1 scale (IN-24).
+	// Value is the threshold: on the 0–1 scale for GB/T's scenarios
+	// (IN-24); MLPerf's LLM benchmarks set a loss or a log-perplexity
+	// (gpt3: 2.69), which LowerIsBetter marks.
 	Value float64 `json:"value"`
 	// LowerIsBetter is true for metrics such as WER; E.1.2 then uses
 	// 1 − a (GB-E.1.2-FNa). false: higher is better.
 	LowerIsBetter bool `json:"lower_is_better,omitempty"`
+	// Inclusive says the target is met at equality (a ≥ Value, or a ≤
+	// Value when lower is better), as MLPerf Training's rules write their
+	// targets (LookupMLPerf). false: strictly better than Value, as GB/T's
+	// thresholds are read (IN-24).
+	Inclusive bool `json:"inclusive,omitempty"`
 }
 
-// Reached reports whether accuracy a meets the target (strict comparison).
+// String writes the target as a comparison: "top-1 accuracy > 0.759",
+// "eval loss ≤ 0.925".
+func (t Target) String() string {
+	op := ">"
+	switch {
+	case t.LowerIsBetter && t.Inclusive:
+		op = "≤"
+	case t.LowerIsBetter:
+		op = "<"
+	case t.Inclusive:
+		op = "≥"
+	}
+	name := t.Metric
+	if name == "" {
+		name = "accuracy"
+	}
+	return name + " " + op + " " + strconv.FormatFloat(t.Value, 'g', -1, 64)
+}
+
+// Reached reports whether accuracy a meets the target: strictly better
+// than Value, or also equal to it when Inclusive.
 func (t Target) Reached(a float64) bool {
+	if t.Inclusive && a == t.Value {
+		return true
+	}
 	if t.LowerIsBetter {
 		return a < t.Value
 	}
@@ -155,6 +194,11 @@ type TrialMetrics struct {
 	Trial int `json:"trial"`
 	// Status is the TrainEnd status ("" when none was given).
 	Status string `json:"status,omitempty"`
+	// TrialStatus is the TrialEnd status: "success", or why the trial
+	// failed as a whole, such as "failed: the program exited with status
+	// 1" (aimeter train --trials records one for every run of the
+	// program). "" when no TrialEnd gave one.
+	TrialStatus string `json:"trial_status,omitempty"`
 	// TTMs is T_T = t_E − t_S: first DataReadStart to last PersistEnd
 	// (GB-6.6.2-T6-TT).
 	TTMs *float64 `json:"t_t_ms,omitempty"`
@@ -217,8 +261,18 @@ type TrialMetrics struct {
 	// when some chip had fewer than 3 samples in some epoch (IN-34).
 	Utilization      *float64 `json:"utilization,omitempty"`
 	UtilizationValid bool     `json:"utilization_valid,omitempty"`
-	// TimeToTrainMin is the MLPerf time-to-train, T_TR in minutes.
+	// TimeToTrainMin is the MLPerf time-to-train in minutes, as
+	// mlperf-logging's result_summarizer reads it: run_stop − run_start
+	// in ms, ÷ 60 ÷ 1000, run_stop being the first TrainEnd and run_start
+	// the last TrainStart at or before it. With one rank it is T_TR; with
+	// several ranks that each log run_start and run_stop it can be
+	// shorter than T_TR, which spans the earliest start and the latest
+	// end.
 	TimeToTrainMin *float64 `json:"time_to_train_min,omitempty"`
+	// MLPerfFailure says why the trial does not count as a converged run
+	// in the MLPerf score (a failed trial counts among the slowest); ""
+	// when it does.
+	MLPerfFailure string `json:"mlperf_failure,omitempty"`
 }
 
 // EpochMetrics is epoch i of a trial.
@@ -314,8 +368,9 @@ type Summary struct {
 type MLPerfScore struct {
 	// Drop is the number dropped at each end.
 	Drop int `json:"drop"`
-	// Failed counts trials that did not succeed (TrainEnd status other
-	// than "success", or a target not reached).
+	// Failed counts trials that did not succeed: a TrainEnd or TrialEnd
+	// status other than "success", a quality target not reached, or no
+	// time to train (TrialMetrics.MLPerfFailure says which).
 	Failed int `json:"failed"`
 	// OlympicAverageMin is the score in minutes; nil when there are too
 	// few successful trials (more failures than Drop, or nothing left).
@@ -323,6 +378,16 @@ type MLPerfScore struct {
 	// Reason says in one line why OlympicAverageMin is nil; "" when it is
 	// not.
 	Reason string `json:"reason,omitempty"`
+	// Benchmark and RequiredRuns are Config.MLPerfBenchmark and
+	// Config.MLPerfRuns.
+	Benchmark    string `json:"benchmark,omitempty"`
+	RequiredRuns int    `json:"required_runs,omitempty"`
+	// Note says when the trials are fewer than RequiredRuns: the olympic
+	// average is then not an official score, and mlperf-logging's
+	// compute_score prints the plain mean of the converged runs instead,
+	// which MeanMin is. "" and nil otherwise.
+	Note    string   `json:"note,omitempty"`
+	MeanMin *float64 `json:"mean_min,omitempty"`
 }
 
 // ErrConfig is wrapped by the errors Compute returns for a bad Config.
@@ -343,8 +408,8 @@ func (c Config) validate() error {
 	if !(c.Alpha >= 0) || math.IsInf(c.Alpha, 0) {
 		return fmt.Errorf("%w: alpha %v, want a finite number > 0 (0 for 100)", ErrConfig, c.Alpha)
 	}
-	if c.Epochs < 0 || c.MLPerfDrop < 0 {
-		return fmt.Errorf("%w: epochs %d and mlperf_drop %d must be >= 0", ErrConfig, c.Epochs, c.MLPerfDrop)
+	if c.Epochs < 0 || c.MLPerfDrop < 0 || c.MLPerfRuns < 0 {
+		return fmt.Errorf("%w: epochs %d, mlperf_drop %d and mlperf_runs %d must be >= 0", ErrConfig, c.Epochs, c.MLPerfDrop, c.MLPerfRuns)
 	}
 	for i, w := range c.Workloads {
 		if !(w.Baseline > 0) || !(w.Throughput >= 0) || !(w.Weight >= 0 && w.Weight <= 1) {
@@ -914,9 +979,11 @@ func (c *computer) trial(t int, te trialEvents) TrialMetrics {
 	} else if len(tm.Epochs) > 0 {
 		c.problem(Warning, nil, "trial %d: no accuracy before training exits (GB-6.3-c-4-iv)", t)
 	}
-	if tm.TTRMs != nil {
-		tm.TimeToTrainMin = ptr(*tm.TTRMs / 60000)
+	tm.TimeToTrainMin = mlperfTimeToTrain(te)
+	for _, e := range te[TrialEnd] {
+		tm.TrialStatus = e.Status
 	}
+	tm.MLPerfFailure = c.mlperfFailure(&tm, okTR1, okTR2)
 	c.reasons(&tm, te, okTR1, okTR2, len(tm.Epochs) > 0)
 	return tm
 }
@@ -968,6 +1035,34 @@ func (c *computer) reasons(tm *TrialMetrics, te trialEvents, okTR1, okTR2, epoch
 	}
 	if tm.FinalAccuracy == nil {
 		why["final_accuracy"] = "final accuracy: no evaluation with an accuracy was logged"
+	}
+	if tm.ClusterThroughput == nil {
+		why["th_cl"] = "cluster throughput: needs every node's epochs and its share of the training set (per-node epoch counts, or node_set_size)"
+		if !epochs {
+			why["th_cl"] = "cluster throughput: needs each node's epochs, and no epoch was logged"
+		}
+	}
+	if tm.EnergyKWh == nil {
+		why["energy_kwh"] = "energy: no power was measured (power readings in the log, the event endpoint, or --power-replay)"
+		if tm.ClusterPowerW != nil {
+			why["energy_kwh"] = "energy: no T_TR to multiply the power by"
+		}
+	}
+	if tm.TrainingEfficiency == nil {
+		switch {
+		case tm.EnergyKWh == nil:
+			why["training_efficiency_per_kwh"] = "training efficiency: needs the energy, and " + strings.TrimPrefix(why["energy_kwh"], "energy: ")
+		case tm.FinalAccuracy == nil:
+			why["training_efficiency_per_kwh"] = "training efficiency: no final accuracy"
+		default:
+			why["training_efficiency_per_kwh"] = "training efficiency: the energy is zero"
+		}
+	}
+	if tm.TTMs == nil {
+		why["t_t_ms"] = "T_T: needs the data read start and the persistence end (aimeter_data_read_start and aimeter_persist_stop records, docs/training-events.md)"
+	}
+	if tm.Utilization == nil {
+		why["utilization"] = "utilisation: no accelerator utilisation samples within the epochs (aimeter_utilization records, or the event endpoint)"
 	}
 	if tm.ReachedTarget == nil {
 		if c.cfg.Target == nil {
@@ -1270,26 +1365,81 @@ func (c *computer) mlperf() MLPerfScore {
 	if drop == 0 {
 		drop = 1
 	}
-	s := MLPerfScore{Drop: drop}
+	s := MLPerfScore{Drop: drop, Benchmark: c.cfg.MLPerfBenchmark, RequiredRuns: c.cfg.MLPerfRuns}
 	var ok []float64
+	var why []string
 	for _, t := range c.m.Trials {
-		success := t.TimeToTrainMin != nil && (t.Status == "" || t.Status == "success") && (t.ReachedTarget == nil || *t.ReachedTarget)
-		if !success {
+		if t.MLPerfFailure != "" {
 			s.Failed++
+			why = append(why, fmt.Sprintf("trial %d: %s", t.Trial, t.MLPerfFailure))
 			continue
 		}
 		ok = append(ok, *t.TimeToTrainMin)
 	}
 	s.OlympicAverageMin = OlympicAverage(ok, s.Failed, drop)
+	if n := len(c.m.Trials); s.RequiredRuns > n {
+		s.Note = fmt.Sprintf("%d runs of %s, fewer than the %d MLPerf Training requires: the olympic average is not an official score, and mlperf-logging reports the mean of the converged runs", n, s.Benchmark, s.RequiredRuns)
+		if len(ok) > 0 {
+			var sum float64
+			for _, v := range ok {
+				sum += v
+			}
+			// compute_score divides by the number of result files, the
+			// failed ones included.
+			s.MeanMin = ptr(sum / float64(n))
+		}
+	}
 	if s.OlympicAverageMin == nil {
 		switch {
+		case len(c.m.Trials) == 0:
+			s.Reason = "time to train: no trial was logged"
 		case s.Failed > drop:
-			s.Reason = fmt.Sprintf("time to train: %d trials failed (no success status, the quality target was not reached, or no time to train), more than the %d the olympic average may drop", s.Failed, drop)
+			s.Reason = fmt.Sprintf("time to train: %d of %d trials did not converge, more than the %d the olympic average may drop (%s)", s.Failed, len(c.m.Trials), drop, strings.Join(why, "; "))
 		default:
-			s.Reason = fmt.Sprintf("time to train: %d successful trials; the olympic average drops the %d fastest and %d slowest (%d failed count among the slowest), leaving none", len(ok), drop, drop, s.Failed)
+			s.Reason = fmt.Sprintf("time to train: %d converged trials; the olympic average drops the %d fastest and the %d slowest (the %d that did not converge count among the slowest), leaving none", len(ok), drop, drop, s.Failed)
 		}
 	}
 	return s
+}
+
+// mlperfTimeToTrain is TrialMetrics.TimeToTrainMin: the first TrainEnd and
+// the last TrainStart at or before it, as mlperf-logging's
+// _query_run_start_stop finds them in a log in time order; nil when either
+// is missing. te's events are in time order (Compute sorts them).
+func mlperfTimeToTrain(te trialEvents) *float64 {
+	if len(te[TrainEnd]) == 0 {
+		return nil
+	}
+	stop := te[TrainEnd][0].Time
+	var start *Event
+	for _, e := range te[TrainStart] {
+		if e.Time <= stop {
+			start = e
+		}
+	}
+	if start == nil {
+		return nil
+	}
+	return ptr(ms(stop-start.Time) / 60 / 1000)
+}
+
+// mlperfFailure is TrialMetrics.MLPerfFailure.
+func (c *computer) mlperfFailure(tm *TrialMetrics, okTR1, okTR2 bool) string {
+	switch {
+	case tm.TrialStatus != "" && tm.TrialStatus != "success":
+		return "the trial " + tm.TrialStatus
+	case !okTR1 && !okTR2:
+		return "no run_start and no run_stop were logged"
+	case !okTR2:
+		return "no run_stop was logged"
+	case tm.TimeToTrainMin == nil:
+		return "run_stop comes before run_start"
+	case tm.Status != "" && tm.Status != "success":
+		return fmt.Sprintf("run_stop status %q", tm.Status)
+	case tm.ReachedTarget != nil && !*tm.ReachedTarget:
+		return fmt.Sprintf("the quality target (%s) was not reached: final accuracy %s", c.cfg.Target.String(), FormatAccuracy(tm.FinalAccuracy))
+	}
+	return ""
 }
 
 // OlympicAverage is mlperf-logging's olympic average

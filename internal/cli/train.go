@@ -28,7 +28,6 @@ import (
 	"aimeter/sysinfo"
 	"aimeter/train"
 	"aimeter/train/collect"
-	"aimeter/train/mllog"
 )
 
 // trainFlags are the flags of aimeter train.
@@ -65,6 +64,9 @@ type trainFlags struct {
 	asyncUpdate       bool
 
 	powerReplay string
+
+	logs    []string
+	timeout time.Duration
 }
 
 // captureLimit is how many bytes of each of a child's output streams the
@@ -96,6 +98,17 @@ func newTrainCommand(st *State) *cobra.Command {
       GET /v1/status) that the ranks of a distributed job post to, and
       ends when every expected rank has posted its train_end (then waits
       --linger for late events), at --until, or on Ctrl-C.
+  aimeter train [--trials N] [--timeout D] -- COMMAND [ARG...]
+      runs the program N times, one trial each (a failing or timed-out run
+      is recorded as a trial that did not converge, and the next starts).
+      Without --trials: the Tables 1–4 row's count with --scenario-id, else
+      the run count MLPerf Training requires of the benchmark that the
+      log's submission_benchmark names (5 for resnet, 10 for
+      llama2_70b_lora), else one run.
+  aimeter train --logs result_0.txt [result_1.txt ...] | --logs DIR
+      reads existing MLPerf Training result logs (a directory: its
+      result_*.txt) as the trials of one test, with the same results as
+      running them: every time comes from the logged time_ms.
   aimeter train --workload reference [--trials N] [--epochs N]
       trains the reference model (an MLP on Fashion-MNIST or the synthetic
       set) through the Go API, each trial ending at the quality target or
@@ -107,19 +120,31 @@ The run bundle in --output-dir holds training_run.json, training_events.jsonl
 gbt_training.log (the 6.3 c) 4) and Annex B lines) and report.html;
 'aimeter report DIR' regenerates the last three.
 
-Exit codes: 0 complete; 1 the child failed (non-zero exit or a signal) or
-aimeter failed; 2 bad usage; 3 the result is incomplete (no trial with
-both training start and end, or contradictory events); 4 interrupted
-(Ctrl-C, SIGTERM). The bundle is written in every case but 2.`,
+With several trials the MLPerf time-to-train score is the olympic average
+(mlperf-logging's: the fastest and the slowest dropped, a run that did not
+converge counting as the slowest), with MLPerf's quality target for the
+benchmark unless --target gives one.
+
+Exit codes: 0 complete; 1 the child failed (non-zero exit or a signal) in
+a single run, or aimeter failed; 2 bad usage; 3 the result is incomplete
+(no trial with both training start and end, contradictory events, or more
+trials that did not converge than the olympic average may drop); 4
+interrupted (Ctrl-C, SIGTERM). The bundle is written in every case but 2.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var argv []string
+			before := args
 			if dash := cmd.ArgsLenAtDash(); dash >= 0 {
-				if dash > 0 {
-					return usageError("unexpected arguments before --: %q (the training command goes after --)", args[:dash])
-				}
-				argv = args[dash:]
-			} else if len(args) > 0 {
-				return usageError("unexpected arguments %q: put the training command after --, as in aimeter train -- python train.py", args)
+				before, argv = args[:dash], args[dash:]
+			}
+			switch {
+			case len(before) > 0 && len(f.logs) > 0:
+				// --logs result_*.txt: the shell's expansion puts every
+				// file but the first after the flag.
+				f.logs = append(f.logs, before...)
+			case len(before) > 0 && cmd.ArgsLenAtDash() >= 0:
+				return usageError("unexpected arguments before --: %q (the training command goes after --)", before)
+			case len(before) > 0:
+				return usageError("unexpected arguments %q: put the training command after --, as in aimeter train -- python train.py, or give result logs with --logs", before)
 			}
 			return runTrain(cmd.Context(), st, cmd.Flags(), f, argv)
 		},
@@ -127,7 +152,9 @@ both training start and end, or contradictory events); 4 interrupted
 	fl := cmd.Flags()
 	fl.StringVar(&f.workload, "workload", "", "train aimeter's own workload through the Go API: reference")
 	fl.StringVar(&f.dataset, "dataset", "auto", "reference workload data set: fashion-mnist, synthetic, or auto (Fashion-MNIST if installed)")
-	fl.IntVar(&f.trials, "trials", 0, "reference workload trials (default: the scenario's trial count, else 3)")
+	fl.IntVar(&f.trials, "trials", 0, "trials: runs of the command, or of the reference workload (default: the scenario's count, else MLPerf's run count for the logged benchmark, else 1; 3 for the reference workload)")
+	fl.StringArrayVar(&f.logs, "logs", nil, "read MLPerf Training result logs as the trials of one test: files, or a directory of result_*.txt (repeatable; --logs result_*.txt works)")
+	fl.DurationVar(&f.timeout, "timeout", 0, "with a command: end a run that takes longer (SIGTERM, then SIGKILL) and record it as not converged (0: no limit)")
 	fl.IntVar(&f.epochs, "epochs", defaultReferenceEpochs, "reference workload epoch limit per trial")
 	fl.StringVar(&f.outputDir, "output-dir", "aimeter-training", "directory for the run bundle")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "do not show the training program's output")
@@ -154,7 +181,8 @@ both training start and end, or contradictory events); 4 interrupted
 	fl.StringVar(&f.parallelAlgorithm, "parallel-algorithm", "", "the algorithm of --parallelism 4")
 	fl.BoolVar(&f.asyncUpdate, "async-update", false, "test information field 25: parameters are updated asynchronously")
 	groupFlags(cmd,
-		flagGroup{"Reference workload (--workload reference)", []string{"workload", "dataset", "trials", "epochs"}},
+		flagGroup{"Trials", []string{"trials", "logs", "timeout"}},
+		flagGroup{"Reference workload (--workload reference)", []string{"workload", "dataset", "epochs"}},
 		flagGroup{"Event endpoint (--listen)", []string{"listen", "ranks", "until", "until-ranks-done", "linger"}},
 		flagGroup{"Metrics configuration", []string{"scenario-id", "training-set-size", "text-generation", "training-set-mb", "target", "target-metric", "lower-is-better", "baseline", "alpha", "power-replay"}},
 		flagGroup{"Test information (6.1 a))", []string{"info", "optimizer", "parallelism", "parallel-algorithm", "async-update"}},
@@ -170,20 +198,21 @@ type trainPlan struct {
 	scenario *train.CatalogueEntry
 	info     gbt.TestInfo
 	node     string
+	logs     []trialLog // --logs, read
 }
 
 func planTrain(fs *pflag.FlagSet, f *trainFlags, argv []string) (*trainPlan, error) {
 	modes := 0
-	for _, on := range []bool{f.workload != "", f.listen != "", len(argv) > 0} {
+	for _, on := range []bool{f.workload != "", f.listen != "", len(argv) > 0, len(f.logs) > 0} {
 		if on {
 			modes++
 		}
 	}
 	switch {
 	case modes == 0:
-		return nil, usageError("nothing to measure: give --workload reference, --listen ADDR, or a training command after --")
+		return nil, usageError("nothing to measure: give --workload reference, --listen ADDR, --logs FILE..., or a training command after --")
 	case modes > 1:
-		return nil, usageError("--workload, --listen and a command after -- are three ways in; give one")
+		return nil, usageError("--workload, --listen, --logs and a command after -- are four ways in; give one")
 	}
 	if f.workload != "" && f.workload != "reference" {
 		return nil, usageError("--workload %q: the only built-in workload is reference", f.workload)
@@ -196,11 +225,20 @@ func planTrain(fs *pflag.FlagSet, f *trainFlags, argv []string) (*trainPlan, err
 		}
 	}
 	if f.workload == "" {
-		for _, name := range []string{"trials", "epochs", "dataset"} {
+		for _, name := range []string{"epochs", "dataset"} {
 			if fs.Changed(name) {
 				return nil, usageError("--%s applies to --workload reference only", name)
 			}
 		}
+	}
+	if fs.Changed("trials") && (f.listen != "" || len(f.logs) > 0) {
+		return nil, usageError("--trials applies to a command or --workload reference: --listen collects one job, and --logs takes one trial a file")
+	}
+	if fs.Changed("timeout") && len(argv) == 0 {
+		return nil, usageError("--timeout applies to a command after --")
+	}
+	if f.timeout < 0 {
+		return nil, usageError("--timeout %v: must be ≥ 0", f.timeout)
 	}
 	switch {
 	case f.trials < 0:
@@ -309,6 +347,13 @@ func planTrain(fs *pflag.FlagSet, f *trainFlags, argv []string) (*trainPlan, err
 	if p.node == "" {
 		p.node, _ = os.Hostname()
 	}
+	if len(f.logs) > 0 {
+		logs, err := readTrialLogs(f.logs, p.node)
+		if err != nil {
+			return nil, err
+		}
+		p.logs = logs
+	}
 	return p, nil
 }
 
@@ -360,8 +405,10 @@ func runTrain(parent context.Context, st *State, fs *pflag.FlagSet, f *trainFlag
 		failure = trainReference(ctx, st, f, p, &run, tr)
 	case f.listen != "":
 		failure = trainCollect(ctx, st, f, p, &run, tr)
+	case len(p.logs) > 0:
+		trainLogs(st, p, &run, tr)
 	default:
-		failure = trainCommand(ctx, st, f, p, argv, &run, tr)
+		failure = trainTrials(ctx, st, fs, f, p, argv, &run, tr)
 	}
 	var startErr *trainStartError
 	if errors.As(failure, &startErr) {
@@ -403,6 +450,9 @@ func runTrain(parent context.Context, st *State, fs *pflag.FlagSet, f *trainFlag
 	}
 	if why := incompleteReason(res); why != "" {
 		return withCode(ExitInvalid, fmt.Errorf("the result is incomplete: %s", why))
+	}
+	if mp := res.Metrics.MLPerf; len(run.Trials) > 1 && mp.OlympicAverageMin == nil && mp.Failed > mp.Drop {
+		return withCode(ExitInvalid, fmt.Errorf("no MLPerf score: %s", mp.Reason))
 	}
 	return nil
 }
@@ -455,7 +505,35 @@ func printTraining(w io.Writer, res *train.ResultFile, run *bundle.TrainingRun, 
 		fmt.Fprintf(w, "Th-bar:                 %s\n", num(m.ThBar, ""))
 	}
 	fmt.Fprintf(w, "Training efficiency:    %s\n", num(m.TrainingEfficiency, "per kWh"))
-	fmt.Fprintf(w, "MLPerf time-to-train:   %s (olympic average; %d failed)\n", num(m.MLPerf.OlympicAverageMin, "min"), m.MLPerf.Failed)
+	mp := m.MLPerf
+	bench := ""
+	if mp.Benchmark != "" {
+		bench = mp.Benchmark + ", "
+	}
+	fmt.Fprintf(w, "MLPerf time-to-train:   %s (%solympic average of %d trials, dropping %d at each end; %d did not converge)\n", num(mp.OlympicAverageMin, "min"), bench, len(m.Trials), mp.Drop, mp.Failed)
+	if mp.Reason != "" {
+		fmt.Fprintf(w, "  -- %s\n", mp.Reason)
+	}
+	if mp.Note != "" {
+		fmt.Fprintf(w, "  note: %s: %s\n", mp.Note, num(mp.MeanMin, "min"))
+	}
+	if m.Throughput == nil || m.ClusterThroughput == nil || m.TrainingEfficiency == nil || m.MeanTTRMs == nil {
+		// Why the headline figures are absent: the trials' reasons, once
+		// each.
+		seen := map[string]bool{}
+		var why []string
+		for _, t := range m.Trials {
+			for _, k := range []string{"t_tr_ms", "th", "th_cl", "training_efficiency_per_kwh"} {
+				if r := t.NotAvailable[k]; r != "" && !seen[r] {
+					seen[r] = true
+					why = append(why, r)
+				}
+			}
+		}
+		for _, r := range why {
+			fmt.Fprintf(w, "  -- %s\n", r)
+		}
+	}
 	for _, t := range m.Trials {
 		status := t.Status
 		if status == "" {
@@ -465,7 +543,10 @@ func printTraining(w io.Writer, res *train.ResultFile, run *bundle.TrainingRun, 
 		if t.Utilization != nil {
 			util = strconv.FormatFloat(100**t.Utilization, 'f', 1, 64) + " %"
 		}
-		fmt.Fprintf(w, "  trial %d: %s, T_T %s, T_TR %s, Th %s, utilisation %s, final accuracy %s\n", t.Trial, status, ms(t.TTMs), ms(t.TTRMs), num(t.Throughput, m.Unit), util, train.FormatAccuracy(t.FinalAccuracy))
+		fmt.Fprintf(w, "  trial %d: %s, T_T %s, T_TR %s, Th %s, utilisation %s, final accuracy %s, time to train %s\n", t.Trial, status, ms(t.TTMs), ms(t.TTRMs), num(t.Throughput, m.Unit), util, train.FormatAccuracy(t.FinalAccuracy), num(t.TimeToTrainMin, "min"))
+		if t.MLPerfFailure != "" {
+			fmt.Fprintf(w, "    did not converge: %s\n", t.MLPerfFailure)
+		}
 	}
 	if len(m.Problems) > 0 {
 		fmt.Fprintf(w, "Problems (%d):\n", len(m.Problems))
@@ -539,45 +620,6 @@ func redactArgv(argv []string) []string {
 		}
 	}
 	return out
-}
-
-// trainCommand runs argv as a child and reads its MLLOG lines.
-func trainCommand(ctx context.Context, st *State, f *trainFlags, p *trainPlan, argv []string, run *bundle.TrainingRun, tr *bundle.Training) error {
-	stdout, stderr := &cappedBuffer{limit: captureLimit}, &cappedBuffer{limit: captureLimit}
-	var outW, errW io.Writer = stdout, stderr
-	if !f.quiet {
-		outW, errW = io.MultiWriter(stdout, st.Stdout), io.MultiWriter(stderr, st.Stderr)
-	}
-	res, err := mllog.RunCommand(ctx, argv, mllog.RunOptions{Parse: mllog.Options{Node: p.node}, Stdout: outW, Stderr: errW})
-	if err != nil {
-		return &trainStartError{fmt.Errorf("starting the training command %q: %w", argv[0], err)}
-	}
-	run.Source = bundle.SourceMLLOG
-	tr.Events = res.Events
-	tr.Stdout, tr.Stderr = stdout.bytes(), stderr.bytes()
-	run.Command = &bundle.TrainingCommand{Argv: redactArgv(argv), Exit: res.Exit, Stats: res.Stats, StdoutBytes: stdout.total, StderrBytes: stderr.total, CaptureLimit: captureLimit}
-	if len(res.Events) > 0 {
-		e := res.Events[0]
-		if !e.Wall.IsZero() {
-			run.Origin = e.Wall.Add(-time.Duration(e.Time))
-		}
-	}
-	if run.Origin.IsZero() {
-		run.Origin = time.Now().Add(-res.Exit.Duration)
-	}
-	run.SetLocation(time.Local)
-	fmt.Fprintf(st.Stderr, "aimeter: the training command %s\n", res.Exit.Reason)
-	if res.Stats.Malformed > 0 {
-		fmt.Fprintf(st.Stderr, "aimeter: %d malformed MLLOG lines (the first are quoted in %s)\n", res.Stats.Malformed, bundle.TrainingRunFile)
-	}
-	switch {
-	case res.Exit.Cancelled:
-		return nil // the interrupt is reported by the caller
-	case !res.Exit.OK():
-		run.Incomplete = "the training command " + res.Exit.Reason
-		return fmt.Errorf("the training command %s; the bundle holds what was measured", res.Exit.Reason)
-	}
-	return nil
 }
 
 // trainCollect serves the event endpoint until the ranks are done.

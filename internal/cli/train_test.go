@@ -73,7 +73,7 @@ func readTrainingRun(t *testing.T, dir string) bundle.TrainingRun {
 
 func TestTrainCommandMLLOG(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "out")
-	r := runCLI(t, "", "train", "-q", "--output-dir", out, "--training-set-mb", "150", "--scenario-id", "T1-1", "--optimizer", "LARS", "--parallelism", "2", "--", "sh", "testdata/train_mllog.sh")
+	r := runCLI(t, "", "train", "-q", "--trials", "1", "--output-dir", out, "--training-set-mb", "150", "--scenario-id", "T1-1", "--optimizer", "LARS", "--parallelism", "2", "--", "sh", "testdata/train_mllog.sh")
 	if r.code != ExitOK {
 		t.Fatalf("exit %d, want 0: %v", r.code, r)
 	}
@@ -131,7 +131,7 @@ func TestTrainCommandMLLOG(t *testing.T) {
 
 func TestTrainCommandShowsOutputLive(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "out")
-	r := runCLI(t, "", "train", "--output-dir", out, "--", "sh", "testdata/train_mllog.sh")
+	r := runCLI(t, "", "train", "--trials", "1", "--output-dir", out, "--", "sh", "testdata/train_mllog.sh")
 	if r.code != ExitOK {
 		t.Fatalf("exit %d: %v", r.code, r)
 	}
@@ -370,7 +370,12 @@ func TestTrainUsageErrors(t *testing.T) {
 		{"two ways in at once", []string{"--workload", "reference", "--listen", "127.0.0.1:0"}, "give one"},
 		{"an unknown workload", []string{"--workload", "bert"}, "--workload"},
 		{"--ranks needs --listen", []string{"--ranks", "2", "--", "true"}, "--ranks needs --listen"},
-		{"--trials applies to the reference workload", []string{"--trials", "2", "--", "true"}, "--trials"},
+		{"--trials: --logs takes one trial a file", []string{"--trials", "2", "--logs", "testdata/train_mllog.sh"}, "--trials"},
+		{"--timeout applies to a command", []string{"--timeout", "1s", "--workload", "reference"}, "--timeout"},
+		{"a negative --timeout", []string{"--timeout", "-1s", "--", "true"}, "--timeout"},
+		{"--logs of a file that is not there", []string{"--logs", "testdata/no-such-result.txt"}, "no such file"},
+		{"--logs of a file with no MLLOG record", []string{"--logs", "root.go"}, "not an MLPerf Training log"},
+		{"--logs and a command are two ways in", []string{"--logs", "testdata/train_mllog.sh", "--", "true"}, "ways in"},
 		{"an unknown scenario row", []string{"--scenario-id", "T9-9", "--", "true"}, "--scenario-id"},
 		{"a target given in percent", []string{"--target", "85", "--", "true"}, "--target"},
 		{"a baseline without a value", []string{"--baseline", "T1-1", "--", "true"}, "--baseline"},
