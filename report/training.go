@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -61,7 +62,9 @@ type trainingView struct {
 	Times               table
 	Figures             table
 	Epochs              table
+	Validations         table
 	Nodes               table
+	Absent              []string
 	EpochChart          template.HTML
 	Timeline            template.HTML
 	Problems            []string
@@ -132,9 +135,30 @@ func buildTraining(t *Training) *trainingView {
 	}
 	target := dash
 	if tg := res.Config.Target; tg != nil {
-		target = strings.TrimSpace(tg.Metric + " " + strconv.FormatFloat(tg.Value, 'f', -1, 64))
-		if tg.LowerIsBetter {
-			target += " (lower is better)"
+		target = tg.String()
+	}
+	mp := m.MLPerf
+	mlperf := optNum(mp.OlympicAverageMin, "min") + fmt.Sprintf(" (drop %d, failed %d)", mp.Drop, mp.Failed)
+	if mp.Benchmark != "" {
+		mlperf = optNum(mp.OlympicAverageMin, "min") + fmt.Sprintf(" (%s: %d of %d runs, drop %d, did not converge %d)", mp.Benchmark, len(m.Trials), mp.RequiredRuns, mp.Drop, mp.Failed)
+	}
+	if mp.Reason != "" {
+		v.Absent = append(v.Absent, "MLPerf "+mp.Reason)
+	}
+	if mp.Note != "" {
+		v.Absent = append(v.Absent, "MLPerf: "+mp.Note+": "+optNum(mp.MeanMin, "min")+".")
+	}
+	seen := map[string]bool{}
+	for _, tr := range m.Trials {
+		if tr.MLPerfFailure != "" {
+			v.Absent = append(v.Absent, fmt.Sprintf("Trial %d did not converge: %s.", tr.Trial, tr.MLPerfFailure))
+		}
+		for _, k := range slices.Sorted(maps.Keys(tr.NotAvailable)) {
+			r := tr.NotAvailable[k]
+			if !seen[r] {
+				seen[r] = true
+				v.Absent = append(v.Absent, fmt.Sprintf("Trial %d: %s.", tr.Trial, r))
+			}
 		}
 	}
 	v.Headline = []kv{
@@ -147,10 +171,10 @@ func buildTraining(t *Training) *trainingView {
 		{"Effective computing power Th-bar", optNum(m.ThBar, "")},
 		{"Training efficiency (E.1.2)", optNum(m.TrainingEfficiency, "per kWh")},
 		{"Mean T_NC", summaryMs(m.NC)},
-		{"MLPerf time-to-train (olympic average)", optNum(m.MLPerf.OlympicAverageMin, "min") +
-			fmt.Sprintf(" (drop %d, failed %d)", m.MLPerf.Drop, m.MLPerf.Failed)},
+		{"MLPerf time-to-train (olympic average)", mlperf},
 	}
-	v.Times = table{Head: []string{"Trial", "Status", "T_T", "T_L", "T_w", "T_TR", "mean T_EP", "T_CV", "T_P"}}
+	v.Times = table{Head: []string{"Trial", "Status", "T_T", "T_L", "T_w", "T_TR", "mean T_EP", "T_CV", "T_P", "Time to train"}}
+	v.Validations = table{Head: []string{"Trial", "Validation", "Samples", "T_V", "Accuracy"}}
 	v.Figures = table{Head: []string{"Trial", "Th", "Th_CL", "Utilisation", "P_CTR", "Energy", "E_s / E_CL", "Final accuracy", "Target reached", "Training efficiency"}}
 	v.Epochs = table{Head: []string{"Trial", "Epoch", "T_EP", "Samples", "Throughput", "Accuracy", "Utilisation", "P_EP"}}
 	v.Nodes = table{Head: []string{"Trial", "Node", "mean T_EP", "Set size", "Th_n", "P_TR", "P_TRmax", "Utilisation"}}
@@ -160,7 +184,19 @@ func buildTraining(t *Training) *trainingView {
 		if status == "" {
 			status = dash
 		}
-		v.Times.Rows = append(v.Times.Rows, []string{trial, status, optMs(tr.TTMs), optMs(tr.TLMs), optMs(tr.TWMs), optMs(tr.TTRMs), optMs(tr.TEPMeanMs), optMs(tr.TCVMs), optMs(tr.TPMs)})
+		if tr.TrialStatus != "" && tr.TrialStatus != "success" {
+			status += " (trial " + tr.TrialStatus + ")"
+		}
+		tep := optMs(tr.TEPMeanMs)
+		if tr.TEPFromSamples && tr.TEPMeanMs != nil {
+			tep += " (from samples)"
+		}
+		v.Times.Rows = append(v.Times.Rows, []string{trial, status, optMs(tr.TTMs), optMs(tr.TLMs), optMs(tr.TWMs), optMs(tr.TTRMs), tep, optMs(tr.TCVMs), optMs(tr.TPMs), optNum(tr.TimeToTrainMin, "min")})
+		for _, val := range tr.Validations {
+			if val.Samples > 0 {
+				v.Validations.Rows = append(v.Validations.Rows, []string{trial, strconv.Itoa(val.Index), fmtCount(uint64(val.Samples)), optMs(&val.TVMs), optAcc(val.Accuracy)})
+			}
+		}
 		reached := dash
 		if tr.ReachedTarget != nil {
 			reached = map[bool]string{true: "yes", false: "no"}[*tr.ReachedTarget]

@@ -1058,6 +1058,21 @@ func (c *computer) reasons(tm *TrialMetrics, te trialEvents, okTR1, okTR2, epoch
 			why["training_efficiency_per_kwh"] = "training efficiency: the energy is zero"
 		}
 	}
+	for _, p := range []struct {
+		got        *float64
+		key, label string
+		needs      string
+	}{
+		{tm.TLMs, "t_l_ms", "T_L", "the data read start and end (aimeter_data_read_start, aimeter_data_read_stop)"},
+		{tm.TWMs, "t_w_ms", "T_w", "the training start and an accelerator start (run_start, aimeter_accelerator_start)"},
+		{tm.TCVMs, "t_cv_ms", "T_CV", "the model conversion start and end (aimeter_conversion_start, aimeter_conversion_stop)"},
+		{tm.TPMs, "t_p_ms", "T_P", "the persistence start and end (aimeter_persist_start, aimeter_persist_stop)"},
+		{tm.TEPMeanMs, "t_ep_mean_ms", "mean T_EP", "complete epochs (epoch_start and epoch_stop), or a samples count at a validation or block with run_start and the training-set size"},
+	} {
+		if p.got == nil {
+			why[p.key] = p.label + ": needs " + p.needs + ", not all logged"
+		}
+	}
 	if tm.TTMs == nil {
 		why["t_t_ms"] = "T_T: needs the data read start and the persistence end (aimeter_data_read_start and aimeter_persist_stop records, docs/training-events.md)"
 	}
@@ -1396,7 +1411,7 @@ func (c *computer) mlperf() MLPerfScore {
 		case s.Failed > drop:
 			s.Reason = fmt.Sprintf("time to train: %d of %d trials did not converge, more than the %d the olympic average may drop (%s)", s.Failed, len(c.m.Trials), drop, strings.Join(why, "; "))
 		default:
-			s.Reason = fmt.Sprintf("time to train: %d converged trials; the olympic average drops the %d fastest and the %d slowest (the %d that did not converge count among the slowest), leaving none", len(ok), drop, drop, s.Failed)
+			s.Reason = fmt.Sprintf("time to train: %d converged and %d other trials; the olympic average drops the %d fastest and the %d slowest (a trial that did not converge counts among the slowest), leaving none", len(ok), s.Failed, drop, drop)
 		}
 	}
 	return s
