@@ -48,6 +48,8 @@ var readmeAdjustments = map[string]readmeAdjust{
 	"train --workload reference": {extra: []string{"--dataset", "synthetic", "--trials", "1", "--epochs", "1", "-q"}},
 	"train --scenario-id T1-1 --training-set-mb 150000 -- torchrun --nproc_per_node 8 train.py": {
 		skip: "needs an MLPerf trainer; TestTrainCommandMLLOG runs a script that prints a two-rank MLLOG stream"},
+	"train --logs results/8xH100/resnet/result_*.txt": {
+		skip: "needs a submission folder; TestTrainTrialsAndLogsAgree reads five result logs as files and as a directory"},
 	"train --listen 0.0.0.0:9400 --ranks 2": {
 		skip: "serves until two ranks post; TestTrainListenTwoRanks runs it with two ranks posting through collect.Client"},
 	"run --sut dispatch --backend openai --url http://10.0.0.1:8000 --url http://10.0.0.2:8000 --scenario Offline": {
