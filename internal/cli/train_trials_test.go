@@ -258,3 +258,25 @@ func TestTrainLoRALog(t *testing.T) {
 		t.Errorf("the log lines do not carry the samples counts:\n%s", r.stdout)
 	}
 }
+
+func TestTrainLogsWithoutRunStop(t *testing.T) {
+	// A log cut before its run_stop (a run that crashed, or a file copied
+	// while it was written) is a trial that did not converge, said so.
+	tmp := t.TempDir()
+	logs := filepath.Join(tmp, "logs")
+	runs := fiveResnetRuns()
+	full := runs["result_4.txt"]
+	runs["result_4.txt"] = full[:strings.Index(full, `"key": "run_stop"`)-80]
+	runs["result_4.txt"] = runs["result_4.txt"][:strings.LastIndexByte(runs["result_4.txt"], '\n')+1]
+	writeLogs(t, logs, runs)
+	out := filepath.Join(tmp, "out")
+	r := runCLI(t, "", "train", "-q", "--output-dir", out, "--logs", logs)
+	// Trials 3 and 5 did not converge: no score, exit 3.
+	if r.code != ExitInvalid || !strings.Contains(r.stderr, "trial 5: no run_stop was logged") {
+		t.Fatalf("%v", r)
+	}
+	tm := readTrainingResult(t, out).Metrics.Trials[4]
+	if tm.TimeToTrainMin != nil || tm.NotAvailable["time_to_train_min"] != "time to train: no run_stop (TrainEnd) was logged" {
+		t.Errorf("trial 5: time to train %v, reasons %v", tm.TimeToTrainMin, tm.NotAvailable)
+	}
+}
