@@ -3,17 +3,21 @@
 # compared with, and the third-party servers and clients of its
 # interoperability tests, pinned, into aimeter's cache. The benchmarks are
 # run by hand (see internal/netbench); CI installs only kserve-python, for
-# the MLServer and tritonclient tests (internal/peerstest).
+# the MLServer and tritonclient tests and the MLPerf Training result-log
+# tests (internal/peerstest, internal/mllogtest).
 #
 #   $AIMETER_CACHE/bin/vegeta       github.com/tsenart/vegeta/v12 (Go)
 #   $AIMETER_CACHE/bin/ghz          github.com/bojand/ghz (Go)
 #   $AIMETER_CACHE/bin/wrk          Debian's wrk (a link to /usr/bin/wrk)
 #   $AIMETER_CACHE/peers-venv/      Python virtualenv with aiperf, guidellm,
-#                                   mlserver and tritonclient[all] (several GB)
+#                                   mlserver, tritonclient[all] and
+#                                   mlperf-logging (several GB)
 #   $AIMETER_CACHE/kserve-venv/     Python virtualenv with only mlserver and
 #                                   tritonclient[all], the KServe v2 peers of
-#                                   the interoperability tests (about 400 MB;
-#                                   .ci/run installs it)
+#                                   the interoperability tests, and MLCommons'
+#                                   mlperf-logging (compliance checker and
+#                                   result summarizer of MLPerf Training logs)
+#                                   (about 500 MB; .ci/run installs it)
 #   $AIMETER_CACHE/aiperf-venv/     Python virtualenv with only aiperf, for
 #                                   scripts/bench-aiperf.sh
 #
@@ -35,7 +39,7 @@ export PATH="/usr/local/go/bin:$PATH"
 
 vegeta_version=v12.13.0
 ghz_version=v0.120.0
-kserve_pins=(mlserver==1.7.1 "tritonclient[all]==2.73.0")
+kserve_pins=(mlserver==1.7.1 "tritonclient[all]==2.73.0" mlperf-logging==4.1.68)
 py_pins=(aiperf==0.13.0 guidellm==0.8.1 "${kserve_pins[@]}")
 
 apt_install() {
@@ -83,7 +87,8 @@ venv_install() {
 
 check_kserve_peers() { # bin dir
   "$1/mlserver" --version &&
-    "$1/python" -c 'import tritonclient.http, tritonclient.grpc, importlib.metadata as m; print("tritonclient", m.version("tritonclient"))'
+    "$1/python" -c 'import tritonclient.http, tritonclient.grpc, importlib.metadata as m; print("tritonclient", m.version("tritonclient"))' &&
+    "$1/python" -c 'import mlperf_logging, mlperf_logging.compliance_checker.mlp_compliance, importlib.metadata as m; print("mlperf-logging", m.version("mlperf-logging"))'
 }
 
 # aiperf alone, for scripts/bench-aiperf.sh (the peers-venv is several GB).

@@ -1,12 +1,14 @@
 // Package peerstest finds the Python virtualenvs of the third-party peers
-// that tests run against (Seldon MLServer, NVIDIA tritonclient, …).
+// that tests run against (Seldon MLServer, NVIDIA tritonclient, MLCommons'
+// mlperf-logging, …).
 //
 // scripts/install-peers.sh puts them under aimeter's cache ($AIMETER_CACHE,
 // default ~/.cache/aimeter): peers-venv holds every peer (`install-peers.sh
 // python`, several GB), kserve-venv only the KServe v2 peers, MLServer and
-// tritonclient (`install-peers.sh kserve-python`, what CI installs). A test
-// that needs a peer is skipped when none of them has it, or fails when
-// AIMETER_REQUIRE_PEERS=1 (as in CI).
+// tritonclient, and mlperf-logging, whose compliance checker and result
+// summarizer internal/mllogtest runs (`install-peers.sh kserve-python`, what
+// CI installs). A test that needs a peer is skipped when none of them has
+// it, or fails when AIMETER_REQUIRE_PEERS=1 (as in CI).
 package peerstest
 
 import (
@@ -71,7 +73,7 @@ next:
 	if modules != "" {
 		need = append(need, modules)
 	}
-	return "", fmt.Errorf("no peers virtualenv with %s (scripts/install-peers.sh kserve-python installs MLServer and tritonclient): %s",
+	return "", fmt.Errorf("no peers virtualenv with %s (scripts/install-peers.sh kserve-python installs MLServer, tritonclient and mlperf-logging): %s",
 		strings.Join(need, ", "), strings.Join(tried, "; "))
 }
 
