@@ -412,42 +412,32 @@ func readTraining(dir string, m *Manifest) (*Bundle, error) {
 	}); err != nil {
 		return nil, err
 	}
-	for _, name := range []string{TrainingStdoutFile, TrainingStderrFile} {
+	// readOptional reads a file the manifest lists; nil when it lists none.
+	readOptional := func(name string) ([]byte, error) {
 		if _, ok := m.Entry(name); !ok {
-			continue
+			return nil, nil
 		}
 		var data []byte
-		if err := readFile(dir, name, func(r io.Reader) (err error) {
+		err := readFile(dir, name, func(r io.Reader) (err error) {
 			data, err = io.ReadAll(r)
 			return err
-		}); err != nil {
-			return nil, err
-		}
-		if name == TrainingStdoutFile {
-			t.Stdout = data
-		} else {
-			t.Stderr = data
-		}
+		})
+		return data, err
+	}
+	var err error
+	if t.Stdout, err = readOptional(TrainingStdoutFile); err != nil {
+		return nil, err
+	}
+	if t.Stderr, err = readOptional(TrainingStderrFile); err != nil {
+		return nil, err
 	}
 	for i := range t.Run.Trials {
 		var o TrialOutput
-		for _, stream := range []string{"stdout", "stderr"} {
-			name := TrialOutputFile(i+1, stream)
-			if _, ok := m.Entry(name); !ok {
-				continue
-			}
-			var data []byte
-			if err := readFile(dir, name, func(r io.Reader) (err error) {
-				data, err = io.ReadAll(r)
-				return err
-			}); err != nil {
-				return nil, err
-			}
-			if stream == "stdout" {
-				o.Stdout = data
-			} else {
-				o.Stderr = data
-			}
+		if o.Stdout, err = readOptional(TrialOutputFile(i+1, "stdout")); err != nil {
+			return nil, err
+		}
+		if o.Stderr, err = readOptional(TrialOutputFile(i+1, "stderr")); err != nil {
+			return nil, err
 		}
 		t.TrialOutputs = append(t.TrialOutputs, o)
 	}
