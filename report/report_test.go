@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"iter"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -425,5 +426,32 @@ func TestLatencyBoundRow(t *testing.T) {
 		if !found {
 			t.Errorf("%s: no row %q", tc.why, tc.want)
 		}
+	}
+}
+
+func TestHistIndexMatchesDefinition(t *testing.T) {
+	// The table lookup gives the bucket floor(log10(v) × histPerDecade) of
+	// every value: at each edge, beside it, and spread over the range.
+	check := func(v int64) {
+		if got, want := histIndex(v), histIndexExact(v); got != want {
+			t.Fatalf("histIndex(%d) = %d, want %d", v, got, want)
+		}
+	}
+	for _, e := range histEdges() {
+		for d := int64(-2); d <= 2; d++ {
+			if e+d >= 0 && e+d <= math.MaxInt64-2 {
+				check(e + d)
+			}
+		}
+	}
+	for _, v := range []int64{0, 1, 2, 3, 9, 10, 11, 99, 100, 101, 1e6, 1e14 - 1, 1e14, 1e15, math.MaxInt64} {
+		check(v)
+	}
+	x := uint64(88172645463325252)
+	for range 200000 {
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+		check(int64(x >> (1 + x%63)))
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"iter"
 	"math"
 	"slices"
+	"sync"
 
 	"aimeter/loadgen"
 )
@@ -41,13 +42,55 @@ type logHist struct {
 	min, max int64
 }
 
+// histIndex is the bucket of latency v: floor(log10(v) × histPerDecade),
+// clamped to the buckets. It is found in histEdges, which histIndexExact
+// built, so that each sample costs a few comparisons instead of a
+// logarithm (a report reads every record of a run).
 func histIndex(v int64) int {
+	if v <= 1 {
+		return 0
+	}
+	if v == math.MaxInt64 {
+		return histIndexExact(v)
+	}
+	// The first edge above v, less one.
+	i, _ := slices.BinarySearch(histEdges(), v+1)
+	return i - 1
+}
+
+// histIndexExact is histIndex by its definition.
+func histIndexExact(v int64) int {
 	if v <= 1 {
 		return 0
 	}
 	i := int(math.Floor(math.Log10(float64(v)) * histPerDecade))
 	return min(max(i, 0), histPerDecade*histDecades-1)
 }
+
+// histEdges[i] is the least v > 1 whose histIndexExact is i (bucket 0 starts
+// at 0; edges past int64's range are MaxInt64).
+var histEdges = sync.OnceValue(func() []int64 {
+	e := make([]int64, histPerDecade*histDecades)
+	for i := 1; i < len(e); i++ {
+		// The least v with histIndexExact(v) >= i, by bisection (the
+		// index is non-decreasing in v).
+		lo, hi := int64(1), int64(math.MaxInt64)
+		if histIndexExact(hi) < i {
+			e[i] = math.MaxInt64
+			continue
+		}
+		for lo+1 < hi {
+			mid := lo + (hi-lo)/2
+			if histIndexExact(mid) >= i {
+				hi = mid
+			} else {
+				lo = mid
+			}
+		}
+		e[i] = hi
+	}
+	return e
+})
 
 // histEdge is the lower edge of bucket i, in ns.
 func histEdge(i int) float64 {
@@ -188,6 +231,9 @@ func (ps *passStats) addLatency(doneNs, lat int64, censored bool) {
 // time at its completion.
 func collectPass(records iter.Seq[loadgen.Record], info loadgen.PassInfo, multiStream bool) *passStats {
 	ps := &passStats{tl: newTimeline(info.EndNs), endNs: info.EndNs}
+	if n := info.EndSeq - info.FirstSeq; n > 0 {
+		ps.exact = make([]int64, 0, min(n, exactCDFLimit))
+	}
 	var (
 		haveQuery bool
 		qid       uint64

@@ -32,6 +32,17 @@ func tokenFigures(res *loadgen.Result) []string {
 		return nil
 	}
 	info := res.Passes[pass]
+	// Most runs stream no tokens: say so before reading every record.
+	any := false
+	for seq := range res.TokenTimes() {
+		if seq >= info.FirstSeq && seq < info.EndSeq {
+			any = true
+			break
+		}
+	}
+	if !any {
+		return nil
+	}
 	var ok []uint64 // the successful samples' sequence ids
 	var e2e []int64
 	var tokens int64
