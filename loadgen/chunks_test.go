@@ -68,6 +68,27 @@ func TestRecordChunksCoverRecords(t *testing.T) {
 			}
 		}
 	}
+	for i := range offline.Passes {
+		want := false
+		for rec := range offline.PassRecords(i) {
+			want = want || rec.Node != 0
+		}
+		if got := offline.PassHasNodes(i); got != want {
+			t.Errorf("PassHasNodes(%d) of the run = %v, its records say %v", i, got, want)
+		}
+		// The same records read back from a bundle: the passes' records
+		// are read.
+		read := &Result{Passes: offline.Passes}
+		read.AttachRecords(slices.Collect(offline.Records()))
+		if got := read.PassHasNodes(i); got != want {
+			t.Errorf("PassHasNodes(%d) of the stored records = %v, they say %v", i, got, want)
+		}
+	}
+	for i := range multi.Passes {
+		if multi.PassHasNodes(i) {
+			t.Errorf("PassHasNodes(%d) of a run whose SUT names no node", i)
+		}
+	}
 	if !offline.HasSampleData() || !stored.HasSampleData() || multi.HasSampleData() {
 		t.Errorf("HasSampleData: %v %v %v, want true true false", offline.HasSampleData(), stored.HasSampleData(), multi.HasSampleData())
 	}

@@ -208,6 +208,20 @@ func (r *Result) HasSampleData() bool {
 	return false
 }
 
+// PassHasNodes reports whether any record of pass i names the node that
+// served it (Record.Node). For a run's own Result it reads no record.
+func (r *Result) PassHasNodes(i int) bool {
+	if r.passes == nil {
+		for rec := range r.PassRecords(i) {
+			if rec.Node != 0 {
+				return true
+			}
+		}
+		return false
+	}
+	return r.passes[i].p.node.used()
+}
+
 func (pr *passRecord) records() iter.Seq[Record] {
 	return pr.recordRange(0, int(pr.p.extent.Load()))
 }

@@ -55,17 +55,8 @@ func NodeTable(res *loadgen.Result, nodes []Node) []NodeRow {
 	if pass < 0 {
 		return nil
 	}
-	if len(nodes) == 0 {
-		named := false
-		for rec := range res.PassRecords(pass) {
-			if rec.Node != 0 {
-				named = true
-				break
-			}
-		}
-		if !named {
-			return nil
-		}
+	if len(nodes) == 0 && !res.PassHasNodes(pass) {
+		return nil
 	}
 	byNum := map[int]*nodeAcc{}
 	get := func(n int) *nodeAcc {
