@@ -148,18 +148,23 @@ func buildTraining(t *Training) *trainingView {
 	if mp.Note != "" {
 		v.Absent = append(v.Absent, "MLPerf: "+mp.Note+": "+optNum(mp.MeanMin, "min")+".")
 	}
-	seen := map[string]bool{}
+	// Each reason once, with the trials it holds for.
+	var reasons []string
+	trials := map[string][]int{}
 	for _, tr := range m.Trials {
 		if tr.MLPerfFailure != "" {
 			v.Absent = append(v.Absent, fmt.Sprintf("Trial %d did not converge: %s.", tr.Trial, tr.MLPerfFailure))
 		}
 		for _, k := range slices.Sorted(maps.Keys(tr.NotAvailable)) {
 			r := tr.NotAvailable[k]
-			if !seen[r] {
-				seen[r] = true
-				v.Absent = append(v.Absent, fmt.Sprintf("Trial %d: %s.", tr.Trial, r))
+			if trials[r] == nil {
+				reasons = append(reasons, r)
 			}
+			trials[r] = append(trials[r], tr.Trial)
 		}
+	}
+	for _, r := range reasons {
+		v.Absent = append(v.Absent, trialList(trials[r], len(m.Trials))+": "+r+".")
 	}
 	v.Headline = []kv{
 		{"Scenario", scenario},
@@ -244,6 +249,25 @@ func buildTraining(t *Training) *trainingView {
 	v.EpochChart = epochChart(m)
 	v.Timeline = timelineSVG(t.Events)
 	return v
+}
+
+// trialList names trials: "Trial 2", "Trials 1, 3", or "Every trial" when
+// they are all n.
+func trialList(ts []int, n int) string {
+	switch {
+	case len(ts) == 1 && n > 1:
+		return "Trial " + strconv.Itoa(ts[0])
+	case len(ts) == n:
+		if n == 1 {
+			return "Trial " + strconv.Itoa(ts[0])
+		}
+		return "Every trial"
+	}
+	parts := make([]string, len(ts))
+	for i, t := range ts {
+		parts[i] = strconv.Itoa(t)
+	}
+	return "Trials " + strings.Join(parts, ", ")
 }
 
 func summaryMs(s *train.Summary) string {

@@ -105,3 +105,20 @@ func TestWriteTrainingErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestTrialList(t *testing.T) {
+	for _, c := range []struct {
+		ts   []int
+		n    int
+		want string
+	}{
+		{[]int{1}, 1, "Trial 1"},           // a single trial is named
+		{[]int{3}, 5, "Trial 3"},           // one of several
+		{[]int{1, 2, 3}, 3, "Every trial"}, // all of them
+		{[]int{1, 4}, 5, "Trials 1, 4"},    // some
+	} {
+		if got := trialList(c.ts, c.n); got != c.want {
+			t.Errorf("trialList(%v, %d) = %q, want %q", c.ts, c.n, got, c.want)
+		}
+	}
+}
