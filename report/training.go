@@ -193,8 +193,11 @@ func buildTraining(t *Training) *trainingView {
 			status += " (trial " + tr.TrialStatus + ")"
 		}
 		tep := optMs(tr.TEPMeanMs)
-		if tr.TEPFromSamples && tr.TEPMeanMs != nil {
+		switch {
+		case tr.TEPFromSamples && tr.TEPMeanMs != nil:
 			tep += " (from samples)"
+		case tr.TEPFromBlocks && tr.TEPMeanMs != nil:
+			tep += " (from blocks)"
 		}
 		v.Times.Rows = append(v.Times.Rows, []string{trial, status, optMs(tr.TTMs), optMs(tr.TLMs), optMs(tr.TWMs), optMs(tr.TTRMs), tep, optMs(tr.TCVMs), optMs(tr.TPMs), optNum(tr.TimeToTrainMin, "min")})
 		for _, val := range tr.Validations {

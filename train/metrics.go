@@ -231,6 +231,12 @@ type TrialMetrics struct {
 	// (LLM benchmarks log samples_count, not epochs): T_EP = (t − t_TR1) ×
 	// numberof(training set) ÷ samples_count, t being that event's time.
 	TEPFromSamples bool `json:"t_ep_from_samples,omitempty"`
+	// TEPFromBlocks says that no epoch was logged and T_EP (TEPMeanMs) is
+	// the time of the trial's blocks over the epochs they hold: MLPerf's
+	// block_start/block_stop with first_epoch_num and epoch_count, as
+	// ResNet-50 logs evaluate every few epochs (Σ block durations ÷ Σ
+	// epoch_count).
+	TEPFromBlocks bool `json:"t_ep_from_blocks,omitempty"`
 	// NotAvailable says, in one line each, why a figure of this trial is
 	// absent ("--"), by its JSON name ("th", "t_tr_ms", …).
 	NotAvailable map[string]string `json:"not_available,omitempty"`
@@ -860,6 +866,9 @@ func (c *computer) trial(t int, te trialEvents) TrialMetrics {
 	}
 	if len(tm.Epochs) > 0 {
 		tm.TEPMeanMs = ptr(sum / float64(len(tm.Epochs)))
+	} else if tep, ok := c.blockEpochTime(te); ok {
+		tm.TEPMeanMs = ptr(tep)
+		tm.TEPFromBlocks = true
 	} else if last := lastSamples(te); size > 0 && okTR1 && last != nil && last.Time > trLo {
 		tm.TEPMeanMs = ptr(ms(last.Time-trLo) * float64(size) / float64(last.Samples))
 		tm.TEPFromSamples = true
@@ -988,6 +997,33 @@ func (c *computer) trial(t int, te trialEvents) TrialMetrics {
 	return tm
 }
 
+// blockEpochTime is the mean epoch time of a trial that logged blocks of
+// epochs instead of epochs: the blocks' durations (earliest start to latest
+// end over the ranks) summed, over the epochs they hold (BlockEnd's Count,
+// MLLOG's epoch_count). Blocks that count samples instead (their Count is
+// their Samples) give no epoch time.
+func (c *computer) blockEpochTime(te trialEvents) (float64, bool) {
+	for _, e := range te[BlockEnd] {
+		if e.Samples > 0 && e.Count == e.Samples {
+			return 0, false
+		}
+	}
+	var dur float64
+	var epochs int64
+	for _, ss := range c.pairs(te, BlockStart, BlockEnd) {
+		lo, hi := cover(ss)
+		if ss[0].count <= 0 {
+			continue
+		}
+		dur += ms(hi - lo)
+		epochs += ss[0].count
+	}
+	if epochs == 0 {
+		return 0, false
+	}
+	return dur / float64(epochs), true
+}
+
 // lastSamples is the trial's last ValidationEnd or BlockEnd with a
 // samples count, nil when there is none.
 func lastSamples(te trialEvents) *Event {
@@ -1026,7 +1062,7 @@ func (c *computer) reasons(tm *TrialMetrics, te trialEvents, okTR1, okTR2, epoch
 		case tm.TrainingSetSize == 0:
 			why["th"] = "throughput: the training-set size is unknown (no training_set_size, no train_samples, no samples counts at epoch ends)"
 		case !epochs && lastSamples(te) == nil:
-			why["th"] = "throughput: no epoch was logged, nor a samples count at a validation or block"
+			why["th"] = "throughput: no epoch was logged, nor a block of epochs, nor a samples count at a validation or block"
 		case !epochs && !okTR1:
 			why["th"] = "throughput: no epoch was logged, and no run_start to time the samples from"
 		default:
@@ -1067,7 +1103,7 @@ func (c *computer) reasons(tm *TrialMetrics, te trialEvents, okTR1, okTR2, epoch
 		{tm.TWMs, "t_w_ms", "T_w", "the training start and an accelerator start (run_start, aimeter_accelerator_start)"},
 		{tm.TCVMs, "t_cv_ms", "T_CV", "the model conversion start and end (aimeter_conversion_start, aimeter_conversion_stop)"},
 		{tm.TPMs, "t_p_ms", "T_P", "the persistence start and end (aimeter_persist_start, aimeter_persist_stop)"},
-		{tm.TEPMeanMs, "t_ep_mean_ms", "mean T_EP", "complete epochs (epoch_start and epoch_stop), or a samples count at a validation or block with run_start and the training-set size"},
+		{tm.TEPMeanMs, "t_ep_mean_ms", "mean T_EP", "complete epochs (epoch_start and epoch_stop), blocks of epochs (block_start and block_stop with epoch_count), or a samples count at a validation or block with run_start and the training-set size"},
 	} {
 		if p.got == nil {
 			why[p.key] = p.label + ": needs " + p.needs + ", not all logged"

@@ -146,3 +146,45 @@ func TestMLPerfTimeToTrainRanks(t *testing.T) {
 	checkF(t, "T_TR", tm.TTRMs, 60010)
 	checkF(t, "time to train", tm.TimeToTrainMin, 60000.0/60/1000)
 }
+
+func TestComputeBlocksOfEpochs(t *testing.T) {
+	// A ResNet-50 log evaluates every 4 epochs and logs blocks, not epochs:
+	// two blocks of 4 epochs, 40 s and 44 s, with a 2 s evaluation between.
+	// T_EP = 84 s / 8 epochs; Th = 1 281 167 samples (train_samples) ÷ T_EP.
+	block := func(k Kind, tms float64, first int, epochs int64) Event {
+		return ev(k, tms, num(first), count(epochs))
+	}
+	evs := []Event{
+		ev(TrainSamples, 0, count(1281167)),
+		ev(TrainStart, 1000),
+		block(BlockStart, 1000, 1, 4),
+		block(BlockEnd, 41000, 1, 4),
+		ev(ValidationStart, 41000, num(4)),
+		ev(ValidationEnd, 43000, num(4), val(0.6)),
+		block(BlockStart, 43000, 5, 4),
+		block(BlockEnd, 87000, 5, 4),
+		ev(ValidationStart, 87000, num(8)),
+		ev(ValidationEnd, 89000, num(8), val(0.76)),
+		ev(TrainEnd, 89000, status("success")),
+	}
+	m, err := Compute(evs, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tm := m.Trials[0]
+	checkF(t, "T_EP", tm.TEPMeanMs, 84000.0/8)
+	checkF(t, "Th", tm.Throughput, 1281167/(84.0/8))
+	if !tm.TEPFromBlocks || tm.TEPFromSamples || tm.TrainingSetFrom != "train_samples" {
+		t.Errorf("from blocks %v, from samples %v, set size from %q", tm.TEPFromBlocks, tm.TEPFromSamples, tm.TrainingSetFrom)
+	}
+	// Blocks that count samples (LLM logs) are not blocks of epochs.
+	for i := range evs {
+		if evs[i].Kind == BlockEnd {
+			evs[i].Samples = evs[i].Count
+		}
+	}
+	m, _ = Compute(evs, Config{})
+	if m.Trials[0].TEPFromBlocks {
+		t.Error("blocks counting samples were read as epochs")
+	}
+}
