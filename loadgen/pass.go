@@ -3,14 +3,19 @@ package loadgen
 import "sync/atomic"
 
 // Per-sample states. A sample is pending until it moves, exactly once and
-// by a CAS, to ok, error or lost. Whether it was issued is a property of its
-// query (pass.issued), so issuing a query of a million samples costs one
-// store, not a million.
+// by a CAS, to lost, or to completing and then ok or error: a completion
+// claims the sample by the CAS, writes its record's columns, and only then
+// stores its final state, so that a sample seen ok or error (with an atomic
+// load) has its whole record written, which is what lets Options.Records
+// read records while the run goes. Whether it was issued is a property of
+// its query (pass.issued), so issuing a query of a million samples costs
+// one store, not a million.
 const (
 	statePending uint32 = iota
 	stateOK
 	stateError
 	stateLost
+	stateCompleting
 )
 
 // pass is the live state of one IssueQueries call: the generated queries and

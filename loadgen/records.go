@@ -227,8 +227,15 @@ func (pr *passRecord) records() iter.Seq[Record] {
 }
 
 // recordRange yields the records of the issued samples among samples
-// [from, to) of the pass, in order.
+// [from, to) of the pass, in order. It reads the pass after it ended.
 func (pr *passRecord) recordRange(from, to int) iter.Seq[Record] {
+	return pr.recordRangeQ(from, to, pr.p.prepared)
+}
+
+// recordRangeQ is recordRange over queries below qEnd only. While the pass
+// runs (Options.Records) the issuer moves p.prepared: the caller then
+// passes the queries it knows to be issued.
+func (pr *passRecord) recordRangeQ(from, to, qEnd int) iter.Seq[Record] {
 	p := pr.p
 	g := p.gen
 	return func(yield func(Record) bool) {
@@ -243,7 +250,7 @@ func (pr *passRecord) recordRange(from, to int) iter.Seq[Record] {
 			node                   *[pageLen]uint32
 			errIdx                 *[pageLen]uint16
 		)
-		for q := from / g.spq; q < p.prepared; q++ {
+		for q := from / g.spq; q < qEnd; q++ {
 			s, e := g.queryRange(q)
 			s, e = max(s, from), min(e, to)
 			if s >= e {

@@ -210,7 +210,7 @@ func (r *Responder) respond(now int64, resp *Response, failed bool, err error) b
 		return false
 	}
 	state := p.state.at(i)
-	if !state.CompareAndSwap(statePending, final) {
+	if !state.CompareAndSwap(statePending, stateCompleting) {
 		r.duplicate.Add(1)
 		switch state.Load() {
 		case stateLost:
@@ -266,6 +266,8 @@ func (r *Responder) respond(now int64, resp *Response, failed bool, err error) b
 			r.note("sample %d failed: %v", id-1, err)
 		}
 	}
+	// The record is written: publish it.
+	state.Store(final)
 	if final == stateOK && p.logged(i) {
 		r.logAccuracy(p, i, data, tokens)
 	}

@@ -95,6 +95,23 @@ type Options struct {
 	// which is also what lets it run on testing/synctest's fake clock.
 	SpinWindow time.Duration
 
+	// Records, if not nil, receives the run's records while it goes, so
+	// that a program can encode, hash or aggregate them during the run
+	// instead of after it. Every record of Result.Records comes exactly
+	// once and in that order, in calls of consecutive records: while a pass
+	// runs, about every RecordsInterval, the records of its samples that
+	// have ended (completed, failed or lost) in an unbroken run from the
+	// last one sent; when the pass ends, before the next starts, the rest.
+	// Calls come one at a time from a goroutine of Run's, and the last one
+	// before Run returns; recs is reused once the call returns, and a slow
+	// Records holds up only itself and the end of each pass. A find-peak
+	// run needs KeepProbeRecords, as its probes' records would otherwise be
+	// dropped after they were sent. Records must not panic.
+	Records func(recs []Record)
+	// RecordsInterval is how often Records is offered the records that have
+	// ended; 0 means DefaultRecordsInterval.
+	RecordsInterval time.Duration
+
 	// KeepProbeRecords keeps the records of every find-peak probe. By
 	// default only the reported probe keeps its records; the others are
 	// summarised (PassInfo.Probe) and their records dropped as soon as the
@@ -143,6 +160,12 @@ type Progress struct {
 }
 
 func (o *Options) validate(s Settings) error {
+	if o.Records != nil && s.Mode == FindPeakPerformance && !o.KeepProbeRecords {
+		return &FieldError{Field: "Options.Records", Value: "set", Allowed: "a find-peak run drops its probes' records after they were sent: set KeepProbeRecords too"}
+	}
+	if o.RecordsInterval < 0 {
+		return &FieldError{Field: "Options.RecordsInterval", Value: o.RecordsInterval, Allowed: "must be ≥ 0 (0 = DefaultRecordsInterval)"}
+	}
 	if o.SampleTimeout < 0 {
 		return &FieldError{Field: "Options.SampleTimeout", Value: o.SampleTimeout, Allowed: "must be ≥ 0 (0 = no timeout)"}
 	}
@@ -510,6 +533,7 @@ func (t *testRun) runPass(e *Effective, set loadableSet, kind PassKind) *Summary
 	p.origin = t.now()
 	stopProgress := t.startProgress(p)
 	stopReaper := t.startReaper(p)
+	finishRecords := t.streamRecords(rec)
 	st := t.issuePass(p, e, accuracy)
 	rec.info.StartUnixNs = wallStart.UnixNano()
 	rec.info.QueriesIssued = st.queriesIssued
@@ -534,6 +558,7 @@ func (t *testRun) runPass(e *Effective, set loadableSet, kind PassKind) *Summary
 	rec.info.EndNs = t.now() - p.origin
 	stopReaper()
 	t.closePass(p)
+	finishRecords()
 	stopProgress()
 	rec.info.StopReason = stop
 	rec.info.ProtocolErrors = t.resp.protocolErrors() - protocolBefore
