@@ -432,6 +432,15 @@ func (r *runner) measure(st *resolved, o *opened, gp *gbt.RunPlan, manual gbt.Te
 			foreign, foreignErr = loadgen.Run(r.ctx, o.sut, fqsl, *gp.Foreign, &fopts)
 		})
 	}
+	// The records file is written while the run goes (issue 27): at its
+	// end only the last records and the derived files remain. A find-peak
+	// search that drops its probes' records writes them at the end.
+	var stream *bundle.RecordStream
+	if st.settings.Mode != loadgen.FindPeakPerformance || opts.KeepProbeRecords {
+		stream = bundle.NewRecordStream(p.OutputDir)
+		defer stream.Discard() // once the bundle is written, a no-op
+		opts.Records = stream.Add
+	}
 	res, runErr := loadgen.Run(r.ctx, o.sut, o.qsl, st.settings, opts)
 	wg.Wait()
 	load, loadErr := meter.Stop()
@@ -444,7 +453,7 @@ func (r *runner) measure(st *resolved, o *opened, gp *gbt.RunPlan, manual gbt.Te
 	}
 
 	b := &bundle.Bundle{Result: res, Version: r.version(), Name: p.Name, System: system, Trace: p.Trace, NoReport: p.NoReport,
-		HostLoad: load, Nodes: o.nodes(), Invocation: r.invocation(st, o)}
+		HostLoad: load, Nodes: o.nodes(), Invocation: r.invocation(st, o), Records: stream}
 	out := &Outcome{Dir: p.OutputDir, Bundle: b, Result: res, Foreign: foreign}
 	out.Accuracy, runErr = score(res, o, runErr)
 	b.AccuracyCheck = out.Accuracy

@@ -113,6 +113,14 @@ type Bundle struct {
 	// report.html (see Training).
 	Training *Training
 
+	// Records, when not nil, wrote the records file while the run went
+	// (loadgen.Options.Records was its Add): Write finishes that file
+	// instead of writing the records again, when it holds exactly the
+	// Result's records and Write's directory is the stream's; otherwise
+	// Write discards it and writes the file as usual. Either way Write
+	// leaves no stream running.
+	Records *RecordStream
+
 	// Manifest is the manifest Read verified or Write wrote; nil before.
 	Manifest *Manifest
 	dir      string // where Read or Write found or put the bundle
@@ -231,15 +239,26 @@ func Write(dir string, b *Bundle, derivations []Derivation) error {
 			b.Foreign.Location = b.Location
 		}
 	}
-	parts := append(b.rawParts(""), b.derivedParts("", derivations)...)
+	// Records written while the run went are finished, not written again,
+	// when they are this Result's and in this directory.
+	streamed := false
+	if s := b.Records; s != nil {
+		streamed = s.Count() == b.Result.RecordCount() && sameDir(s.dir, dir)
+		defer s.Discard() // no-op once finished; else its file goes
+	}
+	parts := append(b.rawParts("", streamed), b.derivedParts("", derivations)...)
 	if f := b.Foreign; f != nil {
-		parts = append(parts, f.rawParts(ForeignDir+"/")...)
+		parts = append(parts, f.rawParts(ForeignDir+"/", false)...)
 		parts = append(parts, f.derivedParts(ForeignDir+"/", derivations)...)
 	}
 	if err := removeStale(dir, parts); err != nil {
 		return err
 	}
-	entries, err := writeParts(dir, parts)
+	var finished map[string]func() (ManifestEntry, error)
+	if streamed {
+		finished = map[string]func() (ManifestEntry, error){RecordsFile: b.Records.finish}
+	}
+	entries, err := writeParts(dir, parts, finished)
 	if err != nil {
 		return err
 	}
@@ -311,13 +330,24 @@ type part struct {
 }
 
 // writeParts writes parts concurrently, two at a time per core at most, and
-// returns their manifest entries in the order of parts.
-func writeParts(dir string, parts []part) ([]ManifestEntry, error) {
+// returns their manifest entries in the order of parts. A part without
+// write was written while the run went: its function in finished finishes
+// the file and returns its entry.
+func writeParts(dir string, parts []part, finished map[string]func() (ManifestEntry, error)) ([]ManifestEntry, error) {
 	entries := make([]ManifestEntry, len(parts))
 	errs := make([]error, len(parts))
 	var wg sync.WaitGroup
 	for i, p := range parts {
 		wg.Go(func() {
+			if p.write == nil {
+				finish := finished[p.name]
+				if finish == nil {
+					errs[i] = fmt.Errorf("bundle: %s has nothing to write it", p.name)
+					return
+				}
+				entries[i], errs[i] = finish()
+				return
+			}
 			wf, err := writeFile(dir, p.name, p.write)
 			if err != nil {
 				errs[i] = err
@@ -330,7 +360,10 @@ func writeParts(dir string, parts []part) ([]ManifestEntry, error) {
 	return entries, errors.Join(errs...)
 }
 
-func (b *Bundle) rawParts(prefix string) []part {
+// rawParts are the raw files of b under prefix; with streamed, the records
+// file was written while the run went (its part has no write: writeParts
+// finishes it).
+func (b *Bundle) rawParts(prefix string, streamed bool) []part {
 	r := b.Result
 	parts := []part{
 		{prefix + SettingsFile, Raw, func(w io.Writer) error { return WriteRunInfo(w, RunInfoFromResult(r, b.Version)) }},
@@ -338,6 +371,9 @@ func (b *Bundle) rawParts(prefix string) []part {
 		{prefix + EventsFile, Raw, func(w io.Writer) error { return WriteEvents(w, r.Events) }},
 		{prefix + RecordsFile, Raw, func(w io.Writer) error { return WriteResultRecords(w, r) }},
 		{prefix + AccuracyFile, Raw, func(w io.Writer) error { return mlperflog.WriteAccuracy(w, r.Accuracy) }},
+	}
+	if streamed {
+		parts[3].write = nil
 	}
 	if b.hasStages() {
 		parts = append(parts, part{prefix + StagesFile, Raw, func(w io.Writer) error { return WriteStages(w, r.Records(), b.stageSeq()) }})
@@ -429,7 +465,7 @@ func Regenerate(dir string, b *Bundle, derivations []Derivation) ([]string, erro
 	if b.Foreign != nil {
 		parts = append(parts, b.Foreign.derivedParts(ForeignDir+"/", derivations)...)
 	}
-	entries, err := writeParts(dir, parts)
+	entries, err := writeParts(dir, parts, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -335,7 +335,7 @@ func writeTraining(dir string, b *Bundle, derivations []Derivation) error {
 	if err := removeStale(dir, parts); err != nil {
 		return err
 	}
-	entries, err := writeParts(dir, parts)
+	entries, err := writeParts(dir, parts, nil)
 	if err != nil {
 		return err
 	}
