@@ -22,12 +22,15 @@ import (
 
 // Names of the raw files of a bundle.
 const (
-	SettingsFile = "settings.json"            // the requested and effective settings, the passes, the counters
-	RunFile      = "run.json"                 // what the run was beyond its settings: name, process, time zone, system
-	RecordsFile  = "records.csv"              // one row per issued sample
-	StagesFile   = "stages.csv"               // the SUT-side stage times (GB/T 45087 Table 16), when the SUT reported any
-	AccuracyFile = "mlperf_log_accuracy.json" // LoadGen's accuracy log (raw: the responses)
-	GBTTestFile  = gbt.TestFileName           // a GB/T test's description
+	SettingsFile = "settings.json"   // the requested and effective settings, the passes, the counters
+	RunFile      = "run.json"        // what the run was beyond its settings: name, process, time zone, system
+	RecordsFile  = "records.parquet" // one row per issued sample (format version 2)
+	// RecordsCSVFile is the record file of a format version 1 bundle,
+	// which Read still reads and WriteWith writes on request.
+	RecordsCSVFile = "records.csv"
+	StagesFile     = "stages.csv"               // the SUT-side stage times (GB/T 45087 Table 16), when the SUT reported any
+	AccuracyFile   = "mlperf_log_accuracy.json" // LoadGen's accuracy log (raw: the responses)
+	GBTTestFile    = gbt.TestFileName           // a GB/T test's description
 	// ForeignDir holds the run of a GB/T mixed test's foreign jobs (mode 5,
 	// IN-50), laid out as a bundle of its own without a manifest: the
 	// outer manifest lists its files.
@@ -210,6 +213,27 @@ func (b *Bundle) ProcessID() int {
 // run in dir that this bundle does not write (see removeStale) are removed.
 // A Bundle with Training (and no Result) is written as a training bundle.
 func Write(dir string, b *Bundle, derivations []Derivation) error {
+	return WriteWith(dir, b, derivations, WriteOptions{})
+}
+
+// WriteOptions controls WriteWith.
+type WriteOptions struct {
+	// FormatVersion is the layout to write: 0 or FormatVersion for the
+	// current one, 1 for a version 1 bundle, whose records are records.csv
+	// (for tools that read only those). Training bundles are the same in
+	// both.
+	FormatVersion int
+}
+
+// WriteWith is Write with options.
+func WriteWith(dir string, b *Bundle, derivations []Derivation, opts WriteOptions) error {
+	version := opts.FormatVersion
+	if version == 0 {
+		version = FormatVersion
+	}
+	if version < minFormatVersion || version > FormatVersion {
+		return fmt.Errorf("bundle: cannot write layout version %d (this aimeter writes %d to %d)", version, minFormatVersion, FormatVersion)
+	}
 	if b != nil && b.Training != nil {
 		if b.Result != nil {
 			return errors.New("bundle: Write of a bundle with both a Result and a Training")
@@ -240,15 +264,15 @@ func Write(dir string, b *Bundle, derivations []Derivation) error {
 		}
 	}
 	// Records written while the run went are finished, not written again,
-	// when they are this Result's and in this directory.
+	// when they are this Result's, in this directory and this layout.
 	streamed := false
 	if s := b.Records; s != nil {
-		streamed = s.Count() == b.Result.RecordCount() && sameDir(s.dir, dir)
+		streamed = version == FormatVersion && s.Count() == b.Result.RecordCount() && sameDir(s.dir, dir)
 		defer s.Discard() // no-op once finished; else its file goes
 	}
-	parts := append(b.rawParts("", streamed), b.derivedParts("", derivations)...)
+	parts := append(b.rawParts("", version, streamed), b.derivedParts("", derivations)...)
 	if f := b.Foreign; f != nil {
-		parts = append(parts, f.rawParts(ForeignDir+"/", false)...)
+		parts = append(parts, f.rawParts(ForeignDir+"/", version, false)...)
 		parts = append(parts, f.derivedParts(ForeignDir+"/", derivations)...)
 	}
 	if err := removeStale(dir, parts); err != nil {
@@ -262,7 +286,7 @@ func Write(dir string, b *Bundle, derivations []Derivation) error {
 	if err != nil {
 		return err
 	}
-	m := &Manifest{Format: FormatName, FormatVersion: FormatVersion, Generator: "aimeter " + b.Version, Files: entries}
+	m := &Manifest{Format: FormatName, FormatVersion: version, Generator: "aimeter " + b.Version, Files: entries}
 	if err := writeManifest(dir, m); err != nil {
 		return err
 	}
@@ -273,7 +297,7 @@ func Write(dir string, b *Bundle, derivations []Derivation) error {
 // bundleFiles are the names of every file a bundle can hold, at its top
 // level and (with ForeignDir/ before them) in its foreign run.
 func bundleFiles() []string {
-	return []string{SettingsFile, RunFile, EventsFile, RecordsFile, AccuracyFile, StagesFile, SamplesFile, ErrorsFile, TokensFile,
+	return []string{SettingsFile, RunFile, EventsFile, RecordsFile, RecordsCSVFile, AccuracyFile, StagesFile, SamplesFile, ErrorsFile, TokensFile,
 		GBTTestFile, InvocationFile, ResultFile, SummaryFile, DetailFile, TraceFile, ReportFile, GBTResultFile, GBTLogFile,
 		TrainingRunFile, TrainingEventsFile, TrainingStdoutFile, TrainingStderrFile, TrainingResultFile, TrainingLogFile, ManifestFile}
 }
@@ -360,16 +384,20 @@ func writeParts(dir string, parts []part, finished map[string]func() (ManifestEn
 	return entries, errors.Join(errs...)
 }
 
-// rawParts are the raw files of b under prefix; with streamed, the records
-// file was written while the run went (its part has no write: writeParts
-// finishes it).
-func (b *Bundle) rawParts(prefix string, streamed bool) []part {
+// rawParts lists the raw files of b in layout version (1 or 2); with
+// streamed, the records file was written while the run went (its part has
+// no write: writeParts finishes it).
+func (b *Bundle) rawParts(prefix string, version int, streamed bool) []part {
 	r := b.Result
+	records := part{prefix + RecordsFile, Raw, func(w io.Writer) error { return WriteResultRecordsParquet(w, r, RecordWriterOptions{}) }}
+	if version == 1 {
+		records = part{prefix + RecordsCSVFile, Raw, func(w io.Writer) error { return WriteResultRecords(w, r) }}
+	}
 	parts := []part{
 		{prefix + SettingsFile, Raw, func(w io.Writer) error { return WriteRunInfo(w, RunInfoFromResult(r, b.Version)) }},
 		{prefix + RunFile, Raw, func(w io.Writer) error { return b.writeMeta(w) }},
 		{prefix + EventsFile, Raw, func(w io.Writer) error { return WriteEvents(w, r.Events) }},
-		{prefix + RecordsFile, Raw, func(w io.Writer) error { return WriteResultRecords(w, r) }},
+		records,
 		{prefix + AccuracyFile, Raw, func(w io.Writer) error { return mlperflog.WriteAccuracy(w, r.Accuracy) }},
 	}
 	if streamed {
@@ -553,10 +581,14 @@ func ReadWith(dir string, opts ReadOptions) (*Bundle, error) {
 // readRun reads the run whose files m lists under prefix ("" for the
 // bundle's own run, "foreign/" for a mixed test's foreign jobs).
 func readRun(dir string, m *Manifest, prefix string) (*Bundle, error) {
-	for _, name := range []string{SettingsFile, RunFile, EventsFile, RecordsFile, AccuracyFile} {
+	recordsFile := RecordsFile
+	if m.FormatVersion == 1 {
+		recordsFile = RecordsCSVFile
+	}
+	for _, name := range []string{SettingsFile, RunFile, EventsFile, recordsFile, AccuracyFile} {
 		if _, ok := m.Entry(prefix + name); !ok {
 			return nil, fmt.Errorf("%s: %s does not list %s, which a version %d bundle always holds (written by %s)",
-				dir, ManifestFile, prefix+name, FormatVersion, orUnknown(m.Generator))
+				dir, ManifestFile, prefix+name, m.FormatVersion, orUnknown(m.Generator))
 		}
 	}
 	has := func(name string) bool { _, ok := m.Entry(prefix + name); return ok }
@@ -602,11 +634,16 @@ func readRun(dir string, m *Manifest, prefix string) (*Bundle, error) {
 		return nil, err
 	}
 	var recs []loadgen.Record
-	if err := read(RecordsFile, func(r io.Reader) (err error) {
-		if recs, err = ReadRecords(r); err != nil {
+	if err := read(recordsFile, func(r io.Reader) (err error) {
+		if recordsFile == RecordsCSVFile {
+			recs, err = ReadRecords(r)
+		} else {
+			recs, err = ReadRecordsParquet(r)
+		}
+		if err != nil {
 			return err
 		}
-		return checkRecords(recs, &info)
+		return checkRecords(recs, &info, recordsFile)
 	}); err != nil {
 		return nil, err
 	}
@@ -694,7 +731,7 @@ func joinStages(recs []loadgen.Record, seqs []uint64, stages []loadgen.StageTime
 	for k, seq := range seqs {
 		i, ok := pos[seq]
 		if !ok {
-			return nil, fmt.Errorf("row %d: seq_id %d is not in %s", k+2, seq, RecordsFile)
+			return nil, fmt.Errorf("row %d: seq_id %d is not in the records", k+2, seq)
 		}
 		if seen[i] {
 			return nil, fmt.Errorf("row %d: seq_id %d appears twice", k+2, seq)

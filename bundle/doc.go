@@ -10,8 +10,10 @@
 //     check and, when measured, how busy the machine was (host_load);
 //   - events.jsonl: the detail-log events, with their warning and error
 //     flags;
-//   - records.csv: one row per issued sample (scheduled, issued, first
-//     token and completion times, tokens, status);
+//   - records.parquet: one row per issued sample (scheduled, issued, first
+//     token and completion times, tokens, status), an Apache Parquet file
+//     written by RecordWriter (docs/records.md); a format version 1 bundle
+//     holds records.csv instead, which Read still reads;
 //   - mlperf_log_accuracy.json: the responses LoadGen logged for accuracy;
 //   - stages.csv, when the SUT reported stage times: one row per sample,
 //     joined to its record by sequence id;
@@ -50,11 +52,13 @@
 // before bundles existed, gives an error naming the aimeter version that
 // wrote it and what it lacks. Read then refuses data no run can have
 // written, even with ReadOptions.SkipVerify: a settings.json value outside
-// its range (a *loadgen.FieldError naming the key) or a records.csv row
+// its range (a *loadgen.FieldError naming the key) or a record
 // whose sequence id is repeated or in no pass, whose sample index is
 // outside the QSL, whose times are out of order (scheduled ≤ issued ≤
 // first token ≤ completed) or disagree with its status (ok and error rows
-// completed, lost rows not): a *RecordsError naming the line and field.
+// completed, lost rows not): a *RecordsError naming the row of
+// records.parquet (or line of records.csv) and the field. A damaged
+// records.parquet gives an error naming the row group and column.
 //
 // Write into a directory that holds an earlier run removes that run's
 // manifest and every file a bundle can hold that the new bundle does not

@@ -21,14 +21,21 @@ const ManifestFile = "manifest.json"
 const FormatName = "aimeter-bundle"
 
 // FormatVersion is the layout version this package writes. Read accepts
-// bundles of this version and says which aimeter wrote any other.
+// bundles of versions 1 to FormatVersion and says which aimeter wrote any
+// other.
 //
 // Version 1: manifest.json, settings.json, run.json, events.jsonl,
 // records.csv, mlperf_log_accuracy.json, and when used stages.csv,
 // samples.csv, errors.json, tokens.csv, gbt_test.json and foreign/; or,
 // for a training run, training_run.json, training_events.jsonl and when
 // used training_stdout.log and training_stderr.log.
-const FormatVersion = 1
+//
+// Version 2: as version 1, with records.parquet (see docs/records.md) in
+// place of records.csv.
+const FormatVersion = 2
+
+// minFormatVersion is the oldest layout version Read accepts.
+const minFormatVersion = 1
 
 // Role says whether a file is a raw part of the run or derived from the raw
 // parts.
@@ -134,9 +141,9 @@ func ReadManifest(dir string) (*Manifest, error) {
 	if m.Format != FormatName {
 		return nil, fmt.Errorf("%s: format %q, want %q: not an aimeter run bundle", path, m.Format, FormatName)
 	}
-	if m.FormatVersion != FormatVersion {
-		return nil, fmt.Errorf("%s: bundle layout version %d written by %s; this aimeter reads version %d",
-			path, m.FormatVersion, orUnknown(m.Generator), FormatVersion)
+	if m.FormatVersion < minFormatVersion || m.FormatVersion > FormatVersion {
+		return nil, fmt.Errorf("%s: bundle layout version %d written by %s; this aimeter reads versions %d to %d",
+			path, m.FormatVersion, orUnknown(m.Generator), minFormatVersion, FormatVersion)
 	}
 	seen := make(map[string]bool, len(m.Files))
 	for _, e := range m.Files {

@@ -49,19 +49,27 @@ func WriteResultRecords(w io.Writer, r *loadgen.Result) error {
 	return writeRecordChunks(w, r.RecordChunks(n), workers)
 }
 
-// RecordsError is a records.csv parse error: the 1-based line (the header
-// is line 1), the field when one is to blame, and what is wrong.
+// RecordsError is a bad record in a record file: the 1-based line of
+// records.csv (the header is line 1) or row of records.parquet, the field
+// when one is to blame, and what is wrong.
 type RecordsError struct {
-	Line  int
+	// File is the record file: RecordsFile (records.parquet) or, when
+	// empty, RecordsCSVFile (records.csv).
+	File  string
+	Line  int    // the line of records.csv or the row of records.parquet, from 1
 	Field string // "" when the whole line is wrong
 	Msg   string
 }
 
 func (e *RecordsError) Error() string {
-	if e.Field == "" {
-		return fmt.Sprintf("records.csv line %d: %s", e.Line, e.Msg)
+	where := fmt.Sprintf("%s line %d", RecordsCSVFile, e.Line)
+	if e.File == RecordsFile {
+		where = fmt.Sprintf("%s row %d", RecordsFile, e.Line)
 	}
-	return fmt.Sprintf("records.csv line %d: field %s: %s", e.Line, e.Field, e.Msg)
+	if e.Field == "" {
+		return fmt.Sprintf("%s: %s", where, e.Msg)
+	}
+	return fmt.Sprintf("%s: field %s: %s", where, e.Field, e.Msg)
 }
 
 // maxRecordLine bounds a records.csv line; a valid one is under 200 bytes.

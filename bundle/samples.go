@@ -121,7 +121,7 @@ func readSamples(r io.Reader, recs []loadgen.Record, nErrors int) error {
 		}
 		i, ok := pos[seq]
 		if !ok {
-			return fmt.Errorf("seq_id %d is not in %s", seq, RecordsFile)
+			return fmt.Errorf("seq_id %d is not in the records", seq)
 		}
 		rec := &recs[i]
 		if rec.RequestBytes, err = parseI(f[1], "request_bytes"); err != nil {

@@ -47,36 +47,33 @@ func NewRecordStream(dir string) *RecordStream {
 		abort:   make(chan struct{}),
 		done:    make(chan struct{}),
 	}
-	recs := func(yield func(loadgen.Record) bool) {
-		for b := range s.batches {
-			for _, r := range b {
-				if !yield(r) {
-					return
-				}
-			}
-			select {
-			case s.free <- b[:0]:
-			default:
-			}
-		}
-	}
 	go func() {
 		defer close(s.done)
 		wf, err := writeFile(dir, RecordsFile, func(w io.Writer) error {
-			// One formatting worker: the run has the other cores.
-			if err := writeRecords(w, recs, 1); err != nil {
+			rw := NewRecordWriter(w, RecordWriterOptions{})
+			var err error
+			for b := range s.batches {
+				if err == nil {
+					err = rw.Write(b)
+				}
+				select {
+				case s.free <- b[:0]:
+				default:
+				}
+			}
+			if err != nil {
 				return err
 			}
 			select {
 			case <-s.abort:
 				return errStreamDiscarded
 			default:
-				return nil
 			}
+			return rw.Close()
 		})
 		s.entry = ManifestEntry{Name: RecordsFile, Role: Raw, Bytes: wf.Bytes, SHA256: wf.SHA256}
 		s.err = err
-		// Whatever is still sent is dropped.
+		// Whatever is still sent is dropped (writeFile failed first).
 		for range s.batches {
 		}
 	}()

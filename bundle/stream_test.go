@@ -5,7 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"strings"
+	"slices"
 	"testing"
 
 	"aimeter/loadgen"
@@ -53,11 +53,21 @@ func TestRecordStreamWritesTheSameBundle(t *testing.T) {
 	if err := Write(plain, &Bundle{Result: res, Version: "test"}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if a, b := readAll(t, filepath.Join(dir, RecordsFile)), readAll(t, filepath.Join(plain, RecordsFile)); !bytes.Equal(a, b) {
-		t.Fatalf("streamed %s (%d bytes) differs from the one written at the end (%d bytes)", RecordsFile, len(a), len(b))
-	}
-	if _, err := Read(dir); err != nil {
+	got, err := Read(dir)
+	if err != nil {
 		t.Fatalf("the streamed bundle does not verify: %v", err)
+	}
+	want, err := Read(plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := slices.Collect(got.Result.Records()), slices.Collect(want.Result.Records()); !slices.Equal(a, b) || len(a) != res.RecordCount() {
+		t.Fatalf("the streamed %s holds %d records, the one written at the end %d, and they differ", RecordsFile, len(a), len(b))
+	}
+	for _, name := range []string{SettingsFile, EventsFile} {
+		if a, b := readAll(t, filepath.Join(dir, name)), readAll(t, filepath.Join(plain, name)); !bytes.Equal(a, b) {
+			t.Errorf("%s differs", name)
+		}
 	}
 	if left := tempFiles(t, dir); len(left) > 0 {
 		t.Errorf("temporary files left: %v", left)
@@ -89,8 +99,9 @@ func TestRecordStreamNotThisResult(t *testing.T) {
 	if err := Write(elsewhere, &Bundle{Result: res3, Version: "test", Records: stream3}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if got := readAll(t, filepath.Join(elsewhere, RecordsFile)); !strings.HasPrefix(string(got), RecordsHeader) {
-		t.Error("the records were not written where Write was asked")
+	b3, err := Read(elsewhere)
+	if err != nil || b3.Result.RecordCount() != res3.RecordCount() {
+		t.Errorf("the records were not written where Write was asked: %v", err)
 	}
 }
 

@@ -62,14 +62,19 @@ func checkRunInfo(info *RunInfo) error {
 }
 
 // checkRecords refuses records that no run can have produced, naming the
-// first offending row of records.csv (line = index + 2: the header is line
-// 1) and its field: a sequence id outside every pass or given twice, a
+// first offending row of the record file (file is RecordsFile or
+// RecordsCSVFile; in records.csv line = index + 2, the header being line
+// 1, in records.parquet row = index + 1) and its field: a sequence id outside every pass or given twice, a
 // sample index outside the QSL, an ok or error row without a completion
 // time, a lost row with one, and times out of order (scheduled ≤ issued ≤
 // first token ≤ completed).
-func checkRecords(recs []loadgen.Record, info *RunInfo) error {
+func checkRecords(recs []loadgen.Record, info *RunInfo, file string) error {
+	first, what := 2, "line" // records.csv: the header is line 1
+	if file == RecordsFile {
+		first, what = 1, "row"
+	}
 	bad := func(i int, field, format string, args ...any) error {
-		return &RecordsError{Line: i + 2, Field: field, Msg: fmt.Sprintf(format, args...)}
+		return &RecordsError{File: file, Line: i + first, Field: field, Msg: fmt.Sprintf(format, args...)}
 	}
 	passes := info.Passes
 	pass := 0 // the pass of the previous record: records usually come in order
@@ -92,7 +97,7 @@ func checkRecords(recs []loadgen.Record, info *RunInfo) error {
 		}
 		if i > 0 && r.SeqID <= recs[i-1].SeqID {
 			if r.SeqID == recs[i-1].SeqID {
-				return bad(i, "seq_id", "%d appears twice (line %d)", r.SeqID, i+1)
+				return bad(i, "seq_id", "%d appears twice (%s %d)", r.SeqID, what, i-1+first)
 			}
 			sorted = false
 		}
@@ -149,7 +154,7 @@ func checkRecords(recs []loadgen.Record, info *RunInfo) error {
 	})
 	for k := 1; k < len(order); k++ {
 		if a, b := order[k-1], order[k]; recs[a].SeqID == recs[b].SeqID {
-			return bad(b, "seq_id", "%d appears twice (line %d)", recs[b].SeqID, a+2)
+			return bad(b, "seq_id", "%d appears twice (%s %d)", recs[b].SeqID, what, a+first)
 		}
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -20,23 +21,58 @@ import (
 // directory and returns it.
 func writeRunDir(t testing.TB, sut loadgen.SUT, s loadgen.Settings) string {
 	t.Helper()
+	return writeRunDirVersion(t, sut, s, FormatVersion)
+}
+
+// writeRunDirVersion is writeRunDir in bundle layout version.
+func writeRunDirVersion(t testing.TB, sut loadgen.SUT, s loadgen.Settings, version int) string {
+	t.Helper()
 	res, err := loadgen.Run(context.Background(), sut, null.QSL{Total: 256}, s, &loadgen.Options{SpinWindow: -1})
 	if res == nil {
 		t.Fatalf("Run: %v", err)
 	}
 	dir := t.TempDir()
-	if err := Write(dir, &Bundle{Result: res, Version: "test", Trace: true}, nil); err != nil {
+	if err := WriteWith(dir, &Bundle{Result: res, Version: "test", Trace: true}, nil, WriteOptions{FormatVersion: version}); err != nil {
 		t.Fatal(err)
 	}
 	return dir
 }
 
-// editRecords rewrites records.csv of dir through edit, which gets and
-// returns the rows after the header, each split into its fields.
+// recordFile is the record file of the bundle in dir: records.parquet or,
+// in a version 1 bundle, records.csv.
+func recordFile(dir string) string {
+	if _, err := os.Stat(filepath.Join(dir, RecordsCSVFile)); err == nil {
+		return RecordsCSVFile
+	}
+	return RecordsFile
+}
+
+// recordsText is the records.csv text of the records of dir, whichever
+// file holds them.
+func recordsText(t *testing.T, dir string) string {
+	t.Helper()
+	data := readAll(t, filepath.Join(dir, recordFile(dir)))
+	if recordFile(dir) == RecordsCSVFile {
+		return string(data)
+	}
+	recs, err := ReadRecordsParquet(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := WriteRecords(&b, recs); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// editRecords rewrites the record file of dir (records.csv or
+// records.parquet) through edit, which gets and returns the rows of
+// records.csv after the header, each split into its fields.
 func editRecords(t *testing.T, dir string, edit func(rows [][]string) [][]string) {
 	t.Helper()
-	p := filepath.Join(dir, RecordsFile)
-	lines := strings.Split(strings.TrimSuffix(string(readAll(t, p)), "\n"), "\n")
+	p := filepath.Join(dir, recordFile(dir))
+	lines := strings.Split(strings.TrimSuffix(recordsText(t, dir), "\n"), "\n")
 	var rows [][]string
 	for _, l := range lines[1:] {
 		rows = append(rows, strings.Split(l, ","))
@@ -46,7 +82,23 @@ func editRecords(t *testing.T, dir string, edit func(rows [][]string) [][]string
 	for _, r := range edit(rows) {
 		b.WriteString(strings.Join(r, ",") + "\n")
 	}
-	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+	data := []byte(b.String())
+	if recordFile(dir) == RecordsFile {
+		var recs []loadgen.Record
+		for i, l := range strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")[1:] {
+			rec, err := parseRecord([]byte(l), i+2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			recs = append(recs, rec)
+		}
+		var out bytes.Buffer
+		if err := WriteRecordsParquet(&out, recs, RecordWriterOptions{RowGroupRows: 7}); err != nil {
+			t.Fatal(err)
+		}
+		data = out.Bytes()
+	}
+	if err := os.WriteFile(p, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -78,8 +130,22 @@ func atoi(t *testing.T, s string) int64 {
 // them (negative latencies, completions without times, every row twice
 // were all reported VALID before).
 func TestReadRefusesImpossibleRecords(t *testing.T) {
+	for _, version := range []int{1, FormatVersion} {
+		t.Run(strconv.Itoa(version), func(t *testing.T) { testReadRefusesImpossibleRecords(t, version) })
+	}
+}
+
+// testReadRefusesImpossibleRecords is TestReadRefusesImpossibleRecords for
+// a bundle of layout version, whose errors name the row of
+// records.parquet (the line of records.csv less one) or the line of
+// records.csv.
+func testReadRefusesImpossibleRecords(t *testing.T, version int) {
 	s := loadgentest.SmallSettings(loadgen.Server, loadgen.PerformanceOnly)
-	orig := writeRunDir(t, null.SUT{}, s)
+	orig := writeRunDirVersion(t, null.SUT{}, s, version)
+	file, where := RecordsCSVFile, "line"
+	if version > 1 {
+		file, where = RecordsFile, "row"
+	}
 	cases := []struct {
 		name   string
 		edit   func(t *testing.T, rows [][]string) [][]string
@@ -140,12 +206,16 @@ func TestReadRefusesImpossibleRecords(t *testing.T) {
 			copyDir(t, orig, d)
 			editRecords(t, d, func(rows [][]string) [][]string { return c.edit(t, rows) })
 			_, err := ReadWith(d, ReadOptions{SkipVerify: true})
-			var re *RecordsError
-			if !errors.As(err, &re) || re.Line != c.line || re.Field != c.field {
-				t.Fatalf("%s: ReadWith = %v, want a RecordsError at line %d, field %s", c.reason, err, c.line, c.field)
+			line := c.line
+			if version > 1 {
+				line-- // rows of records.parquet have no header before them
 			}
-			if !strings.Contains(err.Error(), RecordsFile) {
-				t.Errorf("the error does not name %s: %v", RecordsFile, err)
+			var re *RecordsError
+			if !errors.As(err, &re) || re.Line != line || re.Field != c.field {
+				t.Fatalf("%s: ReadWith = %v, want a RecordsError at %s %d, field %s", c.reason, err, where, line, c.field)
+			}
+			if want := fmt.Sprintf("%s %s %d", file, where, line); !strings.Contains(err.Error(), want) {
+				t.Errorf("the error does not say %q: %v", want, err)
 			}
 		})
 	}
@@ -153,7 +223,7 @@ func TestReadRefusesImpossibleRecords(t *testing.T) {
 
 func mustRows(t *testing.T, dir string) []string {
 	t.Helper()
-	lines := strings.Split(strings.TrimSuffix(string(readAll(t, filepath.Join(dir, RecordsFile))), "\n"), "\n")
+	lines := strings.Split(strings.TrimSuffix(recordsText(t, dir), "\n"), "\n")
 	return lines[1:]
 }
 

@@ -174,14 +174,28 @@ func readRunInfoT(t *testing.T, dir string) bundle.RunInfo {
 	return info
 }
 
+// recordFileT is the record file of the bundle in dir: records.parquet or,
+// in a version 1 bundle, records.csv.
+func recordFileT(dir string) string {
+	if _, err := os.Stat(filepath.Join(dir, bundle.RecordsCSVFile)); err == nil {
+		return bundle.RecordsCSVFile
+	}
+	return bundle.RecordsFile
+}
+
 func readRecordsT(t *testing.T, dir string) []loadgen.Record {
 	t.Helper()
-	f, err := os.Open(filepath.Join(dir, bundle.RecordsFile))
+	name := recordFileT(dir)
+	f, err := os.Open(filepath.Join(dir, name))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	recs, err := bundle.ReadRecords(f)
+	read := bundle.ReadRecordsParquet
+	if name == bundle.RecordsCSVFile {
+		read = bundle.ReadRecords
+	}
+	recs, err := read(f)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,10 +205,17 @@ func readRecordsT(t *testing.T, dir string) []loadgen.Record {
 func writeRecordsT(t *testing.T, dir string, recs []loadgen.Record) {
 	t.Helper()
 	var b bytes.Buffer
-	if err := bundle.WriteRecords(&b, recs); err != nil {
+	name := recordFileT(dir)
+	write := bundle.WriteRecords
+	if name == bundle.RecordsFile {
+		write = func(w io.Writer, recs []loadgen.Record) error {
+			return bundle.WriteRecordsParquet(w, recs, bundle.RecordWriterOptions{})
+		}
+	}
+	if err := write(&b, recs); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, bundle.RecordsFile), b.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, name), b.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }

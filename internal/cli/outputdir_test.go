@@ -125,7 +125,7 @@ func TestRunWriteFailureStillPrintsResult(t *testing.T) {
 	for _, r := range rows {
 		t.Run(r.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "out")
-			blocker := filepath.Join(dir, "records.csv", "keep")
+			blocker := filepath.Join(dir, "records.parquet", "keep")
 			if err := os.MkdirAll(blocker, 0o755); err != nil {
 				t.Fatal(err)
 			}
@@ -139,8 +139,8 @@ func TestRunWriteFailureStillPrintsResult(t *testing.T) {
 			if !strings.Contains(res.stdout, "NOT all written") {
 				t.Errorf("%s: stdout claims the files were written:\n%s", r.reason, res.stdout)
 			}
-			if !strings.Contains(res.stderr, filepath.Join(dir, "records.csv")) {
-				t.Errorf("%s: stderr does not name records.csv:\n%s", r.reason, res.stderr)
+			if !strings.Contains(res.stderr, filepath.Join(dir, "records.parquet")) {
+				t.Errorf("%s: stderr does not name records.parquet:\n%s", r.reason, res.stderr)
 			}
 			if _, err := os.Stat(filepath.Join(dir, "mlperf_log_summary.txt")); err != nil {
 				t.Errorf("%s: the other files should still be written: %v", r.reason, err)
@@ -250,8 +250,8 @@ func TestRunFullDisk(t *testing.T) {
 	if !strings.Contains(res.stdout, "Result is : ") || !strings.Contains(res.stdout, "NOT all written") {
 		t.Errorf("the result is not printed, or the files are said to be written:\n%s", res.stdout)
 	}
-	if !strings.Contains(res.stderr, filepath.Join(dir, "records.csv")) || !strings.Contains(res.stderr, "no space left") {
-		t.Errorf("stderr does not name records.csv and the full disk:\n%s", res.stderr)
+	if !strings.Contains(res.stderr, filepath.Join(dir, "records.parquet")) || !strings.Contains(res.stderr, "no space left") {
+		t.Errorf("stderr does not name records.parquet and the full disk:\n%s", res.stderr)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "manifest.json")); err == nil {
 		t.Error("a manifest was written for an incomplete bundle")

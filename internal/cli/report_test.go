@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"aimeter/bundle"
+	"aimeter/derived"
+	"aimeter/loadgen"
 	"aimeter/stats"
 )
 
@@ -681,7 +683,8 @@ func copyRun(t *testing.T, from, to string) {
 
 func TestReportMalformed(t *testing.T) {
 	dir := runQuick(t, "Offline", []int{ExitOK})
-	good := readFileT(t, filepath.Join(dir, bundle.RecordsFile))
+	toV1T(t, dir) // the edits below are of records.csv's text
+	good := readFileT(t, filepath.Join(dir, bundle.RecordsCSVFile))
 	lines := strings.SplitAfter(good, "\n")
 	replaceLine := func(n int, f func(string) string) string {
 		l := slices.Clone(lines)
@@ -703,21 +706,21 @@ func TestReportMalformed(t *testing.T) {
 		want     []string
 		reason   string
 	}{
-		{"bad header", ptrTo(replaceLine(1, func(string) string { return "seq,query,sample\n" })), nil, bundle.RecordsFile,
+		{"bad header", ptrTo(replaceLine(1, func(string) string { return "seq,query,sample\n" })), nil, bundle.RecordsCSVFile,
 			[]string{"line 1:", "header is"}, "the header must be exactly RecordsHeader"},
-		{"bad number", ptrTo(setField(3, 3, "12x")), nil, bundle.RecordsFile,
+		{"bad number", ptrTo(setField(3, 3, "12x")), nil, bundle.RecordsCSVFile,
 			[]string{"line 3: field scheduled_ns", `"12x" is not a decimal integer`}, "times are decimal integers"},
-		{"negative id", ptrTo(setField(4, 0, "-4")), nil, bundle.RecordsFile,
+		{"negative id", ptrTo(setField(4, 0, "-4")), nil, bundle.RecordsCSVFile,
 			[]string{"line 4: field seq_id"}, "ids are unsigned"},
-		{"unknown status", ptrTo(setField(2, 8, "done")), nil, bundle.RecordsFile,
+		{"unknown status", ptrTo(setField(2, 8, "done")), nil, bundle.RecordsCSVFile,
 			[]string{"line 2: field status", `unknown status "done"`}, "status is ok, error or lost"},
-		{"missing field", ptrTo(replaceLine(5, func(s string) string { return s[:strings.LastIndexByte(s, ',')] + "\n" })), nil, bundle.RecordsFile,
+		{"missing field", ptrTo(replaceLine(5, func(s string) string { return s[:strings.LastIndexByte(s, ',')] + "\n" })), nil, bundle.RecordsCSVFile,
 			[]string{"line 5:", "8 fields, want 9"}, "nine fields per line"},
-		{"blank line", ptrTo(replaceLine(6, func(s string) string { return "\n" + s })), nil, bundle.RecordsFile,
+		{"blank line", ptrTo(replaceLine(6, func(s string) string { return "\n" + s })), nil, bundle.RecordsCSVFile,
 			[]string{"line 6: blank line"}, "no blank lines"},
-		{"empty file", ptrTo(""), nil, bundle.RecordsFile,
+		{"empty file", ptrTo(""), nil, bundle.RecordsCSVFile,
 			[]string{"line 1: empty file"}, "the header is required"},
-		{"missing records", nil, nil, bundle.RecordsFile,
+		{"missing records", nil, nil, bundle.RecordsCSVFile,
 			[]string{"missing from the bundle"}, "records.csv is required"},
 		{"records of another run", ptrTo(setField(2, 0, "999999999")), ptrTo(readFileT(t, filepath.Join(dir, bundle.SettingsFile))), "",
 			[]string{}, "placeholder, replaced below"},
@@ -750,7 +753,7 @@ func TestReportMalformed(t *testing.T) {
 		t.Run(r.name, func(t *testing.T) {
 			edit := filepath.Join(t.TempDir(), "edit")
 			copyRun(t, dir, edit)
-			rec := filepath.Join(edit, bundle.RecordsFile)
+			rec := filepath.Join(edit, bundle.RecordsCSVFile)
 			if r.records == nil {
 				if err := os.Remove(rec); err != nil {
 					t.Fatal(err)
@@ -812,15 +815,27 @@ func TestReportUsage(t *testing.T) {
 
 func ptrTo[T any](v T) *T { return &v }
 
+// toV1T rewrites the bundle in dir as a format version 1 bundle, whose
+// records are records.csv.
+func toV1T(t *testing.T, dir string) {
+	t.Helper()
+	b, err := bundle.Read(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := bundle.WriteWith(dir, b, derived.Of(b).Files(), bundle.WriteOptions{FormatVersion: 1}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestReportNamesChangedFile: a bundle edited after the run is refused
 // with the file named, and nothing is written, unless --ignore-digests.
 func TestReportNamesChangedFile(t *testing.T) {
 	dir := runQuick(t, "Offline", []int{ExitOK})
 	rec := filepath.Join(dir, bundle.RecordsFile)
-	data := readFileT(t, rec)
-	if err := os.WriteFile(rec, []byte(strings.Replace(data, ",ok\n", ",error\n", 1)), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	recs := readRecordsT(t, dir)
+	recs[0].Status = loadgen.StatusError
+	writeRecordsT(t, dir, recs)
 	out := filepath.Join(t.TempDir(), "re")
 	res := runCLI(t, "", "report", dir, "--output-dir", out)
 	if res.code != ExitFailure || !strings.Contains(res.stderr, rec) || !strings.Contains(res.stderr, "changed since the run wrote it") {

@@ -122,7 +122,7 @@ func TestTimeoutSIGINT(t *testing.T) {
 		if code != ExitInterrupted {
 			t.Fatalf("run %d: exit %d, want %d (interrupted, logs written)\n%s", i, code, ExitInterrupted, out)
 		}
-		for _, name := range []string{"manifest.json", "mlperf_log_summary.txt", "mlperf_log_detail.txt", "records.csv"} {
+		for _, name := range []string{"manifest.json", "mlperf_log_summary.txt", "mlperf_log_detail.txt", "records.parquet"} {
 			if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
 				t.Errorf("run %d: %v", i, err)
 			}

@@ -1,0 +1,562 @@
+package bundle
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/compress"
+	"github.com/parquet-go/parquet-go/encoding"
+
+	"aimeter/loadgen"
+)
+
+// The record file of a format version 2 bundle, records.parquet, is an
+// Apache Parquet file with one row per issued sample, in the order of
+// records.csv, and these columns (docs/records.md describes them for other
+// tools):
+//
+//	seq_id          INT64 (UINT_64)  required
+//	query_id        INT64 (UINT_64)  required
+//	sample_index    INT64 (UINT_64)  required
+//	scheduled_ns    INT64            optional: null is loadgen.NoTime
+//	issued_ns       INT64            optional
+//	first_token_ns  INT64            optional
+//	completed_ns    INT64            optional
+//	tokens          INT64            required
+//	status          INT32 (INT_8)    required: 1 ok, 2 error, 3 lost
+//
+// Every column is DELTA_BINARY_PACKED and its pages zstd-compressed. One
+// file holds every pass (a pass is a range of seq_id, in settings.json);
+// a row group holds up to RowGroupRows records.
+
+// pqRecord is the schema of records.parquet: the field order is the
+// column order, the tags its names and encodings.
+type pqRecord struct {
+	SeqID        uint64 `parquet:"seq_id,delta"`
+	QueryID      uint64 `parquet:"query_id,delta"`
+	SampleIndex  uint64 `parquet:"sample_index,delta"`
+	ScheduledNs  int64  `parquet:"scheduled_ns,delta,optional"`
+	IssuedNs     int64  `parquet:"issued_ns,delta,optional"`
+	FirstTokenNs int64  `parquet:"first_token_ns,delta,optional"`
+	CompletedNs  int64  `parquet:"completed_ns,delta,optional"`
+	Tokens       int64  `parquet:"tokens,delta"`
+	Status       int8   `parquet:"status,delta"`
+}
+
+// pqRow is what is handed to the Parquet writer: pqRecord with the times
+// as pointers, nil for loadgen.NoTime (a null), pointing into the records
+// being written. Its schema equals pqRecord's but for the encodings, so the
+// writer takes its column-at-a-time path.
+type pqRow struct {
+	SeqID        uint64 `parquet:"seq_id"`
+	QueryID      uint64 `parquet:"query_id"`
+	SampleIndex  uint64 `parquet:"sample_index"`
+	ScheduledNs  *int64 `parquet:"scheduled_ns"`
+	IssuedNs     *int64 `parquet:"issued_ns"`
+	FirstTokenNs *int64 `parquet:"first_token_ns"`
+	CompletedNs  *int64 `parquet:"completed_ns"`
+	Tokens       int64  `parquet:"tokens"`
+	Status       int8   `parquet:"status"`
+}
+
+// recordsSchema is the schema of records.parquet.
+var recordsSchema = parquet.SchemaOf(pqRecord{})
+
+// Column numbers in recordsSchema.
+const (
+	colSeqID = iota
+	colQueryID
+	colSampleIndex
+	colScheduled
+	colIssued
+	colFirstToken
+	colCompleted
+	colTokens
+	colStatus
+	numRecordColumns
+)
+
+// DefaultRowGroupRows is the number of records in a row group of
+// records.parquet unless RecordWriterOptions says otherwise.
+const DefaultRowGroupRows = 1 << 16
+
+// RecordWriterOptions configures a RecordWriter.
+type RecordWriterOptions struct {
+	// RowGroupRows is the most records a row group holds; 0 means
+	// DefaultRowGroupRows.
+	RowGroupRows int
+	// Compression is the codec of the pages: "zstd" (the default, ""),
+	// "snappy" or "none".
+	Compression string
+}
+
+func (o RecordWriterOptions) rowGroupRows() int {
+	if o.RowGroupRows <= 0 {
+		return DefaultRowGroupRows
+	}
+	return o.RowGroupRows
+}
+
+func (o RecordWriterOptions) codec() (compress.Codec, error) {
+	switch o.Compression {
+	case "", "zstd":
+		return &parquet.Zstd, nil
+	case "snappy":
+		return &parquet.Snappy, nil
+	case "none":
+		return &parquet.Uncompressed, nil
+	}
+	return nil, fmt.Errorf("unknown compression %q (want zstd, snappy or none)", o.Compression)
+}
+
+// RecordWriter writes records.parquet as a stream: each Write adds records
+// to the current row group, which is written out once it holds
+// RowGroupRows records, so that memory holds one row group's columns at
+// most and never a copy of every record. Close ends the file. A
+// RecordWriter is not safe for concurrent use; one goroutine may write
+// while others produce the records.
+type RecordWriter struct {
+	w       *parquet.GenericWriter[pqRow]
+	rowsMax int
+	inGroup int
+	rows    []pqRow
+	err     error
+	closed  bool
+}
+
+// NewRecordWriter returns a writer of records.parquet to w. Invalid
+// options give an error on the first Write or Close.
+func NewRecordWriter(w io.Writer, opts RecordWriterOptions) *RecordWriter {
+	rw := &RecordWriter{rowsMax: opts.rowGroupRows()}
+	codec, err := opts.codec()
+	if err != nil {
+		rw.err = fmt.Errorf("%s: %w", RecordsFile, err)
+		return rw
+	}
+	rw.w = parquet.NewGenericWriter[pqRow](w, recordsSchema, parquet.Compression(codec),
+		parquet.CreatedBy("aimeter", "", ""), parquet.PageBufferSize(1<<20))
+	return rw
+}
+
+// timePtr is p, or nil when *p is loadgen.NoTime.
+func timePtr(p *int64) *int64 {
+	if *p == loadgen.NoTime {
+		return nil
+	}
+	return p
+}
+
+// Write appends chunk to the file, in order. It returns the first error
+// the writer met, and keeps returning it.
+func (rw *RecordWriter) Write(chunk []loadgen.Record) error {
+	if rw.err != nil {
+		return rw.err
+	}
+	if rw.closed {
+		return errors.New("bundle: Write on a closed RecordWriter")
+	}
+	if rw.rows == nil {
+		rw.rows = make([]pqRow, 0, 4096)
+	}
+	for len(chunk) > 0 {
+		n := min(len(chunk), rw.rowsMax-rw.inGroup, cap(rw.rows))
+		rows := rw.rows[:n]
+		for i := range rows {
+			r := &chunk[i]
+			rows[i] = pqRow{SeqID: r.SeqID, QueryID: r.QueryID, SampleIndex: r.SampleIndex,
+				ScheduledNs: timePtr(&r.ScheduledNs), IssuedNs: timePtr(&r.IssuedNs),
+				FirstTokenNs: timePtr(&r.FirstTokenNs), CompletedNs: timePtr(&r.CompletedNs),
+				Tokens: r.Tokens, Status: int8(r.Status)}
+		}
+		_, err := rw.w.Write(rows)
+		clear(rows) // drop the pointers into chunk
+		if err != nil {
+			rw.err = err
+			return err
+		}
+		chunk = chunk[n:]
+		rw.inGroup += n
+		if rw.inGroup == rw.rowsMax {
+			if err := rw.Flush(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Flush ends the current row group, if it holds any record, and writes it.
+func (rw *RecordWriter) Flush() error {
+	if rw.err != nil {
+		return rw.err
+	}
+	if rw.inGroup == 0 {
+		return nil
+	}
+	rw.inGroup = 0
+	if err := rw.w.Flush(); err != nil {
+		rw.err = err
+	}
+	return rw.err
+}
+
+// writeRowGroup appends the row group of the file in data, which another
+// RecordWriter with the same options wrote: its pages are copied as they
+// are.
+func (rw *RecordWriter) writeRowGroups(data []byte) error {
+	if err := rw.Flush(); err != nil {
+		return err
+	}
+	f, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		rw.err = err
+		return err
+	}
+	for _, rg := range f.RowGroups() {
+		if _, err := rw.w.WriteRowGroup(rg); err != nil {
+			rw.err = err
+			return err
+		}
+	}
+	return nil
+}
+
+// Close writes the last row group and the file's footer. It does not
+// close the underlying io.Writer.
+func (rw *RecordWriter) Close() error {
+	if rw.closed {
+		return rw.err
+	}
+	rw.closed = true
+	if rw.err != nil {
+		return rw.err
+	}
+	if err := rw.w.Close(); err != nil {
+		rw.err = err
+	}
+	return rw.err
+}
+
+// WriteRecordsParquet writes records.parquet holding recs.
+func WriteRecordsParquet(w io.Writer, recs []loadgen.Record, opts RecordWriterOptions) error {
+	rw := NewRecordWriter(w, opts)
+	if err := rw.Write(recs); err != nil {
+		return err
+	}
+	return rw.Close()
+}
+
+// WriteResultRecordsParquet writes records.parquet for every record of r
+// with the row groups encoded on every core: the records are cut into
+// chunks of about RowGroupRows (Result.RecordChunks), workers each encode
+// the next chunk as a row group of a file of their own in memory, and the
+// calling goroutine copies the row groups' pages into w in order. At most
+// workers+2 chunks are held at once.
+func WriteResultRecordsParquet(w io.Writer, r *loadgen.Result, opts RecordWriterOptions) error {
+	n := max(1, (r.RecordCount()+opts.rowGroupRows()-1)/opts.rowGroupRows())
+	return writeParquetChunks(w, r.RecordChunks(n), opts, defaultWorkers())
+}
+
+func writeParquetChunks(w io.Writer, chunks []iter.Seq[loadgen.Record], opts RecordWriterOptions, workers int) error {
+	rw := NewRecordWriter(w, opts)
+	if len(chunks) == 1 || workers <= 1 {
+		batch := make([]loadgen.Record, 0, 4096)
+		for _, c := range chunks {
+			for rec := range c {
+				batch = append(batch, rec)
+				if len(batch) == cap(batch) {
+					if err := rw.Write(batch); err != nil {
+						return err
+					}
+					batch = batch[:0]
+				}
+			}
+		}
+		if err := rw.Write(batch); err != nil {
+			return err
+		}
+		return rw.Close()
+	}
+	workers = min(workers, len(chunks))
+	type result struct {
+		data []byte
+		err  error
+		done chan struct{}
+	}
+	results := make([]result, len(chunks))
+	for i := range results {
+		results[i].done = make(chan struct{})
+	}
+	tokens := make(chan struct{}, workers+2)
+	for range workers + 2 {
+		tokens <- struct{}{}
+	}
+	var next atomic.Int64
+	var failed atomic.Bool
+	var wg sync.WaitGroup
+	// One chunk is one row group however long: its writer never flushes
+	// part way.
+	chunkOpts := opts
+	chunkOpts.RowGroupRows = int(^uint(0) >> 1)
+	for range workers {
+		wg.Go(func() {
+			var recs []loadgen.Record
+			for {
+				<-tokens
+				k := int(next.Add(1) - 1)
+				if k >= len(chunks) {
+					tokens <- struct{}{}
+					return
+				}
+				if !failed.Load() {
+					recs = slices.AppendSeq(recs[:0], chunks[k])
+					var buf bytes.Buffer
+					results[k].err = WriteRecordsParquet(&buf, recs, chunkOpts)
+					results[k].data = buf.Bytes()
+				}
+				close(results[k].done)
+			}
+		})
+	}
+	var err error
+	for k := range results {
+		<-results[k].done
+		if err == nil {
+			err = results[k].err
+		}
+		if err == nil && len(results[k].data) > 0 {
+			err = rw.writeRowGroups(results[k].data)
+		}
+		if err != nil {
+			failed.Store(true)
+		}
+		results[k].data = nil
+		tokens <- struct{}{}
+	}
+	wg.Wait()
+	if err != nil {
+		return err
+	}
+	return rw.Close()
+}
+
+// maxRecordsFileSize bounds what ReadRecordsParquet reads into memory: a
+// billion records at 8 bytes each.
+const maxRecordsFileSize = 8 << 30
+
+// ReadRecordsParquet reads records.parquet as RecordWriter writes it. The
+// file's schema must be recordsSchema (the same columns, types and
+// optionality, in the same order), and every status a known one. A
+// damaged file gives an error naming the row group and column, never a
+// panic; a status out of range a *RecordsError naming the row.
+func ReadRecordsParquet(r io.Reader) ([]loadgen.Record, error) {
+	data, err := io.ReadAll(io.LimitReader(r, maxRecordsFileSize+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > maxRecordsFileSize {
+		return nil, fmt.Errorf("larger than %d bytes", maxRecordsFileSize)
+	}
+	return decodeRecordsParquet(data, defaultWorkers())
+}
+
+// decodeRecordsParquet decodes the records.parquet in data, the row
+// groups spread over workers goroutines.
+func decodeRecordsParquet(data []byte, workers int) (recs []loadgen.Record, err error) {
+	var f *parquet.File
+	err = catchPanic(func() error {
+		var err error
+		f, err = parquet.OpenFile(bytes.NewReader(data), int64(len(data)), parquet.SkipBloomFilters(true), parquet.SkipPageIndex(true))
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("not a Parquet file (%w)", err)
+	}
+	if !parquet.EqualNodes(f.Schema(), recordsSchema) || len(f.Schema().Columns()) != numRecordColumns {
+		return nil, fmt.Errorf("schema is %s, want %s", f.Schema(), recordsSchema)
+	}
+	groups := f.RowGroups()
+	starts := make([]int, len(groups)+1)
+	for i, rg := range groups {
+		n := rg.NumRows()
+		if n < 0 || n > int64(len(data))*64 {
+			// A delta-packed value takes a bit at least, a null a bit.
+			return nil, fmt.Errorf("row group %d: %d rows in %d bytes of file", i, n, len(data))
+		}
+		starts[i+1] = starts[i] + int(n)
+	}
+	total := starts[len(groups)]
+	if total == 0 {
+		return nil, nil
+	}
+	// Every element is written by decodeRowGroup: no need to clear them.
+	recs = slices.Grow([]loadgen.Record(nil), total)[:total]
+	errs := make([]error, len(groups))
+	var next atomic.Int64
+	var failed atomic.Bool
+	var wg sync.WaitGroup
+	for range max(1, min(workers, len(groups))) {
+		wg.Go(func() {
+			var cols rowGroupColumns
+			for !failed.Load() {
+				g := int(next.Add(1) - 1)
+				if g >= len(groups) {
+					return
+				}
+				if err := decodeRowGroup(groups[g], recs[starts[g]:starts[g+1]], &cols); err != nil {
+					errs[g] = fmt.Errorf("row group %d: %w", g, err)
+					failed.Store(true)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	for i := range recs {
+		if s := recs[i].Status; s < loadgen.StatusOK || s > loadgen.StatusLost {
+			g, _ := slices.BinarySearch(starts, i+1)
+			return recs[:i], &RecordsError{File: RecordsFile, Line: i + 1, Field: "status",
+				Msg: fmt.Sprintf("unknown status %d (row group %d; want 1 ok, 2 error or 3 lost)", int8(s), g-1)}
+		}
+	}
+	return recs, nil
+}
+
+// catchPanic runs f and turns a panic of the Parquet library, which it may
+// raise on a corrupted file, into an error.
+func catchPanic(f func() error) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("corrupted data: %v", v)
+		}
+	}()
+	return f()
+}
+
+// rowGroupColumns is a worker's scratch space: one row group's columns,
+// each as int64 (unsigned ids as their bits, nulls as loadgen.NoTime).
+type rowGroupColumns [numRecordColumns][]int64
+
+// decodeRowGroup decodes the columns of rg into cols, then the records
+// into recs, which has room for exactly its rows: each column is decoded
+// into a short slice that stays in the cache, and the records are written
+// once, in order.
+func decodeRowGroup(rg parquet.RowGroup, recs []loadgen.Record, cols *rowGroupColumns) error {
+	n := len(recs)
+	for c, cc := range rg.ColumnChunks() {
+		if c >= numRecordColumns {
+			return fmt.Errorf("%d columns, want %d", c+1, numRecordColumns)
+		}
+		if cap(cols[c]) < n {
+			cols[c] = make([]int64, n)
+		}
+		col := cols[c][:n]
+		if err := catchPanic(func() error { return decodeColumn(cc, c, col) }); err != nil {
+			return fmt.Errorf("column %s: %w", recordsSchema.Columns()[c][0], err)
+		}
+	}
+	seq, query, index := cols[colSeqID][:n], cols[colQueryID][:n], cols[colSampleIndex][:n]
+	sched, issued, first, done := cols[colScheduled][:n], cols[colIssued][:n], cols[colFirstToken][:n], cols[colCompleted][:n]
+	tokens, status := cols[colTokens][:n], cols[colStatus][:n]
+	for i := range recs {
+		recs[i] = loadgen.Record{SeqID: uint64(seq[i]), QueryID: uint64(query[i]), SampleIndex: uint64(index[i]),
+			ScheduledNs: sched[i], IssuedNs: issued[i], FirstTokenNs: first[i], CompletedNs: done[i],
+			Tokens: tokens[i], Status: loadgen.Status(status[i])}
+	}
+	return nil
+}
+
+// decodeColumn decodes one column chunk into out, which has room for
+// exactly its values.
+func decodeColumn(cc parquet.ColumnChunk, col int, out []int64) error {
+	pages := cc.Pages()
+	defer pages.Close()
+	at := 0
+	for {
+		p, err := pages.ReadPage()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		err = decodePage(p, col, out[at:])
+		at += int(p.NumRows())
+		parquet.Release(p)
+		if err != nil {
+			return err
+		}
+	}
+	if at != len(out) {
+		return fmt.Errorf("%d values, want %d", at, len(out))
+	}
+	return nil
+}
+
+// decodePage decodes page p of column col into the first p.NumRows()
+// values of out.
+func decodePage(p parquet.Page, col int, out []int64) error {
+	n := int(p.NumRows())
+	if n > len(out) || n < 0 {
+		return fmt.Errorf("a page of %d values overruns the row group", n)
+	}
+	out = out[:n]
+	vals := p.Data()
+	if col == colStatus {
+		if vals.Kind() != encoding.Int32 {
+			return fmt.Errorf("page of %s values", vals.Kind())
+		}
+		v := vals.Int32()
+		if len(v) != n {
+			return fmt.Errorf("%d values for %d rows", len(v), n)
+		}
+		for i, s := range v {
+			if s < -128 || s > 127 {
+				s = 0 // out of the INT_8 range: an unknown status
+			}
+			out[i] = int64(s)
+		}
+		return nil
+	}
+	if vals.Kind() != encoding.Int64 {
+		return fmt.Errorf("page of %s values", vals.Kind())
+	}
+	v := vals.Int64()
+	defs := p.DefinitionLevels()
+	if len(v) == n && (len(defs) == 0 || p.NumNulls() == 0) {
+		copy(out, v)
+		return nil
+	}
+	if col < colScheduled || col > colCompleted {
+		return fmt.Errorf("%d values for %d rows of a required column", len(v), n)
+	}
+	if len(defs) != n {
+		return fmt.Errorf("%d definition levels for %d rows", len(defs), n)
+	}
+	k := 0
+	for i := range out {
+		out[i] = loadgen.NoTime
+		if defs[i] != 0 {
+			if k == len(v) {
+				return fmt.Errorf("%d values for %d rows of which %d are null", len(v), n, p.NumNulls())
+			}
+			out[i] = v[k]
+			k++
+		}
+	}
+	if k != len(v) {
+		return fmt.Errorf("%d values for %d non-null rows", len(v), k)
+	}
+	return nil
+}

@@ -1,0 +1,269 @@
+package bundle
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"iter"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"aimeter/loadgen"
+	"aimeter/loadgentest"
+	"aimeter/sut/null"
+)
+
+// parquetFixture is a few records with every kind of value: NoTime
+// (null) times, each status, extremes.
+func parquetFixture() []loadgen.Record {
+	return []loadgen.Record{
+		{SeqID: 0, QueryID: 0, SampleIndex: 5, ScheduledNs: 0, IssuedNs: 10, FirstTokenNs: loadgen.NoTime, CompletedNs: 99, Tokens: 0, Status: loadgen.StatusOK},
+		{SeqID: 1, QueryID: 0, SampleIndex: 0, ScheduledNs: loadgen.NoTime, IssuedNs: 11, FirstTokenNs: 12, CompletedNs: 13, Tokens: 7, Status: loadgen.StatusError},
+		{SeqID: 2, QueryID: 1, SampleIndex: math.MaxUint64, ScheduledNs: math.MaxInt64, IssuedNs: math.MinInt64, FirstTokenNs: loadgen.NoTime, CompletedNs: loadgen.NoTime, Tokens: -3, Status: loadgen.StatusLost},
+		{SeqID: math.MaxUint64, QueryID: math.MaxUint64, SampleIndex: 1, ScheduledNs: 5, IssuedNs: 6, FirstTokenNs: 7, CompletedNs: 8, Tokens: math.MaxInt64, Status: loadgen.StatusOK},
+		{SeqID: 7, QueryID: 3, SampleIndex: 2, ScheduledNs: -5, IssuedNs: 1 << 40, FirstTokenNs: 1<<40 + 1, CompletedNs: 1<<41 + 3, Tokens: 1, Status: loadgen.StatusOK},
+	}
+}
+
+func TestRecordsParquetRoundTrip(t *testing.T) {
+	want := parquetFixture()
+	for _, opts := range []RecordWriterOptions{{}, {RowGroupRows: 1}, {RowGroupRows: 2, Compression: "snappy"}, {Compression: "none"}} {
+		var buf bytes.Buffer
+		rw := NewRecordWriter(&buf, opts)
+		// In chunks of every size, as a run hands them over.
+		for lo := 0; lo < len(want); lo += 2 {
+			if err := rw.Write(want[lo:min(lo+2, len(want))]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := rw.Close(); err != nil {
+			t.Fatal(err)
+		}
+		got, err := ReadRecordsParquet(bytes.NewReader(buf.Bytes()))
+		if err != nil {
+			t.Fatalf("%+v: %v", opts, err)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%+v: read back\n%v\nwant\n%v", opts, got, want)
+		}
+	}
+	var empty bytes.Buffer
+	if err := WriteRecordsParquet(&empty, nil, RecordWriterOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := ReadRecordsParquet(bytes.NewReader(empty.Bytes())); err != nil || len(got) != 0 {
+		t.Errorf("no records read back as %v, %v", got, err)
+	}
+	if err := WriteRecordsParquet(&empty, want, RecordWriterOptions{Compression: "brotli"}); err == nil {
+		t.Error("an unknown compression was accepted")
+	}
+}
+
+// TestRecordsParquetChunksMatchSerial: the row groups encoded on several
+// workers hold the records a single writer writes.
+func TestRecordsParquetChunksMatchSerial(t *testing.T) {
+	recs := benchRecords()[:100_003]
+	chunks := [][]loadgen.Record{recs[:40_000], recs[40_000:40_001], recs[40_001:40_001], recs[40_001:]}
+	var seqs []iter.Seq[loadgen.Record]
+	for _, c := range chunks {
+		seqs = append(seqs, slices.Values(c))
+	}
+	for _, workers := range []int{1, 3} {
+		var buf bytes.Buffer
+		if err := writeParquetChunks(&buf, seqs, RecordWriterOptions{}, workers); err != nil {
+			t.Fatal(err)
+		}
+		got, err := ReadRecordsParquet(bytes.NewReader(buf.Bytes()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got, recs) {
+			t.Errorf("%d workers: the records differ", workers)
+		}
+	}
+}
+
+// TestReadBothFormats: a run written in layout 1 (records.csv) and in
+// layout 2 (records.parquet) reads back as the same records.
+func TestReadBothFormats(t *testing.T) {
+	s := loadgentest.SmallSettings(loadgen.Server, loadgen.PerformanceOnly)
+	v2 := writeRunDir(t, null.SUT{}, s)
+	b2, err := Read(v2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b2.Manifest.FormatVersion != FormatVersion {
+		t.Errorf("format version %d", b2.Manifest.FormatVersion)
+	}
+	if _, err := os.Stat(filepath.Join(v2, RecordsCSVFile)); err == nil {
+		t.Errorf("a version %d bundle holds %s", FormatVersion, RecordsCSVFile)
+	}
+	v1 := t.TempDir()
+	if err := WriteWith(v1, b2, nil, WriteOptions{FormatVersion: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(v1, RecordsFile)); err == nil {
+		t.Errorf("a version 1 bundle holds %s", RecordsFile)
+	}
+	b1, err := Read(v1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b1.Manifest.FormatVersion != 1 {
+		t.Errorf("format version %d, want 1", b1.Manifest.FormatVersion)
+	}
+	r1, r2 := slices.Collect(b1.Result.Records()), slices.Collect(b2.Result.Records())
+	if len(r1) == 0 || !slices.Equal(r1, r2) {
+		t.Errorf("%d records from %s, %d from %s, or they differ", len(r1), RecordsCSVFile, len(r2), RecordsFile)
+	}
+	if err := WriteWith(t.TempDir(), b2, nil, WriteOptions{FormatVersion: 3}); err == nil {
+		t.Error("a layout version from the future was written")
+	}
+}
+
+// TestReadCorruptRecordsParquet: a truncated or altered records.parquet
+// gives an error naming the file and, past the footer, the row group;
+// never a panic.
+func TestReadCorruptRecordsParquet(t *testing.T) {
+	s := loadgentest.SmallSettings(loadgen.Server, loadgen.PerformanceOnly)
+	orig := writeRunDir(t, null.SUT{}, s)
+	// Rewrite the records with row groups of 16 so there are several.
+	b, err := Read(orig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := WriteRecordsParquet(&buf, slices.Collect(b.Result.Records()), RecordWriterOptions{RowGroupRows: 16}); err != nil {
+		t.Fatal(err)
+	}
+	good := buf.Bytes()
+	// The first data page starts after the 4-byte magic; flip a byte
+	// inside the first column chunk's pages.
+	cases := []struct {
+		name string
+		data []byte
+		want []string
+	}{
+		{"empty", nil, []string{RecordsFile, "not a Parquet file"}},
+		{"cut mid-row-group", good[:len(good)/2], []string{RecordsFile, "not a Parquet file"}},
+		{"footer gone", good[:len(good)-8], []string{RecordsFile}},
+	}
+	for i := 4; i < 40; i++ {
+		d := slices.Clone(good)
+		d[i] ^= 0x5a
+		cases = append(cases, struct {
+			name string
+			data []byte
+			want []string
+		}{"flipped byte", d, []string{RecordsFile, "row group 0"}})
+	}
+	for _, c := range cases {
+		d := t.TempDir()
+		copyDir(t, orig, d)
+		if err := os.WriteFile(filepath.Join(d, RecordsFile), c.data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := ReadWith(d, ReadOptions{SkipVerify: true})
+		if err == nil {
+			// A flipped byte can land where it changes nothing the
+			// checks see (a statistic); the records must then be valid.
+			if c.name != "flipped byte" {
+				t.Errorf("%s: read without an error", c.name)
+			}
+			continue
+		}
+		for _, w := range c.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: error does not say %q: %v", c.name, w, err)
+			}
+		}
+		var de *DigestError
+		if errors.As(err, &de) {
+			t.Errorf("%s: a digest error with SkipVerify: %v", c.name, err)
+		}
+	}
+}
+
+// FuzzReadRecordsParquet: the reader returns records or an error for any
+// input, never panics, and what it accepts writes back to the same
+// records.
+func FuzzReadRecordsParquet(f *testing.F) {
+	var buf bytes.Buffer
+	if err := WriteRecordsParquet(&buf, parquetFixture(), RecordWriterOptions{RowGroupRows: 2}); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(buf.Bytes())
+	buf.Reset()
+	if err := WriteRecordsParquet(&buf, parquetFixture()[:1], RecordWriterOptions{Compression: "none"}); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(buf.Bytes())
+	f.Fuzz(func(t *testing.T, data []byte) {
+		recs, err := decodeRecordsParquet(data, 2)
+		if err != nil {
+			return
+		}
+		var out bytes.Buffer
+		if err := WriteRecordsParquet(&out, recs, RecordWriterOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		again, err := ReadRecordsParquet(&out)
+		if err != nil || !slices.Equal(again, recs) {
+			t.Fatalf("accepted records do not round-trip: %v", err)
+		}
+	})
+}
+
+// BenchmarkWriteRecordsParquet writes the million records of
+// BenchmarkWriteRecords as records.parquet, on every core as a bundle
+// does (WriteResultRecordsParquet).
+func BenchmarkWriteRecordsParquet(b *testing.B) {
+	for _, codec := range []string{"zstd", "snappy"} {
+		b.Run(codec, func(b *testing.B) {
+			recs := benchRecords()
+			opts := RecordWriterOptions{Compression: codec}
+			res := &loadgen.Result{}
+			res.AttachRecords(recs)
+			var size countWriter
+			if err := WriteResultRecordsParquet(&size, res, opts); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				if err := WriteResultRecordsParquet(io.Discard, res, opts); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(recs)), "ns/row")
+			b.ReportMetric(float64(size)/float64(len(recs)), "B/row")
+		})
+	}
+}
+
+// BenchmarkReadRecordsParquet reads back the file of
+// BenchmarkWriteRecordsParquet; run with -cpu 1 for one core.
+func BenchmarkReadRecordsParquet(b *testing.B) {
+	for _, codec := range []string{"zstd", "snappy"} {
+		b.Run(codec, func(b *testing.B) {
+			recs := benchRecords()
+			var buf bytes.Buffer
+			if err := WriteRecordsParquet(&buf, recs, RecordWriterOptions{Compression: codec}); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				if _, err := ReadRecordsParquet(bytes.NewReader(buf.Bytes())); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(recs)), "ns/row")
+			b.ReportMetric(float64(len(recs))*float64(b.N)/b.Elapsed().Seconds()/1e6, "Mrec/s")
+		})
+	}
+}
