@@ -1,6 +1,7 @@
 package bundle
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"sync"
@@ -11,26 +12,41 @@ import (
 // RecordStream writes a run's records file while the run goes: its Add is
 // loadgen.Options.Records, and Write, given the stream in Bundle.Records,
 // finishes the file instead of writing every record at the end. The
-// records are formatted and hashed on a goroutine of the stream's, a few
-// thousand at a time, so that when the run ends only the last of them and
-// the derived files remain. Memory stays at a few batches of records: Add
-// blocks while the writer is that far behind (it holds up only loadgen's
-// sender, never the run).
+// records are cut into row groups of DefaultRowGroupRows as they come;
+// each full row group is encoded by one of a few workers and appended to
+// the file, hashed on the way, in order. When the run ends only the last
+// row group and the derived files remain. Memory stays at a few row
+// groups: Add blocks while the workers are that far behind (it holds up
+// only loadgen's sender, never the run).
 type RecordStream struct {
-	dir     string
-	batches chan []loadgen.Record
-	free    chan []loadgen.Record
-	abort   chan struct{}
-	done    chan struct{}
-	entry   ManifestEntry
-	err     error
-	count   int
+	dir   string
+	rows  int              // records a row group
+	cur   []loadgen.Record // the row group being filled
+	free  chan []loadgen.Record
+	work  chan *streamGroup // to the encoders
+	order chan *streamGroup // to the file, in order
+	abort chan struct{}
+	done  chan struct{}
+	entry ManifestEntry
+	err   error
+	count int
 
 	closeOnce sync.Once
 }
 
-// streamBatches is how many batches of records may wait for the writer.
-const streamBatches = 8
+// streamGroup is one row group on its way to the file.
+type streamGroup struct {
+	recs []loadgen.Record
+	data []byte // the row group, as a Parquet file of its own
+	err  error
+	done chan struct{}
+}
+
+// streamWorkers encode row groups; streamAhead more may wait.
+const (
+	streamWorkers = 2
+	streamAhead   = 2
+)
 
 // errStreamDiscarded ends the file of a discarded stream.
 var errStreamDiscarded = errors.New("bundle: record stream discarded")
@@ -40,24 +56,46 @@ var errStreamDiscarded = errors.New("bundle: record stream discarded")
 // if needed, and an error in writing is Write's). The caller must hand it
 // to Write in Bundle.Records, or Discard it.
 func NewRecordStream(dir string) *RecordStream {
+	opts := RecordWriterOptions{}
 	s := &RecordStream{
-		dir:     dir,
-		batches: make(chan []loadgen.Record, streamBatches),
-		free:    make(chan []loadgen.Record, streamBatches+1),
-		abort:   make(chan struct{}),
-		done:    make(chan struct{}),
+		dir:   dir,
+		rows:  opts.rowGroupRows(),
+		free:  make(chan []loadgen.Record, streamWorkers+streamAhead+1),
+		work:  make(chan *streamGroup, streamWorkers+streamAhead),
+		order: make(chan *streamGroup, streamWorkers+streamAhead),
+		abort: make(chan struct{}),
+		done:  make(chan struct{}),
+	}
+	// One row group is encoded whole, however long.
+	groupOpts := opts
+	groupOpts.RowGroupRows = int(^uint(0) >> 1)
+	var workers sync.WaitGroup
+	for range streamWorkers {
+		workers.Go(func() {
+			for g := range s.work {
+				var buf bytes.Buffer
+				g.err = WriteRecordsParquet(&buf, g.recs, groupOpts)
+				g.data = buf.Bytes()
+				close(g.done)
+			}
+		})
 	}
 	go func() {
 		defer close(s.done)
 		wf, err := writeFile(dir, RecordsFile, func(w io.Writer) error {
-			rw := NewRecordWriter(w, RecordWriterOptions{})
+			rw := NewRecordWriter(w, opts)
 			var err error
-			for b := range s.batches {
+			for g := range s.order {
+				<-g.done
 				if err == nil {
-					err = rw.Write(b)
+					err = g.err
 				}
+				if err == nil && len(g.data) > 0 {
+					err = rw.writeRowGroups(g.data)
+				}
+				g.data = nil
 				select {
-				case s.free <- b[:0]:
+				case s.free <- g.recs[:0]:
 				default:
 				}
 			}
@@ -73,9 +111,11 @@ func NewRecordStream(dir string) *RecordStream {
 		})
 		s.entry = ManifestEntry{Name: RecordsFile, Role: Raw, Bytes: wf.Bytes, SHA256: wf.SHA256}
 		s.err = err
-		// Whatever is still sent is dropped (writeFile failed first).
-		for range s.batches {
+		// writeFile failed before reading the row groups: let them go.
+		for g := range s.order {
+			<-g.done
 		}
+		workers.Wait()
 	}()
 	return s
 }
@@ -83,23 +123,47 @@ func NewRecordStream(dir string) *RecordStream {
 // Add queues a copy of recs for the file; it is loadgen.Options.Records.
 // Calls must come one at a time, in the order of the records.
 func (s *RecordStream) Add(recs []loadgen.Record) {
-	var b []loadgen.Record
-	select {
-	case b = <-s.free:
-	default:
-		b = make([]loadgen.Record, 0, len(recs))
-	}
-	b = append(b, recs...)
 	s.count += len(recs)
-	s.batches <- b
+	for len(recs) > 0 {
+		if s.cur == nil {
+			select {
+			case s.cur = <-s.free:
+			default:
+				s.cur = make([]loadgen.Record, 0, s.rows)
+			}
+		}
+		n := min(len(recs), s.rows-len(s.cur))
+		s.cur = append(s.cur, recs[:n]...)
+		recs = recs[n:]
+		if len(s.cur) == s.rows {
+			s.send()
+		}
+	}
+}
+
+// send hands the row group being filled to an encoder and to the file.
+func (s *RecordStream) send() {
+	g := &streamGroup{recs: s.cur, done: make(chan struct{})}
+	s.cur = nil
+	s.order <- g
+	s.work <- g
 }
 
 // Count is the number of records added.
 func (s *RecordStream) Count() int { return s.count }
 
+// end sends the last row group and closes the pipeline.
+func (s *RecordStream) end() {
+	if len(s.cur) > 0 {
+		s.send()
+	}
+	close(s.work)
+	close(s.order)
+}
+
 // finish ends the file and returns its manifest entry.
 func (s *RecordStream) finish() (ManifestEntry, error) {
-	s.closeOnce.Do(func() { close(s.batches) })
+	s.closeOnce.Do(s.end)
 	<-s.done
 	return s.entry, s.err
 }
@@ -110,7 +174,8 @@ func (s *RecordStream) finish() (ManifestEntry, error) {
 func (s *RecordStream) Discard() {
 	s.closeOnce.Do(func() {
 		close(s.abort)
-		close(s.batches)
+		s.cur = s.cur[:0]
+		s.end()
 	})
 	<-s.done
 }

@@ -42,7 +42,7 @@ func TestRecordStreamWritesTheSameBundle(t *testing.T) {
 	// The records file written while the run went is the one Write would
 	// write at the end, byte for byte, and the manifest says so.
 	dir := filepath.Join(t.TempDir(), "streamed")
-	res, stream := streamedRun(t, dir, 20000)
+	res, stream := streamedRun(t, dir, 150000) // three row groups
 	if stream.Count() != res.RecordCount() {
 		t.Fatalf("%d records streamed, the result has %d", stream.Count(), res.RecordCount())
 	}
