@@ -17,6 +17,7 @@
 #                                   the interoperability tests, and MLCommons'
 #                                   mlperf-logging (compliance checker and
 #                                   result summarizer of MLPerf Training logs)
+#                                   and DuckDB (reads records.parquet)
 #                                   (about 500 MB; .ci/run installs it)
 #   $AIMETER_CACHE/aiperf-venv/     Python virtualenv with only aiperf, for
 #                                   scripts/bench-aiperf.sh
@@ -39,7 +40,7 @@ export PATH="/usr/local/go/bin:$PATH"
 
 vegeta_version=v12.13.0
 ghz_version=v0.120.0
-kserve_pins=(mlserver==1.7.1 "tritonclient[all]==2.73.0" mlperf-logging==4.1.68)
+kserve_pins=(mlserver==1.7.1 "tritonclient[all]==2.73.0" mlperf-logging==4.1.68 duckdb==2.0.1)
 py_pins=(aiperf==0.13.0 guidellm==0.8.1 "${kserve_pins[@]}")
 
 apt_install() {
@@ -88,7 +89,8 @@ venv_install() {
 check_kserve_peers() { # bin dir
   "$1/mlserver" --version &&
     "$1/python" -c 'import tritonclient.http, tritonclient.grpc, importlib.metadata as m; print("tritonclient", m.version("tritonclient"))' &&
-    "$1/python" -c 'import mlperf_logging, mlperf_logging.compliance_checker.mlp_compliance, importlib.metadata as m; print("mlperf-logging", m.version("mlperf-logging"))'
+    "$1/python" -c 'import mlperf_logging, mlperf_logging.compliance_checker.mlp_compliance, importlib.metadata as m; print("mlperf-logging", m.version("mlperf-logging"))' &&
+    "$1/python" -c 'import duckdb; print("duckdb", duckdb.__version__)'
 }
 
 # aiperf alone, for scripts/bench-aiperf.sh (the peers-venv is several GB).
