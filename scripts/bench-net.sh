@@ -47,7 +47,7 @@
 #     against the NullServer (--max-conns bounds the connections, so a run
 #     that falls behind queues in the client rather than opening a
 #     connection per late request): the client block's p99 send lateness (issue → request
-#     written), and from records.csv the p99 of issued − scheduled, the
+#     written), and from the records (aimeter export) the p99 of issued − scheduled, the
 #     samples issued more than 100 µs late and the samples scheduled but
 #     never issued (settings.json's pass bounds minus the records).
 #  5. Stream timestamps: one stream at a time (SingleStream) against a fresh
@@ -194,14 +194,16 @@ for r in 1 2 3; do
 		--set min_duration=3000 --set min_query_count=1 --input-tokens 8 --output-tokens 8 --request-timeout 10s \
 		--output-dir "$tmp/run-open" >"$tmp/open.out" 2>&1 || true
 	sl=$(sed -n 's/^  send lateness .* p99 \([^,]*\),.*/\1/p' "$tmp/open.out")
-	if [ ! -s "$tmp/run-open/records.csv" ]; then
+	# The records as CSV (a bundle holds records.parquet).
+	if ! "$tmp/aimeter" export "$tmp/run-open" --format csv --output "$tmp/open-records.csv" 2>/dev/null ||
+		[ ! -s "$tmp/open-records.csv" ]; then
 		echo "run $r failed:" >&2
 		tail -20 "$tmp/open.out" >&2
 		echo "n/a n/a n/a n/a n/a" >>"$tmp/open"
 		continue
 	fi
 	# issued − scheduled of every record, its p99 in µs and the count over 100 µs.
-	read -r issued lp99 late < <(awk -F, 'NR > 1 {print $5 - $4}' "$tmp/run-open/records.csv" | sort -n |
+	read -r issued lp99 late < <(awk -F, 'NR > 1 {print $5 - $4}' "$tmp/open-records.csv" | sort -n |
 		awk '{a[NR]=$1; if ($1 > 100000) l++} END {i=int(0.99*NR+0.5); if (i < 1) i=1; printf "%d %.1f %d\n", NR, a[i]/1e3, l+0}')
 	first=$(grep -o '"first_seq": *[0-9]*' "$tmp/run-open/settings.json" | head -1 | grep -o '[0-9]*$')
 	end=$(grep -o '"end_seq": *[0-9]*' "$tmp/run-open/settings.json" | head -1 | grep -o '[0-9]*$')
