@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/format"
 	"github.com/parquet-go/parquet-go/compress"
 	"github.com/parquet-go/parquet-go/encoding"
 
@@ -370,6 +371,16 @@ func ReadRecordsParquet(r io.Reader) ([]loadgen.Record, error) {
 // decodeRecordsParquet decodes the records.parquet in data, the row
 // groups spread over workers goroutines.
 func decodeRecordsParquet(data []byte, workers int) (recs []loadgen.Record, err error) {
+	// The library may panic on a damaged file anywhere on this goroutine
+	// (schema comparison included): an error, never a crash.
+	defer func() {
+		if v := recover(); v != nil {
+			recs, err = nil, fmt.Errorf("damaged Parquet file: %v", v)
+		}
+	}()
+	if err := checkFooter(data); err != nil {
+		return nil, fmt.Errorf("not a Parquet file (%w)", err)
+	}
 	var f *parquet.File
 	err = catchPanic(func() error {
 		var err error
@@ -381,6 +392,9 @@ func decodeRecordsParquet(data []byte, workers int) (recs []loadgen.Record, err 
 	}
 	if !parquet.EqualNodes(f.Schema(), recordsSchema) || len(f.Schema().Columns()) != numRecordColumns {
 		return nil, fmt.Errorf("schema is %s, want %s", f.Schema(), recordsSchema)
+	}
+	if err := checkChunks(f.Metadata(), data); err != nil {
+		return nil, err
 	}
 	groups := f.RowGroups()
 	starts := make([]int, len(groups)+1)
@@ -431,6 +445,50 @@ func decodeRecordsParquet(data []byte, workers int) (recs []loadgen.Record, err 
 		}
 	}
 	return recs, nil
+}
+
+// checkChunks refuses, before anything is decoded, column chunks that no
+// RecordWriter writes and that would make the Parquet library allocate
+// without bound on a damaged file: a codec other than those RecordWriter
+// uses (a corrupted codec field once sent the lz4 decoder growing its
+// buffer to gigabytes), or more uncompressed bytes than the rows can need
+// (an int64 a row in plain encoding, and a page header per 4 KiB).
+func checkChunks(md *format.FileMetaData, data []byte) error {
+	fileSize := len(data)
+	total := int64(0)
+	for g, rg := range md.RowGroups {
+		if rg.NumRows < 0 || rg.NumRows > int64(fileSize)*64 {
+			return fmt.Errorf("row group %d: %d rows in %d bytes of file", g, rg.NumRows, fileSize)
+		}
+		total += rg.NumRows
+		if total > int64(fileSize)*64 {
+			// A delta-packed value takes a bit at least, a null a bit.
+			return fmt.Errorf("row group %d: %d rows so far in %d bytes of file", g, total, fileSize)
+		}
+		for c, cc := range rg.Columns {
+			name := fmt.Sprint(c)
+			if c < numRecordColumns {
+				name = recordsSchema.Columns()[c][0]
+			}
+			switch cc.MetaData.Codec {
+			case format.Uncompressed, format.Snappy, format.Zstd:
+			default:
+				return fmt.Errorf("row group %d: column %s: compression %v, which aimeter does not write", g, name, cc.MetaData.Codec)
+			}
+			limit := 1024 + 16*rg.NumRows
+			if cc.MetaData.TotalUncompressedSize < 0 || cc.MetaData.TotalUncompressedSize > limit {
+				return fmt.Errorf("row group %d: column %s: %d bytes uncompressed for %d rows", g, name, cc.MetaData.TotalUncompressedSize, rg.NumRows)
+			}
+			start := cc.MetaData.DataPageOffset
+			if d := cc.MetaData.DictionaryPageOffset; d > 0 && d < start {
+				start = d
+			}
+			if err := checkPages(data, start, start+cc.MetaData.TotalCompressedSize, limit); err != nil {
+				return fmt.Errorf("row group %d: column %s: %w", g, name, err)
+			}
+		}
+	}
+	return nil
 }
 
 // catchPanic runs f and turns a panic of the Parquet library, which it may
