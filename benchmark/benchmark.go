@@ -84,6 +84,10 @@ type Plan struct {
 	// MaxMemory refuses a run whose estimated memory exceeds this many
 	// bytes before generating anything; 0 means no limit.
 	MaxMemory int64
+	// MaxMemorySource says where MaxMemory comes from (recorded in
+	// bundle.Control), e.g. "--max-memory" or "auto: half of cgroup-v2
+	// 4.3 GB (/sys/fs/cgroup/a/memory.max)"; "" when unsaid.
+	MaxMemorySource string
 	// FindPeakResolution and KeepProbeRecords are those of
 	// loadgen.Options for find-peak runs; 0 and false are LoadGen's
 	// behaviour.

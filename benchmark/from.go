@@ -55,7 +55,7 @@ func PlanFromBundle(dir string) (*Plan, error) {
 		Settings: Settings{Explicit: &requested},
 		Name:     b.Name, Trace: b.Trace, NoReport: b.NoReport,
 		Timeout: inv.Control.Timeout, StallTimeout: inv.Control.StallTimeout, SpinWindow: inv.Control.SpinWindow,
-		MaxMemory: inv.Control.MaxMemory, FindPeakResolution: inv.Control.FindPeakResolution, KeepProbeRecords: inv.Control.KeepProbeRecords,
+		MaxMemory: inv.Control.MaxMemory, MaxMemorySource: inv.Control.MaxMemorySource, FindPeakResolution: inv.Control.FindPeakResolution, KeepProbeRecords: inv.Control.KeepProbeRecords,
 		Warmup: Warmup{Requests: inv.Control.WarmupRequests, Duration: inv.Control.WarmupDuration},
 	}
 	if inv.GBT != nil {

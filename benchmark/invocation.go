@@ -16,7 +16,7 @@ func (r *runner) invocation(st *resolved, o *opened) *bundle.Invocation {
 		SUT:         o.cfg.Redacted(),
 		Settings: bundle.SettingsInput{Model: p.Settings.Model, Scenario: p.Settings.Scenario, Mode: p.Settings.Mode,
 			Files: st.files, Set: p.Settings.Set},
-		Control: bundle.Control{Timeout: p.Timeout, StallTimeout: p.StallTimeout, SpinWindow: p.SpinWindow, MaxMemory: p.MaxMemory,
+		Control: bundle.Control{Timeout: p.Timeout, StallTimeout: p.StallTimeout, SpinWindow: p.SpinWindow, MaxMemory: p.MaxMemory, MaxMemorySource: p.MaxMemorySource,
 			FindPeakResolution: p.FindPeakResolution, KeepProbeRecords: p.KeepProbeRecords,
 			WarmupRequests: p.Warmup.Requests, WarmupDuration: p.Warmup.Duration},
 		Client: clientStats(o.sut),

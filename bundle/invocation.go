@@ -78,12 +78,16 @@ type InputFile struct {
 
 // Control is what bounds a run beyond its LoadGen settings.
 type Control struct {
-	Timeout            time.Duration `json:"timeout_ns,omitempty"`
-	StallTimeout       time.Duration `json:"stall_timeout_ns,omitempty"`
-	SpinWindow         time.Duration `json:"spin_window_ns,omitempty"`
-	MaxMemory          int64         `json:"max_memory_bytes,omitempty"`
-	FindPeakResolution float64       `json:"find_peak_resolution,omitempty"`
-	KeepProbeRecords   bool          `json:"keep_probe_records,omitempty"`
+	Timeout      time.Duration `json:"timeout_ns,omitempty"`
+	StallTimeout time.Duration `json:"stall_timeout_ns,omitempty"`
+	SpinWindow   time.Duration `json:"spin_window_ns,omitempty"`
+	MaxMemory    int64         `json:"max_memory_bytes,omitempty"`
+	// MaxMemorySource says where MaxMemory came from: "--max-memory", or
+	// for auto the limit that bound it ("auto: half of rlimit-as 4.1 GB
+	// (RLIMIT_AS)").
+	MaxMemorySource    string  `json:"max_memory_source,omitempty"`
+	FindPeakResolution float64 `json:"find_peak_resolution,omitempty"`
+	KeepProbeRecords   bool    `json:"keep_probe_records,omitempty"`
 	// WarmupRequests and WarmupDuration are the warm-up asked for (a
 	// fixed-concurrency run); 0 for none.
 	WarmupRequests uint64        `json:"warmup_requests,omitempty"`

@@ -106,6 +106,10 @@ type Detector struct {
 	Run func(ctx context.Context, name string, args ...string) ([]byte, error)
 	// Timeout bounds each command; 0 means DefaultTimeout.
 	Timeout time.Duration
+	// Rlimit returns the soft limit of "RLIMIT_AS" or "RLIMIT_DATA" in
+	// bytes, RlimInfinity for none (MemoryLimit). nil means the process's
+	// own, through getrlimit(2) where the OS has it.
+	Rlimit func(resource string) (uint64, error)
 }
 
 // DefaultTimeout bounds each detection command (nvidia-smi, npu-smi,

@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"aimeter/loadgen"
+	"aimeter/sysinfo"
 )
 
 // mainEnv makes the test binary run aimeter's Main instead of the tests, so
@@ -191,4 +194,85 @@ func TestMaxMemoryFlag(t *testing.T) {
 			t.Errorf("%s: halfOfMemory(%d) = %d, want %d", tc.reason, tc.total, got, tc.want)
 		}
 	}
+}
+
+func TestAutoBudget(t *testing.T) {
+	for _, tc := range []struct {
+		lim     sysinfo.MemoryLimits
+		want    int64
+		goLimit int64
+		source  string
+		reason  string
+	}{
+		{sysinfo.MemoryLimits{Binding: sysinfo.SourceRAM, Bytes: 16 << 30, RAM: sysinfo.Limit{Bytes: 16 << 30}}, 8 << 30, 0, "half of ram", "the machine's memory: half, Go's limit untouched"},
+		{sysinfo.MemoryLimits{Binding: sysinfo.SourceCgroupV2, Bytes: 4 << 30, CgroupV2: sysinfo.Limit{Bytes: 4 << 30, From: "/sys/fs/cgroup/a/memory.max"}}, 1 << 30, 3 << 30, "a quarter of cgroup-v2", "a cgroup limit: a quarter, Go's limit at 3/4"},
+		{sysinfo.MemoryLimits{Binding: sysinfo.SourceCgroupV1, Bytes: 4 << 30}, 1 << 30, 3 << 30, "a quarter of cgroup-v1", "a v1 cgroup limit: as v2"},
+		{sysinfo.MemoryLimits{Binding: sysinfo.SourceRlimitAS, Bytes: 6 << 30, RlimitAS: sysinfo.Limit{Bytes: 6 << 30, From: "RLIMIT_AS"}}, 1 << 30, 6 << 30 / 4 * 3, "a sixth of rlimit-as", "an address-space limit: a sixth"},
+		{sysinfo.MemoryLimits{}, loadgen.DefaultMaxMemory, 0, "loadgen's default", "nothing readable: loadgen's default"},
+	} {
+		b := autoBudget(tc.lim)
+		if b.bytes != tc.want || b.goLimit != tc.goLimit || !strings.Contains(b.source, tc.source) {
+			t.Errorf("%s: budget %d, Go limit %d, source %q; want %d, %d, %q", tc.reason, b.bytes, b.goLimit, b.source, tc.want, tc.goLimit, tc.source)
+		}
+	}
+}
+
+// TestRunUnderMemoryRlimit runs aimeter under ulimit -v: before
+// --max-memory auto read RLIMIT_AS, this run's budget was half of the
+// machine and it died with "fatal error: out of memory" (exit 2) in
+// loadgen's paged records; now auto takes a sixth of RLIMIT_AS, the
+// closed-loop pass stops when its records reach it ("memory budget
+// reached", marked INVALID) and the run writes its bundle and exits
+// ExitInvalid (3).
+func TestRunUnderMemoryRlimit(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("ulimit -v and the measured shares are Linux's")
+	}
+	if testing.Short() {
+		t.Skip("builds aimeter and runs it for ~20 s")
+	}
+	if err := exec.Command("sh", "-c", "ulimit -v 4000000").Run(); err != nil {
+		t.Skipf("ulimit -v is unavailable: %v", err)
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "aimeter")
+	build := exec.Command("go", "build", "-o", bin, "aimeter/cmd/aimeter")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	out := filepath.Join(dir, "out")
+	cmd := exec.Command("sh", "-c", "ulimit -v 4000000; exec \"$0\" run --scenario SingleStream --set min_duration=20000 --output-dir \"$1\" -q", bin, out)
+	cmd.Env = slicesWithout(os.Environ(), "GOMEMLIMIT=")
+	start := time.Now()
+	combined, _ := cmd.CombinedOutput()
+	code := cmd.ProcessState.ExitCode()
+	t.Logf("exit %d in %v", code, time.Since(start).Round(time.Millisecond))
+	if strings.Contains(string(combined), "fatal error") {
+		t.Fatalf("the run died instead of stopping at its budget:\n%.2000s", combined)
+	}
+	if code != ExitInvalid {
+		t.Fatalf("exit %d, want %d (stopped at the memory budget, INVALID):\n%.2000s", code, ExitInvalid, combined)
+	}
+	inv, err := os.ReadFile(filepath.Join(out, "invocation.json"))
+	if err != nil {
+		t.Fatalf("no bundle: %v", err)
+	}
+	if !strings.Contains(string(inv), `"max_memory_source": "auto: a sixth of rlimit-as`) {
+		t.Errorf("invocation.json does not say RLIMIT_AS bound the budget:\n%s", inv)
+	}
+	detail, _ := os.ReadFile(filepath.Join(out, "mlperf_log_detail.txt"))
+	if !strings.Contains(string(detail), "memory budget reached") {
+		t.Errorf("mlperf_log_detail.txt does not say the budget stopped the run")
+	}
+}
+
+// slicesWithout returns env without the entries that start with prefix.
+func slicesWithout(env []string, prefix string) []string {
+	var out []string
+	for _, e := range env {
+		if !strings.HasPrefix(e, prefix) {
+			out = append(out, e)
+		}
+	}
+	return out
 }

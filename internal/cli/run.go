@@ -48,6 +48,8 @@ type runFlags struct {
 	keepProbes bool
 	// maxMemory is Options.MaxMemory.
 	maxMemory memoryFlag
+	// goMemLimit is the budget planFromFlags took, for setGoMemoryLimit.
+	goMemLimit memoryBudget
 	// dispatch holds the flags of --sut dispatch (sut_dispatch.go).
 	dispatch dispatchFlags
 	// concurrency is Settings.Concurrency (--concurrency).
@@ -121,6 +123,7 @@ on stderr. Exit codes: 0 VALID or PASS, 1 failure, 2 bad flags (nothing ran),
 			if err != nil {
 				return err
 			}
+			setGoMemoryLimit(f.goMemLimit)
 			return runPlan(cmd.Context(), st, p, f.quiet, f.json)
 		},
 	}
@@ -141,7 +144,7 @@ on stderr. Exit codes: 0 VALID or PASS, 1 failure, 2 bad flags (nothing ran),
 	fl.StringArrayVar(&f.set, "set", nil, "override one config key for this scenario: NAME=VALUE as in mlperf.conf (e.g. min_duration=1000, qsl_rng_seed=42); repeatable, applied last")
 	fl.DurationVar(&f.timeout, "timeout", 0, "end the run after this long; outstanding samples are lost and the result INVALID (0 = no limit)")
 	fl.DurationVar(&f.stallTimeout, "stall-timeout", loadgen.DefaultStallTimeout, "give up on outstanding samples when none completes for this long")
-	fl.Var(&f.maxMemory, "max-memory", "refuse, before generating anything, a run whose estimated memory exceeds this size (e.g. 4GiB, 500MB; auto = half of the machine's memory; none = no limit)")
+	fl.Var(&f.maxMemory, "max-memory", "refuse, before generating anything, a run whose estimated memory exceeds this size, and stop a closed-loop run cleanly when its records reach it (e.g. 4GiB, 500MB; none = no limit; auto = a share of the smallest of the machine's memory (half), the cgroup v2/v1 memory limit of the process's cgroup and its parents (a quarter), and the soft RLIMIT_AS and RLIMIT_DATA (a sixth); when a cgroup or rlimit binds, auto also sets Go's soft memory limit to 3/4 of it unless GOMEMLIMIT is set)")
 	fl.DurationVar(&f.spinWindow, "spin-window", loadgen.DefaultSpinWindow, "Server: busy-wait this close to each scheduled query instead of sleeping (precise issue times, one busy core); negative = never spin")
 	fl.Float64Var(&f.peakResolution, "find-peak-resolution", 0.01, "find-peak: end the search once the bounds are within this fraction of the peak (0 = LoadGen's decimals of precision only)")
 	fl.BoolVar(&f.keepProbes, "keep-probe-records", false, "find-peak: keep every probe's records, not only the reported probe's")
@@ -200,6 +203,8 @@ func planFromFlags(cmd *cobra.Command, st *State, f *runFlags, g *gbtFlags) (*be
 	if err := needFile("--user-conf", f.userConf); err != nil {
 		return nil, err
 	}
+	mb := f.maxMemory.budget()
+	f.goMemLimit = mb
 	p := &benchmark.Plan{
 		SUT: cfg,
 		Settings: benchmark.Settings{
@@ -207,7 +212,7 @@ func planFromFlags(cmd *cobra.Command, st *State, f *runFlags, g *gbtFlags) (*be
 			Set: f.set, Concurrency: f.concurrency, MaxErrorRate: f.maxErrorRate,
 		},
 		OutputDir: f.outputDir, Trace: f.trace,
-		Timeout: f.timeout, StallTimeout: f.stallTimeout, SpinWindow: f.spinWindow, MaxMemory: f.maxMemory.limit(),
+		Timeout: f.timeout, StallTimeout: f.stallTimeout, SpinWindow: f.spinWindow, MaxMemory: mb.bytes, MaxMemorySource: mb.source,
 		FindPeakResolution: f.peakResolution, KeepProbeRecords: f.keepProbes,
 		CommandLine: append([]string{"aimeter"}, st.Args...),
 		Backends:    st.Backends,
