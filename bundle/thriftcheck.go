@@ -98,6 +98,15 @@ func (c *thriftChecker) structure(depth int) error {
 	}
 }
 
+// element walks one element of a list, set or map: as value, except that
+// a boolean element takes a byte of its own.
+func (c *thriftChecker) element(t byte, depth int) error {
+	if t == 1 || t == 2 {
+		return c.skip(1)
+	}
+	return c.value(t, depth)
+}
+
 // value walks one value of compact type t. Booleans in a field carry their
 // value in the type.
 func (c *thriftChecker) value(t byte, depth int) error {
@@ -132,15 +141,8 @@ func (c *thriftChecker) value(t byte, depth int) error {
 		if size > uint64(len(c.b)-c.pos) {
 			return c.fail("a list of %d elements with %d bytes left", size, len(c.b)-c.pos)
 		}
-		et := h & 0x0f
 		for range size {
-			if et == 1 || et == 2 { // booleans in a list take a byte each
-				if err := c.skip(1); err != nil {
-					return err
-				}
-				continue
-			}
-			if err := c.value(et, depth+1); err != nil {
+			if err := c.element(h&0x0f, depth+1); err != nil {
 				return err
 			}
 		}
@@ -161,16 +163,11 @@ func (c *thriftChecker) value(t byte, depth int) error {
 			return c.fail("a map of %d entries with %d bytes left", size, len(c.b)-c.pos)
 		}
 		for range size {
-			for _, et := range []byte{kv >> 4, kv & 0x0f} {
-				if et == 1 || et == 2 {
-					if err := c.skip(1); err != nil {
-						return err
-					}
-					continue
-				}
-				if err := c.value(et, depth+1); err != nil {
-					return err
-				}
+			if err := c.element(kv>>4, depth+1); err != nil {
+				return err
+			}
+			if err := c.element(kv&0x0f, depth+1); err != nil {
+				return err
 			}
 		}
 		return nil
