@@ -85,11 +85,6 @@ go build -o "$tmp/netbench" ./internal/netbench/cmd/netbench
 go build -o "$tmp/streamjoin" ./internal/netbench/cmd/streamjoin
 go test -c -o "$tmp/kserve.test" ./sut/kserve
 
-# cpu_us FILE REQUESTS: user+sys seconds in FILE (from /usr/bin/time -f "%U %S"), in µs per request.
-# (/usr/bin/time writes "Command exited with non-zero status N" first when
-# the run is INVALID: only the figures' line counts.)
-cpu_us() { awk -v n="$2" '/^[0-9.]+ [0-9.]+$/ {c=$1+$2} END {if (n+0 > 0) printf "%.1f", c*1e6/n; else print "n/a"}' "$1"; }
-
 # ---- rows 1 and 2: HTTP non-streaming, and CPU per request -----------------
 start_null_server
 url="$base/v1/chat/completions"
@@ -101,20 +96,6 @@ have_wrk=1 have_vegeta=1 have_ghz=1
 [ -x "$wrk" ] || { have_wrk=0; echo "skip wrk: $wrk not installed (scripts/install-peers.sh)"; }
 [ -x "$vegeta" ] || { have_vegeta=0; echo "skip vegeta: $vegeta not installed (scripts/install-peers.sh)"; }
 [ -x "$ghz" ] || { have_ghz=0; echo "skip ghz: $ghz not installed (scripts/install-peers.sh)"; }
-# startup_cpu NAME ARGS...: user+sys seconds of a run of 10 requests, one
-# at a time (start-up, the check, writing a bundle): subtracted from the
-# rounds' CPU to give the CPU per request net of the fixed costs.
-startup_cpu() {
-	local name=$1
-	shift
-	rm -rf "$tmp/run-$name-startup"
-	/usr/bin/time -o "$tmp/$name.startup" -f "%U %S" "$tmp/aimeter" run -q "$@" --concurrency 1 \
-		--set min_duration=0 --set min_query_count=10 --set target_latency=1 \
-		--output-dir "$tmp/run-$name-startup" >/dev/null 2>&1 || true
-	awk '/^[0-9.]+ [0-9.]+$/ {c=$1+$2} END {printf "%.3f", c}' "$tmp/$name.startup"
-}
-# net_cpu_us FILE STARTUP_S REQUESTS: (CPU in FILE − STARTUP_S) per request, µs.
-net_cpu_us() { awk -v s="$2" -v n="$3" '/^[0-9.]+ [0-9.]+$/ {c=$1+$2-s} END {if (n+0 > 0) printf "%.1f", c*1e6/n; else print "n/a"}' "$1"; }
 http_startup=$(startup_cpu http --sut openai --url "$base" --stream=false --input-tokens 8 --output-tokens 8)
 echo "HTTP: NullServer $base, $rounds rounds of ${secs}s, $conns in flight; adapter start-up CPU ${http_startup}s"
 : >"$tmp/http"
