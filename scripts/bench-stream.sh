@@ -12,7 +12,8 @@
 #
 # Environment: SECS (seconds per run, default 5), CONNS (default 64),
 # ADAPTERS (space-separated LABEL:ARGS, the aimeter runs of each round;
-# ARGS use commas for spaces; default "aimeter:"), AIMETER_CACHE (where
+# ARGS use commas for spaces; default "h1:--http-client,h1
+# nethttp:--http-client,net/http", the adapter with each HTTP client), AIMETER_CACHE (where
 # scripts/install-peers.sh put wrk). Only the ratios of one run mean
 # anything: client and server share the machine.
 set -euo pipefail
@@ -33,7 +34,7 @@ start_null_server
 url="$base/v1/chat/completions"
 body='{"model":"null","stream":true,"messages":[{"role":"user","content":"hello"}],"max_tokens":14}'
 specs=()
-for a in ${ADAPTERS:-aimeter:}; do specs+=("${a//,/ }"); done
+for a in ${ADAPTERS:-h1:--http-client,h1 nethttp:--http-client,net/http}; do specs+=("${a//,/ }"); done
 startup=$(startup_cpu stream --sut openai --url "$base" --input-tokens 8 --output-tokens 14)
 echo "streams: NullServer $url, $rounds rounds of ${secs}s, $conns in flight; adapter start-up CPU ${startup}s"
 stream_rounds "$rounds" "$secs" "$conns" "$url" "$body" "$startup" "${specs[@]}"
