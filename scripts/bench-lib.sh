@@ -73,7 +73,9 @@ net_cpu_us() { awk -v s="$2" -v n="$3" '/^[0-9.]+ [0-9.]+$/ {c=$1+$2-s} END {if 
 # asks for a stream), in ROUNDS interleaved rounds of SECS seconds with
 # CONNS requests in flight: wrk (-t2), netbench's bare net/http loop, and
 # `aimeter run --sut openai --concurrency CONNS` once per LABEL:ARGS (ARGS
-# added to its command line, split on spaces). Each client's user+sys CPU
+# added to its command line, split on spaces; ARGS of the form ENV@ARGS
+# also set the environment variables ENV, such as GOMAXPROCS=1, and
+# AIMETER_BIN=PATH runs that aimeter binary, another commit's build). Each client's user+sys CPU
 # comes from /usr/bin/time; the adapter's is also given net of STARTUP_S
 # (its fixed costs). Appends "client req/s cpu_us" lines per round to
 # $tmp/stream (the adapter's cpu_us net of start-up) and prints each round.
@@ -83,7 +85,7 @@ stream_rounds() {
 	shift 6
 	printf 'wrk.method = "POST"\nwrk.body = %s\nwrk.headers["Content-Type"] = "application/json"\n' "'$body'" >"$tmp/stream.lua"
 	: >"$tmp/stream"
-	local r line n v spec label args
+	local r line n v spec label args envs bin
 	for r in $(seq "$rounds"); do
 		line="round $r:"
 		if [ -x "${wrk:-}" ]; then
@@ -99,10 +101,13 @@ stream_rounds() {
 		echo "bare $v $(cpu_us "$tmp/sbare.cpu" "$n")" >>"$tmp/stream"
 		line="$line bare $v req/s $(cpu_us "$tmp/sbare.cpu" "$n") µs;"
 		for spec in "$@"; do
-			label=${spec%%:*} args=${spec#*:}
+			label=${spec%%:*} args=${spec#*:} envs=
+			case $args in *@*) envs=${args%%@*} args=${args#*@} ;; esac
+			bin=$tmp/aimeter
+			case " $envs " in *" AIMETER_BIN="*) bin=${envs##*AIMETER_BIN=} bin=${bin%% *} ;; esac
 			rm -rf "$tmp/run-stream-$label"
-			# shellcheck disable=SC2086 # ARGS are split on purpose
-			/usr/bin/time -o "$tmp/sada.cpu" -f "%U %S" "$tmp/aimeter" run -q --sut openai --url "${url%/v1/chat/completions}" \
+			# shellcheck disable=SC2086 # ENV and ARGS are split on purpose
+			env $envs /usr/bin/time -o "$tmp/sada.cpu" -f "%U %S" "$bin" run -q --sut openai --url "${url%/v1/chat/completions}" \
 				--concurrency "$conns" --max-conns "$conns" --input-tokens 8 --output-tokens 14 --request-timeout 10s \
 				--set min_duration=$((secs * 1000)) --set min_query_count=1 --set target_latency=0.01 $args \
 				--output-dir "$tmp/run-stream-$label" >"$tmp/sada.out" 2>&1 || true

@@ -12,7 +12,8 @@
 #
 # Environment: SECS (seconds per run, default 5), CONNS (default 64),
 # ADAPTERS (space-separated LABEL:ARGS, the aimeter runs of each round;
-# ARGS use commas for spaces; default "h1:--http-client,h1
+# ARGS use commas for spaces, ENV@ARGS sets environment variables too, as
+# in "g1:GOMAXPROCS=1@--http-client,h1"; default "h1:--http-client,h1
 # nethttp:--http-client,net/http", the adapter with each HTTP client), AIMETER_CACHE (where
 # scripts/install-peers.sh put wrk). Only the ratios of one run mean
 # anything: client and server share the machine.
