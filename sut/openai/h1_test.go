@@ -337,3 +337,87 @@ type pipeConn struct {
 
 func (p *pipeConn) Read(b []byte) (int, error)      { return p.r.Read(b) }
 func (p *pipeConn) SetReadDeadline(time.Time) error { return nil }
+
+// BenchmarkH1Response parses one streamed answer as the client reads it
+// (status line, headers, 16 chunked events through the SSE reader) from
+// memory: the client's own work per answer, without the kernel's.
+func BenchmarkH1Response(b *testing.B) {
+	raw := benchResponse()
+	rd := strings.NewReader(raw)
+	c := &h1Conn{nc: &pipeConn{r: rd}, buf: make([]byte, h1BufSize)}
+	var (
+		h    h1Head
+		body h1Body
+		sse  sseReader
+	)
+	br := bufio.NewReaderSize(nil, 16<<10)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(raw)))
+	for b.Loop() {
+		rd.Reset(raw)
+		c.r, c.w = 0, 0
+		if err := c.readHead(&h); err != nil {
+			b.Fatal(err)
+		}
+		body.reset(c, &h)
+		br.Reset(&body)
+		sse.reset(br, DefaultMaxEventBytes)
+		benchEvents(b, &sse, br)
+		if !body.done {
+			b.Fatal("not done")
+		}
+	}
+}
+
+// BenchmarkNetHTTPResponse is BenchmarkH1Response through net/http's
+// response parsing and chunked reader (without its connection goroutines).
+func BenchmarkNetHTTPResponse(b *testing.B) {
+	raw := benchResponse()
+	rd := strings.NewReader(raw)
+	conn := bufio.NewReaderSize(rd, 4<<10)
+	var sse sseReader
+	br := bufio.NewReaderSize(nil, 16<<10)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(raw)))
+	for b.Loop() {
+		rd.Reset(raw)
+		conn.Reset(rd)
+		res, err := http.ReadResponse(conn, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		br.Reset(res.Body)
+		sse.reset(br, DefaultMaxEventBytes)
+		benchEvents(b, &sse, br)
+	}
+}
+
+// benchEvents reads the 16 events of benchResponse and the body's end.
+func benchEvents(b *testing.B, sse *sseReader, br *bufio.Reader) {
+	n := 0
+	for {
+		d, err := sse.next()
+		if err != nil {
+			b.Fatal(err)
+		}
+		n++
+		if isDone(d) {
+			break
+		}
+	}
+	if _, err := br.Discard(1); err != io.EOF || n != 16 {
+		b.Fatalf("%d events, %v", n, err)
+	}
+}
+
+// benchResponse is a streamed answer of 15 chunks and [DONE], as the
+// NullServer sends it.
+func benchResponse() string {
+	var resp strings.Builder
+	resp.WriteString("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nDate: Thu, 26 Nov 2026 23:00:00 GMT\r\nTransfer-Encoding: chunked\r\n\r\n")
+	for range 15 {
+		resp.WriteString(chunked("data: " + `{"id":"chatcmpl-null","object":"chat.completion.chunk","created":1700000000,"model":"null","choices":[{"index":0,"delta":{"content":"a "},"finish_reason":null}]}` + "\n\n"))
+	}
+	resp.WriteString(chunked("data: [DONE]\n\n") + "0\r\n\r\n")
+	return resp.String()
+}
