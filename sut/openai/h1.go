@@ -41,7 +41,7 @@ const (
 type h1Client struct {
 	addr   string        // host:port
 	head   []byte        // request line and headers, up to "Content-Length: "
-	idle   chan *h1Conn  // idle connections, newest last in no particular order
+	idle   chan *h1Conn  // idle connections, at most MaxConns
 	sem    chan struct{} // a token per open connection, when LimitConns; else nil
 	dialer net.Dialer
 }
@@ -88,10 +88,10 @@ func newH1Client(host, path string, hdr map[string][]string, maxConns int, limit
 type h1Conn struct {
 	nc       net.Conn
 	buf      []byte
-	r, w     int   // unread bytes are buf[r:w]
-	read     int64 // bytes read since the last response began
-	reused   bool  // it served a response before
-	deadline time.Time
+	r, w     int             // unread bytes are buf[r:w]
+	read     int64           // bytes read since the last response began
+	reused   bool            // it served a response before
+	deadline time.Time       // as last set on nc; zero: none
 	idleDL   bool            // no request deadline: each read sets h1IdleTimeout
 	done     <-chan struct{} // the request's context's
 	wbuf     []byte
@@ -273,7 +273,7 @@ type h1Head struct {
 	bytes     int64 // of the status line and headers, line ends included
 }
 
-// status is the status as net/http's Response.Status gives it.
+// statusText is the status as net/http's Response.Status gives it.
 func (h *h1Head) statusText() string {
 	if h.reason == "" {
 		return strconv.Itoa(h.status)
@@ -288,9 +288,8 @@ func malformed(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{errH1Malformed}, args...)...)
 }
 
-// readHead reads the status line and headers of a response, skipping
-// interim 1xx responses. ctEvent says a streamed response is wanted (the
-// Content-Type is kept either way).
+// readHead reads the status line and headers of a response into h,
+// skipping interim 1xx responses.
 func (c *h1Conn) readHead(h *h1Head) error {
 	*h = h1Head{}
 	start := c.read - int64(c.w-c.r)
