@@ -332,6 +332,7 @@ func (r *runner) openaiEndpoint(o *opened, st *resolved, rawURL string) (*openai
 		MaxConns: c.Net.MaxConns, LimitConns: c.Net.MaxConns > 0,
 		Prompts: set, AllowRepeatedPrompts: st.exactPrompts,
 		Headers: hdr, AllowHeaderOverride: oc.AllowHeaderOverride, ExtraBody: []byte(oc.ExtraBody), Temperature: oc.Temperature,
+		HTTPClient: oc.HTTPClient,
 	})
 	if err != nil {
 		return nil, &UsageError{Field: "url", Err: err}

@@ -62,6 +62,12 @@
 #     `aimeter serve openai` whose streams last about 10 s (100 tokens at a
 #     TPOT of 100 ms): peak RSS of the client (/usr/bin/time %M) and of the
 #     server (VmHWM), each divided by STREAMS; ulimit -n is raised for both.
+#  7. Streams, client side (issue 27): wrk, the bare loop and `aimeter run
+#     --sut openai --concurrency CONNS` with each HTTP client (--http-client
+#     h1, the default for http://, and net/http) against the NullServer
+#     streaming 16 events an answer (scripts/bench-stream.sh runs this row
+#     alone): req/s and client CPU µs per request, ratios to wrk and to the
+#     bare loop. Run after rows 1 and 2; in the table after row 1.
 set -euo pipefail
 rounds=${1:-3}
 secs=${SECS:-5}
@@ -85,11 +91,6 @@ go build -o "$tmp/netbench" ./internal/netbench/cmd/netbench
 go build -o "$tmp/streamjoin" ./internal/netbench/cmd/streamjoin
 go test -c -o "$tmp/kserve.test" ./sut/kserve
 
-# cpu_us FILE REQUESTS: user+sys seconds in FILE (from /usr/bin/time -f "%U %S"), in µs per request.
-# (/usr/bin/time writes "Command exited with non-zero status N" first when
-# the run is INVALID: only the figures' line counts.)
-cpu_us() { awk -v n="$2" '/^[0-9.]+ [0-9.]+$/ {c=$1+$2} END {if (n+0 > 0) printf "%.1f", c*1e6/n; else print "n/a"}' "$1"; }
-
 # ---- rows 1 and 2: HTTP non-streaming, and CPU per request -----------------
 start_null_server
 url="$base/v1/chat/completions"
@@ -101,20 +102,6 @@ have_wrk=1 have_vegeta=1 have_ghz=1
 [ -x "$wrk" ] || { have_wrk=0; echo "skip wrk: $wrk not installed (scripts/install-peers.sh)"; }
 [ -x "$vegeta" ] || { have_vegeta=0; echo "skip vegeta: $vegeta not installed (scripts/install-peers.sh)"; }
 [ -x "$ghz" ] || { have_ghz=0; echo "skip ghz: $ghz not installed (scripts/install-peers.sh)"; }
-# startup_cpu NAME ARGS...: user+sys seconds of a run of 10 requests, one
-# at a time (start-up, the check, writing a bundle): subtracted from the
-# rounds' CPU to give the CPU per request net of the fixed costs.
-startup_cpu() {
-	local name=$1
-	shift
-	rm -rf "$tmp/run-$name-startup"
-	/usr/bin/time -o "$tmp/$name.startup" -f "%U %S" "$tmp/aimeter" run -q "$@" --concurrency 1 \
-		--set min_duration=0 --set min_query_count=10 --set target_latency=1 \
-		--output-dir "$tmp/run-$name-startup" >/dev/null 2>&1 || true
-	awk '/^[0-9.]+ [0-9.]+$/ {c=$1+$2} END {printf "%.3f", c}' "$tmp/$name.startup"
-}
-# net_cpu_us FILE STARTUP_S REQUESTS: (CPU in FILE − STARTUP_S) per request, µs.
-net_cpu_us() { awk -v s="$2" -v n="$3" '/^[0-9.]+ [0-9.]+$/ {c=$1+$2-s} END {if (n+0 > 0) printf "%.1f", c*1e6/n; else print "n/a"}' "$1"; }
 http_startup=$(startup_cpu http --sut openai --url "$base" --stream=false --input-tokens 8 --output-tokens 8)
 echo "HTTP: NullServer $base, $rounds rounds of ${secs}s, $conns in flight; adapter start-up CPU ${http_startup}s"
 : >"$tmp/http"
@@ -149,6 +136,18 @@ hacpu=$(col 5 "$tmp/http") hbcpu=$(col 6 "$tmp/http") hanet=$(col 7 "$tmp/http")
 # The ratios are the medians of each round's ratio: two clients measured
 # back to back share the machine's load of that moment.
 rab=$(col 8 "$tmp/http") rav=$(col 9 "$tmp/http") raw=$(col 10 "$tmp/http") rcpu=$(col 11 "$tmp/http") rnet=$(col 12 "$tmp/http")
+
+# ---- row 7: streaming (issue 27) ------------------------------------------------
+# The NullServer streams 16 events (14 tokens) to a request that asks for a
+# stream; wrk, the bare loop and the adapter with each HTTP client.
+sbody='{"model":"null","stream":true,"messages":[{"role":"user","content":"hello"}],"max_tokens":14}'
+stream_startup=$(startup_cpu stream --sut openai --url "$base" --input-tokens 8 --output-tokens 14)
+echo "streams: NullServer $url, 16 events an answer, $rounds rounds of ${secs}s, $conns in flight; adapter start-up CPU ${stream_startup}s"
+stream_rounds "$rounds" "$secs" "$conns" "$url" "$sbody" "$stream_startup" "h1:--http-client h1" "nethttp:--http-client net/http"
+st_w=$(stream_median wrk 2) st_wc=$(stream_median wrk 3) st_b=$(stream_median bare 2) st_bc=$(stream_median bare 3)
+st_h=$(stream_median h1 2) st_hc=$(stream_median h1 3) st_n=$(stream_median nethttp 2) st_nc=$(stream_median nethttp 3)
+st_hw=$(stream_ratio h1 2 wrk) st_hcw=$(stream_ratio h1 3 wrk) st_hb=$(stream_ratio h1 2 bare)
+st_nw=$(stream_ratio nethttp 2 wrk) st_ncw=$(stream_ratio nethttp 3 wrk) st_nb=$(stream_ratio nethttp 2 bare)
 
 # ---- row 3: gRPC ---------------------------------------------------------------
 "$tmp/aimeter" serve kserve --null-model --http '' --grpc 127.0.0.1:0 >"$tmp/kserve.out" 2>&1 &
@@ -268,6 +267,9 @@ cat <<EOF
 | HTTP req/s, adapter vs bare net/http loop ($conns in flight) | $ha | $hb | $rab | ≥ 0.9 |
 | HTTP req/s, adapter vs vegeta (max rate, $conns workers) | $ha | $hv | $rav | ≥ 1.3 |
 | HTTP req/s, wrk (reference) | – | $hw | adapter/wrk $raw | – |
+| streamed (16 events), req/s: adapter (h1 client) vs wrk; vs bare loop | $st_h | wrk $st_w; bare $st_b | $st_hw; $st_hb | ≥ 1.0; ≥ 1.1 |
+| streamed, client CPU µs/request: adapter (h1, net of start-up) vs wrk; bare | $st_hc | wrk $st_wc; bare $st_bc | $st_hcw | ≤ 1.2 |
+| streamed, adapter with net/http: req/s; CPU µs/request | $st_n; $st_nc | – | $st_nw (÷ wrk), $st_nb (÷ bare); CPU $st_ncw | – |
 | client CPU µs/request, whole process (adapter; bare loop) | $hacpu | $hbcpu | $rcpu | ≤ 10 µs (MLPerf Endpoints ~47) |
 | client CPU µs/request net of start-up ${http_startup}s (adapter; bare loop) | $hanet | $hbcpu | $rnet | ≤ 10 µs |
 | gRPC req/s, adapter vs bare grpc-go ($gconc in flight) | $ga | $gb | $rgb | ≥ 0.9 |

@@ -150,6 +150,10 @@ type OpenAIConfig struct {
 	// Temperature is sent as temperature; nil sends none (the server's
 	// default).
 	Temperature *float64 `json:"temperature,omitempty"`
+	// HTTPClient is the HTTP client of the requests (--http-client):
+	// "auto" or "" (aimeter's HTTP/1.1 client for http:// URLs, net/http
+	// for https://), "h1" (aimeter's, http:// only) or "net/http".
+	HTTPClient string `json:"http_client,omitempty"`
 }
 
 // RedactedValue stands for a secret that is not stored.
@@ -400,6 +404,8 @@ func (c *Config) Validate() error {
 			return &FieldError{"output_tokens", fmt.Sprint(o.OutputTokens), "must not be negative"}
 		case o.Temperature != nil && (math.IsNaN(*o.Temperature) || math.IsInf(*o.Temperature, 0) || *o.Temperature < 0):
 			return &FieldError{"temperature", fmt.Sprint(*o.Temperature), "want a finite number ≥ 0"}
+		case o.HTTPClient != "" && o.HTTPClient != "auto" && o.HTTPClient != "h1" && o.HTTPClient != "net/http":
+			return &FieldError{"http_client", o.HTTPClient, "want auto, h1 or net/http"}
 		}
 		if _, err := o.HTTPHeader(); err != nil {
 			return err

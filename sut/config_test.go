@@ -45,6 +45,7 @@ func TestValidateOpenAIOptions(t *testing.T) {
 		{OpenAIConfig{ExtraBody: `{"a":`}, `--extra-body`},
 		{OpenAIConfig{ExtraBody: `null`}, `--extra-body`},
 		{OpenAIConfig{Temperature: &neg}, `--temperature "-1": want a finite number ≥ 0`},
+		{OpenAIConfig{HTTPClient: "h2"}, `--http-client "h2": want auto, h1 or net/http`},
 	} {
 		c := Config{Kind: OpenAI, Net: Net{URLs: []string{"http://h"}}, OpenAI: &tc.o}
 		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {

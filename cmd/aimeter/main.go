@@ -1,13 +1,40 @@
 // Command aimeter benchmarks AI inference systems by the method of the
 // MLPerf Inference rules and GB/T 45087-2024. See README.md.
+//
+// The environment variable AIMETER_CPUPROFILE, when set, names a file to
+// which the whole process writes a CPU profile (runtime/pprof), for
+// `go tool pprof`.
 package main
 
 import (
+	"fmt"
 	"os"
+	"runtime/pprof"
 
 	"aimeter/internal/cli"
 )
 
 func main() {
-	os.Exit(cli.Main(cli.NewOSState()))
+	os.Exit(run())
+}
+
+func run() int {
+	if path := os.Getenv("AIMETER_CPUPROFILE"); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "aimeter: AIMETER_CPUPROFILE:", err)
+			return 2
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintln(os.Stderr, "aimeter: AIMETER_CPUPROFILE:", err)
+			return 2
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			if err := f.Close(); err != nil {
+				fmt.Fprintln(os.Stderr, "aimeter: AIMETER_CPUPROFILE:", err)
+			}
+		}()
+	}
+	return cli.Main(cli.NewOSState())
 }

@@ -105,7 +105,7 @@ func TestOpenAIHeadersBodyTemperature(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "out")
 	res := runCLI(t, "", "run", "-q", "--sut", "openai", "--url", srv.URL, "--qsl-size", "8", "--output-tokens", "4",
 		"--header", "X-Tenant: blue", "--header=X-Api-Key:"+secret, "--extra-body", `{"top_k": 5}`, "--temperature", "0.7",
-		"--scenario", "Offline", "--output-dir", out, "--set", "min_duration=0", "--set", "min_query_count=20")
+		"--http-client", "net/http", "--scenario", "Offline", "--output-dir", out, "--set", "min_duration=0", "--set", "min_query_count=20")
 	if res.code != ExitOK {
 		t.Fatal(res)
 	}
@@ -125,7 +125,7 @@ func TestOpenAIHeadersBodyTemperature(t *testing.T) {
 		t.Fatal(err)
 	}
 	if o := b.Invocation.SUT.OpenAI; o == nil || strings.Join(o.Headers, "|") != "X-Tenant: blue|X-Api-Key: REDACTED" ||
-		o.ExtraBody != `{"top_k": 5}` || o.Temperature == nil || *o.Temperature != 0.7 {
+		o.ExtraBody != `{"top_k": 5}` || o.Temperature == nil || *o.Temperature != 0.7 || o.HTTPClient != "net/http" {
 		t.Errorf("recorded SUT %+v", o)
 	}
 
@@ -142,7 +142,7 @@ func TestOpenAIHeadersBodyTemperature(t *testing.T) {
 	if res.code == ExitOK || !strings.Contains(res.stderr, "--allow-header-override") || strings.Contains(res.stderr, "Bearer x") {
 		t.Errorf("Authorization header: %v", res)
 	}
-	for _, fl := range [][]string{{"--header", "X: y"}, {"--extra-body", "{}"}, {"--temperature", "1"}, {"--allow-header-override"}} {
+	for _, fl := range [][]string{{"--header", "X: y"}, {"--extra-body", "{}"}, {"--temperature", "1"}, {"--allow-header-override"}, {"--http-client", "h1"}} {
 		res = runCLI(t, "", append([]string{"run", "-q", "--sut", "null", "--output-dir", filepath.Join(t.TempDir(), "out")}, fl...)...)
 		if res.code == ExitOK || !strings.Contains(res.stderr, fl[0]+" applies only to --sut openai") {
 			t.Errorf("%s with --sut null: %v", fl[0], res)

@@ -270,6 +270,9 @@ func sutConfig(changed func(string) bool, f *runFlags) (sut.Config, error) {
 			InputTokens: o.inputTokens, OutputTokens: o.outputTokens, IgnoreEOS: o.ignoreEOS, APIKeyEnv: o.apiKeyEnv,
 			CACert: o.caCert, InsecureSkipVerify: o.insecure,
 			Headers: o.headers, AllowHeaderOverride: o.allowHeaders, ExtraBody: o.extraBody}
+		if o.httpClient != "auto" {
+			cfg.OpenAI.HTTPClient = o.httpClient
+		}
 		if changed("temperature") {
 			t := o.temperature
 			cfg.OpenAI.Temperature = &t

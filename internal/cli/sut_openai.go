@@ -26,12 +26,13 @@ type openaiFlags struct {
 	allowHeaders bool
 	extraBody    string
 	temperature  float64
+	httpClient   string
 }
 
 // openaiFlagNames lists the flags addOpenAIFlags defines, for the help's
 // flag groups.
 var openaiFlagNames = []string{"served-model", "api", "stream", "prompts", "input-tokens", "output-tokens",
-	"ignore-eos", "api-key-env", "ca-cert", "insecure-skip-verify", "header", "allow-header-override", "extra-body", "temperature"}
+	"ignore-eos", "api-key-env", "ca-cert", "insecure-skip-verify", "header", "allow-header-override", "extra-body", "temperature", "http-client"}
 
 func addOpenAIFlags(fl *pflag.FlagSet, o *openaiFlags) {
 	fl.StringVar(&o.model, "served-model", "", "--sut openai: the model name to request (default: the first one GET /v1/models lists); --model stays the MLPerf config key")
@@ -47,6 +48,7 @@ func addOpenAIFlags(fl *pflag.FlagSet, o *openaiFlags) {
 	fl.StringArrayVar(&o.headers, "header", nil, "--sut openai: extra HTTP header \"Name: value\" sent with every request (repeatable); Content-Type, Authorization and Accept need --allow-header-override; the value of a secret-looking header (Authorization, X-Api-Key, …) is not recorded in the bundle")
 	fl.BoolVar(&o.allowHeaders, "allow-header-override", false, "--sut openai: let --header replace Content-Type, Authorization or Accept")
 	fl.StringVar(&o.extraBody, "extra-body", "", "--sut openai: JSON object whose members are added to every request body, e.g. '{\"top_k\": 20}'; keys the client sets (model, stream, max_tokens, temperature, …) are refused")
+	fl.StringVar(&o.httpClient, "http-client", openai.ClientAuto, "--sut openai: HTTP client of the requests: auto (aimeter's HTTP/1.1 streaming client for http://, net/http for https://), h1 (aimeter's, http:// only) or net/http")
 	fl.Float64Var(&o.temperature, "temperature", 0, "--sut openai: sampling temperature sent with every request (default: none sent, the server's default)")
 }
 

@@ -141,10 +141,34 @@ const NullAnswer = `{"id":"chatcmpl-null","object":"chat.completion","created":1
 // aimeter's openai adapter passes its check before a run.
 const NullModels = `{"object":"list","data":[{"id":"null","object":"model","created":1700000000,"owned_by":"netbench"}]}`
 
+// NullStreamEvents is how many server-sent events NullServer streams to a
+// request that asks for a stream: NullStreamTokens content chunks, a chunk
+// with the finish reason and the usage, and "data: [DONE]".
+const (
+	NullStreamEvents = NullStreamTokens + 2
+	NullStreamTokens = 14
+)
+
+// NullStreamChunk is each content event of a streamed answer.
+const NullStreamChunk = `data: {"id":"chatcmpl-null","object":"chat.completion.chunk","created":1700000000,"model":"null",` +
+	`"choices":[{"index":0,"delta":{"content":"a "},"finish_reason":null}]}` + "\n\n"
+
+// NullStreamEnd is the last data event of a streamed answer (finish reason
+// and usage), followed by the end marker.
+const NullStreamEnd = `data: {"id":"chatcmpl-null","object":"chat.completion.chunk","created":1700000000,"model":"null",` +
+	`"choices":[{"index":0,"delta":{},"finish_reason":"length"}],"usage":{"prompt_tokens":16,"completion_tokens":14,"total_tokens":30}}` + "\n\n"
+
+// nullStreamDone ends a stream.
+const nullStreamDone = "data: [DONE]\n\n"
+
 // NullServer is an HTTP server on 127.0.0.1 that reads each request's body
 // and answers 200 with NullAnswer, whatever the method and path (except a
 // GET of .../models, answered with NullModels): the fastest server a client
-// can meet, to measure the client alone.
+// can meet, to measure the client alone. A request whose body holds
+// "stream":true is answered with an event stream instead
+// (text/event-stream, chunked): NullStreamTokens NullStreamChunk events,
+// NullStreamEnd and "data: [DONE]", each flushed on its own, as a serving
+// engine sends tokens.
 type NullServer struct {
 	// URL is the server's base URL, http://127.0.0.1:PORT.
 	URL string
@@ -172,11 +196,38 @@ func ServeNull(ln net.Listener) *NullServer {
 	length := []string{strconv.Itoa(len(answer))}
 	models := []byte(NullModels)
 	modelsLength := []string{strconv.Itoa(len(models))}
+	bufs := sync.Pool{New: func() any { return new(bytes.Buffer) }}
+	chunk, end, done := []byte(NullStreamChunk), []byte(NullStreamEnd), []byte(nullStreamDone)
 	s.srv = &http.Server{
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			s.requests.Add(1)
-			_, _ = io.Copy(io.Discard, r.Body)
+			buf := bufs.Get().(*bytes.Buffer)
+			buf.Reset()
+			_, _ = buf.ReadFrom(r.Body)
+			stream := bytes.Contains(buf.Bytes(), streamTrue)
+			bufs.Put(buf)
 			h := w.Header()
+			if stream && r.Method == http.MethodPost {
+				h["Content-Type"] = eventStreamType
+				w.WriteHeader(http.StatusOK)
+				f, _ := w.(http.Flusher)
+				for i := range NullStreamEvents {
+					b := chunk
+					switch i {
+					case NullStreamEvents - 2:
+						b = end
+					case NullStreamEvents - 1:
+						b = done
+					}
+					if _, err := w.Write(b); err != nil {
+						return
+					}
+					if f != nil {
+						f.Flush()
+					}
+				}
+				return
+			}
 			h["Content-Type"] = jsonType
 			if r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/models") {
 				h["Content-Length"] = modelsLength
@@ -191,6 +242,11 @@ func ServeNull(ln net.Listener) *NullServer {
 	go func() { s.done <- s.srv.Serve(ln) }()
 	return s
 }
+
+var (
+	streamTrue      = []byte(`"stream":true`)
+	eventStreamType = []string{"text/event-stream"}
+)
 
 // Requests returns how many requests the server has answered.
 func (s *NullServer) Requests() int64 { return s.requests.Load() }

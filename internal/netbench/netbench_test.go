@@ -258,3 +258,56 @@ func TestNullServerModels(t *testing.T) {
 		t.Errorf("NullModels: %+v, %v", list, err)
 	}
 }
+
+// TestNullServerStream: a request asking for a stream gets
+// NullStreamEvents server-sent events, the last data event with the usage,
+// then [DONE], as an OpenAI-compatible server sends them; BareHTTP reads
+// such streams to their end.
+func TestNullServerStream(t *testing.T) {
+	s, err := NewNullServer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	body := `{"model":"null","stream":true,"messages":[{"role":"user","content":"hello"}]}`
+	res, err := http.Post(s.URL+"/v1/chat/completions", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if ct := res.Header.Get("Content-Type"); ct != "text/event-stream" || len(res.TransferEncoding) != 1 {
+		t.Errorf("Content-Type %q, Transfer-Encoding %v", ct, res.TransferEncoding)
+	}
+	events := strings.Split(strings.TrimSuffix(string(b), "\n\n"), "\n\n")
+	if len(events) != NullStreamEvents || events[len(events)-1] != "data: [DONE]" {
+		t.Fatalf("%d events: %q", len(events), b)
+	}
+	content := 0
+	for _, ev := range events[:len(events)-1] {
+		var chunk struct {
+			Choices []struct {
+				Delta struct{ Content string }
+			}
+			Usage *struct {
+				CompletionTokens int `json:"completion_tokens"`
+			}
+		}
+		if err := json.Unmarshal([]byte(strings.TrimPrefix(ev, "data: ")), &chunk); err != nil {
+			t.Fatalf("%q: %v", ev, err)
+		}
+		if len(chunk.Choices) == 1 && chunk.Choices[0].Delta.Content != "" {
+			content++
+		}
+		if chunk.Usage != nil && chunk.Usage.CompletionTokens != NullStreamTokens {
+			t.Errorf("usage %d tokens", chunk.Usage.CompletionTokens)
+		}
+	}
+	if content != NullStreamTokens {
+		t.Errorf("%d content events, want %d", content, NullStreamTokens)
+	}
+	r, err := BareHTTP(context.Background(), s.URL+"/v1/chat/completions", []byte(body), 4, 200*time.Millisecond)
+	if err != nil || r.Requests == 0 || r.Errors != 0 {
+		t.Errorf("BareHTTP: %+v, %v", r, err)
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"aimeter/loadgen"
@@ -53,6 +54,11 @@ type Options struct {
 
 // SUT serves loadgen samples with an Endpoint, one goroutine per request in
 // flight. Create it with New and Close it after the run.
+//
+// A goroutine that has served a request waits up to workerIdle for the
+// next one before it exits: a closed-loop or steady run reuses its
+// goroutines, whose stacks have already grown to what a request needs,
+// instead of starting one per request and growing its stack again.
 type SUT struct {
 	ep     Endpoint
 	opts   Options
@@ -60,7 +66,25 @@ type SUT struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	pool   sync.Pool // *loadgen.Response
+	jobs   chan job  // samples handed to workers that were claimed
+	// free counts the workers committed to take one more job from jobs:
+	// a worker adds itself before it responds (so that the request its
+	// response lets loadgen issue finds it), IssueQuery claims one by
+	// taking 1 away, and a worker that has waited workerIdle leaves only
+	// if it can take itself away (else a job is on its way to it).
+	free atomic.Int64
+	// started counts the workers started, for tests.
+	started atomic.Int64
 }
+
+// job is one sample for a worker.
+type job struct {
+	r *loadgen.Responder
+	q loadgen.QuerySample
+}
+
+// workerIdle is how long a worker waits for another request.
+const workerIdle = 2 * time.Second
 
 var (
 	_ loadgen.SUT     = (*SUT)(nil)
@@ -74,7 +98,7 @@ func New(ctx context.Context, ep Endpoint, opts Options) *SUT {
 		opts.RequestTimeout = 0
 	}
 	c, cancel := context.WithCancel(ctx)
-	s := &SUT{ep: ep, opts: opts, ctx: c, cancel: cancel}
+	s := &SUT{ep: ep, opts: opts, ctx: c, cancel: cancel, jobs: make(chan job, 256)}
 	s.pool.New = func() any { return new(loadgen.Response) }
 	return s
 }
@@ -89,7 +113,55 @@ func (s *SUT) Endpoint() Endpoint { return s.ep }
 func (s *SUT) IssueQuery(r *loadgen.Responder, samples []loadgen.QuerySample) {
 	s.wg.Add(len(samples))
 	for _, q := range samples {
-		go s.serve(r, q)
+		if s.claim() {
+			s.jobs <- job{r, q}
+		} else {
+			go s.worker(job{r, q})
+		}
+	}
+}
+
+// claim takes a free worker, if there is one.
+func (s *SUT) claim() bool {
+	for {
+		n := s.free.Load()
+		if n <= 0 {
+			return false
+		}
+		if s.free.CompareAndSwap(n, n-1) {
+			return true
+		}
+	}
+}
+
+// worker serves j, then the jobs it is handed, until none comes for
+// workerIdle or the SUT is closed.
+func (s *SUT) worker(j job) {
+	s.started.Add(1)
+	var t *time.Timer
+	for {
+		s.serve(j.r, j.q)
+		select {
+		case j = <-s.jobs:
+			continue
+		default:
+		}
+		if t == nil {
+			t = time.NewTimer(workerIdle)
+		} else {
+			t.Reset(workerIdle)
+		}
+		select {
+		case j = <-s.jobs:
+			continue
+		case <-t.C:
+		case <-s.ctx.Done():
+			t.Stop()
+		}
+		if s.claim() {
+			return // no job was promised to this worker
+		}
+		j = <-s.jobs // one is on its way
 	}
 }
 
@@ -108,6 +180,7 @@ func (s *SUT) serve(r *loadgen.Responder, q loadgen.QuerySample) {
 		// The endpoint returned without noticing its deadline.
 		resp.Err = timeoutError(s.opts.RequestTimeout)
 	}
+	s.free.Add(1) // before the response, which may issue the next sample
 	r.Respond(*resp)
 	*resp = loadgen.Response{}
 	s.pool.Put(resp)

@@ -152,6 +152,10 @@ func TestDrainAndClose(t *testing.T) {
 		if err := sut.Drain(context.Background()); err != nil {
 			t.Errorf("Drain once idle: %v", err)
 		}
+		// Idle, its goroutines wait for more requests until it is closed.
+		if err := sut.Close(); err != nil {
+			t.Fatal(err)
+		}
 
 		// Close cancels what is in flight.
 		block := make(chan struct{})
@@ -174,5 +178,42 @@ func TestDrainAndClose(t *testing.T) {
 			t.Error("Name or Endpoint")
 		}
 		close(block)
+	})
+}
+
+// TestWorkersReused: a request issued after another has ended is served by
+// the same goroutine, until it has waited workerIdle; Close ends the idle
+// ones.
+func TestWorkersReused(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ep := &fakeEndpoint{do: func(ctx context.Context, r *loadgen.Responder, s loadgen.QuerySample, resp *loadgen.Response) {}}
+		sut := New(context.Background(), ep, Options{})
+		s := loadgen.DefaultSettings()
+		s.Scenario = loadgen.SingleStream
+		s.Mode = loadgen.PerformanceOnly
+		s.MinDurationMs = 0
+		s.MinQueryCount = 20
+		res, err := loadgen.Run(context.Background(), sut, &loadgentest.QSL{Total: 8}, s, nil)
+		if err != nil || res.FailedSamples != 0 {
+			t.Fatalf("%v %+v", err, res)
+		}
+		// A request issued before the last worker is back waiting starts
+		// another one: most are reused.
+		first := sut.started.Load()
+		if first > 10 {
+			t.Errorf("%d workers for 20 requests one at a time", first)
+		}
+		time.Sleep(workerIdle + time.Millisecond)
+		synctest.Wait()
+		s.MinQueryCount = 2
+		if _, err := loadgen.Run(context.Background(), sut, &loadgentest.QSL{Total: 8}, s, nil); err != nil {
+			t.Fatal(err)
+		}
+		if n := sut.started.Load(); n == first {
+			t.Errorf("no worker started after the idle ones exited")
+		}
+		if err := sut.Close(); err != nil {
+			t.Fatal(err)
+		}
 	})
 }

@@ -117,10 +117,10 @@ func reportCPU(b *testing.B, start time.Duration) {
 	b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "client-cpu-ns/op")
 }
 
-func benchmarkDo(b *testing.B, stream bool) {
+func benchmarkDo(b *testing.B, stream bool, client string) {
 	addr := startBenchServer(b)
 	ep, err := New(Options{BaseURL: "http://" + addr, Model: "m", Stream: stream, MaxTokens: benchChunks,
-		Prompts: testPrompts(b, 64), MaxConns: 1024})
+		Prompts: testPrompts(b, 64), MaxConns: 1024, HTTPClient: client})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -159,11 +159,13 @@ func benchmarkDo(b *testing.B, stream bool) {
 	}
 }
 
-// BenchmarkDo measures the adapter: requests/s (ns/op at 32 in flight),
-// allocations and client CPU per request.
+// BenchmarkDo measures the adapter with each HTTP client: requests/s
+// (ns/op at 32 in flight), allocations and client CPU per request.
 func BenchmarkDo(b *testing.B) {
-	b.Run("whole", func(b *testing.B) { benchmarkDo(b, false) })
-	b.Run("stream64", func(b *testing.B) { benchmarkDo(b, true) })
+	for _, client := range []string{ClientH1, ClientNetHTTP} {
+		b.Run("whole/"+client, func(b *testing.B) { benchmarkDo(b, false, client) })
+		b.Run("stream64/"+client, func(b *testing.B) { benchmarkDo(b, true, client) })
+	}
 }
 
 // BenchmarkBareLoop is the baseline: a plain net/http client sending the

@@ -142,6 +142,12 @@ type Options struct {
 	// Temperature is sent as temperature; nil sends none (the server's
 	// default). It must be finite and not negative.
 	Temperature *float64
+	// HTTPClient picks the HTTP client of the requests: ClientAuto (or
+	// empty) uses the specialised HTTP/1.1 client for http:// URLs and
+	// net/http for https:// ones; ClientH1 the specialised client (http://
+	// only); ClientNetHTTP net/http's Transport always. Check and
+	// NodeName always use net/http.
+	HTTPClient string
 }
 
 // CategoryUnexpectedContentType is the error category (loadgen.WithCategory)
@@ -215,6 +221,7 @@ type Endpoint struct {
 	reqURL   *url.URL
 	header   http.Header // shared by every request, never written after New
 	tr       *http.Transport
+	h1       *h1Client // the specialised HTTP/1.1 client; nil: net/http
 	salt     uint64
 	maxEvent int
 	maxTimes int
@@ -333,6 +340,16 @@ func New(o Options) (*Endpoint, error) {
 	if err := e.addHeaders(o); err != nil {
 		return nil, err
 	}
+	switch {
+	case o.HTTPClient == ClientNetHTTP:
+	case o.HTTPClient == ClientH1 && u.Scheme != "http":
+		return nil, fmt.Errorf("openai: HTTP client %q: only for http:// URLs, not %s", ClientH1, u.Redacted())
+	case o.HTTPClient == ClientH1, (o.HTTPClient == "" || o.HTTPClient == ClientAuto) && u.Scheme == "http":
+		e.h1 = newH1Client(e.reqURL.Host, e.reqURL.RequestURI(), e.header, o.MaxConns, o.LimitConns)
+	case o.HTTPClient == "" || o.HTTPClient == ClientAuto:
+	default:
+		return nil, fmt.Errorf("openai: HTTP client %q: want %q, %q or %q", o.HTTPClient, ClientAuto, ClientH1, ClientNetHTTP)
+	}
 	e.tmplReq = http.Request{Method: http.MethodPost, URL: e.reqURL, Host: e.reqURL.Host, Header: e.header,
 		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1}
 	// "POST /path HTTP/1.1\r\n", "Host: …\r\n", the headers, "Content-Length:
@@ -380,6 +397,9 @@ func (e *Endpoint) Name() string {
 // Close closes the idle connections.
 func (e *Endpoint) Close() error {
 	e.tr.CloseIdleConnections()
+	if e.h1 != nil {
+		e.h1.closeIdle()
+	}
 	return nil
 }
 
@@ -501,6 +521,8 @@ type call struct {
 	cb      countingReader
 	br      *bufio.Reader
 	sse     sseReader
+	h1head  h1Head
+	h1body  h1Body
 	chunk   chunk
 	parsed  parsed
 	text    []byte
@@ -547,6 +569,7 @@ func (c *countingReader) Read(p []byte) (int, error) {
 func (e *Endpoint) release(c *call) {
 	c.cb.r = nil
 	c.br.Reset(nil)
+	c.h1body = h1Body{}
 	if !c.wrote.Load() {
 		return
 	}
@@ -603,14 +626,18 @@ func (e *Endpoint) do(ctx context.Context, r clock, s loadgen.QuerySample, resp 
 		c.body = e.appendNonce(c.body, s.ID)
 	}
 	c.body = append(c.body, b.post[s.Index]...)
+	c.text, c.times = c.text[:0], c.times[:0]
+	resp.RequestBytes = int64(len(c.body)) + e.hdrBytes
+	if e.h1 != nil {
+		e.doH1(ctx, r, s, resp, c, issued)
+		return
+	}
 	c.rd.Reset(c.body)
 	c.wrote.Store(false)
-	c.text, c.times = c.text[:0], c.times[:0]
 
 	req := e.tmplReq.WithContext(httptrace.WithClientTrace(ctx, &c.trace))
 	req.Body, req.GetBody = c.rc, c.getBody
 	req.ContentLength = int64(len(c.body))
-	resp.RequestBytes = int64(len(c.body)) + e.hdrBytes
 	hres, err := e.tr.RoundTrip(req)
 	if err != nil {
 		e.stats.errors.Add(1)
@@ -630,7 +657,7 @@ func (e *Endpoint) do(ctx context.Context, r clock, s loadgen.QuerySample, resp 
 	ct := hres.Header.Get("Content-Type")
 	switch {
 	case hres.StatusCode/100 != 2:
-		resp.Err = e.statusError(hres, c)
+		resp.Err = e.statusError(hres.StatusCode, hres.Status, c)
 	case isJSON(ct), ct == "" && !e.opts.Stream:
 		// A streamed request may get a whole JSON body (a server that
 		// does not stream, or an error).
@@ -638,9 +665,15 @@ func (e *Endpoint) do(ctx context.Context, r clock, s loadgen.QuerySample, resp 
 	case e.opts.Stream && (ct == "" || isMediaType(ct, "text/event-stream")):
 		resp.Err = e.readStream(ctx, r, s, resp, c)
 	default:
-		resp.Err = e.contentTypeError(hres, ct, c)
+		resp.Err = e.contentTypeError(hres.Status, ct, c)
 	}
 	resp.ResponseBytes = c.cb.n + responseHeaderBytes(hres)
+	e.finish(resp, c)
+}
+
+// finish counts a failed sample, or hands a successful one its text and
+// token times.
+func (e *Endpoint) finish(resp *loadgen.Response, c *call) {
 	if resp.Err != nil {
 		e.stats.errors.Add(1)
 		return
@@ -669,14 +702,14 @@ func responseHeaderBytes(res *http.Response) int64 {
 
 // statusError is the error of a non-2xx response: the status and at most
 // maxQuoted bytes of the body.
-func (e *Endpoint) statusError(res *http.Response, c *call) error {
+func (e *Endpoint) statusError(code int, status string, c *call) error {
 	var prefix [maxQuoted + 1]byte
 	n, _ := io.ReadFull(c.br, prefix[:])
-	msg := fmt.Sprintf("POST %s: HTTP %s", e.reqURL.Redacted(), res.Status)
+	msg := fmt.Sprintf("POST %s: HTTP %s", e.reqURL.Redacted(), status)
 	if n > 0 {
 		msg += ": " + e.scrub(quotePrefix(prefix[:n]))
 	}
-	return netsut.HTTPError(res.StatusCode, errors.New(msg))
+	return netsut.HTTPError(code, errors.New(msg))
 }
 
 // isMediaType reports whether the Content-Type ct is of media type mt
@@ -705,14 +738,14 @@ func isJSON(ct string) bool {
 // contentTypeError is the error of a 2xx response of another content type
 // than the request asks for: the status, the content type and at most
 // maxQuoted bytes of the body.
-func (e *Endpoint) contentTypeError(res *http.Response, ct string, c *call) error {
+func (e *Endpoint) contentTypeError(status, ct string, c *call) error {
 	var prefix [maxQuoted + 1]byte
 	n, _ := io.ReadFull(c.br, prefix[:])
 	want := "application/json"
 	if e.opts.Stream {
 		want = "text/event-stream (or application/json)"
 	}
-	msg := fmt.Sprintf("POST %s: HTTP %s with Content-Type %q, want %s", e.reqURL.Redacted(), res.Status, ct, want)
+	msg := fmt.Sprintf("POST %s: HTTP %s with Content-Type %q, want %s", e.reqURL.Redacted(), status, ct, want)
 	if n > 0 {
 		msg += ": " + e.scrub(quotePrefix(prefix[:n]))
 	}

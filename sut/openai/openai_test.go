@@ -455,32 +455,34 @@ func TestSampleErrors(t *testing.T) {
 			}
 		}, netsut.CategoryStreamStalled, "stopped before the request's deadline"},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			srv := server(t, nil, func(w http.ResponseWriter, r *http.Request, q request) { tc.handle(w, r) })
-			ep := newEndpoint(t, Options{BaseURL: srv.URL, Model: "m1", Stream: tc.stream, MaxEventBytes: 4096, APIKey: "sk-hidden"})
-			start := time.Now()
-			res := run(t, ep, runOpts{samples: 2, tokens: tc.stream, timeout: 300 * time.Millisecond})
-			if d := time.Since(start); d > 10*time.Second {
-				t.Errorf("took %v", d)
-			}
-			if res.FailedSamples != 2 || len(res.Errors) == 0 {
-				t.Fatalf("failed %d, errors %+v; want 2 failures", res.FailedSamples, res.Errors)
-			}
-			for _, e := range res.Errors {
-				if e.Category != tc.cat || !strings.Contains(e.Message, tc.message) {
-					t.Errorf("error %s: %q, want %s containing %q", e.Category, e.Message, tc.cat, tc.message)
+		for _, client := range []string{ClientH1, ClientNetHTTP} {
+			t.Run(tc.name+"/"+client, func(t *testing.T) {
+				srv := server(t, nil, func(w http.ResponseWriter, r *http.Request, q request) { tc.handle(w, r) })
+				ep := newEndpoint(t, Options{BaseURL: srv.URL, Model: "m1", Stream: tc.stream, MaxEventBytes: 4096, APIKey: "sk-hidden", HTTPClient: client})
+				start := time.Now()
+				res := run(t, ep, runOpts{samples: 2, tokens: tc.stream, timeout: 300 * time.Millisecond})
+				if d := time.Since(start); d > 10*time.Second {
+					t.Errorf("took %v", d)
 				}
-				if strings.Contains(e.Message, "sk-hidden") {
-					t.Error("the API key is in an error")
+				if res.FailedSamples != 2 || len(res.Errors) == 0 {
+					t.Fatalf("failed %d, errors %+v; want 2 failures", res.FailedSamples, res.Errors)
 				}
-				if len(e.Message) > 512 {
-					t.Errorf("error of %d bytes", len(e.Message))
+				for _, e := range res.Errors {
+					if e.Category != tc.cat || !strings.Contains(e.Message, tc.message) {
+						t.Errorf("error %s: %q, want %s containing %q", e.Category, e.Message, tc.cat, tc.message)
+					}
+					if strings.Contains(e.Message, "sk-hidden") {
+						t.Error("the API key is in an error")
+					}
+					if len(e.Message) > 512 {
+						t.Errorf("error of %d bytes", len(e.Message))
+					}
 				}
-			}
-			if st := ep.Stats(); st.Errors != 2 {
-				t.Errorf("stats %+v", st)
-			}
-		})
+				if st := ep.Stats(); st.Errors != 2 {
+					t.Errorf("stats %+v", st)
+				}
+			})
+		}
 	}
 }
 

@@ -2,7 +2,8 @@
 // scripts/bench-http-peers.sh:
 //
 //	netbench null [-addr 127.0.0.1:0]
-//	    serves a NullServer, prints its URL, and runs until stdin closes or
+//	    serves a NullServer (a request whose body asks for a stream gets
+//	    16 server-sent events), prints its URL, and runs until stdin closes or
 //	    the process is stopped.
 //	netbench bare -url URL [-c 64] [-d 5s] [-body JSON]
 //	    runs BareHTTP and prints "requests errors elapsed_s req_per_s".
