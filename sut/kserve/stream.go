@@ -147,21 +147,31 @@ func (g *grpcClient) doStream(ctx context.Context, r *loadgen.Responder, s loadg
 		times []int64
 	)
 	for {
+		var m *inferencepb.ModelStreamInferResponse
 		select {
 		case <-ctx.Done():
 			resp.Err = grpcError(ctx, ctx.Err())
 			return
 		case <-c.end:
-			st.mu.Lock()
-			err := st.err
-			st.mu.Unlock()
-			if have {
-				resp.Err = loadgen.WithCategory(netsut.CategoryStreamTruncated, fmt.Errorf("the stream ended before the final response: %w", err))
+			// The receiver queues a call's responses before it ends the
+			// call: those already queued are read first (a select between
+			// two ready cases picks either).
+			select {
+			case m = <-c.ch:
+			default:
+				st.mu.Lock()
+				err := st.err
+				st.mu.Unlock()
+				if have {
+					resp.Err = loadgen.WithCategory(netsut.CategoryStreamTruncated, fmt.Errorf("the stream ended before the final response: %w", err))
+					return
+				}
+				resp.Err = grpcError(ctx, err)
 				return
 			}
-			resp.Err = grpcError(ctx, err)
-			return
-		case m := <-c.ch:
+		case m = <-c.ch:
+		}
+		{
 			var now int64
 			if r != nil {
 				now = r.Now()
