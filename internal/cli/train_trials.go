@@ -208,7 +208,7 @@ func trainTrials(ctx context.Context, st *State, fs interface{ Changed(string) b
 			break
 		}
 		if n > 1 || fixed {
-			fmt.Fprintf(st.Stderr, "aimeter: trial %d of %d: %s\n", i, n, joinArgs(run.Command.Argv))
+			fmt.Fprintf(st.Stderr, "aimeter: trial %d of %d: %s\n", i, n, strings.Join(run.Command.Argv, " "))
 		}
 		one, rec, out, err := runTrial(ctx, st, f, p, argv, i)
 		if err != nil {
@@ -356,6 +356,3 @@ func firstInfo(stats []mllog.Stats, key string) string {
 	}
 	return ""
 }
-
-// joinArgs joins a command line for a message.
-func joinArgs(argv []string) string { return strings.Join(argv, " ") }
