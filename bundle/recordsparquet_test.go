@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"io"
-	"iter"
 	"math"
 	"os"
 	"path/filepath"
@@ -68,13 +67,13 @@ func TestRecordsParquetRoundTrip(t *testing.T) {
 func TestRecordsParquetChunksMatchSerial(t *testing.T) {
 	recs := benchRecords()[:100_003]
 	chunks := [][]loadgen.Record{recs[:40_000], recs[40_000:40_001], recs[40_001:40_001], recs[40_001:]}
-	var seqs []iter.Seq[loadgen.Record]
+	var fills []func(*loadgen.RecordColumns)
 	for _, c := range chunks {
-		seqs = append(seqs, slices.Values(c))
+		fills = append(fills, func(cols *loadgen.RecordColumns) { cols.Append(c...) })
 	}
 	for _, workers := range []int{1, 3} {
 		var buf bytes.Buffer
-		if err := writeParquetChunks(&buf, seqs, RecordWriterOptions{}, workers); err != nil {
+		if err := writeParquetChunks(&buf, fills, RecordWriterOptions{}, workers); err != nil {
 			t.Fatal(err)
 		}
 		got, err := ReadRecordsParquet(bytes.NewReader(buf.Bytes()))

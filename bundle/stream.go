@@ -1,7 +1,6 @@
 package bundle
 
 import (
-	"bytes"
 	"errors"
 	"io"
 	"sync"
@@ -37,7 +36,8 @@ type RecordStream struct {
 // streamGroup is one row group on its way to the file.
 type streamGroup struct {
 	recs []loadgen.Record
-	data []byte // the row group, as a Parquet file of its own
+	data []byte // the row group, encoded
+	g    pqGroup
 	err  error
 	done chan struct{}
 }
@@ -66,16 +66,14 @@ func NewRecordStream(dir string) *RecordStream {
 		abort: make(chan struct{}),
 		done:  make(chan struct{}),
 	}
-	// One row group is encoded whole, however long.
-	groupOpts := opts
-	groupOpts.RowGroupRows = int(^uint(0) >> 1)
+	codec, _ := opts.codec() // the default: zstd
 	var workers sync.WaitGroup
 	for range streamWorkers {
 		workers.Go(func() {
+			enc := newPQEncoder(codec)
 			for g := range s.work {
-				var buf bytes.Buffer
-				g.err = WriteRecordsParquet(&buf, g.recs, groupOpts)
-				g.data = buf.Bytes()
+				enc.appendRecords(g.recs)
+				g.data, g.g, g.err = enc.encodeRowGroup(nil)
 				close(g.done)
 			}
 		})
@@ -90,8 +88,8 @@ func NewRecordStream(dir string) *RecordStream {
 				if err == nil {
 					err = g.err
 				}
-				if err == nil && len(g.data) > 0 {
-					err = rw.writeRowGroups(g.data)
+				if err == nil && g.g.rows > 0 {
+					err = rw.writeGroup(g.data, g.g)
 				}
 				g.data = nil
 				select {

@@ -2,6 +2,7 @@ package loadgen
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"testing"
 	"time"
@@ -44,19 +45,31 @@ func TestRecordChunksCoverRecords(t *testing.T) {
 	if cut == nil {
 		t.Fatal("the cut run returned no result")
 	}
+	// Token latencies, some failures: first-token times and errors.
+	tokens := runResponding(t, 500, true, func(r *Responder, s QuerySample) Response {
+		if s.Index%7 == 3 {
+			return Response{ID: s.ID, Err: errors.New("failed")}
+		}
+		r.FirstToken(s.ID, nil)
+		return Response{ID: s.ID, Tokens: int64(s.Index % 5)}
+	})
 	stored := &Result{}
 	stored.AttachRecords(slices.Collect(offline.Records()))
 
 	for _, c := range []struct {
 		name string
 		res  *Result
-	}{{"Offline, one query", offline}, {"MultiStream", multi}, {"cut short: unissued queries", cut}, {"stored", stored}} {
+	}{{"Offline, one query", offline}, {"MultiStream", multi}, {"cut short: unissued queries", cut}, {"stored", stored}, {"token latencies and failures", tokens}} {
 		want := slices.Collect(c.res.Records())
 		if c.res == cut && len(want) != 101 {
 			t.Fatalf("%s: %d records, want 100 answered and 1 lost", c.name, len(want))
 		}
 		if len(want) == 0 {
 			t.Fatalf("%s: no records", c.name)
+		}
+		if c.res == tokens && !slices.ContainsFunc(want, func(r Record) bool { return r.FirstTokenNs != NoTime }) ||
+			c.res == tokens && !slices.ContainsFunc(want, func(r Record) bool { return r.Status == StatusError }) {
+			t.Fatalf("%s: no first-token time or no failure among the records", c.name)
 		}
 		for _, n := range []int{0, 1, 2, 3, 7, 64, len(want) + 5} {
 			var got []Record
@@ -65,6 +78,23 @@ func TestRecordChunksCoverRecords(t *testing.T) {
 			}
 			if !slices.Equal(got, want) {
 				t.Errorf("%s, %d chunks: %d records, want the %d of Records in order", c.name, n, len(got), len(want))
+			}
+			// ColumnChunks: the same records, column by column, but for
+			// the columns only some SUTs fill.
+			var cols RecordColumns
+			for _, chunk := range c.res.ColumnChunks(n) {
+				chunk(&cols)
+			}
+			if cols.Len() != len(want) {
+				t.Errorf("%s, %d column chunks: %d records, want %d", c.name, n, cols.Len(), len(want))
+				continue
+			}
+			for i, w := range want {
+				w.RequestBytes, w.ResponseBytes, w.Node, w.Error = 0, 0, 0, 0
+				if g := cols.Record(i); g != w {
+					t.Errorf("%s, %d column chunks: record %d is %+v, want %+v", c.name, n, i, g, w)
+					break
+				}
 			}
 		}
 	}

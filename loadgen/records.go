@@ -316,7 +316,7 @@ func (pr *passRecord) recordRangeQ(from, to, qEnd int) iter.Seq[Record] {
 }
 
 func (pr *passRecord) performanceResult(e *Effective) PerformanceResult {
-	return buildPerformanceResult(e, pr.info, pr.records(), int(pr.p.samplesIssued.Load()))
+	return buildPerformanceResult(e, pr.info, pr.columns(0), int(pr.p.samplesIssued.Load()))
 }
 
 // BuildPerformanceResult rebuilds LoadGen's raw performance result of a pass
@@ -324,12 +324,12 @@ func (pr *passRecord) performanceResult(e *Effective) PerformanceResult {
 // (aimeter report). Records must be in issue order. Lost samples are
 // censored at info.EndNs.
 func BuildPerformanceResult(e *Effective, info PassInfo, records iter.Seq[Record]) PerformanceResult {
-	return buildPerformanceResult(e, info, records, 0)
+	return buildPerformanceResult(e, info, blocksOf(records), 0)
 }
 
 // buildPerformanceResult is BuildPerformanceResult with a capacity hint for
 // the per-sample slices.
-func buildPerformanceResult(e *Effective, info PassInfo, records iter.Seq[Record], hint int) PerformanceResult {
+func buildPerformanceResult(e *Effective, info PassInfo, blocks iter.Seq[*RecordColumns], hint int) PerformanceResult {
 	var pr PerformanceResult
 	pr.SampleLatencies = make([]int64, 0, hint)
 	var (
@@ -354,44 +354,49 @@ func buildPerformanceResult(e *Effective, info PassInfo, records iter.Seq[Record
 		pr.FinalQueryIssuedTime = float64(qIssued) / 1e9
 		pr.FinalQueryAllSamplesDoneTime = float64(qDone) / 1e9
 	}
-	for rec := range records {
-		if !haveQuery || rec.QueryID != curQuery {
-			endQuery()
-			curQuery, haveQuery = rec.QueryID, true
-			qSched, qIssued, qDone = rec.ScheduledNs, rec.IssuedNs, 0
-		}
-		done := rec.CompletedNs
-		switch rec.Status {
-		case StatusLost:
-			done = info.EndNs
-			pr.LostSamples++
-		case StatusError:
-			// A failure is counted beside the statistics, never as a
-			// latency: its "completion" is the moment the SUT gave up
-			// (a timeout, a reset), which says nothing of how fast it
-			// serves. It still ends its query.
-			pr.FailedSamples++
+	for c := range blocks {
+		n := c.Len()
+		qids, sched, issued, first := c.QueryID[:n], c.ScheduledNs[:n], c.IssuedNs[:n], c.FirstTokenNs[:n]
+		completed, tokens, status := c.CompletedNs[:n], c.Tokens[:n], c.Status[:n]
+		for i, qid := range qids {
+			if !haveQuery || qid != curQuery {
+				endQuery()
+				curQuery, haveQuery = qid, true
+				qSched, qIssued, qDone = sched[i], issued[i], 0
+			}
+			done := completed[i]
+			switch status[i] {
+			case StatusLost:
+				done = info.EndNs
+				pr.LostSamples++
+			case StatusError:
+				// A failure is counted beside the statistics, never as a
+				// latency: its "completion" is the moment the SUT gave up
+				// (a timeout, a reset), which says nothing of how fast it
+				// serves. It still ends its query.
+				pr.FailedSamples++
+				qDone = max(qDone, done)
+				continue
+			}
 			qDone = max(qDone, done)
-			continue
-		}
-		qDone = max(qDone, done)
-		lat := done - rec.ScheduledNs
-		maxLatency = max(maxLatency, lat)
-		pr.SampleLatencies = append(pr.SampleLatencies, lat)
-		if tokenMode {
-			pr.TokensPerSample = append(pr.TokensPerSample, rec.Tokens)
-		}
-		if needsTokens {
-			ttft := lat // a sample without a first token: the whole latency
-			if rec.FirstTokenNs != NoTime {
-				ttft = rec.FirstTokenNs - rec.ScheduledNs
+			lat := done - sched[i]
+			maxLatency = max(maxLatency, lat)
+			pr.SampleLatencies = append(pr.SampleLatencies, lat)
+			if tokenMode {
+				pr.TokensPerSample = append(pr.TokensPerSample, tokens[i])
 			}
-			var tpot int64
-			if rec.Tokens > 1 {
-				tpot = (lat - ttft) / (rec.Tokens - 1)
+			if needsTokens {
+				ttft := lat // a sample without a first token: the whole latency
+				if first[i] != NoTime {
+					ttft = first[i] - sched[i]
+				}
+				var tpot int64
+				if tokens[i] > 1 {
+					tpot = (lat - ttft) / (tokens[i] - 1)
+				}
+				pr.FirstTokenLatencies = append(pr.FirstTokenLatencies, ttft)
+				pr.TimePerOutputToken = append(pr.TimePerOutputToken, tpot)
 			}
-			pr.FirstTokenLatencies = append(pr.FirstTokenLatencies, ttft)
-			pr.TimePerOutputToken = append(pr.TimePerOutputToken, tpot)
 		}
 	}
 	endQuery()

@@ -418,7 +418,7 @@ func buildScenario(anchor string, sc Run) *scenarioView {
 		sv.ChartNote = "No pass is marked as reported: there are no records to chart."
 		return sv
 	}
-	ps := collectPass(res.PassRecords(pass), res.Passes[pass], eff.Scenario == loadgen.MultiStream)
+	ps := collectPassColumns(res.PassColumns(pass, 0), res.Passes[pass], eff.Scenario == loadgen.MultiStream)
 	if ps.hist.n == 0 {
 		sv.ChartNote = "The records of the reported pass are not available: there is nothing to chart."
 		return sv

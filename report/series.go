@@ -230,6 +230,26 @@ func (ps *passStats) addLatency(doneNs, lat int64, censored bool) {
 // sample's completion − the query's scheduled time). A latency is placed in
 // time at its completion.
 func collectPass(records iter.Seq[loadgen.Record], info loadgen.PassInfo, multiStream bool) *passStats {
+	return collectPassColumns(func(yield func(*loadgen.RecordColumns) bool) {
+		var c loadgen.RecordColumns
+		for rec := range records {
+			c.Append(rec)
+			if c.Len() == 4096 {
+				if !yield(&c) {
+					return
+				}
+				c.Reset()
+			}
+		}
+		if c.Len() > 0 {
+			yield(&c)
+		}
+	}, info, multiStream)
+}
+
+// collectPassColumns is collectPass over blocks of records by column
+// (loadgen.Result.PassColumns).
+func collectPassColumns(blocks iter.Seq[*loadgen.RecordColumns], info loadgen.PassInfo, multiStream bool) *passStats {
 	ps := &passStats{tl: newTimeline(info.EndNs), endNs: info.EndNs}
 	if n := info.EndSeq - info.FirstSeq; n > 0 {
 		ps.exact = make([]int64, 0, min(n, exactCDFLimit))
@@ -247,42 +267,47 @@ func collectPass(records iter.Seq[loadgen.Record], info loadgen.PassInfo, multiS
 			ps.addLatency(qDone, qDone-qSched, qLost)
 		}
 	}
-	for rec := range records {
-		ps.samples++
-		// Each sample counts at its issue time: samples issued per second.
-		ps.tl.issued[ps.tl.bucket(rec.IssuedNs)]++
-		done := rec.CompletedNs
-		lost := false
-		switch rec.Status {
-		case loadgen.StatusOK:
-			ps.tl.completed[ps.tl.bucket(done)]++
-		case loadgen.StatusError:
-			// A failure is no latency: it is counted and charted as a
-			// failure, never in the latency histogram, CDF or over time
-			// (nor, in MultiStream, is its query's latency).
-			ps.failed++
-			ps.tl.failed[ps.tl.bucket(done)]++
+	for c := range blocks {
+		n := c.Len()
+		qids, sched, issued := c.QueryID[:n], c.ScheduledNs[:n], c.IssuedNs[:n]
+		completed, status := c.CompletedNs[:n], c.Status[:n]
+		for i := range n {
+			ps.samples++
+			// Each sample counts at its issue time: samples issued per second.
+			ps.tl.issued[ps.tl.bucket(issued[i])]++
+			done := completed[i]
+			lost := false
+			switch status[i] {
+			case loadgen.StatusOK:
+				ps.tl.completed[ps.tl.bucket(done)]++
+			case loadgen.StatusError:
+				// A failure is no latency: it is counted and charted as a
+				// failure, never in the latency histogram, CDF or over time
+				// (nor, in MultiStream, is its query's latency).
+				ps.failed++
+				ps.tl.failed[ps.tl.bucket(done)]++
+				if !multiStream {
+					continue
+				}
+			default:
+				ps.lost++
+				done, lost = info.EndNs, true
+			}
 			if !multiStream {
+				ps.addLatency(done, done-sched[i], lost)
 				continue
 			}
-		default:
-			ps.lost++
-			done, lost = info.EndNs, true
+			if !haveQuery || qids[i] != qid {
+				flushQuery()
+				haveQuery, qid, qSched, qDone, qLost, qFailed = true, qids[i], sched[i], 0, false, false
+			}
+			if status[i] == loadgen.StatusError {
+				qFailed = true
+				continue
+			}
+			qDone = max(qDone, done)
+			qLost = qLost || lost
 		}
-		if !multiStream {
-			ps.addLatency(done, done-rec.ScheduledNs, lost)
-			continue
-		}
-		if !haveQuery || rec.QueryID != qid {
-			flushQuery()
-			haveQuery, qid, qSched, qDone, qLost, qFailed = true, rec.QueryID, rec.ScheduledNs, 0, false, false
-		}
-		if rec.Status == loadgen.StatusError {
-			qFailed = true
-			continue
-		}
-		qDone = max(qDone, done)
-		qLost = qLost || lost
 	}
 	if multiStream {
 		flushQuery()

@@ -1,0 +1,246 @@
+package loadgen
+
+import (
+	"iter"
+	"sync/atomic"
+)
+
+// RecordColumns holds records column by column: element i of every slice
+// belongs to the same record. It carries the fields every SUT fills; the
+// columns that only some SUTs fill (RequestBytes, ResponseBytes, Node,
+// Error) are in Records. Writers of columnar files and aggregators read it
+// without building a Record per sample.
+type RecordColumns struct {
+	SeqID        []uint64
+	QueryID      []uint64
+	SampleIndex  []uint64
+	ScheduledNs  []int64
+	IssuedNs     []int64
+	FirstTokenNs []int64
+	CompletedNs  []int64
+	Tokens       []int64
+	Status       []Status
+}
+
+// Len is the number of records held.
+func (c *RecordColumns) Len() int { return len(c.SeqID) }
+
+// Reset empties c, keeping its storage.
+func (c *RecordColumns) Reset() {
+	c.SeqID, c.QueryID, c.SampleIndex = c.SeqID[:0], c.QueryID[:0], c.SampleIndex[:0]
+	c.ScheduledNs, c.IssuedNs, c.FirstTokenNs, c.CompletedNs = c.ScheduledNs[:0], c.IssuedNs[:0], c.FirstTokenNs[:0], c.CompletedNs[:0]
+	c.Tokens, c.Status = c.Tokens[:0], c.Status[:0]
+}
+
+// Append appends the records recs.
+func (c *RecordColumns) Append(recs ...Record) {
+	for i := range recs {
+		r := &recs[i]
+		c.SeqID = append(c.SeqID, r.SeqID)
+		c.QueryID = append(c.QueryID, r.QueryID)
+		c.SampleIndex = append(c.SampleIndex, r.SampleIndex)
+		c.ScheduledNs = append(c.ScheduledNs, r.ScheduledNs)
+		c.IssuedNs = append(c.IssuedNs, r.IssuedNs)
+		c.FirstTokenNs = append(c.FirstTokenNs, r.FirstTokenNs)
+		c.CompletedNs = append(c.CompletedNs, r.CompletedNs)
+		c.Tokens = append(c.Tokens, r.Tokens)
+		c.Status = append(c.Status, r.Status)
+	}
+}
+
+// Record returns record i.
+func (c *RecordColumns) Record(i int) Record {
+	return Record{SeqID: c.SeqID[i], QueryID: c.QueryID[i], SampleIndex: c.SampleIndex[i],
+		ScheduledNs: c.ScheduledNs[i], IssuedNs: c.IssuedNs[i], FirstTokenNs: c.FirstTokenNs[i],
+		CompletedNs: c.CompletedNs[i], Tokens: c.Tokens[i], Status: c.Status[i]}
+}
+
+// grow extends every column of c by n elements and returns the index of
+// the first new one.
+func (c *RecordColumns) grow(n int) int {
+	at := c.Len()
+	c.SeqID = extend(c.SeqID, n)
+	c.QueryID = extend(c.QueryID, n)
+	c.SampleIndex = extend(c.SampleIndex, n)
+	c.ScheduledNs = extend(c.ScheduledNs, n)
+	c.IssuedNs = extend(c.IssuedNs, n)
+	c.FirstTokenNs = extend(c.FirstTokenNs, n)
+	c.CompletedNs = extend(c.CompletedNs, n)
+	c.Tokens = extend(c.Tokens, n)
+	c.Status = extend(c.Status, n)
+	return at
+}
+
+func extend[T any](s []T, n int) []T {
+	if len(s)+n <= cap(s) {
+		return s[:len(s)+n]
+	}
+	t := make([]T, len(s)+n, max(len(s)+n, 2*cap(s)))
+	copy(t, s)
+	return t
+}
+
+// ColumnChunks is RecordChunks by column: it splits the records into at
+// most n contiguous parts, in order, and part k appends its records to
+// the RecordColumns it is given. The parts may be filled concurrently
+// (into different RecordColumns). n < 1 is read as 1.
+func (r *Result) ColumnChunks(n int) []func(*RecordColumns) {
+	n = max(n, 1)
+	total := len(r.stored)
+	for _, pr := range r.passes {
+		total += int(pr.p.extent.Load())
+	}
+	size := max((total+n-1)/n, 1)
+	var out []func(*RecordColumns)
+	for lo := 0; lo < len(r.stored); lo += size {
+		part := r.stored[lo:min(lo+size, len(r.stored))]
+		out = append(out, func(c *RecordColumns) { c.Append(part...) })
+	}
+	for _, pr := range r.passes {
+		n := int(pr.p.extent.Load())
+		for lo := 0; lo < n; lo += size {
+			from, to := lo, min(lo+size, n)
+			out = append(out, func(c *RecordColumns) { pr.columnRange(c, from, to) })
+		}
+	}
+	return out
+}
+
+// columnRange appends the records of the issued samples among samples
+// [from, to) of the pass to c: recordRange by column.
+func (pr *passRecord) columnRange(c *RecordColumns, from, to int) {
+	p := pr.p
+	g := p.gen
+	for q := from / g.spq; q < p.prepared; q++ {
+		qs, qe := g.queryRange(q)
+		s, e := max(qs, from), min(qe, to)
+		if s >= e {
+			break
+		}
+		issued := p.issuedAt(q)
+		if issued == NoTime {
+			continue
+		}
+		sched := issued
+		switch {
+		case g.sched != nil:
+			sched = g.sched[q]
+		case p.offline:
+			sched = 0
+		}
+		samples := g.query(q)[s-qs : e-qs]
+		at := c.grow(e - s)
+		seq, qid, idx := c.SeqID[at:], c.QueryID[at:], c.SampleIndex[at:]
+		sc, is, ft := c.ScheduledNs[at:], c.IssuedNs[at:], c.FirstTokenNs[at:]
+		qidv := pr.queryBase + uint64(q)
+		for k := range samples {
+			seq[k] = p.seqBase + uint64(s+k)
+			qid[k] = qidv
+			idx[k] = samples[k].Index
+			sc[k], is[k], ft[k] = sched, issued, NoTime
+		}
+		// The per-sample arrays, a page at a time.
+		for i := s; i < e; {
+			pk := i >> pageShift
+			j0 := i & pageMask
+			j1 := min(pageLen, j0+e-i)
+			comp, toks, state := p.completed.page(pk), p.tokens.page(pk), p.state.page(pk)
+			var first *[pageLen]int64
+			if p.tokenMode {
+				first = p.firstTok.page(pk)
+			}
+			base := at + i - s
+			cd, tk, st := c.CompletedNs[base:base+j1-j0], c.Tokens[base:base+j1-j0], c.Status[base:base+j1-j0]
+			for j := j0; j < j1; j++ {
+				k := j - j0
+				tk[k] = int64(toks[j])
+				switch state[j].Load() {
+				case stateOK:
+					st[k], cd[k] = StatusOK, comp[j]
+				case stateError:
+					st[k], cd[k] = StatusError, comp[j]
+				default:
+					st[k], cd[k] = StatusLost, NoTime
+				}
+			}
+			if first != nil {
+				fd := c.FirstTokenNs[base : base+j1-j0]
+				for j := j0; j < j1; j++ {
+					// Written by FirstToken with a CAS, from any goroutine.
+					fd[j-j0] = atomic.LoadInt64(&first[j])
+				}
+			}
+			i += j1 - j0
+		}
+	}
+}
+
+// PassColumns yields the records of pass i of r.Passes in blocks of at
+// most block records (block < 1 means 4096), column by column: the
+// records of PassRecords, without the columns only some SUTs fill. The
+// RecordColumns yielded is reused for the next block.
+func (r *Result) PassColumns(i, block int) iter.Seq[*RecordColumns] {
+	if block < 1 {
+		block = 4096
+	}
+	return func(yield func(*RecordColumns) bool) {
+		if r.passes == nil {
+			var c RecordColumns
+			info := r.Passes[i]
+			for _, rec := range r.stored {
+				if rec.SeqID < info.FirstSeq || rec.SeqID >= info.EndSeq {
+					continue
+				}
+				c.Append(rec)
+				if c.Len() == block {
+					if !yield(&c) {
+						return
+					}
+					c.Reset()
+				}
+			}
+			if c.Len() > 0 {
+				yield(&c)
+			}
+			return
+		}
+		r.passes[i].columns(block)(yield)
+	}
+}
+
+// columns is PassColumns of a pass run here.
+func (pr *passRecord) columns(block int) iter.Seq[*RecordColumns] {
+	if block < 1 {
+		block = 4096
+	}
+	return func(yield func(*RecordColumns) bool) {
+		var c RecordColumns
+		n := int(pr.p.extent.Load())
+		for lo := 0; lo < n; lo += block {
+			c.Reset()
+			pr.columnRange(&c, lo, min(lo+block, n))
+			if c.Len() > 0 && !yield(&c) {
+				return
+			}
+		}
+	}
+}
+
+// blocksOf yields the records of seq in blocks of 4096, by column.
+func blocksOf(seq iter.Seq[Record]) iter.Seq[*RecordColumns] {
+	return func(yield func(*RecordColumns) bool) {
+		var c RecordColumns
+		for rec := range seq {
+			c.Append(rec)
+			if c.Len() == 4096 {
+				if !yield(&c) {
+					return
+				}
+				c.Reset()
+			}
+		}
+		if c.Len() > 0 {
+			yield(&c)
+		}
+	}
+}
