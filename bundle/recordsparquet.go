@@ -353,20 +353,19 @@ func ReadRecordsParquet(r io.Reader) ([]loadgen.Record, error) {
 	return decodeRecordsParquet(data, defaultWorkers())
 }
 
-// decodeRecordsParquet decodes the records.parquet in data, the row
-// groups spread over workers goroutines.
-func decodeRecordsParquet(data []byte, workers int) (recs []loadgen.Record, err error) {
+// openRecordsParquet opens the records.parquet in data and checks its
+// footer, schema and column chunks before anything is decoded.
+func openRecordsParquet(data []byte) (f *parquet.File, err error) {
 	// The library may panic on a damaged file anywhere on this goroutine
 	// (schema comparison included): an error, never a crash.
 	defer func() {
 		if v := recover(); v != nil {
-			recs, err = nil, fmt.Errorf("damaged Parquet file: %v", v)
+			f, err = nil, fmt.Errorf("damaged Parquet file: %v", v)
 		}
 	}()
 	if err := checkFooter(data); err != nil {
 		return nil, fmt.Errorf("not a Parquet file (%w)", err)
 	}
-	var f *parquet.File
 	err = catchPanic(func() error {
 		var err error
 		f, err = parquet.OpenFile(bytes.NewReader(data), int64(len(data)), parquet.SkipBloomFilters(true), parquet.SkipPageIndex(true))
@@ -379,6 +378,65 @@ func decodeRecordsParquet(data []byte, workers int) (recs []loadgen.Record, err 
 		return nil, fmt.Errorf("schema is %s, want %s", f.Schema(), recordsSchema)
 	}
 	if err := checkChunks(f.Metadata(), data); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// DecodeRecordColumns decodes the records.parquet in data (as
+// RecordWriter writes it) a row group at a time, in order, on the calling
+// goroutine: fn receives each row group's records by column, in a
+// RecordColumns that is reused for the next row group, and an error from
+// fn ends the decoding and is returned. It is the fast way to read a
+// record file: no loadgen.Record is built. A damaged file gives an error
+// naming the row group and column, never a panic.
+func DecodeRecordColumns(data []byte, fn func(*loadgen.RecordColumns) error) error {
+	f, err := openRecordsParquet(data)
+	if err != nil {
+		return err
+	}
+	md := f.Metadata()
+	dec := &pqDecoder{data: data}
+	var rc loadgen.RecordColumns
+	var cols rowGroupColumns
+	var recs []loadgen.Record
+	at := 0
+	for g, rg := range f.RowGroups() {
+		err := dec.decodeGroupSafe(&md.RowGroups[g], &rc)
+		if errors.Is(err, errOtherPages) {
+			recs = slices.Grow(recs[:0], int(rg.NumRows()))[:rg.NumRows()]
+			if err = decodeRowGroup(rg, recs, &cols); err == nil {
+				err = checkStatuses(recs)
+			}
+			rc.Reset()
+			rc.Append(recs...)
+		}
+		if err != nil {
+			return groupError(err, g, at)
+		}
+		if err := fn(&rc); err != nil {
+			return err
+		}
+		at += rc.Len()
+	}
+	return nil
+}
+
+// groupError is err of row group g, whose first record is record at of
+// the file.
+func groupError(err error, g, at int) error {
+	if se, ok := err.(*statusError); ok {
+		return &RecordsError{File: RecordsFile, Line: at + se.row + 1, Field: "status",
+			Msg: fmt.Sprintf("unknown status %d (row group %d; want 1 ok, 2 error or 3 lost)", int8(se.status), g)}
+	}
+	return fmt.Errorf("row group %d: %w", g, err)
+}
+
+// decodeRecordsParquet decodes the records.parquet in data, the row
+// groups spread over workers goroutines.
+func decodeRecordsParquet(data []byte, workers int) (recs []loadgen.Record, err error) {
+	f, err := openRecordsParquet(data)
+	if err != nil {
 		return nil, err
 	}
 	groups := f.RowGroups()
@@ -401,16 +459,31 @@ func decodeRecordsParquet(data []byte, workers int) (recs []loadgen.Record, err 
 	var next atomic.Int64
 	var failed atomic.Bool
 	var wg sync.WaitGroup
+	md := f.Metadata()
 	for range max(1, min(workers, len(groups))) {
 		wg.Go(func() {
 			var cols rowGroupColumns
+			var rc loadgen.RecordColumns
+			dec := &pqDecoder{data: data}
 			for !failed.Load() {
 				g := int(next.Add(1) - 1)
 				if g >= len(groups) {
 					return
 				}
-				if err := decodeRowGroup(groups[g], recs[starts[g]:starts[g+1]], &cols); err != nil {
-					errs[g] = fmt.Errorf("row group %d: %w", g, err)
+				out := recs[starts[g]:starts[g+1]]
+				err := dec.decodeGroupSafe(&md.RowGroups[g], &rc)
+				switch {
+				case err == nil:
+					assembleRecords(out, &rc)
+				case errors.Is(err, errOtherPages):
+					// Another writer's pages: the library reads them.
+					err = decodeRowGroup(groups[g], out, &cols)
+					if err == nil {
+						err = checkStatuses(out)
+					}
+				}
+				if err != nil {
+					errs[g] = groupError(err, g, starts[g])
 					failed.Store(true)
 				}
 			}
@@ -422,14 +495,32 @@ func decodeRecordsParquet(data []byte, workers int) (recs []loadgen.Record, err 
 			return nil, err
 		}
 	}
+	return recs, nil
+}
+
+// assembleRecords writes the records of c into out, which has room for
+// exactly them.
+func assembleRecords(out []loadgen.Record, c *loadgen.RecordColumns) {
+	n := len(out)
+	seq, query, index := c.SeqID[:n], c.QueryID[:n], c.SampleIndex[:n]
+	sched, issued, first, done := c.ScheduledNs[:n], c.IssuedNs[:n], c.FirstTokenNs[:n], c.CompletedNs[:n]
+	tokens, status := c.Tokens[:n], c.Status[:n]
+	for i := range out {
+		out[i] = loadgen.Record{SeqID: seq[i], QueryID: query[i], SampleIndex: index[i],
+			ScheduledNs: sched[i], IssuedNs: issued[i], FirstTokenNs: first[i], CompletedNs: done[i],
+			Tokens: tokens[i], Status: status[i]}
+	}
+}
+
+// checkStatuses returns a *statusError for the first record of recs whose
+// status is unknown.
+func checkStatuses(recs []loadgen.Record) error {
 	for i := range recs {
 		if s := recs[i].Status; s < loadgen.StatusOK || s > loadgen.StatusLost {
-			g, _ := slices.BinarySearch(starts, i+1)
-			return recs[:i], &RecordsError{File: RecordsFile, Line: i + 1, Field: "status",
-				Msg: fmt.Sprintf("unknown status %d (row group %d; want 1 ok, 2 error or 3 lost)", int8(s), g-1)}
+			return &statusError{row: i, status: int32(int8(s))}
 		}
 	}
-	return recs, nil
+	return nil
 }
 
 // checkChunks refuses, before anything is decoded, column chunks that no

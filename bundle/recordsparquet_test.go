@@ -3,8 +3,10 @@ package bundle
 import (
 	"bytes"
 	"errors"
+	"github.com/parquet-go/parquet-go"
 	"io"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -265,4 +267,137 @@ func BenchmarkReadRecordsParquet(b *testing.B) {
 			b.ReportMetric(float64(len(recs))*float64(b.N)/b.Elapsed().Seconds()/1e6, "Mrec/s")
 		})
 	}
+}
+
+// TestRecordsParquetFastPath: every row group RecordWriter writes is
+// decoded by pqDecoder, not left to the library, for every codec.
+func TestRecordsParquetFastPath(t *testing.T) {
+	for _, codec := range []string{"zstd", "snappy", "none"} {
+		var buf bytes.Buffer
+		if err := WriteRecordsParquet(&buf, parquetFixture(), RecordWriterOptions{RowGroupRows: 2, Compression: codec}); err != nil {
+			t.Fatal(err)
+		}
+		f, err := openRecordsParquet(buf.Bytes())
+		if err != nil {
+			t.Fatal(err)
+		}
+		dec := &pqDecoder{data: buf.Bytes()}
+		var rc loadgen.RecordColumns
+		var got []loadgen.Record
+		for g := range f.Metadata().RowGroups {
+			if err := dec.decodeGroupSafe(&f.Metadata().RowGroups[g], &rc); err != nil {
+				t.Fatalf("%s: row group %d: %v", codec, g, err)
+			}
+			for i := range rc.Len() {
+				got = append(got, rc.Record(i))
+			}
+		}
+		if !slices.Equal(got, parquetFixture()) {
+			t.Errorf("%s: decoded\n%v\nwant\n%v", codec, got, parquetFixture())
+		}
+	}
+}
+
+// TestRecordsParquetOtherWriter: a file with the records schema but pages
+// that aimeter does not write (the library's DATA_PAGE v1, PLAIN and
+// dictionary encodings) is read by the library's page reader, to the same
+// records, by both readers.
+func TestRecordsParquetOtherWriter(t *testing.T) {
+	var buf bytes.Buffer
+	w := parquet.NewGenericWriter[pqRow](&buf, recordsSchema, parquet.DataPageVersion(1))
+	want := parquetFixture()
+	rows := make([]pqRow, len(want))
+	for i := range want {
+		r := &want[i]
+		rows[i] = pqRow{SeqID: r.SeqID, QueryID: r.QueryID, SampleIndex: r.SampleIndex,
+			ScheduledNs: timePtr(&r.ScheduledNs), IssuedNs: timePtr(&r.IssuedNs),
+			FirstTokenNs: timePtr(&r.FirstTokenNs), CompletedNs: timePtr(&r.CompletedNs),
+			Tokens: r.Tokens, Status: int8(r.Status)}
+	}
+	if _, err := w.Write(rows); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f, err := openRecordsParquet(buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rc loadgen.RecordColumns
+	if err := (&pqDecoder{data: buf.Bytes()}).decodeGroupSafe(&f.Metadata().RowGroups[0], &rc); !errors.Is(err, errOtherPages) {
+		t.Fatalf("pqDecoder on v1 pages: %v, want errOtherPages", err)
+	}
+	got, err := ReadRecordsParquet(bytes.NewReader(buf.Bytes()))
+	if err != nil || !slices.Equal(got, want) {
+		t.Errorf("ReadRecordsParquet: %v, %v; want %v", got, err, want)
+	}
+	var cols []loadgen.Record
+	err = DecodeRecordColumns(buf.Bytes(), func(c *loadgen.RecordColumns) error {
+		for i := range c.Len() {
+			cols = append(cols, c.Record(i))
+		}
+		return nil
+	})
+	if err != nil || !slices.Equal(cols, want) {
+		t.Errorf("DecodeRecordColumns: %v, %v; want %v", cols, err, want)
+	}
+}
+
+// BenchmarkDecodeRecordColumns decodes the file of
+// BenchmarkReadRecordsParquet by column (DecodeRecordColumns), on one
+// goroutine: the record file's own decoding speed, without building a
+// loadgen.Record a sample.
+func BenchmarkDecodeRecordColumns(b *testing.B) {
+	for _, kind := range []string{"offline", "server"} {
+		for _, codec := range []string{"zstd", "snappy"} {
+			b.Run(kind+"/"+codec, func(b *testing.B) { benchDecode(b, kind, codec) })
+		}
+	}
+}
+
+// serverRecords is a million Server-like records: Poisson arrivals at
+// 100 k/s, issue delays of a few microseconds, log-normal-ish latencies
+// and random samples, so that the columns compress as a real run's do.
+func serverRecords() []loadgen.Record {
+	rng := rand.New(rand.NewPCG(1, 2))
+	recs := make([]loadgen.Record, 1_000_000)
+	t := int64(0)
+	for i := range recs {
+		t += int64(rng.ExpFloat64() * 10_000)
+		lat := int64(math.Exp(13 + rng.NormFloat64()*0.5))
+		recs[i] = loadgen.Record{SeqID: uint64(i), QueryID: uint64(i), SampleIndex: uint64(rng.IntN(24576)),
+			ScheduledNs: t, IssuedNs: t + int64(rng.IntN(5000)), FirstTokenNs: loadgen.NoTime,
+			CompletedNs: t + lat, Tokens: 0, Status: loadgen.StatusOK}
+	}
+	return recs
+}
+
+func benchDecode(b *testing.B, kind, codec string) {
+	recs := benchRecords()
+	if kind == "server" {
+		recs = serverRecords()
+	}
+	var buf bytes.Buffer
+	if err := WriteRecordsParquet(&buf, recs, RecordWriterOptions{Compression: codec}); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		n := 0
+		if err := DecodeRecordColumns(buf.Bytes(), func(c *loadgen.RecordColumns) error { n += c.Len(); return nil }); err != nil || n != len(recs) {
+			b.Fatal(n, err)
+		}
+	}
+	b.ReportMetric(float64(len(recs))*float64(b.N)/b.Elapsed().Seconds()/1e6, "Mrec/s")
+	b.ReportMetric(float64(buf.Len())/float64(len(recs)), "B/rec")
+}
+
+// timePtr is p, or nil when *p is loadgen.NoTime.
+func timePtr(p *int64) *int64 {
+	if *p == loadgen.NoTime {
+		return nil
+	}
+	return p
 }
