@@ -58,6 +58,11 @@ type MemoryLimits struct {
 	Binding MemorySource `json:"binding,omitempty"`
 	Bytes   uint64       `json:"bytes,omitempty"`
 	Reason  string       `json:"reason,omitempty"`
+	// AddressSpace is the virtual memory the process has mapped when the
+	// limits were read (VmSize of /proc/self/status; 0 when unknown). An
+	// address-space limit counts it: the Go runtime alone reserves over a
+	// gigabyte of it before the first allocation.
+	AddressSpace uint64 `json:"address_space,omitempty"`
 }
 
 // Source returns the limit of source s.
@@ -149,7 +154,29 @@ func (d Detector) MemoryLimit() (MemoryLimits, error) {
 	if m.Binding != "" {
 		m.Reason = fmt.Sprintf("%s (%d bytes, %s) is the smallest memory limit", m.Binding, m.Bytes, m.Source(m.Binding).From)
 	}
+	m.AddressSpace = parseVmSize(d.read("proc/self/status"))
 	return m, errors.Join(errs...)
+}
+
+// parseVmSize returns the VmSize line of /proc/self/status in bytes, 0
+// when it is absent or malformed.
+func parseVmSize(status string) uint64 {
+	for line := range strings.Lines(status) {
+		rest, ok := strings.CutPrefix(line, "VmSize:")
+		if !ok {
+			continue
+		}
+		num, ok := strings.CutSuffix(strings.TrimSpace(rest), " kB")
+		if !ok {
+			return 0
+		}
+		kb, err := strconv.ParseUint(strings.TrimSpace(num), 10, 64)
+		if err != nil || kb > math.MaxUint64>>10 {
+			return 0
+		}
+		return kb << 10
+	}
+	return 0
 }
 
 // RlimInfinity is what a Detector's Rlimit returns for an unlimited

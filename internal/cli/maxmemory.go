@@ -80,24 +80,28 @@ type memoryBudget struct {
 }
 
 // limit returns Options.MaxMemory: the flag's value, or autoBudget's.
-func (m *memoryFlag) limit() int64 { return m.budget().bytes }
+func (m *memoryFlag) limit() int64 {
+	b, _ := m.budget()
+	return b.bytes
+}
 
 // budget returns the flag's budget; for auto, autoBudget of the process's
 // memory limits (sysinfo.MemoryLimit: a limit file that cannot be parsed is
-// ignored, and the others still count).
-func (m *memoryFlag) budget() memoryBudget {
+// ignored, and the others still count), or an error when an address-space
+// limit leaves no room for a run.
+func (m *memoryFlag) budget() (memoryBudget, error) {
 	if m.set {
-		return memoryBudget{bytes: m.bytes, source: "--max-memory"}
+		return memoryBudget{bytes: m.bytes, source: "--max-memory"}, nil
 	}
 	lim, _ := sysinfo.MemoryLimit()
 	return autoBudget(lim)
 }
 
-// autoBudget is the budget of --max-memory auto: a share of the binding
-// limit among the machine's memory, the cgroup v2 and v1 limits and the
-// soft RLIMIT_AS and RLIMIT_DATA (loadgen.DefaultMaxMemory when none can be
-// read): half of the machine's memory (as before), a quarter of a cgroup's
-// limit, a sixth of an rlimit.
+// autoBudget is the budget of --max-memory auto: the smallest of the
+// shares of every limit that can be read (loadgen.DefaultMaxMemory when
+// none can): half of the machine's memory, a quarter of a cgroup v2 or v1
+// limit, and half of what an RLIMIT_AS or RLIMIT_DATA leaves beside the
+// address space already mapped and a reserve (rlimitReserve).
 //
 // The budget bounds loadgen's records of the pass only; the limit binds the
 // whole process. After the pass the result's latency arrays, the printed
@@ -106,36 +110,77 @@ func (m *memoryFlag) budget() memoryBudget {
 // Measured on linux/amd64 (a SingleStream self-test stopped by the budget,
 // GOMEMLIMIT at 3/4 of the limit): the peak resident memory was 2.4 times
 // the budget, so a quarter of a cgroup limit (which counts resident memory,
-// and the page cache of the bundle's files) leaves room; the address space
-// was larger still (Go keeps freed heap mapped, and reserves its own
-// metadata), and under ulimit -v 4000000 a budget of 1 GB died while 700 MB
-// stopped cleanly, hence a sixth of RLIMIT_AS (RLIMIT_DATA counts the same
-// mappings on Linux since 4.7). The machine's memory keeps its half: the
-// page cache and swap give way under it.
+// and the page cache of the bundle's files) leaves room. An address-space
+// limit counts mappings, not memory: the Go runtime has reserved about
+// 1.2 GB of them before main runs (aimeter about 1.7 GB), and a run's peak
+// VmSize was that plus about 0.26 GB plus 1.2–1.7 times the budget (budgets
+// of 100, 300 and 600 MB), hence half of what is left after a 300 MB
+// reserve. When that leaves less than minRlimitBudget the run is refused,
+// with the ulimit that would do, rather than dying in the runtime's "fatal
+// error: out of memory". The machine's memory keeps its half: the page
+// cache and swap give way under it.
 //
 // When a cgroup or rlimit limit binds, goLimit is three quarters of it: the
 // Go runtime then collects harder as the heap approaches it, before the
 // kernel's OOM killer or a failed mmap ends the process, and it still
 // leaves a quarter for what the runtime does not count.
-func autoBudget(l sysinfo.MemoryLimits) memoryBudget {
-	if l.Binding == "" || l.Bytes == 0 {
+func autoBudget(l sysinfo.MemoryLimits) (memoryBudget, error) {
+	best := memoryBudget{bytes: -1}
+	var refused error
+	for _, src := range sysinfo.Sources {
+		lim := l.Source(src)
+		if lim.Bytes == 0 {
+			continue
+		}
+		var b memoryBudget
+		switch src {
+		case sysinfo.SourceCgroupV2, sysinfo.SourceCgroupV1:
+			b = memoryBudget{bytes: int64(min(lim.Bytes/4, math.MaxInt64)),
+				source: fmt.Sprintf("auto: a quarter of %s %s (%s)", src, loadgen.FormatBytes(float64(lim.Bytes)), lim.From)}
+		case sysinfo.SourceRlimitAS, sysinfo.SourceRlimitData:
+			used := l.AddressSpace + rlimitReserve
+			left := int64(0)
+			if lim.Bytes > used {
+				left = int64(min((lim.Bytes-used)/2, math.MaxInt64))
+			}
+			if left < minRlimitBudget {
+				need := l.AddressSpace + rlimitReserve + 2*minRlimitBudget
+				refused = fmt.Errorf("--max-memory auto: %s (%s, ulimit -v) is %s, and this process has already mapped %s of address space (the Go runtime reserves most of it before it starts): "+
+					"that leaves no room for a run; raise the limit to at least %s (ulimit -v %d) or give --max-memory explicitly",
+					src, lim.From, loadgen.FormatBytes(float64(lim.Bytes)), loadgen.FormatBytes(float64(l.AddressSpace)), loadgen.FormatBytes(float64(need)), (need+1023)>>10)
+				continue
+			}
+			b = memoryBudget{bytes: left,
+				source: fmt.Sprintf("auto: half of what %s %s (%s) leaves beside %s already mapped and a %s reserve", src, loadgen.FormatBytes(float64(lim.Bytes)), lim.From,
+					loadgen.FormatBytes(float64(l.AddressSpace)), loadgen.FormatBytes(rlimitReserve))}
+		default:
+			b = memoryBudget{bytes: halfOfMemory(lim.Bytes), source: fmt.Sprintf("auto: half of %s %s (%s)", src, loadgen.FormatBytes(float64(lim.Bytes)), lim.From)}
+		}
+		if src.Container() {
+			b.goLimit = int64(min(lim.Bytes/4*3, math.MaxInt64))
+		}
+		if best.bytes < 0 || b.bytes < best.bytes {
+			best = b
+		}
+	}
+	if refused != nil {
+		return memoryBudget{}, refused
+	}
+	if best.bytes < 0 {
 		return memoryBudget{bytes: loadgen.DefaultMaxMemory,
-			source: "auto: loadgen's default; no memory limit of the machine or the process could be read"}
+			source: "auto: loadgen's default; no memory limit of the machine or the process could be read"}, nil
 	}
-	share, name := uint64(2), "half"
-	switch l.Binding {
-	case sysinfo.SourceCgroupV2, sysinfo.SourceCgroupV1:
-		share, name = 4, "a quarter"
-	case sysinfo.SourceRlimitAS, sysinfo.SourceRlimitData:
-		share, name = 6, "a sixth"
-	}
-	b := memoryBudget{bytes: int64(min(l.Bytes/share, math.MaxInt64)),
-		source: fmt.Sprintf("auto: %s of %s %s (%s)", name, l.Binding, loadgen.FormatBytes(float64(l.Bytes)), l.Source(l.Binding).From)}
-	if l.Binding.Container() {
-		b.goLimit = int64(min(l.Bytes/4*3, math.MaxInt64))
-	}
-	return b
+	return best, nil
 }
+
+// rlimitReserve is the address space kept aside under an RLIMIT_AS or
+// RLIMIT_DATA beside what is mapped when the budget is set (see
+// autoBudget), and minRlimitBudget the smallest budget such a limit may
+// leave before the run is refused.
+const (
+	rlimitReserve   = 300 << 20
+	minRlimitBudget = 32 << 20
+)
 
 // setGoMemoryLimit sets the Go runtime's soft memory limit to b.goLimit
 // unless it is 0, GOMEMLIMIT is set, or the limit is already lower.

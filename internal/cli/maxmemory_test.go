@@ -197,6 +197,12 @@ func TestMaxMemoryFlag(t *testing.T) {
 }
 
 func TestAutoBudget(t *testing.T) {
+	const gib = 1 << 30
+	mapped := uint64(1700 << 20) // what aimeter has mapped when it starts
+	rlimit := func(limit uint64) sysinfo.MemoryLimits {
+		return sysinfo.MemoryLimits{Binding: sysinfo.SourceRlimitAS, Bytes: limit, RlimitAS: sysinfo.Limit{Bytes: limit, From: "RLIMIT_AS"},
+			RAM: sysinfo.Limit{Bytes: 64 * gib}, AddressSpace: mapped}
+	}
 	for _, tc := range []struct {
 		lim     sysinfo.MemoryLimits
 		want    int64
@@ -204,16 +210,25 @@ func TestAutoBudget(t *testing.T) {
 		source  string
 		reason  string
 	}{
-		{sysinfo.MemoryLimits{Binding: sysinfo.SourceRAM, Bytes: 16 << 30, RAM: sysinfo.Limit{Bytes: 16 << 30}}, 8 << 30, 0, "half of ram", "the machine's memory: half, Go's limit untouched"},
-		{sysinfo.MemoryLimits{Binding: sysinfo.SourceCgroupV2, Bytes: 4 << 30, CgroupV2: sysinfo.Limit{Bytes: 4 << 30, From: "/sys/fs/cgroup/a/memory.max"}}, 1 << 30, 3 << 30, "a quarter of cgroup-v2", "a cgroup limit: a quarter, Go's limit at 3/4"},
-		{sysinfo.MemoryLimits{Binding: sysinfo.SourceCgroupV1, Bytes: 4 << 30}, 1 << 30, 3 << 30, "a quarter of cgroup-v1", "a v1 cgroup limit: as v2"},
-		{sysinfo.MemoryLimits{Binding: sysinfo.SourceRlimitAS, Bytes: 6 << 30, RlimitAS: sysinfo.Limit{Bytes: 6 << 30, From: "RLIMIT_AS"}}, 1 << 30, 6 << 30 / 4 * 3, "a sixth of rlimit-as", "an address-space limit: a sixth"},
+		{sysinfo.MemoryLimits{Binding: sysinfo.SourceRAM, Bytes: 16 * gib, RAM: sysinfo.Limit{Bytes: 16 * gib}}, 8 * gib, 0, "half of ram", "the machine's memory: half, Go's limit untouched"},
+		{sysinfo.MemoryLimits{Binding: sysinfo.SourceCgroupV2, Bytes: 4 * gib, CgroupV2: sysinfo.Limit{Bytes: 4 * gib, From: "/sys/fs/cgroup/a/memory.max"}, RAM: sysinfo.Limit{Bytes: 16 * gib}}, gib, 3 * gib, "a quarter of cgroup-v2", "a cgroup limit: a quarter, Go's limit at 3/4"},
+		{sysinfo.MemoryLimits{Binding: sysinfo.SourceCgroupV1, Bytes: 4 * gib, CgroupV1: sysinfo.Limit{Bytes: 4 * gib}}, gib, 3 * gib, "a quarter of cgroup-v1", "a v1 cgroup limit: as v2"},
+		{rlimit(6 * gib), int64(6*gib-mapped-rlimitReserve) / 2, 6 * gib / 4 * 3, "half of what rlimit-as", "an address-space limit: half of what the mapped space and the reserve leave"},
+		{sysinfo.MemoryLimits{Binding: sysinfo.SourceRlimitAS, Bytes: 6 * gib, RlimitAS: sysinfo.Limit{Bytes: 6 * gib}, RAM: sysinfo.Limit{Bytes: 2 * gib}, AddressSpace: mapped}, gib, 0,
+			"half of ram", "the smallest share wins, not the smallest limit: half of 2 GiB of RAM is below half of what 6 GiB of address space leaves"},
 		{sysinfo.MemoryLimits{}, loadgen.DefaultMaxMemory, 0, "loadgen's default", "nothing readable: loadgen's default"},
 	} {
-		b := autoBudget(tc.lim)
-		if b.bytes != tc.want || b.goLimit != tc.goLimit || !strings.Contains(b.source, tc.source) {
-			t.Errorf("%s: budget %d, Go limit %d, source %q; want %d, %d, %q", tc.reason, b.bytes, b.goLimit, b.source, tc.want, tc.goLimit, tc.source)
+		b, err := autoBudget(tc.lim)
+		if err != nil || b.bytes != tc.want || b.goLimit != tc.goLimit || !strings.Contains(b.source, tc.source) {
+			t.Errorf("%s: budget %d, Go limit %d, source %q, %v; want %d, %d, %q", tc.reason, b.bytes, b.goLimit, b.source, err, tc.want, tc.goLimit, tc.source)
 		}
+	}
+	// ulimit -v 1900000: the runtime's reservations and the reserve leave
+	// less than the smallest budget; the run is refused with the limit
+	// that would do.
+	_, err := autoBudget(rlimit(1900000 << 10))
+	if err == nil || !strings.Contains(err.Error(), "ulimit -v") || !strings.Contains(err.Error(), "already mapped") {
+		t.Errorf("a 1.9 GB address-space limit: %v, want a refusal naming ulimit -v and the mapped space", err)
 	}
 }
 
@@ -257,12 +272,31 @@ func TestRunUnderMemoryRlimit(t *testing.T) {
 	if err != nil {
 		t.Fatalf("no bundle: %v", err)
 	}
-	if !strings.Contains(string(inv), `"max_memory_source": "auto: a sixth of rlimit-as`) {
+	if !strings.Contains(string(inv), `"max_memory_source": "auto: half of what rlimit-as`) {
 		t.Errorf("invocation.json does not say RLIMIT_AS bound the budget:\n%s", inv)
 	}
 	detail, _ := os.ReadFile(filepath.Join(out, "mlperf_log_detail.txt"))
 	if !strings.Contains(string(detail), "memory budget reached") {
 		t.Errorf("mlperf_log_detail.txt does not say the budget stopped the run")
+	}
+
+	// ulimit -v 1700000: the Go runtime has mapped most of it before main
+	// runs (about 1.2 GB; aimeter about 1.6 GB by the time the flags are
+	// read); such a run died in the runtime with "fatal error: out of
+	// memory" (exit 2 as well). It is refused now, before anything runs,
+	// with the limit that would do. (Under ulimit -v 2000000 the budget is
+	// about 60 MB and the run stops at it, INVALID, as above; below about
+	// 1.3 GB the Go runtime cannot start its threads at all.)
+	out2 := filepath.Join(dir, "out2")
+	cmd = exec.Command("sh", "-c", "ulimit -v 1700000; exec \"$0\" run --scenario SingleStream --set min_duration=20000 --output-dir \"$1\" -q", bin, out2)
+	cmd.Env = slicesWithout(os.Environ(), "GOMEMLIMIT=")
+	combined, _ = cmd.CombinedOutput()
+	if strings.Contains(string(combined), "fatal error") || cmd.ProcessState.ExitCode() != ExitUsage ||
+		!strings.Contains(string(combined), "ulimit -v") {
+		t.Fatalf("under ulimit -v 1700000: exit %d, want %d with a refusal naming ulimit -v:\n%.2000s", cmd.ProcessState.ExitCode(), ExitUsage, combined)
+	}
+	if _, err := os.Stat(out2); err == nil {
+		t.Errorf("a refused run made its output directory")
 	}
 }
 

@@ -144,7 +144,7 @@ on stderr. Exit codes: 0 VALID or PASS, 1 failure, 2 bad flags (nothing ran),
 	fl.StringArrayVar(&f.set, "set", nil, "override one config key for this scenario: NAME=VALUE as in mlperf.conf (e.g. min_duration=1000, qsl_rng_seed=42); repeatable, applied last")
 	fl.DurationVar(&f.timeout, "timeout", 0, "end the run after this long; outstanding samples are lost and the result INVALID (0 = no limit)")
 	fl.DurationVar(&f.stallTimeout, "stall-timeout", loadgen.DefaultStallTimeout, "give up on outstanding samples when none completes for this long")
-	fl.Var(&f.maxMemory, "max-memory", "refuse, before generating anything, a run whose estimated memory exceeds this size, and stop a closed-loop run cleanly when its records reach it (e.g. 4GiB, 500MB; none = no limit; auto = a share of the smallest of the machine's memory (half), the cgroup v2/v1 memory limit of the process's cgroup and its parents (a quarter), and the soft RLIMIT_AS and RLIMIT_DATA (a sixth); when a cgroup or rlimit binds, auto also sets Go's soft memory limit to 3/4 of it unless GOMEMLIMIT is set)")
+	fl.Var(&f.maxMemory, "max-memory", "refuse, before generating anything, a run whose estimated memory exceeds this size, and stop a closed-loop run cleanly when its records reach it (e.g. 4GiB, 500MB; none = no limit; auto = a share of the smallest of the machine's memory (half), the cgroup v2/v1 memory limit of the process's cgroup and its parents (a quarter), and the soft RLIMIT_AS and RLIMIT_DATA (half of what they leave beside the address space already mapped and a 300 MB reserve; a run is refused when that is under 32 MB); when a cgroup or rlimit binds, auto also sets Go's soft memory limit to 3/4 of it unless GOMEMLIMIT is set)")
 	fl.DurationVar(&f.spinWindow, "spin-window", loadgen.DefaultSpinWindow, "Server: busy-wait this close to each scheduled query instead of sleeping (precise issue times, one busy core); negative = never spin")
 	fl.Float64Var(&f.peakResolution, "find-peak-resolution", 0.01, "find-peak: end the search once the bounds are within this fraction of the peak (0 = LoadGen's decimals of precision only)")
 	fl.BoolVar(&f.keepProbes, "keep-probe-records", false, "find-peak: keep every probe's records, not only the reported probe's")
@@ -203,7 +203,10 @@ func planFromFlags(cmd *cobra.Command, st *State, f *runFlags, g *gbtFlags) (*be
 	if err := needFile("--user-conf", f.userConf); err != nil {
 		return nil, err
 	}
-	mb := f.maxMemory.budget()
+	mb, err := f.maxMemory.budget()
+	if err != nil {
+		return nil, usageError("%v", err)
+	}
 	f.goMemLimit = mb
 	p := &benchmark.Plan{
 		SUT: cfg,
