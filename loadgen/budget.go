@@ -21,6 +21,11 @@ const (
 	bytesPerScheduled = 8
 	// firstTok (token mode) or accVal (accuracy sampling) per sample.
 	bytesPerOptionalColumn = 8
+	// The pass's PerformanceResult, built when it ends while its records
+	// are still held: a latency per sample, and in token mode its tokens,
+	// time to first token and time per output token.
+	bytesPerResult      = 8
+	bytesPerTokenResult = 24
 	// One int or uint64 of the index lists (loadable sets, shuffles).
 	bytesPerIndex = 8
 	// Beyond preallocCap queries the sample slice grows by append, which
@@ -138,13 +143,16 @@ func (e *Effective) EstimateMemory(qslTotal uint64, arrivals int) MemoryEstimate
 	}
 	queries := max(minQ, durQ)
 
-	perSample := float64(bytesPerSample)
+	paged := float64(bytesPerSample) // the per-sample arrays of the pass
+	result := float64(bytesPerResult)
 	if e.UseTokenLatencies {
-		perSample += bytesPerOptionalColumn
+		paged += bytesPerOptionalColumn
+		result += bytesPerTokenResult
 	}
 	if e.AccuracyLogProbability > 0 || e.AccuracyLogSamplingTarget > 0 {
-		perSample += bytesPerOptionalColumn
+		paged += bytesPerOptionalColumn
 	}
+	perSample := paged + result
 	perQuery := float64(bytesPerQuery) + spq*perSample
 	if e.Scenario == Server {
 		perQuery += bytesPerScheduled
@@ -161,7 +169,7 @@ func (e *Effective) EstimateMemory(qslTotal uint64, arrivals int) MemoryEstimate
 	mustQ, dirPerQuery := queries, 0.0
 	if e.onDemand() {
 		mustQ = min(minQ, queries)
-		arrays := math.Round((perSample - 16) / 8) // the per-sample arrays besides QuerySample
+		arrays := math.Round((paged - 16) / 8) // the per-sample arrays besides QuerySample
 		dirPerQuery = (4 + spq*arrays) * 8 / pageLen
 	}
 	passes := 1.0

@@ -122,8 +122,12 @@ func (c *column[T]) used() bool { return c.any.Load() }
 // for the estimate made before a run).
 func (p *pass) bytesPerSample() uint64 {
 	b := uint64(16 + 4 + 8 + 4) // the generated QuerySample, state, completed, tokens
+	// The PerformanceResult built when the pass ends, while its records
+	// are still held (budget.go): without it a run stopped at its budget
+	// peaked at 1.46 times it.
+	b += bytesPerResult
 	if p.tokenMode {
-		b += 8
+		b += 8 + bytesPerTokenResult
 	}
 	if p.accDraw != nil {
 		b += 8

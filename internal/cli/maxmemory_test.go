@@ -178,6 +178,13 @@ func TestMaxMemoryFlag(t *testing.T) {
 			t.Errorf("%s: %q gives %d, %v; want %d", tc.reason, tc.in, m.limit(), err, tc.want)
 		}
 	}
+	var four memoryFlag
+	if err := four.Set("4GiB"); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := four.budget(); err != nil || b.goLimit != 5<<30 {
+		t.Errorf("--max-memory 4GiB sets Go's soft limit to %d, %v; want 5/4 of it", b.goLimit, err)
+	}
 	var auto memoryFlag
 	if auto.String() != "auto" {
 		t.Errorf("the unset flag shows %q, want auto", auto.String())
