@@ -1,12 +1,14 @@
 package cli
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -37,7 +39,11 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(code)
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if builtAimeter.dir != "" {
+		os.RemoveAll(builtAimeter.dir)
+	}
+	os.Exit(code)
 }
 
 // memoryBombs are the settings of issue 8 that exhausted memory. Each must be
@@ -257,11 +263,7 @@ func TestRunUnderMemoryRlimit(t *testing.T) {
 		t.Skipf("ulimit -v is unavailable: %v", err)
 	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "aimeter")
-	build := exec.Command("go", "build", "-o", bin, "aimeter/cmd/aimeter")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildAimeter(t)
 	out := filepath.Join(dir, "out")
 	cmd := exec.Command("sh", "-c", "ulimit -v 4000000; exec \"$0\" run --scenario SingleStream --set min_duration=20000 --output-dir \"$1\" -q", bin, out)
 	cmd.Env = slicesWithout(os.Environ(), "GOMEMLIMIT=")
@@ -305,6 +307,135 @@ func TestRunUnderMemoryRlimit(t *testing.T) {
 	if _, err := os.Stat(out2); err == nil {
 		t.Errorf("a refused run made its output directory")
 	}
+}
+
+// builtAimeter is the aimeter binary the process-level tests run, built
+// once for the package's tests.
+var builtAimeter struct {
+	once sync.Once
+	bin  string
+	err  error
+	dir  string
+}
+
+// buildAimeter builds cmd/aimeter once and returns its path.
+func buildAimeter(t *testing.T) string {
+	t.Helper()
+	b := &builtAimeter
+	b.once.Do(func() {
+		b.dir, b.err = os.MkdirTemp("", "aimeter-bin")
+		if b.err != nil {
+			return
+		}
+		b.bin = filepath.Join(b.dir, "aimeter")
+		if out, err := exec.Command("go", "build", "-o", b.bin, "aimeter/cmd/aimeter").CombinedOutput(); err != nil {
+			b.err = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if b.err != nil {
+		t.Fatal(b.err)
+	}
+	return b.bin
+}
+
+// TestRunUnderCgroupLimit runs aimeter in a memory cgroup of 1 GiB that it
+// makes under its own (v2 memory.max, or v1 memory.limit_in_bytes), where
+// the cgroup file system lets it: --max-memory auto takes a quarter of the
+// limit, the closed-loop pass stops at it, INVALID, the bundle is written,
+// and the kernel neither killed nor failed an allocation. The test is
+// skipped where no cgroup can be made (no permission, no memory
+// controller); CI's machines, like the development ones, allow v1.
+func TestRunUnderCgroupLimit(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("cgroups are Linux's")
+	}
+	if testing.Short() {
+		t.Skip("builds aimeter and runs it for a few seconds")
+	}
+	cg, limitFile, version := makeMemoryCgroup(t, 1<<30)
+	bin := buildAimeter(t)
+	out := filepath.Join(t.TempDir(), "out")
+	cmd := exec.Command("sh", "-c", "echo $$ > \"$0\"/cgroup.procs && exec \"$1\" run --scenario SingleStream --set min_duration=20000 --output-dir \"$2\" -q", cg, bin, out)
+	cmd.Env = slicesWithout(os.Environ(), "GOMEMLIMIT=")
+	combined, _ := cmd.CombinedOutput()
+	code := cmd.ProcessState.ExitCode()
+	if strings.Contains(string(combined), "fatal error") || code != ExitInvalid {
+		t.Fatalf("in a 1 GiB %s cgroup: exit %d, want %d (stopped at the memory budget):\n%.2000s", version, code, ExitInvalid, combined)
+	}
+	inv, err := os.ReadFile(filepath.Join(out, "invocation.json"))
+	if err != nil {
+		t.Fatalf("no bundle: %v", err)
+	}
+	if want := `"max_memory_source": "auto: a quarter of ` + version; !strings.Contains(string(inv), want) || !strings.Contains(string(inv), limitFile) {
+		t.Errorf("invocation.json does not say the cgroup bound the budget (%s, %s):\n%s", want, limitFile, inv)
+	}
+	if version == "cgroup-v1" {
+		if b, _ := os.ReadFile(filepath.Join(cg, "memory.failcnt")); strings.TrimSpace(string(b)) != "0" {
+			t.Errorf("the cgroup's limit was hit %s times", strings.TrimSpace(string(b)))
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(cg, "memory.oom_control")); strings.Contains(string(b), "oom_kill 1") {
+		t.Errorf("the OOM killer ran in the cgroup: %s", b)
+	}
+}
+
+// makeMemoryCgroup makes a child of this process's memory cgroup with the
+// given limit and returns its directory, the limit file and "cgroup-v2" or
+// "cgroup-v1"; the cgroup is removed when the test ends. It skips the test
+// when no cgroup can be made.
+func makeMemoryCgroup(t *testing.T, limit int64) (dir, limitFile, version string) {
+	t.Helper()
+	own, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		t.Skipf("no /proc/self/cgroup: %v", err)
+	}
+	var tries []string
+	for line := range strings.Lines(string(own)) {
+		f := strings.SplitN(strings.TrimSpace(line), ":", 3)
+		if len(f) != 3 {
+			continue
+		}
+		var roots []string
+		switch {
+		case f[0] == "0" && f[1] == "":
+			version, limitFile = "cgroup-v2", "memory.max"
+			roots = []string{"/sys/fs/cgroup", "/sys/fs/cgroup/unified"}
+		case strings.Contains(","+f[1]+",", ",memory,"):
+			version, limitFile = "cgroup-v1", "memory.limit_in_bytes"
+			roots = []string{"/sys/fs/cgroup/memory"}
+		default:
+			continue
+		}
+		for _, root := range roots {
+			parent := filepath.Join(root, f[2])
+			if _, err := os.Stat(filepath.Join(parent, limitFile)); err != nil && f[2] != "/" {
+				tries = append(tries, fmt.Sprintf("%s: no %s", parent, limitFile))
+				continue
+			}
+			dir = filepath.Join(parent, fmt.Sprintf("aimeter-test-%d", os.Getpid()))
+			if err := os.Mkdir(dir, 0o755); err != nil {
+				tries = append(tries, err.Error())
+				continue
+			}
+			if err := os.WriteFile(filepath.Join(dir, limitFile), []byte(strconv.FormatInt(limit, 10)), 0o644); err != nil {
+				os.Remove(dir)
+				tries = append(tries, err.Error())
+				continue
+			}
+			t.Cleanup(func() {
+				// The cgroup can be removed once its processes are gone.
+				for range 50 {
+					if os.Remove(dir) == nil {
+						return
+					}
+					time.Sleep(100 * time.Millisecond)
+				}
+			})
+			return dir, limitFile, version
+		}
+	}
+	t.Skipf("no memory cgroup can be made here: %s", strings.Join(tries, "; "))
+	return
 }
 
 // slicesWithout returns env without the entries that start with prefix.
