@@ -288,3 +288,39 @@ func uvarint(b []byte) (uint64, int) {
 	}
 	return 0, 0
 }
+
+// describeCut says where a records.parquet without its footer was cut,
+// walking the pages RecordWriter writes from the start of the file (each
+// row group is one page a column, in column order): the row group and
+// column of the first incomplete or unreadable page, and how many whole
+// row groups and records come before it. It returns "" when data does not
+// start as such a file does.
+func describeCut(data []byte) string {
+	if len(data) < 4 || string(data[:4]) != "PAR1" {
+		return ""
+	}
+	at, group, col, records, groupRows := 4, 0, 0, 0, 0
+	var proto thrift.CompactProtocol
+	for {
+		where := fmt.Sprintf("row group %d (column %s)", group, recordsSchema.Columns()[col][0])
+		if at == len(data) {
+			break
+		}
+		hlen, _, _, err := pageHeader(data[at:])
+		var h format.PageHeader
+		if err == nil {
+			err = thrift.Unmarshal(&proto, data[at:at+hlen], &h)
+		}
+		if err != nil || h.CompressedPageSize < 0 || at+hlen+int(h.CompressedPageSize) > len(data) {
+			return fmt.Sprintf("the file ends in %s at byte %d, without its footer: %d whole row groups (%d records) precede the cut", where, at, group, records)
+		}
+		if h.DataPageHeaderV2.Valid {
+			groupRows = int(h.DataPageHeaderV2.V.NumRows)
+		}
+		at += hlen + int(h.CompressedPageSize)
+		if col++; col == numRecordColumns {
+			col, group, records = 0, group+1, records+groupRows
+		}
+	}
+	return fmt.Sprintf("the file ends after row group %d at byte %d, without its footer: %d whole row groups (%d records) precede the cut", group-1, at, group, records)
+}

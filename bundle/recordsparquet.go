@@ -364,6 +364,9 @@ func openRecordsParquet(data []byte) (f *parquet.File, err error) {
 		}
 	}()
 	if err := checkFooter(data); err != nil {
+		if cut := describeCut(data); cut != "" {
+			return nil, fmt.Errorf("not a whole Parquet file: %s (%w)", cut, err)
+		}
 		return nil, fmt.Errorf("not a Parquet file (%w)", err)
 	}
 	err = catchPanic(func() error {
