@@ -21,7 +21,127 @@ type metric struct {
 // metrics is the table of scorers, in the order they are listed. Each
 // entry's input and output fields are documented on its input and output
 // types.
-var metrics = []metric{}
+var metrics = []metric{
+	{"topk", "classification top-1 and top-5 (ties: lower class first, as np.argsort(-s, kind='stable'))", scoreTopK},
+	{"auc", "ROC AUC of binary labels (scikit-learn roc_auc_score; null when one class)", scoreAUC},
+	{"miou", "semantic segmentation mean IoU and pixel accuracy (confusion matrix, optional ignore index)", scoreMIoU},
+	{"dice", "3D DICE per volume and pooled (both empty = 1; \"smoothed\": true for the KiTS19 reference's smoothing)", scoreDice},
+	{"squad", "SQuAD v1.1 exact match and F1 (the official script's normalisation), 0-100", scoreSQuAD},
+	{"wer", "corpus word and character error rates (Levenshtein)", scoreWER},
+}
+
+func scoreTopK(data []byte) (any, error) {
+	var in struct {
+		NumClasses int         `json:"num_classes"`
+		Scores     [][]float64 `json:"scores"`
+		Labels     []int       `json:"labels"`
+	}
+	if err := decodeInput(data, &in); err != nil {
+		return nil, err
+	}
+	return TopK(in.Scores, in.Labels, in.NumClasses)
+}
+
+func scoreAUC(data []byte) (any, error) {
+	var in struct {
+		Scores []float64 `json:"scores"`
+		Labels []int     `json:"labels"`
+	}
+	if err := decodeInput(data, &in); err != nil {
+		return nil, err
+	}
+	auc, ok, err := AUC(in.Scores, in.Labels)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return AUCResult{}, nil
+	}
+	return AUCResult{AUC: &auc, Defined: true}, nil
+}
+
+func scoreMIoU(data []byte) (any, error) {
+	var in struct {
+		NumClasses  int        `json:"num_classes"`
+		IgnoreIndex *int       `json:"ignore_index"`
+		Images      []SegImage `json:"images"`
+	}
+	if err := decodeInput(data, &in); err != nil {
+		return nil, err
+	}
+	return MeanIoU(in.Images, in.NumClasses, in.IgnoreIndex)
+}
+
+func scoreDice(data []byte) (any, error) {
+	var in struct {
+		Volumes  []Volume `json:"volumes"`
+		Smoothed bool     `json:"smoothed"`
+	}
+	if err := decodeInput(data, &in); err != nil {
+		return nil, err
+	}
+	var smooth *DiceSmooth
+	if in.Smoothed {
+		smooth = &KiTS19Smooth
+	}
+	return Dice(in.Volumes, smooth)
+}
+
+// squadAnswers reads a question's answers as strings or as objects with a
+// "text" (the SQuAD data set's own form).
+type squadAnswers []string
+
+func (a *squadAnswers) UnmarshalJSON(b []byte) error {
+	var raw []json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	*a = (*a)[:0]
+	for i, r := range raw {
+		var s string
+		if err := json.Unmarshal(r, &s); err == nil {
+			*a = append(*a, s)
+			continue
+		}
+		var o struct {
+			Text *string `json:"text"`
+		}
+		if err := json.Unmarshal(r, &o); err != nil || o.Text == nil {
+			return fmt.Errorf("answers[%d]: want a string or an object with a text", i)
+		}
+		*a = append(*a, *o.Text)
+	}
+	return nil
+}
+
+func scoreSQuAD(data []byte) (any, error) {
+	var in struct {
+		Questions []struct {
+			ID      string       `json:"id"`
+			Answers squadAnswers `json:"answers"`
+		} `json:"questions"`
+		Predictions map[string]string `json:"predictions"`
+	}
+	if err := decodeInput(data, &in); err != nil {
+		return nil, err
+	}
+	qs := make([]SQuADQuestion, len(in.Questions))
+	for i, q := range in.Questions {
+		qs[i] = SQuADQuestion{ID: q.ID, Answers: q.Answers}
+	}
+	return SQuAD(qs, in.Predictions)
+}
+
+func scoreWER(data []byte) (any, error) {
+	var in struct {
+		References []string `json:"references"`
+		Hypotheses []string `json:"hypotheses"`
+	}
+	if err := decodeInput(data, &in); err != nil {
+		return nil, err
+	}
+	return ErrorRates(in.References, in.Hypotheses)
+}
 
 // Metrics returns the names of the scorers that ScoreJSON knows, sorted,
 // each with its one-line description.
