@@ -18,7 +18,10 @@ import (
 
 // State is everything the commands take from the process.
 type State struct {
-	Args   []string // without the program name
+	Args []string // without the program name
+	// Stdin is read by commands given "-" as an input file; nil reads
+	// nothing (an empty input).
+	Stdin  io.Reader
 	Stdout io.Writer
 	Stderr io.Writer
 	// StderrIsTerminal enables the live progress line.
@@ -40,6 +43,7 @@ type State struct {
 func NewOSState() *State {
 	return &State{
 		Args:             os.Args[1:],
+		Stdin:            os.Stdin,
 		Stdout:           os.Stdout,
 		Stderr:           os.Stderr,
 		StderrIsTerminal: term.IsTerminal(int(os.Stderr.Fd())),
