@@ -11,7 +11,6 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress"
-	"github.com/parquet-go/parquet-go/compress/zstd"
 	"github.com/parquet-go/parquet-go/encoding"
 	"github.com/parquet-go/parquet-go/format"
 
@@ -105,21 +104,19 @@ func (o RecordWriterOptions) rowGroupRows() int {
 	return o.RowGroupRows
 }
 
-// recordsZstd is the zstd codec of records.parquet.
-var recordsZstd = zstd.Codec{Level: zstd.SpeedFastest}
-
-func (o RecordWriterOptions) codec() (compress.Codec, error) {
+// codec returns a function that makes a codec of the pages for one
+// encoder (a zstd codec holds its own encoder: see ownZstd), and the
+// codec's id in the file's metadata.
+func (o RecordWriterOptions) codec() (func() compress.Codec, format.CompressionCodec, error) {
 	switch o.Compression {
 	case "", "zstd":
-		// The fastest level: on delta-packed columns it compresses
-		// nearly as well as the default level at half the time.
-		return &recordsZstd, nil
+		return func() compress.Codec { return new(ownZstd) }, format.Zstd, nil
 	case "snappy":
-		return &parquet.Snappy, nil
+		return func() compress.Codec { return &parquet.Snappy }, format.Snappy, nil
 	case "none":
-		return &parquet.Uncompressed, nil
+		return func() compress.Codec { return &parquet.Uncompressed }, format.Uncompressed, nil
 	}
-	return nil, fmt.Errorf("unknown compression %q (want zstd, snappy or none)", o.Compression)
+	return nil, 0, fmt.Errorf("unknown compression %q (want zstd, snappy or none)", o.Compression)
 }
 
 // RecordWriter writes records.parquet as a stream: each Write adds records
@@ -130,7 +127,8 @@ func (o RecordWriterOptions) codec() (compress.Codec, error) {
 // while others produce the records.
 type RecordWriter struct {
 	w       io.Writer
-	codec   compress.Codec
+	codec   func() compress.Codec
+	codecID format.CompressionCodec
 	enc     *pqEncoder
 	rowsMax int
 	offset  int64 // bytes written
@@ -144,12 +142,12 @@ type RecordWriter struct {
 // options give an error on the first Write or Close.
 func NewRecordWriter(w io.Writer, opts RecordWriterOptions) *RecordWriter {
 	rw := &RecordWriter{w: w, rowsMax: opts.rowGroupRows()}
-	codec, err := opts.codec()
+	codec, id, err := opts.codec()
 	if err != nil {
 		rw.err = fmt.Errorf("%s: %w", RecordsFile, err)
 		return rw
 	}
-	rw.codec = codec
+	rw.codec, rw.codecID = codec, id
 	return rw
 }
 
@@ -163,7 +161,7 @@ func (rw *RecordWriter) Write(chunk []loadgen.Record) error {
 		return errors.New("bundle: Write on a closed RecordWriter")
 	}
 	if rw.enc == nil {
-		rw.enc = newPQEncoder(rw.codec)
+		rw.enc = newPQEncoder(rw.codec())
 	}
 	for len(chunk) > 0 {
 		n := min(len(chunk), rw.rowsMax-rw.enc.rows())
@@ -206,7 +204,7 @@ func (rw *RecordWriter) writeGroup(data []byte, g pqGroup) error {
 	at := rw.offset
 	rw.write(data)
 	if rw.err == nil {
-		rw.groups = append(rw.groups, rowGroupMeta(g, at, len(rw.groups), rw.codec.CompressionCodec()))
+		rw.groups = append(rw.groups, rowGroupMeta(g, at, len(rw.groups), rw.codecID))
 	}
 	return rw.err
 }
@@ -296,7 +294,7 @@ func writeParquetChunks(w io.Writer, chunks []func(*loadgen.RecordColumns), opts
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
-			enc := newPQEncoder(rw.codec)
+			enc := newPQEncoder(rw.codec())
 			for {
 				buf := <-free
 				k := int(next.Add(1) - 1)

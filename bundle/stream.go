@@ -66,11 +66,11 @@ func NewRecordStream(dir string) *RecordStream {
 		abort: make(chan struct{}),
 		done:  make(chan struct{}),
 	}
-	codec, _ := opts.codec() // the default: zstd
+	codec, _, _ := opts.codec() // the default: zstd
 	var workers sync.WaitGroup
 	for range streamWorkers {
 		workers.Go(func() {
-			enc := newPQEncoder(codec)
+			enc := newPQEncoder(codec())
 			for g := range s.work {
 				enc.appendRecords(g.recs)
 				g.data, g.g, g.err = enc.encodeRowGroup(nil)

@@ -127,9 +127,16 @@ on stderr. Exit codes: 0 VALID or PASS, 1 failure, 2 bad flags (nothing ran),
 			return runPlan(cmd.Context(), st, p, f.quiet, f.json)
 		},
 	}
+	addRunFlags(cmd, &f, &g)
+	return cmd
+}
+
+// addRunFlags adds the flags of aimeter run to cmd (aimeter audit takes
+// them too), bound to f and g.
+func addRunFlags(cmd *cobra.Command, f *runFlags, g *gbtFlags) {
 	fl := cmd.Flags()
 	gbtSet := pflag.NewFlagSet("GB/T 45087", pflag.ContinueOnError)
-	addGBTFlags(gbtSet, &g)
+	addGBTFlags(gbtSet, g)
 	fl.AddFlagSet(gbtSet)
 	fl.StringVar(&f.scenario, "scenario", "Server", "SingleStream, MultiStream, Server or Offline")
 	fl.StringVar(&f.mode, "mode", "performance", "performance, accuracy, submission or find-peak")
@@ -155,7 +162,7 @@ on stderr. Exit codes: 0 VALID or PASS, 1 failure, 2 bad flags (nothing ran),
 	fl.Float64Var(&f.maxErrorRate, "max-error-rate", 0, "fraction of samples that may fail (HTTP errors, resets, malformed answers) with the run still VALID; failures never count as completions either way (0 = any failure is INVALID)")
 	fl.StringVar(&f.warmup, "warmup", "", "--concurrency: warm up first with N requests (e.g. 100) or for a duration (e.g. 10s), at the same concurrency; excluded from the results and recorded in invocation.json")
 	addNetFlags(fl, &f.net)
-	addDispatchFlags(fl, &f)
+	addDispatchFlags(fl, f)
 	addOpenAIFlags(fl, &f.openai)
 	addKServeFlags(fl, &f.kserve)
 	groupFlags(cmd,
@@ -168,7 +175,6 @@ on stderr. Exit codes: 0 VALID or PASS, 1 failure, 2 bad flags (nothing ran),
 		flagGroup{"Run control", []string{"timeout", "stall-timeout", "spin-window", "max-memory"}},
 		flagGroup{"Output", []string{"output-dir", "trace", "quiet", "json", "from"}},
 	)
-	return cmd
 }
 
 func usageError(format string, args ...any) error {
