@@ -53,3 +53,24 @@ func TestAudit(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckCommand: aimeter check prints one line per finding and a count,
+// and exits 0 for a folder without errors, 3 with errors, 2 for a missing
+// folder.
+func TestCheckCommand(t *testing.T) {
+	dir := runQuick(t, "Offline", []int{ExitOK, ExitInvalid})
+	res := runCLI(t, "", "check", dir)
+	if res.code != ExitOK && res.code != ExitInvalid || !strings.Contains(res.stdout, "1 runs checked:") {
+		t.Fatalf("check of a run: %s", res)
+	}
+	if err := os.Remove(filepath.Join(dir, "mlperf_log_summary.txt")); err != nil {
+		t.Fatal(err)
+	}
+	res = runCLI(t, "", "check", dir)
+	if res.code != ExitInvalid || !strings.Contains(res.stdout, "ERROR "+dir+": no readable mlperf_log_summary.txt") {
+		t.Errorf("check of a run without its summary: %s", res)
+	}
+	if res := runCLI(t, "", "check", filepath.Join(dir, "absent")); res.code != ExitUsage {
+		t.Errorf("check of a missing folder: %s", res)
+	}
+}

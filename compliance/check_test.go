@@ -1,0 +1,138 @@
+package compliance
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"aimeter/benchmark"
+)
+
+// goodRun writes a VALID run bundle into dir, on synctest's clock.
+func goodRun(t *testing.T, dir string) {
+	t.Helper()
+	synctest.Test(t, func(t *testing.T) {
+		out, err := benchmark.Run(context.Background(), auditPlan(dir, &serviceSUT{service: time.Millisecond}))
+		if err != nil || !out.Verdict.Pass {
+			t.Fatalf("the good run: %v, verdict %+v", err, out.Verdict)
+		}
+	})
+}
+
+func copyTree(t *testing.T, from, to string) {
+	t.Helper()
+	err := filepath.WalkDir(from, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(from, p)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(to, rel), 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(to, rel), b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func edit(t *testing.T, path, old, new string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), old) {
+		t.Fatalf("%s does not contain %q", path, old)
+	}
+	if err := os.WriteFile(path, []byte(strings.Replace(string(b), old, new, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCheck: a good folder (a VALID run and a passing audit verification)
+// has no error; each deliberate defect of a copy is named by its check.
+func TestCheck(t *testing.T) {
+	good := t.TempDir()
+	goodRun(t, filepath.Join(good, "run"))
+	if err := os.MkdirAll(filepath.Join(good, "TEST04"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(good, "TEST04", "verify_performance.txt"), []byte("Verifying performance.\nTEST PASS\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Check(good, CheckOptions{})
+	if err != nil || !rep.OK() || len(rep.Runs) != 1 {
+		t.Fatalf("the good folder: %v, %d runs, findings %v", err, len(rep.Runs), rep.Findings)
+	}
+	run := func(dir string) string { return filepath.Join(dir, "run") }
+	for _, tc := range []struct {
+		codes   []string
+		reason  string
+		breakIt func(dir string)
+	}{
+		{[]string{"summary-missing"}, "the summary log is gone", func(d string) {
+			os.Remove(filepath.Join(run(d), "mlperf_log_summary.txt"))
+		}},
+		{[]string{"invalid", "digest"}, "the summary says INVALID (and no longer matches its digest)", func(d string) {
+			edit(t, filepath.Join(run(d), "mlperf_log_summary.txt"), "Result is : VALID", "Result is : INVALID")
+		}},
+		{[]string{"detail", "digest"}, "a detail line is not an MLLOG entry", func(d string) {
+			edit(t, filepath.Join(run(d), "mlperf_log_detail.txt"), ":::MLLOG", "garbage")
+		}},
+		{[]string{"seeds"}, "the effective seed is not the requested one", func(d string) {
+			edit(t, filepath.Join(run(d), "mlperf_log_detail.txt"), `"key": "effective_qsl_rng_seed", "value": 0`, `"key": "effective_qsl_rng_seed", "value": 7`)
+		}},
+		{[]string{"detail-error"}, "the detail log reports an error", func(d string) {
+			edit(t, filepath.Join(run(d), "mlperf_log_detail.txt"), `"is_error": false`, `"is_error": true`)
+		}},
+		{[]string{"min_duration_met"}, "the minimum duration was not met", func(d string) {
+			edit(t, filepath.Join(run(d), "mlperf_log_detail.txt"), `"key": "result_min_duration_met", "value": true`, `"key": "result_min_duration_met", "value": false`)
+		}},
+		{[]string{"accuracy-log", "digest"}, "the accuracy log is malformed", func(d string) {
+			os.WriteFile(filepath.Join(run(d), "mlperf_log_accuracy.json"), []byte(`[{"seq_id": 1, "qsl_idx": 2, "data": "ABC"}`), 0o644)
+		}},
+		{[]string{"digest"}, "the records changed after the run", func(d string) {
+			f, _ := os.OpenFile(filepath.Join(run(d), "records.parquet"), os.O_APPEND|os.O_WRONLY, 0)
+			f.Write([]byte{0})
+			f.Close()
+		}},
+		{[]string{"audit-fail"}, "an audit test failed", func(d string) {
+			os.WriteFile(filepath.Join(d, "TEST04", "verify_performance.txt"), []byte("Verifying performance.\nTEST FAIL: Test score invalid\n"), 0o644)
+		}},
+		{[]string{"no-runs"}, "no run at all", func(d string) {
+			os.RemoveAll(run(d))
+		}},
+	} {
+		d := t.TempDir()
+		copyTree(t, good, d)
+		tc.breakIt(d)
+		rep, err := Check(d, CheckOptions{})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.reason, err)
+		}
+		var codes []string
+		for _, f := range rep.Findings {
+			if f.Severity == SeverityError {
+				codes = append(codes, f.Code)
+			}
+		}
+		for _, c := range tc.codes {
+			if !slices.Contains(codes, c) {
+				t.Errorf("%s: errors %v, want %q among them (findings %v)", tc.reason, codes, c, rep.Findings)
+			}
+		}
+		if rep.OK() {
+			t.Errorf("%s: the broken folder passed", tc.reason)
+		}
+	}
+}

@@ -1,0 +1,52 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"aimeter/compliance"
+)
+
+func newCheckCommand(st *State) *cobra.Command {
+	var maxAcc int64
+	cmd := &cobra.Command{
+		Use:   "check DIR",
+		Short: "Validate a result folder: logs, validity, seeds, errors, accuracy and audit results",
+		Long: `Check every run folder under DIR (a folder holding mlperf_log_summary.txt
+or an aimeter bundle's manifest.json) and every audit verification
+(TESTnn/verify_*.txt): logs present and parseable, bundle files matching
+their manifest digests, the result VALID with minimum duration, query count
+and early stopping met, effective seeds equal to the requested ones and to
+MLPerf's official ones, no errors in the detail log, the accuracy log
+parseable (and small in a performance run), an accuracy check passed, audit
+tests passed.
+
+One line per finding, "SEVERITY PATH: message (check)"; a last line counts
+the runs and findings. Exit codes: 0 no error (warnings allowed), 3 any
+error, 2 DIR missing.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			rep, err := compliance.Check(args[0], compliance.CheckOptions{MaxAccuracyLogBytes: maxAcc})
+			if err != nil {
+				return usageError("%v", err)
+			}
+			errs, warns := 0, 0
+			for _, f := range rep.Findings {
+				fmt.Fprintln(st.Stdout, f)
+				if f.Severity == compliance.SeverityError {
+					errs++
+				} else {
+					warns++
+				}
+			}
+			fmt.Fprintf(st.Stdout, "%d runs checked: %d errors, %d warnings\n", len(rep.Runs), errs, warns)
+			if !rep.OK() {
+				return withCode(ExitInvalid, fmt.Errorf("%s: %d errors", args[0], errs))
+			}
+			return nil
+		},
+	}
+	cmd.Flags().Int64Var(&maxAcc, "max-accuracy-log-bytes", 10<<20, "the largest mlperf_log_accuracy.json a performance run may leave")
+	return cmd
+}
