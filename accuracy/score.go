@@ -28,6 +28,18 @@ var metrics = []metric{
 	{"dice", "3D DICE per volume and pooled (both empty = 1; \"smoothed\": true for the KiTS19 reference's smoothing)", scoreDice},
 	{"squad", "SQuAD v1.1 exact match and F1 (the official script's normalisation), 0-100", scoreSQuAD},
 	{"wer", "corpus word and character error rates (Levenshtein)", scoreWER},
+	{"bleu", "corpus BLEU as sacreBLEU 2.5.1's defaults (13a tokenizer, exp smoothing), 0-100", scoreBLEU},
+}
+
+func scoreBLEU(data []byte) (any, error) {
+	var in struct {
+		Hypotheses []string   `json:"hypotheses"`
+		References [][]string `json:"references"`
+	}
+	if err := decodeInput(data, &in); err != nil {
+		return nil, err
+	}
+	return BLEU(in.Hypotheses, in.References)
 }
 
 func scoreTopK(data []byte) (any, error) {
