@@ -29,6 +29,20 @@ var metrics = []metric{
 	{"squad", "SQuAD v1.1 exact match and F1 (the official script's normalisation), 0-100", scoreSQuAD},
 	{"wer", "corpus word and character error rates (Levenshtein)", scoreWER},
 	{"bleu", "corpus BLEU as sacreBLEU 2.5.1's defaults (13a tokenizer, exp smoothing), 0-100", scoreBLEU},
+	{"rouge", "mean ROUGE-1/2/L F-measure as Google's rouge-score 0.1.2 (Porter stemmer unless use_stemmer is false)", scoreROUGE},
+}
+
+func scoreROUGE(data []byte) (any, error) {
+	var in struct {
+		References  []string `json:"references"`
+		Predictions []string `json:"predictions"`
+		UseStemmer  *bool    `json:"use_stemmer"`
+	}
+	if err := decodeInput(data, &in); err != nil {
+		return nil, err
+	}
+	stem := in.UseStemmer == nil || *in.UseStemmer
+	return ROUGE(in.References, in.Predictions, stem)
 }
 
 func scoreBLEU(data []byte) (any, error) {
