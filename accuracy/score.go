@@ -29,6 +29,7 @@ var metrics = []metric{
 	{"squad", "SQuAD v1.1 exact match and F1 (the official script's normalisation), 0-100", scoreSQuAD},
 	{"wer", "corpus word and character error rates (Levenshtein)", scoreWER},
 	{"bleu", "corpus BLEU as sacreBLEU 2.5.1's defaults (13a tokenizer, exp smoothing), 0-100", scoreBLEU},
+	{"coco-map", "COCO bbox mAP, AP50, AP75, AR100 as pycocotools COCOeval", scoreCOCO},
 	{"rouge", "mean ROUGE-1/2/L F-measure as Google's rouge-score 0.1.2 (Porter stemmer unless use_stemmer is false)", scoreROUGE},
 }
 
@@ -216,4 +217,18 @@ func checkFinite(field string, i int, x float64) error {
 		return fmt.Errorf("%s[%d] is %v, want a finite number", field, i, x)
 	}
 	return nil
+}
+
+func scoreCOCO(data []byte) (any, error) {
+	var in struct {
+		Images       []int64    `json:"images"`
+		Categories   []int64    `json:"categories"`
+		GroundTruths []COCOBox  `json:"ground_truths"`
+		Detections   []COCOBox  `json:"detections"`
+		Params       COCOParams `json:"params"`
+	}
+	if err := decodeInput(data, &in); err != nil {
+		return nil, err
+	}
+	return COCOMap(in.Images, in.Categories, in.GroundTruths, in.Detections, in.Params)
 }
