@@ -18,7 +18,7 @@ import (
 // under AIMETER_REQUIRE_PEERS=1 (as in CI).
 func pyRef(t *testing.T, program string, input, out any) {
 	t.Helper()
-	bin := peerstest.Bin(t, nil, "numpy, sklearn, sacrebleu, rouge_score, pycocotools, nltk, Levenshtein")
+	bin := peerstest.Bin(t, nil, "numpy, sklearn, sacrebleu, rouge_score, pycocotools, nltk, Levenshtein, shapely")
 	in, err := json.Marshal(input)
 	if err != nil {
 		t.Fatal(err)

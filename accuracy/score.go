@@ -30,6 +30,7 @@ var metrics = []metric{
 	{"wer", "corpus word and character error rates (Levenshtein)", scoreWER},
 	{"bleu", "corpus BLEU as sacreBLEU 2.5.1's defaults (13a tokenizer, exp smoothing), 0-100", scoreBLEU},
 	{"coco-map", "COCO bbox mAP, AP50, AP75, AR100 as pycocotools COCOeval", scoreCOCO},
+	{"ocr-det", "text detection precision, recall and H-mean as the ICDAR 2015 script (IoU 0.5, don't-care regions)", scoreOCR},
 	{"rouge", "mean ROUGE-1/2/L F-measure as Google's rouge-score 0.1.2 (Porter stemmer unless use_stemmer is false)", scoreROUGE},
 }
 
@@ -231,4 +232,16 @@ func scoreCOCO(data []byte) (any, error) {
 		return nil, err
 	}
 	return COCOMap(in.Images, in.Categories, in.GroundTruths, in.Detections, in.Params)
+}
+
+func scoreOCR(data []byte) (any, error) {
+	var in struct {
+		IoUThreshold           float64    `json:"iou_threshold"`
+		AreaPrecisionThreshold float64    `json:"area_precision_threshold"`
+		Images                 []OCRImage `json:"images"`
+	}
+	if err := decodeInput(data, &in); err != nil {
+		return nil, err
+	}
+	return OCRDetection(in.Images, in.IoUThreshold, in.AreaPrecisionThreshold)
 }

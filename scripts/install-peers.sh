@@ -20,7 +20,7 @@
 #                                   and DuckDB (reads records.parquet), and
 #                                   the accuracy scorers' references (numpy,
 #                                   scikit-learn, sacrebleu, rouge-score,
-#                                   pycocotools, nltk, Levenshtein)
+#                                   pycocotools, nltk, Levenshtein, shapely)
 #                                   (about 500 MB; .ci/run installs it)
 #   $AIMETER_CACHE/aiperf-venv/     Python virtualenv with only aiperf, for
 #                                   scripts/bench-aiperf.sh
@@ -45,7 +45,7 @@ vegeta_version=v12.13.0
 ghz_version=v0.120.0
 # scorer_pins are the reference implementations that the accuracy scorers
 # are cross-checked against (package accuracy's tests).
-scorer_pins=(numpy==2.4.6 scikit-learn==1.7.2 sacrebleu==2.5.1 rouge-score==0.1.2 pycocotools==2.0.10 nltk==3.9.2 Levenshtein==0.27.1)
+scorer_pins=(numpy==2.4.6 scikit-learn==1.7.2 sacrebleu==2.5.1 rouge-score==0.1.2 pycocotools==2.0.10 nltk==3.9.2 Levenshtein==0.27.1 shapely==2.1.2)
 kserve_pins=(mlserver==1.7.1 "tritonclient[all]==2.73.0" mlperf-logging==4.1.68 duckdb==2.0.1 "${scorer_pins[@]}")
 py_pins=(aiperf==0.13.0 guidellm==0.8.1 "${kserve_pins[@]}")
 
@@ -97,7 +97,7 @@ check_kserve_peers() { # bin dir
     "$1/python" -c 'import tritonclient.http, tritonclient.grpc, importlib.metadata as m; print("tritonclient", m.version("tritonclient"))' &&
     "$1/python" -c 'import mlperf_logging, mlperf_logging.compliance_checker.mlp_compliance, importlib.metadata as m; print("mlperf-logging", m.version("mlperf-logging"))' &&
     "$1/python" -c 'import duckdb; print("duckdb", duckdb.__version__)' &&
-    "$1/python" -c 'import numpy, sklearn, sacrebleu, rouge_score, pycocotools, nltk, Levenshtein; print("scorer references: numpy", numpy.__version__, "scikit-learn", sklearn.__version__, "sacrebleu", sacrebleu.__version__)'
+    "$1/python" -c 'import numpy, sklearn, sacrebleu, rouge_score, pycocotools, nltk, Levenshtein, shapely; print("scorer references: numpy", numpy.__version__, "scikit-learn", sklearn.__version__, "sacrebleu", sacrebleu.__version__)'
 }
 
 # aiperf alone, for scripts/bench-aiperf.sh (the peers-venv is several GB).
