@@ -144,6 +144,9 @@ func (r *Report) checkVerification(path string) {
 // of each key, and the entries flagged as errors.
 type detail struct {
 	values map[string]json.RawMessage
+	// first is the first value of each key (what MLPerf's log parser
+	// reads, loadgen-reference.md §13).
+	first  map[string]json.RawMessage
 	errors []string
 }
 
@@ -153,7 +156,7 @@ func readDetail(path string) (*detail, error) {
 		return nil, err
 	}
 	defer f.Close()
-	d := &detail{values: map[string]json.RawMessage{}}
+	d := &detail{values: map[string]json.RawMessage{}, first: map[string]json.RawMessage{}}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	line := 0
@@ -177,6 +180,9 @@ func readDetail(path string) (*detail, error) {
 			return d, fmt.Errorf("line %d: %v", line, err)
 		}
 		d.values[e.Key] = e.Value
+		if _, ok := d.first[e.Key]; !ok {
+			d.first[e.Key] = e.Value
+		}
 		if e.Metadata.IsError {
 			d.errors = append(d.errors, fmt.Sprintf("%s: %s", e.Key, e.Value))
 		}
@@ -184,12 +190,17 @@ func readDetail(path string) (*detail, error) {
 	return d, sc.Err()
 }
 
-func (d *detail) str(key string) string {
+func (d *detail) str(key string) string { return rawStr(d.values[key]) }
+
+// firstStr is str of the key's first value.
+func (d *detail) firstStr(key string) string { return rawStr(d.first[key]) }
+
+func rawStr(v json.RawMessage) string {
 	var s string
-	if json.Unmarshal(d.values[key], &s) == nil {
+	if json.Unmarshal(v, &s) == nil {
 		return s
 	}
-	return strings.TrimSpace(string(d.values[key]))
+	return strings.TrimSpace(string(v))
 }
 
 // checkRun checks one run folder.
