@@ -83,6 +83,12 @@ func TestTEST01(t *testing.T) {
 			if _, err := os.Stat(filepath.Join(dir, "TEST01", "accuracy", "baseline_accuracy.txt")); (err == nil) != tc.fallback {
 				t.Errorf("baseline_accuracy.txt: %v, want it written only by the fallback", err)
 			}
+			// aimeter check passes a passing audit's folder, bundles
+			// and all, and names a failing one's verification.
+			rep, err := Check(dir, CheckOptions{})
+			if err != nil || rep.OK() != tc.pass || len(rep.Runs) != 3 {
+				t.Errorf("aimeter check: %v, %d runs, OK %v, want %v: %v", err, len(rep.Runs), rep.OK(), tc.pass, rep.Findings)
+			}
 			// MLPerf's script knows no fallback: it fails every folder
 			// whose answers differ.
 			checkWithMLPerf(t, TEST01, dir, tc.pass && !tc.fallback)

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"aimeter/benchmark"
-	"aimeter/loadgen"
 	"aimeter/internal/peerstest"
+	"aimeter/loadgen"
 	"aimeter/loadgentest"
 )
 
