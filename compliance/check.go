@@ -104,16 +104,22 @@ func (r *Report) OK() bool {
 	return !slices.ContainsFunc(r.Findings, func(f Finding) bool { return f.Severity == SeverityError })
 }
 
-// Check validates a result folder: every run folder under root (a folder
-// holding an mlperf_log_summary.txt or an aimeter bundle's manifest.json)
-// and every audit verification (a TESTnn/verify_*.txt). For each run it
-// checks that the logs are present and parse, that an aimeter bundle's
-// files still match their manifest digests, that the result is VALID with
-// minimum duration, query count and early stopping met, that the
-// effective random seeds are the requested ones and MLPerf's official
-// ones, that the detail log reports no errors, that an accuracy log parses
-// and a performance run's stays small, and that an accuracy check, when
-// the bundle has one, passed. A folder with no run at all is a finding.
+// Check validates a result folder (loadgen-reference §13): every run
+// folder under root (a folder holding an mlperf_log_summary.txt or an
+// aimeter bundle's manifest.json, read with bundle.Read) and every audit
+// verification (a TESTnn/verify_*.txt). For each run it checks that the
+// logs are present and parse, that an aimeter bundle's files still match
+// their manifest digests, that a performance run is VALID with minimum
+// duration, query count and early stopping met, that the effective random
+// seeds are the requested ones and MLPerf's official ones, that a model
+// whose official settings ask for equal-issue mode ran with it, that the
+// detail log reports no errors, that an accuracy log parses with every
+// index inside the data set and a performance run's stays small, and that
+// an accuracy run's check passed. Every verification must pass, every
+// audit folder must have one, and the audit tests MLPerf's compliance
+// table requires of each model present must be there (a warning unless
+// opts.RequireAudits). A folder with no run at all is a finding. Check
+// returns an error only when root is not a readable directory.
 func Check(root string, opts CheckOptions) (*Report, error) {
 	if opts.MaxAccuracyLogBytes == 0 {
 		opts.MaxAccuracyLogBytes = 10 << 20

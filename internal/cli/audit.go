@@ -3,6 +3,8 @@ package cli
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -59,6 +61,18 @@ failed to start or to write its bundle, 4 interrupted. See docs/audit.md.`,
 					return usageError("--%s: an audit runs its own runs with its own audit.config, in performance mode, as MLPerf tests; drop it", name)
 				}
 			}
+			for name, tests := range auditFlagTests {
+				if flags.Changed(name) && !slices.Contains(tests, test) {
+					names := make([]string, len(tests))
+					for i, t := range tests {
+						names[i] = string(t)
+					}
+					return usageError("--%s applies to %s, not %s", name, strings.Join(names, " and "), test)
+				}
+			}
+			if _, err := compliance.AuditConfig(test, o); err != nil {
+				return usageError("%v", err)
+			}
 			p, err := planFromFlags(cmd, st, &f, &g)
 			if err != nil {
 				return err
@@ -81,6 +95,18 @@ failed to start or to write its bundle, 4 interrupted. See docs/audit.md.`,
 	out.DefValue = "aimeter-audit"
 	_ = out.Value.Set(out.DefValue)
 	return cmd
+}
+
+// auditFlagTests are the tests each test-specific flag of aimeter audit
+// applies to; any other test refuses it.
+var auditFlagTests = map[string][]compliance.Test{
+	"dtype":              {compliance.TEST01, compliance.TEST06},
+	"eos-token-id":       {compliance.TEST06},
+	"sampling-target":    {compliance.TEST01, compliance.TEST06},
+	"accuracy-threshold": {compliance.TEST07},
+	"min-output-tokens":  {compliance.TEST09},
+	"max-output-tokens":  {compliance.TEST09},
+	"accuracy-delta":     {compliance.TEST01},
 }
 
 func runAudit(cmd *cobra.Command, st *State, test compliance.Test, p *benchmark.Plan, o compliance.Options, quiet bool) error {

@@ -50,11 +50,40 @@ func TestAudit(t *testing.T) {
 		{[]string{"TEST99"}, "unknown audit test \"TEST99\""},
 		{[]string{"TEST04", "--mode", "accuracy"}, "--mode: an audit runs its own runs"},
 		{[]string{"TEST04", "--audit-config", "x"}, "--audit-config: an audit runs its own runs"},
+		{[]string{"TEST04", "--eos-token-id", "3"}, "--eos-token-id applies to TEST06, not TEST04"},
+		{[]string{"TEST09", "--accuracy-threshold", "50"}, "--accuracy-threshold applies to TEST07, not TEST09"},
+		{[]string{"TEST01", "--dtype", "int8"}, `unknown dtype "int8"`},
 	} {
 		res := runCLI(t, "", append([]string{"audit"}, tc.args...)...)
 		if res.code != ExitUsage || !strings.Contains(res.stderr, tc.want) {
 			t.Errorf("%v: %s\nwant exit 2 saying %q", tc.args, res, tc.want)
 		}
+	}
+}
+
+// TestAuditTEST01: aimeter audit TEST01 on the in-process null SUT writes
+// the three bundles and both verifications; the null SUT's empty answers
+// all agree with the accuracy run's, and the exit code follows both
+// verdicts (the performance comparison is left to the real clock's noise;
+// compliance.TestTEST01 checks its verdicts on synctest's clock).
+func TestAuditTEST01(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "audit")
+	res := runCLI(t, "", "audit", "TEST01", "--scenario", "Offline", "--set", "min_duration=100", "--set", "min_query_count=2000", "--output-dir", dir, "-q")
+	acc, err := os.ReadFile(filepath.Join(dir, "TEST01", "verify_accuracy.txt"))
+	if err != nil || !strings.Contains(string(acc), "TEST PASS") {
+		t.Fatalf("verify_accuracy.txt %v:\n%s\n%s", err, acc, res)
+	}
+	perf, _ := os.ReadFile(filepath.Join(dir, "TEST01", "verify_performance.txt"))
+	if pass := strings.Contains(string(perf), "TEST PASS"); pass != (res.code == ExitOK) || (!pass && res.code != ExitInvalid) {
+		t.Errorf("exit %d, but verify_performance.txt says:\n%s", res.code, perf)
+	}
+	for _, f := range []string{"accuracy/manifest.json", "performance/run_1/manifest.json", "audit/manifest.json", "TEST01/accuracy/mlperf_log_accuracy.json"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Error(err)
+		}
+	}
+	if !strings.Contains(res.stdout, "TEST01 accuracy run:") || !strings.Contains(res.stdout, string(acc)) {
+		t.Errorf("the console lacks the runs or the verification:\n%s", res)
 	}
 }
 
