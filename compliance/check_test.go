@@ -102,6 +102,23 @@ func TestCheck(t *testing.T) {
 	if err != nil || !rep.OK() || len(rep.Runs) != 1 {
 		t.Fatalf("the good folder: %v, %d runs, findings %v", err, len(rep.Runs), rep.Findings)
 	}
+	// The MLPerf log files alone, as LoadGen leaves them, check the same.
+	plain := filepath.Join(t.TempDir(), "loadgen-run")
+	os.MkdirAll(plain, 0o755)
+	for _, f := range []string{"mlperf_log_summary.txt", "mlperf_log_detail.txt", "mlperf_log_accuracy.json"} {
+		b, err := os.ReadFile(filepath.Join(good, "run", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(plain, f), b, 0o644)
+	}
+	if rep, err := Check(filepath.Dir(plain), CheckOptions{}); err != nil || !rep.OK() || len(rep.Runs) != 1 {
+		t.Errorf("MLPerf logs without a bundle: %v, %d runs, findings %v", err, len(rep.Runs), rep.Findings)
+	}
+	edit(t, filepath.Join(plain, "mlperf_log_summary.txt"), "Result is : VALID", "Result is : INVALID")
+	if rep, _ := Check(filepath.Dir(plain), CheckOptions{}); rep.OK() {
+		t.Error("an INVALID summary without a bundle passed")
+	}
 	run := func(dir string) string { return filepath.Join(dir, "run") }
 	for _, tc := range []struct {
 		codes   []string
