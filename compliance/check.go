@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -153,8 +154,13 @@ func readDetail(path string) (*detail, error) {
 		return nil, err
 	}
 	defer f.Close()
+	return parseDetail(f)
+}
+
+// parseDetail reads the :::MLLOG lines of a detail log.
+func parseDetail(r io.Reader) (*detail, error) {
 	d := &detail{values: map[string]json.RawMessage{}}
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	line := 0
 	for sc.Scan() {

@@ -8,14 +8,23 @@
 // output. The layout under the audit's directory is the one MLPerf's
 // scripts read and write:
 //
+//	accuracy/                   TEST01: the accuracy run (a bundle)
 //	performance/run_1/          the reference performance run (a bundle)
 //	audit/                      the run under the test's audit.config (a bundle)
 //	audit.config                the audit settings that run used
-//	TEST04/verify_performance.txt
-//	TEST04/performance/run_1/   the audit run's summary and detail logs
+//	TESTnn/verify_performance.txt (TEST01: and verify_accuracy.txt)
+//	TESTnn/performance/run_1/   the audit run's summary and detail logs
+//	TEST01/accuracy/            the audit run's accuracy log
 //
-// so that `python3 compliance/TEST04/run_verification.py -r DIR -c
+// so that `python3 compliance/TESTnn/run_verification.py -r DIR -c
 // DIR/audit -o OUT` accepts the folder too.
+//
+// TEST01 (loadgen-reference.md §12) checks that the SUT answers in
+// performance mode as in accuracy mode: the audit run, in performance
+// mode, logs the responses of about 4,096 samples (accuracy_log_rng_seed
+// and accuracy_log_sampling_target), whose first bytes must equal the
+// accuracy run's for the same samples, and its score must stay within
+// 10 % of the reference run's (20 % for short latencies).
 //
 // TEST04 (loadgen-reference.md §12) detects a SUT that caches results: the
 // audit run issues the same sample again and again (performance_issue_same
@@ -44,11 +53,12 @@ type Test string
 
 // The audit tests this package runs.
 const (
+	TEST01 Test = "TEST01"
 	TEST04 Test = "TEST04"
 )
 
 // Tests lists the audit tests Run knows.
-var Tests = []Test{TEST04}
+var Tests = []Test{TEST01, TEST04}
 
 // ParseTest returns the test named s ("TEST04", case-insensitive).
 func ParseTest(s string) (Test, error) {
@@ -74,6 +84,12 @@ func AuditConfig(test Test) (string, error) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# audit.config of %s, written by aimeter (package compliance).\n", test)
 	switch test {
+	case TEST01:
+		// Performance mode, logging the responses of a sample of about
+		// 4,096 queries chosen by this seed (MLPerf's TEST01 values).
+		for _, sc := range scenarios {
+			fmt.Fprintf(&b, "*.%s.mode = 2\n*.%s.accuracy_log_rng_seed = 720381539243781796\n*.%s.accuracy_log_sampling_target = 4096\n", sc, sc, sc)
+		}
 	case TEST04:
 		// A performance run that issues the loaded sample at index 3
 		// every time: a cache would serve all but the first.
@@ -91,13 +107,16 @@ type Result struct {
 	Test Test
 	// Dir is the audit's directory (see the package comment).
 	Dir string
-	// Pass is the verdict: the verification printed TEST PASS.
+	// Pass is the verdict: every verification printed TEST PASS.
 	Pass bool
-	// Verification is the verification's output, as written to
-	// TEST04/verify_performance.txt.
+	// Verification is the performance verification, as written to
+	// TESTnn/verify_performance.txt; Accuracy (TEST01 only) the accuracy
+	// verification of TESTnn/verify_accuracy.txt.
 	Verification Verification
-	// Reference and Audit are the runs.
-	Reference, Audit *benchmark.Outcome
+	Accuracy     *AccuracyVerification
+	// Reference and Audit are the performance runs; AccuracyRun, for
+	// TEST01, the accuracy run.
+	Reference, Audit, AccuracyRun *benchmark.Outcome
 }
 
 // Run runs audit test with the runs it needs, each plan a copy of plan
@@ -129,13 +148,24 @@ func Run(ctx context.Context, test Test, plan benchmark.Plan) (*Result, error) {
 		return nil, err
 	}
 	r := &Result{Test: test, Dir: dir}
-
+	name := func(p *benchmark.Plan, what string) {
+		if plan.Name == "" {
+			p.Name = string(test) + " " + what
+		}
+	}
+	if test == TEST01 {
+		acc := plan
+		acc.OutputDir = filepath.Join(dir, "accuracy")
+		acc.Settings.Mode = "accuracy"
+		name(&acc, "accuracy")
+		if r.AccuracyRun, err = runOne(ctx, acc); err != nil {
+			return r, fmt.Errorf("%s accuracy run: %w", test, err)
+		}
+	}
 	ref := plan
 	ref.OutputDir = filepath.Join(dir, "performance", "run_1")
 	ref.Settings.Mode = "performance"
-	if ref.Name == "" {
-		ref.Name = string(test) + " reference"
-	}
+	name(&ref, "reference")
 	if r.Reference, err = runOne(ctx, ref); err != nil {
 		return r, fmt.Errorf("%s reference run: %w", test, err)
 	}
@@ -143,21 +173,43 @@ func Run(ctx context.Context, test Test, plan benchmark.Plan) (*Result, error) {
 	aud.OutputDir = filepath.Join(dir, "audit")
 	aud.Settings.AuditConfig = confPath
 	aud.Settings.Mode = ""
-	if aud.Name == "" {
-		aud.Name = string(test) + " audit"
-	}
+	name(&aud, "audit")
 	if r.Audit, err = runOne(ctx, aud); err != nil {
 		return r, fmt.Errorf("%s audit run: %w", test, err)
 	}
-	v, err := VerifyPerformanceFiles(filepath.Join(ref.OutputDir, "mlperf_log_summary.txt"), filepath.Join(aud.OutputDir, "mlperf_log_summary.txt"))
-	if err != nil {
-		return r, err
-	}
-	r.Verification, r.Pass = v, v.Pass
 	out := filepath.Join(dir, string(test))
 	if err := os.MkdirAll(filepath.Join(out, "performance", "run_1"), 0o755); err != nil {
 		return r, err
 	}
+	var v Verification
+	switch test {
+	case TEST01:
+		av, err := VerifyAccuracyFiles(filepath.Join(dir, "accuracy", "mlperf_log_accuracy.json"), filepath.Join(aud.OutputDir, "mlperf_log_accuracy.json"))
+		if err != nil {
+			return r, err
+		}
+		r.Accuracy = &av
+		if err := os.WriteFile(filepath.Join(out, "verify_accuracy.txt"), []byte(av.Output), 0o644); err != nil {
+			return r, err
+		}
+		if err := os.MkdirAll(filepath.Join(out, "accuracy"), 0o755); err != nil {
+			return r, err
+		}
+		if err := copyFile(filepath.Join(aud.OutputDir, "mlperf_log_accuracy.json"), filepath.Join(out, "accuracy", "mlperf_log_accuracy.json")); err != nil {
+			return r, err
+		}
+		v, err = VerifyDetailPerformanceFiles(filepath.Join(ref.OutputDir, "mlperf_log_detail.txt"), filepath.Join(aud.OutputDir, "mlperf_log_detail.txt"))
+		if err != nil {
+			return r, err
+		}
+	default:
+		v, err = VerifyPerformanceFiles(filepath.Join(ref.OutputDir, "mlperf_log_summary.txt"), filepath.Join(aud.OutputDir, "mlperf_log_summary.txt"))
+		if err != nil {
+			return r, err
+		}
+	}
+	r.Verification = v
+	r.Pass = v.Pass && (r.Accuracy == nil || r.Accuracy.Pass)
 	if err := os.WriteFile(filepath.Join(out, "verify_performance.txt"), []byte(v.Output), 0o644); err != nil {
 		return r, err
 	}
@@ -169,17 +221,10 @@ func Run(ctx context.Context, test Test, plan benchmark.Plan) (*Result, error) {
 	return r, nil
 }
 
-// runOne runs p; an Outcome with an error that is only the run's own
-// ending (an INVALID result is not an error) counts as a run.
+// runOne runs p; an INVALID result is not an error (the verification
+// judges it).
 func runOne(ctx context.Context, p benchmark.Plan) (*benchmark.Outcome, error) {
-	out, err := benchmark.Run(ctx, p)
-	if out == nil {
-		return nil, err
-	}
-	if out.WriteErr != nil {
-		return out, err
-	}
-	return out, err
+	return benchmark.Run(ctx, p)
 }
 
 func copyFile(from, to string) error {

@@ -62,7 +62,7 @@ func (s *serviceSUT) FlushQueries() {}
 func auditPlan(dir string, sut loadgen.SUT) benchmark.Plan {
 	return benchmark.Plan{
 		Custom:    &benchmark.Custom{SUT: sut, QSL: &loadgentest.QSL{Total: 4096}},
-		Settings:  benchmark.Settings{Scenario: "SingleStream", Set: []string{"min_duration=1000", "min_query_count=200"}},
+		Settings:  benchmark.Settings{Scenario: "SingleStream", Set: []string{"min_duration=1000", "min_query_count=200", "target_latency=1"}},
 		OutputDir: dir,
 		NoReport:  true,
 		// No spinning before an issue: under synctest the clock moves
