@@ -7,65 +7,6 @@ import (
 	"unicode"
 )
 
-// ErrorRateResult is the output of the wer metric.
-type ErrorRateResult struct {
-	WER   float64 `json:"wer"`   // word edits over reference words
-	CER   float64 `json:"cer"`   // character edits over reference characters
-	Words int     `json:"words"` // reference words
-	Chars int     `json:"chars"` // reference characters
-}
-
-// ErrorRates computes the corpus word and character error rates of
-// hypotheses against references, as jiwer and MLPerf's RNN-T scoring do:
-// the Levenshtein distances (insertions, deletions and substitutions of
-// cost 1) summed over every pair, over the total length of the
-// references. Words are the whitespace-separated fields of a string;
-// characters are its Unicode code points, spaces included (as
-// Levenshtein.distance of the two strings). An empty total reference is
-// an error: the rate would be undefined.
-func ErrorRates(references, hypotheses []string) (ErrorRateResult, error) {
-	if len(references) != len(hypotheses) {
-		return ErrorRateResult{}, fmt.Errorf("%d references for %d hypotheses", len(references), len(hypotheses))
-	}
-	var r ErrorRateResult
-	var wordEdits, charEdits int
-	for i := range references {
-		rw, hw := strings.Fields(references[i]), strings.Fields(hypotheses[i])
-		wordEdits += levenshtein(rw, hw)
-		rc, hc := []rune(references[i]), []rune(hypotheses[i])
-		charEdits += levenshtein(rc, hc)
-		r.Words += len(rw)
-		r.Chars += len(rc)
-	}
-	if r.Words == 0 || r.Chars == 0 {
-		return r, errors.New("the references hold no words: the error rate is undefined")
-	}
-	r.WER = float64(wordEdits) / float64(r.Words)
-	r.CER = float64(charEdits) / float64(r.Chars)
-	return r, nil
-}
-
-// levenshtein is the edit distance of a and b, in O(len(b)) memory.
-func levenshtein[T comparable](a, b []T) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
-}
-
 // SQuADResult is the output of the squad metric, on a 0–100 scale.
 type SQuADResult struct {
 	ExactMatch float64 `json:"exact_match"`
