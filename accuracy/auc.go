@@ -16,8 +16,10 @@ type AUCResult struct {
 // AUC is the area under the ROC curve of binary labels (0 or 1) ranked by
 // scores, as scikit-learn's roc_auc_score: the trapezoidal area over the
 // distinct thresholds, which equals the Mann–Whitney statistic with tied
-// scores counted one half. It is undefined (ok false) when only one class
-// is present, where scikit-learn raises an error.
+// scores counted one half. Scores are compared as floats (-0 equals +0).
+// It is undefined (ok false) when only one class is present, where
+// scikit-learn 1.7 warns (UndefinedMetricWarning) and returns NaN, and
+// earlier versions raise a ValueError.
 func AUC(scores []float64, labels []int) (auc float64, ok bool, err error) {
 	if len(scores) != len(labels) {
 		return 0, false, fmt.Errorf("%d scores for %d labels", len(scores), len(labels))

@@ -21,17 +21,25 @@ type Volume struct {
 	Target []int `json:"target"`
 }
 
-// DiceSmooth is the smoothing of MLPerf's 3D-UNet (KiTS19) reference Dice:
-// (2·|P∩T| + Nr) / (|P| + |T| + Dr).
+// DiceSmooth is the smoothing of MLPerf's 3D-UNet (KiTS19) reference Dice,
+// get_dice_score of vision/medical_imaging/3d-unet-kits19/accuracy_kits.py
+// in mlcommons/inference: (2·|P∩T| + Nr) / (|P| + |T| + Dr), per class
+// (kidney, tumour) of each case.
 type DiceSmooth struct{ Nr, Dr float64 }
 
-// KiTS19Smooth is the reference's smoothing: 1e-6 on both sides.
+// KiTS19Smooth is the reference's smoothing: smooth_nr = 1e-6 and
+// smooth_dr = 1e-6.
 var KiTS19Smooth = DiceSmooth{Nr: 1e-6, Dr: 1e-6}
 
-// Dice scores binary 3D segmentations: per volume 2|P∩T| / (|P|+|T|),
-// 1 when both masks are empty; with smooth, the smoothed formula of
-// DiceSmooth instead (which also gives 1 for two empty masks).
-// GlobalDice pools every voxel of every volume.
+// Dice scores binary segmentations (any number of dimensions): per volume
+// 2|P∩T| / (|P|+|T|), 1 when both masks are empty; MeanDice is the mean
+// of those over the volumes and GlobalDice the same formula over every
+// voxel of every volume pooled. With smooth (the dice metric's input
+// "smoothed": true selects KiTS19Smooth), every score is the smoothed
+// formula of DiceSmooth instead, as the KiTS19 reference computes one
+// class: nearly 1 for two empty masks (exactly 1 with Nr = Dr) and a
+// little above 0 for disjoint ones. Pred and target values must be 0 or
+// 1 and number the product of the shape.
 func Dice(volumes []Volume, smooth *DiceSmooth) (DiceResult, error) {
 	if len(volumes) == 0 {
 		return DiceResult{}, errors.New("no volumes to score")
@@ -48,15 +56,21 @@ func Dice(volumes []Volume, smooth *DiceSmooth) (DiceResult, error) {
 	r := DiceResult{PerVolume: make([]float64, len(volumes))}
 	var allInter, allSum, total float64
 	for i, v := range volumes {
+		if len(v.Shape) == 0 {
+			return DiceResult{}, fmt.Errorf("volumes[%d].shape is empty, want the size of each dimension", i)
+		}
 		n := 1
 		for d, s := range v.Shape {
 			if s < 0 || (s > 0 && n > math.MaxInt32/s) {
-				return DiceResult{}, fmt.Errorf("volumes[%d].shape[%d] is %d", i, d, s)
+				return DiceResult{}, fmt.Errorf("volumes[%d].shape[%d] is %d, want a size in [0, 2^31) with a product below 2^31", i, d, s)
 			}
 			n *= s
 		}
-		if len(v.Shape) == 0 || len(v.Pred) != n || len(v.Target) != n {
-			return DiceResult{}, fmt.Errorf("volumes[%d]: shape %v has %d voxels, but %d predicted and %d target values", i, v.Shape, n, len(v.Pred), len(v.Target))
+		if len(v.Pred) != n {
+			return DiceResult{}, fmt.Errorf("volumes[%d].pred has %d values, want the product of shape %v = %d", i, len(v.Pred), v.Shape, n)
+		}
+		if len(v.Target) != n {
+			return DiceResult{}, fmt.Errorf("volumes[%d].target has %d values, want the product of shape %v = %d", i, len(v.Target), v.Shape, n)
 		}
 		var inter, sum float64
 		for j := range n {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode"
 )
 
 // ErrorRateResult is the output of the wer metric.
@@ -18,10 +19,14 @@ type ErrorRateResult struct {
 // hypotheses against references, as jiwer and MLPerf's RNN-T scoring do:
 // the Levenshtein distances (insertions, deletions and substitutions of
 // cost 1) summed over every pair, over the total length of the
-// references. Words are the whitespace-separated fields of a string;
-// characters are its Unicode code points, spaces included (as
-// Levenshtein.distance of the two strings). An empty total reference is
-// an error: the rate would be undefined.
+// references. Words are the fields of a string split at runs of
+// whitespace as Python's str.split() (Unicode White_Space and the ASCII
+// separators U+001C–U+001F), so word distances equal
+// Levenshtein.distance(ref.split(), hyp.split()); characters are the
+// string's Unicode code points, spaces included and nothing stripped or
+// collapsed, so character distances equal Levenshtein.distance(ref, hyp).
+// An empty total reference (no word, or no character) is an error: the
+// rate would be undefined.
 func ErrorRates(references, hypotheses []string) (ErrorRateResult, error) {
 	if len(references) != len(hypotheses) {
 		return ErrorRateResult{}, fmt.Errorf("%d references for %d hypotheses", len(references), len(hypotheses))
@@ -29,15 +34,15 @@ func ErrorRates(references, hypotheses []string) (ErrorRateResult, error) {
 	var r ErrorRateResult
 	var wordEdits, charEdits int
 	for i := range references {
-		rw, hw := strings.Fields(references[i]), strings.Fields(hypotheses[i])
+		rw, hw := pyFields(references[i]), pyFields(hypotheses[i])
 		wordEdits += levenshtein(rw, hw)
 		rc, hc := []rune(references[i]), []rune(hypotheses[i])
 		charEdits += levenshtein(rc, hc)
 		r.Words += len(rw)
 		r.Chars += len(rc)
 	}
-	if r.Words == 0 || r.Chars == 0 {
-		return r, errors.New("the references hold no words: the error rate is undefined")
+	if r.Words == 0 {
+		return ErrorRateResult{}, errors.New("references: no words in any reference, the error rate is undefined")
 	}
 	r.WER = float64(wordEdits) / float64(r.Words)
 	r.CER = float64(charEdits) / float64(r.Chars)
@@ -63,4 +68,13 @@ func levenshtein[T comparable](a, b []T) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(b)]
+}
+
+// pyFields splits s at runs of whitespace as Python's str.split() with no
+// argument: Go's unicode.IsSpace plus the information separators U+001C to
+// U+001F, which Python also counts as whitespace.
+func pyFields(s string) []string {
+	return strings.FieldsFunc(s, func(r rune) bool {
+		return unicode.IsSpace(r) || (r >= 0x1c && r <= 0x1f)
+	})
 }
