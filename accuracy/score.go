@@ -237,13 +237,13 @@ func scoreCOCO(data []byte) (any, error) {
 }
 
 func scoreOCR(data []byte) (any, error) {
-	var in struct {
-		IoUThreshold           float64    `json:"iou_threshold"`
-		AreaPrecisionThreshold float64    `json:"area_precision_threshold"`
-		Images                 []OCRImage `json:"images"`
-	}
+	var in ocrInput
 	if err := decodeInput(data, &in); err != nil {
 		return nil, err
 	}
-	return OCRDetection(in.Images, in.IoUThreshold, in.AreaPrecisionThreshold)
+	images, err := in.ocrImages()
+	if err != nil {
+		return nil, err
+	}
+	return OCRDetection(images, in.IoUThreshold, in.AreaPrecisionThreshold)
 }
