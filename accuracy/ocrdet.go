@@ -46,11 +46,13 @@ type OCRResult struct {
 // intersection, the ICDAR script's union.
 //
 // Polygons are given by 3 or more points in either orientation and must
-// be convex (rectangles and the ordinary quadrilaterals of ICDAR 2015
-// are), where intersections are computed exactly by clipping (Sutherland–
-// Hodgman, up to float rounding); a concave, self-crossing or
-// twice-winding polygon is an error, whereas the reference would evaluate
-// a concave one or skip a self-crossing one. A zero-area polygon (its
+// be simple, convex (the quadrilaterals of ICDAR 2015) or concave (the
+// curved text polygons of Total-Text or CTW1500): intersections are
+// computed exactly up to float rounding, by clipping (Sutherland–Hodgman)
+// for two convex polygons, else as the signed sum over the fan triangles
+// of the concave ones. A self-crossing or twice-winding polygon, or one
+// whose edges touch away from their shared points, is an error, whereas
+// the reference would skip it as shapely-invalid. A zero-area polygon (its
 // points on one line) is skipped, neither ground truth nor detection, as
 // the reference skips polygons that shapely deems invalid. Fewer than 3
 // points or a non-finite coordinate is an error naming the image and the
@@ -77,10 +79,10 @@ func OCRDetection(images []OCRImage, iouThreshold, areaPrecision float64) (OCRRe
 	for i, im := range images {
 		// The image's valid polygons, in order, as the reference's gtPols
 		// and detPols: a zero-area polygon is skipped.
-		var gts [][][2]float64
+		var gts []ocrPolygon
 		var gtDontCare []bool
 		for j, g := range im.GroundTruths {
-			p, ok, err := convexPolygon(g.Points)
+			p, ok, err := simplePolygon(g.Points)
 			if err != nil {
 				return OCRResult{}, fmt.Errorf("images[%d].ground_truths[%d]: %w", i, j, err)
 			}
@@ -89,10 +91,10 @@ func OCRDetection(images []OCRImage, iouThreshold, areaPrecision float64) (OCRRe
 				gtDontCare = append(gtDontCare, g.DontCare)
 			}
 		}
-		var dets [][][2]float64
+		var dets []ocrPolygon
 		var detDontCare []bool
 		for j, d := range im.Detections {
-			p, ok, err := convexPolygon(d.Points)
+			p, ok, err := simplePolygon(d.Points)
 			if err != nil {
 				return OCRResult{}, fmt.Errorf("images[%d].detections[%d]: %w", i, j, err)
 			}
@@ -100,9 +102,8 @@ func OCRDetection(images []OCRImage, iouThreshold, areaPrecision float64) (OCRRe
 				continue
 			}
 			dc := false
-			area := polyArea(p)
 			for k, g := range gts {
-				if gtDontCare[k] && polyArea(clipConvex(g, p))/area > areaPrecision {
+				if gtDontCare[k] && intersectionArea(g, p)/p.area > areaPrecision {
 					dc = true
 					break
 				}
@@ -117,7 +118,7 @@ func OCRDetection(images []OCRImage, iouThreshold, areaPrecision float64) (OCRRe
 				if gtMatched[g] || detMatched[d] || gtDontCare[g] || detDontCare[d] {
 					continue
 				}
-				if polyIoU(dets[d], gts[g]) > iouThreshold {
+				if ocrIoU(dets[d], gts[g]) > iouThreshold {
 					gtMatched[g], detMatched[d] = true, true
 					r.Matched++
 				}
@@ -146,11 +147,143 @@ func OCRDetection(images []OCRImage, iouThreshold, areaPrecision float64) (OCRRe
 	return r, nil
 }
 
-// polyIoU is the intersection over union of two convex polygons; 0 when
-// the union is empty.
-func polyIoU(a, b [][2]float64) float64 {
-	inter := polyArea(clipConvex(a, b))
-	union := polyArea(a) + polyArea(b) - inter
+// ocrPolygon is a checked simple polygon of positive area: its area and
+// its convex pieces with their signs (the polygon itself when convex,
+// else its fan triangles from its first point), whose signed indicator
+// functions sum to the polygon's.
+type ocrPolygon struct {
+	area   float64
+	pieces []signedPiece
+}
+
+type signedPiece struct {
+	sign float64
+	pts  [][2]float64 // convex, counter-clockwise
+}
+
+// orient2d is the z component of (b − a) × (c − a): positive when a, b,
+// c turn counter-clockwise.
+func orient2d(a, b, c [2]float64) float64 {
+	return float64((b[0]-a[0])*(c[1]-a[1])) - float64((b[1]-a[1])*(c[0]-a[0]))
+}
+
+// simplePolygon checks a region's points (3 or more, finite) and returns
+// the polygon without repeated consecutive points, or ok false when every
+// point lies on one line (zero area), a polygon that shapely deems
+// invalid and the reference skips. A polygon with an edge folding back
+// over the previous one, or with two edges that meet anywhere but at
+// their shared point (a self-crossing or twice-winding polygon), is an
+// error.
+func simplePolygon(points [][2]float64) (poly ocrPolygon, ok bool, err error) {
+	if len(points) < 3 {
+		return poly, false, fmt.Errorf("a polygon of %d points, want 3 or more", len(points))
+	}
+	for k, p := range points {
+		for _, x := range p {
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				return poly, false, fmt.Errorf("points[%d] is %v, want finite coordinates", k, p)
+			}
+		}
+	}
+	var pts [][2]float64
+	for _, p := range points {
+		if len(pts) == 0 || p != pts[len(pts)-1] {
+			pts = append(pts, p)
+		}
+	}
+	for len(pts) > 1 && pts[0] == pts[len(pts)-1] {
+		pts = pts[:len(pts)-1]
+	}
+	collinear := true
+	for _, p := range pts[min(2, len(pts)):] {
+		if orient2d(pts[0], pts[1], p) != 0 {
+			collinear = false
+			break
+		}
+	}
+	if len(pts) < 3 || collinear {
+		return poly, false, nil
+	}
+	n := len(pts)
+	for a := range n {
+		o, p, q := pts[(a+n-1)%n], pts[a], pts[(a+1)%n]
+		if orient2d(o, p, q) == 0 && float64((o[0]-p[0])*(q[0]-p[0]))+float64((o[1]-p[1])*(q[1]-p[1])) > 0 {
+			return poly, false, fmt.Errorf("the polygon folds back on itself at %v (only simple polygons are supported)", p)
+		}
+	}
+	for a := range n {
+		for b := a + 2; b < n; b++ {
+			if a == 0 && b == n-1 {
+				continue // adjacent through the closing edge
+			}
+			if segmentsMeet(pts[a], pts[(a+1)%n], pts[b], pts[(b+1)%n]) {
+				return poly, false, errors.New("the polygon crosses or touches itself (only simple polygons are supported)")
+			}
+		}
+	}
+	var twice float64 // twice the signed area
+	for k := range pts {
+		twice += orient2d([2]float64{}, pts[k], pts[(k+1)%n])
+	}
+	if twice < 0 {
+		slices.Reverse(pts)
+	}
+	poly.area = math.Abs(twice) / 2
+	convex := true
+	for k := range pts {
+		if orient2d(pts[k], pts[(k+1)%n], pts[(k+2)%n]) < 0 {
+			convex = false
+			break
+		}
+	}
+	if convex {
+		poly.pieces = []signedPiece{{1, pts}}
+		return poly, true, nil
+	}
+	for k := 1; k+1 < n; k++ {
+		t := [][2]float64{pts[0], pts[k], pts[k+1]}
+		switch c := orient2d(t[0], t[1], t[2]); {
+		case c > 0:
+			poly.pieces = append(poly.pieces, signedPiece{1, t})
+		case c < 0:
+			t[1], t[2] = t[2], t[1]
+			poly.pieces = append(poly.pieces, signedPiece{-1, t})
+		}
+	}
+	return poly, true, nil
+}
+
+// segmentsMeet reports whether the closed segments pq and rs share a
+// point.
+func segmentsMeet(p, q, r, s [2]float64) bool {
+	d1, d2 := orient2d(r, s, p), orient2d(r, s, q)
+	d3, d4 := orient2d(p, q, r), orient2d(p, q, s)
+	if ((d1 > 0 && d2 < 0) || (d1 < 0 && d2 > 0)) && ((d3 > 0 && d4 < 0) || (d3 < 0 && d4 > 0)) {
+		return true
+	}
+	on := func(a, b, c [2]float64) bool { // c on segment ab, given collinear
+		return min(a[0], b[0]) <= c[0] && c[0] <= max(a[0], b[0]) && min(a[1], b[1]) <= c[1] && c[1] <= max(a[1], b[1])
+	}
+	return (d1 == 0 && on(r, s, p)) || (d2 == 0 && on(r, s, q)) || (d3 == 0 && on(p, q, r)) || (d4 == 0 && on(p, q, s))
+}
+
+// intersectionArea is the area of a ∩ b: the signed sum, over pairs of
+// their convex pieces, of the pieces' clipped areas.
+func intersectionArea(a, b ocrPolygon) float64 {
+	var s float64
+	for _, pa := range a.pieces {
+		for _, pb := range b.pieces {
+			s += pa.sign * pb.sign * polyArea(clipConvex(pa.pts, pb.pts))
+		}
+	}
+	return max(s, 0)
+}
+
+// ocrIoU is the script's IoU of a detection and a ground truth: the
+// intersection over area(d) + area(g) − intersection, 0 when that is 0.
+func ocrIoU(d, g ocrPolygon) float64 {
+	inter := intersectionArea(d, g)
+	union := d.area + g.area - inter
 	if union <= 0 {
 		return 0
 	}
@@ -162,76 +295,9 @@ func polyArea(p [][2]float64) float64 {
 	var s float64
 	for i := range p {
 		j := (i + 1) % len(p)
-		s += p[i][0]*p[j][1] - p[j][0]*p[i][1]
+		s += float64(p[i][0]*p[j][1]) - float64(p[j][0]*p[i][1])
 	}
 	return math.Abs(s) / 2
-}
-
-// convexPolygon checks a region's points (3 or more, finite) and returns
-// the polygon counter-clockwise without repeated consecutive points, or
-// ok false when every point lies on one line (zero area), a polygon
-// that shapely deems invalid and the reference skips. A polygon that is
-// not convex, crosses itself or winds more than once is an error.
-func convexPolygon(points [][2]float64) (poly [][2]float64, ok bool, err error) {
-	if len(points) < 3 {
-		return nil, false, fmt.Errorf("a polygon of %d points, want 3 or more", len(points))
-	}
-	for k, p := range points {
-		for _, x := range p {
-			if math.IsNaN(x) || math.IsInf(x, 0) {
-				return nil, false, fmt.Errorf("points[%d] is %v, want finite coordinates", k, p)
-			}
-		}
-	}
-	for _, p := range points {
-		if len(poly) == 0 || p != poly[len(poly)-1] {
-			poly = append(poly, p)
-		}
-	}
-	for len(poly) > 1 && poly[0] == poly[len(poly)-1] {
-		poly = poly[:len(poly)-1]
-	}
-	collinear := true
-	for _, p := range poly[min(2, len(poly)):] {
-		a, b := poly[0], poly[1]
-		if (b[0]-a[0])*(p[1]-a[1])-(b[1]-a[1])*(p[0]-a[0]) != 0 {
-			collinear = false
-		}
-	}
-	if len(poly) < 3 || collinear {
-		return nil, false, nil
-	}
-	notConvex := errors.New("the polygon is not a simple convex one (only convex polygons are supported)")
-	var twice float64 // twice the signed area
-	for i := range poly {
-		j := (i + 1) % len(poly)
-		twice += poly[i][0]*poly[j][1] - poly[j][0]*poly[i][1]
-	}
-	if twice == 0 { // a figure of eight
-		return nil, false, notConvex
-	}
-	if twice < 0 {
-		slices.Reverse(poly)
-	}
-	n := len(poly)
-	var turning float64
-	for i := range n {
-		a, b, c := poly[i], poly[(i+1)%n], poly[(i+2)%n]
-		e := [2]float64{b[0] - a[0], b[1] - a[1]}
-		// Every vertex on the left of (or on) every edge, up to rounding.
-		for _, p := range poly {
-			d := [2]float64{p[0] - a[0], p[1] - a[1]}
-			if e[0]*d[1]-e[1]*d[0] < -1e-12*math.Hypot(e[0], e[1])*math.Hypot(d[0], d[1]) {
-				return nil, false, notConvex
-			}
-		}
-		f := [2]float64{c[0] - b[0], c[1] - b[1]}
-		turning += math.Atan2(e[0]*f[1]-e[1]*f[0], e[0]*f[0]+e[1]*f[1])
-	}
-	if math.Abs(turning-2*math.Pi) > 1 { // winds once: 2π, not 4π or more
-		return nil, false, notConvex
-	}
-	return poly, true, nil
 }
 
 // clipConvex is the intersection of convex counter-clockwise polygons
@@ -243,18 +309,17 @@ func clipConvex(subject, clip [][2]float64) [][2]float64 {
 			break
 		}
 		a, b := clip[i], clip[(i+1)%len(clip)]
-		side := func(p [2]float64) float64 { return (b[0]-a[0])*(p[1]-a[1]) - (b[1]-a[1])*(p[0]-a[0]) }
 		in := out
 		out = nil
 		for j := range in {
 			p, q := in[j], in[(j+1)%len(in)]
-			sp, sq := side(p), side(q)
+			sp, sq := orient2d(a, b, p), orient2d(a, b, q)
 			if sp >= 0 {
 				out = append(out, p)
 			}
 			if (sp >= 0) != (sq >= 0) {
 				t := sp / (sp - sq)
-				out = append(out, [2]float64{p[0] + t*(q[0]-p[0]), p[1] + t*(q[1]-p[1])})
+				out = append(out, [2]float64{p[0] + float64(t*(q[0]-p[0])), p[1] + float64(t*(q[1]-p[1]))})
 			}
 		}
 	}

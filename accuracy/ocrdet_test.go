@@ -20,6 +20,9 @@ func TestOCRDetection(t *testing.T) {
 	sq := care(rect(0, 0, 10, 10))
 	perfect := img(regs(sq), regs(sq))
 	cw := [][2]float64{{0, 0}, {0, 10}, {10, 10}, {10, 0}}
+	// An L: the 10×10 square less its 5×5 top-right corner, area 75,
+	// clockwise.
+	ell := [][2]float64{{0, 10}, {5, 10}, {5, 5}, {10, 5}, {10, 0}, {0, 0}}
 	line := [][2]float64{{0, 0}, {5, 5}, {10, 10}, {0, 0}}
 	for _, tc := range []struct {
 		images  []OCRImage
@@ -53,6 +56,13 @@ func TestOCRDetection(t *testing.T) {
 		{[]OCRImage{img(regs(sq, care(line)), regs(sq, care(line)))}, 1, 1, 1, "zero-area polygons are skipped, as the reference skips invalid ones"},
 		{[]OCRImage{img(regs(sq), regs(care([][2]float64{{0, 0}, {5, 0}, {10, 0}, {10, 10}, {0, 10}, {0, 10}})))}, 1, 1, 1,
 			"a point on an edge and a repeated point are allowed"},
+		{[]OCRImage{img(regs(care(ell)), regs(sq))}, 1, 1, 1, "an L-shaped (concave) ground truth and its bounding box: IoU 75/100"},
+		{[]OCRImage{img(regs(care(ell)), regs(care(rect(5, 5, 5, 5))))}, 0, 0, 0, "the box of the L's missing corner: intersection 0"},
+		{[]OCRImage{img(regs(care(rect(0, 0, 10, 7))), regs(care([][2]float64{{0, 0}, {10, 0}, {5, 2}, {10, 10}, {0, 10}})))}, 0, 0, 0,
+			"a concave detection (the square less the notch (10,0) (5,2) (10,10), area 75) on the bottom 10×7: intersection 70 − 22.1875, " +
+				"IoU 47.8125/97.1875 ≈ 0.492, just below 0.5 (its convex hull would give 0.7)"},
+		{[]OCRImage{img(regs(care(ell), dc(rect(20, 0, 10, 10))), regs(care(ell), care([][2]float64{{20, 0}, {30, 0}, {30, 10}, {25, 5}, {20, 10}})))}, 1, 1, 1,
+			"a concave detection (an arrow notch, area 75) inside a don't-care region: left out"},
 	} {
 		got, err := OCRDetection(tc.images, 0, 0)
 		if err != nil || !near(got.Precision, tc.p) || !near(got.Recall, tc.r) || !near(got.HMean, tc.h) {
@@ -73,10 +83,12 @@ func TestOCRDetection(t *testing.T) {
 		iou, area float64
 		want      string
 	}{
-		{img(nil, regs(care([][2]float64{{0, 0}, {10, 0}, {5, 2}, {10, 10}, {0, 10}}))), 0, 0, "images[0].detections[0]: the polygon is not a simple convex one"},
-		{img(regs(care([][2]float64{{0, 0}, {10, 10}, {10, 0}, {0, 10}})), nil), 0, 0, "images[0].ground_truths[0]: the polygon is not a simple convex one"},
-		{img(regs(care([][2]float64{{0, 10}, {6, -8}, {-10, 3}, {10, 3}, {-6, -8}})), nil), 0, 0, "ground_truths[0]: the polygon is not a simple convex one"},
-		{img(regs(care(append(rect(0, 0, 1, 1), rect(0, 0, 1, 1)...))), nil), 0, 0, "ground_truths[0]: the polygon is not a simple convex one"},
+		{img(nil, regs(care([][2]float64{{0, 0}, {10, 10}, {10, 0}, {0, 10}}))), 0, 0, "images[0].detections[0]: the polygon crosses or touches itself"},
+		{img(regs(care([][2]float64{{0, 0}, {10, 10}, {10, 0}, {0, 10}})), nil), 0, 0, "images[0].ground_truths[0]: the polygon crosses or touches itself"},
+		{img(regs(care([][2]float64{{0, 10}, {6, -8}, {-10, 3}, {10, 3}, {-6, -8}})), nil), 0, 0, "ground_truths[0]: the polygon crosses or touches itself"},
+		{img(regs(care(append(rect(0, 0, 1, 1), rect(0, 0, 1, 1)...))), nil), 0, 0, "ground_truths[0]: the polygon crosses or touches itself"},
+		{img(regs(care([][2]float64{{0, 0}, {10, 0}, {10, 10}, {5, 0}, {0, 10}})), nil), 0, 0, "ground_truths[0]: the polygon crosses or touches itself"},
+		{img(regs(care([][2]float64{{0, 0}, {10, 0}, {10, 10}, {10, 5}})), nil), 0, 0, "ground_truths[0]: the polygon folds back on itself at [10 10]"},
 		{img(regs(sq, care([][2]float64{{0, 0}, {1, 1}})), nil), 0, 0, "images[0].ground_truths[1]: a polygon of 2 points"},
 		{img(regs(sq), regs(care([][2]float64{{0, 0}, {nan, 1}, {1, 1}}))), 0, 0, "images[0].detections[0]: points[1] is [NaN 1]"},
 		{perfect, nan, 0, "iou_threshold is NaN"},
@@ -91,13 +103,50 @@ func TestOCRDetection(t *testing.T) {
 	}
 }
 
+// TestOCRPolygonArea checks the intersection of a concave polygon with
+// others against hand-worked areas.
+func TestOCRPolygonArea(t *testing.T) {
+	poly := func(p [][2]float64) ocrPolygon {
+		t.Helper()
+		q, ok, err := simplePolygon(p)
+		if !ok || err != nil {
+			t.Fatalf("%v: %v, %v", p, ok, err)
+		}
+		return q
+	}
+	// A U: the 30×20 box less the 10×10 notch at its top middle, area 500.
+	u := poly([][2]float64{{0, 0}, {30, 0}, {30, 20}, {20, 20}, {20, 10}, {10, 10}, {10, 20}, {0, 20}})
+	if u.area != 500 {
+		t.Errorf("the U's area %v, want 500", u.area)
+	}
+	for _, tc := range []struct {
+		other  [][2]float64
+		want   float64
+		reason string
+	}{
+		{rect(0, 0, 30, 20), 500, "the U in its bounding box"},
+		{rect(10, 10, 10, 10), 0, "the notch"},
+		{rect(5, 5, 20, 10), 150, "a bar across the notch: 200 less the notch's 50"},
+		{[][2]float64{{0, 20}, {10, 20}, {10, 10}, {20, 10}, {20, 20}, {30, 20}, {30, 0}, {0, 0}}, 500, "the U with itself, clockwise"},
+		{[][2]float64{{15, 0}, {15, 20}, {5, 20}, {5, 15}, {-5, 15}, {-5, 0}}, 225,
+			"another concave polygon, clockwise: [0,15]² less the notch's 5×5, plus 5×5 of the U's left arm above it"},
+	} {
+		if got := intersectionArea(u, poly(tc.other)); math.Abs(got-tc.want) > 1e-9 {
+			t.Errorf("%s: %v, want %v", tc.reason, got, tc.want)
+		}
+	}
+}
+
 // TestOCRDetectionMatchesICDAR compares OCRDetection with the ICDAR 2015
 // procedure as PaddleOCR's DetectionIoUEvaluator states it, restated in
 // Python with shapely polygons (polygons that shapely deems invalid
 // skipped, union by shapely), on random rotated quadrilaterals in either
-// orientation, convex polygons of 5 to 8 points, zero-area polygons and
-// don't-care regions, at the default thresholds and at two others:
-// precision, recall and hmean within 1e-9, the same match count.
+// orientation, convex polygons of 5 to 8 points, concave star-shaped
+// polygons and curved text bands (as Total-Text's), zero-area polygons
+// and don't-care regions, at the default thresholds and at two others:
+// every ground truth's and detection's area and their intersection
+// within 1e-9 (relative), precision, recall and hmean within 1e-9, the
+// same match count.
 func TestOCRDetectionMatchesICDAR(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 22))
 	quad := func(cx, cy, w, h, angle float64) [][2]float64 {
@@ -120,18 +169,67 @@ func TestOCRDetectionMatchesICDAR(t *testing.T) {
 		}
 		return p
 	}
+	// Concave shapes around the origin, rotated and placed by place.
+	star := func(w, h float64) [][2]float64 { // n points on an ellipse, each pulled in by up to 40%
+		n := 5 + rng.IntN(8)
+		var p [][2]float64
+		for i := range n {
+			a, f := 2*math.Pi*float64(i)/float64(n), 1-0.4*rng.Float64()
+			p = append(p, [2]float64{f * w / 2 * math.Cos(a), f * h / 2 * math.Sin(a)})
+		}
+		return p
+	}
+	band := func(w, h float64) [][2]float64 { // k points on an arc of radius r, k back on one of r − h, over up to 3 radians
+		k, span := 3+rng.IntN(6), 0.5+2.5*rng.Float64()
+		r := max(w/span, h*1.5)
+		var p [][2]float64
+		for i := range 2 * k {
+			rr, f := r, float64(i)/float64(k-1)
+			if i >= k {
+				rr, f = r-h, float64(2*k-1-i)/float64(k-1)
+			}
+			a := math.Pi/2 + span/2 - span*f
+			p = append(p, [2]float64{rr * math.Cos(a), rr*math.Sin(a) - r})
+		}
+		return p
+	}
+	place := func(shape [][2]float64, cx, cy, sx, sy, angle float64) [][2]float64 {
+		s, co := math.Sin(angle), math.Cos(angle)
+		var p [][2]float64
+		for _, c := range shape {
+			x, y := c[0]*sx, c[1]*sy
+			p = append(p, [2]float64{cx + x*co - y*s, cy + x*s + y*co})
+		}
+		if rng.IntN(2) == 0 {
+			slices.Reverse(p)
+		}
+		return p
+	}
 	var images []OCRImage
 	for range 60 {
 		var im OCRImage
 		for range rng.IntN(6) {
 			cx, cy, w, h, a := float64(rng.IntN(300)), float64(rng.IntN(300)), float64(20+rng.IntN(80)), float64(8+rng.IntN(30)), rng.Float64()-0.5
 			g := quad(cx, cy, w, h, a)
-			if rng.IntN(8) == 0 {
+			var concave [][2]float64
+			switch rng.IntN(8) {
+			case 0:
 				g = ngon(cx, cy, w/2)
+			case 1, 2:
+				concave = star(w, h*2)
+			case 3, 4:
+				concave = band(w, h)
+			}
+			if concave != nil {
+				g = place(concave, cx, cy, 1, 1, a)
 			}
 			im.GroundTruths = append(im.GroundTruths, OCRRegion{Points: g, DontCare: rng.IntN(6) == 0})
 			for range rng.IntN(3) {
 				j := func(s float64) float64 { return rng.NormFloat64() * s }
+				if concave != nil {
+					im.Detections = append(im.Detections, OCRRegion{Points: place(concave, cx+j(w/12), cy+j(h/10), 1+j(0.1), 1+j(0.1), a+j(0.03))})
+					continue
+				}
 				d := quad(cx+j(w/12), cy+j(h/10), w*(1+j(0.1)), h*(1+j(0.1)), a+j(0.03))
 				if rng.IntN(8) == 0 {
 					d = ngon(cx+j(w/12), cy+j(h/10), w/2*(1+j(0.1)))
@@ -156,6 +254,11 @@ def valid(p): return p.is_valid and p.is_simple
 def inter(a, b): return Polygon(a).intersection(Polygon(b)).area
 out = []
 inp = json.load(sys.stdin)
+areas = []
+for im in inp["images"]:
+    gs = [Polygon(g["points"]) for g in im["ground_truths"] or []]
+    ds = [Polygon(d["points"]) for d in im["detections"] or []]
+    areas += [[g.area, d.area, g.intersection(d).area] for g in gs if valid(g) for d in ds if valid(d)]
 for iou_c, area_c in inp["thresholds"]:
     matched = care_gt = care_det = 0
     for im in inp["images"]:
@@ -185,15 +288,41 @@ for iou_c, area_c in inp["thresholds"]:
     p = 0 if care_det == 0 else matched / care_det
     h = 0 if r + p == 0 else 2 * r * p / (r + p)
     out.append({"precision": p, "recall": r, "hmean": h, "matched": matched})
-print(json.dumps(out))
+print(json.dumps({"results": out, "areas": areas}))
 `
-	var want []struct {
-		Precision, Recall, HMean float64
-		Matched                  int
+	var ref struct {
+		Results []struct {
+			Precision, Recall, HMean float64
+			Matched                  int
+		}
+		Areas [][3]float64 // area(g), area(d), area(g ∩ d)
 	}
-	pyRef(t, program, map[string]any{"images": images, "thresholds": thresholds}, &want)
+	pyRef(t, program, map[string]any{"images": images, "thresholds": thresholds}, &ref)
+	var k, concave int
+	for _, im := range images {
+		for _, g := range im.GroundTruths {
+			pg, okg, _ := simplePolygon(g.Points)
+			if len(pg.pieces) > 1 {
+				concave++
+			}
+			for _, d := range im.Detections {
+				pd, okd, _ := simplePolygon(d.Points)
+				if !okg || !okd {
+					continue
+				}
+				w := ref.Areas[k]
+				k++
+				if got := intersectionArea(pg, pd); math.Abs(pg.area-w[0]) > 1e-9*w[0] || math.Abs(pd.area-w[1]) > 1e-9*w[1] || math.Abs(got-w[2]) > 1e-9*max(w[0], w[1]) {
+					t.Fatalf("%v and %v: areas %v, %v, intersection %v; shapely %v", g.Points, d.Points, pg.area, pd.area, got, w)
+				}
+			}
+		}
+	}
+	if k != len(ref.Areas) || concave < 20 {
+		t.Fatalf("%d pairs, shapely %d; %d concave ground truths", k, len(ref.Areas), concave)
+	}
 	for i, th := range thresholds {
-		w := want[i]
+		w := ref.Results[i]
 		if w.Matched == 0 || w.Precision == 1 || w.Recall == 1 {
 			t.Fatalf("the random images test nothing: %+v", w)
 		}
