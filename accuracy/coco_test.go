@@ -3,6 +3,7 @@ package accuracy
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -217,6 +218,25 @@ func TestCOCOScoreJSON(t *testing.T) {
 	} {
 		if out, err := ScoreJSON("coco-map", []byte(tc.input)); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %+v, %v; want an error %q", tc.input, out, err, tc.want)
+		}
+	}
+}
+
+// TestLinspaceMatchesNumpy checks linspace bit for bit against
+// np.linspace, the IoU and recall thresholds of COCOeval among them (a
+// fused multiply-add, which Go emits on arm64 or GOAMD64=v3 unless the
+// product is converted, makes the threshold 0.8 0.7999999999999999).
+func TestLinspaceMatchesNumpy(t *testing.T) {
+	cases := [][3]float64{{.5, .95, 10}, {0, 1, 101}, {.3, .9, 7}, {0, 1, 21}, {.05, .95, 19}}
+	var want [][]float64
+	pyRef(t, `
+import json, sys
+import numpy as np
+print(json.dumps([[float(x) for x in np.linspace(a, b, int(n))] for a, b, n in json.load(sys.stdin)]))
+`, cases, &want)
+	for k, c := range cases {
+		if got := linspace(c[0], c[1], int(c[2])); !slices.Equal(got, want[k]) {
+			t.Errorf("linspace(%v, %v, %v) = %v, numpy %v", c[0], c[1], c[2], got, want[k])
 		}
 	}
 }

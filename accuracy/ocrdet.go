@@ -273,7 +273,7 @@ func intersectionArea(a, b ocrPolygon) float64 {
 	var s float64
 	for _, pa := range a.pieces {
 		for _, pb := range b.pieces {
-			s += pa.sign * pb.sign * polyArea(clipConvex(pa.pts, pb.pts))
+			s += float64(pa.sign * pb.sign * polyArea(clipConvex(pa.pts, pb.pts)))
 		}
 	}
 	return max(s, 0)
