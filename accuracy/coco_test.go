@@ -96,7 +96,8 @@ func TestCOCOMapHandWorked(t *testing.T) {
 // jittered and duplicated boxes, crowd regions, given areas other than
 // width × height, tied scores, and on a third of the scenes other
 // parameters (IoU and recall thresholds, max_dets below the detections
-// of an image, an area range that ignores some boxes); stats[0], [1], [2]
+// of an image, an area range that ignores some boxes), and two crowded
+// scenes of 160 detections in one image and category; stats[0], [1], [2]
 // and [8] within 1e-9.
 func TestCOCOMapMatchesPycocotools(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
@@ -149,6 +150,26 @@ func TestCOCOMapMatchesPycocotools(t *testing.T) {
 				s.Dets = append(s.Dets, COCOBox{ImageID: img, CategoryID: s.Cats[rng.IntN(len(s.Cats))],
 					BBox: [4]float64{float64(rng.IntN(300)), float64(rng.IntN(300)), 20, 30}, Score: float64(rng.IntN(20)) / 20})
 			}
+		}
+		scenes = append(scenes, s)
+	}
+	// Crowded scenes: more than 100 detections of one category in one
+	// image (the default max_dets keeps the first 100 by score, stable),
+	// most of them tied, the others spread over a second image.
+	for range 2 {
+		s := scene{Images: []int64{1, 2}, Cats: []int64{1, 2}}
+		for range 40 {
+			x, y, w, h := float64(rng.IntN(400)), float64(rng.IntN(400)), float64(5+rng.IntN(60)), float64(5+rng.IntN(60))
+			s.GTs = append(s.GTs, COCOBox{ImageID: 1, CategoryID: 1, BBox: [4]float64{x, y, w, h}})
+			for range 4 {
+				j := func() float64 { return rng.NormFloat64() * w / 6 }
+				s.Dets = append(s.Dets, COCOBox{ImageID: 1, CategoryID: 1, BBox: [4]float64{x + j(), y + j(), max(1, w+j()), max(1, h+j())},
+					Score: float64(rng.IntN(5)) / 5})
+			}
+		}
+		for range 10 {
+			s.GTs = append(s.GTs, COCOBox{ImageID: 2, CategoryID: 2, BBox: [4]float64{float64(rng.IntN(100)), float64(rng.IntN(100)), 30, 20}})
+			s.Dets = append(s.Dets, COCOBox{ImageID: 2, CategoryID: 1, BBox: [4]float64{float64(rng.IntN(100)), float64(rng.IntN(100)), 30, 20}, Score: .6})
 		}
 		scenes = append(scenes, s)
 	}
