@@ -265,6 +265,12 @@ type Outcome struct {
 	// Accuracy is the score of the accuracy log against the data set's
 	// labels; nil where there is no log or no labels.
 	Accuracy *bundle.AccuracyCheck
+	// Score scores an accuracy log of this run's data set against its
+	// labels, over the distinct samples the log holds (a performance
+	// run's sampled log as well as a whole accuracy run's); the audit
+	// tests (package compliance) score with it. Nil where the data set
+	// has no labels.
+	Score func(entries []loadgen.AccuracyEntry) (*bundle.AccuracyCheck, error)
 	// Verdict decides the exit code.
 	Verdict Verdict
 	// Notices are every notice of the run, in order.
@@ -465,6 +471,7 @@ func (r *runner) measure(st *resolved, o *opened, gp *gbt.RunPlan, manual gbt.Te
 		HostLoad: load, Nodes: o.nodes(), Invocation: r.invocation(st, o), Records: stream}
 	out := &Outcome{Dir: p.OutputDir, Bundle: b, Result: res, Foreign: foreign}
 	out.Accuracy, runErr = score(res, o, runErr)
+	out.Score = subsetScorer(o)
 	b.AccuracyCheck = out.Accuracy
 	if gp != nil {
 		life.Mark(gbt.EventTestEnd)

@@ -36,6 +36,40 @@ func score(res *loadgen.Result, o *opened, runErr error) (*bundle.AccuracyCheck,
 	return check, runErr
 }
 
+// subsetScorer returns a scorer of accuracy logs over o's data set: top-1
+// over the distinct samples a log holds, each with its first response;
+// nil where the data set has no labels.
+func subsetScorer(o *opened) func([]loadgen.AccuracyEntry) (*bundle.AccuracyCheck, error) {
+	if o.labels == nil {
+		return nil
+	}
+	n, labels, target := o.qsl.TotalSampleCount(), o.labels, o.target
+	return func(entries []loadgen.AccuracyEntry) (*bundle.AccuracyCheck, error) {
+		seen := make(map[uint64]bool, len(entries))
+		correct := 0
+		for _, e := range entries {
+			if e.QSLIndex >= n {
+				return nil, fmt.Errorf("accuracy log entry seq_id %d: qsl_idx %d is outside the data set of %d samples", e.SeqID, e.QSLIndex, n)
+			}
+			if len(e.Data) != 1 {
+				return nil, fmt.Errorf("accuracy log entry seq_id %d: %d bytes of data, want one class byte", e.SeqID, len(e.Data))
+			}
+			if seen[e.QSLIndex] {
+				continue
+			}
+			seen[e.QSLIndex] = true
+			if e.Data[0] == labels(e.QSLIndex) {
+				correct++
+			}
+		}
+		if len(seen) == 0 {
+			return nil, errors.New("no responses to score")
+		}
+		v := float64(correct) / float64(len(seen))
+		return &bundle.AccuracyCheck{Metric: "top-1 accuracy (%)", Value: 100 * v, Target: 100 * target, Pass: v >= target}, nil
+	}
+}
+
 // foreignQSL is the sample library of a mixed test's foreign jobs (mode 5,
 // IN-50): the first n samples of the main QSL, which the foreign run loads
 // and unloads itself. A QSL that counts its loads (as dataset.QSL and the

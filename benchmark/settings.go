@@ -49,9 +49,19 @@ type resolved struct {
 	userConf []gbt.UserSetting
 	// files are the config files read, with their digests.
 	files []bundle.InputFile
-	// exactPrompts: the responses are scored (accuracy, submission), so
-	// prompts go out without their nonce.
+	// exactPrompts: the responses are scored (accuracy, submission, or a
+	// performance run that logs responses, as audit tests TEST01, TEST06,
+	// TEST07 and TEST09 do), or a repeated sample must reach the server as
+	// the same prompt (performance_issue_same: TEST04, which a nonce would
+	// hide a result cache from), so prompts go out without their nonce.
 	exactPrompts bool
+}
+
+// exactPrompts tells whether a run with settings s sends its prompts
+// exactly (resolved.exactPrompts).
+func exactPrompts(s *loadgen.Settings) bool {
+	return s.Mode == loadgen.AccuracyOnly || s.Mode == loadgen.SubmissionRun ||
+		s.AccuracyLogSamplingTarget > 0 || s.AccuracyLogProbability > 0 || s.PerformanceIssueSame
 }
 
 // settings runs the settings cascade of the plan.
@@ -69,7 +79,7 @@ func (r *runner) settings() (resolved, error) {
 	}
 	if in.Explicit != nil {
 		s := *in.Explicit
-		return resolved{settings: s, sources: mlperfconf.Sources{}, exactPrompts: s.Mode == loadgen.AccuracyOnly || s.Mode == loadgen.SubmissionRun}, nil
+		return resolved{settings: s, sources: mlperfconf.Sources{}, exactPrompts: exactPrompts(&s)}, nil
 	}
 	scenarioName, modeName := in.Scenario, in.Mode
 	if p.GBT != nil {
@@ -144,7 +154,7 @@ func (r *runner) settings() (resolved, error) {
 	}
 	out.settings.Concurrency = in.Concurrency
 	out.settings.MaxErrorRate = in.MaxErrorRate
-	out.exactPrompts = out.settings.Mode == loadgen.AccuracyOnly || out.settings.Mode == loadgen.SubmissionRun
+	out.exactPrompts = exactPrompts(&out.settings)
 	gentleDefaults(&p.SUT, &out.settings, out.sources)
 	return out, nil
 }

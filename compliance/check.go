@@ -6,14 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
-	"aimeter/accuracy"
 	"aimeter/bundle"
 	"aimeter/loadgen"
 	"aimeter/mlperfconf"
@@ -48,6 +47,48 @@ type CheckOptions struct {
 	// performance-mode run may leave; 0 means 10 MiB (MLPerf truncates
 	// accuracy logs above its own limit before submission).
 	MaxAccuracyLogBytes int64
+	// RequireAudits makes a missing audit test an error: every test that
+	// MLPerf's compliance table requires of a model whose runs the folder
+	// holds (RequiredTests) must have its verification somewhere under
+	// the folder. Without it a missing test is a warning.
+	RequireAudits bool
+}
+
+// requiredTests is MLPerf's table of the audit tests each benchmark needs
+// (compliance/README.md), by the config files' model key, matched as a
+// prefix ("bert" covers bert-99 and bert-99.9).
+var requiredTests = []struct {
+	model string
+	tests []Test
+}{
+	{"resnet50", []Test{TEST01, TEST04}},
+	{"retinanet", []Test{TEST01}},
+	{"bert", []Test{TEST01}},
+	{"dlrm-v2", []Test{TEST01}},
+	{"3d-unet", []Test{TEST01}},
+	{"stable-diffusion-xl", []Test{TEST01, TEST04}},
+	{"llama2-70b", []Test{TEST06}},
+	{"llama3_1-405b", []Test{TEST06}},
+	{"llama3_1-8b", []Test{TEST06}},
+	{"mixtral-8x7b", []Test{TEST06}},
+	{"deepseek-r1", []Test{TEST06}},
+	{"rgat", []Test{TEST01}},
+	{"pointpainting", []Test{TEST01, TEST04}},
+	{"whisper", []Test{TEST01}},
+	{"gpt-oss-120b", []Test{TEST07, TEST09}},
+	{"wan-2.2-t2v-a14b", []Test{TEST04}},
+}
+
+// RequiredTests returns the audit tests MLPerf's compliance table requires
+// of model (a config files' model key such as "resnet50" or
+// "llama2-70b-interactive"); none for a model it does not list.
+func RequiredTests(model string) []Test {
+	for _, r := range requiredTests {
+		if strings.HasPrefix(model, r.model) {
+			return r.tests
+		}
+	}
+	return nil
 }
 
 // Report is the outcome of Check.
@@ -85,6 +126,8 @@ func Check(root string, opts CheckOptions) (*Report, error) {
 		return nil, fmt.Errorf("%s is not a directory", root)
 	}
 	r := &Report{}
+	models := map[string]string{} // model key → a run folder of it
+	passed := map[Test]bool{}     // audit tests with a verification under root
 	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			r.add(SeverityError, path, "unreadable", "%v", err)
@@ -92,9 +135,16 @@ func Check(root string, opts CheckOptions) (*Report, error) {
 		}
 		if !d.IsDir() {
 			if strings.HasPrefix(d.Name(), "verify_") && strings.HasSuffix(d.Name(), ".txt") && strings.HasPrefix(filepath.Base(filepath.Dir(path)), "TEST") {
-				r.checkVerification(path)
+				t := Test(filepath.Base(filepath.Dir(path)))
+				if _, known := passed[t]; !known {
+					passed[t] = false
+				}
+				passed[t] = r.checkVerification(path) || passed[t]
 			}
 			return nil
+		}
+		if exists(filepath.Join(path, "audit.config")) && exists(filepath.Join(path, "audit")) && !hasVerification(path) {
+			r.add(SeverityError, path, "audit-verification-missing", "an audit folder (audit.config, audit/) without its TESTnn/verify_*.txt: the audit did not finish")
 		}
 		if exists(filepath.Join(path, "mlperf_log_summary.txt")) || exists(filepath.Join(path, bundle.ManifestFile)) {
 			// TESTnn/performance/run_1 holds copies of an audit run's
@@ -103,7 +153,11 @@ func Check(root string, opts CheckOptions) (*Report, error) {
 				return nil
 			}
 			r.Runs = append(r.Runs, path)
-			r.checkRun(path, opts)
+			if m := r.checkRun(path, opts); m != "" {
+				if _, ok := models[m]; !ok {
+					models[m] = path
+				}
+			}
 		}
 		return nil
 	})
@@ -112,6 +166,17 @@ func Check(root string, opts CheckOptions) (*Report, error) {
 	}
 	if len(r.Runs) == 0 {
 		r.add(SeverityError, root, "no-runs", "no run folder (mlperf_log_summary.txt or manifest.json) under it")
+	}
+	sev := SeverityWarning
+	if opts.RequireAudits {
+		sev = SeverityError
+	}
+	for _, m := range slices.Sorted(maps.Keys(models)) {
+		for _, t := range RequiredTests(m) {
+			if _, ok := passed[t]; !ok {
+				r.add(sev, models[m], "audit-missing", "model %s needs audit test %s (MLPerf's compliance table); there is no %s/verify_*.txt under %s", m, t, t, root)
+			}
+		}
 	}
 	return r, nil
 }
@@ -125,26 +190,39 @@ func exists(path string) bool {
 	return err == nil
 }
 
-// checkVerification checks an audit's verification output.
-func (r *Report) checkVerification(path string) {
+// hasVerification reports whether dir holds a TESTnn/verify_*.txt.
+func hasVerification(dir string) bool {
+	m, _ := filepath.Glob(filepath.Join(dir, "TEST*", "verify_*.txt"))
+	return len(m) > 0
+}
+
+// checkVerification checks an audit's verification output: it must say
+// TEST PASS (TEST06: "TEST06 verification complete", as MLPerf's script
+// writes it). It reports whether it passed.
+func (r *Report) checkVerification(path string) bool {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		r.add(SeverityError, path, "audit-unreadable", "%v", err)
-		return
+		return false
 	}
-	if !bytes.Contains(b, []byte("TEST PASS")) {
+	if !bytes.Contains(b, []byte("TEST PASS")) && !bytes.Contains(b, []byte("TEST06 verification complete")) {
 		last := strings.TrimSpace(string(b))
 		if i := strings.LastIndexByte(last, '\n'); i >= 0 {
 			last = last[i+1:]
 		}
 		r.add(SeverityError, path, "audit-fail", "the audit did not pass: %q", last)
+		return false
 	}
+	return true
 }
 
 // detail is what checkRun reads from mlperf_log_detail.txt: the last value
 // of each key, and the entries flagged as errors.
 type detail struct {
 	values map[string]json.RawMessage
+	// first is the first value of each key (what MLPerf's log parser
+	// reads, loadgen-reference.md §13).
+	first  map[string]json.RawMessage
 	errors []string
 }
 
@@ -154,13 +232,8 @@ func readDetail(path string) (*detail, error) {
 		return nil, err
 	}
 	defer f.Close()
-	return parseDetail(f)
-}
-
-// parseDetail reads the :::MLLOG lines of a detail log.
-func parseDetail(r io.Reader) (*detail, error) {
-	d := &detail{values: map[string]json.RawMessage{}}
-	sc := bufio.NewScanner(r)
+	d := &detail{values: map[string]json.RawMessage{}, first: map[string]json.RawMessage{}}
+	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	line := 0
 	for sc.Scan() {
@@ -183,6 +256,9 @@ func parseDetail(r io.Reader) (*detail, error) {
 			return d, fmt.Errorf("line %d: %v", line, err)
 		}
 		d.values[e.Key] = e.Value
+		if _, ok := d.first[e.Key]; !ok {
+			d.first[e.Key] = e.Value
+		}
 		if e.Metadata.IsError {
 			d.errors = append(d.errors, fmt.Sprintf("%s: %s", e.Key, e.Value))
 		}
@@ -190,29 +266,37 @@ func parseDetail(r io.Reader) (*detail, error) {
 	return d, sc.Err()
 }
 
-func (d *detail) str(key string) string {
+func (d *detail) str(key string) string { return rawStr(d.values[key]) }
+
+// firstStr is str of the key's first value.
+func (d *detail) firstStr(key string) string { return rawStr(d.first[key]) }
+
+func rawStr(v json.RawMessage) string {
 	var s string
-	if json.Unmarshal(d.values[key], &s) == nil {
+	if json.Unmarshal(v, &s) == nil {
 		return s
 	}
-	return strings.TrimSpace(string(d.values[key]))
+	return strings.TrimSpace(string(v))
 }
 
-// checkRun checks one run folder.
-func (r *Report) checkRun(dir string, opts CheckOptions) {
+// checkRun checks one run folder and returns the config files' model key
+// its bundle names ("" for none).
+func (r *Report) checkRun(dir string, opts CheckOptions) (model string) {
+	var b *bundle.Bundle
 	if exists(filepath.Join(dir, bundle.ManifestFile)) {
-		b, err := bundle.Read(dir)
-		switch {
-		case err != nil:
+		var err error
+		if b, err = bundle.Read(dir); err != nil {
 			var de *bundle.DigestError
 			if errors.As(err, &de) {
 				r.add(SeverityError, dir, "digest", "%v", err)
 			} else {
 				r.add(SeverityError, dir, "bundle", "the run bundle cannot be read: %v", err)
 			}
-		case b.AccuracyCheck != nil && b.AccuracyCheck.Target > 0 && !b.AccuracyCheck.Pass:
-			r.add(SeverityError, dir, "accuracy", "%s %.4f is below its target %.4f", b.AccuracyCheck.Metric, b.AccuracyCheck.Value, b.AccuracyCheck.Target)
+			b = nil
 		}
+	}
+	if b != nil && b.Invocation != nil {
+		model = b.Invocation.Settings.Model
 	}
 	summaryPath := filepath.Join(dir, "mlperf_log_summary.txt")
 	summary, err := os.ReadFile(summaryPath)
@@ -228,6 +312,14 @@ func (r *Report) checkRun(dir string, opts CheckOptions) {
 	}
 	mode := d.str("effective_test_mode")
 	performance := mode == "PerformanceOnly" || mode == "SubmissionRun" || mode == ""
+	// A performance run's sampled log scores against the whole data set
+	// (mostly missing): only an accuracy run's score has a target to meet.
+	if b != nil && !performance && b.AccuracyCheck != nil && b.AccuracyCheck.Target > 0 && !b.AccuracyCheck.Pass {
+		r.add(SeverityError, dir, "accuracy", "%s %.4f is below its target %.4f", b.AccuracyCheck.Metric, b.AccuracyCheck.Value, b.AccuracyCheck.Target)
+	}
+	if model != "" && performance {
+		r.checkEqualIssue(dir, d, model)
+	}
 	if summary != nil && performance {
 		switch {
 		case bytes.Contains(summary, []byte("Result is : VALID")):
@@ -257,17 +349,30 @@ func (r *Report) checkRun(dir string, opts CheckOptions) {
 		if performance && st.Size() > opts.MaxAccuracyLogBytes {
 			r.add(SeverityWarning, dir, "accuracy-log-size", "mlperf_log_accuracy.json of a performance run is %d bytes, above %d (MLPerf truncates it before submission)", st.Size(), opts.MaxAccuracyLogBytes)
 		}
-		f, err := os.Open(accPath)
-		if err == nil {
-			_, err = accuracy.ReadLog(f)
-			f.Close()
-		}
-		if err != nil {
-			r.add(SeverityError, dir, "accuracy-log", "mlperf_log_accuracy.json: %v", err)
+		if _, err := ReadAccuracyLog(accPath); err != nil {
+			r.add(SeverityError, dir, "accuracy-log", "%v", err)
 		}
 	} else if !performance {
 		r.add(SeverityError, dir, "accuracy-log", "an accuracy run without mlperf_log_accuracy.json")
 	}
+	return model
+}
+
+// checkEqualIssue checks that a run of a model whose official settings
+// ask for equal-issue mode (sample_concatenate_permutation = 1 in
+// mlperf.conf) ran with it. An audit run whose audit.config turns it off,
+// as TEST06's and TEST07's do, is exempt.
+func (r *Report) checkEqualIssue(dir string, d *detail, model string) {
+	scenario := d.str("effective_scenario")
+	e, ok := mlperfconf.Builtin().Lookup(model, scenario, "sample_concatenate_permutation")
+	if !ok || e.Uint != 1 || d.str("effective_sample_concatenate_permutation") == "true" {
+		return
+	}
+	if exists(filepath.Join(filepath.Dir(dir), "audit.config")) && filepath.Base(dir) == "audit" {
+		return
+	}
+	r.add(SeverityError, dir, "equal-issue", "model %s needs equal-issue mode in %s (sample_concatenate_permutation = 1 in mlperf.conf); the run had effective_sample_concatenate_permutation = %s",
+		model, scenario, d.str("effective_sample_concatenate_permutation"))
 }
 
 // checkSeeds compares the effective seeds with the requested ones and

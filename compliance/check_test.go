@@ -2,6 +2,9 @@ package compliance
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -45,6 +48,31 @@ func copyTree(t *testing.T, from, to string) {
 	}
 }
 
+// redigest updates the manifest of the bundle in dir for its file name,
+// as if the run had written it so.
+func redigest(t *testing.T, dir, name string) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	mb, _ := os.ReadFile(filepath.Join(dir, "manifest.json"))
+	if err := json.Unmarshal(mb, &m); err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(b)
+	for _, f := range m["files"].([]any) {
+		if f := f.(map[string]any); f["name"] == name {
+			f["bytes"], f["sha256"] = len(b), hex.EncodeToString(sum[:])
+		}
+	}
+	mb, _ = json.MarshalIndent(m, "", "  ")
+	if err := os.WriteFile(filepath.Join(dir, "manifest.json"), mb, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func edit(t *testing.T, path, old, new string) {
 	t.Helper()
 	b, err := os.ReadFile(path)
@@ -79,44 +107,64 @@ func TestCheck(t *testing.T) {
 		codes   []string
 		reason  string
 		breakIt func(dir string)
+		opts    CheckOptions
 	}{
 		{[]string{"summary-missing"}, "the summary log is gone", func(d string) {
 			os.Remove(filepath.Join(run(d), "mlperf_log_summary.txt"))
-		}},
+		}, CheckOptions{}},
 		{[]string{"invalid", "digest"}, "the summary says INVALID (and no longer matches its digest)", func(d string) {
 			edit(t, filepath.Join(run(d), "mlperf_log_summary.txt"), "Result is : VALID", "Result is : INVALID")
-		}},
+		}, CheckOptions{}},
 		{[]string{"detail", "digest"}, "a detail line is not an MLLOG entry", func(d string) {
 			edit(t, filepath.Join(run(d), "mlperf_log_detail.txt"), ":::MLLOG", "garbage")
-		}},
+		}, CheckOptions{}},
 		{[]string{"seeds"}, "the effective seed is not the requested one", func(d string) {
 			edit(t, filepath.Join(run(d), "mlperf_log_detail.txt"), `"key": "effective_qsl_rng_seed", "value": 0`, `"key": "effective_qsl_rng_seed", "value": 7`)
-		}},
+		}, CheckOptions{}},
 		{[]string{"detail-error"}, "the detail log reports an error", func(d string) {
 			edit(t, filepath.Join(run(d), "mlperf_log_detail.txt"), `"is_error": false`, `"is_error": true`)
-		}},
+		}, CheckOptions{}},
 		{[]string{"min_duration_met"}, "the minimum duration was not met", func(d string) {
 			edit(t, filepath.Join(run(d), "mlperf_log_detail.txt"), `"key": "result_min_duration_met", "value": true`, `"key": "result_min_duration_met", "value": false`)
-		}},
+		}, CheckOptions{}},
 		{[]string{"accuracy-log", "digest"}, "the accuracy log is malformed", func(d string) {
 			os.WriteFile(filepath.Join(run(d), "mlperf_log_accuracy.json"), []byte(`[{"seq_id": 1, "qsl_idx": 2, "data": "ABC"}`), 0o644)
-		}},
+		}, CheckOptions{}},
 		{[]string{"digest"}, "the records changed after the run", func(d string) {
 			f, _ := os.OpenFile(filepath.Join(run(d), "records.parquet"), os.O_APPEND|os.O_WRONLY, 0)
 			f.Write([]byte{0})
 			f.Close()
-		}},
+		}, CheckOptions{}},
 		{[]string{"audit-fail"}, "an audit test failed", func(d string) {
 			os.WriteFile(filepath.Join(d, "TEST04", "verify_performance.txt"), []byte("Verifying performance.\nTEST FAIL: Test score invalid\n"), 0o644)
-		}},
+		}, CheckOptions{}},
 		{[]string{"no-runs"}, "no run at all", func(d string) {
 			os.RemoveAll(run(d))
-		}},
+		}, CheckOptions{}},
+		{[]string{"equal-issue"}, "a model whose official settings need equal-issue mode ran without it (manifest updated to match)", func(d string) {
+			edit(t, filepath.Join(run(d), "invocation.json"), `"scenario": "SingleStream"`, `"model": "llama2-70b", "scenario": "SingleStream"`)
+			redigest(t, run(d), "invocation.json")
+		}, CheckOptions{}},
+		{[]string{"audit-missing"}, "a resnet50 run without its TEST01 verification, audits required", func(d string) {
+			edit(t, filepath.Join(run(d), "invocation.json"), `"scenario": "SingleStream"`, `"model": "resnet50", "scenario": "SingleStream"`)
+			redigest(t, run(d), "invocation.json")
+		}, CheckOptions{RequireAudits: true}},
+		{[]string{"audit-verification-missing"}, "an audit that never wrote its verification", func(d string) {
+			os.MkdirAll(filepath.Join(d, "TEST01audit", "audit"), 0o755)
+			os.WriteFile(filepath.Join(d, "TEST01audit", "audit.config"), []byte("*.*.mode = 2\n"), 0o644)
+		}, CheckOptions{}},
+		{[]string{"accuracy-log", "digest"}, "an accuracy log entry outside the data set", func(d string) {
+			os.WriteFile(filepath.Join(run(d), "mlperf_log_accuracy.json"), []byte(`[{"seq_id": 1, "qsl_idx": 5000, "data": "01"}]`), 0o644)
+		}, CheckOptions{}},
+		{[]string{"audit-fail"}, "TEST06 failed, in the words of MLPerf's script", func(d string) {
+			os.MkdirAll(filepath.Join(d, "TEST06"), 0o755)
+			os.WriteFile(filepath.Join(d, "TEST06", "verify_accuracy.txt"), []byte("First token check pass: True\nEOS check pass: False\nSample length check pass: True\nTEST06 verification failed\n"), 0o644)
+		}, CheckOptions{}},
 	} {
 		d := t.TempDir()
 		copyTree(t, good, d)
 		tc.breakIt(d)
-		rep, err := Check(d, CheckOptions{})
+		rep, err := Check(d, tc.opts)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.reason, err)
 		}

@@ -1,36 +1,43 @@
 // Package compliance runs MLPerf's audit tests against any system under
 // test that aimeter can drive, through the one-run library entry point
-// (benchmark.Run), and verifies them as MLPerf's own run_verification.py
-// scripts do, writing the same verification files.
+// (benchmark.Run), verifies them as MLPerf's own run_verification.py
+// scripts do, writing the same verification files, and checks result
+// folders as a submission checker does (Check).
 //
-// An audit is several ordinary runs of the same plan, each an ordinary
+// An audit is one or more ordinary runs of the same plan, each an ordinary
 // run bundle (aimeter report regenerates it), plus the verification
 // output. The layout under the audit's directory is the one MLPerf's
-// scripts read and write:
+// scripts read (-r DIR -c DIR/audit) and write (-o DIR):
 //
+//	audit.config                the audit settings the audit run used
 //	accuracy/                   TEST01: the accuracy run (a bundle)
-//	performance/run_1/          the reference performance run (a bundle)
+//	performance/run_1/          TEST01, TEST04: the reference performance run (a bundle)
 //	audit/                      the run under the test's audit.config (a bundle)
-//	audit.config                the audit settings that run used
-//	TESTnn/verify_performance.txt (TEST01: and verify_accuracy.txt)
-//	TESTnn/performance/run_1/   the audit run's summary and detail logs
-//	TEST01/accuracy/            the audit run's accuracy log
+//	TESTnn/verify_accuracy.txt      TEST01, TEST06, TEST07
+//	TESTnn/verify_performance.txt   TEST01, TEST04
+//	TESTnn/verify_output_len.txt    TEST09
+//	TESTnn/accuracy/mlperf_log_accuracy.json, TESTnn/performance/run_1/
+//	                            copies of the audit run's logs
 //
-// so that `python3 compliance/TESTnn/run_verification.py -r DIR -c
-// DIR/audit -o OUT` accepts the folder too.
+// The tests (loadgen-reference.md §12):
 //
-// TEST01 (loadgen-reference.md §12) checks that the SUT answers in
-// performance mode as in accuracy mode: the audit run, in performance
-// mode, logs the responses of about 4,096 samples (accuracy_log_rng_seed
-// and accuracy_log_sampling_target), whose first bytes must equal the
-// accuracy run's for the same samples, and its score must stay within
-// 10 % of the reference run's (20 % for short latencies).
-//
-// TEST04 (loadgen-reference.md §12) detects a SUT that caches results: the
-// audit run issues the same sample again and again (performance_issue_same
-// at index 3); a SUT that answers a repeated sample faster than a fresh one
-// scores more than 10 % above its reference run (20 % for short
-// SingleStream and MultiStream latencies) and fails.
+//   - TEST01 checks that the SUT computes the same answers in performance
+//     mode: the audit run logs the responses of a sample of about 4,096
+//     queries, each compared with the accuracy run's response to the same
+//     sample (its first element); its performance must be within 10 % of
+//     the reference run's. Where responses differ and the runs can be
+//     scored, the score of the logged samples is compared with the score
+//     of the same samples in the accuracy run (MLPerf's baseline fallback).
+//   - TEST04 detects a SUT that caches results: the audit run issues the
+//     same sample again and again; a SUT that answers a repeated sample
+//     faster scores more than 10 % above its reference run and fails.
+//   - TEST06 (LLMs) checks the logged token IDs: at most one trailing EOS,
+//     the first token equal to the first of the answer, and the count of
+//     tokens equal to token_count.
+//   - TEST07 scores every sample of a performance run against
+//     test07_accuracy_threshold.
+//   - TEST09 checks that the mean output length of a performance run lies
+//     within [test09_min_output_tokens, test09_max_output_tokens].
 package compliance
 
 import (
@@ -46,6 +53,8 @@ import (
 	"strings"
 
 	"aimeter/benchmark"
+	"aimeter/bundle"
+	"aimeter/loadgen"
 )
 
 // Test names an audit test.
@@ -55,10 +64,13 @@ type Test string
 const (
 	TEST01 Test = "TEST01"
 	TEST04 Test = "TEST04"
+	TEST06 Test = "TEST06"
+	TEST07 Test = "TEST07"
+	TEST09 Test = "TEST09"
 )
 
 // Tests lists the audit tests Run knows.
-var Tests = []Test{TEST01, TEST04}
+var Tests = []Test{TEST01, TEST04, TEST06, TEST07, TEST09}
 
 // ParseTest returns the test named s ("TEST04", case-insensitive).
 func ParseTest(s string) (Test, error) {
@@ -74,28 +86,126 @@ func ParseTest(s string) (Test, error) {
 	return "", fmt.Errorf("unknown audit test %q (known: %s)", s, strings.Join(names, ", "))
 }
 
-// scenarios are the scenario names of an audit.config's wildcard keys.
-var scenarios = []string{"SingleStream", "MultiStream", "Server", "Offline"}
+// MLPerf's audit values, the defaults of Options.
+const (
+	// AccuracyLogRNGSeed is the accuracy_log_rng_seed of every MLPerf
+	// audit.config that samples the accuracy log.
+	AccuracyLogRNGSeed = 720381539243781796
+	// DefaultTEST07Threshold is test07_accuracy_threshold of gpt-oss-120b.
+	DefaultTEST07Threshold = 60.698
+	// DefaultTEST09Min and DefaultTEST09Max are gpt-oss-120b's TEST09
+	// bounds of the mean output length, in tokens.
+	DefaultTEST09Min, DefaultTEST09Max = 1150.38, 1406.02
+	// logEverything is the sampling target of TEST07 and TEST09, which log
+	// every sample: far above any run's sample count, so that the
+	// sampling probability is at least 1.
+	logEverything = 1_000_000_000
+)
 
-// AuditConfig returns the audit.config of test: its settings for every
-// model ("*") and scenario, in the key = value format of LoadGen's config
-// files (read by the settings cascade after mlperf.conf and user.conf).
-func AuditConfig(test Test) (string, error) {
+// Options configure an audit beyond its plan. The zero value is MLPerf's
+// defaults.
+type Options struct {
+	// DType is how TEST01 and TEST06 read response data: "byte" (TEST01's
+	// default), "int16", "int32" (TEST06's default), "int64" or
+	// "float32", little-endian, as the scripts' --dtype.
+	DType string
+	// EOSTokenID is TEST06's end-of-sequence token (default 2).
+	EOSTokenID int64
+	// SamplingTarget is the accuracy_log_sampling_target of TEST01 (default
+	// 4096; MLPerf's per-benchmark configs use 64 to 4096) and TEST06
+	// (default 100).
+	SamplingTarget uint64
+	// AccuracyThreshold is TEST07's test07_accuracy_threshold, in the
+	// scorer's unit (default DefaultTEST07Threshold).
+	AccuracyThreshold float64
+	// MinOutputTokens and MaxOutputTokens are TEST09's bounds (defaults
+	// DefaultTEST09Min and DefaultTEST09Max).
+	MinOutputTokens, MaxOutputTokens float64
+	// AccuracyDelta is the largest relative difference between the score
+	// of TEST01's logged samples and that of the same samples in the
+	// accuracy run, when their responses differ (default 0.01: the 1 %
+	// allowed for a 99 % accuracy target).
+	AccuracyDelta float64
+	// Score scores an accuracy log for TEST01's fallback and TEST07. Nil:
+	// the runs' own scorer (benchmark.Outcome.Score), where the data set
+	// has labels.
+	Score func(entries []loadgen.AccuracyEntry) (*bundle.AccuracyCheck, error)
+}
+
+func (o Options) withDefaults(test Test) Options {
+	if o.DType == "" {
+		o.DType = "byte"
+		if test == TEST06 {
+			o.DType = "int32"
+		}
+	}
+	if o.EOSTokenID == 0 {
+		o.EOSTokenID = 2
+	}
+	if o.SamplingTarget == 0 {
+		o.SamplingTarget = 4096
+		if test == TEST06 {
+			o.SamplingTarget = 100
+		}
+	}
+	if o.AccuracyThreshold == 0 {
+		o.AccuracyThreshold = DefaultTEST07Threshold
+	}
+	if o.MinOutputTokens == 0 && o.MaxOutputTokens == 0 {
+		o.MinOutputTokens, o.MaxOutputTokens = DefaultTEST09Min, DefaultTEST09Max
+	}
+	if o.AccuracyDelta == 0 {
+		o.AccuracyDelta = 0.01
+	}
+	return o
+}
+
+// AuditConfig returns the audit.config of test with opts: its settings for
+// every model and scenario ("*.*"), in the key = value format of LoadGen's
+// config files (read by the settings cascade after mlperf.conf and
+// user.conf, so that only --set overrides them). TEST07 and TEST09 carry
+// their thresholds as MLPerf's configs do (keys LoadGen ignores, read by
+// the verification).
+func AuditConfig(test Test, opts Options) (string, error) {
+	opts = opts.withDefaults(test)
+	if _, err := dtypeSize(opts.DType); err != nil {
+		return "", err
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "# audit.config of %s, written by aimeter (package compliance).\n", test)
+	line := func(key string, v any) { fmt.Fprintf(&b, "*.*.%s = %v\n", key, v) }
+	line("mode", 2) // PerformanceOnly
 	switch test {
 	case TEST01:
-		// Performance mode, logging the responses of a sample of about
-		// 4,096 queries chosen by this seed (MLPerf's TEST01 values).
-		for _, sc := range scenarios {
-			fmt.Fprintf(&b, "*.%s.mode = 2\n*.%s.accuracy_log_rng_seed = 720381539243781796\n*.%s.accuracy_log_sampling_target = 4096\n", sc, sc, sc)
-		}
+		// The responses of a sample of about SamplingTarget queries.
+		line("accuracy_log_rng_seed", uint64(AccuracyLogRNGSeed))
+		line("accuracy_log_sampling_target", opts.SamplingTarget)
 	case TEST04:
-		// A performance run that issues the loaded sample at index 3
-		// every time: a cache would serve all but the first.
-		for _, sc := range scenarios {
-			fmt.Fprintf(&b, "*.%s.mode = 2\n*.%s.performance_issue_unique = 0\n*.%s.performance_issue_same = 1\n*.%s.performance_issue_same_index = 3\n", sc, sc, sc, sc)
-		}
+		// The loaded sample at index 3, every time: a cache would
+		// serve all but the first.
+		line("performance_issue_unique", 0)
+		line("performance_issue_same", 1)
+		line("performance_issue_same_index", 3)
+	case TEST06:
+		line("accuracy_log_rng_seed", uint64(AccuracyLogRNGSeed))
+		line("accuracy_log_sampling_target", opts.SamplingTarget)
+		line("min_query_count", 100)
+		line("min_duration", 0)
+		line("sample_concatenate_permutation", 0)
+	case TEST07:
+		line("accuracy_log_rng_seed", uint64(AccuracyLogRNGSeed))
+		line("accuracy_log_sampling_target", logEverything)
+		line("min_duration", 0)
+		line("performance_issue_unique", 1)
+		line("sample_concatenate_permutation", 0)
+		line("test07_accuracy_threshold", pyFloat(opts.AccuracyThreshold))
+	case TEST09:
+		line("accuracy_log_rng_seed", uint64(AccuracyLogRNGSeed))
+		line("accuracy_log_sampling_target", logEverything)
+		line("min_duration", 0)
+		line("sample_concatenate_permutation", 0)
+		line("test09_min_output_tokens", pyFloat(opts.MinOutputTokens))
+		line("test09_max_output_tokens", pyFloat(opts.MaxOutputTokens))
 	default:
 		return "", fmt.Errorf("no audit.config for %s", test)
 	}
@@ -107,29 +217,49 @@ type Result struct {
 	Test Test
 	// Dir is the audit's directory (see the package comment).
 	Dir string
-	// Pass is the verdict: every verification printed TEST PASS.
+	// Pass is the verdict: every verification passed.
 	Pass bool
-	// Verification is the performance verification, as written to
-	// TESTnn/verify_performance.txt; Accuracy (TEST01 only) the accuracy
-	// verification of TESTnn/verify_accuracy.txt.
-	Verification Verification
-	Accuracy     *AccuracyVerification
-	// Reference and Audit are the performance runs; AccuracyRun, for
-	// TEST01, the accuracy run.
-	Reference, Audit, AccuracyRun *benchmark.Outcome
+	// Verification is the performance verification of TEST01 and TEST04,
+	// as written to TESTnn/verify_performance.txt; nil for the others.
+	Verification *Verification
+	// Accuracy is the accuracy verification of TEST01, TEST06, TEST07 and
+	// TEST09, as written to TESTnn/verify_accuracy.txt (TEST09:
+	// verify_output_len.txt); nil for TEST04.
+	Accuracy *AccuracyVerification
+	// AccuracyRun (TEST01), Reference (TEST01, TEST04) and Audit are the
+	// runs; nil where the test has no such run.
+	AccuracyRun, Reference, Audit *benchmark.Outcome
 }
 
-// Run runs audit test with the runs it needs, each plan a copy of plan
-// with its own OutputDir under plan.OutputDir (which must be set) and,
-// for the audit run, the test's audit.config, then verifies them and
-// writes the verification files. A run that fails to start or to write
-// its bundle is an error; a failing verification is not (Result.Pass is
-// false).
+// Output is the verifications' output, as the scripts print it.
+func (r *Result) Output() string {
+	var s string
+	if r.Accuracy != nil {
+		s += r.Accuracy.Output
+	}
+	if r.Verification != nil {
+		s += r.Verification.Output
+	}
+	return s
+}
+
+// Run is RunWith with MLPerf's default options.
 func Run(ctx context.Context, test Test, plan benchmark.Plan) (*Result, error) {
+	return RunWith(ctx, test, plan, Options{})
+}
+
+// RunWith runs audit test with the runs it needs, each plan a copy of plan
+// with its own OutputDir under plan.OutputDir (which must be set) and, for
+// the audit run, the test's audit.config; it then verifies them and writes
+// the verification files (see the package comment). A run that fails to
+// start or to write its bundle, or an accuracy log that cannot be read, is
+// an error; a failing verification is not (Result.Pass is false).
+func RunWith(ctx context.Context, test Test, plan benchmark.Plan, opts Options) (*Result, error) {
 	if plan.OutputDir == "" {
 		return nil, errors.New("compliance: the plan has no OutputDir")
 	}
-	conf, err := AuditConfig(test)
+	opts = opts.withDefaults(test)
+	conf, err := AuditConfig(test, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -148,83 +278,148 @@ func Run(ctx context.Context, test Test, plan benchmark.Plan) (*Result, error) {
 		return nil, err
 	}
 	r := &Result{Test: test, Dir: dir}
-	name := func(p *benchmark.Plan, what string) {
+	runAs := func(sub, mode, what string) (*benchmark.Outcome, error) {
+		p := plan
+		p.OutputDir = filepath.Join(dir, sub)
+		p.Settings.Mode = mode
+		if mode == "" {
+			p.Settings.AuditConfig = confPath
+		}
 		if plan.Name == "" {
 			p.Name = string(test) + " " + what
 		}
+		out, err := benchmark.Run(ctx, p)
+		if err != nil {
+			return out, fmt.Errorf("%s %s run: %w", test, what, err)
+		}
+		return out, nil
 	}
 	if test == TEST01 {
-		acc := plan
-		acc.OutputDir = filepath.Join(dir, "accuracy")
-		acc.Settings.Mode = "accuracy"
-		name(&acc, "accuracy")
-		if r.AccuracyRun, err = runOne(ctx, acc); err != nil {
-			return r, fmt.Errorf("%s accuracy run: %w", test, err)
+		if r.AccuracyRun, err = runAs("accuracy", "accuracy", "accuracy"); err != nil {
+			return r, err
 		}
 	}
-	ref := plan
-	ref.OutputDir = filepath.Join(dir, "performance", "run_1")
-	ref.Settings.Mode = "performance"
-	name(&ref, "reference")
-	if r.Reference, err = runOne(ctx, ref); err != nil {
-		return r, fmt.Errorf("%s reference run: %w", test, err)
+	if test == TEST01 || test == TEST04 {
+		if r.Reference, err = runAs(filepath.Join("performance", "run_1"), "performance", "reference"); err != nil {
+			return r, err
+		}
 	}
-	aud := plan
-	aud.OutputDir = filepath.Join(dir, "audit")
-	aud.Settings.AuditConfig = confPath
-	aud.Settings.Mode = ""
-	name(&aud, "audit")
-	if r.Audit, err = runOne(ctx, aud); err != nil {
-		return r, fmt.Errorf("%s audit run: %w", test, err)
-	}
-	out := filepath.Join(dir, string(test))
-	if err := os.MkdirAll(filepath.Join(out, "performance", "run_1"), 0o755); err != nil {
+	if r.Audit, err = runAs("audit", "", "audit"); err != nil {
 		return r, err
 	}
-	var v Verification
-	switch test {
-	case TEST01:
-		av, err := VerifyAccuracyFiles(filepath.Join(dir, "accuracy", "mlperf_log_accuracy.json"), filepath.Join(aud.OutputDir, "mlperf_log_accuracy.json"))
-		if err != nil {
-			return r, err
-		}
-		r.Accuracy = &av
-		if err := os.WriteFile(filepath.Join(out, "verify_accuracy.txt"), []byte(av.Output), 0o644); err != nil {
-			return r, err
-		}
-		if err := os.MkdirAll(filepath.Join(out, "accuracy"), 0o755); err != nil {
-			return r, err
-		}
-		if err := copyFile(filepath.Join(aud.OutputDir, "mlperf_log_accuracy.json"), filepath.Join(out, "accuracy", "mlperf_log_accuracy.json")); err != nil {
-			return r, err
-		}
-		v, err = VerifyDetailPerformanceFiles(filepath.Join(ref.OutputDir, "mlperf_log_detail.txt"), filepath.Join(aud.OutputDir, "mlperf_log_detail.txt"))
-		if err != nil {
-			return r, err
-		}
-	default:
-		v, err = VerifyPerformanceFiles(filepath.Join(ref.OutputDir, "mlperf_log_summary.txt"), filepath.Join(aud.OutputDir, "mlperf_log_summary.txt"))
-		if err != nil {
-			return r, err
-		}
+	if opts.Score == nil {
+		opts.Score = r.Audit.Score
 	}
-	r.Verification = v
-	r.Pass = v.Pass && (r.Accuracy == nil || r.Accuracy.Pass)
-	if err := os.WriteFile(filepath.Join(out, "verify_performance.txt"), []byte(v.Output), 0o644); err != nil {
+	if err := r.verify(opts); err != nil {
 		return r, err
 	}
-	for _, name := range []string{"mlperf_log_summary.txt", "mlperf_log_detail.txt"} {
-		if err := copyFile(filepath.Join(aud.OutputDir, name), filepath.Join(out, "performance", "run_1", name)); err != nil {
-			return r, err
-		}
-	}
-	return r, nil
+	return r, r.copyLogs()
 }
 
-// runOne runs p; an INVALID result is not an error (the verification
-// judges it).
-func runOne(ctx context.Context, p benchmark.Plan) (*benchmark.Outcome, error) {
-	return benchmark.Run(ctx, p)
+// verify runs the test's verifications on the runs' files and writes
+// their outputs.
+func (r *Result) verify(opts Options) error {
+	dir, out := r.Dir, filepath.Join(r.Dir, string(r.Test))
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
+	}
+	audit := filepath.Join(dir, "audit")
+	var err error
+	switch r.Test {
+	case TEST01:
+		var a AccuracyVerification
+		a, err = VerifyAccuracyFiles(filepath.Join(dir, "accuracy", "mlperf_log_accuracy.json"), filepath.Join(audit, "mlperf_log_accuracy.json"), opts.DType)
+		if err != nil {
+			return err
+		}
+		if !a.Pass && opts.Score != nil {
+			if err := r.fallback(&a, opts); err != nil {
+				return err
+			}
+		}
+		r.Accuracy = &a
+		var v Verification
+		v, err = VerifyDetailPerformanceFiles(filepath.Join(dir, "performance", "run_1", "mlperf_log_detail.txt"), filepath.Join(audit, "mlperf_log_detail.txt"))
+		if err != nil {
+			return err
+		}
+		r.Verification = &v
+	case TEST04:
+		var v Verification
+		v, err = VerifyPerformanceFiles(filepath.Join(dir, "performance", "run_1", "mlperf_log_summary.txt"), filepath.Join(audit, "mlperf_log_summary.txt"))
+		if err != nil {
+			return err
+		}
+		r.Verification = &v
+	case TEST06:
+		d, derr := readDetail(filepath.Join(audit, "mlperf_log_detail.txt"))
+		if derr != nil {
+			return fmt.Errorf("TEST06 audit run: %w", derr)
+		}
+		var a AccuracyVerification
+		a, err = VerifyTokensFile(filepath.Join(audit, "mlperf_log_accuracy.json"), d.firstStr("effective_scenario"), opts.DType, opts.EOSTokenID)
+		r.Accuracy = &a
+	case TEST07:
+		var a AccuracyVerification
+		a, err = VerifyScoreFile(filepath.Join(audit, "mlperf_log_accuracy.json"), opts.Score, opts.AccuracyThreshold)
+		r.Accuracy = &a
+	case TEST09:
+		var a AccuracyVerification
+		a, err = VerifyOutputLengthFile(filepath.Join(audit, "mlperf_log_accuracy.json"), opts.MinOutputTokens, opts.MaxOutputTokens)
+		r.Accuracy = &a
+	}
+	if err != nil {
+		return err
+	}
+	r.Pass = true
+	if r.Accuracy != nil {
+		r.Pass = r.Accuracy.Pass
+		name := "verify_accuracy.txt"
+		if r.Test == TEST09 {
+			name = "verify_output_len.txt"
+		}
+		if err := os.WriteFile(filepath.Join(out, name), []byte(r.Accuracy.Output), 0o644); err != nil {
+			return err
+		}
+		for _, extra := range r.Accuracy.Files {
+			if err := os.MkdirAll(filepath.Join(out, "accuracy"), 0o755); err != nil {
+				return err
+			}
+			if err := os.WriteFile(filepath.Join(out, "accuracy", extra.Name), []byte(extra.Text), 0o644); err != nil {
+				return err
+			}
+		}
+	}
+	if r.Verification != nil {
+		r.Pass = r.Pass && r.Verification.Pass
+		if err := os.WriteFile(filepath.Join(out, "verify_performance.txt"), []byte(r.Verification.Output), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// copyLogs copies the audit run's logs where run_verification.py puts
+// them: TESTnn/accuracy/ and TESTnn/performance/run_1/.
+func (r *Result) copyLogs() error {
+	out, audit := filepath.Join(r.Dir, string(r.Test)), filepath.Join(r.Dir, "audit")
+	if err := os.MkdirAll(filepath.Join(out, "performance", "run_1"), 0o755); err != nil {
+		return err
+	}
+	for _, name := range []string{"mlperf_log_summary.txt", "mlperf_log_detail.txt"} {
+		if err := copyFile(filepath.Join(audit, name), filepath.Join(out, "performance", "run_1", name)); err != nil {
+			return err
+		}
+	}
+	if r.Test != TEST04 {
+		if err := os.MkdirAll(filepath.Join(out, "accuracy"), 0o755); err != nil {
+			return err
+		}
+		if err := copyFile(filepath.Join(audit, "mlperf_log_accuracy.json"), filepath.Join(out, "accuracy", "mlperf_log_accuracy.json")); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func copyFile(from, to string) error {

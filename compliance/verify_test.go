@@ -69,11 +69,7 @@ func TestVerifyPerformance(t *testing.T) {
 // summaries and compares what it prints with want.
 func compareWithScript(t *testing.T, name, ref, test, want string) {
 	t.Helper()
-	script, _ := filepath.Abs("../../shared/peers/mlperf-inference/compliance/TEST04/verify_performance.py")
-	py, err := exec.LookPath("python3")
-	if _, serr := os.Stat(script); serr != nil || err != nil {
-		return
-	}
+	script, py := mlperfScript(t, "TEST04", "verify_performance.py")
 	dir := t.TempDir()
 	rp, tp := filepath.Join(dir, "ref.txt"), filepath.Join(dir, "test.txt")
 	os.WriteFile(rp, []byte(ref), 0o644)

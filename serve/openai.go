@@ -66,6 +66,14 @@ type OpenAIOptions struct {
 	// Close. The first write error stops the copy and is returned by
 	// SendLogErr. Nil: no copy.
 	SendLog io.Writer
+	// CacheResponses simulates a fault, the result cache that MLPerf's
+	// audit test TEST04 exists to detect (loadgen-reference.md §12): a
+	// request whose prompt the server has answered before is answered at
+	// once, without its TTFT and TPOT delays (the answer itself is the
+	// same, as it is seeded by the prompt). For testing `aimeter audit
+	// TEST04`, never for benchmarking. False: every request waits its
+	// delays.
+	CacheResponses bool
 }
 
 // Faults are probabilities, each in [0, 1] and together at most 1, of the
@@ -132,19 +140,28 @@ type OpenAIStats struct {
 	Truncated    int64 // injected truncations
 	Malformed    int64 // injected malformed events or bodies
 	NoUsage      int64 // injected missing usage
+	CacheHits    int64 // requests answered from the simulated cache (CacheResponses)
 }
 
 // String writes the stats on one line.
 func (s OpenAIStats) String() string {
 	return fmt.Sprintf("requests %d (streams %d), completed %d, bad requests %d, client gone %d, chunks %d, output tokens %d; faults: 500 %d, 503 %d, 429 %d, reset %d, stall %d, truncate %d, malformed %d, no usage %d",
 		s.Requests, s.Streams, s.Completed, s.BadRequests, s.ClientGone, s.Chunks, s.OutputTokens,
-		s.Status500, s.Status503, s.Status429, s.Resets, s.Stalls, s.Truncated, s.Malformed, s.NoUsage)
+		s.Status500, s.Status503, s.Status429, s.Resets, s.Stalls, s.Truncated, s.Malformed, s.NoUsage) + s.cacheHits()
+}
+
+func (s OpenAIStats) cacheHits() string {
+	if s.CacheHits == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; simulated cache hits %d", s.CacheHits)
 }
 
 // stats are the live counters behind OpenAIStats.
 type stats struct {
 	requests, streams, completed, badRequests, clientGone, chunks, outputTokens atomic.Int64
 	s500, s503, s429, resets, stalls, truncated, malformed, noUsage             atomic.Int64
+	cacheHits                                                                   atomic.Int64
 }
 
 // OpenAIServer is the OpenAI-compatible streaming simulator, an
@@ -201,6 +218,7 @@ type OpenAIServer struct {
 	closed     chan struct{}
 	closeOnce  sync.Once
 	bufs       sync.Pool // *[]byte
+	cache      sync.Map  // prompt hash → struct{}: the prompts answered (CacheResponses)
 }
 
 var _ http.Handler = (*OpenAIServer)(nil)
@@ -307,7 +325,7 @@ func (s *OpenAIServer) Stats() OpenAIStats {
 		OutputTokens: c.outputTokens.Load(),
 		Status500:    c.s500.Load(), Status503: c.s503.Load(), Status429: c.s429.Load(),
 		Resets: c.resets.Load(), Stalls: c.stalls.Load(), Truncated: c.truncated.Load(),
-		Malformed: c.malformed.Load(), NoUsage: c.noUsage.Load(),
+		Malformed: c.malformed.Load(), NoUsage: c.noUsage.Load(), CacheHits: c.cacheHits.Load(),
 	}
 }
 
@@ -384,8 +402,9 @@ type plan struct {
 	tokens       int
 	finish       string
 	ttft         time.Duration
-	word         int // index of the first word
-	rng          rng // continues with the TPOT draws
+	word         int  // index of the first word
+	rng          rng  // continues with the TPOT draws
+	cached       bool // a simulated cache hit: no TPOT delays (CacheResponses)
 }
 
 type fault uint8
@@ -464,6 +483,12 @@ func (s *OpenAIServer) generate(w http.ResponseWriter, r *http.Request, chat boo
 		return
 	}
 	p := s.draw(st, promptTokens, maxTokens, hasMax, req.IgnoreEOS)
+	if s.opts.CacheResponses {
+		if _, hit := s.cache.LoadOrStore(uint64(h), struct{}{}); hit {
+			p.ttft, p.cached = 0, true
+			s.stats.cacheHits.Add(1)
+		}
+	}
 	includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
 	if req.Stream {
 		s.stats.streams.Add(1)
@@ -605,7 +630,7 @@ func (g *gen) wait(at time.Duration) bool {
 
 // tpot draws the next inter-token time.
 func (g *gen) tpot() time.Duration {
-	if g.s.opts.TPOT.isZero() {
+	if g.s.opts.TPOT.isZero() || g.p.cached {
 		return 0
 	}
 	d := g.s.opts.TPOT.sampleDuration(&g.p.rng, g.promptTokens)

@@ -13,29 +13,34 @@ import (
 func newAuditCommand(st *State) *cobra.Command {
 	var f runFlags
 	var g gbtFlags
+	var o compliance.Options
 	cmd := &cobra.Command{
 		Use:   "audit TEST [run flags]",
-		Short: "Run an MLPerf audit test (TEST01, TEST04) against any SUT and verify it as MLPerf's scripts do",
+		Short: "Run an MLPerf audit test (TEST01, 04, 06, 07, 09) against any SUT and verify it as MLPerf's scripts do",
 		Long: `Run the runs an MLPerf audit test needs, with the run flags of aimeter run
 (the same SUT: in-process, --sut openai, kserve or dispatch), and verify them
 as MLPerf's compliance/TESTnn/run_verification.py does, writing the same
 verification files. Every run is an ordinary run bundle (aimeter report
 regenerates it). Under --output-dir:
 
+  audit.config                the audit settings the audit run used
   accuracy/                   TEST01: the accuracy run
-  performance/run_1/          the reference performance run
+  performance/run_1/          TEST01, TEST04: the reference performance run
   audit/                      the run under the test's audit.config
-  audit.config                the audit settings that run used
-  TESTnn/verify_*.txt, TESTnn/performance/run_1/ (TEST01: TESTnn/accuracy/)
+  TESTnn/verify_*.txt, TESTnn/accuracy/, TESTnn/performance/run_1/
                               the verification, as run_verification.py writes them
 
-TEST01 checks that the SUT answers in performance mode as it does in
-accuracy mode: the audit run logs the responses of about 4,096 samples,
-whose first bytes must equal the accuracy run's, and its score must stay
-within 10 % of the reference's (20 % for short latencies).
-TEST04 detects a SUT that caches results: the audit run issues the same
-sample every time, and its score must stay below the reference's plus 10 %
-(20 % for short SingleStream and MultiStream latencies).
+TEST01 compares the answers a performance run logs with the accuracy run's
+(and, where they differ and the data set has labels, their scores) and its
+performance with the reference run's (within 10 %). TEST04 detects a SUT
+that caches results: the audit run issues the same sample every time, and
+its score must stay below the reference's plus 10 % (20 % for short
+SingleStream and MultiStream latencies). TEST06 checks an LLM's logged
+token IDs (--dtype, --eos-token-id); TEST07 scores every answer of a
+performance run against --accuracy-threshold; TEST09 checks that the mean
+output length lies within --min-output-tokens and --max-output-tokens.
+--set overrides the audit.config (e.g. --set min_duration=1000 for a
+short audit).
 
 Exit codes: 0 TEST PASS, 3 TEST FAIL, 2 bad flags (nothing ran), 1 a run
 failed to start or to write its bundle, 4 interrupted. See docs/audit.md.`,
@@ -60,24 +65,32 @@ failed to start or to write its bundle, 4 interrupted. See docs/audit.md.`,
 			}
 			p.Settings.AuditConfig = "" // the audit brings its own
 			setGoMemoryLimit(f.goMemLimit)
-			return runAudit(cmd, st, test, p, f.quiet)
+			return runAudit(cmd, st, test, p, o, f.quiet)
 		},
 	}
 	addRunFlags(cmd, &f, &g)
+	fl := cmd.Flags()
+	fl.StringVar(&o.DType, "dtype", "", "how TEST01 and TEST06 read answers: byte, int16, int32, int64 or float32 (default byte for TEST01, int32 for TEST06)")
+	fl.Int64Var(&o.EOSTokenID, "eos-token-id", 2, "TEST06: the end-of-sequence token id")
+	fl.Uint64Var(&o.SamplingTarget, "sampling-target", 0, "TEST01, TEST06: accuracy_log_sampling_target (default 4096 for TEST01, 100 for TEST06)")
+	fl.Float64Var(&o.AccuracyThreshold, "accuracy-threshold", compliance.DefaultTEST07Threshold, "TEST07: test07_accuracy_threshold, in the scorer's unit (top-1 % for the reference data set)")
+	fl.Float64Var(&o.MinOutputTokens, "min-output-tokens", compliance.DefaultTEST09Min, "TEST09: the least mean output length, in tokens")
+	fl.Float64Var(&o.MaxOutputTokens, "max-output-tokens", compliance.DefaultTEST09Max, "TEST09: the greatest mean output length, in tokens")
+	fl.Float64Var(&o.AccuracyDelta, "accuracy-delta", 0.01, "TEST01: the largest relative score difference when answers differ")
 	out := cmd.Flags().Lookup("output-dir")
 	out.DefValue = "aimeter-audit"
 	_ = out.Value.Set(out.DefValue)
 	return cmd
 }
 
-func runAudit(cmd *cobra.Command, st *State, test compliance.Test, p *benchmark.Plan, quiet bool) error {
+func runAudit(cmd *cobra.Command, st *State, test compliance.Test, p *benchmark.Plan, o compliance.Options, quiet bool) error {
 	ctx, stop := interruptible(cmd.Context(), st)
 	defer stop()
 	p.Notify = func(n benchmark.Notice) { printNotice(st, n, quiet) }
 	if err := benchmark.PrepareOutputDir(p.OutputDir); err != nil {
 		return withCode(ExitUsage, err)
 	}
-	res, err := compliance.Run(ctx, test, *p)
+	res, err := compliance.RunWith(ctx, test, *p, o)
 	if res != nil {
 		for _, run := range []struct {
 			name string
@@ -97,10 +110,7 @@ func runAudit(cmd *cobra.Command, st *State, test compliance.Test, p *benchmark.
 		}
 		return withCode(ExitFailure, err)
 	}
-	if res.Accuracy != nil {
-		fmt.Fprint(st.Stdout, res.Accuracy.Output)
-	}
-	fmt.Fprint(st.Stdout, res.Verification.Output)
+	fmt.Fprint(st.Stdout, res.Output())
 	fmt.Fprintf(st.Stdout, "%s verification written to %s\n", test, filepath.Join(res.Dir, string(test)))
 	if !res.Pass {
 		return withCode(ExitInvalid, fmt.Errorf("%s: TEST FAIL", test))

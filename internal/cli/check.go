@@ -10,6 +10,7 @@ import (
 
 func newCheckCommand(st *State) *cobra.Command {
 	var maxAcc int64
+	var requireAudits bool
 	cmd := &cobra.Command{
 		Use:   "check DIR",
 		Short: "Validate a result folder: logs, validity, seeds, errors, accuracy and audit results",
@@ -19,15 +20,19 @@ or an aimeter bundle's manifest.json) and every audit verification
 their manifest digests, the result VALID with minimum duration, query count
 and early stopping met, effective seeds equal to the requested ones and to
 MLPerf's official ones, no errors in the detail log, the accuracy log
-parseable (and small in a performance run), an accuracy check passed, audit
-tests passed.
+parseable, with every index inside the data set (and small in a performance
+run), an accuracy run's check passed, equal-issue mode where mlperf.conf asks
+for it (a bundle that names its --model), audit tests passed, every audit
+folder (audit.config and audit/) verified, and the audit tests MLPerf's
+compliance table requires of each model present (warnings; errors with
+--require-audits).
 
 One line per finding, "SEVERITY PATH: message (check)"; a last line counts
 the runs and findings. Exit codes: 0 no error (warnings allowed), 3 any
 error, 2 DIR missing.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			rep, err := compliance.Check(args[0], compliance.CheckOptions{MaxAccuracyLogBytes: maxAcc})
+			rep, err := compliance.Check(args[0], compliance.CheckOptions{MaxAccuracyLogBytes: maxAcc, RequireAudits: requireAudits})
 			if err != nil {
 				return usageError("%v", err)
 			}
@@ -48,5 +53,6 @@ error, 2 DIR missing.`,
 		},
 	}
 	cmd.Flags().Int64Var(&maxAcc, "max-accuracy-log-bytes", 10<<20, "the largest mlperf_log_accuracy.json a performance run may leave")
+	cmd.Flags().BoolVar(&requireAudits, "require-audits", false, "make a missing audit test that MLPerf requires of a model an error, not a warning")
 	return cmd
 }

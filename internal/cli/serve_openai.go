@@ -35,7 +35,9 @@ type serveOpenAIFlags struct {
 	faultNoUsage  float64
 	seed          uint64
 	seedByCounter bool
-	sendLog       string
+	// cacheResponses is serve.OpenAIOptions.CacheResponses.
+	cacheResponses bool
+	sendLog        string
 }
 
 func newServeOpenAICommand(st *State) *cobra.Command {
@@ -61,6 +63,10 @@ Distributions (--output-tokens lengths; --ttft and --tpot durations):
 A request's max_tokens caps the drawn length; ignore_eos asks for exactly
 max_tokens. Every request draws from a generator seeded by --seed and its
 prompt, so a run is reproducible (--seed-by-counter: by arrival number).
+
+--cache-responses simulates a fault for testing aimeter audit TEST04: a
+prompt answered before is answered again at once, without its delays, as a
+server that caches results would; TEST04 must fail against it.
 
 HTTP/1.1 and HTTP/2 without TLS (prior knowledge) are served. Non-streaming
 responses carry a Server-Timing header with the simulated stages; streams
@@ -89,6 +95,7 @@ It serves until interrupted (Ctrl-C or SIGTERM), then prints its counters.`,
 	fl.Uint64Var(&f.seed, "seed", 0, "run seed of every draw")
 	fl.BoolVar(&f.seedByCounter, "seed-by-counter", false, "seed each request by its arrival number instead of its prompt")
 	fl.StringVar(&f.sendLog, "send-log", "", "write every event's send time as JSON lines to this file")
+	fl.BoolVar(&f.cacheResponses, "cache-responses", false, "simulate a result cache (a fault for testing aimeter audit TEST04): a prompt answered before is answered at once, without TTFT and TPOT delays")
 	cmd.SetOut(st.Stdout)
 	return cmd
 }
@@ -98,7 +105,7 @@ It serves until interrupted (Ctrl-C or SIGTERM), then prints its counters.`,
 func (f *serveOpenAIFlags) openAIOptions() (serve.OpenAIOptions, error) {
 	o := serve.OpenAIOptions{
 		Models: f.models, OwnedBy: f.ownedBy, DefaultMaxTokens: f.maxTokens,
-		Seed: f.seed, SeedByCounter: f.seedByCounter,
+		Seed: f.seed, SeedByCounter: f.seedByCounter, CacheResponses: f.cacheResponses,
 	}
 	var err error
 	if o.OutputTokens, err = serve.ParseLengthDist(f.outputTokens); err != nil {
