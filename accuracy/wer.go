@@ -35,9 +35,9 @@ func ErrorRates(references, hypotheses []string) (ErrorRateResult, error) {
 	var wordEdits, charEdits int
 	for i := range references {
 		rw, hw := pyFields(references[i]), pyFields(hypotheses[i])
-		wordEdits += levenshtein(rw, hw)
+		wordEdits += Levenshtein(rw, hw)
 		rc, hc := []rune(references[i]), []rune(hypotheses[i])
-		charEdits += levenshtein(rc, hc)
+		charEdits += Levenshtein(rc, hc)
 		r.Words += len(rw)
 		r.Chars += len(rc)
 	}
@@ -49,8 +49,9 @@ func ErrorRates(references, hypotheses []string) (ErrorRateResult, error) {
 	return r, nil
 }
 
-// levenshtein is the edit distance of a and b, in O(len(b)) memory.
-func levenshtein[T comparable](a, b []T) int {
+// Levenshtein is the edit distance of a and b (insertions, deletions and
+// substitutions of cost 1), in O(len(b)) memory.
+func Levenshtein[T comparable](a, b []T) int {
 	prev := make([]int, len(b)+1)
 	cur := make([]int, len(b)+1)
 	for j := range prev {
