@@ -1,12 +1,12 @@
 package benchmark
 
 import (
-	"aimeter/accuracy"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
 
+	"aimeter/accuracy"
 	"aimeter/gbt"
 	"aimeter/loadgen"
 	"aimeter/mlperfconf"
