@@ -71,26 +71,43 @@ func isPySpace(r rune) bool {
 	return r >= 0x2000 && r <= 0x200a
 }
 
-// ngramCounts counts the n-grams of orders 1 to 4 of tokens, keyed by the
-// tokens joined with a NUL.
-func ngramCounts(tokens []string) map[string]int {
-	m := make(map[string]int, 4*len(tokens))
+// ngram is an n-gram of orders 1 to 4: n tokens, the rest empty. (A key
+// of tokens joined by a separator would not do: a 13a token may hold any
+// character that is not white space, NUL included.)
+type ngram struct {
+	n    int
+	toks [4]string
+}
+
+// ngramCounts counts the n-grams of orders 1 to 4 of tokens.
+func ngramCounts(tokens []string) map[ngram]int {
+	m := make(map[ngram]int, 4*len(tokens))
 	for n := 1; n <= 4; n++ {
 		for i := 0; i+n <= len(tokens); i++ {
-			m[strings.Join(tokens[i:i+n], "\x00")]++
+			g := ngram{n: n}
+			copy(g.toks[:], tokens[i:i+n])
+			m[g]++
 		}
 	}
 	return m
 }
 
-// BLEU is sacreBLEU 2.5.1's corpus_bleu with its defaults: 13a
-// tokenization, case kept, n-grams up to 4, "exp" smoothing (a zero match
-// count at order n takes 100 / (2^k · total) with k the number of zero
-// orders so far), no effective order, and the brevity penalty over the
-// summed lengths with each hypothesis's closest reference length (a tie
-// taking the shorter). references[i] are the references of hypotheses[i];
-// their number may vary (sacreBLEU's None-padded streams). A corpus
-// without a single match scores 0, as sacreBLEU returns early then.
+// BLEU is sacreBLEU 2.5.1's corpus_bleu(hypotheses, streams) with its
+// defaults: 13a tokenization (tokenize13a), case kept, n-grams up to 4,
+// "exp" smoothing (a zero match count at order n takes 100 / (2^k · total)
+// with k the number of zero orders so far; an order without n-grams ends
+// the precisions, its log floored at -9999999999 as sacreBLEU's my_log),
+// no effective order, and the brevity penalty over the summed lengths with
+// each hypothesis's closest reference length (a tie taking the shorter).
+// A corpus without a single match scores 0, as sacreBLEU returns early
+// then.
+//
+// references[i] are the references of hypotheses[i]; sacreBLEU takes them
+// transposed, as reference streams (stream j holding every hypothesis's
+// j-th reference), so every hypothesis must have the same number of
+// references: a different number is an error naming the entry, as are
+// mismatched lengths and an empty corpus. No partial score is returned
+// with an error.
 func BLEU(hypotheses []string, references [][]string) (BLEUResult, error) {
 	if len(hypotheses) != len(references) {
 		return BLEUResult{}, fmt.Errorf("%d hypotheses for %d lists of references", len(hypotheses), len(references))
@@ -98,12 +115,17 @@ func BLEU(hypotheses []string, references [][]string) (BLEUResult, error) {
 	if len(hypotheses) == 0 {
 		return BLEUResult{}, errors.New("no hypotheses to score")
 	}
-	var r BLEUResult
-	for i, hyp := range hypotheses {
-		if len(references[i]) == 0 {
+	for i, refs := range references {
+		if len(refs) == 0 {
 			return BLEUResult{}, fmt.Errorf("references[%d] is empty: every hypothesis needs a reference", i)
 		}
-		refMax := map[string]int{}
+		if len(refs) != len(references[0]) {
+			return BLEUResult{}, fmt.Errorf("references[%d] has %d references, references[0] %d: every hypothesis needs the same number (sacreBLEU's reference streams)", i, len(refs), len(references[0]))
+		}
+	}
+	var r BLEUResult
+	for i, hyp := range hypotheses {
+		refMax := map[ngram]int{}
 		closestDiff, closestLen := -1, -1
 		ht := tokenize13a(hyp)
 		for _, ref := range references[i] {
@@ -124,9 +146,8 @@ func BLEU(hypotheses []string, references [][]string) (BLEUResult, error) {
 		r.SysLen += len(ht)
 		r.RefLen += closestLen
 		for g, c := range ngramCounts(ht) {
-			n := strings.Count(g, "\x00")
-			r.Totals[n] += c
-			r.Counts[n] += min(c, refMax[g])
+			r.Totals[g.n-1] += c
+			r.Counts[g.n-1] += min(c, refMax[g])
 		}
 	}
 	r.BP = 1

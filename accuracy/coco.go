@@ -10,14 +10,24 @@ import (
 
 // COCOBox is a ground truth or a detection of the coco-map metric: an
 // image, a category and a box [x, y, width, height]. Score is a
-// detection's; IsCrowd and Area (0: width × height) a ground truth's.
+// detection's; IsCrowd and Area a ground truth's. Area is the annotation's
+// "area", which COCOeval compares with the area range (a nil Area is
+// width × height, what COCO's loadRes gives detections).
 type COCOBox struct {
 	ImageID    int64      `json:"image_id"`
 	CategoryID int64      `json:"category_id"`
 	BBox       [4]float64 `json:"bbox"`
 	Score      float64    `json:"score"`
 	IsCrowd    int        `json:"iscrowd"`
-	Area       float64    `json:"area"`
+	Area       *float64   `json:"area,omitempty"`
+}
+
+// area is the box's COCO area: Area when given, else width × height.
+func (b COCOBox) area() float64 {
+	if b.Area != nil {
+		return *b.Area
+	}
+	return b.BBox[2] * b.BBox[3]
 }
 
 // COCOParams are the evaluation parameters; the zero value is COCOeval's
@@ -43,12 +53,15 @@ type COCOResult struct {
 }
 
 // linspace is np.linspace(start, stop, n): i·step + start, the last
-// exactly stop.
+// exactly stop. The product is rounded before the sum, as numpy's array
+// operations do: the float64 conversion keeps Go from fusing them into
+// one multiply-add (as it does on arm64, where the threshold 0.8 of
+// linspace(.5, .95, 10) would become 0.7999999999999999).
 func linspace(start, stop float64, n int) []float64 {
 	out := make([]float64, n)
 	step := (stop - start) / float64(n-1)
 	for i := range out {
-		out[i] = float64(i)*step + start
+		out[i] = float64(float64(i)*step) + start
 	}
 	out[n-1] = stop
 	return out
@@ -57,6 +70,8 @@ func linspace(start, stop float64, n int) []float64 {
 // bbIoU is pycocotools' maskApi bbIou of a detection d and a ground truth
 // g: intersection over union of the boxes (widths and heights as given,
 // no +1), the union of a crowd ground truth being the detection's area.
+// As in the C, each area is rounded before the sums (no fused
+// multiply-add, which Go would otherwise emit on arm64).
 func bbIoU(d, g [4]float64, crowd bool) float64 {
 	w := min(d[0]+d[2], g[0]+g[2]) - max(d[0], g[0])
 	if w <= 0 {
@@ -66,10 +81,11 @@ func bbIoU(d, g [4]float64, crowd bool) float64 {
 	if h <= 0 {
 		return 0
 	}
-	i := w * h
-	u := d[2]*d[3] + g[2]*g[3] - i
+	i := float64(w * h)
+	da, ga := float64(d[2]*d[3]), float64(g[2]*g[3])
+	u := da + ga - i
 	if crowd {
-		u = d[2] * d[3]
+		u = da
 	}
 	return i / u
 }
@@ -82,9 +98,19 @@ func bbIoU(d, g [4]float64, crowd bool) float64 {
 // again, ignored ones only when nothing else does); per category the
 // detections of every image merged by score, precision made monotone from
 // the right and read at the recall thresholds (searchsorted, left);
-// categories without a ground truth left out. map is the mean precision
-// over thresholds, recall points and categories, ap50 and ap75 at IoU .5
-// and .75, ar100 the mean final recall.
+// categories without a ground truth left out. IoU is maskApi's bbIou
+// (no +1; a crowd ground truth's union is the detection's area), an IoU
+// equal to the threshold matches, and a ground truth is ignored when
+// crowd or its area lies outside the area range, as is an unmatched
+// detection whose width × height does. map is the mean precision over
+// thresholds, recall points and categories, ap50 and ap75 at IoU .5 and
+// .75 (-1 when the thresholds lack them, as summarize), ar100 the mean
+// final recall. With other MaxDets, map is the mean of that precision
+// array (COCOeval's summarize would read maxDets=100 and give -1).
+//
+// Bad input is an error naming the entry: a ground truth or detection
+// on an image or category not listed, a non-finite or negative-sized
+// box, a non-finite score or area, parameters out of range.
 func COCOMap(images, categories []int64, gts, dets []COCOBox, params COCOParams) (COCOResult, error) {
 	iouThrs := params.IoUThresholds
 	if len(iouThrs) == 0 {
@@ -105,7 +131,25 @@ func COCOMap(images, categories []int64, gts, dets []COCOBox, params COCOParams)
 		return COCOResult{}, fmt.Errorf("params.area_range_all has %d values, want 2", len(params.AreaRangeAll))
 	}
 	if maxDet < 0 {
-		return COCOResult{}, fmt.Errorf("params.max_dets is %d", maxDet)
+		return COCOResult{}, fmt.Errorf("params.max_dets is %d, want 1 or more (0: 100)", maxDet)
+	}
+	for i, x := range iouThrs {
+		if err := checkFinite("params.iou_thresholds", i, x); err != nil {
+			return COCOResult{}, err
+		}
+		if x < 0 || x > 1 {
+			return COCOResult{}, fmt.Errorf("params.iou_thresholds[%d] is %v, outside [0, 1]", i, x)
+		}
+	}
+	for i, x := range recThrs {
+		if err := checkFinite("params.recall_thresholds", i, x); err != nil {
+			return COCOResult{}, err
+		}
+	}
+	for i, x := range area {
+		if err := checkFinite("params.area_range_all", i, x); err != nil {
+			return COCOResult{}, err
+		}
 	}
 	imgs := slices.Compact(slices.Sorted(slices.Values(images)))
 	cats := slices.Compact(slices.Sorted(slices.Values(categories)))
@@ -119,8 +163,16 @@ func COCOMap(images, categories []int64, gts, dets []COCOBox, params COCOParams)
 		if _, ok := slices.BinarySearch(imgs, g.ImageID); !ok {
 			return COCOResult{}, fmt.Errorf("ground_truths[%d]: image_id %d is not among the images", i, g.ImageID)
 		}
+		if _, ok := slices.BinarySearch(cats, g.CategoryID); !ok {
+			return COCOResult{}, fmt.Errorf("ground_truths[%d]: category_id %d is not among the categories", i, g.CategoryID)
+		}
 		if err := checkBox("ground_truths", i, g.BBox); err != nil {
 			return COCOResult{}, err
+		}
+		if g.Area != nil {
+			if math.IsNaN(*g.Area) || math.IsInf(*g.Area, 0) {
+				return COCOResult{}, fmt.Errorf("ground_truths[%d].area is %v, want a finite number", i, *g.Area)
+			}
 		}
 		gtBy[key{g.ImageID, g.CategoryID}] = append(gtBy[key{g.ImageID, g.CategoryID}], i)
 	}
@@ -134,8 +186,8 @@ func COCOMap(images, categories []int64, gts, dets []COCOBox, params COCOParams)
 		if err := checkBox("detections", i, d.BBox); err != nil {
 			return COCOResult{}, err
 		}
-		if err := checkFinite("detections[].score", i, d.Score); err != nil {
-			return COCOResult{}, err
+		if math.IsNaN(d.Score) || math.IsInf(d.Score, 0) {
+			return COCOResult{}, fmt.Errorf("detections[%d].score is %v, want a finite number", i, d.Score)
 		}
 		dtBy[key{d.ImageID, d.CategoryID}] = append(dtBy[key{d.ImageID, d.CategoryID}], i)
 	}
@@ -159,12 +211,8 @@ func COCOMap(images, categories []int64, gts, dets []COCOBox, params COCOParams)
 			}
 			// Ground truths: the not ignored first (stable).
 			ignore := func(j int) bool {
-				g := gts[j]
-				a := g.Area
-				if a == 0 {
-					a = g.BBox[2] * g.BBox[3]
-				}
-				return g.IsCrowd != 0 || a < area[0] || a > area[1]
+				a := gts[j].area()
+				return gts[j].IsCrowd != 0 || a < area[0] || a > area[1]
 			}
 			gi = slices.Clone(gi)
 			slices.SortStableFunc(gi, func(a, b int) int {
@@ -296,4 +344,47 @@ func checkBox(field string, i int, b [4]float64) error {
 		return fmt.Errorf("%s[%d].bbox has a negative width or height: %v", field, i, b)
 	}
 	return nil
+}
+
+// cocoInput is the coco-map metric's JSON input.
+type cocoInput struct {
+	Images       []int64     `json:"images"`
+	Categories   []int64     `json:"categories"`
+	GroundTruths []cocoJSBox `json:"ground_truths"`
+	Detections   []cocoJSBox `json:"detections"`
+	Params       COCOParams  `json:"params"`
+}
+
+// cocoJSBox is a COCOBox as read from JSON, where a missing id, score or
+// coordinate must be an error rather than a zero.
+type cocoJSBox struct {
+	ImageID    *int64    `json:"image_id"`
+	CategoryID *int64    `json:"category_id"`
+	BBox       []float64 `json:"bbox"`
+	Score      *float64  `json:"score"`
+	IsCrowd    int       `json:"iscrowd"`
+	Area       *float64  `json:"area"`
+}
+
+// cocoBoxes checks and converts the JSON boxes of field; detections must
+// have a score.
+func cocoBoxes(field string, in []cocoJSBox, detections bool) ([]COCOBox, error) {
+	out := make([]COCOBox, len(in))
+	for i, b := range in {
+		switch {
+		case b.ImageID == nil:
+			return nil, fmt.Errorf("%s[%d] has no image_id", field, i)
+		case b.CategoryID == nil:
+			return nil, fmt.Errorf("%s[%d] has no category_id", field, i)
+		case len(b.BBox) != 4:
+			return nil, fmt.Errorf("%s[%d].bbox has %d values, want 4 (x, y, width, height)", field, i, len(b.BBox))
+		case detections && b.Score == nil:
+			return nil, fmt.Errorf("%s[%d] has no score", field, i)
+		}
+		out[i] = COCOBox{ImageID: *b.ImageID, CategoryID: *b.CategoryID, BBox: [4]float64(b.BBox), IsCrowd: b.IsCrowd, Area: b.Area}
+		if b.Score != nil {
+			out[i].Score = *b.Score
+		}
+	}
+	return out, nil
 }

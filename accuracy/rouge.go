@@ -15,12 +15,14 @@ type ROUGEResult struct {
 	Pairs  int     `json:"pairs"`
 }
 
-// rougeTokens is rouge-score's default tokenizer: lower case, every run of
-// characters other than a–z and 0–9 a space, split; with stem, tokens
-// longer than three characters stemmed (NLTK's Porter stemmer, porterStem);
-// empty tokens dropped.
+// rougeTokens is rouge-score's default tokenizer (tokenize.tokenize):
+// lower case as Python's str.lower (pyLower: İ becomes i and a combining
+// dot, which splits the word), every run of characters other than a–z and
+// 0–9 a space, split; with stem, tokens longer than three characters
+// stemmed with NLTK's PorterStemmer() in its default NLTK_EXTENSIONS mode
+// (porterStem), which is what rouge-score builds; empty tokens dropped.
 func rougeTokens(text string, stem bool) []string {
-	text = strings.ToLower(text)
+	text = pyLower(text)
 	fields := strings.FieldsFunc(text, func(r rune) bool { return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9') })
 	if stem {
 		for i, f := range fields {
@@ -85,11 +87,14 @@ func rougeL(target, prediction []string) float64 {
 
 // ROUGE scores predictions against references as Google's rouge-score
 // 0.1.2 RougeScorer(["rouge1", "rouge2", "rougeL"], use_stemmer): per pair
-// the F-measure of unigram and bigram overlap (precision over the
-// prediction's n-grams, recall over the reference's, each count at least
-// 1) and of the longest common subsequence (rougeL, not rougeLsum), then
-// the mean over the pairs, as MLPerf's summarization accuracy scripts
-// average them. Tokens are rouge-score's (rougeTokens).
+// the F-measure of unigram and bigram overlap (counts clipped; precision
+// over the prediction's n-grams, recall over the reference's, each count
+// taken as at least 1) and of the longest common subsequence (rougeL, not
+// rougeLsum; 0 when either side has no token), then the mean over the
+// pairs, as MLPerf's summarization accuracy scripts average them, on a 0–1
+// scale. Tokens are rouge-score's (rougeTokens); the stemmer is NLTK's
+// default mode, PorterNLTK, not ORIGINAL_ALGORITHM. Mismatched lengths and
+// an empty input are errors.
 func ROUGE(references, predictions []string, useStemmer bool) (ROUGEResult, error) {
 	if len(references) != len(predictions) {
 		return ROUGEResult{}, fmt.Errorf("%d references for %d predictions", len(references), len(predictions))

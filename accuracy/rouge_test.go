@@ -1,109 +1,68 @@
 package accuracy
 
 import (
+	"encoding/json"
 	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
 )
 
-func TestPorterStem(t *testing.T) {
-	for _, tc := range []struct{ in, want, reason string }{
-		{"caresses", "caress", "1a: sses"},
-		{"ponies", "poni", "1a: ies"},
-		{"ties", "tie", "NLTK: a four-letter -ies keeps ie"},
-		{"agreed", "agre", "1b: eed → ee, then 5a drops the e"},
-		{"feed", "feed", "1b: eed needs m > 0"},
-		{"hopping", "hop", "1b: a double consonant is undoubled"},
-		{"falling", "fall", "1b: but not l, s or z"},
-		{"filing", "file", "1b: m = 1 and *o puts the e back"},
-		{"happy", "happi", "1c: y → i after a consonant"},
-		{"enjoy", "enjoy", "1c: not after a vowel"},
-		{"relational", "relat", "2: ational → ate, 4: ate goes"},
-		{"dying", "die", "NLTK's irregular forms"},
-		{"generously", "gener", "several steps"},
-		{"as", "as", "two letters are kept"},
-	} {
-		if got := porterStem(tc.in); got != tc.want {
-			t.Errorf("%s: %q → %q, want %q", tc.reason, tc.in, got, tc.want)
-		}
-	}
-}
-
-// TestPorterMatchesNLTK stems a word list with porterStem and with NLTK's
-// PorterStemmer() (NLTK_EXTENSIONS, the mode rouge-score uses): every
-// stem must be equal.
-func TestPorterMatchesNLTK(t *testing.T) {
-	words := strings.Fields(`generously agreed feed sky skies dying lying happy relational conditional rational valenci
-hesitanci digitizer conformabli radicalli differentli vileli analogousli vietnamization predication operator feudalism
-decisiveness hopefulness callousness formaliti sensitiviti sensibiliti triplicate formative formalize electriciti electrical
-hopeful goodness revival allowance inference airliner gyroscopic adjustable defensible irritant replacement adjustment
-dependent adoption homologou communism activate angulariti homologous effective bowdlerize probate rate cease controll roll
-flies dies tied spied cried hopping tanned falling hissing fizzed failing filing conflated troubled sized motoring sing
-plastered bled caresses ponies ties caress cats analogi fulli beautifulli archaeology innings outings news proceeding
-exceeded succeeding skating generalization running happiness emotional traditionally ideally yes ows abys eyes eying
-syzygy toy trees ivy oaten orrery privately troubles abc ab xyzzy quickly probabilities`)
-	rng := rand.New(rand.NewPCG(3, 4))
-	letters := "abcdeilmnorstuyz"
-	suffixes := []string{"", "s", "es", "ies", "ed", "ied", "ing", "ational", "tional", "ness", "ful", "ly", "alli", "logi", "ement", "ion", "ize", "ate", "ll", "e", "y", "bli", "fulli"}
-	for range 3000 {
-		var b strings.Builder
-		for range 1 + rng.IntN(7) {
-			b.WriteByte(letters[rng.IntN(len(letters))])
-		}
-		words = append(words, b.String()+suffixes[rng.IntN(len(suffixes))])
-	}
-	const program = `
-import json, sys
-from nltk.stem import porter
-s = porter.PorterStemmer()
-print(json.dumps([s.stem(w) for w in json.load(sys.stdin)]))
-`
-	var want []string
-	pyRef(t, program, words, &want)
-	bad := 0
-	for i, w := range words {
-		if got := porterStem(w); got != want[i] {
-			if bad++; bad <= 20 {
-				t.Errorf("%q: %q, NLTK %q", w, got, want[i])
-			}
-		}
-	}
-	if bad > 0 {
-		t.Errorf("%d of %d words stem differently", bad, len(words))
-	}
-}
-
 func TestROUGE(t *testing.T) {
-	r, err := ROUGE([]string{"The cat sat on the mat."}, []string{"the cat sat on the mat"}, false)
-	if err != nil || r.ROUGE1 != 1 || r.ROUGE2 != 1 || r.ROUGEL != 1 {
-		t.Errorf("identical but for case and punctuation: %+v, %v; want 1", r, err)
+	for _, tc := range []struct {
+		refs, preds []string
+		stem        bool
+		r1, r2, rl  float64
+		why         string
+	}{
+		{[]string{"The cat sat on the mat."}, []string{"the cat sat on the mat"}, false, 1, 1, 1,
+			"identical but for case and punctuation"},
+		{[]string{"a b c d"}, []string{"e f"}, false, 0, 0, 0, "no overlap"},
+		{[]string{"the cats are running"}, []string{"the cat is running"}, true, 0.75, 1.0 / 3, 0.75,
+			"stemmed: the cat are run / the cat is run (are, of 3 letters, unstemmed): 3 of 4 unigrams, 1 of 3 bigrams, LCS 3"},
+		{[]string{"the cats are running"}, []string{"the cat is running"}, false, 0.5, 0, 0.5,
+			"unstemmed: the and running, no bigram, LCS 2"},
+		{[]string{"x"}, []string{""}, true, 0, 0, 0, "an empty prediction"},
+		{[]string{""}, []string{""}, true, 0, 0, 0, "both empty: 0 (P = R = 0 over counts of at least 1), not 1"},
+		{[]string{"a b c d e"}, []string{"a c e x"}, false, 2.0 / 3, 0, 2.0 / 3,
+			"P 3/4, R 3/5: F 2/3; no bigram in common; LCS a c e"},
+		{[]string{"the the the"}, []string{"the"}, false, 0.5, 0, 0.5,
+			"counts clipped: 1 of 3; no bigram in the prediction"},
+		{[]string{"a b", "a b"}, []string{"a b", "c d"}, false, 0.5, 0.5, 0.5, "the mean over the pairs"},
+		{[]string{"3.5 x-ray"}, []string{"3 5 x ray"}, false, 1, 1, 1, "digits kept, other characters split"},
+		{[]string{"\u0130x"}, []string{"i x"}, false, 1, 1, 1,
+			"Python lower-cases İ to i and a combining dot, which splits the word"},
+		{[]string{"\u212a"}, []string{"k"}, false, 1, 0, 1, "the Kelvin sign lower-cases to k"},
+		{[]string{"Skies"}, []string{"sky"}, true, 1, 0, 1, "lower-cased before the stemmer's irregular forms"},
+	} {
+		r, err := ROUGE(tc.refs, tc.preds, tc.stem)
+		if err != nil || !near(r.ROUGE1, tc.r1) || !near(r.ROUGE2, tc.r2) || !near(r.ROUGEL, tc.rl) || r.Pairs != len(tc.refs) {
+			t.Errorf("%s: %+v, %v; want %v %v %v", tc.why, r, err, tc.r1, tc.r2, tc.rl)
+		}
 	}
-	r, _ = ROUGE([]string{"a b c d"}, []string{"e f"}, false)
-	if r.ROUGE1 != 0 || r.ROUGEL != 0 {
-		t.Errorf("no overlap: %+v", r)
-	}
-	r, _ = ROUGE([]string{"the cats are running"}, []string{"the cat is running"}, true)
-	// Stemmed: the cat ar run / the cat is run: 3 of 4 unigrams.
-	if !near(r.ROUGE1, 0.75) {
-		t.Errorf("with the stemmer: ROUGE-1 %v, want 0.75", r.ROUGE1)
-	}
-	r, _ = ROUGE([]string{"x"}, []string{""}, true)
-	if r.ROUGE1 != 0 || r.ROUGEL != 0 {
-		t.Errorf("an empty prediction: %+v", r)
-	}
-	if _, err := ROUGE([]string{"a"}, nil, true); err == nil || !strings.Contains(err.Error(), "1 references for 0 predictions") {
-		t.Errorf("mismatched lengths: %v", err)
+	for _, tc := range []struct {
+		refs, preds []string
+		want        string
+	}{
+		{[]string{"a"}, nil, "1 references for 0 predictions"},
+		{nil, nil, "no pairs"},
+	} {
+		if _, err := ROUGE(tc.refs, tc.preds, true); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v/%v: %v, want an error saying %q", tc.refs, tc.preds, err, tc.want)
+		}
 	}
 }
 
 // TestROUGEMatchesRougeScore compares ROUGE with rouge_score's RougeScorer
-// on random texts, with and without the stemmer: means within 1e-12.
+// on random texts, with and without the stemmer, from a vocabulary of
+// punctuation, numbers, capitals, hyphens, quotes, non-ASCII letters and
+// the words of the Porter stemmer's test: means within 1e-12.
 func TestROUGEMatchesRougeScore(t *testing.T) {
 	rng := rand.New(rand.NewPCG(8, 9))
-	vocab := strings.Fields("The cats running runs ran happily happiness generalization general-purpose 42 3.5 x-ray it's \"quoted\" (paren) national nationally agreed agreement the a of and dying flies Flying e-mail U.S. co-operate")
+	vocab := strings.Fields("The cats running runs ran happily happiness generalization general-purpose 42 3.5 x-ray it's \"quoted\" (paren) national nationally agreed agreement the a of and dying flies Flying e-mail U.S. co-operate \u0130stanbul \u212aelvin naïve café Skies 1234 ab3cd")
+	vocab = append(vocab, porterWords(300)...)
 	text := func() string {
-		w := make([]string, rng.IntN(15))
+		w := make([]string, rng.IntN(40))
 		for i := range w {
 			w[i] = vocab[rng.IntN(len(vocab))]
 		}
@@ -114,9 +73,9 @@ func TestROUGEMatchesRougeScore(t *testing.T) {
 		Stem        bool
 	}
 	var cases []pair
-	for i := range 10 {
+	for i := range 20 {
 		c := pair{Stem: i%2 == 0}
-		for range 20 {
+		for range 30 {
 			c.Refs, c.Preds = append(c.Refs, text()), append(c.Preds, text())
 		}
 		cases = append(cases, c)
@@ -141,6 +100,67 @@ print(json.dumps(out))
 		got, err := ROUGE(c.Refs, c.Preds, c.Stem)
 		if err != nil || math.Abs(got.ROUGE1-want[i].R1) > 1e-12 || math.Abs(got.ROUGE2-want[i].R2) > 1e-12 || math.Abs(got.ROUGEL-want[i].RL) > 1e-12 {
 			t.Errorf("case %d (stemmer %v): %+v, %v; rouge-score %+v", i, c.Stem, got, err, want[i])
+		}
+	}
+}
+
+// TestROUGETokensCodePoints tokenizes every Unicode scalar value between
+// letters with rougeTokens and rouge-score's tokenize (no stemmer): the
+// tokens must be equal. This checks Go's lower-casing against Python's on
+// every character (only İ and the Kelvin sign lower-case to ASCII).
+func TestROUGETokensCodePoints(t *testing.T) {
+	var b strings.Builder
+	for c := rune(0x80); c <= 0x10ffff; c++ {
+		if c >= 0xd800 && c < 0xe000 {
+			continue // surrogates have no UTF-8 form
+		}
+		b.WriteString("a" + string(c) + "b ")
+	}
+	text := b.String()
+	const program = `
+import json, sys
+from rouge_score import tokenize
+print(json.dumps(" ".join(tokenize.tokenize(json.load(sys.stdin), None))))
+`
+	var want string
+	pyRef(t, program, text, &want)
+	if got := strings.Join(rougeTokens(text, false), " "); got != want {
+		g, w := strings.Fields(got), strings.Fields(want)
+		for i := range min(len(g), len(w)) {
+			if g[i] != w[i] {
+				t.Fatalf("token %d: %q, rouge-score %q", i, g[i], w[i])
+			}
+		}
+		t.Fatalf("%d tokens, rouge-score %d", len(g), len(w))
+	}
+}
+
+// TestScoreJSONROUGE runs rouge through ScoreJSON, as `aimeter accuracy
+// score rouge` does: use_stemmer true by default, and errors for bad
+// inputs.
+func TestScoreJSONROUGE(t *testing.T) {
+	for _, tc := range []struct{ input, want string }{
+		{`{"references":["the cats are running"],"predictions":["the cat is running"]}`,
+			`{"rouge1":0.75,"rouge2":0.3333333333333333,"rougeL":0.75,"pairs":1}`},
+		{`{"references":["the cats are running"],"predictions":["the cat is running"],"use_stemmer":false}`,
+			`{"rouge1":0.5,"rouge2":0,"rougeL":0.5,"pairs":1}`},
+	} {
+		out, err := ScoreJSON("rouge", []byte(tc.input))
+		if err != nil {
+			t.Errorf("%s: %v", tc.input, err)
+			continue
+		}
+		if got, _ := json.Marshal(out); string(got) != tc.want {
+			t.Errorf("%s: %s, want %s", tc.input, got, tc.want)
+		}
+	}
+	for _, tc := range []struct{ input, want string }{
+		{`{"references":["a","b"],"predictions":["a"]}`, "2 references for 1 predictions"},
+		{`{"references":[],"predictions":[]}`, "no pairs"},
+		{`{"references":["a"],"predictions":[1]}`, "input: "},
+	} {
+		if out, err := ScoreJSON("rouge", []byte(tc.input)); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, %v; want an error saying %q", tc.input, out, err, tc.want)
 		}
 	}
 }

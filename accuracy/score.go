@@ -221,27 +221,29 @@ func checkFinite(field string, i int, x float64) error {
 }
 
 func scoreCOCO(data []byte) (any, error) {
-	var in struct {
-		Images       []int64    `json:"images"`
-		Categories   []int64    `json:"categories"`
-		GroundTruths []COCOBox  `json:"ground_truths"`
-		Detections   []COCOBox  `json:"detections"`
-		Params       COCOParams `json:"params"`
-	}
+	var in cocoInput
 	if err := decodeInput(data, &in); err != nil {
 		return nil, err
 	}
-	return COCOMap(in.Images, in.Categories, in.GroundTruths, in.Detections, in.Params)
+	gts, err := cocoBoxes("ground_truths", in.GroundTruths, false)
+	if err != nil {
+		return nil, err
+	}
+	dets, err := cocoBoxes("detections", in.Detections, true)
+	if err != nil {
+		return nil, err
+	}
+	return COCOMap(in.Images, in.Categories, gts, dets, in.Params)
 }
 
 func scoreOCR(data []byte) (any, error) {
-	var in struct {
-		IoUThreshold           float64    `json:"iou_threshold"`
-		AreaPrecisionThreshold float64    `json:"area_precision_threshold"`
-		Images                 []OCRImage `json:"images"`
-	}
+	var in ocrInput
 	if err := decodeInput(data, &in); err != nil {
 		return nil, err
 	}
-	return OCRDetection(in.Images, in.IoUThreshold, in.AreaPrecisionThreshold)
+	images, err := in.ocrImages()
+	if err != nil {
+		return nil, err
+	}
+	return OCRDetection(images, in.IoUThreshold, in.AreaPrecisionThreshold)
 }

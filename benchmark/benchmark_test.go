@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -485,6 +486,53 @@ func TestGentleDefaultsForServers(t *testing.T) {
 		}
 		if st.settings.ServerTargetQPS != c.qps || time.Duration(st.settings.ServerTargetLatencyNs) != c.bound {
 			t.Errorf("%s: %v queries/s, bound %v; want %v, %v", c.why, st.settings.ServerTargetQPS, time.Duration(st.settings.ServerTargetLatencyNs), c.qps, c.bound)
+		}
+	}
+}
+
+// halfRightSUT answers the even samples with their label (index mod 10)
+// and the odd ones wrongly.
+type halfRightSUT struct{}
+
+func (halfRightSUT) Name() string { return "HalfRightSUT" }
+func (halfRightSUT) IssueQuery(r *loadgen.Responder, samples []loadgen.QuerySample) {
+	for _, q := range samples {
+		b := byte(q.Index % 10)
+		if q.Index%2 == 1 {
+			b = (b + 1) % 10
+		}
+		r.Complete(q.ID, []byte{b}, 0)
+	}
+}
+func (halfRightSUT) FlushQueries() {}
+
+// TestSampledAccuracyLogJudgesNothing: the accuracy log of a performance
+// run holds a sample of the responses (accuracy_log_probability, TEST01):
+// its top-1 is shown over the responses logged, with no target, and it
+// cannot make the run INVALID (it did: the sample was scored against the
+// whole set's size and the target). An accuracy run is still judged.
+func TestSampledAccuracyLogJudgesNothing(t *testing.T) {
+	for _, tc := range []struct {
+		mode       string
+		set        []string
+		pass       bool
+		targetZero bool
+	}{
+		{"performance", []string{"accuracy_log_probability=0.5", "min_duration=50"}, true, true},
+		{"accuracy", nil, false, false},
+	} {
+		qsl := newCountingQSL(500)
+		out, err := Run(context.Background(), Plan{
+			Custom:    &Custom{SUT: halfRightSUT{}, QSL: qsl, Labels: func(i uint64) uint8 { return uint8(i % 10) }, Target: 0.9},
+			Settings:  Settings{Scenario: "Offline", Mode: tc.mode, Set: tc.set},
+			OutputDir: t.TempDir(), NoReport: true,
+		})
+		if err != nil && out == nil {
+			t.Fatal(err)
+		}
+		a := out.Accuracy
+		if a == nil || a.Pass != tc.pass || (a.Target == 0) != tc.targetZero || math.Abs(a.Value-50) > 5 {
+			t.Errorf("%s run: accuracy check %+v, want pass %v near 50 %%", tc.mode, a, tc.pass)
 		}
 	}
 }

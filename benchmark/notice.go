@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"aimeter/accuracy"
 	"aimeter/gbt"
 	"aimeter/loadgen"
 	"aimeter/mlperfconf"
@@ -47,25 +48,7 @@ func nearestKeys(s string, keys []string, n int) []string {
 }
 
 // editDistance is the Levenshtein distance between a and b, in bytes.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
-}
+func editDistance(a, b string) int { return accuracy.Levenshtein([]byte(a), []byte(b)) }
 
 // longRunNotice returns the line printed before a run expected to last
 // longer than longRun: how long, which setting decides it and where it came

@@ -69,7 +69,10 @@ func TestVerifyPerformance(t *testing.T) {
 // summaries and compares what it prints with want.
 func compareWithScript(t *testing.T, name, ref, test, want string) {
 	t.Helper()
-	script, py := mlperfScript(t, "TEST04", "verify_performance.py")
+	script, py, ok := mlperfScript(t, "TEST04", "verify_performance.py")
+	if !ok {
+		return
+	}
 	dir := t.TempDir()
 	rp, tp := filepath.Join(dir, "ref.txt"), filepath.Join(dir, "test.txt")
 	os.WriteFile(rp, []byte(ref), 0o644)

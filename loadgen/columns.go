@@ -117,16 +117,9 @@ func (pr *passRecord) columnRange(c *RecordColumns, from, to int) {
 		if s >= e {
 			break
 		}
-		issued := p.issuedAt(q)
-		if issued == NoTime {
+		sched, issued, ok := p.queryTimes(q)
+		if !ok {
 			continue
-		}
-		sched := issued
-		switch {
-		case g.sched != nil:
-			sched = g.sched[q]
-		case p.offline:
-			sched = 0
 		}
 		samples := g.query(q)[s-qs : e-qs]
 		at := c.grow(e - s)

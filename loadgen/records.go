@@ -256,16 +256,9 @@ func (pr *passRecord) recordRangeQ(from, to, qEnd int) iter.Seq[Record] {
 			if s >= e {
 				break
 			}
-			issued := p.issuedAt(q)
-			if issued == NoTime {
+			sched, issued, ok := p.queryTimes(q)
+			if !ok {
 				continue
-			}
-			sched := issued
-			switch {
-			case g.sched != nil:
-				sched = g.sched[q]
-			case p.offline:
-				sched = 0
 			}
 			for i := s; i < e; i++ {
 				if k := i >> pageShift; k != pk {
@@ -440,4 +433,21 @@ func pageValue[T any](pg *[pageLen]T, j int) T {
 		return zero
 	}
 	return pg[j]
+}
+
+// queryTimes returns when query q was scheduled and issued; ok is false
+// when it was not issued. An Offline query is scheduled at 0; a query of
+// a pass without a schedule at its issue.
+func (p *pass) queryTimes(q int) (sched, issued int64, ok bool) {
+	issued = p.issuedAt(q)
+	if issued == NoTime {
+		return 0, 0, false
+	}
+	switch {
+	case p.gen.sched != nil:
+		return p.gen.sched[q], issued, true
+	case p.offline:
+		return 0, issued, true
+	}
+	return issued, issued, true
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -24,8 +25,87 @@ exactly (scikit-learn, pycocotools, sacreBLEU, rouge-score, the official
 SQuAD script, ...; see docs/accuracy.md). "aimeter accuracy score METRIC"
 reads one JSON object and prints one.`,
 	}
-	cmd.AddCommand(newAccuracyScoreCommand(st))
+	cmd.AddCommand(newAccuracyScoreCommand(st), newAccuracyLogCommand(st))
 	return cmd
+}
+
+func newAccuracyLogCommand(st *State) *cobra.Command {
+	var labelsFile, targetText string
+	cmd := &cobra.Command{
+		Use:   "log DIR --labels LABELS.json [--target SPEC]",
+		Short: "Score a run's mlperf_log_accuracy.json top-1 against ground-truth labels",
+		Long: `Read DIR/mlperf_log_accuracy.json (an aimeter bundle or any LoadGen result
+folder), whose responses are one class byte each, and score it top-1
+against --labels, a JSON array of class numbers indexed by qsl_idx: each
+sample counts once, with its first response; samples of the labels without
+a response count as wrong (an accuracy run answers every sample). With
+--target, written as MLPerf writes its targets ("99% of FP32 (76.46)") or
+as a plain percentage, the score must reach it.
+
+Prints one JSON object: metric, accuracy (%), correct, scored, missing,
+and target and pass when a target is given. Exit codes: 0 scored (and the
+target met), 3 below the target, 2 a malformed log or labels (the entry
+and why), 1 DIR unreadable.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return scoreLogCommand(st, args[0], labelsFile, targetText)
+		},
+	}
+	cmd.Flags().StringVar(&labelsFile, "labels", "", "JSON array of the class of each sample, by qsl_idx (required)")
+	cmd.Flags().StringVar(&targetText, "target", "", `quality target, e.g. "99% of FP32 (76.46)" or 75.69 (percent)`)
+	return cmd
+}
+
+func scoreLogCommand(st *State, dir, labelsFile, targetText string) error {
+	if labelsFile == "" {
+		return usageError("--labels is required: a JSON array of the class of each sample")
+	}
+	var target *accuracy.Target
+	if targetText != "" {
+		t, err := accuracy.ParseTarget(targetText)
+		if err != nil {
+			return usageError("--target: %v", err)
+		}
+		target = &t
+	}
+	lb, err := os.ReadFile(labelsFile)
+	if err != nil {
+		return usageError("--labels: %v", err)
+	}
+	var labels []int
+	if err := json.Unmarshal(lb, &labels); err != nil {
+		return usageError("--labels %s: want a JSON array of class numbers: %v", labelsFile, err)
+	}
+	for i, l := range labels {
+		if l < 0 || l > 255 {
+			return usageError("--labels %s: entry %d is %d, want a class of 0 to 255 (one byte a response)", labelsFile, i, l)
+		}
+	}
+	f, err := os.Open(filepath.Join(dir, "mlperf_log_accuracy.json"))
+	if err != nil {
+		return withCode(ExitFailure, err)
+	}
+	defer f.Close()
+	entries, err := accuracy.ReadLog(f)
+	if err != nil {
+		return usageError("%s: %v", f.Name(), err)
+	}
+	s, err := accuracy.Top1(entries, len(labels), func(i uint64) uint8 { return uint8(labels[i]) })
+	if err != nil {
+		return usageError("%s: %v", f.Name(), err)
+	}
+	out := map[string]any{"metric": "top-1", "accuracy": 100 * s.Value, "correct": s.Correct, "scored": s.Scored, "missing": s.Missing}
+	pass := true
+	if target != nil {
+		pass = 100*s.Value >= target.Value
+		out["target"], out["target_text"], out["pass"] = target.Value, target.Text, pass
+	}
+	b, _ := json.Marshal(out)
+	fmt.Fprintf(st.Stdout, "%s\n", b)
+	if !pass {
+		return withCode(ExitInvalid, fmt.Errorf("top-1 %.4f%% is below the target %s = %.4f%%", 100*s.Value, target.Text, target.Value))
+	}
+	return nil
 }
 
 func newAccuracyScoreCommand(st *State) *cobra.Command {

@@ -45,3 +45,44 @@ func TestAccuracyScore(t *testing.T) {
 		t.Errorf("from standard input: exit %d, %q", code, tw.stdout.String())
 	}
 }
+
+// TestAccuracyLog: aimeter accuracy log scores an accuracy log top-1
+// against labels, each sample once, missing ones wrong, and judges a
+// target written as MLPerf writes them.
+func TestAccuracyLog(t *testing.T) {
+	dir := t.TempDir()
+	// Samples 0-3 answered 1, 2, 3, 0 (sample 1 twice: its first answer
+	// counts); sample 4 unanswered.
+	log := `[
+{"seq_id" : 0, "qsl_idx" : 0, "data" : "01"},
+{"seq_id" : 1, "qsl_idx" : 1, "data" : "02"},
+{"seq_id" : 2, "qsl_idx" : 1, "data" : "09"},
+{"seq_id" : 3, "qsl_idx" : 2, "data" : "03"},
+{"seq_id" : 4, "qsl_idx" : 3, "data" : "00"}
+]`
+	write := func(name, s string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	write("mlperf_log_accuracy.json", log)
+	labels := write("labels.json", "[1, 2, 3, 1, 4]")
+	res := runCLI(t, "", "accuracy", "log", dir, "--labels", labels, "--target", "99% of FP32 (60)")
+	want := `{"accuracy":60,"correct":3,"metric":"top-1","missing":1,"pass":true,"scored":4,"target":59.4,"target_text":"99% of FP32 (60)"}` + "\n"
+	if res.code != ExitOK || res.stdout != want {
+		t.Errorf("3 of 5 right against 59.4 %%: %s\nwant %s", res, want)
+	}
+	if res := runCLI(t, "", "accuracy", "log", dir, "--labels", labels, "--target", "61"); res.code != ExitInvalid || !strings.Contains(res.stderr, "below the target") {
+		t.Errorf("below the target: %s", res)
+	}
+	short := write("short.json", "[1, 2]")
+	if res := runCLI(t, "", "accuracy", "log", dir, "--labels", short); res.code != ExitUsage || !strings.Contains(res.stderr, "qsl_idx 2 is outside the data set of 2 samples") {
+		t.Errorf("labels that do not cover the log: %s", res)
+	}
+	write("mlperf_log_accuracy.json", `[{"seq_id": 0, "qsl_idx": 0, "data": "0G"}]`)
+	if res := runCLI(t, "", "accuracy", "log", dir, "--labels", labels); res.code != ExitUsage || !strings.Contains(res.stderr, "seq_id 0") {
+		t.Errorf("bad hex: %s", res)
+	}
+}

@@ -39,6 +39,17 @@ func TestAudit(t *testing.T) {
 			t.Error(err)
 		}
 	}
+	// TEST01 with the null SUT: three runs, both verifications.
+	dir01 := filepath.Join(t.TempDir(), "audit01")
+	res01 := runCLI(t, "", "audit", "TEST01", "--scenario", "Offline", "--set", "min_duration=200", "--output-dir", dir01, "-q")
+	if res01.code != ExitOK && res01.code != ExitInvalid || !strings.Contains(res01.stdout, "num_perf_log_qsl_idx_match") {
+		t.Fatalf("TEST01: %s", res01)
+	}
+	for _, f := range []string{"accuracy/manifest.json", "TEST01/verify_accuracy.txt", "TEST01/verify_performance.txt", "TEST01/accuracy/mlperf_log_accuracy.json"} {
+		if _, err := os.Stat(filepath.Join(dir01, f)); err != nil {
+			t.Error(err)
+		}
+	}
 	// The audit run's bundle regenerates like any other.
 	if res := runCLI(t, "", "report", filepath.Join(dir, "audit")); res.code != ExitOK && res.code != ExitInvalid {
 		t.Errorf("aimeter report of the audit run: %s", res)
