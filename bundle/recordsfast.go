@@ -515,65 +515,27 @@ func defaultWorkers() int { return runtime.GOMAXPROCS(0) }
 // the records is then spread over the cores too. At most workers+2 buffers
 // exist at once.
 func writeRecordChunks(w io.Writer, chunks []iter.Seq[loadgen.Record], workers int) error {
-	workers = max(min(workers, len(chunks)), 1)
-	type result struct {
-		out  []byte
-		done chan struct{}
+	if _, err := io.WriteString(w, RecordsHeader+"\n"); err != nil {
+		return err
 	}
-	results := make([]result, len(chunks))
-	for i := range results {
-		results[i].done = make(chan struct{})
-	}
-	// A worker holds a buffer before it takes a chunk, so the chunk the
-	// writer waits for always has one.
-	free := make(chan []byte, workers+2)
-	for range workers + 2 {
-		free <- nil
-	}
-	var next atomic.Int64
-	var failed atomic.Bool
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
+	return encodeInOrder(len(chunks), workers,
+		func() func(int, []byte) ([]byte, struct{}, error) {
 			batch := make([]loadgen.Record, 0, 1024)
-			for {
-				buf := <-free
-				k := int(next.Add(1) - 1)
-				if k >= len(chunks) {
-					free <- buf
-					return
-				}
-				buf = buf[:0]
-				if !failed.Load() {
-					for rec := range chunks[k] {
-						batch = append(batch, rec)
-						if len(batch) == cap(batch) {
-							buf = appendRecordBlock(buf, batch)
-							batch = batch[:0]
-						}
+			return func(k int, buf []byte) ([]byte, struct{}, error) {
+				for rec := range chunks[k] {
+					batch = append(batch, rec)
+					if len(batch) == cap(batch) {
+						buf = appendRecordBlock(buf, batch)
+						batch = batch[:0]
 					}
-					buf = appendRecordBlock(buf, batch)
-					batch = batch[:0]
 				}
-				results[k].out = buf
-				close(results[k].done)
+				buf = appendRecordBlock(buf, batch)
+				batch = batch[:0]
+				return buf, struct{}{}, nil
 			}
+		},
+		func(data []byte, _ struct{}) error {
+			_, err := w.Write(data)
+			return err
 		})
-	}
-	_, err := io.WriteString(w, RecordsHeader+"\n")
-	for k := range results {
-		<-results[k].done
-		if err == nil {
-			if _, err = w.Write(results[k].out); err != nil {
-				failed.Store(true)
-			}
-		}
-		free <- results[k].out
-		results[k].out = nil
-	}
-	if err != nil {
-		failed.Store(true)
-	}
-	wg.Wait()
-	return err
 }

@@ -273,58 +273,17 @@ func writeParquetChunks(w io.Writer, chunks []func(*loadgen.RecordColumns), opts
 	if rw.err != nil {
 		return rw.err
 	}
-	workers = max(1, min(workers, len(chunks)))
-	type result struct {
-		data []byte
-		g    pqGroup
-		err  error
-		done chan struct{}
-	}
-	results := make([]result, len(chunks))
-	for i := range results {
-		results[i].done = make(chan struct{})
-	}
-	// Encoded row groups wait in buffers passed round: workers+2 at most.
-	free := make(chan []byte, workers+2)
-	for range workers + 2 {
-		free <- nil
-	}
-	var next atomic.Int64
-	var failed atomic.Bool
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
+	err := encodeInOrder(len(chunks), workers,
+		func() func(int, []byte) ([]byte, pqGroup, error) {
 			enc := newPQEncoder(rw.codec())
-			for {
-				buf := <-free
-				k := int(next.Add(1) - 1)
-				if k >= len(chunks) {
-					free <- buf
-					return
-				}
-				if !failed.Load() {
-					results[k].data, results[k].g, results[k].err = enc.encodeChunk(buf[:0], chunks[k])
-				}
-				close(results[k].done)
+			return func(k int, buf []byte) ([]byte, pqGroup, error) { return enc.encodeChunk(buf, chunks[k]) }
+		},
+		func(data []byte, g pqGroup) error {
+			if g.rows == 0 {
+				return nil
 			}
+			return rw.writeGroup(data, g)
 		})
-	}
-	var err error
-	for k := range results {
-		<-results[k].done
-		if err == nil {
-			err = results[k].err
-		}
-		if err == nil && results[k].g.rows > 0 {
-			err = rw.writeGroup(results[k].data, results[k].g)
-		}
-		if err != nil {
-			failed.Store(true)
-		}
-		free <- results[k].data
-		results[k].data = nil
-	}
-	wg.Wait()
 	if err != nil {
 		return err
 	}
