@@ -601,10 +601,7 @@ func VerifyPerformance(ref, test io.Reader) (Verification, error) {
 	}
 	fmt.Fprintf(&out, "reference score = %s\n", r.printed)
 	fmt.Fprintf(&out, "test score = %s\n", t.printed)
-	v.Threshold = 0.10
-	if (r.scenario == "SingleStream" && r.score <= 200000) || (r.scenario == "MultiStream" && r.score <= 1600000) {
-		v.Threshold = 0.20
-	}
+	v.Threshold = scoreThreshold(r.scenario, r.score)
 	if t.score < r.score*(1+v.Threshold) {
 		v.Pass = true
 		out.WriteString("TEST PASS\n")
@@ -636,4 +633,15 @@ func pyFloat(x float64) string {
 		s += ".0"
 	}
 	return s
+}
+
+// scoreThreshold is the fraction by which an audit run's score may differ
+// from its reference's in MLPerf's verify_performance.py scripts: 10 %,
+// or 20 % where run-to-run variation is large (a SingleStream reference
+// scoring at most 200,000, a MultiStream one at most 1,600,000).
+func scoreThreshold(scenario string, refScore float64) float64 {
+	if (scenario == "SingleStream" && refScore <= 200000) || (scenario == "MultiStream" && refScore <= 1600000) {
+		return 0.20
+	}
+	return 0.10
 }

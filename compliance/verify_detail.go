@@ -100,10 +100,7 @@ func VerifyDetailPerformanceFiles(refDetail, testDetail string) (Verification, e
 		return fail("TEST FAIL: Server target latency mismatch")
 	}
 	fmt.Fprintf(&out, "Reference score = %s\nTest score = %s\n", pyFloat(r.score), pyFloat(t.score))
-	v.Threshold = 0.10
-	if (r.scenario == "SingleStream" && r.score <= 200000) || (r.scenario == "MultiStream" && r.score <= 1600000) {
-		v.Threshold = 0.20
-	}
+	v.Threshold = scoreThreshold(r.scenario, r.score)
 	if r.score*(1-v.Threshold) <= t.score && t.score <= r.score*(1+v.Threshold) {
 		v.Pass = true
 		out.WriteString("TEST PASS\n")

@@ -219,8 +219,9 @@ func (pr *passRecord) columns(block int) iter.Seq[*RecordColumns] {
 	}
 }
 
-// blocksOf yields the records of seq in blocks of 4096, by column.
-func blocksOf(seq iter.Seq[Record]) iter.Seq[*RecordColumns] {
+// RecordBlocks yields the records of seq in blocks of 4096, by column, in
+// a RecordColumns reused for the next block.
+func RecordBlocks(seq iter.Seq[Record]) iter.Seq[*RecordColumns] {
 	return func(yield func(*RecordColumns) bool) {
 		var c RecordColumns
 		for rec := range seq {

@@ -317,7 +317,7 @@ func (pr *passRecord) performanceResult(e *Effective) PerformanceResult {
 // (aimeter report). Records must be in issue order. Lost samples are
 // censored at info.EndNs.
 func BuildPerformanceResult(e *Effective, info PassInfo, records iter.Seq[Record]) PerformanceResult {
-	return buildPerformanceResult(e, info, blocksOf(records), 0)
+	return buildPerformanceResult(e, info, RecordBlocks(records), 0)
 }
 
 // buildPerformanceResult is BuildPerformanceResult with a capacity hint for

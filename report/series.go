@@ -230,21 +230,7 @@ func (ps *passStats) addLatency(doneNs, lat int64, censored bool) {
 // sample's completion − the query's scheduled time). A latency is placed in
 // time at its completion.
 func collectPass(records iter.Seq[loadgen.Record], info loadgen.PassInfo, multiStream bool) *passStats {
-	return collectPassColumns(func(yield func(*loadgen.RecordColumns) bool) {
-		var c loadgen.RecordColumns
-		for rec := range records {
-			c.Append(rec)
-			if c.Len() == 4096 {
-				if !yield(&c) {
-					return
-				}
-				c.Reset()
-			}
-		}
-		if c.Len() > 0 {
-			yield(&c)
-		}
-	}, info, multiStream)
+	return collectPassColumns(loadgen.RecordBlocks(records), info, multiStream)
 }
 
 // collectPassColumns is collectPass over blocks of records by column

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bufio"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -48,13 +47,9 @@ func exportRecords(st *State, dir, format, output string, ignoreDigests bool) er
 	if format != "csv" && format != "jsonl" {
 		return usageError("--format %q: want csv or jsonl", format)
 	}
-	b, err := bundle.ReadWith(dir, bundle.ReadOptions{SkipVerify: ignoreDigests})
+	b, err := readBundleArg(dir, ignoreDigests)
 	if err != nil {
-		var de *bundle.DigestError
-		if errors.As(err, &de) {
-			return withCode(ExitFailure, fmt.Errorf("%w\n(the bundle was changed after the run; --ignore-digests reads it anyway)", err))
-		}
-		return withCode(ExitFailure, err)
+		return err
 	}
 	if b.Result == nil {
 		return withCode(ExitFailure, fmt.Errorf("%s is a training bundle: it has no records", dir))

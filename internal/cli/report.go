@@ -43,13 +43,9 @@ func regenerateReport(st *State, dir, outDir string, ignoreDigests bool) error {
 	if outDir == "" {
 		outDir = dir
 	}
-	b, err := bundle.ReadWith(dir, bundle.ReadOptions{SkipVerify: ignoreDigests})
+	b, err := readBundleArg(dir, ignoreDigests)
 	if err != nil {
-		var de *bundle.DigestError
-		if errors.As(err, &de) {
-			return withCode(ExitFailure, fmt.Errorf("%w\n(the bundle was changed after the run; --ignore-digests reads it anyway)", err))
-		}
-		return withCode(ExitFailure, err)
+		return err
 	}
 	if ignoreDigests {
 		if err := b.Manifest.Verify(dir); err != nil {
@@ -82,4 +78,19 @@ func regenerateReport(st *State, dir, outDir string, ignoreDigests bool) error {
 	}
 	printRun(st, out)
 	return outcomeCode(out, nil)
+}
+
+// readBundleArg reads the bundle a command was given (aimeter report,
+// aimeter export), checking its manifest digests unless ignoreDigests: a
+// bundle changed after its run is an error that names --ignore-digests.
+func readBundleArg(dir string, ignoreDigests bool) (*bundle.Bundle, error) {
+	b, err := bundle.ReadWith(dir, bundle.ReadOptions{SkipVerify: ignoreDigests})
+	if err != nil {
+		var de *bundle.DigestError
+		if errors.As(err, &de) {
+			return nil, withCode(ExitFailure, fmt.Errorf("%w\n(the bundle was changed after the run; --ignore-digests reads it anyway)", err))
+		}
+		return nil, withCode(ExitFailure, err)
+	}
+	return b, nil
 }
