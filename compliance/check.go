@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"aimeter/bundle"
 	"aimeter/loadgen"
@@ -384,7 +385,7 @@ func (r *Report) checkEqualIssue(dir string, d *detail, model string) {
 // checkSeeds compares the effective seeds with the requested ones and
 // with MLPerf's official ones (the built-in mlperf.conf).
 func (r *Report) checkSeeds(dir string, d *detail) {
-	official, _, err := mlperfconf.LoadSettings(mlperfconf.LoadOptions{Scenario: loadgen.Offline})
+	official, err := officialSettings()
 	if err != nil {
 		r.add(SeverityWarning, dir, "seeds", "the official seeds cannot be read: %v", err)
 		return
@@ -404,3 +405,11 @@ func (r *Report) checkSeeds(dir string, d *detail) {
 		}
 	}
 }
+
+// officialSettings are the settings of the built-in mlperf.conf, read once
+// for every run folder a Check meets (their seeds are MLPerf's official
+// ones).
+var officialSettings = sync.OnceValues(func() (loadgen.Settings, error) {
+	s, _, err := mlperfconf.LoadSettings(mlperfconf.LoadOptions{Scenario: loadgen.Offline})
+	return s, err
+})
