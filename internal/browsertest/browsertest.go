@@ -32,10 +32,17 @@ func Path() string {
 	return ""
 }
 
+// startupTimeout bounds how long Chromium may take to start and print its
+// DevTools address. chromedp's default is 20 s, which a loaded CI machine
+// (every package's tests under -race at once) has exceeded; the time a
+// browser needs to start says nothing about the page under test.
+const startupTimeout = 3 * time.Minute
+
 // Context starts headless Chromium (a fresh profile, no network services,
-// a 1280 × 1000 window) bounded by timeout, and returns its chromedp
-// context; the browser is closed and the profile removed when the test
-// ends. It skips the test when no browser is found.
+// a 1280 × 1000 window) and returns a chromedp context for the page's
+// actions bounded by timeout, counted from when the browser is up (its
+// start has its own, longer bound). The browser is closed and the profile
+// removed when the test ends. It skips the test when no browser is found.
 func Context(t testing.TB, timeout time.Duration) context.Context {
 	t.Helper()
 	browser := Path()
@@ -58,10 +65,10 @@ func Context(t testing.TB, timeout time.Duration) context.Context {
 		}
 		t.Logf("could not remove the browser profile %s", profile)
 	})
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	actx, cancelAlloc := chromedp.NewExecAllocator(ctx,
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
 		chromedp.ExecPath(browser),
 		chromedp.UserDataDir(profile),
+		chromedp.WSURLReadTimeout(startupTimeout),
 		chromedp.Flag("headless", true),
 		chromedp.Flag("no-sandbox", true),
 		chromedp.Flag("disable-gpu", true),
@@ -74,9 +81,20 @@ func Context(t testing.TB, timeout time.Duration) context.Context {
 		chromedp.WindowSize(1280, 1000),
 	)
 	bctx, cancelBrowser := chromedp.NewContext(actx)
-	// Last in, first out: the browser, its allocator, then the timeout.
-	t.Cleanup(cancel)
+	// Last in, first out: the browser, then its allocator.
 	t.Cleanup(cancelAlloc)
 	t.Cleanup(cancelBrowser)
-	return bctx
+	// The first Run starts the browser and ties it to bctx, so it must not
+	// carry the page's deadline (that would close the browser when the
+	// deadline passes); the start is bounded by WSURLReadTimeout instead.
+	start := time.Now()
+	if err := chromedp.Run(bctx); err != nil {
+		t.Fatalf("starting %s: %v (after %v)", browser, err, time.Since(start).Round(time.Millisecond))
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Logf("the browser took %v to start", d.Round(time.Millisecond))
+	}
+	ctx, cancel := context.WithTimeout(bctx, timeout)
+	t.Cleanup(cancel)
+	return ctx
 }
