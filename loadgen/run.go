@@ -576,19 +576,13 @@ func (t *testRun) runPass(e *Effective, set loadableSet, kind PassKind) *Summary
 	rec.info.StopReason = stop
 	rec.info.ProtocolErrors = t.resp.protocolErrors() - protocolBefore
 
-	maxCompletion := int64(0)
-	for i := range int(p.extent.Load()) {
-		if s := p.state.at(i).Load(); (s == stateOK || s == stateError) && *p.completed.at(i) > maxCompletion {
-			maxCompletion = *p.completed.at(i)
-		}
-	}
+	maxCompletion, pr := rec.scan(e, !accuracy)
 	power := t.origin.Add(time.Duration(p.origin))
 	t.event(Event{TimeNs: t.now(), Key: "power_begin", Value: powerTime(power), Kind: EventIntervalStart})
 	t.event(Event{TimeNs: t.now(), Key: "power_end", Value: powerTime(power.Add(time.Duration(maxCompletion))), Kind: EventIntervalEnd})
 	if accuracy {
 		return nil
 	}
-	pr := rec.performanceResult(e)
 	if stop != "" {
 		pr.StopReason = stop
 	}
