@@ -93,6 +93,11 @@ type Options struct {
 	// LoadGen does); a find-peak search is refused, as its probes would
 	// all replay the same schedule.
 	ArrivalSamples []uint64
+	// Chains, if not nil, replaces the Server schedule with dependent
+	// queries, such as the turns of chat sessions (see Chains). It
+	// excludes Arrivals and ArrivalSamples and applies to performance
+	// passes only.
+	Chains *Chains
 
 	// SpinWindow is how close to a scheduled Server query the issuer stops
 	// sleeping and busy-waits, so that queries go out within nanoseconds of
@@ -371,6 +376,14 @@ func Run(ctx context.Context, sut SUT, qsl QSL, settings Settings, opts *Options
 	if err := opts.validateSamples(settings, min(total, perf)); err != nil {
 		return nil, err
 	}
+	if c := opts.Chains; c != nil {
+		if opts.Arrivals != nil || opts.ArrivalSamples != nil {
+			return nil, &FieldError{Field: "Options.Chains", Value: "set", Allowed: "chains replace Arrivals and ArrivalSamples: give one or the other"}
+		}
+		if err := c.validate(settings, min(total, perf)); err != nil {
+			return nil, err
+		}
+	}
 	if err := checkBudget(&eff, total, opts); err != nil {
 		return nil, err
 	}
@@ -537,7 +550,13 @@ func (t *testRun) runPerformance(e *Effective, kind PassKind) (*Summary, error) 
 // the pass summary for performance passes.
 func (t *testRun) runPass(e *Effective, set loadableSet, kind PassKind) *Summary {
 	accuracy := kind == PassAccuracy
-	gen, err := generateQueriesAt(t.ctx, e, accuracy, set, t.seq, t.opts.Arrivals, t.opts.ArrivalSamples)
+	arrivals, samples := t.opts.Arrivals, t.opts.ArrivalSamples
+	if c := t.opts.Chains; c != nil {
+		// Every query is generated at offset 0; the issuer sets each
+		// one's scheduled time as it becomes known (runChains).
+		arrivals, samples = make([]int64, len(c.After)), c.Samples
+	}
+	gen, err := generateQueriesAt(t.ctx, e, accuracy, set, t.seq, arrivals, samples)
 	if err != nil {
 		// Cancelled while generating: nothing was issued, no pass is kept.
 		t.event(Event{TimeNs: t.now(), Key: "generic_message", Value: "Query generation cancelled: " + err.Error()})
