@@ -41,6 +41,7 @@ import (
 	"aimeter/sut"
 	"aimeter/sysinfo"
 	"aimeter/version"
+	"aimeter/workload/session"
 	"aimeter/workload/trace"
 )
 
@@ -66,6 +67,9 @@ type Plan struct {
 	// Replay, if set, takes the schedule and the prompts from a trace
 	// file (see Replay); nil generates them.
 	Replay *Replay
+	// Sessions, if set, runs multi-turn chat sessions (see Sessions); nil
+	// runs none.
+	Sessions *Sessions
 
 	// OutputDir is the directory the bundle is written to. Required.
 	OutputDir string
@@ -285,6 +289,9 @@ type Outcome struct {
 	// Lateness is how closely a trace replay (Plan.Replay) kept its
 	// schedule; nil for other runs.
 	Lateness *trace.LatenessSummary
+	// Sessions are the per-turn and per-session metrics of a sessions run
+	// (Plan.Sessions); nil for other runs.
+	Sessions *session.Metrics
 }
 
 // Run runs p and writes its bundle into p.OutputDir.
@@ -312,6 +319,8 @@ type runner struct {
 	warmed *bundle.Warmup
 	// replay is the loaded trace of a replay run; nil for none.
 	replay *replayed
+	// sessions is the loaded workload of a sessions run; nil for none.
+	sessions *sessionRun
 }
 
 func (r *runner) notify(kind NoticeKind, format string, args ...any) {

@@ -62,6 +62,10 @@ func PlanFromBundle(dir string) (*Plan, error) {
 		rp := *inv.Replay
 		p.Replay = &rp
 	}
+	if inv.Sessions != nil {
+		ss := *inv.Sessions
+		p.Sessions = &ss
+	}
 	if inv.GBT != nil {
 		p.GBT = &GBT{Input: *inv.GBT}
 		for _, f := range inv.Settings.Files {

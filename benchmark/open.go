@@ -330,7 +330,7 @@ func (r *runner) openaiEndpoint(o *opened, st *resolved, rawURL string) (*openai
 		BaseURL: rawURL, Model: oc.ServedModel, API: api, Stream: !oc.NoStream, MaxTokens: oc.OutputTokens, IgnoreEOS: oc.IgnoreEOS,
 		APIKey: key, TLS: openai.TLSOptions{CAFile: oc.CACert, InsecureSkipVerify: oc.InsecureSkipVerify},
 		MaxConns: c.Net.MaxConns, LimitConns: c.Net.MaxConns > 0,
-		Prompts: set, AllowRepeatedPrompts: st.exactPrompts || r.replay != nil, // a replay's shared prefixes must reach the server as they are
+		Prompts: set, AllowRepeatedPrompts: st.exactPrompts || r.replay != nil || r.sessions != nil, // shared prefixes (a trace's, a session's history) must reach the server as they are
 		Headers: hdr, AllowHeaderOverride: oc.AllowHeaderOverride, ExtraBody: []byte(oc.ExtraBody), Temperature: oc.Temperature,
 		HTTPClient: oc.HTTPClient,
 	})

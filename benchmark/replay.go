@@ -33,7 +33,7 @@ func (r *runner) loadReplay() error {
 	p := r.plan
 	in := p.Replay
 	if in == nil {
-		return nil
+		return r.loadSessions()
 	}
 	switch {
 	case p.Custom != nil:
@@ -89,6 +89,12 @@ func (r *runner) loadReplay() error {
 // whole span (min_duration), and target_qps is the trace's mean rate (what
 // the logs report as the scheduled rate).
 func (r *runner) replaySettings(s *loadgen.Settings, src mlperfconf.Sources) {
+	if r.sessions != nil {
+		by := "the sessions' turns"
+		s.MinQueryCount, s.MinDurationMs = uint64(len(r.sessions.chains.After)), 0
+		src.Impose("min_query_count", by)
+		src.Impose("min_duration", by)
+	}
 	if r.replay == nil {
 		return
 	}
@@ -109,10 +115,16 @@ func (r *runner) replayOptions(opts *loadgen.Options) {
 	if r.replay != nil {
 		opts.Arrivals, opts.ArrivalSamples = r.replay.sched.Arrivals, r.replay.sched.Samples()
 	}
+	if r.sessions != nil {
+		opts.Chains = r.sessions.chains
+	}
 }
 
 // replayPrompts is the prompt set of a replay run, or nil.
 func (r *runner) replayPrompts() *prompts.Set {
+	if r.sessions != nil {
+		return r.sessions.set
+	}
 	if r.replay == nil {
 		return nil
 	}
@@ -121,6 +133,9 @@ func (r *runner) replayPrompts() *prompts.Set {
 
 // replayOutcome adds the replay's input and send lateness to the outcome.
 func (r *runner) replayOutcome(out *Outcome) {
+	if err := r.sessionOutcome(out); err != nil {
+		r.notify(Warning, "the sessions' metrics: %v", err)
+	}
 	if r.replay == nil || out.Result == nil {
 		return
 	}

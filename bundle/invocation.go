@@ -43,6 +43,9 @@ type Invocation struct {
 	// Replay is the trace a replay run took its schedule and prompts
 	// from; nil for a run with a generated schedule.
 	Replay *ReplayInput `json:"replay,omitempty"`
+	// Sessions is the multi-turn workload of a sessions run; nil for
+	// other runs.
+	Sessions *SessionsInput `json:"sessions,omitempty"`
 }
 
 // Warmup is a warm-up before the measured run: what it asked for is in

@@ -480,6 +480,7 @@ func printRun(st *State, out *benchmark.Outcome) {
 		printClientStats(st.Stdout, inv.Client)
 	}
 	printReplay(st.Stdout, out)
+	printSessions(st.Stdout, out)
 }
 
 // printOutcome prints the result of a run; writeErr is the error of writing
