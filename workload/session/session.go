@@ -9,9 +9,10 @@
 // index (Turn), its latency counts from its scheduled time (the moment the
 // user sends it: the previous answer's completion plus the think time).
 //
-// The issuing of dependent turns (a turn scheduled only once the previous
-// one completed) is not in package loadgen yet; this package is the data
-// and the arithmetic of it.
+// Package loadgen issues the dependent turns (loadgen.Options.Chains: a
+// turn is scheduled only once the previous one completed, plus the think
+// time); package benchmark (Plan.Sessions) and `aimeter sessions` put the
+// two together.
 package session
 
 import (
