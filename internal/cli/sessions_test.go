@@ -1,12 +1,20 @@
 package cli
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"aimeter/loadgen"
+	"aimeter/serve"
 )
 
 // TestSessionsAgainstServeOpenAI runs generated sessions against `aimeter
@@ -86,5 +94,61 @@ func TestSessionsBadInput(t *testing.T) {
 				t.Errorf("want exit 2 with %q:\n%v", tc.want, res)
 			}
 		})
+	}
+}
+
+// TestSessionsHistoryReachesTheServer captures the request bodies of a
+// ShareGPT session at the server: turn 1 carries the system prompt, turn
+// 0 and its reference answer, then the new user message, without a nonce.
+func TestSessionsHistoryReachesTheServer(t *testing.T) {
+	out, err := serve.ParseLengthDist("max_tokens")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sim, err := serve.NewOpenAI(serve.OpenAIOptions{Models: []string{"sim"}, OutputTokens: out, Seed: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type msg struct{ Role, Content string }
+	var mu sync.Mutex
+	var seen [][]msg
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/chat/completions") {
+			b, _ := io.ReadAll(r.Body)
+			var req struct{ Messages []msg }
+			if err := json.Unmarshal(b, &req); err == nil {
+				mu.Lock()
+				seen = append(seen, req.Messages)
+				mu.Unlock()
+			}
+			r.Body = io.NopCloser(bytes.NewReader(b))
+		}
+		sim.ServeHTTP(w, r)
+	}))
+	t.Cleanup(func() { srv.Close(); sim.Close() })
+	dir := t.TempDir()
+	file := filepath.Join(dir, "chat.json")
+	chat := `[{"id": "x", "conversations": [
+  {"from": "system", "value": "Be brief."},
+  {"from": "human", "value": "one two"},
+  {"from": "gpt", "value": "three four five"},
+  {"from": "human", "value": "six"},
+  {"from": "gpt", "value": "seven"}]}]`
+	if err := os.WriteFile(file, []byte(chat), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res := runCLI(t, dir, "sessions", "--sut", "openai", "--url", srv.URL, "--ignore-eos", "-q", "--output-dir", filepath.Join(dir, "out"),
+		"--sharegpt", file, "--think", "1ms")
+	if res.code != ExitOK && res.code != ExitInvalid {
+		t.Fatalf("%v", res)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) != 2 {
+		t.Fatalf("%d requests, want 2: %+v", len(seen), seen)
+	}
+	want := []msg{{"system", "Be brief."}, {"user", "one two"}, {"assistant", "three four five"}, {"user", "six"}}
+	if fmt.Sprint(seen[0]) != fmt.Sprint(want[:2]) || fmt.Sprint(seen[1]) != fmt.Sprint(want) {
+		t.Errorf("turn 0 sent %+v\nturn 1 sent %+v\nwant %+v", seen[0], seen[1], want)
 	}
 }
