@@ -673,5 +673,8 @@ func OutcomeOf(b *bundle.Bundle, dir string) (*Outcome, error) {
 		out.GBT = &m
 	}
 	out.Verdict = verdictOf(out)
+	if err := workloadOutcome(out); err != nil {
+		return nil, err
+	}
 	return out, nil
 }

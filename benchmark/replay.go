@@ -1,6 +1,8 @@
 package benchmark
 
 import (
+	"fmt"
+
 	"aimeter/bundle"
 	"aimeter/dataset/prompts"
 	"aimeter/loadgen"
@@ -131,14 +133,32 @@ func (r *runner) replayPrompts() *prompts.Set {
 	return r.replay.set
 }
 
-// replayOutcome adds the replay's input and send lateness to the outcome.
+// replayOutcome adds the replay's send lateness and the sessions' metrics
+// to the outcome of the run just measured.
 func (r *runner) replayOutcome(out *Outcome) {
-	if err := r.sessionOutcome(out); err != nil {
-		r.notify(Warning, "the sessions' metrics: %v", err)
+	if err := workloadOutcome(out); err != nil {
+		r.notify(Warning, "%v", err)
 	}
-	if r.replay == nil || out.Result == nil {
-		return
+}
+
+// workloadOutcome fills Outcome.Lateness (a trace replay) and
+// Outcome.Sessions (a sessions run) from the bundle alone, its records and
+// invocation.json, so that `aimeter report` gives them again.
+func workloadOutcome(out *Outcome) error {
+	b := out.Bundle
+	if b == nil || b.Invocation == nil || out.Result == nil {
+		return nil
 	}
-	l := trace.Lateness(out.Result.Records(), trace.DefaultLateAfter)
-	out.Lateness = &l
+	if b.Invocation.Replay != nil {
+		l := trace.Lateness(out.Result.Records(), trace.DefaultLateAfter)
+		out.Lateness = &l
+	}
+	if ss := b.Invocation.Sessions; ss != nil {
+		m, err := SessionMetrics(out.Result, ss.TurnsPerSession)
+		if err != nil {
+			return fmt.Errorf("the sessions' metrics: %w", err)
+		}
+		out.Sessions = m
+	}
+	return nil
 }

@@ -25,8 +25,6 @@ type sessionRun struct {
 	in     bundle.SessionsInput
 	set    *prompts.Set
 	chains *loadgen.Chains
-	// first[s] is the sample index of session s's first turn.
-	first []int
 }
 
 // loadSessions reads or generates the conversations and builds their
@@ -84,7 +82,6 @@ func (r *runner) loadSessions() error {
 	rec.TurnsPerSession = nil
 	for i := range set.Conversations {
 		c := &set.Conversations[i]
-		run.first = append(run.first, len(ps))
 		rec.TurnsPerSession = append(rec.TurnsPerSession, len(c.Turns))
 		cl := session.NewClient(c)
 		for k := range c.Turns {
@@ -111,26 +108,36 @@ func (r *runner) loadSessions() error {
 	return nil
 }
 
-// sessionOutcome computes the per-turn and per-session metrics.
-func (r *runner) sessionOutcome(out *Outcome) error {
-	if r.sessions == nil || out.Result == nil {
-		return nil
+// SessionMetrics computes the per-turn and per-session metrics of a
+// sessions run from its records and each session's number of turns
+// (bundle.SessionsInput.TurnsPerSession): sample k is turn t of session s
+// where the turns of sessions 0…s−1 come first.
+func SessionMetrics(res *loadgen.Result, turnsPerSession []int) (*session.Metrics, error) {
+	first := make([]int, len(turnsPerSession))
+	total := 0
+	for s, n := range turnsPerSession {
+		first[s] = total
+		total += n
 	}
 	var recs []session.TurnRecord
-	first := r.sessions.first
-	for rec := range out.Result.Records() {
+	for rec := range res.Records() {
 		i := int(rec.SampleIndex)
-		s, _ := slices.BinarySearch(first, i)
-		if s == len(first) || first[s] > i {
+		if i >= total {
+			return nil, fmt.Errorf("sample %d is beyond the %d turns of the sessions", i, total)
+		}
+		s, found := slices.BinarySearch(first, i)
+		if !found {
 			s--
+		}
+		for s+1 < len(first) && first[s+1] == i { // sessions of 0 turns share a start
+			s++
 		}
 		recs = append(recs, session.TurnRecord{Session: s, Turn: i - first[s], ScheduledNs: rec.ScheduledNs,
 			FirstTokenNs: rec.FirstTokenNs, CompletedNs: rec.CompletedNs, OutputTokens: rec.Tokens, OK: rec.Status == loadgen.StatusOK})
 	}
 	m, err := session.Compute(recs)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	out.Sessions = &m
-	return nil
+	return &m, nil
 }

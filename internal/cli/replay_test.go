@@ -80,6 +80,13 @@ func TestReplayAgainstServeOpenAI(t *testing.T) {
 		t.Fatalf("invocation's replay: %+v", rp)
 	}
 
+	// The lateness is a function of the bundle: aimeter report gives it
+	// again, the same.
+	rep := runCLI(t, dir, "report", out)
+	if line := lineWith(res.stdout, "Replay:"); line == "" || lineWith(rep.stdout, "Replay:") != line {
+		t.Errorf("aimeter report's replay line %q, the run's %q", lineWith(rep.stdout, "Replay:"), line)
+	}
+
 	// The same run again from its bundle: the same schedule.
 	again := filepath.Join(dir, "again")
 	if res := runCLI(t, dir, "run", "--from", out, "--output-dir", again, "-q"); res.code != ExitOK && res.code != ExitInvalid {
@@ -209,4 +216,14 @@ func TestReplayBadInput(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "out")); err == nil {
 		t.Error("a refused replay wrote an output directory")
 	}
+}
+
+// lineWith returns the first line of s that contains sub, or "".
+func lineWith(s, sub string) string {
+	for l := range strings.Lines(s) {
+		if strings.Contains(l, sub) {
+			return l
+		}
+	}
+	return ""
 }

@@ -34,6 +34,10 @@ func TestSessionsAgainstServeOpenAI(t *testing.T) {
 	if !strings.Contains(res.stdout, "Sessions: 6, e2e_interactivity") || !strings.Contains(res.stdout, "turn 1: 6 sent, 0 failed") {
 		t.Errorf("no session figures:\n%s", res.stdout)
 	}
+	rep := runCLI(t, dir, "report", out)
+	if line := lineWith(res.stdout, "e2e_interactivity"); line == "" || lineWith(rep.stdout, "e2e_interactivity") != line {
+		t.Errorf("aimeter report's sessions line %q, the run's %q", lineWith(rep.stdout, "e2e_interactivity"), line)
+	}
 	b, recs := replayRecords(t, out)
 	ss := b.Invocation.Sessions
 	if ss == nil || len(ss.TurnsPerSession) != 6 {
