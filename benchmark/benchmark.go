@@ -41,6 +41,8 @@ import (
 	"aimeter/sut"
 	"aimeter/sysinfo"
 	"aimeter/version"
+	"aimeter/workload/session"
+	"aimeter/workload/trace"
 )
 
 // Plan is one test to run. Its zero value, with OutputDir set, is aimeter's
@@ -62,6 +64,12 @@ type Plan struct {
 	// the arrival mode chooses the LoadGen scenario and mode, and the
 	// loss-rate verdict is the run's verdict.
 	GBT *GBT
+	// Replay, if set, takes the schedule and the prompts from a trace
+	// file (see Replay); nil generates them.
+	Replay *Replay
+	// Sessions, if set, runs multi-turn chat sessions (see Sessions); nil
+	// runs none.
+	Sessions *Sessions
 
 	// OutputDir is the directory the bundle is written to. Required.
 	OutputDir string
@@ -278,6 +286,12 @@ type Outcome struct {
 	// WriteErr is the error of writing the bundle; nil when every file
 	// was written.
 	WriteErr error
+	// Lateness is how closely a trace replay (Plan.Replay) kept its
+	// schedule; nil for other runs.
+	Lateness *trace.LatenessSummary
+	// Sessions are the per-turn and per-session metrics of a sessions run
+	// (Plan.Sessions); nil for other runs.
+	Sessions *session.Metrics
 }
 
 // Run runs p and writes its bundle into p.OutputDir.
@@ -303,6 +317,10 @@ type runner struct {
 	notices []Notice
 	// warmed is the warm-up that ran, for the bundle; nil for none.
 	warmed *bundle.Warmup
+	// replay is the loaded trace of a replay run; nil for none.
+	replay *replayed
+	// sessions is the loaded workload of a sessions run; nil for none.
+	sessions *sessionRun
 }
 
 func (r *runner) notify(kind NoticeKind, format string, args ...any) {
@@ -332,6 +350,9 @@ func (r *runner) run() (*Outcome, error) {
 		if err := p.SUT.Validate(); err != nil {
 			return nil, sutUsage(err)
 		}
+	}
+	if err := r.loadReplay(); err != nil {
+		return nil, err
 	}
 	st, err := r.settings()
 	if err != nil {
@@ -415,6 +436,7 @@ func (r *runner) measure(st *resolved, o *opened, gp *gbt.RunPlan, manual gbt.Te
 		g := gp.Options()
 		opts.Arrivals, opts.SampleTimeout = g.Arrivals, g.SampleTimeout
 	}
+	r.replayOptions(opts)
 
 	if err := r.warmup(o, st); err != nil {
 		return nil, err
@@ -509,6 +531,7 @@ func (r *runner) measure(st *resolved, o *opened, gp *gbt.RunPlan, manual gbt.Te
 	}
 	out.WriteErr = d.Write(p.OutputDir)
 	out.Verdict = verdictOf(out)
+	r.replayOutcome(out)
 	if w := loadWarning(out, load); w != "" {
 		r.notify(Warning, "%s", w)
 	}
@@ -651,5 +674,8 @@ func OutcomeOf(b *bundle.Bundle, dir string) (*Outcome, error) {
 		out.GBT = &m
 	}
 	out.Verdict = verdictOf(out)
+	if err := workloadOutcome(out); err != nil {
+		return nil, err
+	}
 	return out, nil
 }

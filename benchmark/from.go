@@ -58,6 +58,14 @@ func PlanFromBundle(dir string) (*Plan, error) {
 		MaxMemory: inv.Control.MaxMemory, MaxMemorySource: inv.Control.MaxMemorySource, FindPeakResolution: inv.Control.FindPeakResolution, KeepProbeRecords: inv.Control.KeepProbeRecords,
 		Warmup: Warmup{Requests: inv.Control.WarmupRequests, Duration: inv.Control.WarmupDuration},
 	}
+	if inv.Replay != nil {
+		rp := *inv.Replay
+		p.Replay = &rp
+	}
+	if inv.Sessions != nil {
+		ss := *inv.Sessions
+		p.Sessions = &ss
+	}
 	if inv.GBT != nil {
 		p.GBT = &GBT{Input: *inv.GBT}
 		for _, f := range inv.Settings.Files {

@@ -26,6 +26,14 @@ func (r *runner) invocation(st *resolved, o *opened) *bundle.Invocation {
 		in := p.GBT.Input
 		inv.GBT = &in
 	}
+	if r.replay != nil {
+		in := r.replay.in
+		inv.Replay = &in
+	}
+	if r.sessions != nil {
+		in := r.sessions.in
+		inv.Sessions = &in
+	}
 	if k := o.cfg.KServe; k != nil && k.InputData != "" {
 		inv.Settings.Files = append(inv.Settings.Files, bundle.InputFile{Role: "input-data", Path: k.InputData, SHA256: k.InputDataSHA256})
 	}

@@ -330,7 +330,7 @@ func (r *runner) openaiEndpoint(o *opened, st *resolved, rawURL string) (*openai
 		BaseURL: rawURL, Model: oc.ServedModel, API: api, Stream: !oc.NoStream, MaxTokens: oc.OutputTokens, IgnoreEOS: oc.IgnoreEOS,
 		APIKey: key, TLS: openai.TLSOptions{CAFile: oc.CACert, InsecureSkipVerify: oc.InsecureSkipVerify},
 		MaxConns: c.Net.MaxConns, LimitConns: c.Net.MaxConns > 0,
-		Prompts: set, AllowRepeatedPrompts: st.exactPrompts,
+		Prompts: set, AllowRepeatedPrompts: st.exactPrompts || r.replay != nil || r.sessions != nil, // shared prefixes (a trace's, a session's history) must reach the server as they are
 		Headers: hdr, AllowHeaderOverride: oc.AllowHeaderOverride, ExtraBody: []byte(oc.ExtraBody), Temperature: oc.Temperature,
 		HTTPClient: oc.HTTPClient,
 	})
@@ -347,6 +347,13 @@ func (r *runner) prompts(o *opened) (*prompts.Set, error) {
 		return o.prompts, nil
 	}
 	c := &r.plan.SUT
+	if set := r.replayPrompts(); set != nil {
+		o.prompts = set
+		if c.OpenAI == nil {
+			c.OpenAI = &sut.OpenAIConfig{}
+		}
+		return set, nil
+	}
 	oc := c.OpenAI
 	if oc == nil {
 		oc = &sut.OpenAIConfig{}

@@ -156,6 +156,7 @@ func (r *runner) settings() (resolved, error) {
 	out.settings.MaxErrorRate = in.MaxErrorRate
 	out.exactPrompts = exactPrompts(&out.settings)
 	gentleDefaults(&p.SUT, &out.settings, out.sources)
+	r.replaySettings(&out.settings, out.sources)
 	return out, nil
 }
 

@@ -40,6 +40,12 @@ type Invocation struct {
 	// Warmup is the warm-up run before the measured run, whose results
 	// are in no file; nil when there was none.
 	Warmup *Warmup `json:"warmup,omitempty"`
+	// Replay is the trace a replay run took its schedule and prompts
+	// from; nil for a run with a generated schedule.
+	Replay *ReplayInput `json:"replay,omitempty"`
+	// Sessions is the multi-turn workload of a sessions run; nil for
+	// other runs.
+	Sessions *SessionsInput `json:"sessions,omitempty"`
 }
 
 // Warmup is a warm-up before the measured run: what it asked for is in

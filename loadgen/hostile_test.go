@@ -351,7 +351,7 @@ func TestGenerationHonoursCancellation(t *testing.T) {
 	}
 	set := generateLoadableSets(&e, false, 64)[0]
 	ctx := &countdownCtx{Context: context.Background(), n: 3}
-	g, err := generateQueriesAt(ctx, &e, false, set, 0, nil)
+	g, err := generateQueriesAt(ctx, &e, false, set, 0, nil, nil)
 	if !errors.Is(err, context.Canceled) || g != nil {
 		t.Fatalf("got %v and %v, want context.Canceled and no queries", g != nil, err)
 	}

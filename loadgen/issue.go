@@ -203,6 +203,9 @@ func (it *issuer) run() issueStats {
 	t, p, e := it.t, it.p, it.e
 	g := p.gen
 	var st issueStats
+	if t.opts.Chains != nil && e.Scenario == Server && !it.accuracy {
+		return it.runChains()
+	}
 	// Only Server cannot run out: its generated queries cover the duration.
 	st.ranOut = e.Scenario != Server
 	minQ := perThread(e.MinQueryCount, it.idx, it.stride)

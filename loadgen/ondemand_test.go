@@ -97,8 +97,8 @@ func TestOnDemandGenerationMatchesWhole(t *testing.T) {
 			t.Fatalf("%s: %v", c.why, err)
 		}
 		set := generateLoadableSets(&e, false, 100)[0]
-		whole, _ := generate(context.Background(), &e, false, set, 77, nil, false)
-		lazy, _ := generate(context.Background(), &e, false, set, 77, nil, true)
+		whole, _ := generate(context.Background(), &e, false, set, 77, nil, nil, false)
+		lazy, _ := generate(context.Background(), &e, false, set, 77, nil, nil, true)
 		if lazy.made != 0 || lazy.src == nil {
 			t.Fatalf("%s: the on-demand pass generated %d chunks up front", c.why, lazy.made)
 		}

@@ -84,6 +84,20 @@ type Options struct {
 	// non-decreasing): one query per entry, samples chosen as for Server.
 	// The GB/T 45087 arrival modes 1–3 are built on it. Server only.
 	Arrivals []int64
+	// ArrivalSamples, if not nil, names the sample of each query of
+	// Arrivals (same length): query k issues QSL index ArrivalSamples[k]
+	// instead of a drawn one, so that a replayed trace sends request k at
+	// its own time. Every index must be loaded by the performance pass:
+	// below min(performance sample count, total sample count). It applies
+	// to performance passes only (accuracy passes issue the data set as
+	// LoadGen does); a find-peak search is refused, as its probes would
+	// all replay the same schedule.
+	ArrivalSamples []uint64
+	// Chains, if not nil, replaces the Server schedule with dependent
+	// queries, such as the turns of chat sessions (see Chains). It
+	// excludes Arrivals and ArrivalSamples and applies to performance
+	// passes only.
+	Chains *Chains
 
 	// SpinWindow is how close to a scheduled Server query the issuer stops
 	// sleeping and busy-waits, so that queries go out within nanoseconds of
@@ -193,6 +207,28 @@ func (o *Options) validate(s Settings) error {
 			if a < 0 || (i > 0 && a < o.Arrivals[i-1]) {
 				return &FieldError{Field: "Options.Arrivals", Value: a, Allowed: fmt.Sprintf("offsets must be ≥ 0 and non-decreasing (entry %d)", i)}
 			}
+		}
+	}
+	return nil
+}
+
+// validateSamples checks Options.ArrivalSamples against Arrivals and the
+// loaded set [0, loaded).
+func (o *Options) validateSamples(s Settings, loaded uint64) error {
+	if o.ArrivalSamples == nil {
+		return nil
+	}
+	switch {
+	case o.Arrivals == nil:
+		return &FieldError{Field: "Options.ArrivalSamples", Value: len(o.ArrivalSamples), Allowed: "names the sample of each entry of Options.Arrivals: set Arrivals too"}
+	case len(o.ArrivalSamples) != len(o.Arrivals):
+		return &FieldError{Field: "Options.ArrivalSamples", Value: len(o.ArrivalSamples), Allowed: fmt.Sprintf("must hold one sample per arrival (%d)", len(o.Arrivals))}
+	case s.Mode == FindPeakPerformance:
+		return &FieldError{Field: "Options.ArrivalSamples", Value: len(o.ArrivalSamples), Allowed: "a find-peak search changes the rate of each probe; a fixed list of arrivals has none to change: use the performance mode"}
+	}
+	for i, idx := range o.ArrivalSamples {
+		if idx >= loaded {
+			return &FieldError{Field: "Options.ArrivalSamples", Value: idx, Allowed: fmt.Sprintf("entry %d: indices must be below the %d samples a performance pass loads (the performance sample count, capped at the QSL's size)", i, loaded)}
 		}
 	}
 	return nil
@@ -349,6 +385,17 @@ func Run(ctx context.Context, sut SUT, qsl QSL, settings Settings, opts *Options
 	}
 	if err := opts.validate(settings); err != nil {
 		return nil, err
+	}
+	if err := opts.validateSamples(settings, min(total, perf)); err != nil {
+		return nil, err
+	}
+	if c := opts.Chains; c != nil {
+		if opts.Arrivals != nil || opts.ArrivalSamples != nil {
+			return nil, &FieldError{Field: "Options.Chains", Value: "set", Allowed: "chains replace Arrivals and ArrivalSamples: give one or the other"}
+		}
+		if err := c.validate(settings, min(total, perf)); err != nil {
+			return nil, err
+		}
 	}
 	if err := checkBudget(&eff, total, opts); err != nil {
 		return nil, err
@@ -516,7 +563,13 @@ func (t *testRun) runPerformance(e *Effective, kind PassKind) (*Summary, error) 
 // the pass summary for performance passes.
 func (t *testRun) runPass(e *Effective, set loadableSet, kind PassKind) *Summary {
 	accuracy := kind == PassAccuracy
-	gen, err := generateQueriesAt(t.ctx, e, accuracy, set, t.seq, t.opts.Arrivals)
+	arrivals, samples := t.opts.Arrivals, t.opts.ArrivalSamples
+	if c := t.opts.Chains; c != nil {
+		// Every query is generated at offset 0; the issuer sets each
+		// one's scheduled time as it becomes known (runChains).
+		arrivals, samples = make([]int64, len(c.After)), c.Samples
+	}
+	gen, err := generateQueriesAt(t.ctx, e, accuracy, set, t.seq, arrivals, samples)
 	if err != nil {
 		// Cancelled while generating: nothing was issued, no pass is kept.
 		t.event(Event{TimeNs: t.now(), Key: "generic_message", Value: "Query generation cancelled: " + err.Error()})

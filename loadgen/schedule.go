@@ -169,7 +169,7 @@ func (g *generatedQueries) materialize() {
 // does for GCC builds (loadgen-reference §5). seqBase is the sequence id of
 // the first generated sample; sample IDs are seqBase+i+1.
 func generateQueries(e *Effective, accuracy bool, set loadableSet, seqBase uint64) *generatedQueries {
-	g, _ := generateQueriesAt(context.Background(), e, accuracy, set, seqBase, nil)
+	g, _ := generateQueriesAt(context.Background(), e, accuracy, set, seqBase, nil, nil)
 	return g
 }
 
@@ -177,18 +177,21 @@ func generateQueries(e *Effective, accuracy bool, set loadableSet, seqBase uint6
 // queries, so that the loop can run at once (generateQueriesAt) or a chunk
 // at a time (generatedQueries.generate).
 type queryGen struct {
-	e           *Effective
-	accuracy    bool
-	loaded      []uint64
-	nLoaded     int
-	distEnd     int
-	spq         int
-	same        int
-	equalIssue  bool
-	arrivals    []int64
-	genDuration int64
-	minQueries  uint64
-	period      int64
+	e          *Effective
+	accuracy   bool
+	loaded     []uint64
+	nLoaded    int
+	distEnd    int
+	spq        int
+	same       int
+	equalIssue bool
+	arrivals   []int64
+	// arrivalSamples, when not nil, is the QSL index of each arrival's
+	// sample (Options.ArrivalSamples); no draw chooses them.
+	arrivalSamples []uint64
+	genDuration    int64
+	minQueries     uint64
+	period         int64
 
 	sampleRNG, scheduleRNG *stdrand.MT19937
 	mainList, uniqueList   []int
@@ -206,17 +209,18 @@ type queryGen struct {
 }
 
 // generateQueriesAt is generateQueries with, for Server, explicit query
-// arrival offsets in place of the Poisson schedule (Options.Arrivals). It
-// checks ctx every generationCheckEvery samples and returns ctx's cause
+// arrival offsets in place of the Poisson schedule (Options.Arrivals) and,
+// when samples is not nil, the QSL index of each arrival's sample in place
+// of the drawn one (Options.ArrivalSamples). It checks ctx every generationCheckEvery samples and returns ctx's cause
 // when it is cancelled, so that a long generation ends within about a
 // millisecond of an interrupt.
-func generateQueriesAt(ctx context.Context, e *Effective, accuracy bool, set loadableSet, seqBase uint64, arrivals []int64) (*generatedQueries, error) {
-	return generate(ctx, e, accuracy, set, seqBase, arrivals, true)
+func generateQueriesAt(ctx context.Context, e *Effective, accuracy bool, set loadableSet, seqBase uint64, arrivals []int64, samples []uint64) (*generatedQueries, error) {
+	return generate(ctx, e, accuracy, set, seqBase, arrivals, samples, true)
 }
 
 // generate is generateQueriesAt; onDemand false generates a closed-loop
 // pass whole as well (tests compare the two).
-func generate(ctx context.Context, e *Effective, accuracy bool, set loadableSet, seqBase uint64, arrivals []int64, onDemand bool) (*generatedQueries, error) {
+func generate(ctx context.Context, e *Effective, accuracy bool, set loadableSet, seqBase uint64, arrivals []int64, arrivalSamples []uint64, onDemand bool) (*generatedQueries, error) {
 	sinceCheck := 0
 	stopped := false
 	// tick counts n generated items and reports whether generation must stop.
@@ -248,6 +252,7 @@ func generate(ctx context.Context, e *Effective, accuracy bool, set loadableSet,
 		s.genDuration = 0
 		s.minQueries = uint64(len(arrivals))
 		s.arrivals = arrivals
+		s.arrivalSamples = arrivalSamples
 	}
 
 	s.sampleRNG = stdrand.New(e.SampleIndexRNGSeed)
@@ -465,6 +470,10 @@ func (s *queryGen) step() {
 			s.add(idx)
 		}
 	default: // SingleStream, Server
+		if s.arrivalSamples != nil {
+			s.add(s.arrivalSamples[s.queries])
+			break
+		}
 		var k int
 		switch {
 		case e.PerformanceIssueUnique:

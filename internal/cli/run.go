@@ -479,6 +479,8 @@ func printRun(st *State, out *benchmark.Outcome) {
 	if inv := out.Bundle.Invocation; inv != nil {
 		printClientStats(st.Stdout, inv.Client)
 	}
+	printReplay(st.Stdout, out)
+	printSessions(st.Stdout, out)
 }
 
 // printOutcome prints the result of a run; writeErr is the error of writing

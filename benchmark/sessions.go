@@ -1,0 +1,143 @@
+package benchmark
+
+import (
+	"fmt"
+	"slices"
+
+	"aimeter/bundle"
+	"aimeter/dataset/prompts"
+	"aimeter/loadgen"
+	"aimeter/sut"
+	"aimeter/workload/session"
+)
+
+// Sessions is a multi-turn run (Plan.Sessions): chat conversations, read
+// from a ShareGPT file or generated, whose turns are the run's samples. A
+// session's first turn goes out at its start (session i at i·Interval);
+// each later turn Think after the previous answer completed, carrying the
+// whole history so far (the data set's reference answers, so that the
+// prompts are the same from run to run and server to server). Each turn's
+// latency counts from that scheduled time. A failed turn ends its session.
+type Sessions = bundle.SessionsInput
+
+// sessionRun is the loaded workload of a sessions run.
+type sessionRun struct {
+	in     bundle.SessionsInput
+	set    *prompts.Set
+	chains *loadgen.Chains
+}
+
+// loadSessions reads or generates the conversations and builds their
+// prompts and chains, before anything runs.
+func (r *runner) loadSessions() error {
+	p := r.plan
+	in := p.Sessions
+	if in == nil {
+		return nil
+	}
+	switch {
+	case p.Replay != nil:
+		return usage("sessions", "a run replays a trace or runs sessions, not both")
+	case p.Custom != nil:
+		return usage("sessions", "sessions send chat messages through the OpenAI client; they cannot drive a custom SUT")
+	case p.SUT.Backend() != string(sut.OpenAI):
+		return usage("sessions", "sessions with --sut %s: they are chat conversations; run them against an OpenAI-compatible server (--sut openai, or --sut dispatch with openai nodes)", p.SUT.KindOrNull())
+	case p.GBT != nil || p.Settings.Concurrency > 0:
+		return usage("sessions", "sessions set their own load: no --arrival-mode or --concurrency")
+	case p.Settings.Scenario != "" && p.Settings.Scenario != loadgen.Server.String(), p.Settings.Mode != "" && p.Settings.Mode != "performance":
+		return usage("sessions", "sessions are a performance run on the Server scenario's issuing")
+	case p.SUT.OpenAI != nil && p.SUT.OpenAI.Prompts != "", p.SUT.PerformanceSampleCount != 0:
+		return usage("sessions", "the prompts are the sessions' turns: no --prompts or --performance-sample-count")
+	case in.Interval < 0 || in.Think < 0:
+		return usage("sessions", "the think time and the interval between sessions must be ≥ 0")
+	}
+	rec := *in
+	var set *session.Set
+	var err error
+	if in.ShareGPT != "" {
+		if err := needFile("sharegpt", in.ShareGPT); err != nil {
+			return err
+		}
+		sum, err := fileSHA256(in.ShareGPT)
+		if err != nil {
+			return usage("sharegpt", "--sharegpt %s: %w", in.ShareGPT, err)
+		}
+		if in.SHA256 != "" && in.SHA256 != sum {
+			return usage("sharegpt", "--sharegpt %s: the file's SHA-256 is %s, not the %s the run recorded: it changed since, so the run cannot be repeated with it", in.ShareGPT, sum, in.SHA256)
+		}
+		rec.SHA256 = sum
+		set, err = session.ReadShareGPT(in.ShareGPT, session.ShareGPTOptions{Think: in.Think, MaxSessions: in.Sessions})
+		if err != nil {
+			return &UsageError{Field: "sharegpt", Err: err}
+		}
+	} else {
+		set, err = session.Generate(session.GenerateOptions{Sessions: in.Sessions, MinTurns: in.MinTurns, MaxTurns: in.MaxTurns,
+			UserWords: in.UserWords, OutputTokens: in.AnswerTokens, Think: in.Think, Seed: in.Seed})
+		if err != nil {
+			return &UsageError{Field: "sessions", Err: err}
+		}
+	}
+	run := &sessionRun{chains: &loadgen.Chains{}}
+	var ps []prompts.Prompt
+	rec.TurnsPerSession = nil
+	for i := range set.Conversations {
+		c := &set.Conversations[i]
+		rec.TurnsPerSession = append(rec.TurnsPerSession, len(c.Turns))
+		cl := session.NewClient(c)
+		for k := range c.Turns {
+			_, msgs, mt, think, ok := cl.Next()
+			if !ok {
+				return fmt.Errorf("sessions: conversation %d turn %d: the client refused the turn", i, k)
+			}
+			ps = append(ps, prompts.Prompt{Messages: slices.Clone(msgs), MaxTokens: mt})
+			after, delay := int32(len(ps)-2), int64(think)
+			if k == 0 {
+				after, delay = -1, int64(i)*int64(in.Interval)
+			}
+			run.chains.After = append(run.chains.After, after)
+			run.chains.Delay = append(run.chains.Delay, delay)
+			run.chains.Samples = append(run.chains.Samples, uint64(len(ps)-1))
+			cl.Answer(c.Turns[k].Answer)
+		}
+	}
+	if run.set, err = prompts.New(set.Name, ps); err != nil {
+		return &UsageError{Field: "sessions", Err: err}
+	}
+	run.in = rec
+	r.sessions = run
+	return nil
+}
+
+// SessionMetrics computes the per-turn and per-session metrics of a
+// sessions run from its records and each session's number of turns
+// (bundle.SessionsInput.TurnsPerSession): sample k is turn t of session s
+// where the turns of sessions 0…s−1 come first.
+func SessionMetrics(res *loadgen.Result, turnsPerSession []int) (*session.Metrics, error) {
+	first := make([]int, len(turnsPerSession))
+	total := 0
+	for s, n := range turnsPerSession {
+		first[s] = total
+		total += n
+	}
+	var recs []session.TurnRecord
+	for rec := range res.Records() {
+		i := int(rec.SampleIndex)
+		if i >= total {
+			return nil, fmt.Errorf("sample %d is beyond the %d turns of the sessions", i, total)
+		}
+		s, found := slices.BinarySearch(first, i)
+		if !found {
+			s--
+		}
+		for s+1 < len(first) && first[s+1] == i { // sessions of 0 turns share a start
+			s++
+		}
+		recs = append(recs, session.TurnRecord{Session: s, Turn: i - first[s], ScheduledNs: rec.ScheduledNs,
+			FirstTokenNs: rec.FirstTokenNs, CompletedNs: rec.CompletedNs, OutputTokens: rec.Tokens, OK: rec.Status == loadgen.StatusOK})
+	}
+	m, err := session.Compute(recs)
+	if err != nil {
+		return nil, err
+	}
+	return &m, nil
+}

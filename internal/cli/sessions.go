@@ -1,0 +1,139 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"aimeter/benchmark"
+)
+
+// sessionFlags are the flags of aimeter sessions beyond those of aimeter
+// run.
+type sessionFlags struct {
+	sharegpt     string
+	sessions     int
+	turns        string
+	userWords    int
+	answerTokens int
+	think        time.Duration
+	interval     time.Duration
+	seed         uint64
+}
+
+func newSessionsCommand(st *State) *cobra.Command {
+	var f runFlags
+	var g gbtFlags
+	var sf sessionFlags
+	cmd := &cobra.Command{
+		Use:   "sessions",
+		Short: "Run multi-turn chat sessions (ShareGPT or generated) against an OpenAI-compatible server",
+		Long: `Run chat sessions: every turn of every conversation is a sample. A session's
+first turn goes out at its start (session i at i × --interval); each later turn
+--think after the previous answer completed, with the whole history so far
+(the data set's reference answers, so that prompts are the same from run to
+run). Each turn's latency counts from that scheduled time. A failed turn ends
+its session.
+
+The conversations come from --sharegpt FILE (a JSON array or JSON lines of
+{"conversations": [{"from": "human", "value": …}, {"from": "gpt", …}, …]}; the
+turns must alternate, none may be empty, a last unanswered turn is left out;
+--sessions keeps the first N) or are generated: --sessions N of --turns N (or
+MIN:MAX) turns, --user-words words in and --answer-tokens tokens out each.
+
+After the run: per-turn TTFT and latency (p50, p90) by turn index, the sessions'
+durations, and MLPerf Endpoints' agentic e2e_interactivity (output tokens per
+turn over turn time, think time excluded). See docs/sessions.md.`,
+		Example: `  aimeter sessions --sut openai --url http://localhost:8000 --sessions 100 --turns 2:6 --think 2s
+  aimeter sessions --sut openai --url http://localhost:8000 --sharegpt ShareGPT_V3.json --sessions 500 --interval 100ms`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			changed := cmd.Flags().Changed
+			for _, name := range []string{"from", "duration", "concurrency", "warmup", "scenario", "mode", "prompts", "performance-sample-count", "qsl-size", "input-tokens", "output-tokens"} {
+				if cmd.Flags().Lookup(name) != nil && changed(name) {
+					return usageError("--%s does not apply to sessions: %s", name, sessionRefusal(name))
+				}
+			}
+			if g.mode >= 0 {
+				return usageError("--arrival-mode does not apply to sessions: they set their own load")
+			}
+			in := &benchmark.Sessions{ShareGPT: sf.sharegpt, Sessions: sf.sessions, Think: sf.think, Interval: sf.interval, Seed: sf.seed}
+			if sf.sharegpt == "" {
+				lo, hi, err := parseTurns(sf.turns)
+				if err != nil {
+					return err
+				}
+				in.MinTurns, in.MaxTurns, in.UserWords, in.AnswerTokens = lo, hi, sf.userWords, sf.answerTokens
+			} else {
+				for _, name := range []string{"turns", "user-words", "answer-tokens", "session-seed"} {
+					if changed(name) {
+						return usageError("--%s shapes generated sessions; --sharegpt reads them from the file", name)
+					}
+				}
+			}
+			p, err := planFromFlags(cmd, st, &f, &g)
+			if err != nil {
+				return err
+			}
+			p.Sessions = in
+			setGoMemoryLimit(f.goMemLimit)
+			return runPlan(cmd.Context(), st, p, f.quiet, f.json)
+		},
+	}
+	addRunFlags(cmd, &f, &g)
+	fl := cmd.Flags()
+	fl.StringVar(&sf.sharegpt, "sharegpt", "", "ShareGPT file of conversations (JSON array or JSON lines); default: generated sessions")
+	fl.IntVar(&sf.sessions, "sessions", 10, "number of generated sessions, or the most taken from --sharegpt (0 = all of the file)")
+	fl.StringVar(&sf.turns, "turns", "3", "turns of a generated session: N or MIN:MAX (uniform)")
+	fl.IntVar(&sf.userWords, "user-words", 64, "words of each generated user message (≈ tokens)")
+	fl.IntVar(&sf.answerTokens, "answer-tokens", 64, "max_tokens of each generated turn")
+	fl.DurationVar(&sf.think, "think", 0, "think time between an answer and the next turn of its session")
+	fl.DurationVar(&sf.interval, "interval", 0, "time between the starts of consecutive sessions (0 = all at once)")
+	fl.Uint64Var(&sf.seed, "session-seed", 0, "seed of the generated sessions")
+	return cmd
+}
+
+// sessionRefusal says why a run flag does not apply to sessions.
+func sessionRefusal(name string) string {
+	switch name {
+	case "from":
+		return "repeat a sessions run with aimeter run --from DIR"
+	case "prompts", "qsl-size", "input-tokens", "output-tokens", "performance-sample-count":
+		return "the sessions' turns are the prompts (--sharegpt, or --user-words and --answer-tokens)"
+	}
+	return "sessions set their own load and run on the Server scenario's issuing"
+}
+
+// parseTurns parses N or MIN:MAX.
+func parseTurns(v string) (int, int, error) {
+	lo, hi, ranged := strings.Cut(v, ":")
+	a, err1 := strconv.Atoi(lo)
+	b := a
+	var err2 error
+	if ranged {
+		b, err2 = strconv.Atoi(hi)
+	}
+	if err1 != nil || err2 != nil || a < 1 || b < a {
+		return 0, 0, usageError("--turns %q: want N or MIN:MAX with 1 ≤ MIN ≤ MAX", v)
+	}
+	return a, b, nil
+}
+
+// printSessions prints the per-turn and per-session figures of a sessions
+// run.
+func printSessions(w io.Writer, out *benchmark.Outcome) {
+	m := out.Sessions
+	if m == nil {
+		return
+	}
+	fmt.Fprintf(w, "Sessions: %d, e2e_interactivity %.2f tokens/s (Σ output tokens / Σ turn time); per session p50 %.2f, p10 %.2f\n",
+		len(m.Sessions), m.E2EInteractivity, m.SessionInteractivityP50, m.SessionInteractivityP10)
+	for _, t := range m.PerTurn {
+		fmt.Fprintf(w, "  turn %d: %d sent, %d failed; TTFT p50 %v p90 %v; latency p50 %v p90 %v\n",
+			t.Turn, t.Count, t.Failed, t.TTFTP50.Round(time.Microsecond), t.TTFTP90.Round(time.Microsecond), t.E2EP50.Round(time.Microsecond), t.E2EP90.Round(time.Microsecond))
+	}
+}

@@ -1,0 +1,158 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"aimeter/loadgen"
+	"aimeter/serve"
+)
+
+// TestSessionsAgainstServeOpenAI runs generated sessions against `aimeter
+// serve openai` over a real socket: each later turn is scheduled exactly
+// its think time after the previous turn of its session completed, every
+// turn writes its max_tokens, and the bundle records each session's turn
+// count, from which every sample's session and turn follow.
+func TestSessionsAgainstServeOpenAI(t *testing.T) {
+	url := startServeOpenAI(t, "--ttft", "2ms", "--tpot", "500us")
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	res := runCLI(t, dir, "sessions", "--sut", "openai", "--url", url, "--ignore-eos", "-q", "--output-dir", out,
+		"--sessions", "6", "--turns", "2:4", "--think", "20ms", "--interval", "5ms", "--answer-tokens", "5", "--user-words", "12")
+	if res.code != ExitOK && res.code != ExitInvalid {
+		t.Fatalf("%v", res)
+	}
+	if !strings.Contains(res.stdout, "Sessions: 6, e2e_interactivity") || !strings.Contains(res.stdout, "turn 1: 6 sent, 0 failed") {
+		t.Errorf("no session figures:\n%s", res.stdout)
+	}
+	rep := runCLI(t, dir, "report", out)
+	if line := lineWith(res.stdout, "e2e_interactivity"); line == "" || lineWith(rep.stdout, "e2e_interactivity") != line {
+		t.Errorf("aimeter report's sessions line %q, the run's %q", lineWith(rep.stdout, "e2e_interactivity"), line)
+	}
+	b, recs := replayRecords(t, out)
+	ss := b.Invocation.Sessions
+	if ss == nil || len(ss.TurnsPerSession) != 6 {
+		t.Fatalf("invocation's sessions: %+v", ss)
+	}
+	bySample := map[uint64]loadgen.Record{}
+	for _, r := range recs {
+		bySample[r.SampleIndex] = r
+	}
+	first := 0
+	for s, n := range ss.TurnsPerSession {
+		if n < 2 || n > 4 {
+			t.Errorf("session %d has %d turns, want 2 to 4", s, n)
+		}
+		for k := range n {
+			r, ok := bySample[uint64(first+k)]
+			if !ok || r.Status != loadgen.StatusOK || r.Tokens != 5 {
+				t.Fatalf("session %d turn %d: %+v (present %v)", s, k, r, ok)
+			}
+			want := int64(s) * 5_000_000 // session s starts at s × 5 ms
+			if k > 0 {
+				want = bySample[uint64(first+k-1)].CompletedNs + 20_000_000
+			}
+			if r.ScheduledNs != want || r.IssuedNs < r.ScheduledNs {
+				t.Errorf("session %d turn %d scheduled %d issued %d; want scheduled %d", s, k, r.ScheduledNs, r.IssuedNs, want)
+			}
+		}
+		first += n
+	}
+	if len(recs) != first {
+		t.Errorf("%d records for %d turns", len(recs), first)
+	}
+}
+
+// TestSessionsBadInput: a bad ShareGPT file or flag is refused before the
+// run, naming the line, entry and turn or the flag.
+func TestSessionsBadInput(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.json")
+	if err := os.WriteFile(bad, []byte("[\n{\"conversations\":[{\"from\":\"human\",\"value\":\"a\"},{\"from\":\"human\",\"value\":\"b\"}]}\n]"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	url := "http://127.0.0.1:9"
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"alternation", []string{"--sut", "openai", "--url", url, "--sharegpt", bad}, `line 2: entry 0: "conversations"[1]: a user turn where a assistant turn must come`},
+		{"turns", []string{"--sut", "openai", "--url", url, "--turns", "4:2"}, `--turns "4:2"`},
+		{"null SUT", []string{"--turns", "2"}, "sessions with --sut null"},
+		{"prompts", []string{"--sut", "openai", "--url", url, "--prompts", bad}, "--prompts does not apply to sessions"},
+		{"generated flag with a file", []string{"--sut", "openai", "--url", url, "--sharegpt", bad, "--turns", "2"}, "--turns shapes generated sessions"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := runCLI(t, dir, append([]string{"sessions", "-q", "--output-dir", filepath.Join(dir, "out")}, tc.args...)...)
+			if res.code != ExitUsage || !strings.Contains(res.stderr, tc.want) {
+				t.Errorf("want exit 2 with %q:\n%v", tc.want, res)
+			}
+		})
+	}
+}
+
+// TestSessionsHistoryReachesTheServer captures the request bodies of a
+// ShareGPT session at the server: turn 1 carries the system prompt, turn
+// 0 and its reference answer, then the new user message, without a nonce.
+func TestSessionsHistoryReachesTheServer(t *testing.T) {
+	out, err := serve.ParseLengthDist("max_tokens")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sim, err := serve.NewOpenAI(serve.OpenAIOptions{Models: []string{"sim"}, OutputTokens: out, Seed: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type msg struct{ Role, Content string }
+	var mu sync.Mutex
+	var seen [][]msg
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/chat/completions") {
+			b, _ := io.ReadAll(r.Body)
+			var req struct{ Messages []msg }
+			if err := json.Unmarshal(b, &req); err == nil {
+				mu.Lock()
+				seen = append(seen, req.Messages)
+				mu.Unlock()
+			}
+			r.Body = io.NopCloser(bytes.NewReader(b))
+		}
+		sim.ServeHTTP(w, r)
+	}))
+	t.Cleanup(func() { srv.Close(); sim.Close() })
+	dir := t.TempDir()
+	file := filepath.Join(dir, "chat.json")
+	chat := `[{"id": "x", "conversations": [
+  {"from": "system", "value": "Be brief."},
+  {"from": "human", "value": "one two"},
+  {"from": "gpt", "value": "three four five"},
+  {"from": "human", "value": "six"},
+  {"from": "gpt", "value": "seven"}]}]`
+	if err := os.WriteFile(file, []byte(chat), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res := runCLI(t, dir, "sessions", "--sut", "openai", "--url", srv.URL, "--ignore-eos", "-q", "--output-dir", filepath.Join(dir, "out"),
+		"--sharegpt", file, "--think", "1ms")
+	if res.code != ExitOK && res.code != ExitInvalid {
+		t.Fatalf("%v", res)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) != 2 {
+		t.Fatalf("%d requests, want 2: %+v", len(seen), seen)
+	}
+	want := []msg{{"system", "Be brief."}, {"user", "one two"}, {"assistant", "three four five"}, {"user", "six"}}
+	if fmt.Sprint(seen[0]) != fmt.Sprint(want[:2]) || fmt.Sprint(seen[1]) != fmt.Sprint(want) {
+		t.Errorf("turn 0 sent %+v\nturn 1 sent %+v\nwant %+v", seen[0], seen[1], want)
+	}
+}

@@ -1,0 +1,65 @@
+package trace
+
+import (
+	"fmt"
+	"iter"
+	"slices"
+	"time"
+
+	"aimeter/loadgen"
+)
+
+// DefaultLateAfter is the send lateness beyond which a request counts as
+// late: 1 ms, the resolution of a trace's timestamps.
+const DefaultLateAfter = time.Millisecond
+
+// LatenessSummary says how closely a replay kept its schedule: the send
+// lateness of a request is its issue time minus its scheduled (trace)
+// time. Its latency counts from the scheduled time all the same, so a late
+// send is never hidden; this summary says how much of it was the client's.
+type LatenessSummary struct {
+	// Count is the number of requests sent.
+	Count uint64 `json:"count"`
+	// Late counts those sent more than LateAfter after their time.
+	Late      uint64        `json:"late"`
+	LateAfter time.Duration `json:"late_after_ns"`
+	// P50, P99 and Max are send-lateness percentiles (nearest rank: the
+	// ⌈p·n⌉-th smallest) and the largest.
+	P50 time.Duration `json:"p50_ns"`
+	P99 time.Duration `json:"p99_ns"`
+	Max time.Duration `json:"max_ns"`
+}
+
+// String is a one-line summary for people.
+func (l LatenessSummary) String() string {
+	return fmt.Sprintf("send lateness over %d requests: p50 %v, p99 %v, max %v; %d later than %v", l.Count, l.P50, l.P99, l.Max, l.Late, l.LateAfter)
+}
+
+// Lateness summarises the send lateness of recs (a run's records, e.g.
+// loadgen.Result.Records); lateAfter ≤ 0 means DefaultLateAfter.
+func Lateness(recs iter.Seq[loadgen.Record], lateAfter time.Duration) LatenessSummary {
+	if lateAfter <= 0 {
+		lateAfter = DefaultLateAfter
+	}
+	var d []int64
+	for r := range recs {
+		d = append(d, max(r.IssuedNs-r.ScheduledNs, 0))
+	}
+	s := LatenessSummary{Count: uint64(len(d)), LateAfter: lateAfter}
+	if len(d) == 0 {
+		return s
+	}
+	slices.Sort(d)
+	for _, v := range d {
+		if v > int64(lateAfter) {
+			s.Late++
+		}
+	}
+	// rank is the ⌈n·num/den⌉-th smallest, in integers.
+	rank := func(num, den int) time.Duration {
+		k := (len(d)*num + den - 1) / den
+		return time.Duration(d[max(k, 1)-1])
+	}
+	s.P50, s.P99, s.Max = rank(50, 100), rank(99, 100), time.Duration(d[len(d)-1])
+	return s
+}
