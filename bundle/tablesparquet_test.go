@@ -517,3 +517,39 @@ func FuzzReadTokensParquet(f *testing.F) {
 		}
 	})
 }
+
+// TestWriteReplacesOldLayout: writing a version 3 bundle where a version
+// 2 bundle of a run with the same data was removes its CSV files, and
+// writing version 2 over version 3 removes the Parquet files, so that a
+// directory never holds both.
+func TestWriteReplacesOldLayout(t *testing.T) {
+	dir := writeRunDirVersion(t, &loadgentest.WireSUT{}, loadgentest.SmallSettings(loadgen.Offline, loadgen.PerformanceOnly), 2)
+	b, err := Read(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, step := range []struct {
+		version      int
+		gone, exists []string
+	}{
+		{3, []string{SamplesCSVFile, TokensCSVFile}, []string{SamplesFile, TokensFile}},
+		{2, []string{SamplesFile, TokensFile}, []string{SamplesCSVFile, TokensCSVFile}},
+	} {
+		if err := WriteWith(dir, b, nil, WriteOptions{FormatVersion: step.version}); err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range step.gone {
+			if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
+				t.Errorf("version %d written over the other: %s left behind", step.version, name)
+			}
+		}
+		for _, name := range step.exists {
+			if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+				t.Errorf("version %d lacks %s", step.version, name)
+			}
+		}
+		if _, err := Read(dir); err != nil {
+			t.Errorf("version %d: %v", step.version, err)
+		}
+	}
+}
