@@ -365,6 +365,10 @@ func describeCut(t *pqTable, data []byte) string {
 		return ""
 	}
 	at, group, col, records, groupRows := 4, 0, 0, 0, 0
+	unit := "rows"
+	if t == recordsTable {
+		unit = "records"
+	}
 	var proto thrift.CompactProtocol
 	for {
 		where := fmt.Sprintf("row group %d (column %s)", group, t.cols[col].name)
@@ -377,7 +381,7 @@ func describeCut(t *pqTable, data []byte) string {
 			err = thrift.Unmarshal(&proto, data[at:at+hlen], &h)
 		}
 		if err != nil || h.CompressedPageSize < 0 || at+hlen+int(h.CompressedPageSize) > len(data) {
-			return fmt.Sprintf("the file ends in %s at byte %d, without its footer: %d whole row groups (%d records) precede the cut", where, at, group, records)
+			return fmt.Sprintf("the file ends in %s at byte %d, without its footer: %d whole row groups (%d %s) precede the cut", where, at, group, records, unit)
 		}
 		if h.DataPageHeaderV2.Valid {
 			groupRows = int(h.DataPageHeaderV2.V.NumRows)
@@ -387,7 +391,7 @@ func describeCut(t *pqTable, data []byte) string {
 			col, group, records = 0, group+1, records+groupRows
 		}
 	}
-	return fmt.Sprintf("the file ends after row group %d at byte %d, without its footer: %d whole row groups (%d records) precede the cut", group-1, at, group, records)
+	return fmt.Sprintf("the file ends after row group %d at byte %d, without its footer: %d whole row groups (%d %s) precede the cut", group-1, at, group, records, unit)
 }
 
 // ownZstd is the zstd codec of one encoder or decoder, with its own
