@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"slices"
+
+	"github.com/parquet-go/parquet-go"
 
 	"aimeter/loadgen"
 )
@@ -216,8 +219,9 @@ const maxTableGroupRows = 1 << 24
 // decodeTable decodes the file of table t in data a row group at a time,
 // in order: fn receives each row group's columns (n rows each; reused for
 // the next row group) and the row of the file of its first row, from 0.
-// Errors name the row group and column; a page that aimeter's writer does
-// not write is refused.
+// Errors name the row group and column. A row group whose pages aimeter's
+// writer does not write (another writer's file with the same schema) is
+// read by the Parquet library instead.
 func decodeTable(t *pqTable, data []byte, fn func(cols [][]int64, n, first int) error) error {
 	f, err := openPQTable(t, data)
 	if err != nil {
@@ -238,9 +242,15 @@ func decodeTable(t *pqTable, data []byte, fn func(cols [][]int64, n, first int) 
 		n := int(rg.NumRows)
 		for c := range t.cols {
 			cols[c] = resize(cols[c], n)
+		}
+		for c := range t.cols {
 			err := catchPanic(func() error { return dec.decodeChunk(&rg.Columns[c].MetaData, &t.cols[c], n, cols[c], nil) })
 			if errors.Is(err, errOtherPages) {
-				err = errors.New("pages that aimeter does not write (DATA_PAGE_V2, DELTA_BINARY_PACKED or PLAIN, no dictionary)")
+				// Another writer's pages: the library reads the rows.
+				if err := catchPanic(func() error { return decodeRowsByLibrary(t, f.RowGroups()[g], cols, n) }); err != nil {
+					return fmt.Errorf("row group %d: %w", g, err)
+				}
+				break
 			}
 			if err != nil {
 				return fmt.Errorf("row group %d: column %s: %w", g, t.cols[c].name, err)
@@ -250,6 +260,65 @@ func decodeTable(t *pqTable, data []byte, fn func(cols [][]int64, n, first int) 
 			return fmt.Errorf("row group %d: %w", g, err)
 		}
 		first += n
+	}
+	return nil
+}
+
+// decodeRowsByLibrary decodes the n rows of row group rg of table t into
+// cols with the Parquet library's row reader, which reads any page and
+// encoding (a file of another writer with t's schema): slower than
+// pqDecoder, and used only where it refuses the pages.
+func decodeRowsByLibrary(t *pqTable, rg parquet.RowGroup, cols [][]int64, n int) error {
+	rows := rg.Rows()
+	defer rows.Close()
+	buf := make([]parquet.Row, 256)
+	i := 0
+	for {
+		k, err := rows.ReadRows(buf)
+		for _, row := range buf[:k] {
+			if i >= n {
+				return fmt.Errorf("more than the %d rows of the row group", n)
+			}
+			if len(row) != len(t.cols) {
+				return fmt.Errorf("row %d: %d values, want %d", i+1, len(row), len(t.cols))
+			}
+			for _, v := range row {
+				c := v.Column()
+				if c < 0 || c >= len(t.cols) {
+					return fmt.Errorf("row %d: a value of column %d", i+1, c)
+				}
+				spec := &t.cols[c]
+				switch {
+				case v.IsNull():
+					if !spec.optional {
+						return fmt.Errorf("row %d: column %s: null in a required column", i+1, spec.name)
+					}
+					cols[c][i] = loadgen.NoTime
+				case spec.kind == pqEnum:
+					k := slices.Index(spec.enum, string(v.ByteArray()))
+					if k < 0 {
+						return fmt.Errorf("row %d: column %s: %q is none of %q", i+1, spec.name, v.ByteArray(), spec.enum)
+					}
+					cols[c][i] = int64(k)
+				case spec.kind == pqInt32 && spec.unsigned:
+					cols[c][i] = int64(v.Uint32())
+				case spec.kind == pqInt32:
+					cols[c][i] = int64(v.Int32())
+				default:
+					cols[c][i] = v.Int64()
+				}
+			}
+			i++
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if i != n {
+		return fmt.Errorf("%d rows, want %d", i, n)
 	}
 	return nil
 }
