@@ -446,15 +446,16 @@ func (r *runner) measure(st *resolved, o *opened, gp *gbt.RunPlan, manual gbt.Te
 	// its end only the last records and the derived files remain (Server,
 	// 100 k queries/s for 5 s: the process ends 60–70 ms sooner, with 15 %
 	// less memory). An Offline run issues everything at once and its
-	// records complete in one burst that keeps every core busy: writing
-	// them during it only competes with it (4.4 M samples: 1.33 s → 1.40 s
-	// wall), so they are written at its end, on every core. So is a
-	// find-peak search that drops its probes' records.
+	// records complete in one burst on the issuer's processor: encoding
+	// them during it costs more processor time than at its end (the
+	// ranges of completed samples are found and copied twice), so they are
+	// written at its end, on every core. So is a find-peak search that
+	// drops its probes' records.
 	var stream *bundle.RecordStream
 	if st.settings.Scenario != loadgen.Offline && (st.settings.Mode != loadgen.FindPeakPerformance || opts.KeepProbeRecords) {
 		stream = bundle.NewRecordStream(p.OutputDir)
 		defer stream.Discard() // once the bundle is written, a no-op
-		opts.Records = stream.Add
+		opts.RecordColumns = stream.AddColumns
 	}
 	res, runErr := loadgen.Run(r.ctx, o.sut, o.qsl, st.settings, opts)
 	wg.Wait()

@@ -3,6 +3,7 @@ package bundle
 import (
 	"errors"
 	"io"
+	"runtime"
 	"sync"
 
 	"aimeter/loadgen"
@@ -19,9 +20,9 @@ import (
 // only loadgen's sender, never the run).
 type RecordStream struct {
 	dir   string
-	rows  int              // records a row group
-	cur   []loadgen.Record // the row group being filled
-	free  chan []loadgen.Record
+	rows  int                    // records a row group
+	cur   *loadgen.RecordColumns // the row group being filled
+	free  chan *loadgen.RecordColumns
 	work  chan *streamGroup // to the encoders
 	order chan *streamGroup // to the file, in order
 	abort chan struct{}
@@ -35,18 +36,22 @@ type RecordStream struct {
 
 // streamGroup is one row group on its way to the file.
 type streamGroup struct {
-	recs []loadgen.Record
+	cols *loadgen.RecordColumns
 	data []byte // the row group, encoded
 	g    pqGroup
 	err  error
 	done chan struct{}
 }
 
-// streamWorkers encode row groups; streamAhead more may wait.
-const (
-	streamWorkers = 2
-	streamAhead   = 2
-)
+// streamAhead row groups more than the workers encode may wait.
+const streamAhead = 2
+
+// streamWorkers is the number of row-group encoders: one less than the
+// processors Go may use, one to two. The run's issuer needs a processor of
+// its own: an Offline run of a fast SUT completes its samples in one long
+// burst on one, and two encoders on a 2-core machine would take a third of
+// it (workers are busy for as long as the burst lasts).
+func streamWorkers() int { return min(2, max(1, runtime.GOMAXPROCS(0)-1)) }
 
 // errStreamDiscarded ends the file of a discarded stream.
 var errStreamDiscarded = errors.New("bundle: record stream discarded")
@@ -57,22 +62,25 @@ var errStreamDiscarded = errors.New("bundle: record stream discarded")
 // to Write in Bundle.Records, or Discard it.
 func NewRecordStream(dir string) *RecordStream {
 	opts := RecordWriterOptions{}
+	workers := streamWorkers()
 	s := &RecordStream{
 		dir:   dir,
 		rows:  opts.rowGroupRows(),
-		free:  make(chan []loadgen.Record, streamWorkers+streamAhead+1),
-		work:  make(chan *streamGroup, streamWorkers+streamAhead),
-		order: make(chan *streamGroup, streamWorkers+streamAhead),
+		free:  make(chan *loadgen.RecordColumns, workers+streamAhead+1),
+		work:  make(chan *streamGroup, workers+streamAhead),
+		order: make(chan *streamGroup, workers+streamAhead),
 		abort: make(chan struct{}),
 		done:  make(chan struct{}),
 	}
 	codec, _, _ := opts.codec() // the default: zstd
-	var workers sync.WaitGroup
-	for range streamWorkers {
-		workers.Go(func() {
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
 			enc := newPQEncoder(codec())
 			for g := range s.work {
-				enc.appendRecords(g.recs)
+				// The group's columns become the encoder's, and its empty
+				// ones go back with the group to be reused.
+				enc.cols, *g.cols = *g.cols, enc.cols
 				g.data, g.g, g.err = enc.encodeRowGroup(nil)
 				close(g.done)
 			}
@@ -92,8 +100,9 @@ func NewRecordStream(dir string) *RecordStream {
 					err = rw.writeGroup(g.data, g.g)
 				}
 				g.data = nil
+				g.cols.Reset()
 				select {
-				case s.free <- g.recs[:0]:
+				case s.free <- g.cols:
 				default:
 				}
 			}
@@ -113,7 +122,7 @@ func NewRecordStream(dir string) *RecordStream {
 		for g := range s.order {
 			<-g.done
 		}
-		workers.Wait()
+		wg.Wait()
 	}()
 	return s
 }
@@ -123,25 +132,50 @@ func NewRecordStream(dir string) *RecordStream {
 func (s *RecordStream) Add(recs []loadgen.Record) {
 	s.count += len(recs)
 	for len(recs) > 0 {
-		if s.cur == nil {
-			select {
-			case s.cur = <-s.free:
-			default:
-				s.cur = make([]loadgen.Record, 0, s.rows)
-			}
-		}
-		n := min(len(recs), s.rows-len(s.cur))
-		s.cur = append(s.cur, recs[:n]...)
+		cur := s.group()
+		n := min(len(recs), s.rows-cur.Len())
+		cur.Append(recs[:n]...)
 		recs = recs[n:]
-		if len(s.cur) == s.rows {
+		if cur.Len() == s.rows {
 			s.send()
 		}
 	}
 }
 
+// AddColumns queues a copy of the records in c for the file; it is
+// loadgen.Options.RecordColumns, which costs less than Add's records
+// (taken apart into columns again for the file). Calls must come one at a
+// time, in the order of the records.
+func (s *RecordStream) AddColumns(c *loadgen.RecordColumns) {
+	n := c.Len()
+	s.count += n
+	for at := 0; at < n; {
+		cur := s.group()
+		k := min(n-at, s.rows-cur.Len())
+		cur.AppendRange(c, at, at+k)
+		at += k
+		if cur.Len() == s.rows {
+			s.send()
+		}
+	}
+}
+
+// group returns the row group being filled, starting one if needed.
+func (s *RecordStream) group() *loadgen.RecordColumns {
+	if s.cur == nil {
+		select {
+		case s.cur = <-s.free:
+		default:
+			s.cur = new(loadgen.RecordColumns)
+			s.cur.Grow(s.rows)
+		}
+	}
+	return s.cur
+}
+
 // send hands the row group being filled to an encoder and to the file.
 func (s *RecordStream) send() {
-	g := &streamGroup{recs: s.cur, done: make(chan struct{})}
+	g := &streamGroup{cols: s.cur, done: make(chan struct{})}
 	s.cur = nil
 	s.order <- g
 	s.work <- g
@@ -152,7 +186,7 @@ func (s *RecordStream) Count() int { return s.count }
 
 // end sends the last row group and closes the pipeline.
 func (s *RecordStream) end() {
-	if len(s.cur) > 0 {
+	if s.cur != nil && s.cur.Len() > 0 {
 		s.send()
 	}
 	close(s.work)
@@ -172,7 +206,7 @@ func (s *RecordStream) finish() (ManifestEntry, error) {
 func (s *RecordStream) Discard() {
 	s.closeOnce.Do(func() {
 		close(s.abort)
-		s.cur = s.cur[:0]
+		s.cur = nil
 		s.end()
 	})
 	<-s.done

@@ -16,11 +16,21 @@ import (
 // streamedRun runs a small Offline test whose records go to a stream in
 // dir while it runs.
 func streamedRun(t *testing.T, dir string, n uint64) (*loadgen.Result, *RecordStream) {
+	return streamedRunBy(t, dir, n, false)
+}
+
+// streamedRunBy is streamedRun, the records sent by column
+// (loadgen.Options.RecordColumns and AddColumns) when byColumn is set.
+func streamedRunBy(t *testing.T, dir string, n uint64, byColumn bool) (*loadgen.Result, *RecordStream) {
 	t.Helper()
 	s := loadgentest.SmallSettings(loadgen.Offline, loadgen.PerformanceOnly)
 	s.MinQueryCount = n
 	stream := NewRecordStream(dir)
-	res, err := loadgen.Run(context.Background(), &loadgentest.WireSUT{}, null.QSL{Total: 256}, s, &loadgen.Options{Records: stream.Add})
+	opts := &loadgen.Options{Records: stream.Add}
+	if byColumn {
+		opts = &loadgen.Options{RecordColumns: stream.AddColumns}
+	}
+	res, err := loadgen.Run(context.Background(), &loadgentest.WireSUT{}, null.QSL{Total: 256}, s, opts)
 	if err != nil {
 		stream.Discard()
 		t.Fatal(err)
@@ -39,10 +49,17 @@ func tempFiles(t *testing.T, dir string) []string {
 }
 
 func TestRecordStreamWritesTheSameBundle(t *testing.T) {
-	// The records file written while the run went is the one Write would
-	// write at the end, byte for byte, and the manifest says so.
+	// The records file written while the run went holds the records Write
+	// would write at the end, and the manifest says so; so does the one of
+	// records sent by column.
+	for _, byColumn := range []bool{false, true} {
+		t.Run(map[bool]string{false: "records", true: "columns"}[byColumn], func(t *testing.T) { checkStreamedBundle(t, byColumn) })
+	}
+}
+
+func checkStreamedBundle(t *testing.T, byColumn bool) {
 	dir := filepath.Join(t.TempDir(), "streamed")
-	res, stream := streamedRun(t, dir, 150000) // three row groups
+	res, stream := streamedRunBy(t, dir, 150000, byColumn) // three row groups
 	if stream.Count() != res.RecordCount() {
 		t.Fatalf("%d records streamed, the result has %d", stream.Count(), res.RecordCount())
 	}

@@ -2,6 +2,7 @@ package loadgen
 
 import (
 	"iter"
+	"slices"
 	"sync/atomic"
 )
 
@@ -46,6 +47,33 @@ func (c *RecordColumns) Append(recs ...Record) {
 		c.Tokens = append(c.Tokens, r.Tokens)
 		c.Status = append(c.Status, r.Status)
 	}
+}
+
+// Grow makes room for n more records, so that appending them allocates
+// nothing.
+func (c *RecordColumns) Grow(n int) {
+	c.SeqID = slices.Grow(c.SeqID, n)
+	c.QueryID = slices.Grow(c.QueryID, n)
+	c.SampleIndex = slices.Grow(c.SampleIndex, n)
+	c.ScheduledNs = slices.Grow(c.ScheduledNs, n)
+	c.IssuedNs = slices.Grow(c.IssuedNs, n)
+	c.FirstTokenNs = slices.Grow(c.FirstTokenNs, n)
+	c.CompletedNs = slices.Grow(c.CompletedNs, n)
+	c.Tokens = slices.Grow(c.Tokens, n)
+	c.Status = slices.Grow(c.Status, n)
+}
+
+// AppendRange appends records [from, to) of src.
+func (c *RecordColumns) AppendRange(src *RecordColumns, from, to int) {
+	c.SeqID = append(c.SeqID, src.SeqID[from:to]...)
+	c.QueryID = append(c.QueryID, src.QueryID[from:to]...)
+	c.SampleIndex = append(c.SampleIndex, src.SampleIndex[from:to]...)
+	c.ScheduledNs = append(c.ScheduledNs, src.ScheduledNs[from:to]...)
+	c.IssuedNs = append(c.IssuedNs, src.IssuedNs[from:to]...)
+	c.FirstTokenNs = append(c.FirstTokenNs, src.FirstTokenNs[from:to]...)
+	c.CompletedNs = append(c.CompletedNs, src.CompletedNs[from:to]...)
+	c.Tokens = append(c.Tokens, src.Tokens[from:to]...)
+	c.Status = append(c.Status, src.Status[from:to]...)
 }
 
 // Record returns record i.
@@ -109,9 +137,15 @@ func (r *Result) ColumnChunks(n int) []func(*RecordColumns) {
 // columnRange appends the records of the issued samples among samples
 // [from, to) of the pass to c: recordRange by column.
 func (pr *passRecord) columnRange(c *RecordColumns, from, to int) {
+	pr.columnRangeQ(c, from, to, pr.p.prepared)
+}
+
+// columnRangeQ is columnRange over queries below qEnd only (see
+// recordRangeQ).
+func (pr *passRecord) columnRangeQ(c *RecordColumns, from, to, qEnd int) {
 	p := pr.p
 	g := p.gen
-	for q := from / g.spq; q < p.prepared; q++ {
+	for q := from / g.spq; q < qEnd; q++ {
 		qs, qe := g.queryRange(q)
 		s, e := max(qs, from), min(qe, to)
 		if s >= e {

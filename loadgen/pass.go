@@ -257,7 +257,7 @@ func (p *pass) markLost(i int) bool {
 	}
 	p.samplesClaimed.Add(1)
 	p.samplesLost.Add(1)
-	q := i / p.gen.spq
+	q := p.queryOf(i)
 	if p.remaining.at(q).Add(-1) == 0 {
 		p.queriesDone.Add(1)
 		if w := p.waitQuery.Load(); w == int64(q) || w == waitAnyQuery {
@@ -281,7 +281,21 @@ func (p *pass) loseQuery(q int) {
 
 // isIssued reports whether sample i has been handed to the SUT.
 func (p *pass) isIssued(i int) bool {
-	return p.issuedAt(i/p.gen.spq) != NoTime
+	return p.issuedAt(p.queryOf(i)) != NoTime
+}
+
+// queryOf returns the query of sample i, without a division in the common
+// cases: one sample a query (SingleStream, Server) or one query for the
+// whole pass (Offline).
+func (p *pass) queryOf(i int) int {
+	switch spq := p.gen.spq; {
+	case spq == 1:
+		return i
+	case p.gen.n <= spq:
+		return 0
+	default:
+		return i / spq
+	}
 }
 
 func (p *pass) signal() {

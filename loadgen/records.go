@@ -308,10 +308,6 @@ func (pr *passRecord) recordRangeQ(from, to, qEnd int) iter.Seq[Record] {
 	}
 }
 
-func (pr *passRecord) performanceResult(e *Effective) PerformanceResult {
-	return buildPerformanceResult(e, pr.info, pr.columns(0), int(pr.p.samplesIssued.Load()))
-}
-
 // BuildPerformanceResult rebuilds LoadGen's raw performance result of a pass
 // from its records alone, so that a stored run can be summarised again
 // (aimeter report). Records must be in issue order. Lost samples are
@@ -323,79 +319,11 @@ func BuildPerformanceResult(e *Effective, info PassInfo, records iter.Seq[Record
 // buildPerformanceResult is BuildPerformanceResult with a capacity hint for
 // the per-sample slices.
 func buildPerformanceResult(e *Effective, info PassInfo, blocks iter.Seq[*RecordColumns], hint int) PerformanceResult {
-	var pr PerformanceResult
-	pr.SampleLatencies = make([]int64, 0, hint)
-	var (
-		curQuery    uint64
-		haveQuery   bool
-		qSched      int64
-		qIssued     int64
-		qDone       int64
-		maxLatency  int64
-		tokenMode   = e.UseTokenLatencies
-		needsTokens = tokenMode && e.Scenario != Offline
-	)
-	endQuery := func() {
-		if !haveQuery {
-			return
-		}
-		pr.QueriesIssued++
-		if e.Scenario == MultiStream {
-			pr.QueryLatencies = append(pr.QueryLatencies, qDone-qSched)
-		}
-		pr.FinalQueryScheduledTime = float64(qSched) / 1e9
-		pr.FinalQueryIssuedTime = float64(qIssued) / 1e9
-		pr.FinalQueryAllSamplesDoneTime = float64(qDone) / 1e9
-	}
+	a := newPerfAcc(e, info, true, make([]int64, 0, hint))
 	for c := range blocks {
-		n := c.Len()
-		qids, sched, issued, first := c.QueryID[:n], c.ScheduledNs[:n], c.IssuedNs[:n], c.FirstTokenNs[:n]
-		completed, tokens, status := c.CompletedNs[:n], c.Tokens[:n], c.Status[:n]
-		for i, qid := range qids {
-			if !haveQuery || qid != curQuery {
-				endQuery()
-				curQuery, haveQuery = qid, true
-				qSched, qIssued, qDone = sched[i], issued[i], 0
-			}
-			done := completed[i]
-			switch status[i] {
-			case StatusLost:
-				done = info.EndNs
-				pr.LostSamples++
-			case StatusError:
-				// A failure is counted beside the statistics, never as a
-				// latency: its "completion" is the moment the SUT gave up
-				// (a timeout, a reset), which says nothing of how fast it
-				// serves. It still ends its query.
-				pr.FailedSamples++
-				qDone = max(qDone, done)
-				continue
-			}
-			qDone = max(qDone, done)
-			lat := done - sched[i]
-			maxLatency = max(maxLatency, lat)
-			pr.SampleLatencies = append(pr.SampleLatencies, lat)
-			if tokenMode {
-				pr.TokensPerSample = append(pr.TokensPerSample, tokens[i])
-			}
-			if needsTokens {
-				ttft := lat // a sample without a first token: the whole latency
-				if first[i] != NoTime {
-					ttft = first[i] - sched[i]
-				}
-				var tpot int64
-				if tokens[i] > 1 {
-					tpot = (lat - ttft) / (tokens[i] - 1)
-				}
-				pr.FirstTokenLatencies = append(pr.FirstTokenLatencies, ttft)
-				pr.TimePerOutputToken = append(pr.TimePerOutputToken, tpot)
-			}
-		}
+		a.add(c)
 	}
-	endQuery()
-	pr.MaxLatency = float64(maxLatency) / 1e9
-	pr.ProtocolErrors = info.ProtocolErrors
-	return pr
+	return a.result()
 }
 
 // SummarizePass summarises a stored pass from its records (aimeter report).

@@ -193,7 +193,11 @@ func (r *Responder) respond(now int64, resp *Response, failed bool, err error) b
 		r.note("completion for unknown sample id %d", id)
 		return false
 	}
-	if !p.isIssued(i) {
+	// The sample's query, found once: a 64-bit division costs as much as
+	// the rest of a null SUT's completion.
+	q := p.queryOf(i)
+	issued := p.issuedAt(q)
+	if issued == NoTime {
 		r.duplicate.Add(1)
 		r.note("completion for sample %d before it was issued", id-1)
 		return false
@@ -204,7 +208,7 @@ func (r *Responder) respond(now int64, resp *Response, failed bool, err error) b
 	// beats it as ok. A late result is counted against its sample, not as
 	// a protocol error of the SUT.
 	if timeout := int64(r.t.opts.SampleTimeout); timeout > 0 &&
-		now-p.origin > p.issuedAt(i/p.gen.spq)+timeout &&
+		now-p.origin > issued+timeout &&
 		(p.markLost(i) || p.state.at(i).Load() == stateLost) {
 		r.late.Add(1)
 		return false
@@ -241,7 +245,7 @@ func (r *Responder) respond(now int64, resp *Response, failed bool, err error) b
 		p.node.put(i, resp.Node)
 	}
 	if tt := resp.TokenTimes; len(tt) > 0 {
-		if issued := p.issuedAt(i / p.gen.spq); !tokenTimesPossible(tt, issued, rel) {
+		if !tokenTimesPossible(tt, issued, rel) {
 			// Times before the sample was issued, after its completion or
 			// out of order are a SUT's bug: kept, they would give a
 			// first-token latency below zero or above the sample's own and a
@@ -271,7 +275,6 @@ func (r *Responder) respond(now int64, resp *Response, failed bool, err error) b
 	if final == stateOK && p.logged(i) {
 		r.logAccuracy(p, i, data, tokens)
 	}
-	q := i / p.gen.spq
 	if p.remaining.at(q).Add(-1) == 0 {
 		*p.done.at(q) = rel
 		p.queriesDone.Add(1)

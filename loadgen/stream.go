@@ -15,20 +15,25 @@ const recordsBatch = 4096
 // recordStream sends a pass's records to Options.Records while the pass
 // runs (see Options.Records).
 type recordStream struct {
-	sink func([]Record)
-	pr   *passRecord
-	next int // the first sample not sent yet
-	buf  []Record
+	sink    func([]Record)
+	colSink func(*RecordColumns) // Options.RecordColumns, instead of sink
+	pr      *passRecord
+	next    int // the first sample not sent yet
+	buf     []Record
+	cols    RecordColumns
 }
 
 // streamRecords starts sending pr's records to Options.Records, if set. The
 // returned function, called once the pass is closed (every completion
 // written), stops the sender and sends the rest from the calling goroutine.
 func (t *testRun) streamRecords(pr *passRecord) (finish func()) {
-	if t.opts.Records == nil {
+	if t.opts.Records == nil && t.opts.RecordColumns == nil {
 		return func() {}
 	}
-	s := &recordStream{sink: t.opts.Records, pr: pr, buf: make([]Record, 0, recordsBatch)}
+	s := &recordStream{sink: t.opts.Records, colSink: t.opts.RecordColumns, pr: pr}
+	if s.sink != nil {
+		s.buf = make([]Record, 0, recordsBatch)
+	}
 	every := t.opts.RecordsInterval
 	if every == 0 {
 		every = DefaultRecordsInterval
@@ -50,8 +55,7 @@ func (t *testRun) streamRecords(pr *passRecord) (finish func()) {
 	return func() {
 		close(stop)
 		<-done
-		p := pr.p
-		s.send(pr.recordRange(s.next, int(p.extent.Load())))
+		s.sendRange(s.next, int(pr.p.extent.Load()), pr.p.prepared)
 	}
 }
 
@@ -76,8 +80,24 @@ func (s *recordStream) advance() {
 	if i == s.next {
 		return
 	}
-	s.send(s.pr.recordRangeQ(s.next, i, (i-1)/spq+1))
+	s.sendRange(s.next, i, (i-1)/spq+1)
 	s.next = i
+}
+
+// sendRange sends the records of samples [from, to) of queries below qEnd
+// (see recordRangeQ), to whichever sink is set.
+func (s *recordStream) sendRange(from, to, qEnd int) {
+	if s.colSink == nil {
+		s.send(s.pr.recordRangeQ(from, to, qEnd))
+		return
+	}
+	for lo := from; lo < to; lo += recordsBatch {
+		s.cols.Reset()
+		s.pr.columnRangeQ(&s.cols, lo, min(lo+recordsBatch, to), qEnd)
+		if s.cols.Len() > 0 {
+			s.colSink(&s.cols)
+		}
+	}
 }
 
 // send passes records to the sink in batches.

@@ -26,6 +26,24 @@ func (s *sinkOf) opts(every time.Duration) *Options {
 	}}
 }
 
+// columnOpts is opts with Options.RecordColumns instead of Records: each
+// call's records are taken back from the columns.
+func (s *sinkOf) columnOpts(every time.Duration) *Options {
+	return &Options{SpinWindow: -1, RecordsInterval: every, RecordColumns: func(c *RecordColumns) {
+		for i := range c.Len() {
+			s.recs = append(s.recs, c.Record(i))
+		}
+		s.times = append(s.times, time.Now())
+		s.sizes = append(s.sizes, c.Len())
+	}}
+}
+
+// columnsOnly is rec without the fields RecordColumns leaves out.
+func columnsOnly(rec Record) Record {
+	rec.RequestBytes, rec.ResponseBytes, rec.Node, rec.Error = 0, 0, 0, 0
+	return rec
+}
+
 func TestRecordsStreamIsResultRecords(t *testing.T) {
 	// Whatever the scenario and however samples end, the records sent
 	// while the run goes are Result.Records, in order, once each.
@@ -101,35 +119,54 @@ func TestRecordsStreamIsResultRecords(t *testing.T) {
 		}}, 20 * time.Millisecond, []Status{StatusOK, StatusLost}},
 	}
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				sink := &sinkOf{}
-				opts := sink.opts(5 * time.Millisecond)
-				opts.SampleTimeout = c.timeout
-				res, err := Run(context.Background(), c.sut, &testQSL{total: 64, perf: 64}, c.settings(), opts)
-				if err != nil {
-					t.Fatal(err)
-				}
-				want := slices.Collect(res.Records())
-				if len(want) == 0 {
-					t.Fatal("no records")
-				}
-				if !slices.Equal(sink.recs, want) {
-					t.Fatalf("%s: %d records sent, Result.Records has %d (first difference at %d)", c.why, len(sink.recs), len(want), firstDiff(sink.recs, want))
-				}
-				for _, st := range c.statuses {
-					if !slices.ContainsFunc(want, func(r Record) bool { return r.Status == st }) {
-						t.Errorf("%s: no record with status %v", c.why, st)
-					}
-				}
-				for _, n := range sink.sizes {
-					if n == 0 || n > recordsBatch {
-						t.Fatalf("a call of %d records", n)
-					}
-				}
-			})
-		})
+		for _, byColumn := range []bool{false, true} {
+			name := c.name
+			if byColumn {
+				// Options.RecordColumns: the same records, without the
+				// fields only some SUTs fill.
+				name += " by column"
+			}
+			t.Run(name, func(t *testing.T) { checkRecordsStream(t, c.sut, c.settings(), c.timeout, byColumn, c.why, c.statuses) })
+		}
 	}
+}
+
+// checkRecordsStream runs one case of TestRecordsStreamIsResultRecords.
+func checkRecordsStream(t *testing.T, sut SUT, settings Settings, timeout time.Duration, byColumn bool, why string, statuses []Status) {
+	synctest.Test(t, func(t *testing.T) {
+		sink := &sinkOf{}
+		opts := sink.opts(5 * time.Millisecond)
+		if byColumn {
+			opts = sink.columnOpts(5 * time.Millisecond)
+		}
+		opts.SampleTimeout = timeout
+		res, err := Run(context.Background(), sut, &testQSL{total: 64, perf: 64}, settings, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := slices.Collect(res.Records())
+		if len(want) == 0 {
+			t.Fatal("no records")
+		}
+		if byColumn {
+			for i := range want {
+				want[i] = columnsOnly(want[i])
+			}
+		}
+		if !slices.Equal(sink.recs, want) {
+			t.Fatalf("%s: %d records sent, Result.Records has %d (first difference at %d)", why, len(sink.recs), len(want), firstDiff(sink.recs, want))
+		}
+		for _, st := range statuses {
+			if !slices.ContainsFunc(want, func(r Record) bool { return r.Status == st }) {
+				t.Errorf("%s: no record with status %v", why, st)
+			}
+		}
+		for _, n := range sink.sizes {
+			if n == 0 || n > recordsBatch {
+				t.Fatalf("a call of %d records", n)
+			}
+		}
+	})
 }
 
 func firstDiff(a, b []Record) int {
@@ -203,12 +240,23 @@ func TestRecordsStreamUnderRace(t *testing.T) {
 	}
 }
 
-func TestRecordsStreamRefusedForDroppedProbes(t *testing.T) {
-	s := DefaultSettings()
-	s.Scenario, s.Mode = Server, FindPeakPerformance
-	_, err := Run(context.Background(), syncSUT, &testQSL{total: 8, perf: 8}, s, &Options{Records: func([]Record) {}})
-	var fe *FieldError
-	if !errors.As(err, &fe) || fe.Field != "Options.Records" {
-		t.Fatalf("err %v, want a FieldError naming Options.Records", err)
+func TestRecordsStreamRefused(t *testing.T) {
+	findPeak := DefaultSettings()
+	findPeak.Scenario, findPeak.Mode = Server, FindPeakPerformance
+	for _, c := range []struct {
+		why      string
+		settings Settings
+		opts     *Options
+		field    string
+	}{
+		{"a find-peak run drops its probes' records", findPeak, &Options{Records: func([]Record) {}}, "Options.Records"},
+		{"the same by column", findPeak, &Options{RecordColumns: func(*RecordColumns) {}}, "Options.RecordColumns"},
+		{"both sinks: which one gets the records?", DefaultSettings(), &Options{Records: func([]Record) {}, RecordColumns: func(*RecordColumns) {}}, "Options.RecordColumns"},
+	} {
+		_, err := Run(context.Background(), syncSUT, &testQSL{total: 8, perf: 8}, c.settings, c.opts)
+		var fe *FieldError
+		if !errors.As(err, &fe) || fe.Field != c.field {
+			t.Errorf("%s: err %v, want a FieldError naming %s", c.why, err, c.field)
+		}
 	}
 }
