@@ -28,7 +28,8 @@ const (
 	// RecordsCSVFile is the record file of a format version 1 bundle,
 	// which Read still reads and WriteWith writes on request.
 	RecordsCSVFile = "records.csv"
-	StagesFile     = "stages.csv"               // the SUT-side stage times (GB/T 45087 Table 16), when the SUT reported any
+	StagesFile     = "stages.parquet"           // the SUT-side stage times (GB/T 45087 Table 16), when the SUT reported any (format version 3)
+	StagesCSVFile  = "stages.csv"               // StagesFile in bundles of format versions 1 and 2
 	AccuracyFile   = "mlperf_log_accuracy.json" // LoadGen's accuracy log (raw: the responses)
 	GBTTestFile    = gbt.TestFileName           // a GB/T test's description
 	// ForeignDir holds the run of a GB/T mixed test's foreign jobs (mode 5,
@@ -219,9 +220,10 @@ func Write(dir string, b *Bundle, derivations []Derivation) error {
 // WriteOptions controls WriteWith.
 type WriteOptions struct {
 	// FormatVersion is the layout to write: 0 or FormatVersion for the
-	// current one, 1 for a version 1 bundle, whose records are records.csv
-	// (for tools that read only those). Training bundles are the same in
-	// both.
+	// current one; 2 for a version 2 bundle, whose stage times, sample
+	// data and token times are stages.csv, samples.csv and tokens.csv; 1
+	// for a version 1 bundle, whose records are records.csv too (for tools
+	// that read only those). Training bundles are the same in all.
 	FormatVersion int
 }
 
@@ -267,7 +269,7 @@ func WriteWith(dir string, b *Bundle, derivations []Derivation, opts WriteOption
 	// when they are this Result's, in this directory and this layout.
 	streamed := false
 	if s := b.Records; s != nil {
-		streamed = version == FormatVersion && s.Count() == b.Result.RecordCount() && sameDir(s.dir, dir)
+		streamed = version >= 2 && s.Count() == b.Result.RecordCount() && sameDir(s.dir, dir)
 		defer s.Discard() // no-op once finished; else its file goes
 	}
 	parts := append(b.rawParts("", version, streamed), b.derivedParts("", derivations)...)
@@ -297,7 +299,8 @@ func WriteWith(dir string, b *Bundle, derivations []Derivation, opts WriteOption
 // bundleFiles are the names of every file a bundle can hold, at its top
 // level and (with ForeignDir/ before them) in its foreign run.
 func bundleFiles() []string {
-	return []string{SettingsFile, RunFile, EventsFile, RecordsFile, RecordsCSVFile, AccuracyFile, StagesFile, SamplesFile, ErrorsFile, TokensFile,
+	return []string{SettingsFile, RunFile, EventsFile, RecordsFile, RecordsCSVFile, AccuracyFile, StagesFile, StagesCSVFile, SamplesFile, SamplesCSVFile,
+		ErrorsFile, TokensFile, TokensCSVFile,
 		GBTTestFile, InvocationFile, ResultFile, SummaryFile, DetailFile, TraceFile, ReportFile, GBTResultFile, GBTLogFile,
 		TrainingRunFile, TrainingEventsFile, TrainingStdoutFile, TrainingStderrFile, TrainingResultFile, TrainingLogFile, ManifestFile}
 }
@@ -384,7 +387,7 @@ func writeParts(dir string, parts []part, finished map[string]func() (ManifestEn
 	return entries, errors.Join(errs...)
 }
 
-// rawParts lists the raw files of b in layout version (1 or 2); with
+// rawParts lists the raw files of b in layout version (1 to 3); with
 // streamed, the records file was written while the run went (its part has
 // no write: writeParts finishes it).
 func (b *Bundle) rawParts(prefix string, version int, streamed bool) []part {
@@ -403,17 +406,32 @@ func (b *Bundle) rawParts(prefix string, version int, streamed bool) []part {
 	if streamed {
 		parts[3].write = nil
 	}
+	csv := version < 3
 	if b.hasStages() {
-		parts = append(parts, part{prefix + StagesFile, Raw, func(w io.Writer) error { return WriteStages(w, r.Records(), b.stageSeq()) }})
+		if csv {
+			parts = append(parts, part{prefix + StagesCSVFile, Raw, func(w io.Writer) error { return WriteStages(w, r.Records(), b.stageSeq()) }})
+		} else {
+			parts = append(parts, part{prefix + StagesFile, Raw, func(w io.Writer) error {
+				return writeStagesParquet(w, r.Records(), b.stageSeq(), DefaultRowGroupRows)
+			}})
+		}
 	}
 	if r.HasSampleData() {
-		parts = append(parts, part{prefix + SamplesFile, Raw, func(w io.Writer) error { return writeSamples(w, r.Records()) }})
+		if csv {
+			parts = append(parts, part{prefix + SamplesCSVFile, Raw, func(w io.Writer) error { return writeSamples(w, r.Records()) }})
+		} else {
+			parts = append(parts, part{prefix + SamplesFile, Raw, func(w io.Writer) error { return writeSamplesParquet(w, r.Records(), DefaultRowGroupRows) }})
+		}
 	}
 	if len(r.Errors) > 0 {
 		parts = append(parts, part{prefix + ErrorsFile, Raw, func(w io.Writer) error { return writeErrors(w, r.Errors) }})
 	}
 	if r.HasTokenTimes() {
-		parts = append(parts, part{prefix + TokensFile, Raw, func(w io.Writer) error { return writeTokens(w, r.TokenTimes()) }})
+		if csv {
+			parts = append(parts, part{prefix + TokensCSVFile, Raw, func(w io.Writer) error { return writeTokens(w, r.TokenTimes()) }})
+		} else {
+			parts = append(parts, part{prefix + TokensFile, Raw, func(w io.Writer) error { return writeTokensParquet(w, r.TokenTimes(), DefaultRowGroupRows) }})
+		}
 	}
 	if b.GBT != nil {
 		parts = append(parts, part{prefix + GBTTestFile, Raw, func(w io.Writer) error { return gbt.WriteTest(w, *b.GBT) }})
@@ -585,6 +603,12 @@ func readRun(dir string, m *Manifest, prefix string) (*Bundle, error) {
 	if m.FormatVersion == 1 {
 		recordsFile = RecordsCSVFile
 	}
+	// Stage times, sample data and token times are CSV before version 3.
+	csv := m.FormatVersion < 3
+	stagesFile, samplesFile, tokensFile := StagesFile, SamplesFile, TokensFile
+	if csv {
+		stagesFile, samplesFile, tokensFile = StagesCSVFile, SamplesCSVFile, TokensCSVFile
+	}
 	for _, name := range []string{SettingsFile, RunFile, EventsFile, recordsFile, AccuracyFile} {
 		if _, ok := m.Entry(prefix + name); !ok {
 			return nil, fmt.Errorf("%s: %s does not list %s, which a version %d bundle always holds (written by %s)",
@@ -655,15 +679,26 @@ func readRun(dir string, m *Manifest, prefix string) (*Bundle, error) {
 			return nil, err
 		}
 	}
-	if has(SamplesFile) {
-		if err := read(SamplesFile, func(r io.Reader) error { return readSamples(r, recs, len(res.Errors)) }); err != nil {
+	if has(samplesFile) {
+		if err := read(samplesFile, func(r io.Reader) error {
+			if csv {
+				return readSamples(r, recs, len(res.Errors))
+			}
+			return readSamplesParquet(r, recs, len(res.Errors))
+		}); err != nil {
 			return nil, err
 		}
 	}
 	res.AttachRecords(recs)
-	if has(TokensFile) {
-		if err := read(TokensFile, func(r io.Reader) error {
-			traces, err := readTokens(r)
+	if has(tokensFile) {
+		if err := read(tokensFile, func(r io.Reader) error {
+			var traces []loadgen.TokenTrace
+			var err error
+			if csv {
+				traces, err = readTokens(r)
+			} else {
+				traces, err = readTokensParquet(r)
+			}
 			res.AttachTokenTimes(traces)
 			return err
 		}); err != nil {
@@ -676,13 +711,24 @@ func readRun(dir string, m *Manifest, prefix string) (*Bundle, error) {
 	}); err != nil {
 		return nil, err
 	}
-	if has(StagesFile) {
-		if err := read(StagesFile, func(r io.Reader) error {
-			seqs, stages, err := ReadStages(r)
+	if has(stagesFile) {
+		if err := read(stagesFile, func(r io.Reader) error {
+			var seqs []uint64
+			var stages []loadgen.StageTimes
+			var err error
+			if csv {
+				seqs, stages, err = ReadStages(r)
+			} else {
+				seqs, stages, err = readStagesParquet(r)
+			}
 			if err != nil {
 				return err
 			}
-			b.Stages, err = joinStages(recs, seqs, stages)
+			firstRow := 1 // stages.parquet's rows count from 1
+			if csv {
+				firstRow = 2 // the header is line 1
+			}
+			b.Stages, err = joinStages(recs, seqs, stages, firstRow)
 			return err
 		}); err != nil {
 			return nil, err
@@ -717,8 +763,9 @@ func readRun(dir string, m *Manifest, prefix string) (*Bundle, error) {
 
 // joinStages orders stage times like the records, matching them by
 // sequence id. A record without a row gets NoStages; a row whose sequence
-// id is no record's, or a sequence id given twice, is an error.
-func joinStages(recs []loadgen.Record, seqs []uint64, stages []loadgen.StageTimes) ([]loadgen.StageTimes, error) {
+// id is no record's, or a sequence id given twice, is an error naming the
+// row (the first of seqs being row firstRow).
+func joinStages(recs []loadgen.Record, seqs []uint64, stages []loadgen.StageTimes, firstRow int) ([]loadgen.StageTimes, error) {
 	pos := make(map[uint64]int, len(recs))
 	for i := range recs {
 		pos[recs[i].SeqID] = i
@@ -731,10 +778,10 @@ func joinStages(recs []loadgen.Record, seqs []uint64, stages []loadgen.StageTime
 	for k, seq := range seqs {
 		i, ok := pos[seq]
 		if !ok {
-			return nil, fmt.Errorf("row %d: seq_id %d is not in the records", k+2, seq)
+			return nil, fmt.Errorf("row %d: seq_id %d is not in the records", k+firstRow, seq)
 		}
 		if seen[i] {
-			return nil, fmt.Errorf("row %d: seq_id %d appears twice", k+2, seq)
+			return nil, fmt.Errorf("row %d: seq_id %d appears twice", k+firstRow, seq)
 		}
 		seen[i] = true
 		out[i] = stages[k]

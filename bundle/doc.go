@@ -15,13 +15,18 @@
 //     written by RecordWriter (docs/records.md); a format version 1 bundle
 //     holds records.csv instead, which Read still reads;
 //   - mlperf_log_accuracy.json: the responses LoadGen logged for accuracy;
-//   - stages.csv, when the SUT reported stage times: one row per sample,
-//     joined to its record by sequence id;
-//   - samples.csv and errors.json, when the SUT reported bytes on the wire,
-//     the node that served a sample or a failure: one row per sample and
-//     the table of distinct failures (category, message, count);
-//   - tokens.csv, when the SUT reported token arrival times (streaming):
-//     one row per token;
+//   - stages.parquet, when the SUT reported stage times: one row per
+//     sample, joined to its record by sequence id;
+//   - samples.parquet and errors.json, when the SUT reported bytes on the
+//     wire, the node that served a sample or a failure: one row per sample
+//     and the table of distinct failures (category, message, count);
+//   - tokens.parquet, when the SUT reported token arrival times
+//     (streaming): one row per token;
+//
+// stages, samples and tokens.parquet (format version 3) have the columns
+// of the stages.csv, samples.csv and tokens.csv that versions 1 and 2
+// held, which Read still reads; WriteTableCSV writes those CSV files from
+// a bundle of any version (aimeter export --table).
 //   - gbt_test.json, for a GB/T 45087 inference test: its description
 //     (arrival as scheduled, thresholds, test information, lifecycle);
 //   - foreign/, for a GB/T mixed test (mode 5): the foreign jobs' run, laid
@@ -58,7 +63,8 @@
 // first token ≤ completed) or disagree with its status (ok and error rows
 // completed, lost rows not): a *RecordsError naming the row of
 // records.parquet (or line of records.csv) and the field. A damaged
-// records.parquet gives an error naming the row group and column.
+// records, stages, samples or tokens.parquet gives an error naming the
+// file, the row group and the column.
 //
 // Write into a directory that holds an earlier run removes that run's
 // manifest and every file a bundle can hold that the new bundle does not

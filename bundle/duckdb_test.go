@@ -5,8 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -108,3 +112,92 @@ func (f funcSUT) IssueQuery(r *loadgen.Responder, samples []loadgen.QuerySample)
 	f(r, samples)
 }
 func (funcSUT) FlushQueries() {}
+
+// TestTablesReadByDuckDB writes stages.parquet, samples.parquet and
+// tokens.parquet of real runs (stage times on the run's clock, bytes,
+// nodes, failures and three token times a sample) in row groups of 100
+// rows, and reads them back with DuckDB from PyPI: every value of every
+// row must be the one aimeter recorded, a time not measured being NULL
+// and the clock the string "test" or "sut".
+func TestTablesReadByDuckDB(t *testing.T) {
+	bin := peerstest.Bin(t, nil, "duckdb")
+	run := func(sut loadgen.SUT) *loadgen.Result {
+		s := loadgentest.SmallSettings(loadgen.Offline, loadgen.PerformanceOnly)
+		s.MinQueryCount = 1000
+		res, err := loadgen.Run(context.Background(), sut, &loadgentest.QSL{Total: 64}, s, &loadgen.Options{SpinWindow: -1})
+		if res == nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	staged, wire := run(&loadgentest.StagedSUT{}), run(&loadgentest.WireSUT{})
+	// The SUT's clock and a time left out on some rows, as a server
+	// reporting Server-Timing durations gives them.
+	stages := slices.Collect(staged.Stages())
+	for i := range stages {
+		if i%3 == 1 {
+			stages[i].Clock, stages[i].Received, stages[i].Node = loadgen.SUTClock, loadgen.NoTime, uint32(i)
+		}
+	}
+	dir := t.TempDir()
+	files := map[string]func(io.Writer) error{
+		StagesFile: func(w io.Writer) error {
+			return writeStagesParquet(w, staged.Records(), slices.Values(stages), 100)
+		},
+		SamplesFile: func(w io.Writer) error { return writeSamplesParquet(w, wire.Records(), 100) },
+		TokensFile:  func(w io.Writer) error { return writeTokensParquet(w, wire.TokenTimes(), 100) },
+	}
+	for name, write := range files {
+		var buf bytes.Buffer
+		if err := write(&buf); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Each row as DuckDB reads it, printed as CSV is written (an empty
+	// field for NULL), to compare with the CSV aimeter writes.
+	script := `
+import duckdb, sys
+for path in sys.argv[1:]:
+    rel = duckdb.execute("SELECT * FROM read_parquet(?)", [path])
+    print("#", ",".join(d[0] for d in rel.description))
+    for r in rel.fetchall():
+        print(",".join("" if v is None else str(v) for v in r))
+`
+	args := []string{"-c", script}
+	for _, name := range []string{StagesFile, SamplesFile, TokensFile} {
+		args = append(args, filepath.Join(dir, name))
+	}
+	cmd := exec.Command(filepath.Join(bin, "python"), args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("duckdb: %v: %s", err, stderr.String())
+	}
+	var want bytes.Buffer
+	if err := WriteStages(&want, staged.Records(), slices.Values(stages)); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeSamples(&want, wire.Records()); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeTokens(&want, wire.TokenTimes()); err != nil {
+		t.Fatal(err)
+	}
+	got := strings.ReplaceAll(string(out), "# ", "")
+	if got != want.String() {
+		gl, wl := strings.Split(got, "\n"), strings.Split(want.String(), "\n")
+		for i := range min(len(gl), len(wl)) {
+			if gl[i] != wl[i] {
+				t.Fatalf("line %d: DuckDB read %q, aimeter recorded %q", i+1, gl[i], wl[i])
+			}
+		}
+		t.Fatalf("DuckDB read %d lines, aimeter recorded %d", len(gl), len(wl))
+	}
+	if n := strings.Count(got, "\n"); n < 1000+1000+2000 { // stages, samples, tokens
+		t.Errorf("only %d rows compared", n)
+	}
+}

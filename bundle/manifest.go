@@ -32,7 +32,11 @@ const FormatName = "aimeter-bundle"
 //
 // Version 2: as version 1, with records.parquet (see docs/records.md) in
 // place of records.csv.
-const FormatVersion = 2
+//
+// Version 3: as version 2, with stages.parquet, samples.parquet and
+// tokens.parquet in place of stages.csv, samples.csv and tokens.csv (the
+// same columns; docs/records.md).
+const FormatVersion = 3
 
 // minFormatVersion is the oldest layout version Read accepts.
 const minFormatVersion = 1

@@ -1,6 +1,7 @@
 package bundle
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/crc32"
@@ -78,6 +79,7 @@ func (d *pqDecoder) decodeGroup(rg *format.RowGroup, cols *loadgen.RecordColumns
 	cols.Status = resize(cols.Status, n)
 	for c := range numRecordColumns {
 		var out []int64
+		var status []loadgen.Status
 		switch c {
 		case colSeqID:
 			out = asInt64(cols.SeqID)
@@ -95,8 +97,10 @@ func (d *pqDecoder) decodeGroup(rg *format.RowGroup, cols *loadgen.RecordColumns
 			out = cols.CompletedNs
 		case colTokens:
 			out = cols.Tokens
+		case colStatus:
+			status = cols.Status
 		}
-		if err := d.decodeChunk(&rg.Columns[c].MetaData, c, out, cols.Status); err != nil {
+		if err := d.decodeChunk(&rg.Columns[c].MetaData, &recordsTable.cols[c], n, out, status); err != nil {
 			if errors.Is(err, errOtherPages) {
 				return err
 			}
@@ -123,15 +127,19 @@ func asInt64(u []uint64) []int64 {
 	return unsafe.Slice((*int64)(unsafe.Pointer(&u[0])), len(u))
 }
 
-// decodeChunk decodes the pages of one column chunk into out (or, for the
-// status column, into status), which have room for exactly its values.
-func (d *pqDecoder) decodeChunk(md *format.ColumnMetaData, c int, out []int64, status []loadgen.Status) error {
+// decodeChunk decodes the n values of one column chunk of column spec
+// into out (or, for records.parquet's status column, into status: out is
+// then nil), which have room for exactly them.
+func (d *pqDecoder) decodeChunk(md *format.ColumnMetaData, spec *pqColumn, n int, out []int64, status []loadgen.Status) error {
 	if md.DictionaryPageOffset > 0 {
 		return errOtherPages
 	}
 	codec := d.codecOf(md.Codec)
 	at, end := md.DataPageOffset, md.DataPageOffset+md.TotalCompressedSize
-	n := len(status)
+	wantEncoding := format.DeltaBinaryPacked
+	if spec.kind == pqEnum {
+		wantEncoding = format.Plain
+	}
 	row := 0
 	for at < end {
 		hlen, _, _, err := pageHeader(d.data[at:end])
@@ -147,7 +155,7 @@ func (d *pqDecoder) decodeChunk(md *format.ColumnMetaData, c int, out []int64, s
 			return errOtherPages
 		}
 		v2 := &h.DataPageHeaderV2.V
-		if v2.Encoding != format.DeltaBinaryPacked || v2.RepetitionLevelsByteLength != 0 {
+		if v2.Encoding != wantEncoding || v2.RepetitionLevelsByteLength != 0 {
 			return errOtherPages
 		}
 		body := d.data[at+int64(hlen):]
@@ -165,7 +173,7 @@ func (d *pqDecoder) decodeChunk(md *format.ColumnMetaData, c int, out []int64, s
 		if rows < 0 || rows > n-row || int(v2.NumValues) != rows || nulls < 0 || nulls > rows {
 			return fmt.Errorf("page at byte %d: %d rows (%d values, %d null) past the %d of the row group", at, rows, v2.NumValues, nulls, n)
 		}
-		if nulls > 0 && !optionalColumn(c) {
+		if nulls > 0 && !spec.optional {
 			return fmt.Errorf("page at byte %d: %d nulls in a required column", at, nulls)
 		}
 		values := body[levLen:size]
@@ -182,11 +190,32 @@ func (d *pqDecoder) decodeChunk(md *format.ColumnMetaData, c int, out []int64, s
 				values = d.raw
 			}
 		}
-		if err := checkDeltaHeader(values, rows-nulls); err != nil {
-			return fmt.Errorf("page at byte %d: %w", at, err)
+		if spec.kind != pqEnum {
+			if err := checkDeltaHeader(values, rows-nulls); err != nil {
+				return fmt.Errorf("page at byte %d: %w", at, err)
+			}
 		}
 		switch {
-		case c == colStatus:
+		case spec.kind == pqEnum:
+			if err := decodePlainEnum(values, spec.enum, out[row:row+rows]); err != nil {
+				return fmt.Errorf("page at byte %d: %w", at, err)
+			}
+		case spec.kind == pqInt32 && status == nil:
+			if d.st32, err = deltaEncoding.DecodeInt32(d.st32[:0], values); err != nil {
+				return fmt.Errorf("page at byte %d: %w", at, err)
+			}
+			if len(d.st32) != rows {
+				return fmt.Errorf("page at byte %d: %d values for %d rows", at, len(d.st32), rows)
+			}
+			dst := out[row : row+rows]
+			for i, v := range d.st32 {
+				if spec.unsigned {
+					dst[i] = int64(uint32(v))
+				} else {
+					dst[i] = int64(v)
+				}
+			}
+		case status != nil:
 			if d.st32, err = deltaEncoding.DecodeInt32(d.st32[:0], values); err != nil {
 				return fmt.Errorf("page at byte %d: %w", at, err)
 			}
@@ -245,6 +274,37 @@ func (d *pqDecoder) decodeChunk(md *format.ColumnMetaData, c int, out []int64, s
 	return nil
 }
 
+// decodePlainEnum decodes the PLAIN BYTE_ARRAY values in b, one a row of
+// out, as the codes of their strings in enum; a string that is not one of
+// them is an error naming the row.
+func decodePlainEnum(b []byte, enum []string, out []int64) error {
+	for i := range out {
+		if len(b) < 4 {
+			return fmt.Errorf("%d values for %d rows", i, len(out))
+		}
+		l := binary.LittleEndian.Uint32(b)
+		if uint64(l) > uint64(len(b)-4) {
+			return fmt.Errorf("row %d: a %d-byte string in %d bytes", i, l, len(b)-4)
+		}
+		v := b[4 : 4+l]
+		b = b[4+l:]
+		out[i] = -1
+		for k, e := range enum {
+			if string(v) == e {
+				out[i] = int64(k)
+				break
+			}
+		}
+		if out[i] < 0 {
+			return fmt.Errorf("row %d: %q is none of %q", i, v, enum)
+		}
+	}
+	if len(b) != 0 {
+		return fmt.Errorf("%d bytes after the %d values", len(b), len(out))
+	}
+	return nil
+}
+
 // statusError is a status out of range at a row of the row group.
 type statusError struct {
 	row    int
@@ -294,20 +354,24 @@ func uvarint(b []byte) (uint64, int) {
 	return 0, 0
 }
 
-// describeCut says where a records.parquet without its footer was cut,
-// walking the pages RecordWriter writes from the start of the file (each
+// describeCut says where a file of table t without its footer was cut,
+// walking the pages pqEncoder writes from the start of the file (each
 // row group is one page a column, in column order): the row group and
 // column of the first incomplete or unreadable page, and how many whole
 // row groups and records come before it. It returns "" when data does not
 // start as such a file does.
-func describeCut(data []byte) string {
+func describeCut(t *pqTable, data []byte) string {
 	if len(data) < 4 || string(data[:4]) != "PAR1" {
 		return ""
 	}
 	at, group, col, records, groupRows := 4, 0, 0, 0, 0
+	unit := "rows"
+	if t == recordsTable {
+		unit = "records"
+	}
 	var proto thrift.CompactProtocol
 	for {
-		where := fmt.Sprintf("row group %d (column %s)", group, recordsSchema.Columns()[col][0])
+		where := fmt.Sprintf("row group %d (column %s)", group, t.cols[col].name)
 		if at == len(data) {
 			break
 		}
@@ -317,17 +381,17 @@ func describeCut(data []byte) string {
 			err = thrift.Unmarshal(&proto, data[at:at+hlen], &h)
 		}
 		if err != nil || h.CompressedPageSize < 0 || at+hlen+int(h.CompressedPageSize) > len(data) {
-			return fmt.Sprintf("the file ends in %s at byte %d, without its footer: %d whole row groups (%d records) precede the cut", where, at, group, records)
+			return fmt.Sprintf("the file ends in %s at byte %d, without its footer: %d whole row groups (%d %s) precede the cut", where, at, group, records, unit)
 		}
 		if h.DataPageHeaderV2.Valid {
 			groupRows = int(h.DataPageHeaderV2.V.NumRows)
 		}
 		at += hlen + int(h.CompressedPageSize)
-		if col++; col == numRecordColumns {
+		if col++; col == len(t.cols) {
 			col, group, records = 0, group+1, records+groupRows
 		}
 	}
-	return fmt.Sprintf("the file ends after row group %d at byte %d, without its footer: %d whole row groups (%d records) precede the cut", group-1, at, group, records)
+	return fmt.Sprintf("the file ends after row group %d at byte %d, without its footer: %d whole row groups (%d %s) precede the cut", group-1, at, group, records, unit)
 }
 
 // ownZstd is the zstd codec of one encoder or decoder, with its own

@@ -45,13 +45,6 @@ var pqTemplate = sync.OnceValues(func() (*format.FileMetaData, error) {
 	return &md, nil
 })
 
-// optionalColumn reports whether column c may hold nulls (the times).
-func optionalColumn(c int) bool { return c >= colScheduled && c <= colCompleted }
-
-// unsignedColumn reports whether column c is UINT_64 (its statistics
-// compare unsigned).
-func unsignedColumn(c int) bool { return c <= colSampleIndex }
-
 // pqChunk is the metadata of one column chunk of an encoded row group;
 // offset is from the start of the row group's bytes.
 type pqChunk struct {
@@ -59,7 +52,7 @@ type pqChunk struct {
 	uncompressed int64 // page header and page, uncompressed
 	compressed   int64 // page header and page as written
 	nulls        int64
-	min, max     int64
+	min, max     int64 // values, or an enum column's codes
 	hasStats     bool
 }
 
@@ -67,7 +60,7 @@ type pqChunk struct {
 type pqGroup struct {
 	rows   int64
 	size   int64 // bytes
-	chunks [numRecordColumns]pqChunk
+	chunks []pqChunk
 }
 
 // pqEncoder encodes row groups of records.parquet. Its buffers are reused
@@ -136,32 +129,42 @@ func (e *pqEncoder) column(c int) []int64 {
 // encodeRowGroup appends the row group of the records appended so far to
 // dst, and starts a new one.
 func (e *pqEncoder) encodeRowGroup(dst []byte) ([]byte, pqGroup, error) {
-	n := e.rows()
-	g := pqGroup{rows: int64(n)}
+	dst, g, err := e.encodeGroup(dst, recordsTable, e.rows(), e.column)
+	e.cols.Reset()
+	return dst, g, err
+}
+
+// encodeGroup appends a row group of table t to dst: n rows, whose column
+// c is column(c).
+func (e *pqEncoder) encodeGroup(dst []byte, t *pqTable, n int, column func(c int) []int64) ([]byte, pqGroup, error) {
+	g := pqGroup{rows: int64(n), chunks: make([]pqChunk, len(t.cols))}
 	start := len(dst)
-	for c := range numRecordColumns {
-		ch, out, err := e.encodeColumn(dst, c)
+	for c := range t.cols {
+		col := column(c)
+		if len(col) != n {
+			return dst[:start], pqGroup{}, fmt.Errorf("column %s: %d values for %d rows", t.cols[c].name, len(col), n)
+		}
+		ch, out, err := e.encodeColumn(dst, &t.cols[c], col)
 		if err != nil {
-			return dst[:start], pqGroup{}, fmt.Errorf("column %s: %w", recordsSchema.Columns()[c][0], err)
+			return dst[:start], pqGroup{}, fmt.Errorf("column %s: %w", t.cols[c].name, err)
 		}
 		ch.offset = int64(len(dst) - start)
 		g.chunks[c] = ch
 		dst = out
 	}
-	e.cols.Reset()
 	g.size = int64(len(dst) - start)
 	return dst, g, nil
 }
 
 var deltaEncoding delta.BinaryPackedEncoding
 
-// encodeColumn appends column c's page, header first, to dst.
-func (e *pqEncoder) encodeColumn(dst []byte, c int) (pqChunk, []byte, error) {
-	col := e.column(c)
+// encodeColumn appends the page of column spec, whose values are col,
+// header first, to dst.
+func (e *pqEncoder) encodeColumn(dst []byte, spec *pqColumn, col []int64) (pqChunk, []byte, error) {
 	var ch pqChunk
 	values := col
 	e.lev = e.lev[:0]
-	if optionalColumn(c) {
+	if spec.optional {
 		e.levels = e.levels[:0]
 		e.vals = e.vals[:0]
 		for _, v := range col {
@@ -184,7 +187,11 @@ func (e *pqEncoder) encodeColumn(dst []byte, c int) (pqChunk, []byte, error) {
 	if len(values) > 0 {
 		ch.hasStats = true
 		ch.min, ch.max = values[0], values[0]
-		if unsignedColumn(c) {
+		switch {
+		case spec.kind == pqEnum:
+			ch.min, ch.max = enumRange(spec.enum, values)
+		case spec.unsigned:
+			// An unsigned INT32 column holds values below 2^32.
 			for _, v := range values[1:] {
 				if uint64(v) < uint64(ch.min) {
 					ch.min = v
@@ -193,20 +200,25 @@ func (e *pqEncoder) encodeColumn(dst []byte, c int) (pqChunk, []byte, error) {
 					ch.max = v
 				}
 			}
-		} else {
+		default:
 			for _, v := range values[1:] {
 				ch.min, ch.max = min(ch.min, v), max(ch.max, v)
 			}
 		}
 	}
 	var err error
-	if c == colStatus {
+	encoding := format.DeltaBinaryPacked
+	switch spec.kind {
+	case pqInt32:
 		e.st32 = e.st32[:0]
 		for _, v := range values {
 			e.st32 = append(e.st32, int32(v))
 		}
 		e.page, err = deltaEncoding.EncodeInt32(e.page[:0], e.st32)
-	} else {
+	case pqEnum:
+		encoding = format.Plain
+		e.page, err = appendPlainEnum(e.page[:0], spec.enum, values)
+	default:
 		e.page, err = deltaEncoding.EncodeInt64(e.page[:0], values)
 	}
 	if err != nil {
@@ -220,7 +232,7 @@ func (e *pqEncoder) encodeColumn(dst []byte, c int) (pqChunk, []byte, error) {
 	crc := crc32.Update(crc32.ChecksumIEEE(e.lev), crc32.IEEETable, e.comp)
 	stats := format.Statistics{NullCount: ch.nulls}
 	if ch.hasStats {
-		stats.MinValue, stats.MaxValue = statBytes(c, ch.min), statBytes(c, ch.max)
+		stats.MinValue, stats.MaxValue = statBytes(spec, ch.min), statBytes(spec, ch.max)
 	}
 	h := format.PageHeader{
 		Type:                 format.DataPageV2,
@@ -231,7 +243,7 @@ func (e *pqEncoder) encodeColumn(dst []byte, c int) (pqChunk, []byte, error) {
 			NumValues:                  int32(len(col)),
 			NumNulls:                   int32(ch.nulls),
 			NumRows:                    int32(len(col)),
-			Encoding:                   format.DeltaBinaryPacked,
+			Encoding:                   encoding,
 			DefinitionLevelsByteLength: int32(levelsLen),
 			IsCompressed:               thrift.New(true),
 			Statistics:                 stats,
@@ -251,30 +263,79 @@ func (e *pqEncoder) encodeColumn(dst []byte, c int) (pqChunk, []byte, error) {
 	return ch, dst, nil
 }
 
-// statBytes is v as Parquet's plain encoding of column c's type.
-func statBytes(c int, v int64) []byte {
-	if c == colStatus {
+// statBytes is v as Parquet's plain encoding of column spec's type (for
+// an enum column, v is a code and the statistic its string's bytes).
+func statBytes(spec *pqColumn, v int64) []byte {
+	switch spec.kind {
+	case pqInt32:
 		return binary.LittleEndian.AppendUint32(nil, uint32(int32(v)))
+	case pqEnum:
+		return []byte(spec.enum[v])
 	}
 	return binary.LittleEndian.AppendUint64(nil, uint64(v))
 }
 
-// rowGroupMeta is the footer's entry of g, written at offset in the file.
-func rowGroupMeta(g pqGroup, offset int64, ordinal int, codec format.CompressionCodec) format.RowGroup {
-	rg := format.RowGroup{NumRows: g.rows, FileOffset: offset, TotalCompressedSize: g.size, Ordinal: int16(ordinal)}
-	cols := recordsSchema.Columns()
-	rg.Columns = make([]format.ColumnChunk, numRecordColumns)
-	for c, ch := range g.chunks {
-		typ, encodings := format.Int64, []format.Encoding{format.DeltaBinaryPacked}
-		if c == colStatus {
-			typ = format.Int32
+// enumRange returns the codes of the least and greatest strings among
+// codes (all valid: appendPlainEnum checked them), compared as bytes as
+// Parquet orders BYTE_ARRAY statistics.
+func enumRange(enum []string, codes []int64) (lo, hi int64) {
+	var seen uint64
+	for _, c := range codes {
+		if c >= 0 && c < 64 {
+			seen |= 1 << c
 		}
-		if optionalColumn(c) {
-			encodings = []format.Encoding{format.RLE, format.DeltaBinaryPacked}
+	}
+	lo, hi = -1, -1
+	for c := range enum {
+		if seen&(1<<c) == 0 {
+			continue
+		}
+		if lo < 0 || enum[c] < enum[lo] {
+			lo = int64(c)
+		}
+		if hi < 0 || enum[c] > enum[hi] {
+			hi = int64(c)
+		}
+	}
+	return lo, hi
+}
+
+// appendPlainEnum appends the strings of codes in Parquet's PLAIN
+// encoding of BYTE_ARRAY (each a 4-byte little-endian length, then its
+// bytes) to dst.
+func appendPlainEnum(dst []byte, enum []string, codes []int64) ([]byte, error) {
+	for i, c := range codes {
+		if c < 0 || c >= int64(len(enum)) {
+			return dst, fmt.Errorf("row %d: code %d is none of %q", i, c, enum)
+		}
+		dst = binary.LittleEndian.AppendUint32(dst, uint32(len(enum[c])))
+		dst = append(dst, enum[c]...)
+	}
+	return dst, nil
+}
+
+// rowGroupMeta is the footer's entry of g, a row group of table t written
+// at offset in the file.
+func rowGroupMeta(t *pqTable, g pqGroup, offset int64, ordinal int, codec format.CompressionCodec) format.RowGroup {
+	rg := format.RowGroup{NumRows: g.rows, FileOffset: offset, TotalCompressedSize: g.size, Ordinal: int16(ordinal)}
+	paths := t.schema.Columns()
+	rg.Columns = make([]format.ColumnChunk, len(t.cols))
+	for c, ch := range g.chunks {
+		spec := &t.cols[c]
+		typ, enc := format.Int64, format.DeltaBinaryPacked
+		switch spec.kind {
+		case pqInt32:
+			typ = format.Int32
+		case pqEnum:
+			typ, enc = format.ByteArray, format.Plain
+		}
+		encodings := []format.Encoding{enc}
+		if spec.optional {
+			encodings = []format.Encoding{format.RLE, enc}
 		}
 		stats := format.Statistics{NullCount: ch.nulls}
 		if ch.hasStats {
-			stats.MinValue, stats.MaxValue = statBytes(c, ch.min), statBytes(c, ch.max)
+			stats.MinValue, stats.MaxValue = statBytes(spec, ch.min), statBytes(spec, ch.max)
 		}
 		at := offset + ch.offset
 		rg.Columns[c] = format.ColumnChunk{
@@ -282,14 +343,14 @@ func rowGroupMeta(g pqGroup, offset int64, ordinal int, codec format.Compression
 			MetaData: format.ColumnMetaData{
 				Type:                  typ,
 				Encoding:              encodings,
-				PathInSchema:          cols[c],
+				PathInSchema:          paths[c],
 				Codec:                 codec,
 				NumValues:             g.rows,
 				TotalUncompressedSize: ch.uncompressed,
 				TotalCompressedSize:   ch.compressed,
 				DataPageOffset:        at,
 				Statistics:            stats,
-				EncodingStats:         []format.PageEncodingStats{{PageType: format.DataPageV2, Encoding: format.DeltaBinaryPacked, Count: 1}},
+				EncodingStats:         []format.PageEncodingStats{{PageType: format.DataPageV2, Encoding: enc, Count: 1}},
 			},
 		}
 		rg.TotalByteSize += ch.uncompressed
@@ -299,8 +360,8 @@ func rowGroupMeta(g pqGroup, offset int64, ordinal int, codec format.Compression
 
 // footer returns the file's footer after its last row group: the
 // FileMetaData, its length and the magic.
-func footer(groups []format.RowGroup) ([]byte, error) {
-	tmpl, err := pqTemplate()
+func footer(t *pqTable, groups []format.RowGroup) ([]byte, error) {
+	tmpl, err := t.template()
 	if err != nil {
 		return nil, err
 	}

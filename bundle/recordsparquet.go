@@ -69,6 +69,14 @@ type pqRow struct {
 // recordsSchema is the schema of records.parquet.
 var recordsSchema = parquet.SchemaOf(pqRecord{})
 
+// recordsTable is records.parquet for the page writer and decoder; its
+// footer template is pqTemplate's, as the first writer made it.
+var recordsTable = func() *pqTable {
+	t := newPQTable(RecordsFile, pqRecord{}, nil)
+	t.template = pqTemplate
+	return t
+}()
+
 // Column numbers in recordsSchema.
 const (
 	colSeqID = iota
@@ -126,14 +134,21 @@ func (o RecordWriterOptions) codec() (func() compress.Codec, format.CompressionC
 // RecordWriter is not safe for concurrent use; one goroutine may write
 // while others produce the records.
 type RecordWriter struct {
-	w       io.Writer
+	pqFileWriter
 	codec   func() compress.Codec
-	codecID format.CompressionCodec
 	enc     *pqEncoder
 	rowsMax int
+	buf     []byte
+}
+
+// pqFileWriter writes the row groups of a pqTable's file, as a pqEncoder
+// with its codec encoded them, and then its footer.
+type pqFileWriter struct {
+	w       io.Writer
+	table   *pqTable
+	codecID format.CompressionCodec
 	offset  int64 // bytes written
 	groups  []format.RowGroup
-	buf     []byte
 	err     error
 	closed  bool
 }
@@ -141,7 +156,7 @@ type RecordWriter struct {
 // NewRecordWriter returns a writer of records.parquet to w. Invalid
 // options give an error on the first Write or Close.
 func NewRecordWriter(w io.Writer, opts RecordWriterOptions) *RecordWriter {
-	rw := &RecordWriter{w: w, rowsMax: opts.rowGroupRows()}
+	rw := &RecordWriter{pqFileWriter: pqFileWriter{w: w, table: recordsTable}, rowsMax: opts.rowGroupRows()}
 	codec, id, err := opts.codec()
 	if err != nil {
 		rw.err = fmt.Errorf("%s: %w", RecordsFile, err)
@@ -194,7 +209,7 @@ func (rw *RecordWriter) Flush() error {
 
 // writeGroup appends a row group that a pqEncoder with the writer's codec
 // encoded.
-func (rw *RecordWriter) writeGroup(data []byte, g pqGroup) error {
+func (rw *pqFileWriter) writeGroup(data []byte, g pqGroup) error {
 	if rw.err != nil {
 		return rw.err
 	}
@@ -204,12 +219,12 @@ func (rw *RecordWriter) writeGroup(data []byte, g pqGroup) error {
 	at := rw.offset
 	rw.write(data)
 	if rw.err == nil {
-		rw.groups = append(rw.groups, rowGroupMeta(g, at, len(rw.groups), rw.codecID))
+		rw.groups = append(rw.groups, rowGroupMeta(rw.table, g, at, len(rw.groups), rw.codecID))
 	}
 	return rw.err
 }
 
-func (rw *RecordWriter) write(b []byte) {
+func (rw *pqFileWriter) write(b []byte) {
 	if rw.err != nil {
 		return
 	}
@@ -228,11 +243,20 @@ func (rw *RecordWriter) Close() error {
 		rw.closed = true
 		return err
 	}
+	return rw.pqFileWriter.close()
+}
+
+// close writes the file's footer (and its leading magic, when no row group
+// was written).
+func (rw *pqFileWriter) close() error {
 	rw.closed = true
+	if rw.err != nil {
+		return rw.err
+	}
 	if rw.offset == 0 {
 		rw.write([]byte("PAR1"))
 	}
-	f, err := footer(rw.groups)
+	f, err := footer(rw.table, rw.groups)
 	if err != nil {
 		rw.err = err
 		return err
@@ -312,7 +336,13 @@ func ReadRecordsParquet(r io.Reader) ([]loadgen.Record, error) {
 
 // openRecordsParquet opens the records.parquet in data and checks its
 // footer, schema and column chunks before anything is decoded.
-func openRecordsParquet(data []byte) (f *parquet.File, err error) {
+func openRecordsParquet(data []byte) (*parquet.File, error) {
+	return openPQTable(recordsTable, data)
+}
+
+// openPQTable opens the file of table t in data and checks its footer,
+// schema and column chunks before anything is decoded.
+func openPQTable(t *pqTable, data []byte) (f *parquet.File, err error) {
 	// The library may panic on a damaged file anywhere on this goroutine
 	// (schema comparison included): an error, never a crash.
 	defer func() {
@@ -321,7 +351,7 @@ func openRecordsParquet(data []byte) (f *parquet.File, err error) {
 		}
 	}()
 	if err := checkFooter(data); err != nil {
-		if cut := describeCut(data); cut != "" {
+		if cut := describeCut(t, data); cut != "" {
 			return nil, fmt.Errorf("not a whole Parquet file: %s (%w)", cut, err)
 		}
 		return nil, fmt.Errorf("not a Parquet file (%w)", err)
@@ -334,10 +364,10 @@ func openRecordsParquet(data []byte) (f *parquet.File, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("not a Parquet file (%w)", err)
 	}
-	if !parquet.EqualNodes(f.Schema(), recordsSchema) || len(f.Schema().Columns()) != numRecordColumns {
-		return nil, fmt.Errorf("schema is %s, want %s", f.Schema(), recordsSchema)
+	if !parquet.EqualNodes(f.Schema(), t.schema) || len(f.Schema().Columns()) != len(t.cols) {
+		return nil, fmt.Errorf("schema is %s, want %s", f.Schema(), t.schema)
 	}
-	if err := checkChunks(f.Metadata(), data); err != nil {
+	if err := checkChunks(t, f.Metadata(), data); err != nil {
 		return nil, err
 	}
 	return f, nil
@@ -489,7 +519,7 @@ func checkStatuses(recs []loadgen.Record) error {
 // uses (a corrupted codec field once sent the lz4 decoder growing its
 // buffer to gigabytes), or more uncompressed bytes than the rows can need
 // (an int64 a row in plain encoding, and a page header per 4 KiB).
-func checkChunks(md *format.FileMetaData, data []byte) error {
+func checkChunks(t *pqTable, md *format.FileMetaData, data []byte) error {
 	fileSize := len(data)
 	total := int64(0)
 	for g, rg := range md.RowGroups {
@@ -502,10 +532,7 @@ func checkChunks(md *format.FileMetaData, data []byte) error {
 			return fmt.Errorf("row group %d: %d rows so far in %d bytes of file", g, total, fileSize)
 		}
 		for c, cc := range rg.Columns {
-			name := fmt.Sprint(c)
-			if c < numRecordColumns {
-				name = recordsSchema.Columns()[c][0]
-			}
+			name := t.columnName(c)
 			switch cc.MetaData.Codec {
 			case format.Uncompressed, format.Snappy, format.Zstd:
 			default:

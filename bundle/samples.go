@@ -17,18 +17,23 @@ import (
 const (
 	// SamplesFile holds, for every record, what a SUT reported beyond its
 	// completion: bytes on the wire, the node that served it and the error
-	// it failed with (an index into errors.json).
-	SamplesFile = "samples.csv"
+	// it failed with (an index into errors.json). Format version 3.
+	SamplesFile = "samples.parquet"
+	// SamplesCSVFile is SamplesFile in bundles of format versions 1 and 2.
+	SamplesCSVFile = "samples.csv"
 	// ErrorsFile is the table of distinct (category, message) failures.
 	ErrorsFile = "errors.json"
 	// TokensFile holds the arrival time of every output token of the
 	// samples whose SUT reported them (streaming responses), one row a
-	// token.
-	TokensFile = "tokens.csv"
+	// token. Format version 3.
+	TokensFile = "tokens.parquet"
+	// TokensCSVFile is TokensFile in bundles of format versions 1 and 2.
+	TokensCSVFile = "tokens.csv"
 )
 
 // SamplesHeader and TokensHeader are the header lines of samples.csv and
-// tokens.csv. Times are nanoseconds on the run's clock, like records.csv.
+// tokens.csv, and the columns of samples.parquet and tokens.parquet. Times
+// are nanoseconds on the run's clock, like records.csv.
 const (
 	SamplesHeader = "seq_id,request_bytes,response_bytes,node,error"
 	TokensHeader  = "seq_id,token,time_ns"

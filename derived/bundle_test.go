@@ -53,6 +53,7 @@ func TestRegenerateByteIdentical(t *testing.T) {
 		{"Offline", null.SUT{}, loadgentest.SmallSettings(loadgen.Offline, loadgen.PerformanceOnly)},
 		{"Offline with stages and failures", &loadgentest.StagedSUT{}, loadgentest.SmallSettings(loadgen.Offline, loadgen.PerformanceOnly)},
 		{"Server with stages and failures", &loadgentest.StagedSUT{}, loadgentest.SmallSettings(loadgen.Server, loadgen.PerformanceOnly)},
+		{"Offline with bytes, nodes, tokens and failures", &loadgentest.WireSUT{}, loadgentest.SmallSettings(loadgen.Offline, loadgen.PerformanceOnly)},
 		{"accuracy mode", null.SUT{}, loadgentest.SmallSettings(loadgen.SingleStream, loadgen.AccuracyOnly)},
 		{"submission", null.SUT{}, loadgentest.SmallSettings(loadgen.Offline, loadgen.SubmissionRun)},
 	}
@@ -81,29 +82,32 @@ func TestRegenerateByteIdentical(t *testing.T) {
 			for _, name := range names {
 				compareFiles(t, filepath.Join(orig, name), filepath.Join(regen, name))
 			}
-			// The same run written as a version 1 bundle (records.csv)
-			// regenerates the same derived files.
-			v1 := t.TempDir()
-			if err := bundle.WriteWith(v1, b, Of(b).Files(), bundle.WriteOptions{FormatVersion: 1}); err != nil {
-				t.Fatal(err)
-			}
-			back1, err := bundle.Read(v1)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if back1.Manifest.FormatVersion != 1 {
-				t.Fatalf("format version %d, want 1", back1.Manifest.FormatVersion)
-			}
-			regen1 := t.TempDir()
-			names1, err := Regenerate(regen1, back1)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !slices.Equal(names1, names) {
-				t.Errorf("version 1 regenerates %v, version 2 %v", names1, names)
-			}
-			for _, name := range names1 {
-				compareFiles(t, filepath.Join(orig, name), filepath.Join(regen1, name))
+			// The same run written as a version 1 bundle (every per-sample
+			// file CSV) and a version 2 bundle (records.parquet, the other
+			// per-sample files CSV) regenerates the same derived files.
+			for _, version := range []int{1, 2} {
+				old := t.TempDir()
+				if err := bundle.WriteWith(old, b, Of(b).Files(), bundle.WriteOptions{FormatVersion: version}); err != nil {
+					t.Fatal(err)
+				}
+				backOld, err := bundle.Read(old)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if backOld.Manifest.FormatVersion != version {
+					t.Fatalf("format version %d, want %d", backOld.Manifest.FormatVersion, version)
+				}
+				regenOld := t.TempDir()
+				namesOld, err := Regenerate(regenOld, backOld)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(namesOld, names) {
+					t.Errorf("version %d regenerates %v, version %d %v", version, namesOld, bundle.FormatVersion, names)
+				}
+				for _, name := range namesOld {
+					compareFiles(t, filepath.Join(orig, name), filepath.Join(regenOld, name))
+				}
 			}
 			// Regenerating in place changes nothing, manifest included.
 			before := readAll(t, filepath.Join(orig, bundle.ManifestFile))

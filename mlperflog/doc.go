@@ -1,8 +1,8 @@
 // Package mlperflog formats the output files of an aimeter test in MLPerf
 // LoadGen's formats, byte for byte where LoadGen's own tools and the MLPerf
 // submission checker parse them. It writes to an io.Writer; package bundle
-// owns the run directory, aimeter's own files (records.csv, settings.json,
-// stages.csv) and decides which files a run has.
+// owns the run directory, aimeter's own files (records.parquet, settings.json,
+// stages.parquet) and decides which files a run has.
 //
 // LoadGen-compatible files (see loadgen-reference §10):
 //

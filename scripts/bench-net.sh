@@ -53,7 +53,7 @@
 #  5. Stream timestamps: one stream at a time (SingleStream) against a fresh
 #     `aimeter serve openai --tpot 1ms --send-log FILE`; streamjoin
 #     (internal/netbench/cmd/streamjoin) joins the client's token times
-#     (tokens.csv on the run clock + the pass's start_unix_ns) with the
+#     (tokens.parquet on the run clock + the pass's start_unix_ns) with the
 #     server's send log, pairing requests by order, and prints p50/p99 of
 #     client arrival − server send and the p99 of its absolute value (the
 #     server stamps just after its write, so a descheduled server can be

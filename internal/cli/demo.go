@@ -63,7 +63,7 @@ machine that other processes share:
     the model;
   - Offline: one query sized for 2 x the fastest measured round, so that
     a machine faster than the measurement still runs its minimum duration;
-  - no per-sample stage times are kept (no stages.csv): the report gives
+  - no per-sample stage times are kept (no stages.parquet): the report gives
     each stage's mean.
 Each run records how busy the machine was (CPU time of other processes and
 steal, from /proc) in its run.json; an INVALID result on a busy machine
@@ -177,7 +177,7 @@ func runDemo(parent context.Context, st *State, f *demoFlags) error {
 	fmt.Fprintf(st.Stdout, "Reference model: MLP %v, %d parameters, %s\n", m.Layers(), m.NumParams(), how)
 	fmt.Fprintf(st.Stdout, "Data set: %s (%d test images, %d classes)\n", data.Test.Name, data.Test.Len(), len(data.Test.Classes))
 
-	// The demo keeps no per-sample stage times (no stages.csv): the
+	// The demo keeps no per-sample stage times (no stages.parquet): the
 	// report gives each stage's mean from the SUT's sums.
 	qsl := dataset.NewQSL(data.Test, mlp.QSLPerformanceSamples)
 	sut, err := mlp.Serve(m, qsl, mlp.ServeOptions{NoStageTimes: true})

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -13,39 +12,48 @@ import (
 )
 
 func newExportCommand(st *State) *cobra.Command {
-	var format, output string
+	var format, output, table string
 	var ignoreDigests bool
 	cmd := &cobra.Command{
 		Use:   "export DIR",
-		Short: "Write the records of a run bundle as CSV or JSON Lines",
+		Short: "Write the records (or stages, samples, tokens) of a run bundle as CSV or JSON Lines",
 		Long: `Read the run bundle in DIR (checking its manifest.json, as aimeter report
-does) and write its records, one per issued sample, to standard output or
---output FILE:
+does) and write one of its tables to standard output or --output FILE:
+its records (--table records, the default: one row per issued sample),
+the SUT's stage times (stages), the bytes on the wire, node and error of
+each sample (samples) or the arrival time of every token (tokens).
 
-  --format csv    records.csv exactly as aimeter wrote it before bundles
-                  held records.parquet (format version 1): the header
+  --format csv    the CSV file exactly as aimeter wrote it before bundles
+                  held Parquet files (records.csv, stages.csv, samples.csv,
+                  tokens.csv); for the records the header
                   seq_id,query_id,sample_index,scheduled_ns,issued_ns,
                   first_token_ns,completed_ns,tokens,status, then one row per
                   record; a missing time is an empty field.
   --format jsonl  one JSON object per line with the same keys; a missing
                   time is null.
 
-Works on bundles of either format (records.parquet or records.csv). See
-docs/records.md.`,
+Works on bundles of every format version (Parquet or CSV files). A table
+the run has no data for (stages of a SUT that reports none) is an error.
+See docs/records.md.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return exportRecords(st, args[0], format, output, ignoreDigests)
+			return exportRecords(st, args[0], format, output, table, ignoreDigests)
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "csv", "csv or jsonl")
+	cmd.Flags().StringVar(&table, "table", "records", "records, stages, samples or tokens")
 	cmd.Flags().StringVarP(&output, "output", "o", "-", "the file to write; - is standard output")
 	cmd.Flags().BoolVar(&ignoreDigests, "ignore-digests", false, "read the bundle even if its files no longer match manifest.json")
 	return cmd
 }
 
-func exportRecords(st *State, dir, format, output string, ignoreDigests bool) error {
+func exportRecords(st *State, dir, format, output, tableName string, ignoreDigests bool) error {
 	if format != "csv" && format != "jsonl" {
 		return usageError("--format %q: want csv or jsonl", format)
+	}
+	table, err := bundle.ParseTable(tableName)
+	if err != nil {
+		return usageError("--table: %v", err)
 	}
 	b, err := readBundleArg(dir, ignoreDigests)
 	if err != nil {
@@ -54,7 +62,9 @@ func exportRecords(st *State, dir, format, output string, ignoreDigests bool) er
 	if b.Result == nil {
 		return withCode(ExitFailure, fmt.Errorf("%s is a training bundle: it has no records", dir))
 	}
-	recs := slices.Collect(b.Result.Records())
+	if !b.HasTable(table) {
+		return withCode(ExitFailure, fmt.Errorf("%s has no %s: its SUT reported none", dir, table))
+	}
 	var w io.Writer = st.Stdout
 	var f *os.File
 	if output != "-" {
@@ -65,9 +75,9 @@ func exportRecords(st *State, dir, format, output string, ignoreDigests bool) er
 	}
 	bw := bufio.NewWriterSize(w, 1<<20)
 	if format == "csv" {
-		err = bundle.WriteRecords(bw, recs)
+		err = bundle.WriteTableCSV(bw, b, table)
 	} else {
-		err = bundle.WriteRecordsJSONL(bw, recs)
+		err = bundle.WriteTableJSONL(bw, b, table)
 	}
 	if err == nil {
 		err = bw.Flush()

@@ -20,7 +20,7 @@ func newReportCommand(st *State) *cobra.Command {
 		Short: "Regenerate every derived file of a run (summary, detail, GB/T results, report.html) from its raw records",
 		Long: `Read the run bundle in DIR, check every file against the SHA-256 digests of
 its manifest.json, and regenerate every derived file from the raw parts alone
-(settings.json, run.json, events.jsonl, records.parquet or records.csv, stages.csv, ...): the
+(settings.json, run.json, events.jsonl, records.parquet or records.csv, stages.parquet, ...): the
 summary and detail logs (percentiles, early stopping and validity computed
 again from the records), the trace when the run wrote one, the GB/T results
 and inference log of a GB/T run, and report.html.

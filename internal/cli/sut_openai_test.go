@@ -128,12 +128,13 @@ func TestRunOpenAI(t *testing.T) {
 			}
 			_, err = os.Stat(filepath.Join(out, bundle.TokensFile))
 			if tc.tokens != (err == nil) {
-				t.Errorf("tokens.csv present: %v, want %v", err == nil, tc.tokens)
+				t.Errorf("%s present: %v, want %v", bundle.TokensFile, err == nil, tc.tokens)
 			}
 			if tc.tokens {
-				toks, _ := os.ReadFile(filepath.Join(out, bundle.TokensFile))
-				if lines := strings.Count(string(toks), "\n"); lines != 4*n+1 {
-					t.Errorf("tokens.csv has %d lines, want 4 a sample and a header (%d)", lines, 4*n+1)
+				// aimeter export --table tokens writes tokens.csv as it was.
+				res := runCLI(t, "", "export", out, "--table", "tokens")
+				if lines := strings.Count(res.stdout, "\n"); res.code != ExitOK || lines != 4*n+1 {
+					t.Errorf("export --table tokens: exit %d, %d lines, want 4 a sample and a header (%d): %s", res.code, lines, 4*n+1, res.stderr)
 				}
 			}
 			// The key is nowhere.

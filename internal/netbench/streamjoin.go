@@ -22,7 +22,7 @@ type ClientStream struct {
 }
 
 // ClientStreams returns the streamed responses of a run bundle in the order
-// they were issued, their run-clock times (records.csv, tokens.csv) turned
+// they were issued, their run-clock times (records.parquet, tokens.parquet) turned
 // into wall-clock time with the start of their pass (settings.json's
 // passes[].start_unix_ns). Records without token times are left out.
 func ClientStreams(b *bundle.Bundle) []ClientStream {

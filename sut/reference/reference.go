@@ -47,7 +47,7 @@ type Options struct {
 	// may itself use every core for large batches).
 	Workers int
 	// NoStageTimes leaves the per-sample stage times out of the responses,
-	// so that loadgen keeps none and a run bundle has no stages.csv; Stats
+	// so that loadgen keeps none and a run bundle has no stages.parquet; Stats
 	// still sums the time of each stage. Runs that need the GB/T time
 	// breakdown of each sample leave it false.
 	NoStageTimes bool

@@ -4,7 +4,7 @@
 //	streamjoin -bundle RUN_DIR -send-log FILE
 //
 // RUN_DIR is the output directory of `aimeter run --sut openai` (its
-// tokens.csv, records.csv and the passes' start times in settings.json);
+// tokens.parquet, records.parquet and the passes' start times in settings.json);
 // FILE is the --send-log of the `aimeter serve openai` it ran against. Run
 // one stream at a time against a fresh server: the join pairs requests by
 // order (see netbench.JoinStreams). It prints one line:
