@@ -81,10 +81,7 @@ func OpenRAPL(root, node string) (*RAPL, error) {
 		}
 		d := raplDomain{device: device, energy: filepath.Join(z, "energy_uj"), maxRange: maxRange}
 		if _, err := readCounter(d.energy); err != nil {
-			if errors.Is(err, fs.ErrPermission) {
-				return nil, fmt.Errorf("rapl %s: %s is readable by root only (Linux 5.10 and later): run as root, or let this user read it (for example chmod o+r on each energy_uj): %w", device, d.energy, err)
-			}
-			return nil, fmt.Errorf("rapl %s: %w", device, err)
+			return nil, raplReadError(device, d.energy, err)
 		}
 		r.domains = append(r.domains, d)
 	}
@@ -94,6 +91,15 @@ func OpenRAPL(root, node string) (*RAPL, error) {
 	r.last = make([]uint64, len(r.domains))
 	r.sum = make([]uint64, len(r.domains))
 	return r, nil
+}
+
+// raplReadError explains a failed first read of energy_uj, with a note on
+// what to do when the file is root-only.
+func raplReadError(device, path string, err error) error {
+	if errors.Is(err, fs.ErrPermission) {
+		return fmt.Errorf("rapl %s: %s is readable by root only (Linux 5.10 and later): run as root, or let this user read it (for example chmod o+r on each energy_uj): %w", device, path, err)
+	}
+	return fmt.Errorf("rapl %s: %w", device, err)
 }
 
 func readTrim(path string) (string, error) {
