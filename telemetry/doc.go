@@ -2,7 +2,7 @@
 // goes, on the run's clock, and turns the readings into the energy figures
 // MLPerf Power and GB/T 45087 report.
 //
-// A Source is one meter. A Poller (RAPL) is read by a Sampler on its own
+// A Source is one meter. A Poller (RAPL, NVML) is read by a Sampler on its own
 // goroutine, once a period (1 s by default); a Windowed source (a replayed
 // CSV, a Prometheus server) is asked once, after the run, for the readings
 // of the run's window. Every Reading carries its node, device and a time in

@@ -26,6 +26,7 @@ type SpecOptions struct {
 //
 //	replay:FILE               a CSV of power readings (see Replay)
 //	rapl                      RAPL package and DRAM counters (see RAPL)
+//	nvml                      NVIDIA GPUs through the driver (see NVML)
 //	prometheus:URL            the DCGM exporter's metrics through Prometheus
 //	prometheus:URL#PRESET     a preset of PromPresets (dcgm, dcgm-power, …)
 //	prometheus:URL#KIND=QUERY one query of its own, KIND one of power_w,
@@ -45,7 +46,7 @@ func Open(specs string, opts SpecOptions) ([]Source, error) {
 		out = append(out, src)
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("--power %q: no source (want replay:FILE, rapl or prometheus:URL)", specs)
+		return nil, fmt.Errorf("--power %q: no source (want replay:FILE, rapl, nvml or prometheus:URL)", specs)
 	}
 	return out, nil
 }
@@ -102,8 +103,10 @@ func openOne(spec string, opts SpecOptions) (Source, error) {
 		return OpenRAPL(root, opts.Node)
 	case "prometheus":
 		return openPrometheus(spec, arg, opts)
+	case "nvml":
+		return OpenNVML(arg, opts.Node)
 	}
-	return nil, fmt.Errorf("unknown source %q (want replay:FILE, rapl or prometheus:URL[#PRESET])", name)
+	return nil, fmt.Errorf("unknown source %q (want replay:FILE, rapl, nvml or prometheus:URL[#PRESET])", name)
 }
 
 func openPrometheus(spec, arg string, opts SpecOptions) (*Prometheus, error) {

@@ -43,6 +43,7 @@ func TestOpenErrors(t *testing.T) {
 		{"prometheus with an unknown preset", "prometheus:http://p:9090#dcgm-fans", "want a preset"},
 		{"prometheus with an unknown kind", "prometheus:http://p:9090#volts=x", `kind "volts"`},
 		{"rapl on a machine without it", "rapl:" + dir, "no RAPL on this host"},
+		{"nvml on a machine without it", "nvml:" + filepath.Join(dir, "libnvidia-ml.so.1"), "no NVML on this host"},
 	}
 	for _, tt := range tests {
 		_, err := Open(tt.spec, SpecOptions{})

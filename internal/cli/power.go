@@ -22,7 +22,7 @@ type powerFlags struct {
 var powerFlagNames = []string{"power", "power-period"}
 
 func addPowerFlags(fl *pflag.FlagSet, pf *powerFlags) {
-	fl.StringVar(&pf.sources, "power", "", "sample power and energy while the run goes (docs/power.md): SOURCE[,SOURCE…], each replay:FILE (a CSV t_ns,node,device,watts, or time,node,watts), rapl (CPU package and DRAM counters) or prometheus:URL[#PRESET|#KIND=QUERY] (default preset dcgm: the DCGM exporter's energy counter, power and GPU utilisation)")
+	fl.StringVar(&pf.sources, "power", "", "sample power and energy while the run goes (docs/power.md): SOURCE[,SOURCE…], each replay:FILE (a CSV t_ns,node,device,watts, or time,node,watts), rapl (CPU package and DRAM counters), nvml (NVIDIA GPUs: energy counter, power, utilisation) or prometheus:URL[#PRESET|#KIND=QUERY] (default preset dcgm: the DCGM exporter's energy counter, power and GPU utilisation)")
 	fl.DurationVar(&pf.period, "power-period", telemetry.DefaultPeriod, "--power: time between two reads of a polled source, and the Prometheus query step")
 }
 
