@@ -267,26 +267,28 @@ func deviceName(k SeriesKey) string {
 // readings at most maxGap apart, or a counter's mean power over the
 // interval holding t.
 func powerAt(pts []point, t int64, maxGap int64, power bool) (float64, bool) {
-	for i := range pts {
-		if pts[i].t == t && power {
-			return pts[i].v, true
-		}
-		if i == 0 || pts[i-1].t > t || pts[i].t < t {
-			continue
-		}
-		a, b := pts[i-1], pts[i]
-		if b.t-a.t > maxGap || b.t == a.t {
-			return 0, false
-		}
-		if power {
-			return interpolate(a, b, t).v, true
-		}
-		if b.v < a.v {
-			return 0, false
-		}
-		return (b.v - a.v) / (float64(b.t-a.t) / 1e9), true
+	// The first point at or after t (points are in time order).
+	i, _ := slices.BinarySearchFunc(pts, t, func(p point, t int64) int { return cmp.Compare(p.t, t) })
+	if i == len(pts) {
+		return 0, false
 	}
-	return 0, false
+	if pts[i].t == t && power {
+		return pts[i].v, true
+	}
+	if i == 0 {
+		return 0, false
+	}
+	a, b := pts[i-1], pts[i]
+	if b.t-a.t > maxGap || b.t == a.t {
+		return 0, false
+	}
+	if power {
+		return interpolate(a, b, t).v, true
+	}
+	if b.v < a.v {
+		return 0, false
+	}
+	return (b.v - a.v) / (float64(b.t-a.t) / 1e9), true
 }
 
 // summarizeEnergy fills ss from the clipped points of a power series
