@@ -23,7 +23,9 @@ func compareKey(a, b SeriesKey) int {
 
 // MaxGap is the longest time between two readings of a series that still
 // counts as covered: two and a half periods, so that one missed read is
-// bridged and two are not.
+// bridged and two are not. Summarize takes as the period the larger of the
+// log's sampling period and the series' own median spacing, so that a
+// replayed or scraped series at 1 Hz is covered in a log sampled at 10 Hz.
 func MaxGap(periodNs int64) int64 { return periodNs * 5 / 2 }
 
 // Window is a stretch of the run's clock, in nanoseconds from its start.
@@ -151,7 +153,6 @@ func Summarize(l *Log, w Window) Summary {
 		s.Note = fmt.Sprintf("empty window (%d to %d ns)", w.FromNs, w.ToNs)
 		return s
 	}
-	maxGap := MaxGap(l.PeriodNs)
 	rs := slices.Clone(l.Readings)
 	sortReadings(rs)
 	var all []series
@@ -169,13 +170,15 @@ func Summarize(l *Log, w Window) Summary {
 	}
 	length := float64(w.ToNs - w.FromNs)
 	type device struct {
-		sum   SeriesSummary
-		pts   []point
-		ok    bool
-		power bool
+		sum    SeriesSummary
+		maxGap int64
+		pts    []point
+		ok     bool
+		power  bool
 	}
 	var devices []device
 	for _, ser := range all {
+		maxGap := MaxGap(max(l.PeriodNs, medianSpacing(ser.pts)))
 		pts, inside := clip(ser.pts, w, maxGap)
 		ss := SeriesSummary{SeriesKey: ser.key, Readings: inside}
 		switch ser.key.Kind {
@@ -188,7 +191,7 @@ func Summarize(l *Log, w Window) Summary {
 		if ser.key.Kind == Utilization {
 			continue
 		}
-		d := device{sum: ss, pts: pts, ok: ss.EnergyJ != nil, power: ser.key.Kind == Power}
+		d := device{sum: ss, maxGap: maxGap, pts: pts, ok: ss.EnergyJ != nil, power: ser.key.Kind == Power}
 		// One entry per device: its counter when that gave a figure.
 		k := slices.IndexFunc(devices, func(o device) bool {
 			return o.sum.Source == ss.Source && o.sum.Node == ss.Node && o.sum.Device == ss.Device
@@ -233,7 +236,7 @@ func Summarize(l *Log, w Window) Summary {
 	for t := w.FromNs; t <= w.ToNs; t += l.PeriodNs {
 		sum, all := 0.0, true
 		for _, d := range used {
-			v, ok := powerAt(d.pts, t, maxGap, d.power)
+			v, ok := powerAt(d.pts, t, d.maxGap, d.power)
 			if !ok {
 				all = false
 				break
@@ -254,6 +257,20 @@ func Summarize(l *Log, w Window) Summary {
 	}
 	s.Note = strings.Join(notes, "; ")
 	return s
+}
+
+// medianSpacing is the median time between consecutive points (0 for
+// fewer than two).
+func medianSpacing(pts []point) int64 {
+	if len(pts) < 2 {
+		return 0
+	}
+	d := make([]int64, 0, len(pts)-1)
+	for i := 1; i < len(pts); i++ {
+		d = append(d, pts[i].t-pts[i-1].t)
+	}
+	slices.Sort(d)
+	return d[(len(d)-1)/2] // the lower median: one long hole in three readings stays a hole
 }
 
 func deviceName(k SeriesKey) string {

@@ -37,6 +37,7 @@ func TestSummarize(t *testing.T) {
 	tests := []struct {
 		name                   string
 		readings               []Reading
+		period                 int64 // 0: 1 s
 		w                      Window
 		energy, avg, peak, cov float64 // NaN: no figure
 		method, note           string
@@ -81,6 +82,12 @@ func TestSummarize(t *testing.T) {
 			note: "cover 20.0 %",
 		},
 		{
+			// A 1 Hz replay in a log sampled every 100 ms: the series' own
+			// spacing sets its gap bound, so 0–2 s is covered: 100 W × 2 s.
+			name: "series slower than the sampling period", readings: []Reading{pw(0, "", "cpu", 100), pw(sec, "", "cpu", 100), pw(2*sec, "", "cpu", 100)},
+			period: sec / 10, w: Window{0, 2 * sec}, energy: 200, avg: 100, peak: 100, cov: 1, method: MethodTrapezoid,
+		},
+		{
 			// One reading is too few: no figure rather than an invented one.
 			name: "one reading", readings: []Reading{pw(sec, "", "cpu", 100)},
 			w: Window{0, 2 * sec}, energy: math.NaN(), avg: math.NaN(), peak: math.NaN(), cov: 0,
@@ -101,7 +108,11 @@ func TestSummarize(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := Summarize(&Log{PeriodNs: sec, Readings: tt.readings}, tt.w)
+			period := tt.period
+			if period == 0 {
+				period = sec
+			}
+			s := Summarize(&Log{PeriodNs: period, Readings: tt.readings}, tt.w)
 			for _, c := range []struct {
 				what      string
 				got, want float64
