@@ -84,7 +84,8 @@ type Summary struct {
 	// EnergyJ, AvgW and PeakW are the totals: the sum of the devices'
 	// energies and average powers (GB-6.6.3-T7-PCTR), and the largest sum
 	// of the devices' powers at the same instants (every period from the
-	// window's start; an instant where a device has no value is left out).
+	// window's start, a million instants at most; an instant where a
+	// device has no value is left out).
 	EnergyJ *float64 `json:"energy_j,omitempty"`
 	AvgW    *float64 `json:"avg_w,omitempty"`
 	PeakW   *float64 `json:"peak_w,omitempty"`
@@ -233,7 +234,10 @@ func Summarize(l *Log, w Window) Summary {
 	s.EnergyJ, s.AvgW, s.Coverage, s.Method = &energy, &avg, coverage, strings.Join(methods, "+")
 	// The cluster's peak: the sum over devices at the same instants.
 	peak, found := 0.0, false
-	for t := w.FromNs; t <= w.ToNs; t += l.PeriodNs {
+	// Every period, but no more than a million instants.
+	step := max(l.PeriodNs, (w.ToNs-w.FromNs)/1_000_000, 1)
+	for k := range (w.ToNs-w.FromNs)/step + 1 {
+		t := w.FromNs + k*step
 		sum, all := 0.0, true
 		for _, d := range used {
 			v, ok := powerAt(d.pts, t, d.maxGap, d.power)

@@ -205,3 +205,35 @@ func TestEfficiencyOf(t *testing.T) {
 		}
 	}
 }
+
+// Whatever the readings, Summarize invents nothing impossible: energies
+// and powers are finite and ≥ 0 and coverage lies in [0, 1].
+func FuzzSummarize(f *testing.F) {
+	f.Add(int64(0), int64(sec), int64(2*sec), 100.0, 200.0, 50.0, uint8(1), int64(sec))
+	f.Add(int64(-5), int64(3), int64(3), 1e300, 0.0, 1e300, uint8(2), int64(1))
+	f.Fuzz(func(t *testing.T, t0, t1, t2 int64, v0, v1, v2 float64, kind uint8, period int64) {
+		if period <= 0 || period > 1e15 {
+			return
+		}
+		k := Kind(kind%3 + 1)
+		var rs []Reading
+		for i, tv := range []struct {
+			t int64
+			v float64
+		}{{t0, v0}, {t1, v1}, {t2, v2}} {
+			r := Reading{T: tv.t, Source: "f", Device: []string{"a", "b"}[i%2], Kind: k, Value: tv.v}
+			if r.check() == nil {
+				rs = append(rs, r)
+			}
+		}
+		s := Summarize(&Log{PeriodNs: period, Readings: rs}, Window{0, 2 * sec})
+		for _, p := range []*float64{s.EnergyJ, s.AvgW, s.PeakW} {
+			if p != nil && (math.IsNaN(*p) || *p < 0) {
+				t.Fatalf("summary %+v: a figure is negative or NaN", s)
+			}
+		}
+		if s.Coverage < 0 || s.Coverage > 1 {
+			t.Fatalf("coverage %v", s.Coverage)
+		}
+	})
+}
