@@ -22,6 +22,9 @@
 //     the table of distinct failures (category, message, count);
 //   - tokens.csv, when the SUT reported token arrival times (streaming):
 //     one row per token;
+//   - telemetry.json, when the run had power sources (--power): every
+//     power, energy and utilisation reading on the run's clock and the
+//     reads that gave nothing (package telemetry, docs/power.md);
 //   - gbt_test.json, for a GB/T 45087 inference test: its description
 //     (arrival as scheduled, thresholds, test information, lifecycle);
 //   - foreign/, for a GB/T mixed test (mode 5): the foreign jobs' run, laid
