@@ -40,6 +40,7 @@ import (
 	"aimeter/loadgen"
 	"aimeter/sut"
 	"aimeter/sysinfo"
+	"aimeter/telemetry"
 	"aimeter/version"
 	"aimeter/workload/session"
 	"aimeter/workload/trace"
@@ -118,6 +119,15 @@ type Plan struct {
 	Backends map[string]Backend
 	// Version is the aimeter version recorded; "" means version.String().
 	Version string
+
+	// Power are the power, energy and utilisation sources sampled while
+	// the run goes (telemetry.Open makes them from --power); their
+	// readings go into the bundle's telemetry.json and the energy figures
+	// into result.json. Nil samples nothing.
+	Power []telemetry.Source
+	// PowerOptions sets the sampling period and timeouts; the zero value
+	// samples once a second.
+	PowerOptions telemetry.Options
 }
 
 // Progress is loadgen's progress of a pass with the length the run is
@@ -448,6 +458,7 @@ func (r *runner) measure(st *resolved, o *opened, gp *gbt.RunPlan, manual gbt.Te
 		life.Mark(gbt.EventDatasetLoadEnd)
 	}
 	meter := sysinfo.StartLoad()
+	power := r.startPower()
 
 	// Mode 5: foreign jobs of another workload, with their own accounting,
 	// run beside the main jobs on the same SUT (IN-50). They draw from
@@ -481,6 +492,7 @@ func (r *runner) measure(st *resolved, o *opened, gp *gbt.RunPlan, manual gbt.Te
 	}
 	res, runErr := loadgen.Run(r.ctx, o.sut, o.qsl, st.settings, opts)
 	wg.Wait()
+	powerLog := r.stopPower(power, res)
 	load, loadErr := meter.Stop()
 	if loadErr != nil {
 		load = nil
@@ -491,7 +503,7 @@ func (r *runner) measure(st *resolved, o *opened, gp *gbt.RunPlan, manual gbt.Te
 	}
 
 	b := &bundle.Bundle{Result: res, Version: r.version(), Name: p.Name, System: system, Trace: p.Trace, NoReport: p.NoReport,
-		HostLoad: load, Nodes: o.nodes(), Invocation: r.invocation(st, o), Records: stream}
+		HostLoad: load, Nodes: o.nodes(), Invocation: r.invocation(st, o), Records: stream, Telemetry: powerLog}
 	out := &Outcome{Dir: p.OutputDir, Bundle: b, Result: res, Foreign: foreign}
 	out.Accuracy, runErr = score(res, o, runErr)
 	out.Score = subsetScorer(o)

@@ -18,6 +18,7 @@ import (
 	"aimeter/loadgen"
 	"aimeter/mlperflog"
 	"aimeter/sysinfo"
+	"aimeter/telemetry"
 )
 
 // Names of the raw files of a bundle.
@@ -96,6 +97,10 @@ type Bundle struct {
 	// stored in run.json as "nodes". Nil for any other run, and for
 	// bundles written before it was kept.
 	Nodes []Node
+
+	// Telemetry is what the run's power, energy and utilisation sources
+	// read (telemetry.json); nil for a run without one.
+	Telemetry *telemetry.Log
 
 	// Invocation says how the run was asked for (invocation.json): the
 	// command line, the SUT configuration, the plan's inputs and the
@@ -302,7 +307,8 @@ func bundleFiles() []string {
 	return []string{SettingsFile, RunFile, EventsFile, RecordsFile, RecordsCSVFile, AccuracyFile, StagesFile, StagesCSVFile, SamplesFile, SamplesCSVFile,
 		ErrorsFile, TokensFile, TokensCSVFile,
 		GBTTestFile, InvocationFile, ResultFile, SummaryFile, DetailFile, TraceFile, ReportFile, GBTResultFile, GBTLogFile,
-		TrainingRunFile, TrainingEventsFile, TrainingStdoutFile, TrainingStderrFile, TrainingResultFile, TrainingLogFile, ManifestFile}
+		TrainingRunFile, TrainingEventsFile, TrainingStdoutFile, TrainingStderrFile, TrainingResultFile, TrainingLogFile, ManifestFile,
+		TelemetryFile}
 }
 
 // removeStale removes from dir the manifest and every file a bundle can
@@ -439,6 +445,7 @@ func (b *Bundle) rawParts(prefix string, version int, streamed bool) []part {
 	if b.Invocation != nil {
 		parts = append(parts, part{prefix + InvocationFile, Raw, func(w io.Writer) error { return writeInvocation(w, b.Invocation) }})
 	}
+	parts = append(parts, b.telemetryParts(prefix)...)
 	return parts
 }
 
@@ -731,6 +738,11 @@ func readRun(dir string, m *Manifest, prefix string) (*Bundle, error) {
 			b.Stages, err = joinStages(recs, seqs, stages, firstRow)
 			return err
 		}); err != nil {
+			return nil, err
+		}
+	}
+	if has(TelemetryFile) {
+		if err := read(TelemetryFile, b.readTelemetry); err != nil {
 			return nil, err
 		}
 	}

@@ -22,6 +22,9 @@
 //     and the table of distinct failures (category, message, count);
 //   - tokens.parquet, when the SUT reported token arrival times
 //     (streaming): one row per token;
+//   - telemetry.json, when the run had power sources (--power): every
+//     power, energy and utilisation reading on the run's clock and the
+//     reads that gave nothing (package telemetry, docs/power.md);
 //
 // stages, samples and tokens.parquet (format version 3) have the columns
 // of the stages.csv, samples.csv and tokens.csv that versions 1 and 2

@@ -128,6 +128,9 @@ type Result struct {
 	Accuracy *bundle.AccuracyCheck `json:"accuracy,omitempty"`
 	// GBT holds a GB/T test's loss and throughput, the foreign jobs' too.
 	GBT *GBTFigures `json:"gbt,omitempty"`
+	// Power is the run's power and energy over the MLPerf power window,
+	// from its telemetry (aimeter run --power); nil without one.
+	Power *PowerFigures `json:"power,omitempty"`
 	// Settings are the settings that decide the result.
 	Settings ResultSettings `json:"settings"`
 	// Dir is not stored: the bundle's directory, for --json's output.
@@ -252,6 +255,7 @@ func (s *Set) Result() (*Result, error) {
 		}
 	}
 	r.Samples = sampleCounts(res)
+	r.Power = powerFigures(b, r.Samples)
 	for _, e := range res.Errors {
 		r.Errors = append(r.Errors, ErrorGroup{Group: e.Label(), Category: e.Category, Code: e.Code, CodeName: e.CodeName, Count: e.Count,
 			Message: e.Message, Examples: e.Examples, FirstNs: e.FirstNs, LastNs: e.LastNs})

@@ -68,6 +68,8 @@ type runFlags struct {
 	warmup string
 	// json prints result.json on stdout, the rest on stderr.
 	json bool
+	// power holds --power and --power-period (power.go).
+	power powerFlags
 }
 
 func newRunCommand(st *State) *cobra.Command {
@@ -165,6 +167,7 @@ func addRunFlags(cmd *cobra.Command, f *runFlags, g *gbtFlags) {
 	addDispatchFlags(fl, f)
 	addOpenAIFlags(fl, &f.openai)
 	addKServeFlags(fl, &f.kserve)
+	addPowerFlags(fl, &f.power)
 	groupFlags(cmd,
 		flagGroup{"MLPerf LoadGen test flags", []string{"scenario", "concurrency", "warmup", "mode", "model", "mlperf-conf", "user-conf", "audit-config", "set", "max-error-rate", "find-peak-resolution", "keep-probe-records"}},
 		flagGroup{"System under test", []string{"sut", "qsl-size", "performance-sample-count"}},
@@ -173,6 +176,7 @@ func addRunFlags(cmd *cobra.Command, f *runFlags, g *gbtFlags) {
 		flagGroup{"KServe v2 / Triton server (--sut kserve, --backend kserve)", kserveFlagNames},
 		flagGroup{"GB/T 45087 inference test flags (--arrival-mode ≥ 0)", flagNames(gbtSet)},
 		flagGroup{"Run control", []string{"timeout", "stall-timeout", "spin-window", "max-memory"}},
+		flagGroup{"Power and energy", powerFlagNames},
 		flagGroup{"Output", []string{"output-dir", "trace", "quiet", "json", "from"}},
 	)
 }
@@ -240,6 +244,9 @@ func planFromFlags(cmd *cobra.Command, st *State, f *runFlags, g *gbtFlags) (*be
 	}
 	if changed("mode") {
 		p.Settings.Mode = f.mode
+	}
+	if err := f.power.apply(p); err != nil {
+		return nil, err
 	}
 	if g.mode >= 0 {
 		in := g.planInput()
@@ -481,6 +488,7 @@ func printRun(st *State, out *benchmark.Outcome) {
 	}
 	printReplay(st.Stdout, out)
 	printSessions(st.Stdout, out)
+	printPower(st.Stdout, out)
 }
 
 // printOutcome prints the result of a run; writeErr is the error of writing

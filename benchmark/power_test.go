@@ -1,0 +1,102 @@
+package benchmark
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"aimeter/telemetry"
+)
+
+// constantTrace writes a replay of a CPU at 250 W and a GPU at 150 W, one
+// reading a second from 5 s before the run to 60 s into it.
+func constantTrace(t *testing.T) string {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("t_ns,node,device,watts\n")
+	for s := int64(-5); s <= 60; s++ {
+		fmt.Fprintf(&b, "%d,node-1,cpu,250\n%d,node-1,gpu0,150\n", s*1e9, s*1e9)
+	}
+	file := filepath.Join(t.TempDir(), "trace.csv")
+	if err := os.WriteFile(file, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return file
+}
+
+// The issue's check: a constant 250 W cpu + 150 W gpu0 trace gives 400 W
+// on average and 400 W × the measured window as energy, and the readings
+// are in the bundle.
+func TestRunWithPowerReplay(t *testing.T) {
+	srcs, err := telemetry.Open("replay:"+constantTrace(t), telemetry.SpecOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := Run(context.Background(), Plan{
+		Settings:  Settings{Scenario: "Offline", Set: []string{"min_duration=0", "min_query_count=2000"}},
+		OutputDir: t.TempDir(), NoReport: true, Power: srcs,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := out.Bundle.Telemetry; l == nil || len(l.Readings) != 2*66 || l.StartUnixNs != out.Result.StartTime.UnixNano() {
+		t.Fatalf("telemetry %+v: want the 132 replayed readings on the run's clock", l)
+	}
+	r, err := out.Derived.Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := r.Power
+	if p == nil || p.AvgW == nil || p.EnergyJ == nil {
+		t.Fatalf("result.json power %+v", p)
+	}
+	if math.Abs(*p.AvgW-400) > 1e-9 || math.Abs(*p.EnergyJ-400*p.Seconds()) > 1e-9*400*p.Seconds() || p.Seconds() <= 0 {
+		t.Errorf("average %v W, energy %v J over %v s: want 400 W and 400 W × the window", *p.AvgW, *p.EnergyJ, p.Seconds())
+	}
+	if p.Efficiency == nil || p.Efficiency.Name != "samples per joule" ||
+		math.Abs(p.Efficiency.Value - float64(r.Samples.OK) / *p.EnergyJ) > 1e-9*p.Efficiency.Value {
+		t.Errorf("efficiency %+v: want samples per joule of %d samples", p.Efficiency, r.Samples.OK)
+	}
+}
+
+// A source with no data leaves a gap and a warning; the run still ends
+// VALID and its result says why there is no energy.
+func TestRunWithFailingPowerSource(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Write([]byte(`{"status":"success","data":{"resultType":"matrix","result":[]}}`))
+	}))
+	defer srv.Close()
+	srcs, err := telemetry.Open("prometheus:"+srv.URL+"#dcgm-power", telemetry.SpecOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var warnings []string
+	out, err := Run(context.Background(), Plan{
+		Settings:  Settings{Scenario: "Offline", Set: []string{"min_duration=0", "min_query_count=2000"}},
+		OutputDir: t.TempDir(), NoReport: true, Power: srcs,
+		Notify: func(n Notice) {
+			if n.Kind == Warning {
+				warnings = append(warnings, n.Text)
+			}
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(warnings) != 1 || !strings.Contains(warnings[0], "no data over the window") {
+		t.Errorf("warnings %q: want one naming the query with no data", warnings)
+	}
+	r, _ := out.Derived.Result()
+	if r.Power == nil || r.Power.EnergyJ != nil || r.Power.Gaps != 1 || !strings.Contains(r.Power.Note, "no power or energy") {
+		t.Errorf("power %+v: want no energy, one gap and a note", r.Power)
+	}
+	if !out.Verdict.Pass {
+		t.Errorf("verdict %+v: a failing meter does not fail the run", out.Verdict)
+	}
+}

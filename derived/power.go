@@ -1,0 +1,65 @@
+package derived
+
+import (
+	"aimeter/bundle"
+	"aimeter/loadgen"
+	"aimeter/telemetry"
+)
+
+// PowerFigures are result.json's "power": the run's telemetry over the
+// MLPerf power window of the reported pass (LoadGen's power_begin to
+// power_end: from the pass's start to its last completion).
+type PowerFigures struct {
+	telemetry.Summary
+	// Efficiency is MLPerf Power's figure for the scenario: samples per
+	// joule (Offline, Server) or millijoules per query (SingleStream,
+	// MultiStream), over the successful samples and their queries; nil
+	// without an energy figure.
+	Efficiency *telemetry.Efficiency `json:"efficiency,omitempty"`
+	// Gaps counts the reads that gave nothing (telemetry.json lists them).
+	Gaps int `json:"gaps"`
+}
+
+// PowerWindow is the MLPerf power window of res's reported pass on the
+// clock of the telemetry (ns from res.StartTime): from the pass's start to
+// its last completion, as LoadGen's power_begin and power_end. ok is false
+// without a reported pass.
+func PowerWindow(res *loadgen.Result) (w telemetry.Window, ok bool) {
+	for i, p := range res.Passes {
+		if !p.Reported {
+			continue
+		}
+		start := p.StartUnixNs - res.StartTime.UnixNano()
+		last := int64(0)
+		for r := range res.PassRecords(i) {
+			if r.CompletedNs != loadgen.NoTime && r.CompletedNs > last {
+				last = r.CompletedNs
+			}
+		}
+		return telemetry.Window{FromNs: start, ToNs: start + last}, true
+	}
+	return w, false
+}
+
+// powerFigures summarises b's telemetry; nil when it has none.
+func powerFigures(b *bundle.Bundle, samples SampleCounts) *PowerFigures {
+	if b.Telemetry == nil || b.Result == nil {
+		return nil
+	}
+	res := b.Result
+	w, ok := PowerWindow(res)
+	if !ok {
+		return nil
+	}
+	f := &PowerFigures{Summary: telemetry.Summarize(b.Telemetry, w), Gaps: len(b.Telemetry.Gaps)}
+	if f.EnergyJ != nil {
+		queries := samples.OK
+		if res.Effective.Scenario == loadgen.MultiStream && res.Effective.SamplesPerQuery > 0 {
+			queries = samples.OK / res.Effective.SamplesPerQuery
+		}
+		if e, ok := telemetry.EfficiencyOf(res.Effective.Scenario.String(), samples.OK, queries, *f.EnergyJ); ok {
+			f.Efficiency = &e
+		}
+	}
+	return f
+}

@@ -1,0 +1,74 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"aimeter/benchmark"
+	"aimeter/telemetry"
+)
+
+// powerFlags are --power and --power-period.
+type powerFlags struct {
+	sources string
+	period  time.Duration
+}
+
+var powerFlagNames = []string{"power", "power-period"}
+
+func addPowerFlags(fl *pflag.FlagSet, pf *powerFlags) {
+	fl.StringVar(&pf.sources, "power", "", "sample power and energy while the run goes (docs/power.md): SOURCE[,SOURCE…], each replay:FILE (a CSV t_ns,node,device,watts, or time,node,watts), rapl (CPU package and DRAM counters), nvml (NVIDIA GPUs: energy counter, power, utilisation) or prometheus:URL[#PRESET|#KIND=QUERY] (default preset dcgm: the DCGM exporter's energy counter, power and GPU utilisation)")
+	fl.DurationVar(&pf.period, "power-period", telemetry.DefaultPeriod, "--power: time between two reads of a polled source, and the Prometheus query step")
+}
+
+// apply opens the sources of --power into p; every source is checked now,
+// so that a bad one stops the run before it starts (exit 2).
+func (pf *powerFlags) apply(p *benchmark.Plan) error {
+	if pf.sources == "" {
+		return nil
+	}
+	if pf.period <= 0 {
+		return usageError("--power-period %v: want a positive duration", pf.period)
+	}
+	host, _ := os.Hostname()
+	srcs, err := telemetry.Open(pf.sources, telemetry.SpecOptions{Node: host, Period: pf.period})
+	if err != nil {
+		return usageError("%v", err)
+	}
+	p.Power, p.PowerOptions = srcs, telemetry.Options{Period: pf.period}
+	return nil
+}
+
+// printPower prints the run's power figures over the MLPerf power window,
+// or why there are none; nothing for a run without --power.
+func printPower(w io.Writer, out *benchmark.Outcome) {
+	if out.Bundle == nil || out.Bundle.Telemetry == nil || out.Derived == nil {
+		return
+	}
+	r, err := out.Derived.Result()
+	if err != nil || r.Power == nil {
+		return
+	}
+	p := r.Power
+	fmt.Fprintf(w, "Power over the run's window (%.3f s, %d devices):", p.Seconds(), p.Devices)
+	if p.EnergyJ == nil {
+		fmt.Fprintf(w, " no figures: %s\n", p.Note)
+		return
+	}
+	peak := "-"
+	if p.PeakW != nil {
+		peak = fmt.Sprintf("%.1f W", *p.PeakW)
+	}
+	fmt.Fprintf(w, " average %.1f W, peak %s, energy %.1f J (%s), coverage %.1f %%\n", *p.AvgW, peak, *p.EnergyJ, p.Method, p.Coverage*100)
+	if e := p.Efficiency; e != nil {
+		fmt.Fprintf(w, "  %s : %.6g\n", strings.ToUpper(e.Name[:1])+e.Name[1:], e.Value)
+	}
+	if p.Note != "" {
+		fmt.Fprintf(w, "  Note: %s\n", p.Note)
+	}
+}

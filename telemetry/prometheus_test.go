@@ -1,0 +1,155 @@
+package telemetry
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// promServer is an HTTP server speaking Prometheus's query API with the
+// answers in testdata/prometheus, chosen by the query; it keeps the
+// parameters it was asked with.
+func promServer(t *testing.T) (*httptest.Server, func() []map[string]string) {
+	t.Helper()
+	files := map[string]string{DCGMPower: "power.json", DCGMEnergy: "energy.json", DCGMGPUUtil: "util.json", "nodata": "empty.json"}
+	var mu sync.Mutex
+	var asked []map[string]string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/api/v1/query_range" {
+			http.NotFound(w, r)
+			return
+		}
+		q := r.URL.Query()
+		mu.Lock()
+		asked = append(asked, map[string]string{"query": q.Get("query"), "start": q.Get("start"), "end": q.Get("end"), "step": q.Get("step")})
+		mu.Unlock()
+		name, ok := files[q.Get("query")]
+		status := http.StatusOK
+		if !ok {
+			name, status = "error.json", http.StatusBadRequest
+		}
+		body, err := os.ReadFile(filepath.Join("testdata", "prometheus", name))
+		if err != nil {
+			t.Error(err)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		w.Write(body)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, func() []map[string]string { mu.Lock(); defer mu.Unlock(); return asked }
+}
+
+var promStart = time.Unix(1795586400, 0)
+
+func TestPrometheusDCGMPreset(t *testing.T) {
+	srv, asked := promServer(t)
+	srcs, err := Open("prometheus:"+srv.URL, SpecOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := srcs[0].(*Prometheus)
+	rs, err := p.Window(context.Background(), promStart, promStart, promStart.Add(2*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := asked()
+	if len(a) != 3 || a[0]["query"] != DCGMEnergy || a[0]["start"] != "1795586400.000" || a[0]["end"] != "1795586402.000" || a[0]["step"] != "1" {
+		t.Errorf("queries asked %v: want the three DCGM metrics over the window at a 1 s step", a)
+	}
+	l := &Log{PeriodNs: sec, Readings: rs}
+	s := Summarize(l, Window{0, 2 * sec})
+	byDev := map[string]SeriesSummary{}
+	for _, ss := range s.Series {
+		byDev[ss.Device+" "+ss.Kind.String()] = ss
+	}
+	// gpu0's counter: 9,000,000 → 9,150,000 mJ (+150 J), then a reset to
+	// 100,000 mJ, counted from 0 as increase() does (+100 J): 250 J.
+	if e := byDev["gpu0 energy_j"]; val(e.EnergyJ) != 250 || e.Node != "node-a" || e.Method != MethodCounter {
+		t.Errorf("gpu0 energy %+v: want 250 J by counter on node-a", e)
+	}
+	// gpu1 has power only: (100+300)/2 + (300+100)/2 = 400 J.
+	if e := byDev["gpu1 power_w"]; val(e.EnergyJ) != 400 {
+		t.Errorf("gpu1 energy %v: want 400 J", val(e.EnergyJ))
+	}
+	// The total counts gpu0 by its counter (250 J), not its power (300 J):
+	// 650 J; average 125 + 200 = 325 W.
+	if val(s.EnergyJ) != 650 || val(s.AvgW) != 325 || s.Method != "counter+trapezoid" {
+		t.Errorf("total %v J %v W method %q: want 650 J, 325 W, counter+trapezoid", val(s.EnergyJ), val(s.AvgW), s.Method)
+	}
+	// Utilisation: mean of 40 and 60.
+	if u := byDev["gpu0 utilization_pct"]; val(u.AvgPct) != 50 {
+		t.Errorf("gpu0 utilisation %+v", u)
+	}
+}
+
+func TestPrometheusBadAnswers(t *testing.T) {
+	srv, _ := promServer(t)
+	tests := []struct {
+		name, spec, want string
+	}{
+		{"no data over the window is an error, not zero", "prometheus:" + srv.URL + "#power_w=nodata", "no data over the window"},
+		{"the server's own error is passed on", "prometheus:" + srv.URL + "#power_w=sum(x{)", "bad_data"},
+		{"a server that is not Prometheus", "prometheus:" + srv.URL + "/nothing#power_w=nodata", "not a Prometheus API answer"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srcs, err := Open(tt.spec, SpecOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = srcs[0].(Windowed).Window(context.Background(), promStart, promStart, promStart.Add(time.Second))
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %v, want it to contain %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// A Prometheus server that never answers leaves a gap when the window
+// timeout ends; Stop returns.
+func TestPrometheusTimeoutLeavesGap(t *testing.T) {
+	hang := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-hang:
+		case <-r.Context().Done():
+		}
+	}))
+	defer srv.Close()
+	defer close(hang)
+	srcs, err := Open("prometheus:"+srv.URL+"#dcgm-power", SpecOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := Start(time.Now(), srcs, Options{WindowTimeout: 200 * time.Millisecond})
+	l, err := s.Stop(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Gaps) != 1 || !strings.Contains(l.Gaps[0].Reason, "deadline exceeded") || len(l.Readings) != 0 {
+		t.Errorf("log %+v: want one gap for the timed-out query", l)
+	}
+}
+
+func FuzzParsePromRange(f *testing.F) {
+	for _, name := range []string{"power.json", "energy.json", "util.json", "empty.json", "error.json"} {
+		b, err := os.ReadFile(filepath.Join("testdata", "prometheus", name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		for _, k := range []Kind{Power, Energy, Utilization} {
+			rs, _ := parsePromRange(body, PromQuery{Kind: k, Query: "q"}, promStart)
+			Summarize(&Log{PeriodNs: sec, Readings: rs}, Window{0, sec})
+		}
+	})
+}
