@@ -25,15 +25,15 @@
 //   - telemetry.json, when the run had power sources (--power): every
 //     power, energy and utilisation reading on the run's clock and the
 //     reads that gave nothing (package telemetry, docs/power.md);
+//   - gbt_test.json, for a GB/T 45087 inference test: its description
+//     (arrival as scheduled, thresholds, test information, lifecycle);
+//   - foreign/, for a GB/T mixed test (mode 5): the foreign jobs' run, laid
+//     out the same way.
 //
 // stages, samples and tokens.parquet (format version 3) have the columns
 // of the stages.csv, samples.csv and tokens.csv that versions 1 and 2
 // held, which Read still reads; WriteTableCSV writes those CSV files from
 // a bundle of any version (aimeter export --table).
-//   - gbt_test.json, for a GB/T 45087 inference test: its description
-//     (arrival as scheduled, thresholds, test information, lifecycle);
-//   - foreign/, for a GB/T mixed test (mode 5): the foreign jobs' run, laid
-//     out the same way.
 //
 // A GB/T 45087 training run (clause 6) is a bundle too, with its own raw
 // files: training_run.json (configuration, scenario, test information,
