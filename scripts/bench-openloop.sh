@@ -22,7 +22,9 @@
 #
 #   scripts/bench-openloop.sh [ROUNDS]     (default 3)
 #
-# Environment: SECS (default 3), QPS (default 20000). On a machine shared
+# Environment: SECS (default 3), QPS (default 20000), BASE_BIN (another
+# aimeter binary, another commit's build: each round also runs row 3 with
+# it, for a before and after in the same rounds). On a machine shared
 # with other work the probe's line says how much of the lateness is the
 # machine's: a round whose probe lost more than a few per cent of its time
 # cannot meet a 100 µs p99.
@@ -38,12 +40,13 @@ go build -o "$tmp/aimeter" ./cmd/aimeter
 go build -o "$tmp/netbench" ./internal/netbench/cmd/netbench
 start_null_server
 
-# lateness NAME ARGS...: one Server run; prints "p99_us late total verdict".
+# lateness NAME ARGS...: one Server run; prints "p99_us late total verdict"
+# (with $bin, default the aimeter built here).
 lateness() {
 	local name=$1
 	shift
 	rm -rf "$tmp/run-$name" "$tmp/$name.csv"
-	"$tmp/aimeter" run -q --scenario Server --set target_qps="$qps" --set min_duration=$((secs * 1000)) \
+	"${bin:-$tmp/aimeter}" run -q --scenario Server --set target_qps="$qps" --set min_duration=$((secs * 1000)) \
 		--set min_query_count=1 "$@" --output-dir "$tmp/run-$name" >"$tmp/$name.out" 2>&1 || true
 	if ! "$tmp/aimeter" export "$tmp/run-$name" --format csv --output "$tmp/$name.csv" 2>/dev/null || [ ! -s "$tmp/$name.csv" ]; then
 		echo "n/a n/a n/a failed"
@@ -59,14 +62,22 @@ lateness() {
 
 echo "open loop: Server at $qps/s, $rounds rounds of ${secs}s per run; $(nproc) cores"
 : >"$tmp/open"
+: >"$tmp/open-base"
 for r in $(seq "$rounds"); do
 	read -r gaps lost longest frac < <("$tmp/netbench" spin -d "${secs}s")
 	read -r np99 nlate ntotal nverdict < <(lateness null --sut null)
 	read -r hp99 hlate htotal hverdict < <(lateness net --sut openai --url "$base" --stream=false --max-conns 512 \
 		--input-tokens 8 --output-tokens 8 --request-timeout 10s)
+	base_line=
+	if [ -n "${BASE_BIN:-}" ]; then
+		read -r bp99 blate btotal bverdict < <(bin=$BASE_BIN lateness base --sut openai --url "$base" --stream=false \
+			--max-conns 512 --input-tokens 8 --output-tokens 8 --request-timeout 10s)
+		base_line="; BASE_BIN openai/NullServer p99 $bp99 µs ($blate of $btotal > 100 µs, $bverdict)"
+		echo "$bp99" >>"$tmp/open-base"
+	fi
 	echo "round $r (load $(cut -d' ' -f1 /proc/loadavg)): probe lost $(awk -v f="$frac" 'BEGIN {printf "%.1f", f*100}')% of ${secs}s in $gaps gaps (longest ${longest} µs);" \
 		"null SUT p99 $np99 µs ($nlate of $ntotal > 100 µs, $nverdict);" \
-		"openai/NullServer p99 $hp99 µs ($hlate of $htotal > 100 µs, $hverdict)"
+		"openai/NullServer p99 $hp99 µs ($hlate of $htotal > 100 µs, $hverdict)$base_line"
 	echo "$frac $np99 $hp99" >>"$tmp/open"
 done
 met() { awk -v c="$1" '$c != "n/a" && $c + 0 <= 100 {n++} END {print n+0}' "$tmp/open"; }
@@ -75,5 +86,8 @@ echo "| run | p99 issued − scheduled, median (µs) | runs ≤ 100 µs | target
 echo "| --- | --- | --- | --- |"
 echo "| null SUT | $(awk '{print $2}' "$tmp/open" | median) | $(met 2) of $rounds | $rounds of $rounds |"
 echo "| openai → NullServer | $(awk '{print $3}' "$tmp/open" | median) | $(met 3) of $rounds | $rounds of $rounds |"
+if [ -s "$tmp/open-base" ]; then
+	echo "| openai → NullServer, BASE_BIN | $(median <"$tmp/open-base") | $(awk '$1 != "n/a" && $1 + 0 <= 100 {n++} END {print n+0}' "$tmp/open-base") of $rounds | – |"
+fi
 echo "| spin probe, time lost (median) | $(awk '{printf "%.1f%%\n", $1*100}' "$tmp/open" | tr -d % | median)% | – | – |"
 echo "($(date -u +%Y-%m-%dT%H:%MZ), load $(cut -d' ' -f1-3 /proc/loadavg))"
