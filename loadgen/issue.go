@@ -156,14 +156,17 @@ func (it *issuer) waitSlot(q int, n int64) (bool, string) {
 
 // waitUntil returns once the pass clock reaches target (ns from origin):
 // sleeping while far away, spinning through the last stretch (the spin
-// window, Options.SpinWindow). While more than spinYieldSlack is left, the
-// spin yields its processor at each turn (runtime.Gosched), so that the
-// goroutines the SUT woke when it was handed the last query run now,
-// while there is time, instead of queuing behind an issuer that never
-// lets go of its processor (see spinYieldSlack).
+// window, Options.SpinWindow). Once per wait, when more than
+// spinYieldSlack is left, the spin yields its processor (runtime.Gosched),
+// so that the goroutines the SUT woke when it was handed the last query
+// run now, while there is time, instead of queuing behind an issuer that
+// never lets go of its processor (see spinYieldSlack). Once, not at every
+// turn: each yield may wake an idle thread to look for work, which costs
+// a core the SUT shares.
 func (it *issuer) waitUntil(target int64) (int64, bool) {
 	p := it.p
 	window := it.t.opts.spinWindow()
+	yielded := false
 	for {
 		now := it.t.now() - p.origin
 		if now >= target {
@@ -180,7 +183,8 @@ func (it *issuer) waitUntil(target int64) (int64, bool) {
 		if it.ctx().Err() != nil {
 			return now, false
 		}
-		if d > spinYieldSlack {
+		if !yielded && d > spinYieldSlack {
+			yielded = true
 			runtime.Gosched()
 		}
 	}
