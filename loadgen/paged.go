@@ -12,41 +12,80 @@ const (
 	pageMask  = pageLen - 1
 )
 
+// Page directories are two-level: a top directory of one pointer per
+// block of dirLen page pointers, blocks allocated with their first page.
+// A pass generated on demand is sized for every query it might issue (2 ×
+// min_duration at the expected latency, hundreds of millions of samples
+// when that latency is tiny), and a flat directory of one pointer per page
+// was then tens of megabytes of pointers that every garbage collection
+// scanned, and that the start of a run had to allocate and mark (issue 27:
+// a quarter of the OpenAI client's CPU in a 5-second bench-stream.sh run).
+// Two levels hold 8 bytes per 2^20 elements until pages are used.
+const (
+	dirShift = 10
+	dirLen   = 1 << dirShift
+	dirMask  = dirLen - 1
+)
+
 // paged is an array of n elements stored in pages allocated on demand.
-// Pages are published with an atomic pointer: a page allocated by one
-// goroutine (the issuer, or a completer filling an optional column) is
-// seen whole by the others. at requires the page of i to exist; load and
-// page tolerate a missing page.
+// Pages (and the directory blocks that point to them) are published with
+// atomic pointers: a page allocated by one goroutine (the issuer, or a
+// completer filling an optional column) is seen whole by the others. at
+// requires the page of i to exist; load and page tolerate a missing page.
 type paged[T any] struct {
-	dir []atomic.Pointer[[pageLen]T]
+	top    []atomic.Pointer[dirBlock[T]]
+	npages int
 }
+
+// dirBlock is one block of a paged array's directory.
+type dirBlock[T any] [dirLen]atomic.Pointer[[pageLen]T]
 
 // newPaged returns a paged array of n elements with no page allocated.
 func newPaged[T any](n int) paged[T] {
-	return paged[T]{dir: make([]atomic.Pointer[[pageLen]T], (n+pageMask)>>pageShift)}
+	pages := (n + pageMask) >> pageShift
+	return paged[T]{top: make([]atomic.Pointer[dirBlock[T]], (pages+dirMask)>>dirShift), npages: pages}
 }
 
 // pages returns the number of pages.
-func (s *paged[T]) pages() int { return len(s.dir) }
+func (s *paged[T]) pages() int { return s.npages }
 
 // page returns page k, nil when it was never allocated.
-func (s *paged[T]) page(k int) *[pageLen]T { return s.dir[k].Load() }
+func (s *paged[T]) page(k int) *[pageLen]T {
+	b := s.top[k>>dirShift].Load()
+	if b == nil {
+		return nil
+	}
+	return b[k&dirMask].Load()
+}
+
+// slot returns the directory entry of page k, allocating its block first
+// if needed. Concurrent callers get the same block.
+func (s *paged[T]) slot(k int) *atomic.Pointer[[pageLen]T] {
+	t := &s.top[k>>dirShift]
+	b := t.Load()
+	if b == nil {
+		t.CompareAndSwap(nil, new(dirBlock[T])) // a loser takes the winner's block
+		b = t.Load()
+	}
+	return &b[k&dirMask]
+}
 
 // ensure returns page k, allocating it first if needed; init, if not nil,
 // fills a new page before it is published. Concurrent callers get the same
 // page.
 func (s *paged[T]) ensure(k int, init func(pg *[pageLen]T, first int)) *[pageLen]T {
-	if pg := s.dir[k].Load(); pg != nil {
+	if pg := s.page(k); pg != nil {
 		return pg
 	}
 	pg := new([pageLen]T)
 	if init != nil {
 		init(pg, k<<pageShift)
 	}
-	if s.dir[k].CompareAndSwap(nil, pg) {
+	e := s.slot(k)
+	if e.CompareAndSwap(nil, pg) {
 		return pg
 	}
-	return s.dir[k].Load()
+	return e.Load()
 }
 
 // ensureRange allocates the missing pages of kFrom..kTo (inclusive) from
@@ -55,7 +94,7 @@ func (s *paged[T]) ensure(k int, init func(pg *[pageLen]T, first int)) *[pageLen
 func (s *paged[T]) ensureRange(kFrom, kTo int, init func(pg *[pageLen]T, first int)) {
 	missing := 0
 	for k := kFrom; k <= kTo; k++ {
-		if s.dir[k].Load() == nil {
+		if s.page(k) == nil {
 			missing++
 		}
 	}
@@ -64,7 +103,7 @@ func (s *paged[T]) ensureRange(kFrom, kTo int, init func(pg *[pageLen]T, first i
 	}
 	block := make([][pageLen]T, missing)
 	for k := kFrom; k <= kTo; k++ {
-		if s.dir[k].Load() != nil {
+		if s.page(k) != nil {
 			continue
 		}
 		pg := &block[0]
@@ -72,16 +111,18 @@ func (s *paged[T]) ensureRange(kFrom, kTo int, init func(pg *[pageLen]T, first i
 		if init != nil {
 			init(pg, k<<pageShift)
 		}
-		s.dir[k].CompareAndSwap(nil, pg)
+		s.slot(k).CompareAndSwap(nil, pg)
 	}
 }
 
 // at returns a pointer to element i, whose page must exist.
-func (s *paged[T]) at(i int) *T { return &s.dir[i>>pageShift].Load()[i&pageMask] }
+func (s *paged[T]) at(i int) *T {
+	return &s.top[i>>(pageShift+dirShift)].Load()[(i>>pageShift)&dirMask].Load()[i&pageMask]
+}
 
 // load returns element i, or def when its page was never allocated.
 func (s *paged[T]) load(i int, def T) T {
-	pg := s.dir[i>>pageShift].Load()
+	pg := s.page(i >> pageShift)
 	if pg == nil {
 		return def
 	}

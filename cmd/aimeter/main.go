@@ -3,7 +3,8 @@
 //
 // The environment variable AIMETER_CPUPROFILE, when set, names a file to
 // which the whole process writes a CPU profile (runtime/pprof), for
-// `go tool pprof`.
+// `go tool pprof`; AIMETER_MEMPROFILE names a file to which it writes a
+// heap profile (allocations and memory in use) when it exits.
 package main
 
 import (
@@ -33,6 +34,20 @@ func run() int {
 			pprof.StopCPUProfile()
 			if err := f.Close(); err != nil {
 				fmt.Fprintln(os.Stderr, "aimeter: AIMETER_CPUPROFILE:", err)
+			}
+		}()
+	}
+	if path := os.Getenv("AIMETER_MEMPROFILE"); path != "" {
+		defer func() {
+			f, err := os.Create(path)
+			if err == nil {
+				err = pprof.Lookup("allocs").WriteTo(f, 0)
+				if cerr := f.Close(); err == nil {
+					err = cerr
+				}
+			}
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "aimeter: AIMETER_MEMPROFILE:", err)
 			}
 		}()
 	}

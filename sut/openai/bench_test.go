@@ -225,6 +225,18 @@ func BenchmarkDecodeChunk(b *testing.B) {
 			}
 		}
 	})
+	// netbench's NullServer chunk, the one bench-stream.sh's runs decode.
+	null := []byte(`{"id":"chatcmpl-null","object":"chat.completion.chunk","created":1700000000,"model":"null","choices":[{"index":0,"delta":{"content":"a "},"finish_reason":null}]}`)
+	b.Run("scanner-null", func(b *testing.B) {
+		var p parsed
+		var c chunk
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := p.decode(null, &c); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	b.Run("encoding-json", func(b *testing.B) {
 		var c chunk
 		b.ReportAllocs()

@@ -152,37 +152,56 @@ func isHex(c byte) bool {
 	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }
 
+// plainStr marks the bytes a JSON string holds as they are: all but the
+// quote, the backslash and the control characters. plainKey marks those a
+// key the walker follows may hold: the printable ASCII ones but the quote
+// and the backslash.
+var plainStr, plainKey = func() (s, k [256]bool) {
+	for c := 0x20; c < 256; c++ {
+		s[c] = c != '"' && c != '\\'
+		k[c] = s[c] && c < 0x80
+	}
+	return s, k
+}()
+
 // skipString passes over a string (at its opening quote), checking it.
 func (w *walker) skipString() bool {
-	w.i++
-	for w.i < len(w.b) {
-		c := w.b[w.i]
-		switch {
-		case c == '"':
-			w.i++
-			return true
-		case c < 0x20:
+	b, i := w.b, w.i+1
+	for {
+		for i < len(b) && plainStr[b[i]] {
+			i++
+		}
+		if i >= len(b) {
+			w.i = i
 			return false
-		case c == '\\':
-			if w.i+1 >= len(w.b) {
+		}
+		switch b[i] {
+		case '"':
+			w.i = i + 1
+			return true
+		case '\\':
+			if i+1 >= len(b) {
+				w.i = i
 				return false
 			}
-			switch w.b[w.i+1] {
+			switch b[i+1] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				w.i += 2
+				i += 2
 			case 'u':
-				if w.i+6 > len(w.b) || !isHex(w.b[w.i+2]) || !isHex(w.b[w.i+3]) || !isHex(w.b[w.i+4]) || !isHex(w.b[w.i+5]) {
+				if i+6 > len(b) || !isHex(b[i+2]) || !isHex(b[i+3]) || !isHex(b[i+4]) || !isHex(b[i+5]) {
+					w.i = i
 					return false
 				}
-				w.i += 6
+				i += 6
 			default:
+				w.i = i
 				return false
 			}
-		default:
-			w.i++
+		default: // a control character
+			w.i = i
+			return false
 		}
 	}
-	return false
 }
 
 // skipNumber passes over a number, checking JSON's grammar; integer
@@ -267,6 +286,12 @@ func (w *walker) str() (span, bool) {
 	off := len(p.scratch)
 	start := w.i
 	for w.i < len(w.b) {
+		for w.i < len(w.b) && plainStr[w.b[w.i]] {
+			w.i++
+		}
+		if w.i >= len(w.b) {
+			break
+		}
 		c := w.b[w.i]
 		switch {
 		case c == '"':
@@ -333,14 +358,11 @@ func (w *walker) object(field func(key []byte) bool) bool {
 		}
 		w.i++
 		start := w.i
-		for w.i < len(w.b) && w.b[w.i] != '"' {
-			if c := w.b[w.i]; c == '\\' || c >= 0x80 || c < 0x20 {
-				return false
-			}
+		for w.i < len(w.b) && plainKey[w.b[w.i]] {
 			w.i++
 		}
-		if w.i >= len(w.b) {
-			return false
+		if w.i >= len(w.b) || w.b[w.i] != '"' {
+			return false // the end, or an escape, a control character or a non-ASCII byte
 		}
 		key := w.b[start:w.i]
 		w.i++
@@ -406,8 +428,16 @@ func (w *walker) array(elem func(n int) bool) bool {
 // letters fold.
 func match(key []byte, name string, seen *uint16, bit uint16, giveUp *bool) bool {
 	if len(key) != len(name) {
-		return false
+		return false // most keys: decided inline
 	}
+	return matchSameLen(key, name, seen, bit, giveUp)
+}
+
+// matchSameLen is match for a key of name's length (kept out of line so
+// that match itself inlines).
+//
+//go:noinline
+func matchSameLen(key []byte, name string, seen *uint16, bit uint16, giveUp *bool) bool {
 	if string(key) == name {
 		if *seen&bit != 0 {
 			*giveUp = true

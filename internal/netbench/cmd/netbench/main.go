@@ -7,6 +7,8 @@
 //	    the process is stopped.
 //	netbench bare -url URL [-c 64] [-d 5s] [-body JSON]
 //	    runs BareHTTP and prints "requests errors elapsed_s req_per_s".
+//	netbench spin [-d 3s] [-gap 50us]
+//	    runs SpinProbe and prints "gaps lost_s longest_us lost_fraction".
 package main
 
 import (
@@ -30,7 +32,7 @@ func main() {
 
 func run(args []string) error {
 	if len(args) == 0 {
-		return fmt.Errorf("usage: netbench null|bare [flags]")
+		return fmt.Errorf("usage: netbench null|bare|spin [flags]")
 	}
 	fs := flag.NewFlagSet(args[0], flag.ContinueOnError)
 	switch args[0] {
@@ -65,6 +67,15 @@ func run(args []string) error {
 		}
 		fmt.Printf("%d %d %.3f %.0f\n", r.Requests, r.Errors, r.Elapsed.Seconds(), r.Rate())
 		return nil
+	case "spin":
+		d := fs.Duration("d", 3*time.Second, "duration")
+		gap := fs.Duration("gap", 50*time.Microsecond, "the shortest stretch without the CPU counted")
+		if err := fs.Parse(args[1:]); err != nil {
+			return err
+		}
+		r := netbench.SpinProbe(*d, *gap)
+		fmt.Printf("%d %.3f %.0f %.4f\n", r.Gaps, r.Lost.Seconds(), float64(r.Longest)/1e3, r.LostFraction())
+		return nil
 	}
-	return fmt.Errorf("unknown subcommand %q: want null or bare", args[0])
+	return fmt.Errorf("unknown subcommand %q: want null, bare or spin", args[0])
 }
