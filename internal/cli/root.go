@@ -57,6 +57,6 @@ Under 'go run' the go command reports these as "exit status N" and exits 1.`,
 	}
 	root.SetOut(st.Stdout)
 	root.SetErr(st.Stderr)
-	root.AddCommand(newRunCommand(st), newReportCommand(st), newExportCommand(st), newDemoCommand(st), newScenariosCommand(st), newVideoStreamsCommand(st), newECPCommand(st), newServeCommand(st), newTrainCommand(st), newAccuracyCommand(st), newAuditCommand(st), newCheckCommand(st))
+	root.AddCommand(newRunCommand(st), newReportCommand(st), newExportCommand(st), newDemoCommand(st), newScenariosCommand(st), newVideoStreamsCommand(st), newECPCommand(st), newServeCommand(st), newTrainCommand(st), newAccuracyCommand(st), newAuditCommand(st), newCheckCommand(st), newSweepCommand(st))
 	return root
 }
