@@ -1,10 +1,13 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -263,4 +266,53 @@ func printSweep(w io.Writer, sum *sweep.Summary, dir string) {
 		}
 	}
 	fmt.Fprintf(w, "Sweep written to %s (%s, %s, one bundle per point)\n", dir, sweep.SummaryFile, sweep.PageFile)
+}
+
+// isSweepDir reports whether dir holds a sweep rather than one run.
+func isSweepDir(dir string) bool { return sweep.IsSweep(dir) }
+
+// regenerateSweeps is `aimeter report` over sweep directories: each gets
+// its sweep.json and sweep.html again from its point bundles; several get
+// one page side by side in outDir.
+func regenerateSweeps(st *State, dirs []string, outDir string, ignoreDigests bool) error {
+	if ignoreDigests {
+		return usageError("--ignore-digests does not apply to sweeps: their summaries are computed from verified bundles only")
+	}
+	for _, d := range dirs {
+		if !sweep.IsSweep(d) {
+			return usageError("%s is not a sweep directory (no %s): 'aimeter report' takes one run bundle, or one or more sweeps", d, sweep.PlanFile)
+		}
+	}
+	if len(dirs) > 1 && outDir == "" {
+		return usageError("several sweeps: name the directory of their side-by-side page with --output-dir")
+	}
+	if len(dirs) == 1 && outDir != "" {
+		return usageError("--output-dir with one sweep: its files are regenerated in the sweep directory itself; give several sweeps for a side-by-side page")
+	}
+	var sums []*sweep.Summary
+	for _, d := range dirs {
+		sum, err := benchmark.WriteSweepFiles(d)
+		if err != nil {
+			return withCode(ExitFailure, err)
+		}
+		fmt.Fprintf(st.Stderr, "regenerated %s, %s in %s\n", sweep.SummaryFile, sweep.PageFile, d)
+		sums = append(sums, sum)
+	}
+	if len(dirs) == 1 {
+		printSweep(st.Stdout, sums[0], dirs[0])
+		return sweepCode(sums[0])
+	}
+	if err := os.MkdirAll(outDir, 0o755); err != nil {
+		return withCode(ExitFailure, err)
+	}
+	var page bytes.Buffer
+	if err := report.WriteSweeps(&page, sums); err != nil {
+		return withCode(ExitFailure, err)
+	}
+	path := filepath.Join(outDir, sweep.PageFile)
+	if err := os.WriteFile(path, page.Bytes(), 0o644); err != nil {
+		return withCode(ExitFailure, err)
+	}
+	fmt.Fprintf(st.Stdout, "%d sweeps side by side in %s\n", len(sums), path)
+	return nil
 }
