@@ -201,13 +201,11 @@ func stepChart(class, xLabel, yLabel string, sweeps []sweepOne, logX bool, xy fu
 		} else {
 			// The Pareto frontier: from the left edge, the best y at or
 			// right of x, stepping down after each point.
-			best := make([]float64, len(pts))
-			for k := len(pts) - 1; k >= 0; k-- {
-				best[k] = pts[k].y
-				if k+1 < len(pts) {
-					best[k] = math.Max(best[k], best[k+1])
-				}
+			ys := make([]float64, len(pts))
+			for k, p := range pts {
+				ys[k] = p.y
 			}
+			best := frontier(ys)
 			fmt.Fprintf(&d, "M%s %s", svgNum(tx(0)), svgNum(ty(best[0])))
 			for k := range pts {
 				fmt.Fprintf(&d, " H%s", svgNum(tx(pts[k].x)))
@@ -225,6 +223,20 @@ func stepChart(class, xLabel, yLabel string, sweeps []sweepOne, logX bool, xy fu
 	}
 	b.WriteString(`</svg>`)
 	return template.HTML(b.String())
+}
+
+// frontier is the Pareto staircase's levels over points sorted by x: at
+// point k, the highest y of the points k, k+1, … (those at least as far
+// right, i.e. as interactive).
+func frontier(ys []float64) []float64 {
+	best := make([]float64, len(ys))
+	for k := len(ys) - 1; k >= 0; k-- {
+		best[k] = ys[k]
+		if k+1 < len(ys) {
+			best[k] = math.Max(best[k], best[k+1])
+		}
+	}
+	return best
 }
 
 func cmpFloat(a, b float64) int {
@@ -257,7 +269,7 @@ var sweepTmpl = template.Must(template.New("sweep").Funcs(template.FuncMap{
 {{range .Sweeps}}
 <h2><i class="swatch" style="background:{{.Color}}"></i>{{.Label}}</h2>
 {{if .RegionText}}<p>Regions (MLPerf Endpoints v1.0 §5.4): {{.RegionText}}.{{if .Uncovered}} <strong>No point in: {{range $i, $r := .Uncovered}}{{if $i}}, {{end}}{{$r}}{{end}}.</strong>{{end}}</p>{{end}}
-<table><thead><tr><th>concurrency</th><th>region</th><th>verdict</th><th>system_tps</th><th>tps_per_user</th><th>TTFT p90</th><th>TPOT p90</th><th>completed</th><th>errors</th>{{if .SLO}}<th>goodput ({{.SLO}})</th>{{end}}<th>bundle</th></tr></thead><tbody>
+<table><thead><tr><th>concurrency</th><th>region</th><th>verdict</th><th>system_tps</th><th>tps_per_user</th><th>TTFT p90</th><th>TPOT p90</th><th>requests/s</th><th>errors</th>{{if .SLO}}<th>goodput ({{.SLO}})</th>{{end}}<th>bundle</th></tr></thead><tbody>
 {{$slo := .SLO}}{{range .Rows}}<tr><td>{{.Concurrency}}</td><td>{{.Region}}</td><td>{{.Verdict}}</td><td>{{.SystemTPS}}</td><td>{{.TPSPerUser}}</td><td>{{.TTFT}}</td><td>{{.TPOT}}</td><td>{{.Rate}}</td><td>{{.Errors}}</td>{{if $slo}}<td>{{.Goodput}}</td>{{end}}<td>{{.Dir}}</td></tr>
 {{end}}</tbody></table>
 {{with .Offline}}<p>Offline point: {{.Point.Concurrency}} in flight, system_tps {{printf "%.1f" .Point.SystemTPS}}, {{printf "%.1f" (mul100 .Ratio)}} % of the Cmax point's ({{.CMax}}: {{printf "%.1f" .CMaxSystemTPS}}). {{if .Meets}}It reaches 98 %.{{else}}It misses 98 %: the Cmax point is elected as the Offline point.{{end}}</p>{{end}}
