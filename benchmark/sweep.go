@@ -198,7 +198,7 @@ func (sp *SweepPlan) check() (*sweepSetup, error) {
 			return nil, usage("points", "--points: empty")
 		}
 		if n := len(sp.Points) + boolInt(sp.Offline); n > sweep.MaxPoints {
-			return nil, usage("points", "--points: %d points, more than the %d one curve may have (Endpoints v1.0 §5.6)", n, sweep.MaxPoints)
+			return nil, usage("points", "--points: %d points, more than the %d one curve may have (Endpoints v1.0 section 5.6)", n, sweep.MaxPoints)
 		}
 		seen := map[uint64]bool{}
 		for _, c := range sp.Points {

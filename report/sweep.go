@@ -19,7 +19,7 @@ var sweepColors = []string{"#3b7dd8", "#d8613b", "#2e9e5b", "#9b59b6", "#c0392b"
 // side by side): the Pareto curve of system_tps over tps_per_user and
 // system_tps, TTFT p90 and goodput over concurrency, each drawn as a step
 // function through the measured points and never interpolated (MLPerf
-// Endpoints v1.0 §5.2), with every point's table, the Offline check and a
+// Endpoints v1.0 section 5.2), with every point's table, the Offline check and a
 // goodput search's probes.
 func WriteSweeps(w io.Writer, sums []*sweep.Summary) error {
 	if len(sums) == 0 {
@@ -259,7 +259,7 @@ var sweepTmpl = template.Must(template.New("sweep").Funcs(template.FuncMap{
 </head><body>
 <h1>{{.Title}}</h1>
 <p class="legend">{{range .Sweeps}}<span><i class="swatch" style="background:{{.Color}}"></i>{{.Label}}{{if .SLO}} (SLO {{.SLO}}){{end}}</span>{{end}}</p>
-<p>Each curve is a step function through the measured points (MLPerf Endpoints v1.0 §5.2): over concurrency a value holds until the next point; the Pareto curve is the frontier, at each tps_per_user the highest system_tps of a point at least as interactive. Nothing is interpolated. Latencies are from each request's scheduled time; failed requests never count as completions.</p>
+<p>Each curve is a step function through the measured points (MLPerf Endpoints v1.0 section 5.2): over concurrency a value holds until the next point; the Pareto curve is the frontier, at each tps_per_user the highest system_tps of a point at least as interactive. Nothing is interpolated. Latencies are from each request's scheduled time; failed requests never count as completions.</p>
 <div class="charts">
 <figure><figcaption>Pareto curve: system_tps over tps_per_user</figcaption>{{.Pareto}}</figure>
 <figure><figcaption>system_tps over concurrency</figcaption>{{.TPS}}</figure>
@@ -268,7 +268,7 @@ var sweepTmpl = template.Must(template.New("sweep").Funcs(template.FuncMap{
 </div>
 {{range .Sweeps}}
 <h2><i class="swatch" style="background:{{.Color}}"></i>{{.Label}}</h2>
-{{if .RegionText}}<p>Regions (MLPerf Endpoints v1.0 §5.4): {{.RegionText}}.{{if .Uncovered}} <strong>No point in: {{range $i, $r := .Uncovered}}{{if $i}}, {{end}}{{$r}}{{end}}.</strong>{{end}}</p>{{end}}
+{{if .RegionText}}<p>Regions (MLPerf Endpoints v1.0 section 5.4): {{.RegionText}}.{{if .Uncovered}} <strong>No point in: {{range $i, $r := .Uncovered}}{{if $i}}, {{end}}{{$r}}{{end}}.</strong>{{end}}</p>{{end}}
 <table><thead><tr><th>concurrency</th><th>region</th><th>verdict</th><th>system_tps</th><th>tps_per_user</th><th>TTFT p90</th><th>TPOT p90</th><th>requests/s</th><th>errors</th>{{if .SLO}}<th>goodput ({{.SLO}})</th>{{end}}<th>bundle</th></tr></thead><tbody>
 {{$slo := .SLO}}{{range .Rows}}<tr><td>{{.Concurrency}}</td><td>{{.Region}}</td><td>{{.Verdict}}</td><td>{{.SystemTPS}}</td><td>{{.TPSPerUser}}</td><td>{{.TTFT}}</td><td>{{.TPOT}}</td><td>{{.Rate}}</td><td>{{.Errors}}</td>{{if $slo}}<td>{{.Goodput}}</td>{{end}}<td>{{.Dir}}</td></tr>
 {{end}}</tbody></table>

@@ -11,7 +11,7 @@ import (
 )
 
 // Point is what one run of a sweep measured: MLPerf Endpoints v1.0's
-// per-point metrics (§4.1) and aimeter's counts, over the run's reported
+// per-point metrics (section 4.1) and aimeter's counts, over the run's reported
 // pass. Latency percentiles are LoadGen's (the value at index
 // trunc(n·p) of the sorted values), over successful requests only.
 type Point struct {

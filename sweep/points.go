@@ -7,21 +7,21 @@ import (
 )
 
 // UltraLowMax is the top of MLPerf Endpoints' Ultra Low Concurrency
-// region (v1.0 rules §5.4: concurrency 1 to 32, fixed for every
+// region (v1.0 rules section 5.4: concurrency 1 to 32, fixed for every
 // submission).
 const UltraLowMax = 32
 
 // MaxPoints is the most measurement points one Pareto curve may have,
-// Offline included (Endpoints v1.0 §5.6).
+// Offline included (Endpoints v1.0 section 5.6).
 const MaxPoints = 32
 
 // MinPoints is the fewest fixed-concurrency points of a curve (Endpoints
-// v1.0 §5.3: one ultra-low, one in each of the three concurrency regions
+// v1.0 section 5.3: one ultra-low, one in each of the three concurrency regions
 // and three anywhere); the Offline point makes the eighth.
 const MinPoints = 7
 
 // Range is an inclusive range of concurrencies. A range whose Start is
-// above its End is empty (a region that rounding collapsed, §5.4
+// above its End is empty (a region that rounding collapsed, section 5.4
 // "boundary collisions").
 type Range struct {
 	Start int `json:"start"`
@@ -32,7 +32,7 @@ type Range struct {
 func (r Range) Contains(c int) bool { return r.Start <= c && c <= r.End }
 
 // Regions are the concurrency regions of a curve from Cmin to Cmax, as
-// MLPerf Endpoints v1.0's reference algorithm (§5.5, compute_regions)
+// MLPerf Endpoints v1.0's reference algorithm (section 5.5, compute_regions)
 // computes them.
 type Regions struct {
 	CMin int `json:"c_min"`
@@ -114,7 +114,7 @@ func (r Regions) Classify(c int) string {
 
 // AutoPoints chooses n fixed-concurrency points (MinPoints ≤ n <
 // MaxPoints, the Offline point being the last of MaxPoints) from cmin to
-// cmax by the Endpoints v1.0 rule (§5.3): the low-latency point cmin; the
+// cmax by the Endpoints v1.0 rule (section 5.3): the low-latency point cmin; the
 // top of each concurrency region (round(Cmin + 2^I), round(Cmin +
 // 2^(2I)) and Cmax), one point in each; then the "anywhere" points, the
 // geometric middle of each region first (round-half-to-even of
@@ -159,7 +159,7 @@ func AutoPoints(cmin, cmax, n int) ([]int, Regions, error) {
 }
 
 // Coverage says which required regions a set of points leaves empty (the
-// §5.3 minimum: one point in the ultra-low region and one in each
+// section 5.3 minimum: one point in the ultra-low region and one in each
 // concurrency region); nil when all are covered.
 func (r Regions) Coverage(points []int) []string {
 	var missing []string

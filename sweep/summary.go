@@ -37,7 +37,7 @@ const (
 )
 
 // OfflineShare is the share of the Cmax point's system_tps an Offline point
-// must reach (Endpoints v1.0 §5.7: 98 %).
+// must reach (Endpoints v1.0 section 5.7: 98 %).
 const OfflineShare = 0.98
 
 // Plan is the raw record of a sweep: what was asked, and every run in the
@@ -99,27 +99,72 @@ func writeAtomic(path string, data []byte) error {
 	return os.Rename(f.Name(), path)
 }
 
-// ReadPlan reads the PlanFile of dir, refusing unknown fields and schemas.
+// ReadPlan reads the PlanFile of dir (DecodePlan).
 func ReadPlan(dir string) (*Plan, error) {
 	data, err := os.ReadFile(filepath.Join(dir, PlanFile))
 	if err != nil {
 		return nil, err
 	}
+	p, err := DecodePlan(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, PlanFile), err)
+	}
+	return p, nil
+}
+
+// DecodePlan reads a plan file's JSON, refusing unknown fields, another
+// schema or kind, a run directory outside the sweep, a search without its
+// options or with bad ones, and regions that are not Endpoints' for their
+// Cmin and Cmax; the error names the field or run.
+func DecodePlan(data []byte) (*Plan, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	var p Plan
 	if err := dec.Decode(&p); err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, PlanFile), err)
+		return nil, err
+	}
+	if dec.More() {
+		return nil, errors.New("data after the plan's JSON object")
 	}
 	if p.Schema != PlanSchema {
-		return nil, fmt.Errorf("%s: schema %q, want %q", filepath.Join(dir, PlanFile), p.Schema, PlanSchema)
+		return nil, fmt.Errorf("schema %q, want %q", p.Schema, PlanSchema)
 	}
-	if p.Kind != KindSweep && p.Kind != KindSearch {
-		return nil, fmt.Errorf("%s: kind %q, want %q or %q", filepath.Join(dir, PlanFile), p.Kind, KindSweep, KindSearch)
+	switch p.Kind {
+	case KindSweep:
+		if p.Search != nil {
+			return nil, errors.New("search: a sweep has no search options")
+		}
+	case KindSearch:
+		if p.Search == nil {
+			return nil, errors.New("search: a goodput search needs its options")
+		}
+		if err := p.Search.check(); err != nil {
+			return nil, fmt.Errorf("search: %w", err)
+		}
+		if p.SLO.IsZero() {
+			return nil, errors.New("slo: a goodput search needs an SLO")
+		}
+	default:
+		return nil, fmt.Errorf("kind %q, want %q or %q", p.Kind, KindSweep, KindSearch)
+	}
+	if p.SLO.TTFT < 0 || p.SLO.TPOT < 0 || p.SLO.E2E < 0 {
+		return nil, errors.New("slo: a negative bound")
+	}
+	if r := p.Regions; r != nil {
+		want, err := ComputeRegions(r.CMin, r.CMax)
+		if err != nil {
+			return nil, fmt.Errorf("regions: %w", err)
+		}
+		if *r != want {
+			return nil, fmt.Errorf("regions: not Endpoints' regions for Cmin %d, Cmax %d", r.CMin, r.CMax)
+		}
 	}
 	for i, r := range p.Runs {
-		if r.Dir == "" || filepath.IsAbs(r.Dir) || !filepath.IsLocal(r.Dir) {
-			return nil, fmt.Errorf("%s: run %d: dir %q must be a directory inside the sweep", filepath.Join(dir, PlanFile), i+1, r.Dir)
+		if r.Dir == "" || !filepath.IsLocal(r.Dir) {
+			return nil, fmt.Errorf("runs[%d].dir %q: must be a directory inside the sweep", i, r.Dir)
+		}
+		if r.Concurrency == 0 {
+			return nil, fmt.Errorf("runs[%d].concurrency: must be ≥ 1", i)
 		}
 	}
 	return &p, nil
@@ -153,7 +198,7 @@ type Summary struct {
 }
 
 // Offline is the Offline point of a sweep and its check against the Cmax
-// point (Endpoints v1.0 §5.7): it must reach OfflineShare of the
+// point (Endpoints v1.0 section 5.7): it must reach OfflineShare of the
 // system_tps of the highest fixed-concurrency point; where it does not,
 // that point is elected as the Offline point instead.
 type Offline struct {
@@ -190,7 +235,14 @@ func Summarize(dir string) (*Summary, error) {
 			return nil, fmt.Errorf("sweep %s: point %s: %w", dir, r.Dir, err)
 		}
 		pt, err := Measure(b, p.SLO)
-		if err != nil {
+		switch {
+		case errors.Is(err, ErrNoPass):
+			// An interrupted run that issued nothing: listed, unmeasured.
+			pt = Point{Concurrency: b.Result.Effective.Concurrency}
+			if !p.SLO.IsZero() {
+				pt.Goodput = &Goodput{}
+			}
+		case err != nil:
 			return nil, fmt.Errorf("sweep %s: point %s: %w", dir, r.Dir, err)
 		}
 		pt.Dir, pt.Offline = r.Dir, r.Offline
