@@ -69,6 +69,10 @@ func RunSweep(ctx context.Context, sp SweepPlan) (*sweep.Summary, error) {
 	}
 	var qslSize uint64
 	runPoint := func(ctx context.Context, c uint64, offline bool, phase string) (*Outcome, error) {
+		if err := ctx.Err(); err != nil {
+			// Interrupted between points: the next one does not start.
+			return nil, fmt.Errorf("sweep stopped before concurrency %d: %w (%w)", c, loadgen.ErrInterrupted, err)
+		}
 		p := sp.Base
 		p.Settings.Concurrency = c
 		rel := sweep.PointDir(c, offline)

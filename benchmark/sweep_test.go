@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"aimeter/benchmark"
+	"aimeter/loadgen"
 	"aimeter/serve"
 	"aimeter/sut"
 	"aimeter/sweep"
@@ -245,4 +246,31 @@ func seq(n int) []uint64 {
 		s = append(s, uint64(i))
 	}
 	return s
+}
+
+// cancelOnWrite cancels a context at the first line written to it.
+type cancelOnWrite struct{ cancel context.CancelFunc }
+
+func (c cancelOnWrite) Write(p []byte) (int, error) { c.cancel(); return len(p), nil }
+
+// TestRunSweepInterrupted: a sweep interrupted after its first point (the
+// context is cancelled when the point's line is logged) still writes the
+// summary of the point that finished, and says it was interrupted.
+func TestRunSweepInterrupted(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	dir := filepath.Join(t.TempDir(), "sweep")
+	sum, err := benchmark.RunSweep(ctx, benchmark.SweepPlan{
+		Base: benchmark.Plan{SUT: sut.Config{Kind: sut.NullAsync}, Settings: benchmark.Settings{Set: []string{"min_duration=20", "min_query_count=50"}}, NoReport: true},
+		Dir:  dir, Points: []uint64{1, 2, 4}, Log: cancelOnWrite{cancel},
+	})
+	if !errors.Is(err, loadgen.ErrInterrupted) || !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "before concurrency 2") {
+		t.Errorf("error %v, want the interrupt before the second point", err)
+	}
+	if sum == nil || len(sum.Points) != 1 || sum.Points[0].Concurrency != 1 {
+		t.Fatalf("summary %+v, want the one point that finished", sum)
+	}
+	if _, err := os.Stat(filepath.Join(dir, sweep.SummaryFile)); err != nil {
+		t.Error(err)
+	}
 }
