@@ -37,9 +37,6 @@ func WriteSweeps(w io.Writer, sums []*sweep.Summary) error {
 				hasGoodput = true
 			}
 		}
-		if o := s.Offline; o != nil {
-			sv.OfflineRow = sweepRow(o.Point)
-		}
 		if r := s.Regions; r != nil {
 			sv.RegionText = fmt.Sprintf("Cmin %d, Cmax %d: ultra-low 1–%d, low %s, medium %s, high %s, margin %s",
 				r.CMin, r.CMax, r.UltraLow.End, rangeText(r.Low), rangeText(r.Medium), rangeText(r.High), rangeText(r.Margin))
@@ -92,7 +89,6 @@ type sweepOne struct {
 	Color, Label string
 	RegionText   string
 	Rows         []sweepRowView
-	OfflineRow   sweepRowView
 }
 
 type sweepRowView struct {
