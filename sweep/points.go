@@ -4,6 +4,10 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
+	"strings"
+
+	"aimeter/loadgen"
 )
 
 // UltraLowMax is the top of MLPerf Endpoints' Ultra Low Concurrency
@@ -175,4 +179,25 @@ func (r Regions) Coverage(points []int) []string {
 		}
 	}
 	return missing
+}
+
+// ParsePoints reads a list of concurrencies, "1,2,4,8": each an integer from
+// 1 to loadgen.MaxConcurrency, none twice, at most MaxPoints. The error
+// names the item by its place.
+func ParsePoints(text string) ([]uint64, error) {
+	var pts []uint64
+	for i, item := range strings.Split(text, ",") {
+		c, err := strconv.ParseUint(strings.TrimSpace(item), 10, 64)
+		if err != nil || c == 0 || c > loadgen.MaxConcurrency {
+			return nil, fmt.Errorf("item %d %q: want a concurrency from 1 to %d", i+1, item, loadgen.MaxConcurrency)
+		}
+		if slices.Contains(pts, c) {
+			return nil, fmt.Errorf("item %d %q: concurrency %d listed twice", i+1, item, c)
+		}
+		pts = append(pts, c)
+	}
+	if len(pts) > MaxPoints {
+		return nil, fmt.Errorf("%d points: more than the %d one curve may have (Endpoints v1.0 section 5.6)", len(pts), MaxPoints)
+	}
+	return pts, nil
 }

@@ -212,3 +212,54 @@ func TestCoverage(t *testing.T) {
 		}
 	}
 }
+
+func TestParsePoints(t *testing.T) {
+	for _, c := range []struct {
+		in     string
+		want   []uint64
+		err    string
+		reason string
+	}{
+		{"1,2,4,8", []uint64{1, 2, 4, 8}, "", "a plain list"},
+		{" 8 , 1 ", []uint64{8, 1}, "", "spaces are allowed and the order is kept (the summary sorts)"},
+		{"1,x", nil, `item 2 "x"`, "a word"},
+		{"0", nil, `item 1 "0"`, "concurrency 0 runs nothing"},
+		{"1048577", nil, "from 1 to 1048576", "above loadgen.MaxConcurrency"},
+		{"2,2", nil, "listed twice", "a point twice"},
+		{"", nil, `item 1 ""`, "an empty list"},
+		{strings.Repeat("1,", 0) + "1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32,33", nil, "33 points", "more than 32"},
+	} {
+		got, err := ParsePoints(c.in)
+		if c.err == "" {
+			if err != nil || !slices.Equal(got, c.want) {
+				t.Errorf("ParsePoints(%q) = %v, %v; want %v: %s", c.in, got, err, c.want, c.reason)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), c.err) {
+			t.Errorf("ParsePoints(%q) error %v, want %q: %s", c.in, err, c.err, c.reason)
+		}
+	}
+}
+
+func FuzzParsePoints(f *testing.F) {
+	for _, s := range []string{"1,2,4", "0", "1,1", " 3 ", "-1", "99999999999999999999"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		pts, err := ParsePoints(in)
+		if err != nil {
+			return
+		}
+		if len(pts) == 0 || len(pts) > MaxPoints {
+			t.Fatalf("ParsePoints(%q) = %v", in, pts)
+		}
+		seen := map[uint64]bool{}
+		for _, c := range pts {
+			if c == 0 || seen[c] {
+				t.Fatalf("ParsePoints(%q) = %v: a zero or repeated point", in, pts)
+			}
+			seen[c] = true
+		}
+	})
+}

@@ -149,12 +149,8 @@ func sweepPlanFromFlags(cmd *cobra.Command, st *State, f *runFlags, g *gbtFlags,
 				return nil, usageError("--%s chooses points automatically; drop it or --points", name)
 			}
 		}
-		for i, item := range strings.Split(s.points, ",") {
-			c, err := strconv.ParseUint(strings.TrimSpace(item), 10, 64)
-			if err != nil || c == 0 {
-				return nil, usageError("--points item %d %q: want a concurrency ≥ 1", i+1, item)
-			}
-			sp.Points = append(sp.Points, c)
+		if sp.Points, err = sweep.ParsePoints(s.points); err != nil {
+			return nil, usageError("--points %v", err)
 		}
 		sp.Offline = changed("offline") && s.offline
 		return sp, nil
