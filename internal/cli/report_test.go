@@ -801,8 +801,8 @@ func TestReportUsage(t *testing.T) {
 		want   string
 		reason string
 	}{
-		{[]string{"report"}, ExitUsage, "accepts 1 arg(s), received 0", "the directory is required"},
-		{[]string{"report", "a", "b"}, ExitUsage, "accepts 1 arg(s), received 2", "one directory only"},
+		{[]string{"report"}, ExitUsage, "requires at least 1 arg(s), only received 0", "the directory is required"},
+		{[]string{"report", "a", "b"}, ExitUsage, "a is not a sweep directory", "one run directory only (several only for sweeps)"},
 		{[]string{"report", filepath.Join(t.TempDir(), "none")}, ExitFailure, "not a run bundle", "a directory without a run"},
 	}
 	for _, r := range rows {

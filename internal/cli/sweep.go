@@ -1,0 +1,314 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"aimeter/benchmark"
+	"aimeter/loadgen"
+	"aimeter/report"
+	"aimeter/sweep"
+)
+
+// sweepFlags are the flags of aimeter sweep beside the run flags.
+type sweepFlags struct {
+	points  string
+	cmin    int
+	cmax    int
+	count   int
+	offline bool
+	slo     string
+	target  float64
+	name    string
+}
+
+func newSweepCommand(st *State) *cobra.Command {
+	var f runFlags
+	var g gbtFlags
+	var s sweepFlags
+	cmd := &cobra.Command{
+		Use:   "sweep",
+		Short: "Run a Pareto sweep by concurrency (MLPerf Endpoints' points) or search the highest concurrency meeting a goodput SLO",
+		Long: `Run one fixed-concurrency benchmark per point and write one bundle per point
+in a sweep directory, with sweep.json (every point's system_tps, tps_per_user,
+TTFT p90, request rate and errors) and sweep.html (the Pareto curve as a step
+function). Both are functions of the point bundles: 'aimeter report DIR'
+regenerates them, and 'aimeter report A B …' puts several sweeps side by side.
+
+Points are listed (--points 1,2,4,8) or chosen by MLPerf Endpoints v1.0's rule
+from --min-concurrency (Cmin, 1–32) and --max-concurrency (Cmax, > 32): regions
+with I = log2(Cmax − Cmin)/3 and boundaries round(Cmin + 2^I) and
+round(Cmin + 2^(2I)) (round half to even), one point in the ultra-low region
+(Cmin), one in each of the low, medium and high regions, and the rest anywhere
+(--point-count, 7 to 31), then an Offline point (the whole data set in flight)
+that must reach 98 % of the Cmax point's system_tps (--offline=false leaves it
+out; listed points have none unless --offline is given).
+
+--slo ttft=200ms,tpot=50ms,e2e=5s (any subset) adds each point's goodput: the
+requests, and their output tokens, per second that succeeded within every
+bound. With --goodput-target F, the command searches instead: the highest
+concurrency from --min-concurrency to --max-concurrency whose goodput fraction
+(requests meeting the SLO / requests issued) reaches F, by LoadGen's find-peak
+procedure (double until a probe fails, then bisect), every probe a bundle.
+
+Every other flag is aimeter run's and applies to every point (--sut, --url,
+--duration or --set min_duration, --warmup, …). Exit codes: 0 done, 1 failure,
+2 bad flags (nothing ran), 3 a point INVALID or no concurrency meeting the
+goodput target, 4 interrupted (the points so far are written).`,
+		Example: `  aimeter serve openai --addr 127.0.0.1:8000 --ttft 20ms --tpot 5ms &
+  aimeter sweep --sut openai --url http://127.0.0.1:8000 --max-concurrency 64 --duration 20s
+  aimeter sweep --sut openai --url http://127.0.0.1:8000 --points 1,2,4,8 --slo ttft=100ms,tpot=10ms --duration 10s
+  aimeter sweep --sut openai --url http://127.0.0.1:8000 --slo tpot=8ms --goodput-target 0.9 --max-concurrency 256 --duration 10s
+  aimeter report aimeter-sweep`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			sp, err := sweepPlanFromFlags(cmd, st, &f, &g, &s)
+			if err != nil {
+				return err
+			}
+			setGoMemoryLimit(f.goMemLimit)
+			return runSweep(cmd.Context(), st, sp, f.quiet)
+		},
+	}
+	addRunFlags(cmd, &f, &g)
+	fl := cmd.Flags()
+	fl.StringVar(&s.points, "points", "", "the concurrencies to run, comma-separated (e.g. 1,2,4,8); empty chooses them by MLPerf Endpoints' rule from --min-concurrency and --max-concurrency")
+	fl.IntVar(&s.cmin, "min-concurrency", 1, "Cmin: the ultra-low point (1–32), and where a goodput search starts")
+	fl.IntVar(&s.cmax, "max-concurrency", 0, "Cmax: the highest point (> 32 for Endpoints' regions), or the highest concurrency a goodput search probes")
+	fl.IntVar(&s.count, "point-count", sweep.MinPoints, "number of fixed-concurrency points chosen automatically (7–31)")
+	fl.BoolVar(&s.offline, "offline", true, "add the Offline point (the whole data set in flight, checked against 98 % of the Cmax point's system_tps); on by default for automatic points only")
+	fl.StringVar(&s.slo, "slo", "", "per-request SLO for goodput: ttft=DURATION,tpot=DURATION,e2e=DURATION, any subset")
+	fl.Float64Var(&s.target, "goodput-target", 0, "search the highest concurrency whose goodput fraction reaches this (0–1]; needs --slo and --max-concurrency")
+	fl.StringVar(&s.name, "name", "", "label of the sweep in sweep.html (default: the SUT kind)")
+	groupFlags(cmd, flagGroup{"Sweep", []string{"points", "min-concurrency", "max-concurrency", "point-count", "offline", "slo", "goodput-target", "name"}})
+	return cmd
+}
+
+// sweepPlanFromFlags turns the flags into a sweep plan: the run flags make
+// the plan of every point (as aimeter run reads them), the sweep flags the
+// points.
+func sweepPlanFromFlags(cmd *cobra.Command, st *State, f *runFlags, g *gbtFlags, s *sweepFlags) (*benchmark.SweepPlan, error) {
+	changed := cmd.Flags().Changed
+	for _, name := range []string{"concurrency", "arrival-mode", "mode", "from", "json"} {
+		if changed(name) {
+			return nil, usageError("--%s does not apply to a sweep: each point is a fixed-concurrency performance run that the sweep sets up", name)
+		}
+	}
+	if changed("scenario") && f.scenario != loadgen.SingleStream.String() {
+		return nil, usageError("--scenario %s: a sweep's points run at fixed concurrency on SingleStream's issuing; drop --scenario", f.scenario)
+	}
+	if !changed("output-dir") {
+		f.outputDir = "aimeter-sweep"
+	}
+	// The run flags are read as for a fixed-concurrency run (so that
+	// --warmup applies); each point sets its own concurrency.
+	f.concurrency = 1
+	p, err := planFromFlags(cmd, st, f, g)
+	f.concurrency = 0
+	if err != nil {
+		return nil, err
+	}
+	p.Settings.Concurrency = 0
+	p.Settings.Scenario = ""
+	sp := &benchmark.SweepPlan{Base: *p, Dir: f.outputDir, Name: s.name, CMin: s.cmin, CMax: s.cmax, Count: s.count}
+	if s.slo != "" {
+		if sp.SLO, err = sweep.ParseSLO(s.slo); err != nil {
+			return nil, usageError("--slo: %v", err)
+		}
+	}
+	if changed("goodput-target") {
+		if s.slo == "" {
+			return nil, usageError("--goodput-target needs --slo: the goodput fraction is of requests meeting it")
+		}
+		if s.cmax <= 0 {
+			return nil, usageError("--goodput-target needs --max-concurrency: the highest concurrency the search may probe")
+		}
+		for _, name := range []string{"points", "point-count", "offline"} {
+			if changed(name) {
+				return nil, usageError("--%s applies to a sweep, not to a goodput search (--goodput-target)", name)
+			}
+		}
+		sp.Search = &sweep.SearchOptions{Start: uint64(max(s.cmin, 1)), Max: uint64(s.cmax), Target: s.target}
+		if s.cmin < 1 {
+			return nil, usageError("--min-concurrency %d: must be ≥ 1", s.cmin)
+		}
+		return sp, nil
+	}
+	if s.points != "" {
+		for _, name := range []string{"min-concurrency", "max-concurrency", "point-count"} {
+			if changed(name) {
+				return nil, usageError("--%s chooses points automatically; drop it or --points", name)
+			}
+		}
+		if sp.Points, err = sweep.ParsePoints(s.points); err != nil {
+			return nil, usageError("--points %v", err)
+		}
+		sp.Offline = changed("offline") && s.offline
+		return sp, nil
+	}
+	if s.cmax <= 0 {
+		return nil, usageError("give --points, or --max-concurrency (> 32) for Endpoints' automatic points")
+	}
+	sp.Offline = s.offline
+	return sp, nil
+}
+
+// runSweep runs the sweep and prints its points.
+func runSweep(parent context.Context, st *State, sp *benchmark.SweepPlan, quiet bool) error {
+	ctx, stop := interruptible(parent, st)
+	defer stop()
+	sp.Base.Notify = func(n benchmark.Notice) { printNotice(st, n, quiet) }
+	if !quiet {
+		pl := &progressLine{w: st.Stderr, terminal: st.StderrIsTerminal}
+		sp.Base.Progress = func(pr benchmark.Progress) {
+			pl.target = pr.Target
+			pl.update(pr.Progress)
+		}
+	}
+	sp.Log = st.Stderr
+	sum, err := benchmark.RunSweep(ctx, *sp)
+	if sum == nil {
+		switch {
+		case benchmark.IsUsage(err):
+			return withCode(ExitUsage, err)
+		case ctx.Err() != nil:
+			return withCode(ExitInterrupted, err)
+		}
+		return withCode(ExitFailure, err)
+	}
+	printSweep(st.Stdout, sum, sp.Dir)
+	switch {
+	case errors.Is(err, loadgen.ErrInterrupted) || ctx.Err() != nil:
+		return withCode(ExitInterrupted, err)
+	case err != nil:
+		return withCode(ExitFailure, err)
+	}
+	return sweepCode(sum)
+}
+
+// sweepCode is the exit code of a finished sweep: 3 when a point was
+// INVALID or a search found no concurrency meeting its target.
+func sweepCode(sum *sweep.Summary) error {
+	if s := sum.Search; s != nil && s.Stop == sweep.StopNone {
+		return withCode(ExitInvalid, fmt.Errorf("no concurrency met the goodput target %v: even %d had a goodput fraction of %.4f (SLO %s)",
+			s.Options.Target, s.Options.Start, s.Probes[0].Fraction, sum.SLO))
+	}
+	for _, p := range sum.Points {
+		if p.Verdict == "INVALID" {
+			return withCode(ExitInvalid, nil)
+		}
+	}
+	return nil
+}
+
+// printSweep prints a sweep's points, its Offline check and its search.
+func printSweep(w io.Writer, sum *sweep.Summary, dir string) {
+	if r := sum.Regions; r != nil {
+		fmt.Fprintf(w, "Endpoints regions for Cmin %d, Cmax %d: ultra-low 1–%d, low %d–%d, medium %d–%d, high %d–%d\n",
+			r.CMin, r.CMax, r.UltraLow.End, r.Low.Start, r.Low.End, r.Medium.Start, r.Medium.End, r.High.Start, r.High.End)
+		if len(sum.Uncovered) > 0 {
+			fmt.Fprintf(w, "  no point in: %s\n", strings.Join(sum.Uncovered, ", "))
+		}
+	}
+	fmt.Fprintf(w, "%11s  %-16s %-8s %12s %12s %12s %12s %10s %8s", "concurrency", "region", "verdict", "system_tps", "tps_per_user", "TTFT p90", "TPOT p90", "req/s", "errors")
+	if sum.SLO != "" {
+		fmt.Fprintf(w, "  goodput (%s)", sum.SLO)
+	}
+	fmt.Fprintln(w)
+	line := func(p sweep.Point, label string) {
+		fmt.Fprintf(w, "%11s  %-16s %-8s %12.1f %12.2f %12s %12s %10.2f %8d", label, p.Region, p.Verdict, p.SystemTPS, p.TPSPerUser,
+			report.FormatDuration(int64(p.TTFTP90Ms*1e6)), report.FormatDuration(int64(p.TPOTP90Ms*1e6)), p.RequestRate, p.Errors)
+		if g := p.Goodput; g != nil {
+			fmt.Fprintf(w, "  %.1f %% (%.2f req/s, %.1f tok/s)", 100*g.Fraction, g.RequestsPerS, g.TokensPerS)
+		}
+		fmt.Fprintln(w)
+	}
+	for _, p := range sum.Points {
+		line(p, strconv.FormatUint(p.Concurrency, 10))
+	}
+	if o := sum.Offline; o != nil {
+		line(o.Point, "Offline")
+		verdict := "reaches 98 %"
+		if !o.Meets {
+			verdict = "misses 98 %: the Cmax point is elected as the Offline point"
+		}
+		fmt.Fprintf(w, "Offline point: %.1f %% of the Cmax point's system_tps (concurrency %d), %s\n", 100*o.Ratio, o.CMax, verdict)
+	}
+	if s := sum.Search; s != nil {
+		fmt.Fprintf(w, "Goodput search (target %g, SLO %s): %d probes\n", s.Options.Target, sum.SLO, len(s.Probes))
+		for i, p := range s.Probes {
+			res := "pass"
+			if !p.Pass {
+				res = "fail"
+			}
+			fmt.Fprintf(w, "  %2d. %-6s concurrency %5d: goodput fraction %.4f %s\n", i+1, p.Phase, p.Concurrency, p.Fraction, res)
+		}
+		switch s.Stop {
+		case sweep.StopNone:
+			fmt.Fprintf(w, "No concurrency from %d meets the target\n", s.Options.Start)
+		case sweep.StopLimit:
+			fmt.Fprintf(w, "Highest concurrency meeting the target: %d (the maximum searched; it may go higher)\n", s.Best)
+		default:
+			fmt.Fprintf(w, "Highest concurrency meeting the target: %d\n", s.Best)
+		}
+	}
+	fmt.Fprintf(w, "Sweep written to %s (%s, %s, one bundle per point)\n", dir, sweep.SummaryFile, sweep.PageFile)
+}
+
+// isSweepDir reports whether dir holds a sweep rather than one run.
+func isSweepDir(dir string) bool { return sweep.IsSweep(dir) }
+
+// regenerateSweeps is `aimeter report` over sweep directories: each gets
+// its sweep.json and sweep.html again from its point bundles; several get
+// one page side by side in outDir.
+func regenerateSweeps(st *State, dirs []string, outDir string, ignoreDigests bool) error {
+	if ignoreDigests {
+		return usageError("--ignore-digests does not apply to sweeps: their summaries are computed from verified bundles only")
+	}
+	for _, d := range dirs {
+		if !sweep.IsSweep(d) {
+			return usageError("%s is not a sweep directory (no %s): 'aimeter report' takes one run bundle, or one or more sweeps", d, sweep.PlanFile)
+		}
+	}
+	if len(dirs) > 1 && outDir == "" {
+		return usageError("several sweeps: name the directory of their side-by-side page with --output-dir")
+	}
+	if len(dirs) == 1 && outDir != "" {
+		return usageError("--output-dir with one sweep: its files are regenerated in the sweep directory itself; give several sweeps for a side-by-side page")
+	}
+	var sums []*sweep.Summary
+	for _, d := range dirs {
+		sum, err := benchmark.WriteSweepFiles(d)
+		if err != nil {
+			return withCode(ExitFailure, err)
+		}
+		fmt.Fprintf(st.Stderr, "regenerated %s, %s in %s\n", sweep.SummaryFile, sweep.PageFile, d)
+		sums = append(sums, sum)
+	}
+	if len(dirs) == 1 {
+		printSweep(st.Stdout, sums[0], dirs[0])
+		return sweepCode(sums[0])
+	}
+	if err := os.MkdirAll(outDir, 0o755); err != nil {
+		return withCode(ExitFailure, err)
+	}
+	var page bytes.Buffer
+	if err := report.WriteSweeps(&page, sums); err != nil {
+		return withCode(ExitFailure, err)
+	}
+	path := filepath.Join(outDir, sweep.PageFile)
+	if err := os.WriteFile(path, page.Bytes(), 0o644); err != nil {
+		return withCode(ExitFailure, err)
+	}
+	fmt.Fprintf(st.Stdout, "%d sweeps side by side in %s\n", len(sums), path)
+	return nil
+}

@@ -1,0 +1,156 @@
+package sweep
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"aimeter/loadgen"
+)
+
+// Search phases, as the probes of a search record them.
+const (
+	PhaseCheck  = "check"  // the starting concurrency
+	PhaseWiden  = "widen"  // doubling until a probe fails
+	PhaseBisect = "bisect" // halving the bracket
+)
+
+// Search stops.
+const (
+	StopFound   = "found"   // bisected to adjacent concurrencies
+	StopLimit   = "limit"   // every probe up to the maximum passed
+	StopNone    = "none"    // the starting concurrency failed: no point meets the target
+	StopPartial = "partial" // the search ended early (an error, an interrupt)
+)
+
+// SearchOptions bound a goodput search.
+type SearchOptions struct {
+	// Start is the first concurrency probed; 0 means 1.
+	Start uint64 `json:"start"`
+	// Max is the highest concurrency probed; required, ≥ Start.
+	Max uint64 `json:"max"`
+	// Target is the goodput fraction a probe must reach to pass, in (0, 1].
+	Target float64 `json:"target"`
+}
+
+// ProbeFunc runs one probe at concurrency c and returns the fraction of its
+// requests that met the SLO.
+type ProbeFunc func(ctx context.Context, c uint64, phase string) (float64, error)
+
+// Probe is one probe of a search.
+type Probe struct {
+	Concurrency uint64  `json:"concurrency"`
+	Phase       string  `json:"phase"`
+	Fraction    float64 `json:"goodput_fraction"`
+	Pass        bool    `json:"pass"`
+	// Dir is the probe's bundle, relative to the sweep directory (filled
+	// by Summarize).
+	Dir string `json:"dir,omitempty"`
+}
+
+// SearchResult is the outcome of a search.
+type SearchResult struct {
+	Options SearchOptions `json:"options"`
+	// Best is the highest concurrency found whose goodput fraction reached
+	// the target; 0 when none did.
+	Best uint64 `json:"best"`
+	// Stop says how the search ended (StopFound, StopLimit, StopNone,
+	// StopPartial).
+	Stop string `json:"stop"`
+	// Probes are every probe, in the order run.
+	Probes []Probe `json:"probes"`
+}
+
+func (o SearchOptions) check() error {
+	if !(o.Target > 0 && o.Target <= 1) {
+		return fmt.Errorf("goodput target %v: want a fraction in (0, 1]", o.Target)
+	}
+	if o.Max < max(o.Start, 1) {
+		return fmt.Errorf("search maximum %d: must be ≥ the start %d", o.Max, max(o.Start, 1))
+	}
+	if o.Max > loadgen.MaxConcurrency {
+		return fmt.Errorf("search maximum %d: above the most concurrency aimeter runs (%d)", o.Max, loadgen.MaxConcurrency)
+	}
+	return nil
+}
+
+// FindMaxConcurrency searches the highest concurrency whose goodput
+// fraction reaches opts.Target, by LoadGen's find-peak procedure over
+// integer concurrency: check the start; widen the bracket [l, l·(1+1))
+// (LoadGen's default boundary step of 1: doubling) until a probe fails or
+// the maximum is reached; then bisect until the bounds agree to zero
+// decimals (loadgen.FindPeakFinished: adjacent integers). Like find-peak,
+// it assumes goodput falls as concurrency rises, and reports the last
+// passing lower bound. Every probe is kept. An error of probe ends the
+// search: the result so far (StopPartial) is returned with it.
+func FindMaxConcurrency(ctx context.Context, opts SearchOptions, probe ProbeFunc) (SearchResult, error) {
+	if opts.Start == 0 {
+		opts.Start = 1
+	}
+	res := SearchResult{Options: opts}
+	if err := opts.check(); err != nil {
+		return res, err
+	}
+	run := func(c uint64, phase string) (bool, error) {
+		if err := ctx.Err(); err != nil {
+			return false, err
+		}
+		f, err := probe(ctx, c, phase)
+		if err != nil {
+			return false, fmt.Errorf("goodput probe at concurrency %d: %w", c, err)
+		}
+		ok := f >= opts.Target
+		res.Probes = append(res.Probes, Probe{Concurrency: c, Phase: phase, Fraction: f, Pass: ok})
+		return ok, nil
+	}
+	partial := func(err error) (SearchResult, error) {
+		res.Stop = StopPartial
+		return res, err
+	}
+	ok, err := run(opts.Start, PhaseCheck)
+	if err != nil {
+		return partial(err)
+	}
+	if !ok {
+		res.Stop = StopNone
+		return res, nil
+	}
+	lower := opts.Start
+	res.Best = lower
+	var upper uint64
+	for {
+		if lower >= opts.Max {
+			res.Stop = StopLimit
+			return res, nil
+		}
+		u := min(2*lower, opts.Max)
+		ok, err := run(u, PhaseWiden)
+		if err != nil {
+			return partial(err)
+		}
+		if !ok {
+			upper = u
+			break
+		}
+		lower = u
+		res.Best = lower
+	}
+	for !loadgen.FindPeakFinished(float64(lower), float64(upper), 0) {
+		mid := lower + (upper-lower)/2
+		ok, err := run(mid, PhaseBisect)
+		if err != nil {
+			return partial(err)
+		}
+		if ok {
+			lower = mid
+			res.Best = lower
+		} else {
+			upper = mid
+		}
+	}
+	res.Stop = StopFound
+	return res, nil
+}
+
+// errReplayEnd ends the replay of a search whose recorded probes ran out.
+var errReplayEnd = errors.New("the recorded probes end here")
