@@ -46,6 +46,9 @@ type Run struct {
 	// GBT, for a GB/T 45087 inference test, makes the section lead with
 	// the GB/T verdict and metrics; LoadGen's checks are then secondary.
 	GBT *GBTRun
+	// ServerMetrics, if set, are the server's own metrics during the run,
+	// drawn under the client's timeline; nil draws none.
+	ServerMetrics *ServerMetrics
 }
 
 // AccuracyInfo is the outcome of an accuracy check of a run's accuracy log.
@@ -205,6 +208,8 @@ type scenarioView struct {
 	ChartNote string
 
 	GBT *gbtView // the GB/T test, nil for an MLPerf run
+
+	Server *serverView // the server's own metrics, nil when none was scraped
 }
 
 func buildPage(r *Report) (*pageView, error) {
@@ -393,6 +398,17 @@ func buildScenario(anchor string, sc Run) *scenarioView {
 	}
 	sv.Run = runTable(res)
 	sv.Passes = passTable(res)
+	if sc.ServerMetrics != nil {
+		end := int64(0)
+		for _, p := range res.Passes {
+			if p.Reported {
+				end = p.EndNs
+			}
+		}
+		if sv.Server = buildServer(sc.ServerMetrics, end); sv.Server != nil {
+			sv.Server.Anchor = anchor
+		}
+	}
 	sv.Settings = settingsTable(eff)
 	if sum != nil {
 		fillVerdict(sv, sum)
