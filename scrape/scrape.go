@@ -259,13 +259,26 @@ func Parse(text string, buckets bool) ([]bundle.MetricSample, error) {
 	if len(out) == 0 {
 		return nil, errors.New("the exposition holds no sample")
 	}
-	slices.SortFunc(out, func(a, b bundle.MetricSample) int {
-		if c := strings.Compare(a.Name, b.Name); c != 0 {
+	// Sort by name, then labels: each sample's label key made once.
+	keyed := make([]keyedSample, len(out))
+	for i, s := range out {
+		keyed[i] = keyedSample{s, labelKey(s.Labels)}
+	}
+	slices.SortFunc(keyed, func(a, b keyedSample) int {
+		if c := strings.Compare(a.s.Name, b.s.Name); c != 0 {
 			return c
 		}
-		return strings.Compare(labelKey(a.Labels), labelKey(b.Labels))
+		return strings.Compare(a.key, b.key)
 	})
+	for i := range keyed {
+		out[i] = keyed[i].s
+	}
 	return out, nil
+}
+
+type keyedSample struct {
+	s   bundle.MetricSample
+	key string
 }
 
 // labelKey is labels in one comparable string, sorted by name.
