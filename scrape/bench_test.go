@@ -15,7 +15,7 @@ import (
 
 // vllmExposition is an exposition the size of a vLLM V1 server's: its
 // gauges and counters, and 15 histograms of 20 buckets each, for one
-// model and engine (about 400 lines, 60 KB).
+// model and engine (about 400 lines, 33 KB).
 func vllmExposition() string {
 	var b strings.Builder
 	l := `engine="0",model_name="Qwen/Qwen3-0.6B"`
