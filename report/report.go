@@ -49,6 +49,10 @@ type Run struct {
 	// ServerMetrics, if set, are the server's own metrics during the run,
 	// drawn under the client's timeline; nil draws none.
 	ServerMetrics *ServerMetrics
+	// Steady, if set, is the run's steady state: its windows shaded on
+	// the timeline and every metric over each window and the whole run;
+	// nil shows none.
+	Steady *Steady
 }
 
 // AccuracyInfo is the outcome of an accuracy check of a run's accuracy log.
@@ -210,6 +214,7 @@ type scenarioView struct {
 	GBT *gbtView // the GB/T test, nil for an MLPerf run
 
 	Server *serverView // the server's own metrics, nil when none was scraped
+	Steady *steadyView // the steady state, nil when not detected
 }
 
 func buildPage(r *Report) (*pageView, error) {
@@ -440,6 +445,7 @@ func buildScenario(anchor string, sc Run) *scenarioView {
 		return sv
 	}
 	sv.Charts = buildCharts(anchor, sum, ps)
+	sv.Steady, sv.Charts.Windows = buildSteady(sc.Steady)
 	if !sv.Charts.CDF.Exact {
 		sv.ChartNote = fmt.Sprintf("The pass has more than %d latencies: the CDF is read from the histogram (buckets 2.3%% wide).", exactCDFLimit)
 	}

@@ -29,6 +29,9 @@ const (
 	minDurEps          = 0.05
 	minDurRelaxMult    = 5.0
 	DefaultMinDuration = 600 * time.Second
+	// MaxSuperPasses bounds the super-passes SuperPass examines; a run
+	// with more falls back to the whole run, saying so.
+	MaxSuperPasses = 500
 )
 
 // SuperPassOptions are the inputs of SuperPass beyond the records.
@@ -162,8 +165,11 @@ func SuperPass(recs []loadgen.Record, opts SuperPassOptions) (SuperPassResult, e
 	if full := len(order) / size; full < res.Warmup+1 {
 		return whole(fmt.Sprintf("%d full super-passes of %d samples: none is left after %d of warm-up", full, size, res.Warmup))
 	}
+	if len(series) > MaxSuperPasses {
+		return whole(fmt.Sprintf("%d super-passes of %d samples: more than the %d the detector examines (its plateau search grows as the cube of their number)", len(series), size, MaxSuperPasses))
+	}
 	post := series[res.Warmup:]
-	plateaus := segmentPlateaus(post)
+	plateaus := segmentPlateaus(res.TPOTP50[res.Warmup:], res.TPOTP90[res.Warmup:])
 	for _, p := range plateaus {
 		res.Plateaus = append(res.Plateaus, [2]int{p[0] + res.Warmup, p[1] + res.Warmup})
 	}
@@ -237,20 +243,18 @@ func adaptiveWarmup(tpotP50 []float64) int {
 	return max(1, w)
 }
 
-// admissible reports whether TPOT p50 and p90 are, over every super-pass
-// of w, present, trend-free (or drifting under 5 %) and within the CoV
-// bound.
-func admissible(w []superPass) bool {
-	if len(w) < minTrendN {
+// admissible reports whether the gating trajectories (TPOT p50 and p90
+// of each super-pass, NaN where a super-pass has none) are, over a window,
+// present, trend-free (or drifting under 5 %) and within the CoV bound.
+func admissible(p50, p90 []float64) bool {
+	if len(p50) < minTrendN {
 		return false
 	}
-	for _, p := range []float64{0.5, 0.9} {
-		traj := make([]float64, len(w))
-		for i, sp := range w {
-			if len(sp.tpot) == 0 {
+	for _, traj := range [][]float64{p50, p90} {
+		for _, v := range traj {
+			if math.IsNaN(v) {
 				return false
 			}
-			traj[i] = pct(sp.tpot, p)
 		}
 		if mannKendallHamedRao(traj, trendAlpha) != Flat && math.Abs(relDrift(traj)) >= trendRelDriftMin {
 			return false
@@ -265,13 +269,13 @@ func admissible(w []superPass) bool {
 // segmentPlateaus grows windows from the left into maximal admissible
 // plateaus: from each start, the longest admissible window that every
 // shorter one (of at least 4) leading up to it also is; then on past it.
-func segmentPlateaus(series []superPass) [][2]int {
+func segmentPlateaus(p50, p90 []float64) [][2]int {
 	var out [][2]int
-	n := len(series)
+	n := len(p50)
 	for start := 0; start <= n-minTrendN; {
 		hi := -1
 		for end := start + minTrendN; end <= n; end++ {
-			if !admissible(series[start:end]) {
+			if !admissible(p50[start:end], p90[start:end]) {
 				break
 			}
 			hi = end

@@ -5,9 +5,16 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
 
 	"aimeter/bundle"
+	"aimeter/derived"
+	"aimeter/internal/browsertest"
 	"aimeter/scrape"
 )
 
@@ -69,11 +76,14 @@ func TestServerMetricsOverSocket(t *testing.T) {
 		t.Errorf("known series: %+v", got)
 	}
 	html := readFileT(t, filepath.Join(out, "report.html"))
-	for _, want := range []string{"Server metrics", `class="server-chart"`, "vllm:num_requests_running", url + "/metrics"} {
+	for _, want := range []string{"Server metrics", `class="server-chart"`, "vllm:num_requests_running", url + "/metrics",
+		"Steady state", derived.SuperPassLabel, derived.InFlightLabel, "TPOT p90"} {
 		if !strings.Contains(html, want) {
 			t.Errorf("report.html lacks %q", want)
 		}
 	}
+	checkReportInBrowser(t, filepath.Join(out, "report.html"))
+
 	// report.html is a function of the bundle.
 	if again := runCLI(t, "", "report", out); again.code != res.code {
 		t.Fatalf("aimeter report: %v", again)
@@ -146,5 +156,64 @@ func TestServerMetricsFlagErrors(t *testing.T) {
 				t.Errorf("exit %d, want %d with %q:\n%v", res.code, ExitUsage, tc.want, res)
 			}
 		})
+	}
+}
+
+// checkReportInBrowser opens a run's report.html in headless Chromium (as
+// report/browser_test.go does) and checks that the page script draws every
+// chart without an error, shades the in-flight steady window on both
+// timeline charts (the run is too short for a super-pass window: Endpoints'
+// 600 s floor), and that the server-metrics charts and the steady-state
+// table are shown. It skips without a browser.
+func checkReportInBrowser(t *testing.T, file string) {
+	t.Helper()
+	ctx := browsertest.Context(t, 60*time.Second)
+	var mu sync.Mutex
+	var problems []string
+	chromedp.ListenTarget(ctx, func(ev any) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch ev := ev.(type) {
+		case *runtime.EventExceptionThrown:
+			problems = append(problems, "exception: "+ev.ExceptionDetails.Text)
+		case *runtime.EventConsoleAPICalled:
+			if ev.Type == runtime.APITypeError {
+				problems = append(problems, "console.error")
+			}
+		}
+	})
+	var want, rendered, text string
+	var windows []string
+	var serverCharts int
+	err := chromedp.Run(ctx,
+		chromedp.Navigate("file://"+file),
+		chromedp.Poll(`document.body.dataset.rendered !== undefined`, nil, chromedp.WithPollingTimeout(30*time.Second)),
+		chromedp.Evaluate(`document.body.dataset.charts || ""`, &want),
+		chromedp.Evaluate(`document.body.dataset.rendered`, &rendered),
+		chromedp.Evaluate(`Array.from(document.querySelectorAll(".chart .uplot")).filter(function (u) { return /-(latency|throughput)$/.test(u.parentElement.id); }).map(function (u) { return u.dataset.windows || ""; })`, &windows),
+		chromedp.Evaluate(`document.querySelectorAll("svg.server-chart").length`, &serverCharts),
+		chromedp.Evaluate(`document.body.innerText`, &text),
+	)
+	if err != nil {
+		t.Fatalf("browser: %v", err)
+	}
+	mu.Lock()
+	if len(problems) > 0 {
+		t.Errorf("page problems: %q", problems)
+	}
+	mu.Unlock()
+	if want == "" || rendered != want {
+		t.Errorf("rendered %q charts of %q", rendered, want)
+	}
+	if len(windows) != 2 || windows[0] != "1" || windows[1] != "1" {
+		t.Errorf("steady windows shaded on the latency and throughput charts: %q, want one each", windows)
+	}
+	if serverCharts < 2 {
+		t.Errorf("%d server-metrics charts, want running and waiting requests at least", serverCharts)
+	}
+	for _, w := range []string{"Steady state", "none found, whole run", "In-flight window", "Server metrics"} {
+		if !strings.Contains(text, w) {
+			t.Errorf("page text lacks %q", w)
+		}
 	}
 }
