@@ -205,8 +205,8 @@
   // says something before the mouse moves.
   // windows shades the steady-state windows (from/to in seconds of the
   // pass) across the plot area, each labelled at its top left, before the
-  // series are drawn; the canvas's dataset.windows counts those shown, for
-  // the browser test.
+  // series are drawn; the plot's root element's dataset.windows counts those
+  // shown, for the browser test.
   function windows(list) {
     return {
       hooks: {

@@ -403,6 +403,7 @@ func buildScenario(anchor string, sc Run) *scenarioView {
 	}
 	sv.Run = runTable(res)
 	sv.Passes = passTable(res)
+	steadyView, steadyMarks := buildSteady(sc.Steady)
 	if sc.ServerMetrics != nil {
 		end := int64(0)
 		for _, p := range res.Passes {
@@ -410,7 +411,7 @@ func buildScenario(anchor string, sc Run) *scenarioView {
 				end = p.EndNs
 			}
 		}
-		if sv.Server = buildServer(sc.ServerMetrics, end); sv.Server != nil {
+		if sv.Server = buildServer(sc.ServerMetrics, end, steadyMarks); sv.Server != nil {
 			sv.Server.Anchor = anchor
 		}
 	}
@@ -445,7 +446,7 @@ func buildScenario(anchor string, sc Run) *scenarioView {
 		return sv
 	}
 	sv.Charts = buildCharts(anchor, sum, ps)
-	sv.Steady, sv.Charts.Windows = buildSteady(sc.Steady)
+	sv.Steady, sv.Charts.Windows = steadyView, steadyMarks
 	if !sv.Charts.CDF.Exact {
 		sv.ChartNote = fmt.Sprintf("The pass has more than %d latencies: the CDF is read from the histogram (buckets 2.3%% wide).", exactCDFLimit)
 	}

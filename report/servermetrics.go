@@ -60,9 +60,15 @@ type ServerGap struct {
 type serverView struct {
 	Anchor  string // the scenario's anchor
 	Note    string
-	Charts  []template.HTML
+	Charts  []serverChartView
 	Sources table
 	Table   table
+}
+
+// serverChartView is one chart: its caption and its SVG.
+type serverChartView struct {
+	Caption string
+	SVG     template.HTML
 }
 
 // serverPalette colours the endpoints.
@@ -71,7 +77,7 @@ var serverPalette = []string{"#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564
 // buildServer lays out m over a pass of endNs nanoseconds: one chart per
 // quantity, one line per endpoint, failed scrapes as red ticks under the
 // axis; values before the pass's start or after its end are left out.
-func buildServer(m *ServerMetrics, endNs int64) *serverView {
+func buildServer(m *ServerMetrics, endNs int64, windows []windowMark) *serverView {
 	if m == nil {
 		return nil
 	}
@@ -107,14 +113,21 @@ func buildServer(m *ServerMetrics, endNs int64) *serverView {
 				ss = append(ss, s)
 			}
 		}
-		v.Charts = append(v.Charts, serverChart(q, ss, m, endNs))
+		caption := q + " (server)"
+		if ss[0].Fraction {
+			caption += ", 0–100 %"
+		}
+		if len(windows) > 0 {
+			caption += "; shaded: the steady-state windows"
+		}
+		v.Charts = append(v.Charts, serverChartView{Caption: caption, SVG: serverChart(q, ss, m, endNs, windows)})
 	}
 	return v
 }
 
 // serverChart draws the series of one quantity as an inline SVG on the
 // x axis of the client's timeline (0 to the pass's end).
-func serverChart(q string, ss []ServerSeries, m *ServerMetrics, endNs int64) template.HTML {
+func serverChart(q string, ss []ServerSeries, m *ServerMetrics, endNs int64, windows []windowMark) template.HTML {
 	frac := ss[0].Fraction
 	peak := 0.0
 	for _, s := range ss {
@@ -138,6 +151,19 @@ func serverChart(q string, ss []ServerSeries, m *ServerMetrics, endNs int64) tem
 	fmt.Fprintf(&b, `<svg class="server-chart" data-quantity="%s" role="img" viewBox="0 0 %g %g" width="%g" height="%g" xmlns="http://www.w3.org/2000/svg">`,
 		template.HTMLEscapeString(q), w, h+legend, w, h+legend)
 	fmt.Fprintf(&b, `<title>%s (server) over the reported pass</title>`, template.HTMLEscapeString(q))
+	for i, wm := range windows {
+		x0 := x(max(int64(float64(wm.From)*1e9), 0))
+		x1 := x(min(int64(float64(wm.To)*1e9), endNs))
+		if x1 <= x0 {
+			continue
+		}
+		fill := "rgba(31,119,180,0.10)"
+		if i%2 == 1 {
+			fill = "rgba(44,160,44,0.10)"
+		}
+		fmt.Fprintf(&b, `<rect class="steady-window" x="%.1f" y="%g" width="%.1f" height="%g" fill="%s"><title>%s</title></rect>`,
+			x0, top, x1-x0, h-bottom-top, fill, template.HTMLEscapeString(wm.Label))
+	}
 	fmt.Fprintf(&b, `<line x1="%g" y1="%g" x2="%g" y2="%g" stroke="#888"/>`, left, h-bottom, w-8, h-bottom)
 	fmt.Fprintf(&b, `<line x1="%g" y1="%g" x2="%g" y2="%g" stroke="#888"/>`, left, top, left, h-bottom)
 	top1 := fmtSig(peak, 3)

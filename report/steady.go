@@ -89,11 +89,17 @@ func buildSteady(s *Steady) (*steadyView, []windowMark) {
 		row(fmt.Sprintf("Latency p%g", p*100), func(m steady.Metrics) string { return fmtDur(m.Latency[i]) })
 	}
 	if hasTokens {
-		for i, p := range steady.Percentiles {
-			row(fmt.Sprintf("TTFT p%g", p*100), func(m steady.Metrics) string { return fmtDur(m.TTFT[i]) })
+		tok := func(v int64, m steady.Metrics) string {
+			if !m.HasTokens {
+				return "n/a"
+			}
+			return fmtDur(v)
 		}
 		for i, p := range steady.Percentiles {
-			row(fmt.Sprintf("TPOT p%g", p*100), func(m steady.Metrics) string { return fmtDur(m.TPOT[i]) })
+			row(fmt.Sprintf("TTFT p%g", p*100), func(m steady.Metrics) string { return tok(m.TTFT[i], m) })
+		}
+		for i, p := range steady.Percentiles {
+			row(fmt.Sprintf("TPOT p%g", p*100), func(m steady.Metrics) string { return tok(m.TPOT[i], m) })
 		}
 	}
 	return v, marks

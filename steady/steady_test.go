@@ -141,6 +141,14 @@ func TestSuperPassSizeAndFailures(t *testing.T) {
 	if got.TPOTP50[1] != float64(30*ms) {
 		t.Errorf("super-pass 1 TPOT p50 %v, want 30 ms from its one good sample", got.TPOTP50[1])
 	}
+	// More super-passes than the detector examines: the whole run, saying so.
+	many := make([]int64, MaxSuperPasses+1)
+	for i := range many {
+		many[i] = 10
+	}
+	if got, _ := SuperPass(passes(many...), SuperPassOptions{DatasetSize: 2, MinDuration: -1}); got.Found || !strings.Contains(got.Reason, "more than the 500") {
+		t.Errorf("%d super-passes: found %v, reason %q", len(many), got.Found, got.Reason)
+	}
 	if _, err := SuperPass(recs, SuperPassOptions{}); err == nil {
 		t.Error("no data set size: no error")
 	}
