@@ -9,6 +9,12 @@ import (
 	"aimeter/steady"
 )
 
+// MaxSteadyRecords bounds the records ReportSteady holds (about 80 bytes
+// each): a pass with more has no steady-state section, so that the
+// report's memory stays bounded (an LLM run of this many requests would
+// take days).
+const MaxSteadyRecords = 1 << 22
+
 // Labels of the steady-state windows in the report.
 const (
 	SuperPassLabel = "Super-pass window (MLPerf Endpoints)"
@@ -21,7 +27,8 @@ const (
 // run's concurrency) and SGLang's in-flight window (steady.InFlight at
 // steady.DefaultInFlightRatio), each measured with steady.Measure. Nil for
 // a run without token times, whose latencies the super-pass method cannot
-// gate on (it needs TPOT), and for a run without a reported pass.
+// gate on (it needs TPOT), for a run without a reported pass, and for a
+// pass of more than MaxSteadyRecords samples.
 func ReportSteady(res *loadgen.Result) *report.Steady {
 	if res == nil {
 		return nil
@@ -35,14 +42,24 @@ func ReportSteady(res *loadgen.Result) *report.Steady {
 	if pass < 0 {
 		return nil
 	}
-	var recs []loadgen.Record
+	// Look for a token time first, holding nothing: a run without any
+	// (every run but a streaming LLM one) costs one pass over its records.
 	tokens := false
 	for r := range res.PassRecords(pass) {
-		recs = append(recs, r)
-		tokens = tokens || r.FirstTokenNs != loadgen.NoTime
+		if r.FirstTokenNs != loadgen.NoTime {
+			tokens = true
+			break
+		}
 	}
 	if !tokens {
 		return nil
+	}
+	var recs []loadgen.Record
+	for r := range res.PassRecords(pass) {
+		if len(recs) == MaxSteadyRecords {
+			return nil
+		}
+		recs = append(recs, r)
 	}
 	s := &report.Steady{Whole: steady.Measure(recs, nil, res.Passes[pass].EndNs)}
 
