@@ -114,6 +114,10 @@ type Plan struct {
 	// CommandLine is recorded in the bundle, with the values of
 	// secret-looking options replaced; nil for a run from Go code.
 	CommandLine []string
+	// ServerMetrics says which of the server's Prometheus endpoints a
+	// network run scrapes; the zero value scrapes each server's /metrics
+	// when it answers.
+	ServerMetrics ServerMetrics
 	// Backends adds node protocols for a Dispatch SUT to the built-in
 	// "openai" and "kserve"; nil adds none.
 	Backends map[string]Backend
@@ -490,9 +494,19 @@ func (r *runner) measure(st *resolved, o *opened, gp *gbt.RunPlan, manual gbt.Te
 		defer stream.Discard() // once the bundle is written, a no-op
 		opts.RecordColumns = stream.AddColumns
 	}
+	scraper, err := r.startScrape(o)
+	if err != nil {
+		return nil, err
+	}
 	res, runErr := loadgen.Run(r.ctx, o.sut, o.qsl, st.settings, opts)
 	wg.Wait()
 	powerLog := r.stopPower(power, res)
+	var serverMetrics *bundle.ServerMetrics
+	if res != nil {
+		serverMetrics = r.stopScrape(scraper, res.StartTime)
+	} else if scraper != nil {
+		scraper.Stop(time.Now())
+	}
 	load, loadErr := meter.Stop()
 	if loadErr != nil {
 		load = nil
@@ -503,7 +517,8 @@ func (r *runner) measure(st *resolved, o *opened, gp *gbt.RunPlan, manual gbt.Te
 	}
 
 	b := &bundle.Bundle{Result: res, Version: r.version(), Name: p.Name, System: system, Trace: p.Trace, NoReport: p.NoReport,
-		HostLoad: load, Nodes: o.nodes(), Invocation: r.invocation(st, o), Records: stream, Telemetry: powerLog}
+		HostLoad: load, Nodes: o.nodes(), Invocation: r.invocation(st, o), Records: stream, Telemetry: powerLog,
+		ServerMetrics: serverMetrics}
 	out := &Outcome{Dir: p.OutputDir, Bundle: b, Result: res, Foreign: foreign}
 	out.Accuracy, runErr = score(res, o, runErr)
 	out.Score = subsetScorer(o)

@@ -108,6 +108,11 @@ type Bundle struct {
 	// aimeter kept it reads back with none).
 	Invocation *Invocation
 
+	// ServerMetrics are the scrapes of the server's Prometheus endpoints
+	// during a network run (server_metrics.jsonl, package scrape); nil
+	// when none was scraped.
+	ServerMetrics *ServerMetrics
+
 	// GBT describes a GB/T 45087 inference test; nil for an MLPerf run.
 	// With it, gbt_result.json and gbt_inference.log are derived.
 	GBT *gbt.Test
@@ -306,6 +311,7 @@ func WriteWith(dir string, b *Bundle, derivations []Derivation, opts WriteOption
 func bundleFiles() []string {
 	return []string{SettingsFile, RunFile, EventsFile, RecordsFile, RecordsCSVFile, AccuracyFile, StagesFile, StagesCSVFile, SamplesFile, SamplesCSVFile,
 		ErrorsFile, TokensFile, TokensCSVFile,
+		ServerMetricsFile,
 		GBTTestFile, InvocationFile, ResultFile, SummaryFile, DetailFile, TraceFile, ReportFile, GBTResultFile, GBTLogFile,
 		TrainingRunFile, TrainingEventsFile, TrainingStdoutFile, TrainingStderrFile, TrainingResultFile, TrainingLogFile, ManifestFile,
 		TelemetryFile}
@@ -446,6 +452,9 @@ func (b *Bundle) rawParts(prefix string, version int, streamed bool) []part {
 		parts = append(parts, part{prefix + InvocationFile, Raw, func(w io.Writer) error { return writeInvocation(w, b.Invocation) }})
 	}
 	parts = append(parts, b.telemetryParts(prefix)...)
+	if b.ServerMetrics != nil {
+		parts = append(parts, part{prefix + ServerMetricsFile, Raw, func(w io.Writer) error { return WriteServerMetrics(w, b.ServerMetrics) }})
+	}
 	return parts
 }
 
@@ -749,6 +758,14 @@ func readRun(dir string, m *Manifest, prefix string) (*Bundle, error) {
 	if has(InvocationFile) {
 		if err := read(InvocationFile, func(r io.Reader) (err error) {
 			b.Invocation, err = ReadInvocation(r)
+			return err
+		}); err != nil {
+			return nil, err
+		}
+	}
+	if has(ServerMetricsFile) {
+		if err := read(ServerMetricsFile, func(r io.Reader) (err error) {
+			b.ServerMetrics, err = ReadServerMetrics(r)
 			return err
 		}); err != nil {
 			return nil, err

@@ -239,7 +239,8 @@ func (s *Set) ReportRun() (report.Run, error) {
 	if name == "" {
 		name = b.Result.SUTName + " " + b.Result.Effective.Scenario.String()
 	}
-	sc := report.Run{Name: name, Result: b.Result, Accuracy: ReportAccuracy(b.AccuracyCheck), Nodes: ReportNodes(b.Nodes)}
+	sc := report.Run{Name: name, Result: b.Result, Accuracy: ReportAccuracy(b.AccuracyCheck), Nodes: ReportNodes(b.Nodes),
+		ServerMetrics: ReportServerMetrics(b.ServerMetrics, b.Result), Steady: ReportSteady(b.Result)}
 	if b.GBT != nil {
 		m, err := s.GBTMetrics()
 		if err != nil {

@@ -71,6 +71,8 @@ type chartSet struct {
 	TargetText string `json:"targetText"`
 	BoundText  string `json:"boundText,omitempty"`
 	HasBound   bool   `json:"-"`
+	// Windows are the steady-state windows, shaded on the timeline charts.
+	Windows []windowMark `json:"windows,omitempty"`
 	// IsGoal is false for Offline, whose percentile is only informative.
 	IsGoal bool `json:"-"`
 	// Lost is the number of lost samples, left out of the over-time latencies.

@@ -203,6 +203,40 @@
   // under the mouse, and while the mouse is away summary[i] for series i
   // (the x series first): a summary of the whole pass, so that the legend
   // says something before the mouse moves.
+  // windows shades the steady-state windows (from/to in seconds of the
+  // pass) across the plot area, each labelled at its top left, before the
+  // series are drawn; the plot's root element's dataset.windows counts those
+  // shown, for the browser test.
+  function windows(list) {
+    return {
+      hooks: {
+        drawClear: [function (u) {
+          var ctx = u.ctx;
+          var r = uPlot.pxRatio;
+          var b = u.bbox;
+          var shown = 0;
+          ctx.save();
+          ctx.font = Math.round(11 * r) + "px sans-serif";
+          ctx.textBaseline = "top";
+          list.forEach(function (w, i) {
+            var x0 = Math.max(u.valToPos(w.from, "x", true), b.left);
+            var x1 = Math.min(u.valToPos(w.to, "x", true), b.left + b.width);
+            if (!(x1 > x0)) {
+              return;
+            }
+            ctx.fillStyle = i % 2 ? "rgba(44,160,44,0.10)" : "rgba(31,119,180,0.10)";
+            ctx.fillRect(x0, b.top, x1 - x0, b.height);
+            ctx.fillStyle = fg;
+            ctx.fillText(w.label, x0 + 3 * r, b.top + (3 + 14 * i) * r);
+            shown++;
+          });
+          ctx.restore();
+          u.root.dataset.windows = String(shown);
+        }]
+      }
+    };
+  }
+
   function plot(id, opts, values, summary) {
     var el = document.getElementById(id);
     if (!el) {
@@ -280,7 +314,7 @@
         series("max", c2, { width: 1, spanGaps: true, value: latValue })
       ],
       bands: [{ series: [3, 1], fill: band }],
-      plugins: [markers(yMarks)]
+      plugins: [markers(yMarks), windows(c.windows || [])]
     }, [c.time.x, c.time.min, c.time.mean, c.time.max], c.legend.latency);
 
     var tSeries = [{ label: "time (s)", value: function (u, v) { return fmt(v); } }];
@@ -298,7 +332,8 @@
     plot(c.id + "-throughput", {
       scales: { x: { time: false }, y: { range: rangeWith([0], false, true) } },
       axes: [axis("time since start of pass (s)"), axis("samples per second", { size: 70 })],
-      series: tSeries
+      series: tSeries,
+      plugins: [windows(c.windows || [])]
     }, tValues, c.legend.throughput);
   }
 

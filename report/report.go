@@ -46,6 +46,13 @@ type Run struct {
 	// GBT, for a GB/T 45087 inference test, makes the section lead with
 	// the GB/T verdict and metrics; LoadGen's checks are then secondary.
 	GBT *GBTRun
+	// ServerMetrics, if set, are the server's own metrics during the run,
+	// drawn under the client's timeline; nil draws none.
+	ServerMetrics *ServerMetrics
+	// Steady, if set, is the run's steady state: its windows shaded on
+	// the timeline and every metric over each window and the whole run;
+	// nil shows none.
+	Steady *Steady
 }
 
 // AccuracyInfo is the outcome of an accuracy check of a run's accuracy log.
@@ -205,6 +212,9 @@ type scenarioView struct {
 	ChartNote string
 
 	GBT *gbtView // the GB/T test, nil for an MLPerf run
+
+	Server *serverView // the server's own metrics, nil when none was scraped
+	Steady *steadyView // the steady state, nil when not detected
 }
 
 func buildPage(r *Report) (*pageView, error) {
@@ -393,6 +403,18 @@ func buildScenario(anchor string, sc Run) *scenarioView {
 	}
 	sv.Run = runTable(res)
 	sv.Passes = passTable(res)
+	steadyView, steadyMarks := buildSteady(sc.Steady)
+	if sc.ServerMetrics != nil {
+		end := int64(0)
+		for _, p := range res.Passes {
+			if p.Reported {
+				end = p.EndNs
+			}
+		}
+		if sv.Server = buildServer(sc.ServerMetrics, end, steadyMarks); sv.Server != nil {
+			sv.Server.Anchor = anchor
+		}
+	}
 	sv.Settings = settingsTable(eff)
 	if sum != nil {
 		fillVerdict(sv, sum)
@@ -424,6 +446,7 @@ func buildScenario(anchor string, sc Run) *scenarioView {
 		return sv
 	}
 	sv.Charts = buildCharts(anchor, sum, ps)
+	sv.Steady, sv.Charts.Windows = steadyView, steadyMarks
 	if !sv.Charts.CDF.Exact {
 		sv.ChartNote = fmt.Sprintf("The pass has more than %d latencies: the CDF is read from the histogram (buckets 2.3%% wide).", exactCDFLimit)
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net/http"
 	"runtime"
 	"sync"
 	"time"
@@ -72,6 +73,8 @@ type KServe struct {
 	jobPool sync.Pool // *kjob
 	scratch sync.Pool // *httpScratch
 	mux     httpMux
+	live    kserveMetrics
+	metrics http.Handler
 }
 
 // kjob is one request waiting for the model.
@@ -126,6 +129,7 @@ func NewKServe(opts KServeOptions) (*KServe, error) {
 	}
 	k.jobPool.New = func() any { return &kjob{ready: make(chan struct{}, 1)} }
 	k.scratch.New = func() any { return new(httpScratch) }
+	k.registerMetrics()
 	k.mux = k.newMux()
 	if opts.NullModel {
 		return k, nil
@@ -158,6 +162,19 @@ var errClosed = errors.New("server shutting down")
 // requests, and returns the logits (valid until the job is released) and
 // the job with its times.
 func (k *KServe) infer(ctx context.Context, x []float32, rows int) (*kjob, error) {
+	k.live.inflight.Add(1)
+	defer k.live.inflight.Add(-1)
+	j, err := k.inferJob(ctx, x, rows)
+	if err != nil {
+		k.live.failure.Add(1)
+	} else {
+		k.live.success.Add(1)
+	}
+	return j, err
+}
+
+// inferJob is infer without its counts.
+func (k *KServe) inferJob(ctx context.Context, x []float32, rows int) (*kjob, error) {
 	j := k.jobPool.Get().(*kjob)
 	j.x, j.rows, j.queued = x, rows, time.Now()
 	if cap(j.out) < rows*k.classes {

@@ -28,6 +28,7 @@ func (k *KServe) newMux() *http.ServeMux {
 	m := http.NewServeMux()
 	ok := func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) }
 	m.HandleFunc("GET /v2/health/live", ok)
+	m.Handle("GET "+MetricsPath, k.metrics)
 	m.HandleFunc("GET /v2/health/ready", ok)
 	m.HandleFunc("GET /v2", k.serverMetadata)
 	m.HandleFunc("GET /v2/models/{model}", k.modelMetadata)

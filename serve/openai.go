@@ -162,6 +162,10 @@ type stats struct {
 	requests, streams, completed, badRequests, clientGone, chunks, outputTokens atomic.Int64
 	s500, s503, s429, resets, stalls, truncated, malformed, noUsage             atomic.Int64
 	cacheHits                                                                   atomic.Int64
+	// For the metrics only (metrics.go): requests being answered, prompt
+	// tokens accepted, and prompt tokens looked up in and found in the
+	// simulated cache.
+	running, promptTokens, prefixQueries, prefixHits atomic.Int64
 }
 
 // OpenAIServer is the OpenAI-compatible streaming simulator, an
@@ -219,6 +223,7 @@ type OpenAIServer struct {
 	closeOnce  sync.Once
 	bufs       sync.Pool // *[]byte
 	cache      sync.Map  // prompt hash → struct{}: the prompts answered (CacheResponses)
+	metrics    http.Handler
 }
 
 var _ http.Handler = (*OpenAIServer)(nil)
@@ -313,6 +318,7 @@ func NewOpenAI(opts OpenAIOptions) (*OpenAIServer, error) {
 		}
 	}
 	s.bufs.New = func() any { b := make([]byte, 0, 1024); return &b }
+	s.registerMetrics()
 	return s, nil
 }
 
@@ -364,6 +370,8 @@ func (s *OpenAIServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Write(s.modelsBody)
 	case "/health":
 		w.WriteHeader(http.StatusOK)
+	case MetricsPath:
+		s.metrics.ServeHTTP(w, r)
 	default:
 		s.badRequest(w, http.StatusNotFound, "no such path: "+r.URL.Path)
 	}
@@ -483,12 +491,17 @@ func (s *OpenAIServer) generate(w http.ResponseWriter, r *http.Request, chat boo
 		return
 	}
 	p := s.draw(st, promptTokens, maxTokens, hasMax, req.IgnoreEOS)
+	s.stats.promptTokens.Add(int64(promptTokens))
 	if s.opts.CacheResponses {
+		s.stats.prefixQueries.Add(int64(promptTokens))
 		if _, hit := s.cache.LoadOrStore(uint64(h), struct{}{}); hit {
 			p.ttft, p.cached = 0, true
 			s.stats.cacheHits.Add(1)
+			s.stats.prefixHits.Add(int64(promptTokens))
 		}
 	}
+	s.stats.running.Add(1)
+	defer s.stats.running.Add(-1)
 	includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
 	if req.Stream {
 		s.stats.streams.Add(1)

@@ -230,6 +230,9 @@ func planFromFlags(cmd *cobra.Command, st *State, f *runFlags, g *gbtFlags) (*be
 		CommandLine: append([]string{"aimeter"}, st.Args...),
 		Backends:    st.Backends,
 	}
+	if p.ServerMetrics, err = f.net.metrics.plan(); err != nil {
+		return nil, err
+	}
 	if changed("scenario") {
 		p.Settings.Scenario = f.scenario
 	}
@@ -337,7 +340,7 @@ func (g *gbtFlags) inMode(modes ...int) bool {
 }
 
 var flagRules = []flagRule{
-	{[]string{"url", "request-timeout", "check-timeout", "max-conns"}, func(_ *runFlags, _ *gbtFlags, c *sut.Config) bool { return c.KindOrNull().IsNetwork() },
+	{netFlagNames, func(_ *runFlags, _ *gbtFlags, c *sut.Config) bool { return c.KindOrNull().IsNetwork() },
 		"a network SUT (--sut openai, kserve or dispatch)"},
 	{openaiFlagNames, func(_ *runFlags, _ *gbtFlags, c *sut.Config) bool { return c.Backend() == string(sut.OpenAI) },
 		"--sut openai or --sut dispatch --backend openai"},

@@ -33,7 +33,8 @@ cached) over the KServe v2 / Open Inference Protocol, until interrupted:
 
   HTTP/REST (--http): /v2/health/live, /v2/health/ready, /v2,
     /v2/models/NAME[/versions/V][/ready], POST .../infer with JSON tensors
-    or the binary tensor data extension;
+    or the binary tensor data extension; GET /metrics (Prometheus, with
+    vLLM's names for running and waiting requests);
   gRPC (--grpc): inference.GRPCInferenceService, with Triton's
     ModelStreamInfer.
 

@@ -46,7 +46,8 @@ func newServeOpenAICommand(st *State) *cobra.Command {
 		Use:   "openai",
 		Short: "Serve an OpenAI-compatible streaming simulator with seeded latencies and injected faults",
 		Long: `Serve an OpenAI-compatible API (GET /v1/models, POST /v1/completions and
-/v1/chat/completions, streaming or not) whose answers are simulated: seeded
+/v1/chat/completions, streaming or not; GET /metrics with vLLM's metric
+names) whose answers are simulated: seeded
 output lengths, time to first token and time per output token, and faults
 injected with given probabilities (HTTP 500/503/429, connection resets,
 stalls, truncated streams, malformed events, missing usage). It is a real
