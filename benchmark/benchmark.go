@@ -461,6 +461,12 @@ func (r *runner) measure(st *resolved, o *opened, gp *gbt.RunPlan, manual gbt.Te
 		life.Mark(gbt.EventDatasetLoadStart)
 		life.Mark(gbt.EventDatasetLoadEnd)
 	}
+	// The scraper starts before anything else that runs beside the test,
+	// so that an endpoint it refuses leaves nothing running.
+	scraper, err := r.startScrape(o)
+	if err != nil {
+		return nil, err
+	}
 	meter := sysinfo.StartLoad()
 	power := r.startPower()
 
@@ -493,10 +499,6 @@ func (r *runner) measure(st *resolved, o *opened, gp *gbt.RunPlan, manual gbt.Te
 		stream = bundle.NewRecordStream(p.OutputDir)
 		defer stream.Discard() // once the bundle is written, a no-op
 		opts.RecordColumns = stream.AddColumns
-	}
-	scraper, err := r.startScrape(o)
-	if err != nil {
-		return nil, err
 	}
 	res, runErr := loadgen.Run(r.ctx, o.sut, o.qsl, st.settings, opts)
 	wg.Wait()
