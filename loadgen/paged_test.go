@@ -25,52 +25,71 @@ func TestPaged(t *testing.T) {
 		{"the short last page of the last block", n - 1, false},
 		{"the short last page, by ensureRange", n - 2, true},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			s := newPaged[int64](n)
-			if s.pages() != lastPage+1 {
-				t.Fatalf("pages() = %d, want %d", s.pages(), lastPage+1)
-			}
-			k := tt.i >> pageShift
-			fill := func(pg *[pageLen]int64, first int) {
-				for j := range pg {
-					pg[j] = int64(first + j)
+	for _, layout := range pagedLayouts {
+		for _, tt := range tests {
+			t.Run(layout.name+"/"+tt.name, func(t *testing.T) {
+				s := newPagedFlat[int64](n, layout.flat)
+				if s.pages() != lastPage+1 {
+					t.Fatalf("pages() = %d, want %d", s.pages(), lastPage+1)
 				}
-			}
-			if tt.byRng {
-				s.ensureRange(k, k, fill)
-			} else {
-				s.ensure(k, fill)
-			}
-			if got := *s.at(tt.i); got != int64(tt.i) {
-				t.Errorf("at(%d) = %d, want the init's %d", tt.i, got, tt.i)
-			}
-			*s.at(tt.i) = -1
-			if got := s.load(tt.i, 99); got != -1 {
-				t.Errorf("load(%d) = %d after a store through at, want -1", tt.i, got)
-			}
-			if s.page(k) == nil {
-				t.Errorf("page(%d) is nil after it was allocated", k)
-			}
-			for _, other := range []int{k - 1, k + 1} {
-				if other < 0 || other > lastPage {
-					continue
+				k := tt.i >> pageShift
+				fill := func(pg *[pageLen]int64, first int) {
+					for j := range pg {
+						pg[j] = int64(first + j)
+					}
 				}
-				if s.page(other) != nil {
-					t.Errorf("page(%d) allocated along with page %d", other, k)
+				if tt.byRng {
+					s.ensureRange(k, k, fill)
+				} else {
+					s.ensure(k, fill)
 				}
-				if got := s.load(other<<pageShift, 99); got != 99 {
-					t.Errorf("load of the unallocated page %d = %d, want the default 99", other, got)
+				if got := *s.at(tt.i); got != int64(tt.i) {
+					t.Errorf("at(%d) = %d, want the init's %d", tt.i, got, tt.i)
 				}
-			}
-		})
+				*s.at(tt.i) = -1
+				if got := s.load(tt.i, 99); got != -1 {
+					t.Errorf("load(%d) = %d after a store through at, want -1", tt.i, got)
+				}
+				if s.page(k) == nil {
+					t.Errorf("page(%d) is nil after it was allocated", k)
+				}
+				for _, other := range []int{k - 1, k + 1} {
+					if other < 0 || other > lastPage {
+						continue
+					}
+					if s.page(other) != nil {
+						t.Errorf("page(%d) allocated along with page %d", other, k)
+					}
+					if got := s.load(other<<pageShift, 99); got != 99 {
+						t.Errorf("load of the unallocated page %d = %d, want the default 99", other, got)
+					}
+				}
+			})
+		}
 	}
+}
+
+// pagedLayouts are the two directories a paged array can have: the tests
+// of one run on both, whatever the array's size.
+var pagedLayouts = []struct {
+	name string
+	flat int // newPagedFlat's bound
+}{
+	{"two-level", 0},
+	{"flat", 1 << 30},
 }
 
 // TestPagedEnsureRangeAcrossBlocks allocates pages on both sides of a block
 // boundary in one call, some of them already there.
 func TestPagedEnsureRangeAcrossBlocks(t *testing.T) {
-	s := newPaged[int32](2 * dirLen * pageLen)
+	for _, layout := range pagedLayouts {
+		t.Run(layout.name, func(t *testing.T) {
+			checkEnsureRangeAcrossBlocks(t, newPagedFlat[int32](2*dirLen*pageLen, layout.flat))
+		})
+	}
+}
+
+func checkEnsureRangeAcrossBlocks(t *testing.T, s paged[int32]) {
 	before := s.ensure(dirLen, nil) // the first page of the second block
 	before[0] = 42
 	s.ensureRange(dirLen-2, dirLen+1, func(pg *[pageLen]int32, first int) { pg[0] = int32(first >> pageShift) })
@@ -91,7 +110,12 @@ func TestPagedEnsureRangeAcrossBlocks(t *testing.T) {
 // TestPagedConcurrentEnsure has goroutines race to allocate the same pages
 // (and so the same directory block): all of them must get the same page.
 func TestPagedConcurrentEnsure(t *testing.T) {
-	s := newPaged[int64](4 * dirLen * pageLen)
+	for _, layout := range pagedLayouts {
+		t.Run(layout.name, func(t *testing.T) { checkConcurrentEnsure(t, newPagedFlat[int64](4*dirLen*pageLen, layout.flat)) })
+	}
+}
+
+func checkConcurrentEnsure(t *testing.T, s paged[int64]) {
 	const workers = 8
 	got := make([][]*[pageLen]int64, workers)
 	var wg sync.WaitGroup
@@ -139,5 +163,27 @@ func BenchmarkPagedAt(b *testing.B) {
 	for b.Loop() {
 		*s.at(i)++
 		i = (i + 1) & (1<<20 - 1)
+	}
+}
+
+func TestPagedLayoutBySize(t *testing.T) {
+	for _, c := range []struct {
+		why      string
+		n        int
+		twoLevel bool
+	}{
+		{"a closed-loop pass sized for 2^29 samples: its flat directory would be 4 MiB of pointers", 1 << 29, true},
+		{"the largest flat one: 128 KiB of pointers", flatPages * pageLen, false},
+		{"one element more", flatPages*pageLen + 1, true},
+		{"an Offline pass of 4.4 M samples: one pointer to its elements, not two", 4_400_000, false},
+		{"empty", 0, false},
+	} {
+		s := newPaged[int64](c.n)
+		if got := s.top != nil; got != c.twoLevel {
+			t.Errorf("%s: %d elements: two-level %v, want %v", c.why, c.n, got, c.twoLevel)
+		}
+		if s.pages() != (c.n+pageMask)>>pageShift {
+			t.Errorf("%s: %d pages", c.why, s.pages())
+		}
 	}
 }
