@@ -9,8 +9,8 @@ import (
 	"aimeter/loadgen"
 )
 
-// The constants of MLPerf Endpoints' steady-state detector (v1.0 rules
-// §4.4; mlcommons/endpoints, inference_endpoint/metrics/
+// The constants of MLPerf Endpoints' steady-state detector (v1.0 rules,
+// section 4.4; mlcommons/endpoints, inference_endpoint/metrics/
 // steady_state_diagnostics.py), which SuperPass follows.
 const (
 	// DefaultCoVBound is the loosest CoV bound of the gate (Endpoints'
