@@ -58,13 +58,12 @@ type pass struct {
 	accDraw  func(pg *[pageLen]float64, first int)
 	accDrawn int
 
-	samplesIssued  atomic.Int64
-	samplesClaimed atomic.Int64 // CAS from issued won by a completion or failure
-	samplesDone    atomic.Int64 // finished writing their record
-	samplesLost    atomic.Int64
-	samplesFailed  atomic.Int64 // completed with an error (Responder.Fail, Response.Err)
-	queriesDone    atomic.Int64
-	queriesIssued  atomic.Int64
+	samplesIssued atomic.Int64
+	samplesDone   atomic.Int64 // finished writing their record
+	samplesLost   atomic.Int64
+	samplesFailed atomic.Int64 // completed with an error (Responder.Fail, Response.Err)
+	queriesDone   atomic.Int64
+	queriesIssued atomic.Int64
 
 	// Wake-up of the issuer: a completer signals when the query the issuer
 	// waits for is done, or when everything is done while draining.
@@ -255,7 +254,6 @@ func (p *pass) markLost(i int) bool {
 	if !p.state.at(i).CompareAndSwap(statePending, stateLost) {
 		return false
 	}
-	p.samplesClaimed.Add(1)
 	p.samplesLost.Add(1)
 	q := p.queryOf(i)
 	if p.remaining.at(q).Add(-1) == 0 {

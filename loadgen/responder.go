@@ -224,7 +224,6 @@ func (r *Responder) respond(now int64, resp *Response, failed bool, err error) b
 		}
 		return false
 	}
-	p.samplesClaimed.Add(1)
 	rel := now - p.origin
 	*p.completed.at(i) = rel
 	if tokens > math.MaxInt32 || tokens < math.MinInt32 {

@@ -754,7 +754,12 @@ func (t *testRun) closePass(p *pass) {
 			p.markLost(i)
 		}
 	}
-	for p.samplesDone.Load() < p.samplesClaimed.Load() {
+	// Every issued sample ends once, counted in samplesDone: completed or
+	// failed (by the completion that claimed it, once its record is
+	// written) or lost (here, by the reaper or by a late completion).
+	// Waiting for all of them waits for the completions that claimed
+	// their sample before it could be given up.
+	for p.samplesDone.Load() < p.samplesIssued.Load() {
 		runtime.Gosched()
 	}
 	t.resp.cur.CompareAndSwap(p, nil)
