@@ -294,12 +294,7 @@ func sampleCounts(res *loadgen.Result) SampleCounts {
 		}
 		return c
 	}
-	pass := -1
-	for i, p := range res.Passes {
-		if p.Reported {
-			pass = i
-		}
-	}
+	pass := res.ReportedPass()
 	count := func(r loadgen.Record) {
 		c.Issued++
 		switch r.Status {

@@ -18,10 +18,8 @@ func ReportServerMetrics(m *bundle.ServerMetrics, res *loadgen.Result) *report.S
 	}
 	shift := int64(0)
 	if res != nil && !res.StartTime.IsZero() {
-		for _, p := range res.Passes {
-			if p.Reported {
-				shift = p.StartUnixNs - res.StartTime.UnixNano()
-			}
+		if i := res.ReportedPass(); i >= 0 {
+			shift = res.Passes[i].StartUnixNs - res.StartTime.UnixNano()
 		}
 	}
 	out := &report.ServerMetrics{IntervalNs: m.IntervalNs}

@@ -33,12 +33,7 @@ func ReportSteady(res *loadgen.Result) *report.Steady {
 	if res == nil {
 		return nil
 	}
-	pass := -1
-	for i, p := range res.Passes {
-		if p.Reported {
-			pass = i
-		}
-	}
+	pass := res.ReportedPass()
 	if pass < 0 {
 		return nil
 	}

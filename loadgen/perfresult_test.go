@@ -153,3 +153,25 @@ func TestScanPassInPartsIsOneReading(t *testing.T) {
 		}
 	}
 }
+
+func TestReportedPass(t *testing.T) {
+	for _, c := range []struct {
+		why      string
+		reported []bool
+		want     int
+	}{
+		{"no pass (a run refused before issuing)", nil, -1},
+		{"an accuracy pass alone reports nothing", []bool{false}, -1},
+		{"submission: accuracy, then the reported performance pass", []bool{false, true}, 1},
+		{"find-peak: the reported probe among others", []bool{false, true, false}, 1},
+		{"two marked (a stored result written so): the last, as the report reads it", []bool{true, false, true}, 2},
+	} {
+		var r Result
+		for _, rep := range c.reported {
+			r.Passes = append(r.Passes, PassInfo{Reported: rep})
+		}
+		if got := r.ReportedPass(); got != c.want {
+			t.Errorf("%s: ReportedPass() = %d, want %d", c.why, got, c.want)
+		}
+	}
+}

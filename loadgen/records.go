@@ -129,6 +129,17 @@ func (r *Result) HasStages() bool {
 	return false
 }
 
+// ReportedPass returns the index in Passes of the pass whose summary the
+// test reports (the last one marked Reported), or -1 when none is.
+func (r *Result) ReportedPass() int {
+	for i := len(r.Passes) - 1; i >= 0; i-- {
+		if r.Passes[i].Reported {
+			return i
+		}
+	}
+	return -1
+}
+
 // RecordCount returns the number of records Records yields.
 func (r *Result) RecordCount() int {
 	n := len(r.stored)

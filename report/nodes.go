@@ -46,12 +46,7 @@ func NodeTable(res *loadgen.Result, nodes []Node) []NodeRow {
 	if res == nil {
 		return nil
 	}
-	pass := -1
-	for i, p := range res.Passes {
-		if p.Reported {
-			pass = i
-		}
-	}
+	pass := res.ReportedPass()
 	if pass < 0 {
 		return nil
 	}

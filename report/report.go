@@ -396,20 +396,16 @@ func buildScenario(anchor string, sc Run) *scenarioView {
 	}
 	sv.Issues, sv.IssuesMore = logIssues(res)
 	sv.ErrorGroups = errorGroupTable(res)
-	for i, p := range res.Passes {
-		if p.Reported {
-			sv.ErrorChart = errorChart(res, i)
-		}
+	if i := res.ReportedPass(); i >= 0 {
+		sv.ErrorChart = errorChart(res, i)
 	}
 	sv.Run = runTable(res)
 	sv.Passes = passTable(res)
 	steadyView, steadyMarks := buildSteady(sc.Steady)
 	if sc.ServerMetrics != nil {
 		end := int64(0)
-		for _, p := range res.Passes {
-			if p.Reported {
-				end = p.EndNs
-			}
+		if i := res.ReportedPass(); i >= 0 {
+			end = res.Passes[i].EndNs
 		}
 		if sv.Server = buildServer(sc.ServerMetrics, end, steadyMarks); sv.Server != nil {
 			sv.Server.Anchor = anchor
@@ -430,12 +426,7 @@ func buildScenario(anchor string, sc Run) *scenarioView {
 	sv.Percentiles = percentileTable(sum)
 	sv.Nodes = nodeTable(NodeTable(res, sc.Nodes))
 
-	pass := -1
-	for i, p := range res.Passes {
-		if p.Reported {
-			pass = i
-		}
-	}
+	pass := res.ReportedPass()
 	if pass < 0 {
 		sv.ChartNote = "No pass is marked as reported: there are no records to chart."
 		return sv

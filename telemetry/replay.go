@@ -76,7 +76,7 @@ func ReadReplay(r io.Reader, spec string) (*Replay, error) {
 		}
 		row := replayRow{node: f[1]}
 		if wallFormat {
-			wall, err := parseWallTime(f[0])
+			wall, err := ParseWallTime(f[0])
 			if err != nil {
 				return nil, fmt.Errorf("power replay line %d: time %q: %w", n, f[0], err)
 			}
@@ -107,7 +107,9 @@ func ReadReplay(r io.Reader, spec string) (*Replay, error) {
 	return rp, nil
 }
 
-func parseWallTime(s string) (time.Time, error) {
+// ParseWallTime reads a replay file's wall-clock time: RFC 3339, or Unix
+// seconds with a fraction (the training power replay's time column).
+func ParseWallTime(s string) (time.Time, error) {
 	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
 		return t, nil
 	}

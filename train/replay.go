@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"aimeter/telemetry"
 )
 
 // ReadPowerReplay reads a power replay file: whole-machine power samples
@@ -50,7 +52,7 @@ func ReadPowerReplay(r io.Reader, origin time.Time) ([]Event, error) {
 		if len(fields) != 3 {
 			return nil, fmt.Errorf("power replay line %d: want 3 fields (time,node,watts), got %d", n, len(fields))
 		}
-		wall, err := parseReplayTime(fields[0])
+		wall, err := telemetry.ParseWallTime(fields[0])
 		if err != nil {
 			return nil, fmt.Errorf("power replay line %d: time %q: %w", n, fields[0], err)
 		}
@@ -67,16 +69,4 @@ func ReadPowerReplay(r io.Reader, origin time.Time) ([]Event, error) {
 		return nil, fmt.Errorf("power replay: empty file (want the header time,node,watts and one sample a line)")
 	}
 	return out, nil
-}
-
-func parseReplayTime(s string) (time.Time, error) {
-	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
-		return t, nil
-	}
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f < 0 || f > 1e11 {
-		return time.Time{}, fmt.Errorf("want RFC 3339 or Unix seconds")
-	}
-	sec, frac := math.Modf(f)
-	return time.Unix(int64(sec), int64(math.Round(frac*1e9))).UTC(), nil
 }
