@@ -361,15 +361,9 @@ func (r *runner) prompts(o *opened) (*prompts.Set, error) {
 	var set *prompts.Set
 	var err error
 	if oc.Prompts != "" {
-		if err := needFile("prompts", oc.Prompts); err != nil {
-			return nil, err
-		}
-		sum, err := fileSHA256(oc.Prompts)
+		sum, err := pinnedFile("prompts", oc.Prompts, oc.PromptsSHA256)
 		if err != nil {
-			return nil, usage("prompts", "--prompts %s: %w", oc.Prompts, err)
-		}
-		if oc.PromptsSHA256 != "" && oc.PromptsSHA256 != sum {
-			return nil, usage("prompts", "--prompts %s: the file's SHA-256 is %s, not the %s the run recorded: it changed since, so the run cannot be repeated with it", oc.Prompts, sum, oc.PromptsSHA256)
+			return nil, err
 		}
 		oc.PromptsSHA256 = sum
 		set, err = prompts.ReadJSONL(oc.Prompts)
@@ -419,15 +413,9 @@ func (r *runner) kserveEndpoint(o *opened, rawURL string) (*kserve.Endpoint, err
 		return nil, usage("sut", "--sut dispatch --backend kserve sends the reference data set only: --shape, --batch-size, --input-data and --input-data-mode need --sut kserve")
 	}
 	if k.InputData != "" {
-		if err := needFile("input-data", k.InputData); err != nil {
-			return nil, err
-		}
-		sum, err := fileSHA256(k.InputData)
+		sum, err := pinnedFile("input-data", k.InputData, k.InputDataSHA256)
 		if err != nil {
-			return nil, usage("input-data", "--input-data %s: %w", k.InputData, err)
-		}
-		if k.InputDataSHA256 != "" && k.InputDataSHA256 != sum {
-			return nil, usage("input-data", "--input-data %s: the file's SHA-256 is %s, not the %s the run recorded: it changed since, so the run cannot be repeated with it", k.InputData, sum, k.InputDataSHA256)
+			return nil, err
 		}
 		k.InputDataSHA256 = sum
 		if c.KServe == nil {

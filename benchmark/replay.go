@@ -55,15 +55,9 @@ func (r *runner) loadReplay() error {
 	case p.SUT.PerformanceSampleCount != 0:
 		return usage("replay", "--replay with --performance-sample-count: every request of the trace is a sample of its own, all loaded")
 	}
-	if err := needFile("replay", in.Path); err != nil {
-		return err
-	}
-	sum, err := fileSHA256(in.Path)
+	sum, err := pinnedFile("replay", in.Path, in.SHA256)
 	if err != nil {
-		return usage("replay", "--replay %s: %w", in.Path, err)
-	}
-	if in.SHA256 != "" && in.SHA256 != sum {
-		return usage("replay", "--replay %s: the file's SHA-256 is %s, not the %s the run recorded: it changed since, so the run cannot be repeated with it", in.Path, sum, in.SHA256)
+		return err
 	}
 	tr, err := trace.Read(in.Path)
 	if err != nil {

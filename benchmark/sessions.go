@@ -55,15 +55,9 @@ func (r *runner) loadSessions() error {
 	var set *session.Set
 	var err error
 	if in.ShareGPT != "" {
-		if err := needFile("sharegpt", in.ShareGPT); err != nil {
-			return err
-		}
-		sum, err := fileSHA256(in.ShareGPT)
+		sum, err := pinnedFile("sharegpt", in.ShareGPT, in.SHA256)
 		if err != nil {
-			return usage("sharegpt", "--sharegpt %s: %w", in.ShareGPT, err)
-		}
-		if in.SHA256 != "" && in.SHA256 != sum {
-			return usage("sharegpt", "--sharegpt %s: the file's SHA-256 is %s, not the %s the run recorded: it changed since, so the run cannot be repeated with it", in.ShareGPT, sum, in.SHA256)
+			return err
 		}
 		rec.SHA256 = sum
 		set, err = session.ReadShareGPT(in.ShareGPT, session.ShareGPTOptions{Think: in.Think, MaxSessions: in.Sessions})

@@ -295,6 +295,24 @@ func needFile(field, path string) error {
 	return nil
 }
 
+// pinnedFile checks the file flag --field names (needFile) and returns
+// its SHA-256; recorded, if not "", is the digest an earlier run recorded
+// (run --from), and a file that no longer has it is a usage error: the run
+// could not be repeated with it.
+func pinnedFile(field, path, recorded string) (string, error) {
+	if err := needFile(field, path); err != nil {
+		return "", err
+	}
+	sum, err := fileSHA256(path)
+	if err != nil {
+		return "", usage(field, "--%s %s: %w", field, path, err)
+	}
+	if recorded != "" && recorded != sum {
+		return "", usage(field, "--%s %s: the file's SHA-256 is %s, not the %s the run recorded: it changed since, so the run cannot be repeated with it", field, path, sum, recorded)
+	}
+	return sum, nil
+}
+
 // inputFile is a file the run read, with its digest ("" when it cannot
 // be read: an optional audit.config that is not there).
 func inputFile(role, path string) bundle.InputFile {
