@@ -48,9 +48,8 @@ const streamAhead = 2
 
 // streamWorkers is the number of row-group encoders: one less than the
 // processors Go may use, one to two. The run's issuer needs a processor of
-// its own: an Offline run of a fast SUT completes its samples in one long
-// burst on one, and two encoders on a 2-core machine would take a third of
-// it (workers are busy for as long as the burst lasts).
+// its own (a Server issuer spins towards each scheduled time): two encoders
+// on a 2-core machine would take a third of it while records pour in.
 func streamWorkers() int { return min(2, max(1, runtime.GOMAXPROCS(0)-1)) }
 
 // errStreamDiscarded ends the file of a discarded stream.
