@@ -1,6 +1,7 @@
 package benchmark
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -464,28 +465,44 @@ func TestOnlineScorer(t *testing.T) {
 // network server gets a load and a bound it can meet instead of the
 // self-test defaults sized for the null SUT (100 000 queries/s, a 1 ms p99
 // bound, which no server over the network meets); an explicit setting
-// still wins.
+// still wins. The in-process reference model gets a load sized for it: an
+// Offline pass that expects the null SUT's 20 M samples/s lasts ten
+// minutes on it.
 func TestGentleDefaultsForServers(t *testing.T) {
 	for _, c := range []struct {
-		why   string
-		cfg   sut.Config
-		set   []string
-		qps   float64
-		bound time.Duration
+		why      string
+		cfg      sut.Config
+		set      []string
+		qps      float64
+		bound    time.Duration
+		scenario string
+		minMs    uint64
 	}{
-		{"the null SUT keeps the self-test defaults", sut.Config{}, nil, 100000, time.Millisecond},
-		{"an OpenAI-compatible server (an LLM)", sut.Config{Kind: sut.OpenAI, Net: sut.Net{URLs: []string{"http://h"}}}, nil, 10, time.Minute},
-		{"a KServe v2 server", sut.Config{Kind: sut.KServe, Net: sut.Net{URLs: []string{"http://h"}}}, nil, 100, 100 * time.Millisecond},
-		{"dispatched KServe nodes", sut.Config{Kind: sut.Dispatch, Dispatch: &sut.DispatchConfig{Backend: "kserve"}, Net: sut.Net{URLs: []string{"http://h"}}}, nil, 100, 100 * time.Millisecond},
-		{"--set wins over the server's default", sut.Config{Kind: sut.KServe, Net: sut.Net{URLs: []string{"http://h"}}}, []string{"target_latency=20"}, 100, 20 * time.Millisecond},
+		{"the null SUT keeps the self-test defaults", sut.Config{}, nil, 100000, time.Millisecond, "", 0},
+		{"an OpenAI-compatible server (an LLM)", sut.Config{Kind: sut.OpenAI, Net: sut.Net{URLs: []string{"http://h"}}}, nil, 10, time.Minute, "", 0},
+		{"a KServe v2 server", sut.Config{Kind: sut.KServe, Net: sut.Net{URLs: []string{"http://h"}}}, nil, 100, 100 * time.Millisecond, "", 0},
+		{"dispatched KServe nodes", sut.Config{Kind: sut.Dispatch, Dispatch: &sut.DispatchConfig{Backend: "kserve"}, Net: sut.Net{URLs: []string{"http://h"}}}, nil, 100, 100 * time.Millisecond, "", 0},
+		{"--set wins over the server's default", sut.Config{Kind: sut.KServe, Net: sut.Net{URLs: []string{"http://h"}}}, []string{"target_latency=20"}, 100, 20 * time.Millisecond, "", 0},
+		{"the reference model in Server: a load it takes with a bound it meets on a busy machine", sut.Config{Kind: sut.Reference}, nil, 1000, 100 * time.Millisecond, "", 10_000},
+		{"the reference model in Offline expects more than it does, so the pass lasts min_duration, not ten minutes", sut.Config{Kind: sut.Reference}, nil, 200_000, time.Millisecond, "Offline", 50},
+		{"the reference model in MultiStream runs 500 ms, enough queries for early stopping", sut.Config{Kind: sut.Reference}, nil, 100000, time.Millisecond, "MultiStream", 500},
+		{"the reference model in SingleStream keeps the self-test's settings", sut.Config{Kind: sut.Reference}, nil, 100000, time.Millisecond, "SingleStream", 50},
 	} {
-		r := &runner{plan: &Plan{SUT: c.cfg, Settings: Settings{Scenario: "Server", Set: c.set}}, ctx: context.Background()}
+		scenario := cmp.Or(c.scenario, "Server")
+		r := &runner{plan: &Plan{SUT: c.cfg, Settings: Settings{Scenario: scenario, Set: c.set}}, ctx: context.Background()}
 		st, err := r.settings()
 		if err != nil {
 			t.Fatalf("%s: %v", c.why, err)
 		}
-		if st.settings.ServerTargetQPS != c.qps || time.Duration(st.settings.ServerTargetLatencyNs) != c.bound {
-			t.Errorf("%s: %v queries/s, bound %v; want %v, %v", c.why, st.settings.ServerTargetQPS, time.Duration(st.settings.ServerTargetLatencyNs), c.qps, c.bound)
+		qps := st.settings.ServerTargetQPS
+		if scenario == "Offline" {
+			qps = st.settings.OfflineExpectedQPS
+		}
+		if qps != c.qps || time.Duration(st.settings.ServerTargetLatencyNs) != c.bound {
+			t.Errorf("%s: %v queries/s, bound %v; want %v, %v", c.why, qps, time.Duration(st.settings.ServerTargetLatencyNs), c.qps, c.bound)
+		}
+		if c.minMs != 0 && st.settings.MinDurationMs != c.minMs {
+			t.Errorf("%s: min_duration %d ms, want %d", c.why, st.settings.MinDurationMs, c.minMs)
 		}
 	}
 }

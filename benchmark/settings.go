@@ -185,17 +185,20 @@ func tokenLatencies(c *sut.Config, s *loadgen.Settings, src mlperfconf.Sources) 
 // server (an LLM) 10 queries/s for 10 s with a 1-minute bound; for a
 // KServe v2 / Triton server 100 queries/s for 10 s with a 100 ms bound. A
 // dispatcher gets its nodes' protocol's.
+//
+// The in-process reference model gets a load sized for it in the same way:
+// Offline expects 200 000 samples/s (the null SUT's 20 M/s made a
+// 22 M-sample pass of about ten minutes; an expectation below what the
+// model does would end the pass before min_duration), Server 1 000
+// queries/s with a 100 ms bound, MultiStream 500 ms (the self-test's 50 ms
+// of 8-sample queries ends before early stopping's 662 queries);
+// SingleStream and MultiStream keep the self-test's expected latencies,
+// which only size the pre-generated queries.
 func gentleDefaults(c *sut.Config, s *loadgen.Settings, src mlperfconf.Sources) {
-	if !c.KindOrNull().IsNetwork() {
-		return
-	}
 	type gentle struct {
-		qps           float64
+		qps, offline  float64
 		bound, ss, ms time.Duration
-	}
-	g := gentle{qps: 10, bound: time.Minute, ss: time.Second, ms: 2 * time.Second}
-	if c.Backend() == string(sut.KServe) {
-		g = gentle{qps: 100, bound: 100 * time.Millisecond, ss: 10 * time.Millisecond, ms: 20 * time.Millisecond}
+		minDuration   bool
 	}
 	by := fmt.Sprintf("aimeter's defaults for --sut %s (no --model and no config file given)", c.KindOrNull())
 	selfTest := func(key string) bool {
@@ -205,16 +208,32 @@ func gentleDefaults(c *sut.Config, s *loadgen.Settings, src mlperfconf.Sources) 
 		src.Impose(key, by)
 		return true
 	}
-	if selfTest("min_duration") {
+	var g gentle
+	switch kind := c.KindOrNull(); {
+	case kind == sut.Reference:
+		g = gentle{qps: 1000, offline: 200_000, bound: 100 * time.Millisecond}
+		if s.Scenario == loadgen.MultiStream && selfTest("min_duration") {
+			s.MinDurationMs = 500
+		}
+	case !kind.IsNetwork():
+		return
+	case c.Backend() == string(sut.KServe):
+		g = gentle{qps: 100, offline: 100, bound: 100 * time.Millisecond, ss: 10 * time.Millisecond, ms: 20 * time.Millisecond, minDuration: true}
+	default:
+		g = gentle{qps: 10, offline: 10, bound: time.Minute, ss: time.Second, ms: 2 * time.Second, minDuration: true}
+	}
+	if g.minDuration && selfTest("min_duration") {
 		s.MinDurationMs = 10_000
 	}
 	if selfTest("target_qps") {
-		s.ServerTargetQPS, s.OfflineExpectedQPS = g.qps, g.qps
+		s.ServerTargetQPS, s.OfflineExpectedQPS = g.qps, g.offline
 	}
-	if selfTest("target_latency") {
+	if (g.ss > 0 || s.Scenario == loadgen.Server) && selfTest("target_latency") {
 		s.ServerTargetLatencyNs = uint64(g.bound)
-		s.SingleStreamExpectedLatencyNs = uint64(g.ss)
-		s.MultiStreamExpectedLatencyNs = uint64(g.ms)
+		if g.ss > 0 {
+			s.SingleStreamExpectedLatencyNs = uint64(g.ss)
+			s.MultiStreamExpectedLatencyNs = uint64(g.ms)
+		}
 	}
 }
 

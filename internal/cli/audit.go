@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -139,7 +140,33 @@ func runAudit(cmd *cobra.Command, st *State, test compliance.Test, p *benchmark.
 	fmt.Fprint(st.Stdout, res.Output())
 	fmt.Fprintf(st.Stdout, "%s verification written to %s\n", test, filepath.Join(res.Dir, string(test)))
 	if !res.Pass {
+		if hint := shortRunHint(res); hint != "" {
+			fmt.Fprintln(st.Stderr, hint)
+		}
 		return withCode(ExitInvalid, fmt.Errorf("%s: TEST FAIL", test))
 	}
 	return nil
+}
+
+// shortAudit is the pass length under which a failed performance
+// comparison gets shortRunHint's advice.
+const shortAudit = 10 * time.Second
+
+// shortRunHint explains a failed performance comparison between runs that
+// lasted under shortAudit (aimeter's defaults without a model last well
+// under a second): a comparison within 10 % of runs that short measures the
+// machine's other load as much as the SUT. It returns "" for any other
+// outcome.
+func shortRunHint(res *compliance.Result) string {
+	v := res.Verification
+	if v == nil || v.Pass || res.Reference == nil || res.Reference.Result == nil || res.Reference.Result.Summary == nil {
+		return ""
+	}
+	pr := res.Reference.Result.Summary.Result
+	d := time.Duration(pr.FinalQueryAllSamplesDoneTime * float64(time.Second))
+	if d <= 0 || d >= shortAudit {
+		return ""
+	}
+	return fmt.Sprintf("hint: the reference run's pass lasted %v; a comparison within %.0f %% of runs this short depends on the machine's other load as much as on the SUT: repeat with a longer pass (e.g. --set min_duration=60000)",
+		d.Round(time.Millisecond), v.Threshold*100)
 }

@@ -206,3 +206,50 @@ func TestAuditOverSocket(t *testing.T) {
 		})
 	}
 }
+
+// TestAuditReference: the first example of aimeter audit's help, TEST01 on
+// the in-process reference model (its Offline passes cut to 110 samples:
+// the model is some 80 times slower under -race; aimeter's defaults for it
+// are checked by benchmark.TestGentleDefaultsForServers; each reference
+// run costs seconds of set-up under -race, so TEST04, whose verdict on a
+// shared machine is the clock's, is left to TestAudit and
+// TestAuditOverSocket). The real model answers a performance run's logged
+// samples as its accuracy run did, so TEST01's accuracy verification
+// passes; the performance comparison of sub-second passes on a shared
+// machine may go either way, and a failed one carries the hint to
+// lengthen the pass.
+func TestAuditReference(t *testing.T) {
+	for _, tc := range []struct {
+		test, scenario string
+		set            []string
+	}{
+		{"TEST01", "Offline", []string{"--set", "target_qps=2000"}},
+	} {
+		t.Run(tc.test, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "audit")
+			start := time.Now()
+			res := runCLI(t, "", append([]string{"audit", tc.test, "--scenario", tc.scenario, "--sut", "reference", "--output-dir", dir, "-q"}, tc.set...)...)
+			t.Logf("%s took %v", tc.test, time.Since(start))
+			if res.code != ExitOK && res.code != ExitInvalid {
+				t.Fatalf("exit %d:\n%s", res.code, res)
+			}
+			if tc.test == "TEST01" {
+				acc, err := os.ReadFile(filepath.Join(dir, "TEST01", "verify_accuracy.txt"))
+				if err != nil || !strings.Contains(string(acc), "num_perf_log_data_mismatch = 0\n") || !strings.HasSuffix(strings.TrimSpace(string(acc)), "TEST PASS") {
+					t.Errorf("verify_accuracy.txt %v:\n%s", err, acc)
+				}
+			}
+			perf, err := os.ReadFile(filepath.Join(dir, tc.test, "verify_performance.txt"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			pass := strings.HasSuffix(strings.TrimSpace(string(perf)), "TEST PASS")
+			if hint := strings.Contains(res.stderr, "hint: the reference run's pass lasted"); hint == pass {
+				t.Errorf("performance verdict pass=%v, but the hint to lengthen the pass shown=%v:\n%s", pass, hint, res)
+			}
+			if tc.test == "TEST04" && pass != (res.code == ExitOK) {
+				t.Errorf("exit %d, but verify_performance.txt says:\n%s", res.code, perf)
+			}
+		})
+	}
+}
