@@ -144,6 +144,16 @@ func TestCheck(t *testing.T) {
 		{[]string{"min_duration_met"}, "the minimum duration was not met", func(d string) {
 			edit(t, filepath.Join(run(d), "mlperf_log_detail.txt"), `"key": "result_min_duration_met", "value": true`, `"key": "result_min_duration_met", "value": false`)
 		}, CheckOptions{}},
+		{[]string{"min_queries_met"}, "the minimum query count was not met", func(d string) {
+			edit(t, filepath.Join(run(d), "mlperf_log_detail.txt"), `"key": "result_min_queries_met", "value": true`, `"key": "result_min_queries_met", "value": false`)
+			redigest(t, run(d), "mlperf_log_detail.txt")
+		}, CheckOptions{}},
+		{[]string{"accuracy"}, "an accuracy run scored below its target (manifest updated to match)", func(d string) {
+			edit(t, filepath.Join(run(d), "mlperf_log_detail.txt"), `"key": "effective_test_mode", "value": "PerformanceOnly"`, `"key": "effective_test_mode", "value": "AccuracyOnly"`)
+			edit(t, filepath.Join(run(d), "run.json"), `"zone": {`, `"accuracy_check": {"Metric": "top-1 accuracy (%)", "Value": 80.5, "Target": 85, "Pass": false}, "zone": {`)
+			redigest(t, run(d), "mlperf_log_detail.txt")
+			redigest(t, run(d), "run.json")
+		}, CheckOptions{}},
 		{[]string{"accuracy-log", "digest"}, "the accuracy log is malformed", func(d string) {
 			os.WriteFile(filepath.Join(run(d), "mlperf_log_accuracy.json"), []byte(`[{"seq_id": 1, "qsl_idx": 2, "data": "ABC"}`), 0o644)
 		}, CheckOptions{}},
