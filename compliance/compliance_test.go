@@ -2,7 +2,6 @@ package compliance
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -132,44 +131,36 @@ func TestTEST04(t *testing.T) {
 
 // mlperfScript returns the path of MLPerf's compliance script test/name
 // and the peers' python (with numpy, which the scripts import); ok is
-// false, with a note in the log, where the compliance folder is missing
-// (a copy beside the repository, not something CI installs, so even under
-// AIMETER_REQUIRE_PEERS=1): the caller's own checks still run. A missing
-// python skips or fails the test as peerstest.Bin says.
+// false, with a note in the log, only where $AIMETER_MLPERF_INFERENCE
+// names a checkout without it (the scripts are in testdata otherwise). A
+// missing python skips or fails the test as peerstest.Bin says.
 func mlperfScript(t *testing.T, test, name string) (script, python string, ok bool) {
 	t.Helper()
 	script, err := peersFile(filepath.Join("compliance", test, name))
 	if err != nil {
-		t.Logf("MLPerf's compliance folder is not here, its %s is not run: %v", name, err)
+		t.Errorf("MLPerf's compliance script %s: %v", name, err)
 		return "", "", false
 	}
 	return script, filepath.Join(peerstest.Bin(t, nil, "numpy"), "python"), true
 }
 
-// peersFile finds rel in the peers' copy of mlcommons/inference:
-// $AIMETER_MLPERF_INFERENCE, or shared/peers/mlperf-inference in the
-// working directory or a folder above it.
+// peersFile finds rel of MLPerf's compliance scripts: under
+// $AIMETER_MLPERF_INFERENCE (a checkout of mlcommons/inference) when set,
+// else in testdata/mlperf-compliance, the scripts this repository carries
+// (see NOTICE), so that every run of the tests checks aimeter's folders
+// with them.
 func peersFile(rel string) (string, error) {
 	if root := os.Getenv("AIMETER_MLPERF_INFERENCE"); root != "" {
 		p := filepath.Join(root, rel)
 		_, err := os.Stat(p)
 		return p, err
 	}
-	dir, err := os.Getwd()
+	p, err := filepath.Abs(filepath.Join("testdata", "mlperf-compliance", strings.TrimPrefix(filepath.ToSlash(rel), "compliance/")))
 	if err != nil {
 		return "", err
 	}
-	for {
-		p := filepath.Join(dir, "shared", "peers", "mlperf-inference", rel)
-		if _, err := os.Stat(p); err == nil {
-			return p, nil
-		}
-		up := filepath.Dir(dir)
-		if up == dir {
-			return "", fmt.Errorf("no shared/peers/mlperf-inference/%s above the working directory (set AIMETER_MLPERF_INFERENCE)", rel)
-		}
-		dir = up
-	}
+	_, err = os.Stat(p)
+	return p, err
 }
 
 // checkWithMLPerf runs MLPerf's own run_verification.py of test on the
