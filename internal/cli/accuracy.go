@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"aimeter/accuracy"
+	"aimeter/benchmark"
 )
 
 // maxScoreInput bounds what aimeter accuracy score reads: 1 GiB of JSON.
@@ -23,7 +24,18 @@ func newAccuracyCommand(st *State) *cobra.Command {
 		Long: `Score model outputs with scorers that match the reference implementations
 exactly (scikit-learn, pycocotools, sacreBLEU, rouge-score, the official
 SQuAD script, ...; see docs/accuracy.md). "aimeter accuracy score METRIC"
-reads one JSON object and prints one.`,
+reads one JSON object and prints one; "aimeter accuracy DIR" (the same as
+"aimeter accuracy log DIR") scores a run's accuracy log.`,
+		Example: `  aimeter accuracy aimeter-out          # a reference-model run, against its data set's labels
+  aimeter accuracy log run --labels labels.json --target "99% of FP32 (76.46)"
+  aimeter accuracy score bleu --input hyps.json`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return cmd.Help()
+			}
+			return scoreLogCommand(cmd, st, args[0], "", "")
+		},
 	}
 	cmd.AddCommand(newAccuracyScoreCommand(st), newAccuracyLogCommand(st))
 	return cmd
@@ -32,7 +44,7 @@ reads one JSON object and prints one.`,
 func newAccuracyLogCommand(st *State) *cobra.Command {
 	var labelsFile, targetText string
 	cmd := &cobra.Command{
-		Use:   "log DIR --labels LABELS.json [--target SPEC]",
+		Use:   "log DIR [--labels LABELS.json] [--target SPEC]",
 		Short: "Score a run's mlperf_log_accuracy.json top-1 against ground-truth labels",
 		Long: `Read DIR/mlperf_log_accuracy.json (an aimeter bundle or any LoadGen result
 folder), whose responses are one class byte each, and score it top-1
@@ -42,23 +54,34 @@ a response count as wrong (an accuracy run answers every sample). With
 --target, written as MLPerf writes its targets ("99% of FP32 (76.46)") or
 as a plain percentage, the score must reach it.
 
+Without --labels, DIR must be an aimeter bundle of a run on the reference
+data set (--sut reference, or a KServe server or dispatcher sent it): the
+data set is reloaded, checked to be the one the run used, and the log
+scored with the run's own scorer against the data set's target (a
+performance run's sampled log is scored over its responses and judges
+nothing).
+
 Prints one JSON object: metric, accuracy (%), correct, scored, missing,
-and target and pass when a target is given. Exit codes: 0 scored (and the
-target met), 3 below the target, 2 a malformed log or labels (the entry
-and why), 1 DIR unreadable.`,
+and target and pass when a target is given (without --labels: metric,
+accuracy, target and pass). Exit codes: 0 scored (and the target met), 3
+below the target, 2 a malformed log or labels (the entry and why), or a
+run without known ground truth, 1 DIR unreadable.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return scoreLogCommand(st, args[0], labelsFile, targetText)
+			return scoreLogCommand(cmd, st, args[0], labelsFile, targetText)
 		},
 	}
-	cmd.Flags().StringVar(&labelsFile, "labels", "", "JSON array of the class of each sample, by qsl_idx (required)")
+	cmd.Flags().StringVar(&labelsFile, "labels", "", "JSON array of the class of each sample, by qsl_idx (default: the reference data set of the bundle's run)")
 	cmd.Flags().StringVar(&targetText, "target", "", `quality target, e.g. "99% of FP32 (76.46)" or 75.69 (percent)`)
 	return cmd
 }
 
-func scoreLogCommand(st *State, dir, labelsFile, targetText string) error {
+func scoreLogCommand(cmd *cobra.Command, st *State, dir, labelsFile, targetText string) error {
 	if labelsFile == "" {
-		return usageError("--labels is required: a JSON array of the class of each sample")
+		if targetText != "" {
+			return usageError("--target applies with --labels; without them the reference data set's own target is used")
+		}
+		return scoreBundleCommand(cmd, st, dir)
 	}
 	var target *accuracy.Target
 	if targetText != "" {
@@ -169,4 +192,26 @@ func scoreCommand(st *State, metric, input string) error {
 	}
 	_, err = fmt.Fprintf(st.Stdout, "%s\n", b)
 	return err
+}
+
+// scoreBundleCommand scores the accuracy log of the bundle in dir against
+// the reference data set it ran on (benchmark.ScoreBundle).
+func scoreBundleCommand(cmd *cobra.Command, st *State, dir string) error {
+	if _, err := os.Stat(dir); err != nil {
+		return withCode(ExitFailure, err)
+	}
+	check, err := benchmark.ScoreBundle(cmd.Context(), dir, func(n benchmark.Notice) { printNotice(st, n, true) })
+	if err != nil {
+		return usageError("%v", err)
+	}
+	out := map[string]any{"metric": check.Metric, "accuracy": check.Value}
+	if check.Target > 0 {
+		out["target"], out["pass"] = check.Target, check.Pass
+	}
+	b, _ := json.Marshal(out)
+	fmt.Fprintf(st.Stdout, "%s\n", b)
+	if check.Target > 0 && !check.Pass {
+		return withCode(ExitInvalid, fmt.Errorf("%s %.4f is below the target %.4f", check.Metric, check.Value, check.Target))
+	}
+	return nil
 }

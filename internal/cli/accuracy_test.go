@@ -86,3 +86,25 @@ func TestAccuracyLog(t *testing.T) {
 		t.Errorf("bad hex: %s", res)
 	}
 }
+
+// TestAccuracyBundleWithoutGroundTruth: aimeter accuracy DIR on a run
+// whose log is empty (a performance run of the null SUT) or that is no
+// bundle exits non-zero with the reason, printing nothing.
+func TestAccuracyBundleWithoutGroundTruth(t *testing.T) {
+	dir := runQuick(t, "Offline", []int{ExitOK, ExitInvalid})
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{dir}, ExitUsage, "the run logged no responses"},
+		{[]string{"log", dir, "--target", "85"}, ExitUsage, "--target applies with --labels"},
+		{[]string{filepath.Join(dir, "absent")}, ExitFailure, "no such file"},
+		{[]string{t.TempDir()}, ExitUsage, "not a run bundle"},
+	} {
+		res := runCLI(t, "", append([]string{"accuracy"}, tc.args...)...)
+		if res.code != tc.code || res.stdout != "" || !strings.Contains(res.stderr, tc.want) {
+			t.Errorf("%v: %s\nwant exit %d saying %q", tc.args, res, tc.code, tc.want)
+		}
+	}
+}

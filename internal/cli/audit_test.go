@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -237,6 +238,27 @@ func TestAuditReference(t *testing.T) {
 				acc, err := os.ReadFile(filepath.Join(dir, "TEST01", "verify_accuracy.txt"))
 				if err != nil || !strings.Contains(string(acc), "num_perf_log_data_mismatch = 0\n") || !strings.HasSuffix(strings.TrimSpace(string(acc)), "TEST PASS") {
 					t.Errorf("verify_accuracy.txt %v:\n%s", err, acc)
+				}
+			}
+			if tc.test == "TEST01" {
+				// aimeter accuracy DIR rescores the accuracy run's log
+				// against the reloaded data set: the run's own score and
+				// verdict; the audit run's sampled log judges nothing.
+				res := runCLI(t, "", "accuracy", filepath.Join(dir, "accuracy"))
+				var got struct {
+					Accuracy, Target float64
+					Pass             *bool
+				}
+				if err := json.Unmarshal([]byte(res.stdout), &got); err != nil || res.code != ExitOK || got.Pass == nil || !*got.Pass || got.Target != 85 {
+					t.Errorf("aimeter accuracy of the accuracy run (%v): %s", err, res)
+				}
+				runJSON, _ := os.ReadFile(filepath.Join(dir, "accuracy", "run.json"))
+				if !strings.Contains(string(runJSON), fmt.Sprintf(`"Value": %v,`, got.Accuracy)) {
+					t.Errorf("rescored %v, but the run recorded:\n%s", got.Accuracy, runJSON)
+				}
+				res = runCLI(t, "", "accuracy", "log", filepath.Join(dir, "audit"))
+				if res.code != ExitOK || !strings.Contains(res.stdout, "responses logged") || strings.Contains(res.stdout, "pass") {
+					t.Errorf("aimeter accuracy log of the audit run: %s", res)
 				}
 			}
 			perf, err := os.ReadFile(filepath.Join(dir, tc.test, "verify_performance.txt"))
