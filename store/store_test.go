@@ -256,3 +256,114 @@ func TestEventChain(t *testing.T) {
 		})
 	}
 }
+
+// Runs of the same SUT configuration and workload form one series; the
+// newest is judged against its history with the stored thresholds.
+func TestSeriesAndRegression(t *testing.T) {
+	fast1, fast2, slow := makeBundle(t, time.Millisecond), makeBundle(t, time.Millisecond), makeBundle(t, 30*time.Millisecond)
+	forEach(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		a := must[*store.Run](t)(store.RecordBundle(ctx, s, fast1))
+		b := must[*store.Run](t)(store.RecordBundle(ctx, s, fast2))
+		if a.SeriesKey != b.SeriesKey || a.SeriesKey == "" {
+			t.Fatalf("series %q and %q", a.SeriesKey, b.SeriesKey)
+		}
+		series := must[[]store.Series](t)(s.AllSeries(ctx))
+		if len(series) != 1 || series[0].Runs != 2 || series[0].LatestID != b.ID {
+			t.Errorf("series %+v", series)
+		}
+		// No stored threshold: 5 % of the headline against the previous
+		// run. Two fast runs may differ by more on a busy machine, so
+		// judge b with a loose bound.
+		loose := []store.Threshold{{Limit: 60}}
+		checks := must[[]store.Check](t)(s.CheckRun(ctx, b, loose))
+		if len(checks) != 1 || !checks[0].Judged || store.Regressed(checks) {
+			t.Errorf("equal run: %+v", checks)
+		}
+		c := must[*store.Run](t)(store.RecordBundle(ctx, s, slow))
+		if c.SeriesKey != a.SeriesKey {
+			t.Fatalf("the slow run is in series %s, not %s", c.SeriesKey, a.SeriesKey)
+		}
+		// Store a per-series threshold and a default; the series' own wins.
+		if err := s.SetThreshold(ctx, store.Threshold{Limit: 60}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.SetThreshold(ctx, store.Threshold{SeriesKey: c.SeriesKey, Limit: 50, Lookback: 2}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.SetThreshold(ctx, store.Threshold{SeriesKey: c.SeriesKey, Test: store.Welch}); err != nil {
+			t.Fatal(err)
+		}
+		ts := must[[]store.Threshold](t)(s.Thresholds(ctx, c.SeriesKey))
+		if len(ts) != 2 || ts[0].Limit != 50 && ts[1].Limit != 50 {
+			t.Fatalf("thresholds %+v", ts)
+		}
+		checks = must[[]store.Check](t)(s.CheckRun(ctx, c, nil))
+		if !store.Regressed(checks) {
+			t.Errorf("a run 30× slower did not regress: %+v", checks)
+		}
+		for _, ch := range checks {
+			if !ch.Judged || !ch.Regressed {
+				t.Errorf("%s/%s: %+v", ch.Threshold.Test, ch.Threshold.Metric, ch)
+			}
+			if len(ch.Baseline) == 0 || ch.Baseline[0] != b.ID {
+				t.Errorf("baseline %v, want newest first from %d", ch.Baseline, b.ID)
+			}
+		}
+		if err := s.DeleteThreshold(ctx, c.SeriesKey, "latency_ns", store.Welch); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.DeleteThreshold(ctx, c.SeriesKey, "latency_ns", store.Welch); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("second delete: %v", err)
+		}
+	})
+}
+
+// A store reopened after its process ended (here: closed) has every run,
+// and reopening applies no migration twice.
+func TestReopen(t *testing.T) {
+	dsn := filepath.Join(t.TempDir(), "sub", "results.db")
+	ctx := context.Background()
+	s := openStore(t, store.Options{DSN: dsn})
+	run := must[*store.Run](t)(store.RecordBundle(ctx, s, makeBundle(t, 0)))
+	s.Close()
+	// Something an interrupted Ingest left in the staging directory is
+	// swept on open.
+	junk := filepath.Join(filepath.Dir(dsn), "results", ".staging", "x")
+	if err := os.MkdirAll(junk, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s2 := openStore(t, store.Options{DSN: "sqlite:" + dsn})
+	got := must[*store.Run](t)(s2.Run(ctx, run.ID))
+	if got.Key != run.Key {
+		t.Errorf("key %s, want %s", got.Key, run.Key)
+	}
+	if err := s2.VerifyRun(ctx, run.ID); err != nil {
+		t.Error(err)
+	}
+	if _, err := os.Stat(junk); !os.IsNotExist(err) {
+		t.Errorf("staging left: %v", err)
+	}
+	var n int
+	if err := s2.DB().QueryRow(`SELECT COUNT(*) FROM schema_version`).Scan(&n); err != nil || n != store.SchemaVersion() {
+		t.Errorf("schema_version rows %d, %v", n, err)
+	}
+	// A changed stored file is found by VerifyRun.
+	arts := must[[]store.Artifact](t)(s2.Artifacts(ctx, run.ID))
+	if err := os.WriteFile(s2.Path(arts[0].Path), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := s2.VerifyRun(ctx, run.ID); err == nil || !contains(err.Error(), arts[0].Name) {
+		t.Errorf("VerifyRun = %v", err)
+	}
+}
+
+func TestOpenErrors(t *testing.T) {
+	ctx := context.Background()
+	if _, err := store.Open(ctx, store.Options{DSN: "postgres://nobody@127.0.0.1:1/x?sslmode=disable&connect_timeout=2"}); err == nil || !contains(err.Error(), "connect") {
+		t.Errorf("unreachable server: %v", err)
+	}
+	if _, err := store.Open(ctx, store.Options{DSN: "sqlite:"}); err == nil {
+		t.Error("empty SQLite path accepted")
+	}
+}
