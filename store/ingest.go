@@ -382,6 +382,15 @@ func describe(b *bundle.Bundle) (*Run, []Metric, error) {
 			json.Unmarshal(mb, &doc)
 		}
 		metrics = flatten("", doc, nil)
+		for _, m := range metrics {
+			if m.Name == "mean_t_tr_ms" {
+				// The headline of a training run: GB/T 45087's mean
+				// time to train.
+				r.HeadlineName, r.HeadlineValue, r.HeadlineUnit = "Mean time to train", m.Value, "ms"
+				metrics = append(metrics, Metric{Name: "headline", Unit: "ms", Better: Lower, Value: m.Value})
+				break
+			}
+		}
 		shape = map[string]any{"config": tr.Config, "scenario": r.Scenario}
 		r.StartedAt = b.Training.Run.Origin.UTC()
 		if b.System.Hostname == "" && b.System.CPU == "" {
@@ -529,6 +538,12 @@ func betterOf(name string) Better {
 	case strings.HasSuffix(last, "per_s"), last == "ok", last == "Value", last == "value":
 		return Higher
 	case strings.HasPrefix(name, "power.") && (last == "energy_j" || last == "avg_w" || last == "peak_w"):
+		return Lower
+	// Training (gbt_training.json's metrics): throughputs and efficiency
+	// higher, times to train lower.
+	case last == "th", last == "th_cl", strings.HasPrefix(last, "training_efficiency"):
+		return Higher
+	case last == "mean_t_tr_ms", last == "mean_min":
 		return Lower
 	}
 	return Neither
