@@ -17,7 +17,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"aimeter/bundle"
+	"aimeter/derived"
 	"aimeter/store"
 )
 
@@ -46,8 +46,8 @@ func openStore(ctx context.Context, st *State, dsn string) (*store.Store, error)
 
 // recordRun records the bundle in dir into the results store; a failure is
 // a warning, never the run's failure (the bundle stays where it is).
-func recordRun(ctx context.Context, st *State, f storeFlags, dir string, b *bundle.Bundle, quiet bool) {
-	if f.noStore || dir == "" {
+func recordRun(ctx context.Context, st *State, f storeFlags, dir string, d *derived.Set, quiet bool) {
+	if f.noStore || dir == "" || d == nil {
 		return
 	}
 	ctx = context.WithoutCancel(ctx)
@@ -57,7 +57,7 @@ func recordRun(ctx context.Context, st *State, f storeFlags, dir string, b *bund
 		return
 	}
 	defer s.Close()
-	run, err := s.Ingest(ctx, dir, store.IngestOptions{Bundle: b})
+	run, err := s.Ingest(ctx, dir, store.IngestOptions{Bundle: d.Bundle(), Derived: d})
 	if err != nil {
 		fmt.Fprintf(st.Stderr, "warning: the run was not recorded in the results store (the bundle in %s is complete): %v\n", dir, err)
 		return
@@ -92,7 +92,7 @@ Exit codes: 0 success, 1 failure, 2 bad usage, 5 a regression with
 	}
 	cmd.PersistentFlags().StringVar(&dsn, "store", "", "results store: an SQLite file or a postgres:// DSN (default: $AIMETER_STORE, else results.db in the user's data directory)")
 	cmd.AddCommand(newResultsListCommand(st, &dsn), newResultsShowCommand(st, &dsn), newResultsCompareCommand(st, &dsn),
-		newResultsExportCommand(st, &dsn), newResultsThresholdCommand(st, &dsn))
+		newResultsExportCommand(st, &dsn), newResultsThresholdCommand(st, &dsn), newResultsAddCommand(st, &dsn))
 	return cmd
 }
 
@@ -153,6 +153,26 @@ func formatValue(v float64) string {
 		return strconv.FormatInt(int64(v), 10)
 	}
 	return strconv.FormatFloat(v, 'g', 6, 64)
+}
+
+func newResultsAddCommand(st *State, dsn *string) *cobra.Command {
+	return &cobra.Command{
+		Use:   "add DIR...",
+		Short: "Record run bundles made elsewhere or with --no-store into the store",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return withStore(cmd, st, *dsn, func(ctx context.Context, s *store.Store) error {
+				for _, dir := range args {
+					run, err := store.RecordBundle(ctx, s, dir)
+					if err != nil {
+						return withCode(ExitFailure, fmt.Errorf("%s: %w", dir, err))
+					}
+					fmt.Fprintf(st.Stdout, "%s: run %d\n", dir, run.ID)
+				}
+				return nil
+			})
+		},
+	}
 }
 
 func newResultsListCommand(st *State, dsn *string) *cobra.Command {

@@ -27,7 +27,8 @@ func TestResultsListAfterRun(t *testing.T) {
 	if r := runCLI(t, "", "run", "-q", "--scenario", "Offline", "--output-dir", out, "--no-store", "--store", dsn); r.code != ExitUsage {
 		t.Errorf("--store with --no-store: %s", r)
 	}
-	if r := runCLI(t, "", "run", "-q", "--scenario", "SingleStream", "--output-dir", out, "--no-store"); r.code != ExitOK {
+	out2 := filepath.Join(t.TempDir(), "run2")
+	if r := runCLI(t, "", "run", "-q", "--scenario", "SingleStream", "--output-dir", out2, "--no-store"); r.code != ExitOK {
 		t.Fatal(r)
 	}
 	list := runCLI(t, "", "results", "list", "--store", dsn)
@@ -50,7 +51,17 @@ func TestResultsListAfterRun(t *testing.T) {
 	if r := runCLI(t, "", "results", "show", "x", "--store", dsn); r.code != ExitUsage {
 		t.Errorf("show x: %s", r)
 	}
-	exp := runCLI(t, "", "results", "export", "--store", dsn)
+	// A bundle made with --no-store is added afterwards.
+	if r := runCLI(t, "", "results", "add", out2, "--store", dsn); r.code != ExitOK || !strings.Contains(r.stdout, "run 2") {
+		t.Fatal(r)
+	}
+	if r := runCLI(t, "", "results", "list", "--store", dsn, "--limit", "1"); !strings.Contains(r.stdout, "SingleStream") || strings.Contains(r.stdout, "Offline") {
+		t.Errorf("list --limit 1 after add:\n%s", r.stdout)
+	}
+	if r := runCLI(t, "", "results", "add", t.TempDir(), "--store", dsn); r.code != ExitFailure {
+		t.Errorf("add of a directory without a bundle: %s", r)
+	}
+	exp := runCLI(t, "", "results", "export", "1", "--store", dsn)
 	var details []struct {
 		Run     store.Run      `json:"run"`
 		Metrics []store.Metric `json:"metrics"`
@@ -58,7 +69,7 @@ func TestResultsListAfterRun(t *testing.T) {
 	if err := json.Unmarshal([]byte(exp.stdout), &details); err != nil || len(details) != 1 || details[0].Run.Scenario != "Offline" || len(details[0].Metrics) < 10 {
 		t.Fatalf("export json (%v):\n%s", err, exp)
 	}
-	csvOut := runCLI(t, "", "results", "export", "--format", "csv", "--store", dsn)
+	csvOut := runCLI(t, "", "results", "export", "1", "--format", "csv", "--store", dsn)
 	rows, err := csv.NewReader(strings.NewReader(csvOut.stdout)).ReadAll()
 	if err != nil || len(rows) != len(details[0].Metrics)+1 || rows[0][0] != "run_id" {
 		t.Fatalf("export csv (%v):\n%s", err, csvOut)

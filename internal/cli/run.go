@@ -433,7 +433,7 @@ func runPlan(parent context.Context, st *State, p *benchmark.Plan, quiet, asJSON
 		printRun(st, out)
 	}
 	if out.WriteErr == nil {
-		recordRun(ctx, st, sf, out.Dir, out.Bundle, quiet)
+		recordRun(ctx, st, sf, out.Dir, out.Derived, quiet)
 	}
 	return outcomeCode(out, err)
 }

@@ -440,7 +440,7 @@ func runTrain(parent context.Context, st *State, fs *pflag.FlagSet, f *trainFlag
 	}
 	printTraining(st.Stdout, res, &tr.Run, f.outputDir)
 	if writeErr == nil {
-		recordRun(ctx, st, f.store, f.outputDir, b, f.quiet)
+		recordRun(ctx, st, f.store, f.outputDir, d, f.quiet)
 	}
 	switch {
 	case writeErr != nil:
