@@ -1,7 +1,6 @@
 package attest
 
 import (
-	"context"
 	"crypto/ecdsa"
 	"crypto/ed25519"
 	"crypto/elliptic"
@@ -13,11 +12,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
-	"aimeter/benchmark"
 	"aimeter/bundle"
+	"aimeter/internal/bundletest"
 )
 
 // TestPAESpecVector checks PAE against the DSSE specification's own example
@@ -55,43 +53,11 @@ func TestPAESpecVector(t *testing.T) {
 	}
 }
 
-var (
-	bundleOnce sync.Once
-	bundleDir  string
-	bundleErr  error
-)
-
-// runBundle runs a short Server test against the null SUT once per test
-// binary and returns a fresh copy of its bundle.
-func runBundle(t *testing.T) string {
-	t.Helper()
-	bundleOnce.Do(func() {
-		bundleDir, bundleErr = os.MkdirTemp("", "attest-bundle")
-		if bundleErr != nil {
-			return
-		}
-		_, bundleErr = benchmark.Run(context.Background(), benchmark.Plan{
-			Settings: benchmark.Settings{Scenario: "Server", Set: []string{
-				"target_qps=2000", "min_duration=100", "min_query_count=100",
-			}},
-			OutputDir: bundleDir,
-		})
-	})
-	if bundleErr != nil {
-		t.Fatal(bundleErr)
-	}
-	dir := filepath.Join(t.TempDir(), "run")
-	if err := os.CopyFS(dir, os.DirFS(bundleDir)); err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
+func runBundle(t *testing.T) string { return bundletest.Copy(t, bundletest.MLPerf) }
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if bundleDir != "" {
-		os.RemoveAll(bundleDir)
-	}
+	bundletest.Cleanup()
 	os.Exit(code)
 }
 
