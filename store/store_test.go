@@ -1,0 +1,369 @@
+package store_test
+
+import (
+	"context"
+	"crypto/ed25519"
+	"errors"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"aimeter/bundle"
+	"aimeter/store"
+)
+
+func TestIngestLocalRun(t *testing.T) {
+	dir := makeBundle(t, 0)
+	forEach(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		run, err := store.RecordBundle(ctx, s, dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if run.ID == 0 || run.TestItemID != "" || run.Attempt != 1 || run.Status != store.StatusRecorded {
+			t.Errorf("run = %+v", run)
+		}
+		if run.Scenario != "Offline" || run.VerdictWord == "" || run.HeadlineName == "" || run.HeadlineValue <= 0 {
+			t.Errorf("scenario %q verdict %q headline %q %v", run.Scenario, run.VerdictWord, run.HeadlineName, run.HeadlineValue)
+		}
+		got := must[*store.Run](t)(s.Run(ctx, run.ID))
+		if got.Key != run.Key || got.SeriesKey != run.SeriesKey || got.BundleDigest != run.BundleDigest || string(got.Result) != string(run.Result) {
+			t.Errorf("read back %+v\nwant %+v", got, run)
+		}
+		// Every manifest file, and the manifest, is an artifact whose
+		// bytes are in the run's own directory with the recorded digest.
+		m := must[*bundle.Manifest](t)(bundle.ReadManifest(dir))
+		arts := must[[]store.Artifact](t)(s.Artifacts(ctx, run.ID))
+		if len(arts) != len(m.Files)+1 {
+			t.Fatalf("%d artifacts for %d manifest files", len(arts), len(m.Files))
+		}
+		if _, err := bundle.Read(s.Path(run.Dir)); err != nil {
+			t.Errorf("the stored copy is not a valid bundle: %v", err)
+		}
+		for _, a := range arts {
+			if _, err := os.Stat(s.Path(a.Path)); err != nil {
+				t.Errorf("artifact %s: %v", a.Name, err)
+			}
+		}
+		// The metrics: every number of result.json, and the latency
+		// distribution with its spread.
+		ms := must[[]store.Metric](t)(s.Metrics(ctx, run.ID))
+		byName := map[string]store.Metric{}
+		for _, m := range ms {
+			byName[m.Name] = m
+		}
+		for _, name := range []string{"headline", "latency_ns", "latency_ns.p99", "samples.ok", "samples.issued"} {
+			if _, ok := byName[name]; !ok {
+				t.Errorf("no metric %s in %v", name, ms)
+			}
+		}
+		lat := byName["latency_ns"]
+		if lat.Count == 0 || lat.Stddev == nil || lat.Mean == nil || lat.P99 == nil || lat.Better != store.Lower {
+			t.Errorf("latency_ns = %+v", lat)
+		}
+		if byName["headline"].Better != store.Higher {
+			t.Errorf("Offline headline better = %q", byName["headline"].Better)
+		}
+		evs := must[[]store.Event](t)(s.Events(ctx, store.EventFilter{RunID: run.ID}))
+		if len(evs) != 1 || evs[0].Kind != store.EventRunRecorded {
+			t.Errorf("events %+v", evs)
+		}
+		runs := must[[]store.Run](t)(s.Runs(ctx, store.RunFilter{Local: true}))
+		if len(runs) != 1 || runs[0].ID != run.ID {
+			t.Errorf("runs %+v", runs)
+		}
+	})
+}
+
+// A bundle whose file changed after the run wrote it is refused, and leaves
+// nothing behind: no row, no directory.
+func TestIngestRefusesAlteredBundle(t *testing.T) {
+	dir := makeBundle(t, 0)
+	b, err := bundle.Read(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Flip a byte of settings.json after reading: the copy's digest
+	// check catches what bundle.Read could not.
+	p := filepath.Join(dir, bundle.SettingsFile)
+	data := must[[]byte](t)(os.ReadFile(p))
+	data[len(data)/2] ^= 1
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	forEach(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		_, err := s.Ingest(ctx, dir, store.IngestOptions{Bundle: b})
+		if err == nil || !contains(err.Error(), bundle.SettingsFile) {
+			t.Fatalf("err = %v, want one naming %s", err, bundle.SettingsFile)
+		}
+		if _, err := s.Ingest(ctx, dir, store.IngestOptions{}); err == nil {
+			t.Fatal("bundle.Read accepted a changed file")
+		}
+		runs := must[[]store.Run](t)(s.Runs(ctx, store.RunFilter{}))
+		if len(runs) != 0 {
+			t.Errorf("%d runs stored", len(runs))
+		}
+		ents, _ := os.ReadDir(filepath.Join(s.FilesDir(), store.LocalDir))
+		if len(ents) != 0 {
+			t.Errorf("result directories left: %v", ents)
+		}
+	})
+}
+
+func TestTestItemsAndAttempts(t *testing.T) {
+	pub, _, err := ed25519.GenerateKey(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	forEach(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		it, err := s.CreateTestItem(ctx, store.TestItem{
+			ID: "T-1", Party: "ACME", Info: []byte(`{"model":"resnet50"}`), RetestAllowance: 1,
+			PublicKey: pub, TokenHash: store.HashToken("secret"), ExpiresAt: time.Now().Add(time.Hour),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if it.Status != "registered" {
+			t.Errorf("status %q", it.Status)
+		}
+		got, err := s.TestItemByToken(ctx, "secret")
+		if err != nil || got.ID != "T-1" || !got.PublicKey.Equal(pub) || got.Party != "ACME" {
+			t.Fatalf("by token: %+v, %v", got, err)
+		}
+		if _, err := s.TestItemByToken(ctx, "wrong"); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("wrong token: %v", err)
+		}
+		if _, err := s.CreateTestItem(ctx, store.TestItem{ID: "T-1"}); err == nil {
+			t.Error("a second item with the same ID was stored")
+		}
+		// One first attempt and one retest; the third claim is refused,
+		// also when claims race.
+		var wg sync.WaitGroup
+		errs := make([]error, 5)
+		for i := range errs {
+			wg.Go(func() { _, errs[i] = s.ClaimAttempt(ctx, "T-1") })
+		}
+		wg.Wait()
+		ok := 0
+		for _, err := range errs {
+			switch {
+			case err == nil:
+				ok++
+			case !errors.Is(err, store.ErrRetestsExhausted):
+				t.Errorf("claim: %v", err)
+			}
+		}
+		if ok != 2 {
+			t.Errorf("%d claims succeeded, want 2", ok)
+		}
+		got = must[*store.TestItem](t)(s.TestItem(ctx, "T-1"))
+		if got.Attempts != 2 || got.RetestsUsed() != 1 {
+			t.Errorf("attempts %d retests used %d", got.Attempts, got.RetestsUsed())
+		}
+		// An expired item.
+		_, err = s.CreateTestItem(ctx, store.TestItem{ID: "T-2", TokenHash: store.HashToken("old"), ExpiresAt: time.Now().Add(-time.Second)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.TestItemByToken(ctx, "old"); !errors.Is(err, store.ErrExpired) {
+			t.Errorf("expired token: %v", err)
+		}
+		if _, err := s.ClaimAttempt(ctx, "T-2"); !errors.Is(err, store.ErrExpired) {
+			t.Errorf("expired claim: %v", err)
+		}
+		// A run of the item goes into the item's own directory.
+		run, err := s.Ingest(ctx, makeBundle(t, 0), store.IngestOptions{TestItemID: "T-1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if run.Attempt != 2 || filepath.Dir(filepath.FromSlash(run.Dir)) != "T-1" {
+			t.Errorf("attempt %d dir %s", run.Attempt, run.Dir)
+		}
+		if err := s.SetRunStatus(ctx, run.ID, store.StatusVerified, "recomputed"); err != nil {
+			t.Fatal(err)
+		}
+		got2 := must[*store.Run](t)(s.Run(ctx, run.ID))
+		if got2.Status != store.StatusVerified || got2.StatusReason != "recomputed" {
+			t.Errorf("status %q %q", got2.Status, got2.StatusReason)
+		}
+		if _, err := s.Ingest(ctx, makeBundle(t, 0), store.IngestOptions{TestItemID: "nobody"}); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("unknown item: %v", err)
+		}
+		evs := must[[]store.Event](t)(s.Events(ctx, store.EventFilter{TestItemID: "T-1"}))
+		var kinds []string
+		for _, e := range evs {
+			kinds = append(kinds, e.Kind)
+		}
+		want := []string{store.EventTestCreated, store.EventAttemptClaimed, store.EventAttemptClaimed, store.EventRunRecorded, store.EventRunStatus}
+		if len(kinds) != len(want) {
+			t.Fatalf("events %v, want %v", kinds, want)
+		}
+		for i := range want {
+			if kinds[i] != want[i] {
+				t.Errorf("events %v, want %v", kinds, want)
+				break
+			}
+		}
+	})
+}
+
+func TestEventChain(t *testing.T) {
+	// Each kind of later edit is found, at the row edited, in a chain
+	// appended to concurrently.
+	edits := []struct {
+		name, sql, reason string
+		seq               int64
+	}{
+		{"untouched", "", "", 0},
+		{"a detail rewritten", `UPDATE events SET detail = '{"x":1}' WHERE seq = 5`, "edited", 5},
+		{"a time moved", `UPDATE events SET at = at + 1 WHERE seq = 7`, "edited", 7},
+		{"a row removed", `DELETE FROM events WHERE seq = 9`, "removed", 10},
+		{"a row's kind and hash rewritten", `UPDATE events SET kind = 'test_end', hash = 'ab' WHERE seq = 3`, "edited", 3},
+		{"a row replaced with a valid-looking link", `UPDATE events SET prev_hash = 'cd' WHERE seq = 12`, "prev_hash", 12},
+	}
+	for _, e := range edits {
+		t.Run(e.name, func(t *testing.T) {
+			forEach(t, func(t *testing.T, s *store.Store) {
+				ctx := context.Background()
+				var wg sync.WaitGroup
+				for i := range 20 {
+					wg.Go(func() {
+						if _, err := s.AppendEvent(ctx, store.Event{TestItemID: "x", Kind: store.EventTestStart, Attempt: i}); err != nil {
+							t.Error(err)
+						}
+					})
+				}
+				wg.Wait()
+				if e.sql == "" {
+					if n, err := s.VerifyChain(ctx); err != nil || n != 20 {
+						t.Fatalf("VerifyChain = %d, %v", n, err)
+					}
+					return
+				}
+				if _, err := s.DB().ExecContext(ctx, e.sql); err != nil {
+					t.Fatal(err)
+				}
+				_, err := s.VerifyChain(ctx)
+				var ce *store.ChainError
+				if !errors.As(err, &ce) || ce.Seq != e.seq || !contains(ce.Reason, e.reason) {
+					t.Errorf("VerifyChain = %v, want a break at seq %d (%s)", err, e.seq, e.reason)
+				}
+			})
+		})
+	}
+}
+
+// Runs of the same SUT configuration and workload form one series; the
+// newest is judged against its history with the stored thresholds.
+func TestSeriesAndRegression(t *testing.T) {
+	fast1, fast2, slow := makeBundle(t, time.Millisecond), makeBundle(t, time.Millisecond), makeBundle(t, 30*time.Millisecond)
+	forEach(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		a := must[*store.Run](t)(store.RecordBundle(ctx, s, fast1))
+		b := must[*store.Run](t)(store.RecordBundle(ctx, s, fast2))
+		if a.SeriesKey != b.SeriesKey || a.SeriesKey == "" {
+			t.Fatalf("series %q and %q", a.SeriesKey, b.SeriesKey)
+		}
+		series := must[[]store.Series](t)(s.AllSeries(ctx))
+		if len(series) != 1 || series[0].Runs != 2 || series[0].LatestID != b.ID {
+			t.Errorf("series %+v", series)
+		}
+		// No stored threshold: 5 % of the headline against the previous
+		// run. Two fast runs may differ by more on a busy machine, so
+		// judge b with a loose bound.
+		loose := []store.Threshold{{Limit: 60}}
+		checks := must[[]store.Check](t)(s.CheckRun(ctx, b, loose))
+		if len(checks) != 1 || !checks[0].Judged || store.Regressed(checks) {
+			t.Errorf("equal run: %+v", checks)
+		}
+		c := must[*store.Run](t)(store.RecordBundle(ctx, s, slow))
+		if c.SeriesKey != a.SeriesKey {
+			t.Fatalf("the slow run is in series %s, not %s", c.SeriesKey, a.SeriesKey)
+		}
+		// Store a per-series threshold and a default; the series' own wins.
+		if err := s.SetThreshold(ctx, store.Threshold{Limit: 60}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.SetThreshold(ctx, store.Threshold{SeriesKey: c.SeriesKey, Limit: 50, Lookback: 2}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.SetThreshold(ctx, store.Threshold{SeriesKey: c.SeriesKey, Test: store.Welch}); err != nil {
+			t.Fatal(err)
+		}
+		ts := must[[]store.Threshold](t)(s.Thresholds(ctx, c.SeriesKey))
+		if len(ts) != 2 || ts[0].Limit != 50 && ts[1].Limit != 50 {
+			t.Fatalf("thresholds %+v", ts)
+		}
+		checks = must[[]store.Check](t)(s.CheckRun(ctx, c, nil))
+		if !store.Regressed(checks) {
+			t.Errorf("a run 30× slower did not regress: %+v", checks)
+		}
+		for _, ch := range checks {
+			if !ch.Judged || !ch.Regressed {
+				t.Errorf("%s/%s: %+v", ch.Threshold.Test, ch.Threshold.Metric, ch)
+			}
+			if len(ch.Baseline) == 0 || ch.Baseline[0] != b.ID {
+				t.Errorf("baseline %v, want newest first from %d", ch.Baseline, b.ID)
+			}
+		}
+		if err := s.DeleteThreshold(ctx, c.SeriesKey, "latency_ns", store.Welch); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.DeleteThreshold(ctx, c.SeriesKey, "latency_ns", store.Welch); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("second delete: %v", err)
+		}
+	})
+}
+
+// A store reopened after its process ended (here: closed) has every run,
+// and reopening applies no migration twice.
+func TestReopen(t *testing.T) {
+	dsn := filepath.Join(t.TempDir(), "sub", "results.db")
+	ctx := context.Background()
+	s := openStore(t, store.Options{DSN: dsn})
+	run := must[*store.Run](t)(store.RecordBundle(ctx, s, makeBundle(t, 0)))
+	s.Close()
+	// Something an interrupted Ingest left in the staging directory is
+	// swept on open.
+	junk := filepath.Join(filepath.Dir(dsn), "results", ".staging", "x")
+	if err := os.MkdirAll(junk, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s2 := openStore(t, store.Options{DSN: "sqlite:" + dsn})
+	got := must[*store.Run](t)(s2.Run(ctx, run.ID))
+	if got.Key != run.Key {
+		t.Errorf("key %s, want %s", got.Key, run.Key)
+	}
+	if err := s2.VerifyRun(ctx, run.ID); err != nil {
+		t.Error(err)
+	}
+	if _, err := os.Stat(junk); !os.IsNotExist(err) {
+		t.Errorf("staging left: %v", err)
+	}
+	var n int
+	if err := s2.DB().QueryRow(`SELECT COUNT(*) FROM schema_version`).Scan(&n); err != nil || n != store.SchemaVersion() {
+		t.Errorf("schema_version rows %d, %v", n, err)
+	}
+	// A changed stored file is found by VerifyRun.
+	arts := must[[]store.Artifact](t)(s2.Artifacts(ctx, run.ID))
+	if err := os.WriteFile(s2.Path(arts[0].Path), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := s2.VerifyRun(ctx, run.ID); err == nil || !contains(err.Error(), arts[0].Name) {
+		t.Errorf("VerifyRun = %v", err)
+	}
+}
+
+func TestOpenErrors(t *testing.T) {
+	ctx := context.Background()
+	if _, err := store.Open(ctx, store.Options{DSN: "postgres://nobody@127.0.0.1:1/x?sslmode=disable&connect_timeout=2"}); err == nil || !contains(err.Error(), "connect") {
+		t.Errorf("unreachable server: %v", err)
+	}
+	if _, err := store.Open(ctx, store.Options{DSN: "sqlite:"}); err == nil {
+		t.Error("empty SQLite path accepted")
+	}
+}
