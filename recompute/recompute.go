@@ -79,6 +79,9 @@ type Report struct {
 	Differences []Difference `json:"differences,omitempty"`
 	// Result is the recomputed result.json; nil for a training bundle.
 	Result *derived.Result `json:"result,omitempty"`
+	// Bundle is the bundle as bundle.Read returned it (its digests
+	// verified), for a caller that stores it next.
+	Bundle *bundle.Bundle `json:"-"`
 }
 
 // OK reports whether the recomputation supports every claim.
@@ -124,7 +127,7 @@ func Check(dir string, opts Options) (*Report, error) {
 	if ver == "" {
 		ver = version.String()
 	}
-	rep := &Report{Generator: b.Manifest.Generator}
+	rep := &Report{Generator: b.Manifest.Generator, Bundle: b}
 	rep.SameVersion = b.Manifest.Generator == "aimeter "+ver
 	regenerated := map[string]bool{}
 	for _, n := range names {

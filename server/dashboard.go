@@ -1,0 +1,7 @@
+package server
+
+import "net/http"
+
+const sessionCookie = "aimeter_session"
+
+func (s *Server) dashboardRoutes(m *http.ServeMux) {}
