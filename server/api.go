@@ -116,6 +116,7 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /api/v1/tests", s.adminOnly(s.handleRegister))
 	m.HandleFunc("GET /api/v1/tests", s.adminOnly(s.handleListTests))
 	m.HandleFunc("GET /api/v1/tests/{id}", s.handleGetTest)
+	m.HandleFunc("GET /api/v1/token", s.handleToken)
 	m.HandleFunc("POST /api/v1/tests/{id}/events", s.handleEvent)
 	m.HandleFunc("POST /api/v1/tests/{id}/uploads", s.handleUpload)
 	m.HandleFunc("GET /api/v1/runs/{id}", s.adminOnly(s.handleGetRun))
@@ -325,6 +326,33 @@ func (s *Server) handleGetTest(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	} else if it = s.client(w, r, id); it == nil {
+		return
+	}
+	v, err := s.testView(r, it, true)
+	if err != nil {
+		s.internal(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, v)
+}
+
+// handleToken answers a client with the test item its token belongs to.
+func (s *Server) handleToken(w http.ResponseWriter, r *http.Request) {
+	t := bearer(r)
+	if t == "" {
+		writeError(w, http.StatusUnauthorized, "no token: send Authorization: Bearer <the client token of the test item>")
+		return
+	}
+	it, err := s.store.TestItemByToken(r.Context(), t)
+	if err != nil {
+		if errors.Is(err, store.ErrExpired) || errors.Is(err, store.ErrNotFound) {
+			s.client(w, r, "") // writes the refusal
+			return
+		}
+		s.internal(w, err)
+		return
+	}
+	if it = s.client(w, r, it.ID); it == nil {
 		return
 	}
 	v, err := s.testView(r, it, true)
@@ -566,4 +594,9 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, a)
+}
+
+func jsonIndent(v any) (string, error) {
+	b, err := json.MarshalIndent(v, "", "  ")
+	return string(b), err
 }

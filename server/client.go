@@ -147,6 +147,19 @@ func (c *Client) Test(ctx context.Context, testID string) (*TestItemView, error)
 	return &out, nil
 }
 
+// Whoami returns the test item of the client token.
+func (c *Client) Whoami(ctx context.Context) (*TestItemView, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.url("/api/v1/token"), nil)
+	if err != nil {
+		return nil, err
+	}
+	var out TestItemView
+	if err := c.do(req, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
 // Submit signs the bundle in dir with key and uploads it (Upload with a
 // fresh upload ID).
 func (c *Client) Submit(ctx context.Context, testID, dir string, key ed25519.PrivateKey) (*UploadReply, error) {

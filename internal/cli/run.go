@@ -75,6 +75,7 @@ type runFlags struct {
 func newRunCommand(st *State) *cobra.Command {
 	var f runFlags
 	var g gbtFlags
+	var up uploadFlags
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Run a benchmark (default: aimeter's Server self-benchmark with the null SUT)",
@@ -119,6 +120,9 @@ on stderr. Exit codes: 0 VALID or PASS, 1 failure, 2 bad flags (nothing ran),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if f.from != "" {
+				if up.server != "" || up.config != "" {
+					return usageError("--from with --server: repeat the run first, then 'aimeter submit' its bundle")
+				}
 				return runFrom(cmd, st, &f)
 			}
 			p, err := planFromFlags(cmd, st, &f, &g)
@@ -126,10 +130,14 @@ on stderr. Exit codes: 0 VALID or PASS, 1 failure, 2 bad flags (nothing ran),
 				return err
 			}
 			setGoMemoryLimit(f.goMemLimit)
+			if up.server != "" || up.config != "" { // aimeter run --server (server.go)
+				return runAndSubmit(cmd.Context(), st, &up, func() error { return runPlan(cmd.Context(), st, p, f.quiet, f.json) }, p.OutputDir)
+			}
 			return runPlan(cmd.Context(), st, p, f.quiet, f.json)
 		},
 	}
 	addRunFlags(cmd, &f, &g)
+	up.add(cmd)
 	return cmd
 }
 
@@ -178,6 +186,7 @@ func addRunFlags(cmd *cobra.Command, f *runFlags, g *gbtFlags) {
 		flagGroup{"Run control", []string{"timeout", "stall-timeout", "spin-window", "max-memory"}},
 		flagGroup{"Power and energy", powerFlagNames},
 		flagGroup{"Output", []string{"output-dir", "trace", "quiet", "json", "from"}},
+		flagGroup{"Network test: the tester's service (aimeter server)", []string{"server", "config", "token", "key", "ca"}},
 	)
 }
 
