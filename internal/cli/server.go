@@ -23,7 +23,7 @@ import (
 
 // ExitRefused: the tester's service refused the upload (aimeter submit,
 // aimeter run --server); the reasons are printed.
-const ExitRefused = 5
+const ExitRefused = 6
 
 func newKeygenCommand(st *State) *cobra.Command {
 	var out string
@@ -337,7 +337,7 @@ func newSubmitCommand(st *State) *cobra.Command {
 SHA-256 and the run's verdict, in a DSSE envelope) and upload it to the
 test item that --token belongs to. The service verifies the signature and
 the digests, recomputes every metric from the raw records and stores the
-run, or refuses it with its reasons (exit 5).`,
+run, or refuses it with its reasons (exit 6).`,
 		Example: `  aimeter submit aimeter-results --config T20261127-080000-abcdef.json --token amt_… --key lab.key`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
