@@ -50,6 +50,9 @@ type IngestOptions struct {
 	// left it (its Manifest set), to save reading it again; nil reads and
 	// verifies it with bundle.Read.
 	Bundle *bundle.Bundle
+	// Derived is derived.Of(Bundle) as the run already used it, to reuse
+	// the metrics it computed; nil makes one.
+	Derived *derived.Set
 	// Move moves the files into the store instead of linking or copying
 	// them (for a staging directory the caller owns); the directory is
 	// left empty of bundle files on success.
@@ -100,7 +103,11 @@ func (s *Store) Ingest(ctx context.Context, dir string, opts IngestOptions) (*Ru
 	}
 	digest := sha256.Sum256(manifestBytes)
 
-	run, metrics, err := describe(b)
+	set := opts.Derived
+	if set == nil || set.Bundle() != b {
+		set = derived.Of(b)
+	}
+	run, metrics, err := describe(set)
 	if err != nil {
 		return nil, err
 	}
@@ -339,8 +346,8 @@ func (s *Store) sweepStaging() error {
 }
 
 // describe derives the run row and its metrics from a bundle.
-func describe(b *bundle.Bundle) (*Run, []Metric, error) {
-	set := derived.Of(b)
+func describe(set *derived.Set) (*Run, []Metric, error) {
+	b := set.Bundle()
 	r := &Run{Kind: "inference", ArrivalMode: -1, SUTConfig: json.RawMessage("{}"), Version: b.Version}
 	sys, err := json.Marshal(b.System)
 	if err != nil {
@@ -382,6 +389,15 @@ func describe(b *bundle.Bundle) (*Run, []Metric, error) {
 			json.Unmarshal(mb, &doc)
 		}
 		metrics = flatten("", doc, nil)
+		for _, m := range metrics {
+			if m.Name == "mean_t_tr_ms" {
+				// The headline of a training run: GB/T 45087's mean
+				// time to train.
+				r.HeadlineName, r.HeadlineValue, r.HeadlineUnit = "Mean time to train", m.Value, "ms"
+				metrics = append(metrics, Metric{Name: "headline", Unit: "ms", Better: Lower, Value: m.Value})
+				break
+			}
+		}
 		shape = map[string]any{"config": tr.Config, "scenario": r.Scenario}
 		r.StartedAt = b.Training.Run.Origin.UTC()
 		if b.System.Hostname == "" && b.System.CPU == "" {
@@ -529,6 +545,12 @@ func betterOf(name string) Better {
 	case strings.HasSuffix(last, "per_s"), last == "ok", last == "Value", last == "value":
 		return Higher
 	case strings.HasPrefix(name, "power.") && (last == "energy_j" || last == "avg_w" || last == "peak_w"):
+		return Lower
+	// Training (gbt_training.json's metrics): throughputs and efficiency
+	// higher, times to train lower.
+	case last == "th", last == "th_cl", strings.HasPrefix(last, "training_efficiency"):
+		return Higher
+	case last == "mean_t_tr_ms", last == "mean_min":
 		return Lower
 	}
 	return Neither

@@ -176,7 +176,7 @@ func (s *Store) ClaimAttempt(ctx context.Context, id string) (int, error) {
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		q := `SELECT ` + itemColumns + ` FROM test_items WHERE id = ?`
 		if s.dialect == Postgres {
-			q += ` FOR UPDATE`
+			q += ` FOR NO KEY UPDATE`
 		}
 		it, err := scanItem(tx.QueryRowContext(ctx, s.rebind(q), id))
 		if errors.Is(err, sql.ErrNoRows) {

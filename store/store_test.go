@@ -367,3 +367,47 @@ func TestOpenErrors(t *testing.T) {
 		t.Error("empty SQLite path accepted")
 	}
 }
+
+// Many ingests at once (the tester service receives uploads in parallel)
+// all succeed, each run with its own directory and files, and the event
+// chain stays one chain.
+func TestConcurrentIngest(t *testing.T) {
+	dir := makeBundle(t, 0)
+	forEach(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		if _, err := s.CreateTestItem(ctx, store.TestItem{ID: "load", RetestAllowance: 100}); err != nil {
+			t.Fatal(err)
+		}
+		const n = 16
+		start := time.Now()
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() {
+				opts := store.IngestOptions{}
+				if i%2 == 0 {
+					opts.TestItemID = "load"
+				}
+				if _, err := s.Ingest(ctx, dir, opts); err != nil {
+					t.Error(err)
+				}
+				if _, err := s.AppendEvent(ctx, store.Event{TestItemID: "load", Kind: store.EventUploadComplete}); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+		t.Logf("%d ingests in %v", n, time.Since(start))
+		runs := must[[]store.Run](t)(s.Runs(ctx, store.RunFilter{}))
+		if len(runs) != n {
+			t.Fatalf("%d runs, want %d", len(runs), n)
+		}
+		for _, r := range runs {
+			if err := s.VerifyRun(ctx, r.ID); err != nil {
+				t.Error(err)
+			}
+		}
+		if c, err := s.VerifyChain(ctx); err != nil || c != 2*n+1 {
+			t.Errorf("chain %d, %v; want %d events", c, err, 2*n+1)
+		}
+	})
+}

@@ -14,6 +14,9 @@ const (
 	// ExitInterrupted: the run was interrupted (Ctrl-C, SIGTERM or --timeout);
 	// its logs were written and the result is INVALID.
 	ExitInterrupted = 4
+	// ExitRegression: aimeter results compare --fail-on-regression found
+	// that the newest run regressed.
+	ExitRegression = 5
 	// ExitForced: a second Ctrl-C ended the process before logs were written.
 	ExitForced = 130
 )

@@ -10,7 +10,7 @@ import (
 // fromFlags are the flags that may go with --from: where to write, and
 // how much to print. Every other flag would change the run the bundle
 // recorded, so it is refused.
-var fromFlags = map[string]bool{"from": true, "output-dir": true, "quiet": true, "json": true}
+var fromFlags = map[string]bool{"from": true, "output-dir": true, "quiet": true, "json": true, "store": true, "no-store": true}
 
 // runFrom repeats the run the bundle in f.from recorded into f.outputDir.
 func runFrom(cmd *cobra.Command, st *State, f *runFlags) error {
@@ -33,5 +33,5 @@ func runFrom(cmd *cobra.Command, st *State, f *runFlags) error {
 	if err := benchmark.SameDir(f.from, f.outputDir); err != nil {
 		return withCode(ExitUsage, err)
 	}
-	return runPlan(cmd.Context(), st, p, f.quiet, f.json)
+	return runPlan(cmd.Context(), st, p, f.quiet, f.json, f.store)
 }

@@ -59,7 +59,10 @@ func newTwin(t *testing.T, args ...string) *twin {
 	t.Helper()
 	tw := &twin{wd: t.TempDir(), notified: make(chan struct{})}
 	tw.st = &State{
-		Args:   args,
+		Args: args,
+		// Runs are recorded into a store of the test's own, never the
+		// user's.
+		Store:  filepath.Join(t.TempDir(), "results.db"),
 		Stdout: &tw.stdout,
 		Stderr: &tw.stderr,
 		Getwd:  func() (string, error) { return tw.wd, nil },

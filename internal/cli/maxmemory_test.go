@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"aimeter/loadgen"
+	"aimeter/store"
 	"aimeter/sysinfo"
 )
 
@@ -39,7 +40,15 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(code)
 	}
+	// Runs of this package's tests, in this process or a child, go into
+	// a results store of their own, never the user's.
+	storeDir, err := os.MkdirTemp("", "aimeter-cli-store")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv(store.EnvDSN, filepath.Join(storeDir, "results.db"))
 	code := m.Run()
+	os.RemoveAll(storeDir)
 	if builtAimeter.dir != "" {
 		os.RemoveAll(builtAimeter.dir)
 	}

@@ -64,10 +64,11 @@ See docs/replay.md.`,
 			}
 			p.Replay = &benchmark.Replay{Path: args[0], Speedup: rf.speedup, MaxRequests: rf.maxRequests, MaxDuration: rf.maxDuration, Seed: rf.seed}
 			setGoMemoryLimit(f.goMemLimit)
-			return runPlan(cmd.Context(), st, p, f.quiet, f.json)
+			return runPlan(cmd.Context(), st, p, f.quiet, f.json, f.store)
 		},
 	}
 	addRunFlags(cmd, &f, &g)
+	addStoreFlags(cmd, &f.store)
 	fl := cmd.Flags()
 	fl.Float64Var(&rf.speedup, "speedup", 1, "divide the trace's gaps by this factor (2: twice as fast, 0.5: half speed)")
 	fl.IntVar(&rf.maxRequests, "max-requests", 0, "replay only the first N requests of the trace (0 = all)")

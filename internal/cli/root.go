@@ -49,7 +49,8 @@ nodes behind one dispatcher ('aimeter run --sut openai|kserve|dispatch');
 and measures a training job.
 
 Exit codes: 0 VALID (or success), 1 failure, 2 invalid usage or settings,
-3 run completed but INVALID, 4 interrupted (logs written), 130 forced exit.
+3 run completed but INVALID, 4 interrupted (logs written), 5 regression
+(results compare --fail-on-regression), 130 forced exit.
 Under 'go run' the go command reports these as "exit status N" and exits 1.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -60,6 +61,6 @@ Under 'go run' the go command reports these as "exit status N" and exits 1.`,
 	root.AddCommand(newServerCommand(st), newSubmitCommand(st), newKeygenCommand(st))
 	root.SetOut(st.Stdout)
 	root.SetErr(st.Stderr)
-	root.AddCommand(newRunCommand(st), newReportCommand(st), newExportCommand(st), newDemoCommand(st), newScenariosCommand(st), newVideoStreamsCommand(st), newECPCommand(st), newServeCommand(st), newTrainCommand(st), newAccuracyCommand(st), newAuditCommand(st), newCheckCommand(st), newReplayCommand(st), newSessionsCommand(st))
+	root.AddCommand(newRunCommand(st), newReportCommand(st), newExportCommand(st), newDemoCommand(st), newScenariosCommand(st), newVideoStreamsCommand(st), newECPCommand(st), newServeCommand(st), newTrainCommand(st), newAccuracyCommand(st), newAuditCommand(st), newCheckCommand(st), newReplayCommand(st), newSessionsCommand(st), newResultsCommand(st))
 	return root
 }

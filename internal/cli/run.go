@@ -70,6 +70,8 @@ type runFlags struct {
 	json bool
 	// power holds --power and --power-period (power.go).
 	power powerFlags
+	// store holds --store and --no-store (results.go).
+	store storeFlags
 }
 
 func newRunCommand(st *State) *cobra.Command {
@@ -131,12 +133,13 @@ on stderr. Exit codes: 0 VALID or PASS, 1 failure, 2 bad flags (nothing ran),
 			}
 			setGoMemoryLimit(f.goMemLimit)
 			if up.server != "" || up.config != "" { // aimeter run --server (server.go)
-				return runAndSubmit(cmd.Context(), st, &up, func() error { return runPlan(cmd.Context(), st, p, f.quiet, f.json) }, p.OutputDir)
+				return runAndSubmit(cmd.Context(), st, &up, func() error { return runPlan(cmd.Context(), st, p, f.quiet, f.json, f.store) }, p.OutputDir)
 			}
-			return runPlan(cmd.Context(), st, p, f.quiet, f.json)
+			return runPlan(cmd.Context(), st, p, f.quiet, f.json, f.store)
 		},
 	}
 	addRunFlags(cmd, &f, &g)
+	addStoreFlags(cmd, &f.store)
 	up.add(cmd)
 	return cmd
 }
@@ -185,7 +188,7 @@ func addRunFlags(cmd *cobra.Command, f *runFlags, g *gbtFlags) {
 		flagGroup{"GB/T 45087 inference test flags (--arrival-mode ≥ 0)", flagNames(gbtSet)},
 		flagGroup{"Run control", []string{"timeout", "stall-timeout", "spin-window", "max-memory"}},
 		flagGroup{"Power and energy", powerFlagNames},
-		flagGroup{"Output", []string{"output-dir", "trace", "quiet", "json", "from"}},
+		flagGroup{"Output", []string{"output-dir", "trace", "quiet", "json", "from", "store", "no-store"}},
 		flagGroup{"Network test: the tester's service (aimeter server)", []string{"server", "config", "token", "key", "ca"}},
 	)
 }
@@ -405,8 +408,9 @@ func refuseInapplicable(changed func(string) bool, f *runFlags, g *gbtFlags, cfg
 }
 
 // runPlan runs p and prints its outcome; with asJSON, result.json goes to
-// stdout and everything else to stderr.
-func runPlan(parent context.Context, st *State, p *benchmark.Plan, quiet, asJSON bool) error {
+// stdout and everything else to stderr. The bundle is then recorded into
+// the results store that sf names (a failure to record is a warning).
+func runPlan(parent context.Context, st *State, p *benchmark.Plan, quiet, asJSON bool, sf storeFlags) error {
 	ctx, stop := interruptible(parent, st)
 	defer stop()
 	p.Notify = func(n benchmark.Notice) { printNotice(st, n, quiet) }
@@ -436,6 +440,9 @@ func runPlan(parent context.Context, st *State, p *benchmark.Plan, quiet, asJSON
 		}
 	} else {
 		printRun(st, out)
+	}
+	if out.WriteErr == nil {
+		recordRun(ctx, st, sf, out.Dir, out.Derived, quiet)
 	}
 	return outcomeCode(out, err)
 }

@@ -81,10 +81,11 @@ turn over turn time, think time excluded). See docs/sessions.md.`,
 			}
 			p.Sessions = in
 			setGoMemoryLimit(f.goMemLimit)
-			return runPlan(cmd.Context(), st, p, f.quiet, f.json)
+			return runPlan(cmd.Context(), st, p, f.quiet, f.json, f.store)
 		},
 	}
 	addRunFlags(cmd, &f, &g)
+	addStoreFlags(cmd, &f.store)
 	fl := cmd.Flags()
 	fl.StringVar(&sf.sharegpt, "sharegpt", "", "ShareGPT file of conversations (JSON array or JSON lines); default: generated sessions")
 	fl.IntVar(&sf.sessions, "sessions", 10, "number of generated sessions, or the most taken from --sharegpt (0 = all of the file)")

@@ -34,6 +34,11 @@ type State struct {
 	NotifyInterrupt func(parent context.Context, onSecond func()) (context.Context, context.CancelFunc)
 	// Exit ends the process at once (used only on a second Ctrl-C).
 	Exit func(code int)
+	// Store is the results store (an SQLite file or a postgres:// DSN)
+	// that runs are recorded into and 'aimeter results' reads when no
+	// --store is given; "" means store.DefaultDSN() ($AIMETER_STORE, else
+	// the user's data directory). Tests set a temporary file.
+	Store string
 	// Backends adds node protocols for --sut dispatch --backend NAME to
 	// the built-in ones (tests add a protocol of their own); nil adds none.
 	Backends map[string]BackendFunc

@@ -38,6 +38,7 @@ type trainFlags struct {
 	epochs    int
 	outputDir string
 	quiet     bool
+	store     storeFlags // --store, --no-store (results.go)
 	name      string
 	node      string
 
@@ -158,6 +159,7 @@ interrupted (Ctrl-C, SIGTERM). The bundle is written in every case but 2.`,
 	fl.IntVar(&f.epochs, "epochs", defaultReferenceEpochs, "reference workload epoch limit per trial")
 	fl.StringVar(&f.outputDir, "output-dir", "aimeter-training", "directory for the run bundle")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "do not show the training program's output")
+	addStoreFlags(cmd, &f.store)
 	fl.StringVar(&f.name, "name", "", "label of the run in report.html")
 	fl.StringVar(&f.node, "node", "", "node name of events that name none (default: this host's name)")
 	fl.StringVar(&f.listen, "listen", "", "serve the event endpoint on this address (host:port) for the ranks of a distributed job")
@@ -186,7 +188,7 @@ interrupted (Ctrl-C, SIGTERM). The bundle is written in every case but 2.`,
 		flagGroup{"Event endpoint (--listen)", []string{"listen", "ranks", "until", "until-ranks-done", "linger"}},
 		flagGroup{"Metrics configuration", []string{"scenario-id", "training-set-size", "text-generation", "training-set-mb", "target", "target-metric", "lower-is-better", "baseline", "alpha", "power-replay"}},
 		flagGroup{"Test information (6.1 a))", []string{"info", "optimizer", "parallelism", "parallel-algorithm", "async-update"}},
-		flagGroup{"Output", []string{"output-dir", "quiet", "name", "node"}},
+		flagGroup{"Output", []string{"output-dir", "quiet", "name", "node", "store", "no-store"}},
 	)
 	return cmd
 }
@@ -437,6 +439,9 @@ func runTrain(parent context.Context, st *State, fs *pflag.FlagSet, f *trainFlag
 		return withCode(ExitFailure, errors.Join(err, writeErr))
 	}
 	printTraining(st.Stdout, res, &tr.Run, f.outputDir)
+	if writeErr == nil {
+		recordRun(ctx, st, f.store, f.outputDir, d, f.quiet)
+	}
 	switch {
 	case writeErr != nil:
 		return withCode(ExitFailure, fmt.Errorf("writing the training bundle: %w", writeErr))
