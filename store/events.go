@@ -34,6 +34,8 @@ const (
 	EventRunStatus = "run_status"
 	// EventItemStatus: SetTestItemStatus changed a test item's status.
 	EventItemStatus = "item_status"
+	// EventTokenSet: SetToken replaced a test item's token.
+	EventTokenSet = "token_set"
 )
 
 // Event is one row of the lifecycle log. Rows form a hash chain: each row's

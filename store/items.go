@@ -218,6 +218,22 @@ func (s *Store) SetTestItemStatus(ctx context.Context, id, status, reason string
 	})
 }
 
+// SetToken replaces a test item's token hash (HashToken of the new token)
+// and its expiry (the zero time: never), and appends a token_set event.
+func (s *Store) SetToken(ctx context.Context, id string, tokenHash []byte, expires time.Time) error {
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, s.rebind(`UPDATE test_items SET token_hash = ?, expires_at = ? WHERE id = ?`), tokenHash, nanos(expires), id)
+		if err != nil {
+			return fmt.Errorf("store: test item %s: %w", id, err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return fmt.Errorf("store: test item %q: %w", id, ErrNotFound)
+		}
+		_, err = s.appendEvent(ctx, tx, Event{TestItemID: id, Kind: EventTokenSet})
+		return err
+	})
+}
+
 // inTx runs fn in a transaction, committed when fn returns nil.
 func (s *Store) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	tx, err := s.db.BeginTx(ctx, nil)

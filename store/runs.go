@@ -164,6 +164,10 @@ type RunFilter struct {
 	SeriesKey string
 	// BeforeID selects runs older than this ID; 0 no bound.
 	BeforeID int64
+	// BundleDigest selects the runs of one bundle (the SHA-256 of its
+	// manifest.json, hex): a service refuses a replayed upload by it; ""
+	// any.
+	BundleDigest string
 	// Limit is the most runs returned; 0 all.
 	Limit int
 }
@@ -219,6 +223,10 @@ func (s *Store) Runs(ctx context.Context, f RunFilter) ([]Run, error) {
 	if f.SeriesKey != "" {
 		where = append(where, "series_key = ?")
 		args = append(args, f.SeriesKey)
+	}
+	if f.BundleDigest != "" {
+		where = append(where, "bundle_digest = ?")
+		args = append(args, f.BundleDigest)
 	}
 	if f.BeforeID > 0 {
 		where = append(where, "id < ?")

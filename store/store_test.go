@@ -193,12 +193,30 @@ func TestTestItemsAndAttempts(t *testing.T) {
 		if _, err := s.Ingest(ctx, makeBundle(t, 0), store.IngestOptions{TestItemID: "nobody"}); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("unknown item: %v", err)
 		}
+		if ents, _ := os.ReadDir(filepath.Join(s.FilesDir(), "nobody")); len(ents) != 0 {
+			t.Errorf("a refused ingest left %v", ents)
+		}
+		// The same bundle again is found by its digest (a replayed upload).
+		same := must[[]store.Run](t)(s.Runs(ctx, store.RunFilter{BundleDigest: run.BundleDigest}))
+		if len(same) != 1 || same[0].ID != run.ID {
+			t.Errorf("runs of digest %s: %+v", run.BundleDigest, same)
+		}
+		// A new token replaces the old one.
+		if err := s.SetToken(ctx, "T-1", store.HashToken("new"), time.Time{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.TestItemByToken(ctx, "secret"); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("old token: %v", err)
+		}
+		if it, err := s.TestItemByToken(ctx, "new"); err != nil || it.ID != "T-1" {
+			t.Errorf("new token: %v", err)
+		}
 		evs := must[[]store.Event](t)(s.Events(ctx, store.EventFilter{TestItemID: "T-1"}))
 		var kinds []string
 		for _, e := range evs {
 			kinds = append(kinds, e.Kind)
 		}
-		want := []string{store.EventTestCreated, store.EventAttemptClaimed, store.EventAttemptClaimed, store.EventRunRecorded, store.EventRunStatus}
+		want := []string{store.EventTestCreated, store.EventAttemptClaimed, store.EventAttemptClaimed, store.EventRunRecorded, store.EventRunStatus, store.EventTokenSet}
 		if len(kinds) != len(want) {
 			t.Fatalf("events %v, want %v", kinds, want)
 		}

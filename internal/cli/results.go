@@ -399,7 +399,8 @@ func newResultsCompareCommand(st *State, dsn *string) *cobra.Command {
 		Short: "Runs side by side, and the newest judged against the others or its series' history",
 		Long: `Without IDs, the newest run of the store is compared with the earlier runs
 of its series; with one ID, that run; with two or more, the runs named side
-by side, the newest judged against the others.
+by side, the newest judged against the others (all of them, unless
+--lookback or a stored threshold's lookback says fewer).
 
 The judgement uses the threshold given by --test and its flags, else the
 thresholds stored for the series ('aimeter results threshold'), else a 5 %
@@ -461,13 +462,18 @@ change of the headline metric against the previous run.
 						if ts, err = s.Thresholds(ctx, cand.SeriesKey); err != nil {
 							return withCode(ExitFailure, err)
 						}
-						if len(ts) == 0 {
-							ts = nil
-						}
 					}
 					for _, b := range base {
 						if b.SeriesKey != cand.SeriesKey {
 							fmt.Fprintf(st.Stderr, "warning: run %d is in series %s, run %d in %s: they differ in system, SUT configuration or workload\n", b.ID, b.SeriesKey, cand.ID, cand.SeriesKey)
+						}
+					}
+					if ts == nil {
+						ts = []store.Threshold{{}}
+					}
+					for i := range ts {
+						if ts[i].Lookback == 0 {
+							ts[i].Lookback = len(base) // every run named
 						}
 					}
 					if checks, err = s.CheckAgainst(ctx, &cand, base, ts); err != nil {

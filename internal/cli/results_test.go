@@ -1,10 +1,14 @@
 package cli
 
 import (
+	"database/sql"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -147,6 +151,56 @@ func TestCompareFailOnRegression(t *testing.T) {
 	}
 	if r := compare("--test", "bogus"); r.code != ExitUsage || !strings.Contains(r.stderr, "bogus") {
 		t.Errorf("--test bogus: %s", r)
+	}
+	if r := runCLI(t, "", "results", "threshold", "--store", dsn); !strings.Contains(r.stdout, "latency_ns.p50  zscore") {
+		t.Errorf("threshold list:\n%s", r)
+	}
+	if r := runCLI(t, "", "results", "threshold", "--store", dsn, "--test", "zscore", "--metric", "latency_ns.p50", "--delete"); r.code != ExitOK {
+		t.Errorf("threshold --delete: %s", r)
+	}
+	if r := runCLI(t, "", "results", "threshold", "--store", dsn); !strings.Contains(r.stdout, "no thresholds stored") {
+		t.Errorf("threshold list after delete:\n%s", r)
+	}
+}
+
+// TestResultsOnPostgres: the same commands against a PostgreSQL store
+// (AIMETER_TEST_POSTGRES, as in package store's tests).
+func TestResultsOnPostgres(t *testing.T) {
+	dsn := os.Getenv("AIMETER_TEST_POSTGRES")
+	if dsn == "" {
+		if os.Getenv("AIMETER_REQUIRE_POSTGRES") == "1" {
+			t.Fatal("AIMETER_REQUIRE_POSTGRES=1 but AIMETER_TEST_POSTGRES is empty")
+		}
+		t.Skip("AIMETER_TEST_POSTGRES is unset (scripts/start-postgres.sh prints a DSN)")
+	}
+	admin, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	schema := fmt.Sprintf("aimeter_cli_%d", time.Now().UnixNano())
+	if _, err := admin.Exec("CREATE SCHEMA " + schema); err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Exec("DROP SCHEMA " + schema + " CASCADE")
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	pg := u.String()
+	t.Setenv("XDG_DATA_HOME", t.TempDir()) // the files of a PostgreSQL store
+	r := runCLI(t, "", "run", "--scenario", "Offline", "--output-dir", filepath.Join(t.TempDir(), "run"), "--store", pg)
+	if r.code != ExitOK || !strings.Contains(r.stderr, "recorded as run 1") {
+		t.Fatal(r)
+	}
+	if r := runCLI(t, "", "results", "list", "--store", pg); !strings.Contains(r.stdout, "Offline") {
+		t.Errorf("list:\n%s", r)
+	}
+	if r := runCLI(t, "", "results", "show", "1", "--store", pg); !strings.Contains(r.stdout, "records.parquet") {
+		t.Errorf("show:\n%s", r)
 	}
 }
 

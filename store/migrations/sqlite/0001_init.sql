@@ -50,6 +50,7 @@ CREATE TABLE runs (
 );
 CREATE INDEX runs_series ON runs(series_key, recorded_at);
 CREATE INDEX runs_item ON runs(test_item_id, attempt);
+CREATE INDEX runs_digest ON runs(bundle_digest);
 
 CREATE TABLE metrics (
     run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
