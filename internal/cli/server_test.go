@@ -114,7 +114,9 @@ func TestAnnexAEndToEnd(t *testing.T) {
 			out := filepath.Join(wd, "run")
 			r = runCLI(t, wd, "run", "--sut", "reference", "--scenario", "Offline", "--set", "target_qps=1000", "--set", "min_duration=100", "--set", "min_query_count=10",
 				"--output-dir", out, "--config", item, "--token", token[1], "--key", key+".key")
-			if r.code != ExitOK || !strings.Contains(r.stdout, "uploaded: run 1 of test item "+testID[1]+", attempt 1, verified") {
+			// The verdict depends on the machine's speed (a short Offline run
+			// may miss its minimum duration); either way the run is uploaded.
+			if (r.code != ExitOK && r.code != ExitInvalid) || !strings.Contains(r.stdout, "uploaded: run 1 of test item "+testID[1]+", attempt 1, verified") {
 				t.Fatal(r)
 			}
 
