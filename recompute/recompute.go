@@ -82,6 +82,9 @@ type Report struct {
 	// Bundle is the bundle as bundle.Read returned it (its digests
 	// verified), for a caller that stores it next.
 	Bundle *bundle.Bundle `json:"-"`
+	// Derived is the derivation of Bundle that the recomputation used, its
+	// metrics computed once (store.IngestOptions.Derived takes it).
+	Derived *derived.Set `json:"-"`
 }
 
 // OK reports whether the recomputation supports every claim.
@@ -119,6 +122,7 @@ func Check(dir string, opts Options) (*Report, error) {
 		return nil, errors.New("recompute: Options.WorkDir is the bundle's own directory")
 	}
 	set := derived.Of(b)
+	rep := &Report{Generator: b.Manifest.Generator, Bundle: b, Derived: set}
 	names, err := set.Regenerate(work)
 	if err != nil {
 		return nil, fmt.Errorf("recompute: regenerating the derived files: %w", err)
@@ -127,7 +131,6 @@ func Check(dir string, opts Options) (*Report, error) {
 	if ver == "" {
 		ver = version.String()
 	}
-	rep := &Report{Generator: b.Manifest.Generator, Bundle: b}
 	rep.SameVersion = b.Manifest.Generator == "aimeter "+ver
 	regenerated := map[string]bool{}
 	for _, n := range names {

@@ -196,6 +196,7 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request, it *store.TestIt
 		StatusReason: "signature with key " + attest.KeyID(it.PublicKey) + ", every digest and the recomputation from the raw records agree",
 		Source:       "upload " + uid,
 		Bundle:       rc.Bundle,
+		Derived:      rc.Derived,
 		Move:         true,
 	})
 	if err != nil {
@@ -235,16 +236,11 @@ func (s *Server) uploadIDUsed(r *http.Request, testID, uid string) (bool, error)
 // runWithDigest returns the stored run whose manifest has this SHA-256, or
 // nil.
 func (s *Server) runWithDigest(r *http.Request, digest string) (*store.Run, error) {
-	runs, err := s.store.Runs(r.Context(), store.RunFilter{})
-	if err != nil {
+	runs, err := s.store.Runs(r.Context(), store.RunFilter{BundleDigest: digest, Limit: 1})
+	if err != nil || len(runs) == 0 {
 		return nil, err
 	}
-	for i := range runs {
-		if runs[i].BundleDigest == digest {
-			return &runs[i], nil
-		}
-	}
-	return nil, nil
+	return &runs[0], nil
 }
 
 func (s *Server) attemptHasRun(r *http.Request, testID string, attempt int) bool {
