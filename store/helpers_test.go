@@ -92,7 +92,7 @@ func freshDatabase(t *testing.T, dsn string) string {
 
 // makeBundle runs a short Offline test against a SUT that answers every
 // sample after delay, and returns the bundle's directory.
-func makeBundle(t *testing.T, delay time.Duration) string {
+func makeBundle(t testing.TB, delay time.Duration) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "bundle")
 	s := loadgentest.SmallSettings(loadgen.Offline, loadgen.PerformanceOnly)

@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"aimeter/bundle"
 	"aimeter/derived"
@@ -141,21 +142,45 @@ func (s *Store) Ingest(ctx context.Context, dir string, opts IngestOptions) (*Ru
 	defer os.RemoveAll(staged)
 	entries := slices.Clone(b.Manifest.Files)
 	entries = append(entries, bundle.ManifestEntry{Name: bundle.ManifestFile, Role: "manifest", Bytes: int64(len(manifestBytes)), SHA256: run.BundleDigest})
-	var arts []Artifact
 	for _, e := range entries {
 		if !safeName(e.Name) {
 			return nil, fmt.Errorf("store: bundle file name %q leaves the bundle", e.Name)
 		}
-		src := filepath.Join(abs, filepath.FromSlash(e.Name))
-		dst := filepath.Join(staged, filepath.FromSlash(e.Name))
-		sum, n, err := placeFile(src, dst, opts.Move, opts.Link)
+	}
+	// The files are placed in parallel: most of the time is each file's
+	// fsync, which the file system can overlap.
+	arts := make([]Artifact, len(entries))
+	errs := make([]error, len(entries))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 8)
+	for i, e := range entries {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			src := filepath.Join(abs, filepath.FromSlash(e.Name))
+			dst := filepath.Join(staged, filepath.FromSlash(e.Name))
+			sum, n, err := placeFile(src, dst, opts.Move, opts.Link)
+			switch {
+			case err != nil:
+				errs[i] = fmt.Errorf("store: %s: %w", e.Name, err)
+			case sum != e.SHA256 || n != e.Bytes:
+				errs[i] = fmt.Errorf("store: %s: SHA-256 %s, %d bytes, but the manifest says %s, %d bytes: the file changed since the run wrote it", e.Name, sum, n, e.SHA256, e.Bytes)
+			}
+			arts[i] = Artifact{Name: e.Name, Role: string(e.Role), SHA256: sum, Bytes: n, Path: run.Dir + "/" + e.Name}
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
 		if err != nil {
-			return nil, fmt.Errorf("store: %s: %w", e.Name, err)
+			return nil, err
 		}
-		if sum != e.SHA256 || n != e.Bytes {
-			return nil, fmt.Errorf("store: %s: SHA-256 %s, %d bytes, but the manifest says %s, %d bytes: the file changed since the run wrote it", e.Name, sum, n, e.SHA256, e.Bytes)
+	}
+	synced := map[string]bool{}
+	for _, e := range entries {
+		if d := filepath.Dir(filepath.Join(staged, filepath.FromSlash(e.Name))); !synced[d] {
+			synced[d] = true
+			syncDir(d)
 		}
-		arts = append(arts, Artifact{Name: e.Name, Role: string(e.Role), SHA256: sum, Bytes: n, Path: run.Dir + "/" + e.Name})
 	}
 
 	final := s.Path(run.Dir)

@@ -429,3 +429,30 @@ func TestConcurrentIngest(t *testing.T) {
 		}
 	})
 }
+
+// BenchmarkIngest records a small Offline bundle (about 70 records) over
+// and over: the cost of storing one run, rows and files.
+func BenchmarkIngest(b *testing.B) {
+	dir := makeBundle(b, 0)
+	for _, be := range []struct {
+		name string
+		dsn  string
+	}{{"sqlite", filepath.Join(b.TempDir(), "results.db")}, {"postgres", os.Getenv("AIMETER_TEST_POSTGRES")}} {
+		b.Run(be.name, func(b *testing.B) {
+			if be.dsn == "" {
+				b.Skip("AIMETER_TEST_POSTGRES is unset")
+			}
+			s, err := store.Open(context.Background(), store.Options{DSN: be.dsn, FilesDir: b.TempDir()})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			b.ResetTimer()
+			for b.Loop() {
+				if _, err := store.RecordBundle(context.Background(), s, dir); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
