@@ -57,6 +57,8 @@ Under 'go run' the go command reports these as "exit status N" and exits 1.`,
 		Version:       Version,
 	}
 	root.AddCommand(newSweepCommand(st)) // aimeter sweep (sweep.go)
+	// aimeter server, submit, keygen (server.go)
+	root.AddCommand(newServerCommand(st), newSubmitCommand(st), newKeygenCommand(st))
 	root.SetOut(st.Stdout)
 	root.SetErr(st.Stderr)
 	root.AddCommand(newRunCommand(st), newReportCommand(st), newExportCommand(st), newDemoCommand(st), newScenariosCommand(st), newVideoStreamsCommand(st), newECPCommand(st), newServeCommand(st), newTrainCommand(st), newAccuracyCommand(st), newAuditCommand(st), newCheckCommand(st), newReplayCommand(st), newSessionsCommand(st), newResultsCommand(st))

@@ -77,6 +77,7 @@ type runFlags struct {
 func newRunCommand(st *State) *cobra.Command {
 	var f runFlags
 	var g gbtFlags
+	var up uploadFlags
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Run a benchmark (default: aimeter's Server self-benchmark with the null SUT)",
@@ -121,6 +122,9 @@ on stderr. Exit codes: 0 VALID or PASS, 1 failure, 2 bad flags (nothing ran),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if f.from != "" {
+				if up.server != "" || up.config != "" {
+					return usageError("--from with --server: repeat the run first, then 'aimeter submit' its bundle")
+				}
 				return runFrom(cmd, st, &f)
 			}
 			p, err := planFromFlags(cmd, st, &f, &g)
@@ -128,11 +132,15 @@ on stderr. Exit codes: 0 VALID or PASS, 1 failure, 2 bad flags (nothing ran),
 				return err
 			}
 			setGoMemoryLimit(f.goMemLimit)
+			if up.server != "" || up.config != "" { // aimeter run --server (server.go)
+				return runAndSubmit(cmd.Context(), st, &up, func() error { return runPlan(cmd.Context(), st, p, f.quiet, f.json, f.store) }, p.OutputDir)
+			}
 			return runPlan(cmd.Context(), st, p, f.quiet, f.json, f.store)
 		},
 	}
 	addRunFlags(cmd, &f, &g)
 	addStoreFlags(cmd, &f.store)
+	up.add(cmd)
 	return cmd
 }
 
@@ -181,6 +189,7 @@ func addRunFlags(cmd *cobra.Command, f *runFlags, g *gbtFlags) {
 		flagGroup{"Run control", []string{"timeout", "stall-timeout", "spin-window", "max-memory"}},
 		flagGroup{"Power and energy", powerFlagNames},
 		flagGroup{"Output", []string{"output-dir", "trace", "quiet", "json", "from", "store", "no-store"}},
+		flagGroup{"Network test: the tester's service (aimeter server)", []string{"server", "config", "token", "key", "ca"}},
 	)
 }
 

@@ -1,0 +1,397 @@
+package cli
+
+import (
+	"context"
+	"crypto/ed25519"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"aimeter/attest"
+	"aimeter/server"
+	"aimeter/store"
+)
+
+// ExitRefused: the tester's service refused the upload (aimeter submit,
+// aimeter run --server); the reasons are printed.
+const ExitRefused = 6
+
+func newKeygenCommand(st *State) *cobra.Command {
+	var out string
+	cmd := &cobra.Command{
+		Use:   "keygen",
+		Short: "Make an Ed25519 key pair that signs the bundles a tested party uploads",
+		Long: `Write a new Ed25519 key pair: PREFIX.key (PKCS #8 PEM, mode 0600), which
+signs the bundles 'aimeter submit' and 'aimeter run --server' upload, and
+PREFIX.pub (PKIX PEM), which the tester registers with the test item
+('aimeter server register --public-key PREFIX.pub'). Existing files are
+never overwritten.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			pub, err := attest.WriteKeyPair(out)
+			if err != nil {
+				return withCode(ExitFailure, err)
+			}
+			fmt.Fprintf(st.Stdout, "wrote %s.key and %s.pub (key ID %s)\n", out, out, attest.KeyID(pub))
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&out, "out", "aimeter-client", "prefix of the two files written: PREFIX.key and PREFIX.pub")
+	return cmd
+}
+
+func newServerCommand(st *State) *cobra.Command {
+	var dsn, listen, certFile, keyFile, dataDir string
+	var hosts []string
+	cmd := &cobra.Command{
+		Use:   "server",
+		Short: "Run the tester's service of a GB/T 45087 network test (registration, signed uploads, dashboard)",
+		Long: `Run the tester's service (GB/T 45087 Annex A) over HTTPS: it registers test
+items ('aimeter server register', or POST /api/v1/tests with the admin token),
+receives the lifecycle events and the signed bundles of the tested parties
+('aimeter run --server', 'aimeter submit'), verifies each signature and
+digest, recomputes every metric from the raw records, enforces the retest
+allowance, refuses replays, stores the runs and shows them on a dashboard at
+the same address. docs/server.md describes the API and the trust model.
+
+At first start it writes, in --data-dir: admin.token (the admin token, mode
+0600) and, without --tls-cert/--tls-key, a self-signed certificate
+(tls/cert.pem) for localhost, the loopback addresses, the host's name and
+each --host.`,
+		Example: `  aimeter server --listen 127.0.0.1:8443
+  aimeter server --db postgres://aimeter@db/aimeter --tls-cert cert.pem --tls-key key.pem`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if dataDir == "" {
+				d, err := store.DataDir()
+				if err != nil {
+					return withCode(ExitFailure, err)
+				}
+				dataDir = filepath.Join(d, "server")
+			}
+			if dsn == "" {
+				dsn = filepath.Join(dataDir, "server.db")
+			}
+			if err := os.MkdirAll(dataDir, 0o700); err != nil {
+				return withCode(ExitFailure, err)
+			}
+			tlsCfg, created, err := server.TLSConfig(certFile, keyFile, dataDir, hosts)
+			if err != nil {
+				return withCode(ExitUsage, err)
+			}
+			ctx, stop := interruptible(cmd.Context(), st)
+			defer stop()
+			db, err := store.Open(ctx, store.Options{DSN: dsn, FilesDir: filepath.Join(dataDir, "results")})
+			if err != nil {
+				return withCode(ExitFailure, err)
+			}
+			defer db.Close()
+			srv, err := server.New(server.Options{Store: db, DataDir: dataDir, Logger: slog.New(slog.NewTextHandler(st.Stderr, nil))})
+			if err != nil {
+				return withCode(ExitFailure, err)
+			}
+			ln, err := net.Listen("tcp", listen)
+			if err != nil {
+				return withCode(ExitUsage, fmt.Errorf("--listen %s: %w", listen, err))
+			}
+			hs := &http.Server{Handler: srv, TLSConfig: tlsCfg, ReadHeaderTimeout: 10 * time.Second}
+			fmt.Fprintf(st.Stdout, "aimeter server on https://%s/ (dashboard and /api/v1)\n", ln.Addr())
+			fmt.Fprintf(st.Stdout, "admin token: %s\n", filepath.Join(dataDir, server.AdminTokenFile))
+			if certFile == "" {
+				what := "self-signed certificate"
+				if created {
+					what = "new self-signed certificate"
+				}
+				fmt.Fprintf(st.Stdout, "%s: %s\n", what, filepath.Join(dataDir, filepath.FromSlash(server.SelfSignedCertFile)))
+			}
+			errc := make(chan error, 1)
+			go func() { errc <- hs.ServeTLS(ln, "", "") }()
+			select {
+			case err := <-errc:
+				return withCode(ExitFailure, err)
+			case <-ctx.Done():
+				fmt.Fprintln(st.Stderr, "aimeter server: shutting down")
+				if err := server.Shutdown(hs, 10*time.Second); err != nil {
+					return withCode(ExitFailure, err)
+				}
+				return nil
+			}
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&dsn, "db", "", "the database: an SQLite file, or postgres://… (default: server.db in --data-dir)")
+	fl.StringVar(&listen, "listen", "127.0.0.1:8443", "address to serve HTTPS on")
+	fl.StringVar(&certFile, "tls-cert", "", "TLS certificate (PEM); without it and --tls-key, a self-signed one is made in --data-dir")
+	fl.StringVar(&keyFile, "tls-key", "", "TLS private key (PEM) of --tls-cert")
+	fl.StringVar(&dataDir, "data-dir", "", "where the service keeps its admin token, certificate, uploads and result files (default: the user's data directory/aimeter/server)")
+	fl.StringSliceVar(&hosts, "host", nil, "extra host name or IP address of a self-signed certificate (repeatable)")
+	cmd.AddCommand(newServerRegisterCommand(st))
+	return cmd
+}
+
+// clientFlags are how a command reaches the service.
+type clientFlags struct {
+	server, token, ca, config string
+	cfg                       *server.Config
+}
+
+func (c *clientFlags) add(cmd *cobra.Command, tokenHelp string) {
+	fl := cmd.Flags()
+	fl.StringVar(&c.server, "server", "", "the tester's service, https://HOST:PORT (default: the server of --config)")
+	fl.StringVar(&c.token, "token", "", tokenHelp)
+	fl.StringVar(&c.ca, "ca", "", "PEM certificate to trust for the service (its self-signed tls/cert.pem); default: the certificate in --config, else the system's roots")
+	fl.StringVar(&c.config, "config", "", "the test item's configuration file from 'aimeter server register'")
+}
+
+// client checks the flags and makes the service's client.
+func (c *clientFlags) client(what string) (*server.Client, error) {
+	var trust []byte
+	if c.config != "" {
+		b, err := os.ReadFile(c.config)
+		if err != nil {
+			return nil, usageError("--config: %v", err)
+		}
+		var cfg server.Config
+		if err := json.Unmarshal(b, &cfg); err != nil || cfg.Format != server.ConfigFormat {
+			return nil, usageError("--config %s: not an aimeter test configuration (%s)", c.config, server.ConfigFormat)
+		}
+		c.cfg = &cfg
+		if c.server == "" {
+			c.server = cfg.Server
+		}
+		trust = []byte(cfg.ServerCertificate)
+	}
+	if c.server == "" {
+		return nil, usageError("%s needs --server URL (or --config FILE)", what)
+	}
+	if !strings.HasPrefix(c.server, "https://") {
+		return nil, usageError("--server %s: the service speaks HTTPS only (https://HOST:PORT)", c.server)
+	}
+	if c.token == "" {
+		return nil, usageError("%s needs --token", what)
+	}
+	if c.ca != "" {
+		b, err := os.ReadFile(c.ca)
+		if err != nil {
+			return nil, usageError("--ca: %v", err)
+		}
+		trust = b
+	}
+	cl := &server.Client{BaseURL: c.server, Token: c.token}
+	if len(trust) > 0 {
+		hc, err := server.TrustPEM(trust)
+		if err != nil {
+			return nil, usageError("--ca: %v", err)
+		}
+		cl.HTTP = hc
+	}
+	return cl, nil
+}
+
+func newServerRegisterCommand(st *State) *cobra.Command {
+	var cf clientFlags
+	var reg server.Registration
+	var pubFile, infoFile, out string
+	cmd := &cobra.Command{
+		Use:   "register",
+		Short: "Register a test item with the service: prints its test ID and client token, writes its configuration file",
+		Long: `Register a test item (GB/T 45087 Annex A, steps b and c) with the service at
+--server, authenticated with the admin token (--token, or the environment
+variable AIMETER_ADMIN_TOKEN). Prints the test ID and the client token (the
+service keeps only its hash; it is shown this once) and writes the
+configuration file for the tested party to --out (default TESTID.json), with
+the service's self-signed certificate when it has one.`,
+		Example: `  aimeter server register --server https://127.0.0.1:8443 --ca ~/.local/share/aimeter/server/tls/cert.pem \
+    --token "$(cat ~/.local/share/aimeter/server/admin.token)" --party "Example Lab" --public-key lab.pub --retests 2`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if cf.token == "" {
+				cf.token = os.Getenv("AIMETER_ADMIN_TOKEN")
+			}
+			cl, err := cf.client("aimeter server register")
+			if err != nil {
+				return err
+			}
+			if pubFile == "" {
+				return usageError("--public-key: required (the tested party's PREFIX.pub from 'aimeter keygen')")
+			}
+			pb, err := os.ReadFile(pubFile)
+			if err != nil {
+				return usageError("--public-key: %v", err)
+			}
+			reg.PublicKey = string(pb)
+			if infoFile != "" {
+				ib, err := os.ReadFile(infoFile)
+				if err != nil {
+					return usageError("--info: %v", err)
+				}
+				if !json.Valid(ib) {
+					return usageError("--info %s: not JSON", infoFile)
+				}
+				reg.Info = ib
+			}
+			got, err := cl.Register(cmd.Context(), reg)
+			if err != nil {
+				return refusedCode(err)
+			}
+			if out == "" {
+				out = got.TestID + ".json"
+			}
+			b, _ := json.MarshalIndent(got.Config, "", "  ")
+			if err := os.WriteFile(out, append(b, '\n'), 0o644); err != nil {
+				return withCode(ExitFailure, err)
+			}
+			fmt.Fprintf(st.Stdout, "test ID:  %s\ntoken:    %s\nexpires:  %s\nconfig:   %s\n", got.TestID, got.Token, got.ExpiresAt.Format(time.RFC3339), out)
+			return nil
+		},
+	}
+	cf.add(cmd, "the admin token (the service's admin.token; default $AIMETER_ADMIN_TOKEN)")
+	fl := cmd.Flags()
+	fl.StringVar(&reg.Party, "party", "", "the tested party's name (required)")
+	fl.StringVar(&pubFile, "public-key", "", "the tested party's public key, PEM, that signs its uploads (required)")
+	fl.IntVar(&reg.RetestAllowance, "retests", 0, "retests allowed after the first attempt")
+	fl.StringVar(&reg.ExpiresIn, "expires", "", "how long the client token works, e.g. 720h (default 30 days)")
+	fl.StringVar(&reg.TestID, "test-id", "", "the test ID (default: made by the service)")
+	fl.StringVar(&infoFile, "info", "", "JSON file of the test information (clauses 6.1/7.1) to register")
+	fl.StringVar(&out, "out", "", "where to write the configuration file (default TESTID.json)")
+	return cmd
+}
+
+// refusedCode gives a refusal of the service the exit code ExitRefused.
+func refusedCode(err error) error {
+	var re *server.RefusedError
+	if errors.As(err, &re) {
+		return withCode(ExitRefused, err)
+	}
+	return withCode(ExitFailure, err)
+}
+
+// uploadFlags are those of the commands that upload: the service, the
+// token and the signing key.
+type uploadFlags struct {
+	clientFlags
+	key string
+}
+
+func (u *uploadFlags) add(cmd *cobra.Command) {
+	u.clientFlags.add(cmd, "the test item's client token (from 'aimeter server register')")
+	cmd.Flags().StringVar(&u.key, "key", "", "the Ed25519 private key (PEM) registered with the test item, that signs the bundle (default: aimeter-client.key when it exists)")
+}
+
+// prepare checks the flags before anything runs: the service's client and
+// the signing key.
+func (u *uploadFlags) prepare(what string) (*server.Client, ed25519.PrivateKey, error) {
+	cl, err := u.client(what)
+	if err != nil {
+		return nil, nil, err
+	}
+	if u.key == "" {
+		if _, err := os.Stat("aimeter-client.key"); err != nil {
+			return nil, nil, usageError("%s needs --key (the private key registered with the test item; 'aimeter keygen' makes one)", what)
+		}
+		u.key = "aimeter-client.key"
+	}
+	kb, err := os.ReadFile(u.key)
+	if err != nil {
+		return nil, nil, usageError("--key: %v", err)
+	}
+	key, err := attest.ParsePrivateKey(kb)
+	if err != nil {
+		return nil, nil, usageError("--key %s: %v", u.key, err)
+	}
+	return cl, key, nil
+}
+
+// testID returns the test item the token belongs to.
+func (u *uploadFlags) testID(ctx context.Context, cl *server.Client) (string, error) {
+	v, err := cl.Whoami(ctx)
+	if err != nil {
+		return "", refusedCode(err)
+	}
+	if u.cfg != nil && u.cfg.TestID != v.ID {
+		return "", usageError("--config is test item %s, --token belongs to %s", u.cfg.TestID, v.ID)
+	}
+	return v.ID, nil
+}
+
+func printUpload(st *State, rep *server.UploadReply) {
+	fmt.Fprintf(st.Stdout, "uploaded: run %d of test item %s, attempt %d, %s (signature with key %s, digests and the recomputation of %s agree); verdict %s\n",
+		rep.RunID, rep.TestID, rep.Attempt, rep.Status, rep.KeyID, strings.Join(rep.Recomputed, ", "), rep.Verdict)
+}
+
+func newSubmitCommand(st *State) *cobra.Command {
+	var uf uploadFlags
+	cmd := &cobra.Command{
+		Use:   "submit DIR",
+		Short: "Sign a run bundle and upload it to the tester's service",
+		Long: `Sign the run bundle in DIR with --key (an in-toto statement of every file's
+SHA-256 and the run's verdict, in a DSSE envelope) and upload it to the
+test item that --token belongs to. The service verifies the signature and
+the digests, recomputes every metric from the raw records and stores the
+run, or refuses it with its reasons (exit 6).`,
+		Example: `  aimeter submit aimeter-results --config T20261127-080000-abcdef.json --token amt_… --key lab.key`,
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cl, key, err := uf.prepare("aimeter submit")
+			if err != nil {
+				return err
+			}
+			id, err := uf.testID(cmd.Context(), cl)
+			if err != nil {
+				return err
+			}
+			rep, err := cl.Submit(cmd.Context(), id, args[0], key)
+			if err != nil {
+				return refusedCode(err)
+			}
+			printUpload(st, rep)
+			return nil
+		},
+	}
+	uf.add(cmd)
+	return cmd
+}
+
+// runAndSubmit is aimeter run --server: it reports test_start, runs the
+// plan, reports test_end and uploads the signed bundle. The exit code is
+// the run's, or ExitRefused when the service refuses the upload.
+func runAndSubmit(ctx context.Context, st *State, uf *uploadFlags, run func() error, outputDir string) error {
+	cl, key, err := uf.prepare("aimeter run --server")
+	if err != nil {
+		return err
+	}
+	id, err := uf.testID(ctx, cl)
+	if err != nil {
+		return err
+	}
+	ev, err := cl.Event(ctx, id, store.EventTestStart, nil)
+	if err != nil {
+		return refusedCode(err)
+	}
+	fmt.Fprintf(st.Stderr, "test item %s: attempt %d started\n", id, ev.Attempt)
+	runErr := run()
+	var xe *exitError
+	if runErr != nil && (!errors.As(runErr, &xe) || (xe.code != ExitInvalid && xe.code != ExitOK)) {
+		// The run did not complete: say so, and upload nothing.
+		cl.Event(context.WithoutCancel(ctx), id, store.EventTestEnd, map[string]string{"error": runErr.Error()})
+		return runErr
+	}
+	if _, err := cl.Event(ctx, id, store.EventTestEnd, nil); err != nil {
+		return refusedCode(err)
+	}
+	rep, err := cl.Submit(ctx, id, outputDir, key)
+	if err != nil {
+		return refusedCode(err)
+	}
+	printUpload(st, rep)
+	return runErr
+}

@@ -1,0 +1,176 @@
+package cli
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"aimeter/server"
+	"aimeter/store"
+)
+
+// testServerDSNs are the databases the end-to-end test runs the service
+// on: SQLite, and PostgreSQL when AIMETER_TEST_POSTGRES holds a DSN
+// (AIMETER_REQUIRE_POSTGRES=1 makes its absence a failure).
+func testServerDSNs(t *testing.T) map[string]func(t *testing.T) string {
+	m := map[string]func(t *testing.T) string{
+		"sqlite": func(t *testing.T) string { return filepath.Join(t.TempDir(), "server.db") },
+	}
+	dsn := os.Getenv("AIMETER_TEST_POSTGRES")
+	if dsn == "" {
+		if os.Getenv("AIMETER_REQUIRE_POSTGRES") == "1" {
+			t.Fatal("AIMETER_REQUIRE_POSTGRES=1 but AIMETER_TEST_POSTGRES is empty: run scripts/start-postgres.sh")
+		}
+		return m
+	}
+	m["postgres"] = func(t *testing.T) string {
+		admin, err := sql.Open("pgx", dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer admin.Close()
+		var r [6]byte
+		rand.Read(r[:])
+		name := "aimeter_cli_" + hex.EncodeToString(r[:])
+		if _, err := admin.Exec("CREATE DATABASE " + name); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			if a, err := sql.Open("pgx", dsn); err == nil {
+				a.Exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)")
+				a.Close()
+			}
+		})
+		u, _ := url.Parse(dsn)
+		u.Path = "/" + name
+		return u.String()
+	}
+	return m
+}
+
+// TestAnnexAEndToEnd is the network test of GB/T 45087 Annex A through the
+// commands: the tester's service runs over HTTPS with its self-signed
+// certificate; the tested party makes a key (aimeter keygen); the tester
+// registers the test item (aimeter server register: test ID, token,
+// configuration file); the tested party runs the reference SUT with
+// --config, --token and --key, which reports its lifecycle and uploads the
+// signed bundle; the service verifies and recomputes it, and the run is on
+// the dashboard. A second upload of the same bundle is refused (exit 5).
+func TestAnnexAEndToEnd(t *testing.T) {
+	useUntrainedWeights(t, t.TempDir())
+	for name, dsn := range testServerDSNs(t) {
+		t.Run(name, func(t *testing.T) {
+			dataDir := t.TempDir()
+			db, err := store.Open(context.Background(), store.Options{DSN: dsn(t), FilesDir: filepath.Join(dataDir, "results")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			srv, err := server.New(server.Options{Store: db, DataDir: dataDir})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg, _, err := server.TLSConfig("", "", dataDir, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ts := httptest.NewUnstartedServer(srv)
+			ts.TLS = cfg
+			ts.Config.ErrorLog = log.New(io.Discard, "", 0)
+			ts.StartTLS()
+			defer ts.Close()
+			admin, _ := server.LoadAdminToken(dataDir)
+			cert := filepath.Join(dataDir, filepath.FromSlash(server.SelfSignedCertFile))
+
+			wd := t.TempDir()
+			key := filepath.Join(wd, "lab")
+			if r := runCLI(t, wd, "keygen", "--out", key); r.code != ExitOK {
+				t.Fatal(r)
+			}
+			item := filepath.Join(wd, "item.json")
+			r := runCLI(t, wd, "server", "register", "--server", ts.URL, "--ca", cert, "--token", admin,
+				"--party", "Example Lab", "--public-key", key+".pub", "--out", item)
+			if r.code != ExitOK {
+				t.Fatal(r)
+			}
+			token := regexp.MustCompile(`(?m)^token:\s+(\S+)`).FindStringSubmatch(r.stdout)
+			testID := regexp.MustCompile(`(?m)^test ID:\s+(\S+)`).FindStringSubmatch(r.stdout)
+			if token == nil || testID == nil {
+				t.Fatal(r)
+			}
+			out := filepath.Join(wd, "run")
+			r = runCLI(t, wd, "run", "--sut", "reference", "--scenario", "Offline", "--set", "target_qps=1000", "--set", "min_duration=100", "--set", "min_query_count=10",
+				"--output-dir", out, "--config", item, "--token", token[1], "--key", key+".key")
+			// The verdict depends on the machine's speed (a short Offline run
+			// may miss its minimum duration); either way the run is uploaded.
+			if (r.code != ExitOK && r.code != ExitInvalid) || !strings.Contains(r.stdout, "uploaded: run 1 of test item "+testID[1]+", attempt 1, verified") {
+				t.Fatal(r)
+			}
+
+			// The dashboard shows it, verified, with its lifecycle.
+			hc, _ := server.TrustPEM([]byte(readFileT(t, cert)))
+			page := func(path string) string {
+				req, _ := http.NewRequest(http.MethodGet, ts.URL+path, nil)
+				req.Header.Set("Authorization", "Bearer "+admin)
+				resp, err := hc.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer resp.Body.Close()
+				b, _ := io.ReadAll(resp.Body)
+				if resp.StatusCode != http.StatusOK {
+					t.Fatalf("GET %s: %d %s", path, resp.StatusCode, b)
+				}
+				return string(b)
+			}
+			html := page("/tests/" + testID[1])
+			for _, want := range []string{"verified", "Offline", "VALID", "test_start", "test_end", "upload_complete", "intact"} {
+				if !strings.Contains(html, want) {
+					t.Errorf("the test item's page lacks %q", want)
+				}
+			}
+			var run server.RunView
+			if err := json.Unmarshal([]byte(page("/api/v1/runs/1")), &run); err != nil {
+				t.Fatal(err)
+			}
+			if run.Status != store.StatusVerified || run.TestItemID != testID[1] || !strings.Contains(run.SUT, "Reference") || len(run.Metrics) == 0 {
+				t.Errorf("run = %+v", run.Run)
+			}
+			var at server.AuditTrail
+			json.Unmarshal([]byte(page("/api/v1/events?test="+testID[1])), &at)
+			var kinds []string
+			for _, e := range at.Events {
+				kinds = append(kinds, e.Kind)
+			}
+			for _, k := range []string{store.EventTestStart, store.EventTestEnd, store.EventUploadComplete} {
+				if !slices.Contains(kinds, k) {
+					t.Errorf("events %v lack %s", kinds, k)
+				}
+			}
+
+			// The same bundle again: a replay, refused with its reason.
+			r = runCLI(t, wd, "submit", out, "--config", item, "--token", token[1], "--key", key+".key")
+			if r.code != ExitRefused || !strings.Contains(r.stderr, "replayed upload") {
+				t.Fatal(r)
+			}
+			// A flag missing fails before anything runs.
+			r = runCLI(t, wd, "submit", out, "--config", item, "--key", key+".key")
+			if r.code != ExitUsage || !strings.Contains(r.stderr, "--token") {
+				t.Fatal(r)
+			}
+		})
+	}
+}

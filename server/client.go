@@ -1,0 +1,254 @@
+package server
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"mime/multipart"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"aimeter/attest"
+)
+
+// Client talks to the service for a tester (Register, with the admin
+// token) or a tested party (Event, Upload, with the test item's token).
+type Client struct {
+	// BaseURL is the service's URL, e.g. https://tester.example:8443.
+	BaseURL string
+	// Token is the bearer token: the admin token or a client token.
+	Token string
+	// HTTP is the HTTP client; nil means one that trusts the system's
+	// roots (see TrustPEM for a self-signed service).
+	HTTP *http.Client
+}
+
+// TrustPEM returns an HTTP client that trusts only the certificates in
+// pemData (a self-signed service's certificate, as its configuration file
+// carries it).
+func TrustPEM(pemData []byte) (*http.Client, error) {
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pemData) {
+		return nil, errors.New("server: no PEM certificate to trust")
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	return &http.Client{Transport: tr}, nil
+}
+
+// RefusedError is a refusal from the service: its HTTP status and reasons.
+type RefusedError struct {
+	Status  int
+	Message string
+	Reasons []string
+}
+
+func (e *RefusedError) Error() string {
+	s := fmt.Sprintf("the server refused (HTTP %d): %s", e.Status, e.Message)
+	for _, r := range e.Reasons {
+		s += "\n  " + r
+	}
+	return s
+}
+
+func (c *Client) http() *http.Client {
+	if c.HTTP != nil {
+		return c.HTTP
+	}
+	return http.DefaultClient
+}
+
+func (c *Client) do(req *http.Request, out any) error {
+	req.Header.Set("Authorization", "Bearer "+c.Token)
+	resp, err := c.http().Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode >= 300 {
+		var er ErrorReply
+		if json.Unmarshal(body, &er) != nil || er.Error == "" {
+			er.Error = strings.TrimSpace(string(body))
+		}
+		return &RefusedError{Status: resp.StatusCode, Message: er.Error, Reasons: er.Reasons}
+	}
+	if out != nil {
+		return json.Unmarshal(body, out)
+	}
+	return nil
+}
+
+func (c *Client) url(p string) string { return strings.TrimSuffix(c.BaseURL, "/") + p }
+
+func (c *Client) postJSON(ctx context.Context, p string, in, out any) error {
+	b, err := json.Marshal(in)
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url(p), bytes.NewReader(b))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	return c.do(req, out)
+}
+
+// Register registers a test item (admin token).
+func (c *Client) Register(ctx context.Context, reg Registration) (*Registered, error) {
+	var out Registered
+	if err := c.postJSON(ctx, "/api/v1/tests", reg, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// Event reports a lifecycle event of the test item (client token).
+func (c *Client) Event(ctx context.Context, testID, kind string, detail any) (*EventReply, error) {
+	req := EventRequest{Kind: kind, At: time.Now()}
+	if detail != nil {
+		b, err := json.Marshal(detail)
+		if err != nil {
+			return nil, err
+		}
+		req.Detail = b
+	}
+	var out EventReply
+	if err := c.postJSON(ctx, "/api/v1/tests/"+testID+"/events", req, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// Test returns the test item with its runs (admin or its client token).
+func (c *Client) Test(ctx context.Context, testID string) (*TestItemView, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.url("/api/v1/tests/"+testID), nil)
+	if err != nil {
+		return nil, err
+	}
+	var out TestItemView
+	if err := c.do(req, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// Whoami returns the test item of the client token.
+func (c *Client) Whoami(ctx context.Context) (*TestItemView, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.url("/api/v1/token"), nil)
+	if err != nil {
+		return nil, err
+	}
+	var out TestItemView
+	if err := c.do(req, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// Submit signs the bundle in dir with key and uploads it (Upload with a
+// fresh upload ID).
+func (c *Client) Submit(ctx context.Context, testID, dir string, key ed25519.PrivateKey) (*UploadReply, error) {
+	env, err := attest.Sign(dir, key)
+	if err != nil {
+		return nil, err
+	}
+	return c.Upload(ctx, testID, dir, env, NewToken("up"))
+}
+
+// Upload streams the bundle in dir with its envelope under uploadID.
+func (c *Client) Upload(ctx context.Context, testID, dir string, env *attest.Envelope, uploadID string) (*UploadReply, error) {
+	envJSON, err := env.Marshal()
+	if err != nil {
+		return nil, err
+	}
+	pr, pw := io.Pipe()
+	mw := multipart.NewWriter(pw)
+	go func() {
+		pw.CloseWithError(writeUploadBody(mw, envJSON, dir))
+	}()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url("/api/v1/tests/"+testID+"/uploads"), pr)
+	if err != nil {
+		pr.Close()
+		return nil, err
+	}
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	req.Header.Set(UploadIDHeader, uploadID)
+	var out UploadReply
+	if err := c.do(req, &out); err != nil {
+		pr.CloseWithError(err)
+		return nil, err
+	}
+	return &out, nil
+}
+
+func writeUploadBody(mw *multipart.Writer, envJSON []byte, dir string) error {
+	p, err := mw.CreateFormFile(EnvelopePart, "envelope.json")
+	if err != nil {
+		return err
+	}
+	if _, err := p.Write(envJSON); err != nil {
+		return err
+	}
+	p, err = mw.CreateFormFile(BundlePart, "bundle.tar")
+	if err != nil {
+		return err
+	}
+	if err := WriteTar(p, dir); err != nil {
+		return err
+	}
+	return mw.Close()
+}
+
+// WriteTar writes every regular file under dir to w as a tar stream, with
+// slash-separated relative names.
+func WriteTar(w io.Writer, dir string) error {
+	tw := tar.NewWriter(w)
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			return fmt.Errorf("%s is not a regular file", p)
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil {
+			return err
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		fi, err := f.Stat()
+		if err != nil {
+			return err
+		}
+		if err := tw.WriteHeader(&tar.Header{Name: filepath.ToSlash(rel), Mode: 0o644, Size: fi.Size(), ModTime: fi.ModTime(), Typeflag: tar.TypeReg}); err != nil {
+			return err
+		}
+		_, err = io.Copy(tw, f)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return tw.Close()
+}

@@ -1,0 +1,269 @@
+// Package server is the tester's service of a GB/T 45087 network test (Annex
+// A; GB-7.7.1-m): `aimeter server`.
+//
+// The tester registers a test item (POST /api/v1/tests, with the admin token
+// the service made at its first start) and gets back its test ID, a client
+// token and a configuration file for the tested party (GB-A-b, GB-A-c). The
+// tested party runs its test (`aimeter run --server URL --token T`, or
+// `aimeter submit DIR` for a bundle it has), which reports its lifecycle
+// events as they happen and uploads the bundle with a DSSE envelope signed by
+// the Ed25519 key registered with the item (package attest).
+//
+// An upload is stored only when all of these hold: the token is the item's
+// and has not expired; the upload ID was never used; the signature verifies
+// with the registered key and every file has the digest the signed statement
+// names, none missing and none extra; every derived file and metric comes out
+// the same when recomputed from the raw records (package recompute); the
+// bundle was not stored before; and the item has an attempt left (its first,
+// then as many retests as it was allowed). The bundle is then stored
+// atomically by package store (GB-A-f), and each step appends an event to the
+// store's hash-chained log. A refusal answers with an HTTP error whose JSON
+// body names every reason.
+//
+// The same data is shown by server-rendered pages (test items, their runs
+// and progress, a run's result with its report, runs side by side, the audit
+// trail with the chain's verification) and served as JSON under /api/v1
+// (docs/server.md). The service speaks HTTPS only; without a certificate it
+// makes a self-signed one on first start and keeps it beside its data.
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"aimeter/store"
+)
+
+// Files the service keeps in its data directory.
+const (
+	// AdminTokenFile holds the admin token, made at first start (mode
+	// 0600).
+	AdminTokenFile = "admin.token"
+	// StagingDir is where uploads are unpacked before they are stored;
+	// emptied at every start.
+	StagingDir = "staging"
+)
+
+// DefaultTokenTTL is how long a client token works when the registration
+// names no expiry.
+const DefaultTokenTTL = 30 * 24 * time.Hour
+
+// DefaultMaxUploadBytes bounds an upload's body when Options.MaxUploadBytes
+// is 0.
+const DefaultMaxUploadBytes = 1 << 30
+
+// Options configure New.
+type Options struct {
+	// Store is the results database. Required.
+	Store *store.Store
+	// DataDir holds the admin token, the staging area of uploads and (see
+	// TLSFiles) the self-signed certificate. Required.
+	DataDir string
+	// AdminToken, if set, is the admin token to use; "" reads DataDir's
+	// admin.token, or makes and saves one there at first start.
+	AdminToken string
+	// MaxUploadBytes bounds an upload's body; 0 means
+	// DefaultMaxUploadBytes.
+	MaxUploadBytes int64
+	// Now returns the current time; nil means time.Now.
+	Now func() time.Time
+	// Logger receives one line per refused request and per stored run; nil
+	// discards them.
+	Logger *slog.Logger
+	// Version is the aimeter version recomputations compare with; ""
+	// means version.String().
+	Version string
+}
+
+// Server is the service: an http.Handler for the API and the dashboard.
+// Make one with New; it is safe for concurrent use.
+type Server struct {
+	store     *store.Store
+	dataDir   string
+	adminHash [32]byte
+	maxUpload int64
+	now       func() time.Time
+	log       *slog.Logger
+	version   string
+	mux       *http.ServeMux
+
+	// ingest serialises the replay checks, the attempt claims and the
+	// stores of uploads, so that two uploads of the same bundle or the
+	// same upload ID cannot both pass; verification and recomputation
+	// happen outside it.
+	ingest sync.Mutex
+	// inflight are the upload IDs being processed now.
+	inflight map[string]bool
+}
+
+// New makes the service: it reads or makes the admin token and empties the
+// staging area (an upload cut off by a crash left nothing stored).
+func New(opts Options) (*Server, error) {
+	if opts.Store == nil {
+		return nil, errors.New("server: Options.Store is required")
+	}
+	if opts.DataDir == "" {
+		return nil, errors.New("server: Options.DataDir is required")
+	}
+	if err := os.MkdirAll(opts.DataDir, 0o700); err != nil {
+		return nil, err
+	}
+	tok := opts.AdminToken
+	if tok == "" {
+		var err error
+		if tok, err = LoadAdminToken(opts.DataDir); err != nil {
+			return nil, err
+		}
+	}
+	staging := filepath.Join(opts.DataDir, StagingDir)
+	if err := os.RemoveAll(staging); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(staging, 0o700); err != nil {
+		return nil, err
+	}
+	s := &Server{
+		store:     opts.Store,
+		dataDir:   opts.DataDir,
+		adminHash: sha256.Sum256([]byte(tok)),
+		maxUpload: opts.MaxUploadBytes,
+		now:       opts.Now,
+		log:       opts.Logger,
+		version:   opts.Version,
+		inflight:  map[string]bool{},
+	}
+	if s.maxUpload == 0 {
+		s.maxUpload = DefaultMaxUploadBytes
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	s.routes()
+	return s, nil
+}
+
+// ServeHTTP serves the API and the dashboard.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	s.mux.ServeHTTP(w, r)
+}
+
+// LoadAdminToken reads dir's admin.token, or makes a new token and saves it
+// there (mode 0600) when the file does not exist.
+func LoadAdminToken(dir string) (string, error) {
+	p := filepath.Join(dir, AdminTokenFile)
+	b, err := os.ReadFile(p)
+	if err == nil {
+		tok := strings.TrimSpace(string(b))
+		if tok == "" {
+			return "", fmt.Errorf("server: %s is empty; remove it to make a new admin token", p)
+		}
+		return tok, nil
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return "", err
+	}
+	tok := NewToken("adm")
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return "", err
+	}
+	if _, err := f.WriteString(tok + "\n"); err != nil {
+		f.Close()
+		return "", err
+	}
+	return tok, f.Close()
+}
+
+// NewToken returns a fresh random token: the prefix, "_" and 32 random
+// bytes in unpadded base64url.
+func NewToken(prefix string) string {
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err) // crypto/rand does not fail on supported platforms
+	}
+	return prefix + "_" + base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// bearer returns the token of an "Authorization: Bearer" header, or of the
+// dashboard's session cookie.
+func bearer(r *http.Request) string {
+	if h := r.Header.Get("Authorization"); h != "" {
+		if t, ok := strings.CutPrefix(h, "Bearer "); ok {
+			return strings.TrimSpace(t)
+		}
+		return ""
+	}
+	if c, err := r.Cookie(sessionCookie); err == nil {
+		return c.Value
+	}
+	return ""
+}
+
+func (s *Server) isAdmin(r *http.Request) bool {
+	t := bearer(r)
+	if t == "" {
+		return false
+	}
+	h := sha256.Sum256([]byte(t))
+	return subtle.ConstantTimeCompare(h[:], s.adminHash[:]) == 1
+}
+
+// client returns the test item whose token the request carries, or writes
+// the refusal and returns nil.
+func (s *Server) client(w http.ResponseWriter, r *http.Request, id string) *store.TestItem {
+	t := bearer(r)
+	if t == "" {
+		writeError(w, http.StatusUnauthorized, "no token: send Authorization: Bearer <the client token of the test item>")
+		return nil
+	}
+	it, err := s.store.TestItemByToken(r.Context(), t)
+	switch {
+	case errors.Is(err, store.ErrExpired):
+		writeError(w, http.StatusUnauthorized, "the token has expired: ask the tester for a new test item")
+		return nil
+	case errors.Is(err, store.ErrNotFound):
+		writeError(w, http.StatusUnauthorized, "unknown token")
+		return nil
+	case err != nil:
+		s.internal(w, err)
+		return nil
+	}
+	if !it.ExpiresAt.IsZero() && !s.now().Before(it.ExpiresAt) {
+		writeError(w, http.StatusUnauthorized, "the token has expired: ask the tester for a new test item")
+		return nil
+	}
+	if it.ID != id {
+		writeError(w, http.StatusForbidden, fmt.Sprintf("the token is not the token of test item %s", id))
+		return nil
+	}
+	return it
+}
+
+func (s *Server) internal(w http.ResponseWriter, err error) {
+	s.log.Error("internal error", "err", err)
+	writeError(w, http.StatusInternalServerError, "internal error: "+err.Error())
+}
+
+// Shutdown is a helper for commands: it shuts hs down within d.
+func Shutdown(hs *http.Server, d time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	return hs.Shutdown(ctx)
+}

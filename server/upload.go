@@ -1,0 +1,360 @@
+package server
+
+import (
+	"archive/tar"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"aimeter/attest"
+	"aimeter/bundle"
+	"aimeter/recompute"
+	"aimeter/store"
+)
+
+// Upload protocol: POST /api/v1/tests/{id}/uploads with the client token,
+// an Upload-ID header and a multipart/form-data body of two parts in this
+// order: "envelope" (the DSSE envelope, JSON) and "bundle" (the bundle's
+// directory as a tar stream of regular files).
+const (
+	// UploadIDHeader carries the upload's ID: 16 to 128 letters, digits,
+	// '-' or '_', used once.
+	UploadIDHeader = "Upload-ID"
+	// EnvelopePart and BundlePart name the parts of the body.
+	EnvelopePart = "envelope"
+	BundlePart   = "bundle"
+)
+
+// Events the service appends besides the store's.
+const (
+	// EventUploadReceived: an upload began; its detail names the upload
+	// ID, which no later upload may use.
+	EventUploadReceived = "upload_received"
+	// EventUploadRefused: an upload was refused; its detail gives the
+	// reasons.
+	EventUploadRefused = "upload_refused"
+)
+
+// Bounds of an upload's tar stream.
+const (
+	maxEnvelopeBytes = 4 << 20
+	maxBundleFiles   = 10000
+)
+
+var uploadIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{16,128}$`)
+
+// UploadReply answers a stored upload.
+type UploadReply struct {
+	RunID        int64           `json:"run_id"`
+	TestID       string          `json:"test_id"`
+	Attempt      int             `json:"attempt"`
+	Status       store.RunStatus `json:"status"`
+	BundleDigest string          `json:"bundle_digest"`
+	KeyID        string          `json:"key_id"`
+	Verdict      string          `json:"verdict"`
+	// Recomputed are the derived files the service regenerated from the
+	// raw records and found equal to the ones uploaded.
+	Recomputed []string `json:"recomputed"`
+}
+
+// refusal is an upload refused with an HTTP status and its reasons.
+type refusal struct {
+	code    int
+	msg     string
+	reasons []string
+}
+
+func (e *refusal) Error() string { return e.msg }
+
+func refuse(code int, msg string, reasons ...string) *refusal {
+	return &refusal{code: code, msg: msg, reasons: reasons}
+}
+
+func (s *Server) handleUpload(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	it := s.client(w, r, id)
+	if it == nil {
+		return
+	}
+	uid := r.Header.Get(UploadIDHeader)
+	if !uploadIDPattern.MatchString(uid) {
+		writeError(w, http.StatusBadRequest, UploadIDHeader+": give 16 to 128 letters, digits, '-' or '_', new for each upload")
+		return
+	}
+	rep, ref := s.upload(w, r, it, uid)
+	if ref != nil {
+		s.log.Warn("upload refused", "test", id, "upload", uid, "reason", ref.msg)
+		detail, _ := json.Marshal(map[string]any{"upload_id": uid, "reason": ref.msg, "reasons": ref.reasons})
+		if ref.code != http.StatusConflict || !strings.Contains(ref.msg, "upload ID") {
+			s.store.AppendEvent(r.Context(), store.Event{TestItemID: id, Attempt: it.Attempts, Kind: EventUploadRefused, Detail: detail})
+		}
+		writeError(w, ref.code, ref.msg, ref.reasons...)
+		return
+	}
+	s.log.Info("run stored", "test", id, "run", rep.RunID, "attempt", rep.Attempt)
+	writeJSON(w, http.StatusCreated, rep)
+}
+
+func (s *Server) upload(w http.ResponseWriter, r *http.Request, it *store.TestItem, uid string) (*UploadReply, *refusal) {
+	ctx := r.Context()
+	if it.PublicKey == nil {
+		return nil, refuse(http.StatusConflict, "test item "+it.ID+" has no public key registered to verify uploads with")
+	}
+	// The upload ID is spent as soon as the upload begins, whatever
+	// becomes of it.
+	s.ingest.Lock()
+	used, err := s.uploadIDUsed(r, it.ID, uid)
+	if err == nil && !used && !s.inflight[uid] {
+		s.inflight[uid] = true
+		detail, _ := json.Marshal(map[string]string{"upload_id": uid})
+		_, err = s.store.AppendEvent(ctx, store.Event{TestItemID: it.ID, Attempt: it.Attempts, Kind: EventUploadReceived, Detail: detail})
+	} else if err == nil {
+		used = true
+	}
+	s.ingest.Unlock()
+	if err != nil {
+		return nil, refuse(http.StatusInternalServerError, "internal error: "+err.Error())
+	}
+	if used {
+		return nil, refuse(http.StatusConflict, "replayed upload: the upload ID "+uid+" was used before")
+	}
+	defer func() {
+		s.ingest.Lock()
+		delete(s.inflight, uid)
+		s.ingest.Unlock()
+	}()
+
+	dir, err := os.MkdirTemp(filepath.Join(s.dataDir, StagingDir), "upload-")
+	if err != nil {
+		return nil, refuse(http.StatusInternalServerError, "internal error: "+err.Error())
+	}
+	defer os.RemoveAll(dir)
+	env, ref := receive(w, r, s.maxUpload, dir)
+	if ref != nil {
+		return nil, ref
+	}
+	st, err := attest.Verify(env, it.PublicKey, dir)
+	if err != nil {
+		return nil, refuse(http.StatusUnprocessableEntity, "the signed bundle does not verify: "+err.Error())
+	}
+	rc, err := recompute.Check(dir, recompute.Options{Version: s.version})
+	if err != nil {
+		return nil, refuse(http.StatusUnprocessableEntity, "the bundle cannot be recomputed from its raw records: "+err.Error())
+	}
+	if !rc.OK() {
+		var reasons []string
+		for _, d := range rc.Differences {
+			reasons = append(reasons, d.String())
+		}
+		return nil, refuse(http.StatusUnprocessableEntity,
+			fmt.Sprintf("the raw records do not support %d claim(s) of the bundle", len(reasons)), reasons...)
+	}
+	mb, err := os.ReadFile(filepath.Join(dir, bundle.ManifestFile))
+	if err != nil {
+		return nil, refuse(http.StatusInternalServerError, "internal error: "+err.Error())
+	}
+	sum := sha256.Sum256(mb)
+	digest := hex.EncodeToString(sum[:])
+
+	s.ingest.Lock()
+	defer s.ingest.Unlock()
+	if prev, err := s.runWithDigest(r, digest); err != nil {
+		return nil, refuse(http.StatusInternalServerError, "internal error: "+err.Error())
+	} else if prev != nil {
+		return nil, refuse(http.StatusConflict, fmt.Sprintf("replayed upload: this bundle (manifest SHA-256 %s) is stored already as run %d of test item %s", digest, prev.ID, prev.TestItemID))
+	}
+	cur, err := s.store.TestItem(ctx, it.ID)
+	if err != nil {
+		return nil, refuse(http.StatusInternalServerError, "internal error: "+err.Error())
+	}
+	attempt := cur.Attempts
+	if attempt == 0 || s.attemptHasRun(r, it.ID, attempt) {
+		a, err := s.store.ClaimAttempt(ctx, it.ID)
+		switch {
+		case errors.Is(err, store.ErrRetestsExhausted):
+			return nil, refuse(http.StatusConflict, fmt.Sprintf("test item %s has no attempt left: its first attempt and the %d retest(s) it was allowed are used", it.ID, cur.RetestAllowance))
+		case errors.Is(err, store.ErrExpired):
+			return nil, refuse(http.StatusUnauthorized, "the token has expired: ask the tester for a new test item")
+		case err != nil:
+			return nil, refuse(http.StatusInternalServerError, "internal error: "+err.Error())
+		}
+		attempt = a
+	}
+	run, err := s.store.Ingest(ctx, dir, store.IngestOptions{
+		TestItemID:   it.ID,
+		Attempt:      attempt,
+		Status:       store.StatusVerified,
+		StatusReason: "signature with key " + attest.KeyID(it.PublicKey) + ", every digest and the recomputation from the raw records agree",
+		Source:       "upload " + uid,
+		Bundle:       rc.Bundle,
+		Derived:      rc.Derived,
+		Move:         true,
+	})
+	if err != nil {
+		return nil, refuse(http.StatusInternalServerError, "storing the run: "+err.Error())
+	}
+	detail, _ := json.Marshal(map[string]any{"upload_id": uid, "run_id": run.ID, "bundle_digest": digest, "key_id": attest.KeyID(it.PublicKey), "recomputed": rc.Compared})
+	if _, err := s.store.AppendEvent(ctx, store.Event{TestItemID: it.ID, RunID: run.ID, Attempt: attempt, Kind: store.EventUploadComplete, Detail: detail}); err != nil {
+		return nil, refuse(http.StatusInternalServerError, "internal error: "+err.Error())
+	}
+	return &UploadReply{
+		RunID: run.ID, TestID: it.ID, Attempt: attempt, Status: run.Status, BundleDigest: digest,
+		KeyID: attest.KeyID(it.PublicKey), Verdict: st.Predicate.Verdict, Recomputed: rc.Compared,
+	}, nil
+}
+
+// uploadIDUsed reports whether an upload_received event of the item names
+// uid.
+func (s *Server) uploadIDUsed(r *http.Request, testID, uid string) (bool, error) {
+	evs, err := s.store.Events(r.Context(), store.EventFilter{TestItemID: testID})
+	if err != nil {
+		return false, err
+	}
+	for _, e := range evs {
+		if e.Kind != EventUploadReceived {
+			continue
+		}
+		var d struct {
+			UploadID string `json:"upload_id"`
+		}
+		if json.Unmarshal(e.Detail, &d) == nil && d.UploadID == uid {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// runWithDigest returns the stored run whose manifest has this SHA-256, or
+// nil.
+func (s *Server) runWithDigest(r *http.Request, digest string) (*store.Run, error) {
+	runs, err := s.store.Runs(r.Context(), store.RunFilter{BundleDigest: digest, Limit: 1})
+	if err != nil || len(runs) == 0 {
+		return nil, err
+	}
+	return &runs[0], nil
+}
+
+func (s *Server) attemptHasRun(r *http.Request, testID string, attempt int) bool {
+	runs, err := s.store.Runs(r.Context(), store.RunFilter{TestItemID: testID})
+	if err != nil {
+		return true
+	}
+	for _, run := range runs {
+		if run.Attempt == attempt {
+			return true
+		}
+	}
+	return false
+}
+
+// receive reads the multipart body: the envelope, then the bundle's tar
+// stream unpacked into dir.
+func receive(w http.ResponseWriter, r *http.Request, limit int64, dir string) (*attest.Envelope, *refusal) {
+	r.Body = http.MaxBytesReader(w, r.Body, limit)
+	mr, err := r.MultipartReader()
+	if err != nil {
+		return nil, refuse(http.StatusBadRequest, "the body is not multipart/form-data: "+err.Error())
+	}
+	p, err := mr.NextPart()
+	if err != nil || p.FormName() != EnvelopePart {
+		return nil, refuse(http.StatusBadRequest, "the first part of the body must be \""+EnvelopePart+"\" (the DSSE envelope)")
+	}
+	data, err := io.ReadAll(io.LimitReader(p, maxEnvelopeBytes+1))
+	if err != nil {
+		return nil, bodyRefusal(err)
+	}
+	if len(data) > maxEnvelopeBytes {
+		return nil, refuse(http.StatusRequestEntityTooLarge, "the envelope exceeds 4 MiB")
+	}
+	env, err := attest.ParseEnvelope(data)
+	if err != nil {
+		return nil, refuse(http.StatusUnprocessableEntity, "the envelope: "+err.Error())
+	}
+	p, err = mr.NextPart()
+	if err != nil || p.FormName() != BundlePart {
+		return nil, refuse(http.StatusBadRequest, "the second part of the body must be \""+BundlePart+"\" (the bundle as a tar stream)")
+	}
+	if err := untar(p, dir); err != nil {
+		var ref *refusal
+		if errors.As(err, &ref) {
+			return nil, ref
+		}
+		return nil, bodyRefusal(err)
+	}
+	if _, err := mr.NextPart(); err != io.EOF {
+		return nil, refuse(http.StatusBadRequest, "the body has parts after \""+BundlePart+"\"")
+	}
+	return env, nil
+}
+
+func bodyRefusal(err error) *refusal {
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return refuse(http.StatusRequestEntityTooLarge, fmt.Sprintf("the upload exceeds %d bytes", mbe.Limit))
+	}
+	return refuse(http.StatusBadRequest, "the upload was cut off: "+err.Error())
+}
+
+// untar unpacks a tar stream of regular files and directories into dir,
+// refusing any other entry, a name that leaves dir, or a repeated name.
+func untar(r io.Reader, dir string) error {
+	tr := tar.NewReader(r)
+	seen := map[string]bool{}
+	for n := 0; ; n++ {
+		h, err := tr.Next()
+		if err == io.EOF {
+			if n == 0 {
+				return refuse(http.StatusBadRequest, "the bundle's tar stream is empty")
+			}
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if n >= maxBundleFiles {
+			return refuse(http.StatusRequestEntityTooLarge, fmt.Sprintf("the bundle has more than %d entries", maxBundleFiles))
+		}
+		name := h.Name
+		clean := path.Clean(strings.TrimSuffix(name, "/"))
+		if name == "" || strings.Contains(name, "\\") || path.IsAbs(name) || clean == "." || clean == ".." || strings.HasPrefix(clean, "../") || clean != strings.TrimSuffix(name, "/") {
+			return refuse(http.StatusBadRequest, fmt.Sprintf("the bundle's tar stream names %q, which is not a plain relative path", name))
+		}
+		target := filepath.Join(dir, filepath.FromSlash(clean))
+		switch h.Typeflag {
+		case tar.TypeDir:
+			if err := os.MkdirAll(target, 0o755); err != nil {
+				return err
+			}
+		case tar.TypeReg:
+			if seen[clean] {
+				return refuse(http.StatusBadRequest, fmt.Sprintf("the bundle's tar stream holds %s twice", clean))
+			}
+			seen[clean] = true
+			if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+				return err
+			}
+			f, err := os.OpenFile(target, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+			if err != nil {
+				return err
+			}
+			_, err = io.Copy(f, tr)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				return err
+			}
+		default:
+			return refuse(http.StatusBadRequest, fmt.Sprintf("the bundle's tar stream holds %s of type %q: only regular files and directories", clean, h.Typeflag))
+		}
+	}
+}
