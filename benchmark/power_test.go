@@ -100,3 +100,42 @@ func TestRunWithFailingPowerSource(t *testing.T) {
 		t.Errorf("verdict %+v: a failing meter does not fail the run", out.Verdict)
 	}
 }
+
+// The power sampler runs from before the warm-up: result.json's warm-up
+// phase has 400 W × its duration, and the warm-up's start is in the
+// bundle so that the phase regenerates from it.
+func TestRunWithPowerAndWarmup(t *testing.T) {
+	srcs, err := telemetry.Open("replay:"+constantTrace(t), telemetry.SpecOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := Run(context.Background(), Plan{
+		Settings:  Settings{Concurrency: 2, Set: []string{"min_duration=0", "min_query_count=200"}},
+		Warmup:    Warmup{Requests: 50},
+		OutputDir: t.TempDir(), NoReport: true, Power: srcs,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wu := out.Bundle.Invocation.Warmup
+	if wu == nil || wu.StartUnixNs == 0 || wu.StartUnixNs > out.Result.StartTime.UnixNano() {
+		t.Fatalf("warm-up %+v: want its start, before the run's (%d)", wu, out.Result.StartTime.UnixNano())
+	}
+	r, err := out.Derived.Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, ph := range r.Power.Phases {
+		names = append(names, ph.Name)
+		if ph.EnergyJ == nil || math.Abs(*ph.EnergyJ-400*ph.Seconds()) > 1e-6*400*ph.Seconds() {
+			t.Errorf("%s: energy %v over %v s: want 400 W × the phase", ph.Name, ph.EnergyJ, ph.Seconds())
+		}
+	}
+	if strings.Join(names, ",") != "warm-up,performance,mlperf-power-window" {
+		t.Errorf("phases %v", names)
+	}
+	if ph := r.Power.Phases[0]; ph.ToNs > 0 || ph.Samples != wu.Requests-wu.Failed {
+		t.Errorf("warm-up phase %+v: want it before the run's clock starts, over the warm-up's successful requests", ph)
+	}
+}

@@ -1,0 +1,163 @@
+package derived
+
+import (
+	"fmt"
+
+	"aimeter/bundle"
+	"aimeter/loadgen"
+	"aimeter/telemetry"
+)
+
+// MinWorkCoverage is the least coverage of a phase's window by readings
+// for which result.json gives energy per sample and per token: below it,
+// the energy is that of the covered part only, and dividing it by the work
+// of the whole phase would understate the cost.
+const MinWorkCoverage = 0.95
+
+// The names of the phases of result.json's power.phases.
+const (
+	// PhaseWarmup is a fixed-concurrency run's warm-up (before the
+	// records' clock starts, so its window is negative).
+	PhaseWarmup = "warm-up"
+	// PhaseMLPerfWindow is the reported pass from its start to its last
+	// completion: LoadGen's power_begin to power_end.
+	PhaseMLPerfWindow = "mlperf-power-window"
+	// PhaseGBTRun is a GB/T test's T_I: from the test's time zero to its
+	// end (gbt.Test.EndNs).
+	PhaseGBTRun = "gbt-t_i"
+)
+
+// WorkEnergy is the energy of a phase per unit of the work done in it.
+// A figure is nil where the phase has no energy figure, no such work, or
+// too little coverage (MinWorkCoverage).
+type WorkEnergy struct {
+	// Samples counts the samples that completed successfully in the
+	// phase; OutputTokens their output tokens (0 for a run without).
+	Samples      uint64 `json:"samples"`
+	OutputTokens int64  `json:"output_tokens,omitempty"`
+	// JPerSample and SamplesPerJ are the energy per successful sample and
+	// its inverse; JPerToken and TokensPerJ the same per output token.
+	JPerSample  *float64 `json:"j_per_sample,omitempty"`
+	SamplesPerJ *float64 `json:"samples_per_j,omitempty"`
+	JPerToken   *float64 `json:"j_per_token,omitempty"`
+	TokensPerJ  *float64 `json:"tokens_per_j,omitempty"`
+}
+
+// PhaseEnergy is the telemetry over one phase of a run.
+type PhaseEnergy struct {
+	// Name is one of the Phase… names, or a pass's kind with its index
+	// among the passes ("performance", "accuracy", "find-peak-probe 2").
+	Name string `json:"name"`
+	telemetry.Window
+	// EnergyJ, AvgW, PeakW, Method and Coverage are the totals over the
+	// devices (telemetry.Summary); Note says what limits them.
+	EnergyJ  *float64 `json:"energy_j,omitempty"`
+	AvgW     *float64 `json:"avg_w,omitempty"`
+	PeakW    *float64 `json:"peak_w,omitempty"`
+	Method   string   `json:"method,omitempty"`
+	Coverage float64  `json:"coverage"`
+	WorkEnergy
+	Note string `json:"note,omitempty"`
+}
+
+// workOf divides energy over the work (samples, tokens), withholding the
+// figures below MinWorkCoverage; note says why figures are missing.
+func workOf(s telemetry.Summary, samples uint64, tokens int64) (w WorkEnergy, note string) {
+	w.Samples, w.OutputTokens = samples, tokens
+	if s.EnergyJ == nil || *s.EnergyJ <= 0 {
+		return w, ""
+	}
+	if s.Coverage < MinWorkCoverage {
+		return w, fmt.Sprintf("readings cover %.1f %% of the phase (< %g %%): no energy per sample or token", s.Coverage*100, MinWorkCoverage*100)
+	}
+	e := *s.EnergyJ
+	if samples > 0 {
+		jps, spj := e/float64(samples), float64(samples)/e
+		w.JPerSample, w.SamplesPerJ = &jps, &spj
+	}
+	if tokens > 0 {
+		jpt, tpj := e/float64(tokens), float64(tokens)/e
+		w.JPerToken, w.TokensPerJ = &jpt, &tpj
+	}
+	return w, ""
+}
+
+// phaseOf summarises l over w with the work done in it.
+func phaseOf(l *telemetry.Log, name string, w telemetry.Window, samples uint64, tokens int64) PhaseEnergy {
+	s := telemetry.Summarize(l, w)
+	p := PhaseEnergy{Name: name, Window: w, EnergyJ: s.EnergyJ, AvgW: s.AvgW, PeakW: s.PeakW, Method: s.Method, Coverage: s.Coverage, Note: s.Note}
+	var note string
+	p.WorkEnergy, note = workOf(s, samples, tokens)
+	p.Note = joinNotes(p.Note, note)
+	return p
+}
+
+func joinNotes(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + "; " + b
+}
+
+// passWork counts the successful samples of pass i and their output
+// tokens, and finds its last completion (ns from the pass's start).
+func passWork(res *loadgen.Result, i int) (samples uint64, tokens int64, last int64) {
+	for r := range res.PassRecords(i) {
+		if r.CompletedNs != loadgen.NoTime && r.CompletedNs > last {
+			last = r.CompletedNs
+		}
+		if r.Status == loadgen.StatusOK {
+			samples++
+			tokens += max(r.Tokens, 0)
+		}
+	}
+	return samples, tokens, last
+}
+
+// powerPhases are the phases of b's run that its telemetry can cover: the
+// warm-up, each pass (from its start to its end), the MLPerf power window
+// of the reported pass and a GB/T test's T_I.
+func powerPhases(b *bundle.Bundle) []PhaseEnergy {
+	l, res := b.Telemetry, b.Result
+	origin := res.StartTime.UnixNano()
+	var out []PhaseEnergy
+	if inv := b.Invocation; inv != nil && inv.Warmup != nil && inv.Warmup.StartUnixNs != 0 {
+		wu := inv.Warmup
+		from := wu.StartUnixNs - origin
+		w := telemetry.Window{FromNs: from, ToNs: from + wu.DurationNs}
+		out = append(out, phaseOf(l, PhaseWarmup, w, wu.Requests-min(wu.Failed, wu.Requests), 0))
+	}
+	for i, p := range res.Passes {
+		samples, tokens, last := passWork(res, i)
+		start := p.StartUnixNs - origin
+		name := string(p.Kind)
+		if p.Kind == loadgen.PassFindPeak {
+			name = fmt.Sprintf("%s %d", p.Kind, i)
+		}
+		end := max(p.EndNs, last)
+		out = append(out, phaseOf(l, name, telemetry.Window{FromNs: start, ToNs: start + end}, samples, tokens))
+		if p.Reported {
+			out = append(out, phaseOf(l, PhaseMLPerfWindow, telemetry.Window{FromNs: start, ToNs: start + last}, samples, tokens))
+		}
+	}
+	if g := b.GBT; g != nil && g.EndNs > 0 {
+		// The records' time zero is the test's (gbt.Test.Start).
+		from := g.Start.UnixNano() - origin
+		if g.Start.IsZero() {
+			from = 0
+		}
+		var samples uint64
+		var tokens int64
+		for r := range res.Records() {
+			if r.Status == loadgen.StatusOK {
+				samples++
+				tokens += max(r.Tokens, 0)
+			}
+		}
+		out = append(out, phaseOf(l, PhaseGBTRun, telemetry.Window{FromNs: from, ToNs: from + g.EndNs}, samples, tokens))
+	}
+	return out
+}
