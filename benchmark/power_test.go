@@ -1,6 +1,7 @@
 package benchmark
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math"
@@ -10,7 +11,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"aimeter/bundle"
+	"aimeter/gbt"
+	"aimeter/loadgentest"
 	"aimeter/telemetry"
 )
 
@@ -137,5 +142,59 @@ func TestRunWithPowerAndWarmup(t *testing.T) {
 	}
 	if ph := r.Power.Phases[0]; ph.ToNs > 0 || ph.Samples != wu.Requests-wu.Failed {
 		t.Errorf("warm-up phase %+v: want it before the run's clock starts, over the warm-up's successful requests", ph)
+	}
+}
+
+// A GB/T test with a power source: gbt_result.json holds Table 17 and
+// the Annex E ratio, from a constant 400 W read every 10 ms.
+func TestGBTRunWithPower(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("t_ns,node,device,watts\n")
+	for ms := int64(-1000); ms <= 5000; ms += 10 {
+		fmt.Fprintf(&b, "%d,node-1,cpu,250\n%d,node-1,gpu0,150\n", ms*1e6, ms*1e6)
+	}
+	file := filepath.Join(t.TempDir(), "trace.csv")
+	if err := os.WriteFile(file, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srcs, err := telemetry.Open("replay:"+file, telemetry.SpecOptions{Period: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := Run(context.Background(), Plan{
+		Custom: &Custom{SUT: &loadgentest.StagedSUT{FailEvery: -1}, QSL: &loadgentest.QSL{Total: 64}},
+		GBT: &GBT{Input: gbt.PlanInput{
+			Arrival:       gbt.Arrival{Mode: gbt.ModePoisson, Lambda: 500, Duration: 500 * time.Millisecond},
+			LossThreshold: 0.01,
+		}},
+		OutputDir: t.TempDir(), NoReport: true, Power: srcs, PowerOptions: telemetry.Options{Period: 10 * time.Millisecond},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(filepath.Join(out.Dir, bundle.GBTResultFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rf, err := gbt.ReadResultFile(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := rf.Metrics.Power
+	if p == nil || len(p.Servers) != 1 {
+		t.Fatalf("gbt_result.json power %+v", p)
+	}
+	s := p.Servers[0]
+	if s.Node != "node-1" || s.RunAvgW == nil || *s.RunAvgW != 400 || *s.PeakW != 400 || s.RunSamples < 40 {
+		t.Errorf("server %+v: want 400 W on average and at peak, from about 50 instants", s)
+	}
+	// The stand-in SUT's stages are instants: no T_IN interval to average over.
+	if s.AvgW != nil || !strings.Contains(strings.Join(s.Notes, ";"), "T_IN") {
+		t.Errorf("server %+v: want no T_IN average and a note", s)
+	}
+	// Nor end-to-end times or T_DIP intervals of any length: no Annex E
+	// ratios (gbt/power_test.go works them by hand).
+	if th := rf.Metrics.Throughput; th.CoverNs != 0 || p.EnergyRatio != nil || !strings.Contains(strings.Join(p.Notes, ";"), "end-to-end") {
+		t.Errorf("throughput cover %d ns, energy ratio %+v, notes %q", th.CoverNs, p.EnergyRatio, p.Notes)
 	}
 }

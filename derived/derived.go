@@ -150,6 +150,7 @@ func (s *Set) GBTMetrics() (gbt.Metrics, error) {
 func (s *Set) evaluateGBT() {
 	s.gbtOnce.Do(func() {
 		s.gbtRun = s.b.GBTRun()
+		s.gbtRun.Power = gbtPowerGrid(s.b)
 		s.gbtM, s.gbtErr = gbt.Evaluate(s.gbtRun)
 	})
 }

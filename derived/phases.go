@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"aimeter/bundle"
+	"aimeter/gbt"
 	"aimeter/loadgen"
 	"aimeter/telemetry"
 )
@@ -160,4 +161,39 @@ func powerPhases(b *bundle.Bundle) []PhaseEnergy {
 		out = append(out, phaseOf(l, PhaseGBTRun, telemetry.Window{FromNs: from, ToNs: from + g.EndNs}, samples, tokens))
 	}
 	return out
+}
+
+// gbtPowerGrid resamples b's telemetry onto common instants over a GB/T
+// test's T_I, on the records' clock, for gbt.Evaluate's Table 17 and
+// Annex E figures (IN-73); nil without telemetry or without a node.
+func gbtPowerGrid(b *bundle.Bundle) *gbt.PowerGrid {
+	g := b.GBT
+	if b.Telemetry == nil || g == nil || b.Result == nil {
+		return nil
+	}
+	// The records count from the test's time zero (gbt.Test.Start), the
+	// telemetry from the run's start.
+	off := int64(0)
+	if !g.Start.IsZero() {
+		off = g.Start.UnixNano() - b.Result.StartTime.UnixNano()
+	}
+	end := g.EndNs
+	if end <= 0 {
+		for _, p := range b.Result.Passes {
+			end = max(end, p.EndNs)
+		}
+	}
+	ts, nodes := telemetry.Grid(b.Telemetry, telemetry.Window{FromNs: off, ToNs: off + end}, 0)
+	if len(nodes) == 0 {
+		return nil
+	}
+	// NaN marks an instant without a value: no bound on the spacing.
+	pg := &gbt.PowerGrid{T: make([]int64, len(ts))}
+	for i, t := range ts {
+		pg.T[i] = t - off
+	}
+	for _, n := range nodes {
+		pg.Servers = append(pg.Servers, gbt.ServerPower{Node: n.Node, W: n.W})
+	}
+	return pg
 }
