@@ -242,6 +242,10 @@ func (s *Set) ReportRun() (report.Run, error) {
 	}
 	sc := report.Run{Name: name, Result: b.Result, Accuracy: ReportAccuracy(b.AccuracyCheck), Nodes: ReportNodes(b.Nodes),
 		ServerMetrics: ReportServerMetrics(b.ServerMetrics, b.Result), Steady: ReportSteady(b.Result)}
+	if b.Telemetry != nil {
+		samples := sampleCounts(b.Result)
+		sc.Power = ReportPower(b, powerFigures(b, samples))
+	}
 	if b.GBT != nil {
 		m, err := s.GBTMetrics()
 		if err != nil {

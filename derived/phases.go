@@ -1,11 +1,15 @@
 package derived
 
 import (
+	"cmp"
 	"fmt"
+	"math"
+	"slices"
 
 	"aimeter/bundle"
 	"aimeter/gbt"
 	"aimeter/loadgen"
+	"aimeter/report"
 	"aimeter/telemetry"
 )
 
@@ -196,4 +200,78 @@ func gbtPowerGrid(b *bundle.Bundle) *gbt.PowerGrid {
 		pg.Servers = append(pg.Servers, gbt.ServerPower{Node: n.Node, W: n.W})
 	}
 	return pg
+}
+
+// ReportPower is b's telemetry as the report draws it: each device's
+// power on the reported pass's clock (its power readings, or for a device
+// with an energy counter alone the counter's mean power between two
+// readings, at their midpoint) and result.json's phases. Nil without
+// telemetry or without a reported pass.
+func ReportPower(b *bundle.Bundle, f *PowerFigures) *report.Power {
+	l, res := b.Telemetry, b.Result
+	if l == nil || res == nil || f == nil {
+		return nil
+	}
+	pass := res.ReportedPass()
+	if pass < 0 {
+		return nil
+	}
+	shift := res.Passes[pass].StartUnixNs - res.StartTime.UnixNano()
+	type key struct{ source, node, device string }
+	power := map[key]*report.PowerSeries{}
+	counters := map[key][]telemetry.Reading{}
+	var order []key
+	rs := slices.Clone(l.Readings)
+	slices.SortStableFunc(rs, func(a, b telemetry.Reading) int { return cmp.Compare(a.T, b.T) })
+	for _, r := range rs {
+		k := key{r.Source, r.Node, r.Device}
+		switch r.Kind {
+		case telemetry.Power:
+			s := power[k]
+			if s == nil {
+				s = &report.PowerSeries{}
+				power[k] = s
+			}
+			s.TimesNs = append(s.TimesNs, r.T-shift)
+			s.Watts = append(s.Watts, r.Value)
+		case telemetry.Energy:
+			counters[k] = append(counters[k], r)
+		default:
+			continue
+		}
+		if !slices.Contains(order, k) {
+			order = append(order, k)
+		}
+	}
+	out := &report.Power{Gaps: len(l.Gaps), Note: f.Note}
+	for _, k := range order {
+		label := k.source + " " + k.device
+		if k.node != "" {
+			label = k.source + " " + k.node + "/" + k.device
+		}
+		if s := power[k]; s != nil {
+			s.Label = label
+			out.Series = append(out.Series, *s)
+			continue
+		}
+		c := counters[k]
+		s := report.PowerSeries{Label: label + " (from its energy counter)"}
+		for i := 1; i < len(c); i++ {
+			dt := c[i].T - c[i-1].T
+			w := math.NaN()
+			if dt > 0 && c[i].Value >= c[i-1].Value {
+				w = (c[i].Value - c[i-1].Value) / (float64(dt) / 1e9)
+			}
+			s.TimesNs = append(s.TimesNs, c[i-1].T+dt/2-shift)
+			s.Watts = append(s.Watts, w)
+		}
+		if len(s.TimesNs) > 0 {
+			out.Series = append(out.Series, s)
+		}
+	}
+	for _, ph := range f.Phases {
+		out.Phases = append(out.Phases, report.PowerPhase{Name: ph.Name, FromNs: ph.FromNs - shift, ToNs: ph.ToNs - shift,
+			EnergyJ: ph.EnergyJ, AvgW: ph.AvgW, PeakW: ph.PeakW, Coverage: ph.Coverage, JPerSample: ph.JPerSample, JPerToken: ph.JPerToken, Note: ph.Note})
+	}
+	return out
 }

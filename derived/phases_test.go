@@ -1,6 +1,10 @@
 package derived
 
 import (
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -108,5 +112,53 @@ func TestWorkOf(t *testing.T) {
 		if c.tok && (*w.JPerToken != 2 || *w.TokensPerJ != 0.5) {
 			t.Errorf("%s: J/token %v tokens/J %v: want 2 and 0.5", c.why, *w.JPerToken, *w.TokensPerJ)
 		}
+	}
+}
+
+// The report's power: a power series as read, a counter-only device as
+// its mean power between readings at their midpoints, on the reported
+// pass's clock, with result.json's phases; report.html has the section.
+func TestReportPower(t *testing.T) {
+	b := runBundle(t, &loadgentest.WireSUT{}, loadgentest.SmallSettings(loadgen.Offline, loadgen.PerformanceOnly))
+	res := b.Result
+	shift := res.Passes[res.ReportedPass()].StartUnixNs - res.StartTime.UnixNano()
+	b.Telemetry = constantLog(res.StartTime, -1e9, 5e9)
+	b.Telemetry.Readings = append(b.Telemetry.Readings,
+		telemetry.Reading{T: 0, Source: "nvml", Device: "gpu1", Kind: telemetry.Energy, Value: 10},
+		telemetry.Reading{T: 2e9, Source: "nvml", Device: "gpu1", Kind: telemetry.Energy, Value: 110},
+		telemetry.Reading{T: 3e9, Source: "nvml", Device: "gpu1", Kind: telemetry.Energy, Value: 100}) // went down
+	r, err := Of(b).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := ReportPower(b, r.Power)
+	if p == nil || len(p.Series) != 3 || len(p.Phases) != len(r.Power.Phases) {
+		t.Fatalf("report power %+v", p)
+	}
+	var gpu1 *struct{}
+	for _, s := range p.Series {
+		if strings.HasPrefix(s.Label, "nvml gpu1") {
+			gpu1 = &struct{}{}
+			if len(s.Watts) != 2 || s.Watts[0] != 50 || !math.IsNaN(s.Watts[1]) || s.TimesNs[0] != 1e9-shift || s.TimesNs[1] != 25e8-shift {
+				t.Errorf("gpu1 %+v: want 50 W at 1 s, none at 2.5 s (the counter went down), on the pass's clock", s)
+			}
+		}
+	}
+	if gpu1 == nil {
+		t.Error("no series for the counter-only device")
+	}
+	if p.Phases[0].FromNs != r.Power.Phases[0].FromNs-shift {
+		t.Errorf("phase %+v not on the pass's clock", p.Phases[0])
+	}
+	dir := t.TempDir()
+	if err := Write(dir, b); err != nil {
+		t.Fatal(err)
+	}
+	page, err := os.ReadFile(filepath.Join(dir, bundle.ReportFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(page), "Power and energy") || !strings.Contains(string(page), `class="power-chart"`) {
+		t.Error("report.html has no power section with its chart")
 	}
 }
