@@ -22,7 +22,7 @@ type powerFlags struct {
 var powerFlagNames = []string{"power", "power-period"}
 
 func addPowerFlags(fl *pflag.FlagSet, pf *powerFlags) {
-	fl.StringVar(&pf.sources, "power", "", "sample power and energy while the run goes (docs/power.md): SOURCE[,SOURCE…], each replay:FILE (a CSV t_ns,node,device,watts, or time,node,watts), rapl (CPU package and DRAM counters), nvml (NVIDIA GPUs: energy counter, power, utilisation) or prometheus:URL[#PRESET|#KIND=QUERY] (default preset dcgm: the DCGM exporter's energy counter, power and GPU utilisation)")
+	fl.StringVar(&pf.sources, "power", "", "sample power and energy while the run goes (docs/power.md): SOURCE[,SOURCE…], each replay:FILE (a CSV t_ns,node,device,watts, or time,node,watts), rapl (CPU package and DRAM counters), nvml (NVIDIA GPUs: energy counter, power, utilisation), nvidia-smi[:PATH] (NVIDIA GPUs without NVML: power, utilisation), npu-smi[:PATH] (Ascend NPUs: power, AI Core utilisation), ipmi[:PATH] (the local BMC through ipmitool DCMI; low rate), redfish:URL (a BMC's Chassis, https://USER:PASSWORD@BMC/redfish/v1/Chassis/ID[#insecure]; low rate) or prometheus:URL[#PRESET|#KIND=QUERY] (default preset dcgm: the DCGM exporter's energy counter, power and GPU utilisation)")
 	fl.DurationVar(&pf.period, "power-period", telemetry.DefaultPeriod, "--power: time between two reads of a polled source, and the Prometheus query step")
 }
 
@@ -67,6 +67,12 @@ func printPower(w io.Writer, out *benchmark.Outcome) {
 	fmt.Fprintf(w, " average %.1f W, peak %s, energy %.1f J (%s), coverage %.1f %%\n", *p.AvgW, peak, *p.EnergyJ, p.Method, p.Coverage*100)
 	if e := p.Efficiency; e != nil {
 		fmt.Fprintf(w, "  %s : %.6g\n", strings.ToUpper(e.Name[:1])+e.Name[1:], e.Value)
+	}
+	if p.JPerSample != nil {
+		fmt.Fprintf(w, "  Energy per sample : %.6g J (%d successful samples)\n", *p.JPerSample, p.Samples)
+	}
+	if p.JPerToken != nil {
+		fmt.Fprintf(w, "  Energy per output token : %.6g J (%d tokens)\n", *p.JPerToken, p.OutputTokens)
 	}
 	if p.Note != "" {
 		fmt.Fprintf(w, "  Note: %s\n", p.Note)
