@@ -77,6 +77,15 @@ func TestPowerPhases(t *testing.T) {
 		!near(*mw.SamplesPerJ, float64(ok) / *mw.EnergyJ) || !near(*mw.JPerSample, *mw.EnergyJ/float64(ok)) {
 		t.Errorf("MLPerf window %+v: want %d samples, %d tokens", mw, ok, tokens)
 	}
+	if len(p.Clocks) != 1 || !p.Clocks[0].Pass || p.Clocks[0].Source != "replay" {
+		t.Errorf("clock checks %+v: want the replay's, passed (its readings hold the window)", p.Clocks)
+	}
+	// A trace that ends before power_end fails MLPerf Power's check.
+	short := *b
+	short.Telemetry = constantLog(res.StartTime, -4e9, mw.ToNs/2)
+	if rs, err := Of(&short).Result(); err != nil || len(rs.Power.Clocks) != 1 || rs.Power.Clocks[0].Pass {
+		t.Errorf("a short trace: %+v, %v: want a failed clock check", rs.Power.Clocks, err)
+	}
 	if p.JPerToken == nil || *p.JPerToken != *mw.JPerToken || p.Samples != ok {
 		t.Errorf("top-level work figures %+v: want the MLPerf window's", p.WorkEnergy)
 	}

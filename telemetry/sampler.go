@@ -147,7 +147,8 @@ func (s *Sampler) gap(source string, t int64, reason string) {
 
 // Stop makes a last read of each Poller, waits for it, asks each Windowed
 // source for the readings from the start to now (each bounded by the window
-// timeout, and by ctx), and returns the Log. A source that fails leaves a
+// timeout, and by ctx), measures the clock of each that answered and is
+// Clocked, and returns the Log. A source that fails leaves a
 // Gap; Stop itself fails only when called twice.
 func (s *Sampler) Stop(ctx context.Context) (*Log, error) {
 	s.mu.Lock()
@@ -161,6 +162,7 @@ func (s *Sampler) Stop(ctx context.Context) (*Log, error) {
 	close(s.stop)
 	s.wg.Wait()
 	to := s.start.Add(time.Duration(end))
+	var clocks []ClockReading
 	for _, src := range s.sources {
 		w, ok := src.(Windowed)
 		if !ok {
@@ -171,6 +173,18 @@ func (s *Sampler) Stop(ctx context.Context) (*Log, error) {
 		cancel()
 		if err != nil { // what it did read still counts
 			s.gap(w.Name(), 0, err.Error())
+		} else if c, ok := src.(Clocked); ok {
+			// Its clock, once it has answered: a source that did not
+			// answer is not asked again.
+			cctx, cancel := context.WithTimeout(ctx, s.opts.WindowTimeout)
+			t := s.now()
+			off, unc, err := c.ClockOffset(cctx)
+			cancel()
+			if err != nil {
+				s.gap(c.Name(), t, "clock check: "+err.Error())
+			} else {
+				clocks = append(clocks, ClockReading{Source: c.Name(), T: t, OffsetNs: off.Nanoseconds(), UncertaintyNs: unc.Nanoseconds()})
+			}
 		}
 		for _, r := range rs {
 			r.Source = w.Name()
@@ -181,7 +195,7 @@ func (s *Sampler) Stop(ctx context.Context) (*Log, error) {
 			s.readings = append(s.readings, r)
 		}
 	}
-	l := &Log{StartUnixNs: s.start.UnixNano(), PeriodNs: s.opts.Period.Nanoseconds(), Readings: s.readings, Gaps: s.gaps}
+	l := &Log{StartUnixNs: s.start.UnixNano(), PeriodNs: s.opts.Period.Nanoseconds(), Readings: s.readings, Gaps: s.gaps, Clocks: clocks}
 	for _, src := range s.sources {
 		_, polled := src.(Poller)
 		l.Sources = append(l.Sources, SourceInfo{Name: src.Name(), Spec: src.Spec(), Polled: polled, Notes: src.Notes()})

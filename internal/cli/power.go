@@ -77,4 +77,9 @@ func printPower(w io.Writer, out *benchmark.Outcome) {
 	if p.Note != "" {
 		fmt.Fprintf(w, "  Note: %s\n", p.Note)
 	}
+	for _, c := range p.Clocks {
+		if !c.Pass {
+			fmt.Fprintf(w, "  Clock check of %s failed (MLPerf Power): %s\n", c.Source, c.Note)
+		}
+	}
 }
