@@ -29,20 +29,33 @@ func addPowerFlags(fl *pflag.FlagSet, pf *powerFlags) {
 // apply opens the sources of --power into p; every source is checked now,
 // so that a bad one stops the run before it starts (exit 2).
 func (pf *powerFlags) apply(p *benchmark.Plan) error {
-	if pf.sources == "" {
-		return nil
-	}
-	if pf.period <= 0 {
-		return usageError("--power-period %v: want a positive duration", pf.period)
-	}
 	host, _ := os.Hostname()
-	srcs, err := telemetry.Open(pf.sources, telemetry.SpecOptions{Node: host, Period: pf.period})
-	if err != nil {
-		return usageError("%v", err)
+	srcs, err := pf.open(host)
+	if err != nil || srcs == nil {
+		return err
 	}
-	p.Power, p.PowerOptions = srcs, telemetry.Options{Period: pf.period}
+	p.Power, p.PowerOptions = srcs, pf.options()
 	return nil
 }
+
+// open opens the sources of --power, their local meters named node; nil
+// without --power. Errors are usage errors.
+func (pf *powerFlags) open(node string) ([]telemetry.Source, error) {
+	if pf.sources == "" {
+		return nil, nil
+	}
+	if pf.period <= 0 {
+		return nil, usageError("--power-period %v: want a positive duration", pf.period)
+	}
+	srcs, err := telemetry.Open(pf.sources, telemetry.SpecOptions{Node: node, Period: pf.period})
+	if err != nil {
+		return nil, usageError("%v", err)
+	}
+	return srcs, nil
+}
+
+// options are the Sampler's options of --power-period.
+func (pf *powerFlags) options() telemetry.Options { return telemetry.Options{Period: pf.period} }
 
 // printPower prints the run's power figures over the MLPerf power window,
 // or why there are none; nothing for a run without --power.
