@@ -30,6 +30,11 @@ const (
 	// PhaseGBTRun is a GB/T test's T_I: from the test's time zero to its
 	// end (gbt.Test.EndNs).
 	PhaseGBTRun = "gbt-t_i"
+	// PhaseSteadySuperPass and PhaseSteadyInFlight are the steady-state
+	// windows of a token run's reported pass (ReportSteady), where found:
+	// ML.ENERGY reports joules per output token over the steady state.
+	PhaseSteadySuperPass = "steady-super-pass"
+	PhaseSteadyInFlight  = "steady-in-flight"
 )
 
 // WorkEnergy is the energy of a phase per unit of the work done in it.
@@ -148,6 +153,7 @@ func powerPhases(b *bundle.Bundle) []PhaseEnergy {
 			out = append(out, phaseOf(l, PhaseMLPerfWindow, telemetry.Window{FromNs: start, ToNs: start + last}, samples, tokens))
 		}
 	}
+	out = append(out, steadyPhases(b)...)
 	if g := b.GBT; g != nil && g.EndNs > 0 {
 		// The records' time zero is the test's (gbt.Test.Start).
 		from := g.Start.UnixNano() - origin
@@ -272,6 +278,33 @@ func ReportPower(b *bundle.Bundle, f *PowerFigures) *report.Power {
 	for _, ph := range f.Phases {
 		out.Phases = append(out.Phases, report.PowerPhase{Name: ph.Name, FromNs: ph.FromNs - shift, ToNs: ph.ToNs - shift,
 			EnergyJ: ph.EnergyJ, AvgW: ph.AvgW, PeakW: ph.PeakW, Coverage: ph.Coverage, JPerSample: ph.JPerSample, JPerToken: ph.JPerToken, Note: ph.Note})
+	}
+	return out
+}
+
+// steadyPhases are the steady-state windows of b's reported pass that
+// ReportSteady finds (a token-latency run), each with the samples its
+// method counts in it and their output tokens.
+func steadyPhases(b *bundle.Bundle) []PhaseEnergy {
+	res := b.Result
+	st := ReportSteady(res)
+	if st == nil {
+		return nil
+	}
+	pass := res.ReportedPass()
+	shift := res.Passes[pass].StartUnixNs - res.StartTime.UnixNano()
+	var out []PhaseEnergy
+	for _, w := range st.Windows {
+		if !w.Found || w.EndNs <= w.StartNs {
+			continue
+		}
+		name := PhaseSteadyInFlight
+		if w.Label == SuperPassLabel {
+			name = PhaseSteadySuperPass
+		}
+		m := w.Metrics
+		tokens := int64(math.Round(m.OutputTokensPerSec * float64(m.SpanNs) / 1e9))
+		out = append(out, phaseOf(b.Telemetry, name, telemetry.Window{FromNs: shift + w.StartNs, ToNs: shift + w.EndNs}, uint64(m.Completed), tokens))
 	}
 	return out
 }

@@ -171,3 +171,52 @@ func TestReportPower(t *testing.T) {
 		t.Error("report.html has no power section with its chart")
 	}
 }
+
+// A token run's steady-state windows are phases too, with the samples
+// and output tokens their method counts: joules per output token over the
+// steady state, as ML.ENERGY reports it.
+func TestSteadyPowerPhases(t *testing.T) {
+	st := loadgentest.SmallSettings(loadgen.Server, loadgen.PerformanceOnly)
+	st.UseTokenLatencies = true
+	st.ServerTTFTLatencyNs, st.ServerTPOTLatencyNs = 1_000_000, 1_000_000
+	b := runBundle(t, &loadgentest.WireSUT{}, st)
+	res := b.Result
+	b.Telemetry = constantLog(res.StartTime, -1e9, 120e9)
+	steady := ReportSteady(res)
+	if steady == nil {
+		t.Fatal("no steady state for a token run")
+	}
+	r, err := Of(b).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := 0
+	for _, w := range steady.Windows {
+		if !w.Found {
+			continue
+		}
+		name := PhaseSteadyInFlight
+		if w.Label == SuperPassLabel {
+			name = PhaseSteadySuperPass
+		}
+		var ph *PhaseEnergy
+		for i := range r.Power.Phases {
+			if r.Power.Phases[i].Name == name {
+				ph = &r.Power.Phases[i]
+			}
+		}
+		if ph == nil {
+			t.Errorf("no phase %s for the window %+v", name, w)
+			continue
+		}
+		found++
+		span := float64(w.EndNs-w.StartNs) / 1e9
+		if ph.EnergyJ == nil || !near(*ph.EnergyJ, 400*span) || ph.Samples != uint64(w.Metrics.Completed) || ph.OutputTokens <= 0 ||
+			ph.JPerToken == nil || !near(*ph.JPerToken, 400*span/float64(ph.OutputTokens)) {
+			t.Errorf("%s: %+v: want 400 W × %v s over %d samples and their tokens", name, ph, span, w.Metrics.Completed)
+		}
+	}
+	if found == 0 {
+		t.Fatal("no steady window found: the in-flight window of a Server run with samples in flight should be")
+	}
+}
