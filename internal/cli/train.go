@@ -433,9 +433,12 @@ func runTrain(parent context.Context, st *State, fs *pflag.FlagSet, f *trainFlag
 		return withCode(ExitFailure, startErr.err)
 	}
 	if sampler != nil {
+		// On the training events' clock, that of a replay's t_ns too.
+		if !run.Origin.IsZero() {
+			sampler.SetOrigin(run.Origin)
+		}
 		l, err := sampler.Stop(context.WithoutCancel(ctx))
 		if err == nil && !run.Origin.IsZero() {
-			l.Rebase(run.Origin)
 			tr.Events = append(tr.Events, train.TelemetryEvents(l, p.node)...)
 			if n := len(l.Gaps); n > 0 {
 				fmt.Fprintf(st.Stderr, "aimeter: power: %d reads gave nothing (the first, of %s: %s)\n", n, l.Gaps[0].Source, l.Gaps[0].Reason)
