@@ -452,7 +452,12 @@ func (r *runner) measure(st *resolved, o *opened, gp *gbt.RunPlan, manual gbt.Te
 	}
 	r.replayOptions(opts)
 
+	// Power is read from before the warm-up, so that its energy is cut
+	// from the same telemetry as the measured run's (result.json's
+	// power phases).
+	power := r.startPower()
 	if err := r.warmup(o, st); err != nil {
+		r.stopPower(power, nil)
 		return nil, err
 	}
 	var life gbt.Lifecycle
@@ -461,14 +466,15 @@ func (r *runner) measure(st *resolved, o *opened, gp *gbt.RunPlan, manual gbt.Te
 		life.Mark(gbt.EventDatasetLoadStart)
 		life.Mark(gbt.EventDatasetLoadEnd)
 	}
-	// The scraper starts before anything else that runs beside the test,
-	// so that an endpoint it refuses leaves nothing running.
+	// The scraper starts before anything else that runs beside the test
+	// (but the power sampler, stopped here when it fails), so that an
+	// endpoint it refuses leaves nothing running.
 	scraper, err := r.startScrape(o)
 	if err != nil {
+		r.stopPower(power, nil)
 		return nil, err
 	}
 	meter := sysinfo.StartLoad()
-	power := r.startPower()
 
 	// Mode 5: foreign jobs of another workload, with their own accounting,
 	// run beside the main jobs on the same SUT (IN-50). They draw from
@@ -607,7 +613,7 @@ func (r *runner) warmup(o *opened, st *resolved) error {
 			return fmt.Errorf("draining the SUT after the warm-up: %w", err)
 		}
 	}
-	r.warmed = &bundle.Warmup{Requests: uint64(res.RecordCount()), Failed: res.FailedSamples, DurationNs: int64(time.Since(start))}
+	r.warmed = &bundle.Warmup{Requests: uint64(res.RecordCount()), Failed: res.FailedSamples, DurationNs: int64(time.Since(start)), StartUnixNs: start.UnixNano()}
 	r.notify(Info, "warm-up: %d requests in %v (%d failed), left out of the results", r.warmed.Requests, time.Duration(r.warmed.DurationNs).Round(time.Millisecond), res.FailedSamples)
 	return nil
 }

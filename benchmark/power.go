@@ -28,6 +28,11 @@ func (r *runner) stopPower(s *telemetry.Sampler, res *loadgen.Result) *telemetry
 		s.Stop(context.WithoutCancel(r.ctx))
 		return nil
 	}
+	// The sampler started before the warm-up: the log counts from the
+	// run's start, the clock of the records and of a replay's t_ns.
+	if !res.StartTime.IsZero() {
+		s.SetOrigin(res.StartTime)
+	}
 	l, err := s.Stop(context.WithoutCancel(r.ctx))
 	if err != nil {
 		r.notify(Warning, "power: %v", err)

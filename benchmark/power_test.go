@@ -1,6 +1,7 @@
 package benchmark
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math"
@@ -10,7 +11,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"aimeter/bundle"
+	"aimeter/gbt"
+	"aimeter/loadgentest"
 	"aimeter/telemetry"
 )
 
@@ -98,5 +103,104 @@ func TestRunWithFailingPowerSource(t *testing.T) {
 	}
 	if !out.Verdict.Pass {
 		t.Errorf("verdict %+v: a failing meter does not fail the run", out.Verdict)
+	}
+}
+
+// The power sampler runs from before the warm-up: result.json's warm-up
+// phase has 400 W × its duration, and the warm-up's start is in the
+// bundle so that the phase regenerates from it.
+func TestRunWithPowerAndWarmup(t *testing.T) {
+	srcs, err := telemetry.Open("replay:"+constantTrace(t), telemetry.SpecOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := Run(context.Background(), Plan{
+		Settings:  Settings{Concurrency: 2, Set: []string{"min_duration=0", "min_query_count=200"}},
+		Warmup:    Warmup{Requests: 50},
+		OutputDir: t.TempDir(), NoReport: true, Power: srcs,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wu := out.Bundle.Invocation.Warmup
+	if wu == nil || wu.StartUnixNs == 0 || wu.StartUnixNs > out.Result.StartTime.UnixNano() {
+		t.Fatalf("warm-up %+v: want its start, before the run's (%d)", wu, out.Result.StartTime.UnixNano())
+	}
+	// The replay's t_ns are on the run's clock, however long before the
+	// run the sampler started: its first reading is at -5 s exactly.
+	if l := out.Bundle.Telemetry; l.Readings[0].T != -5e9 || l.StartUnixNs != out.Result.StartTime.UnixNano() {
+		t.Errorf("first reading at %d ns on a log from %d: want -5 s on the run's clock (%d)", l.Readings[0].T, l.StartUnixNs, out.Result.StartTime.UnixNano())
+	}
+	r, err := out.Derived.Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, ph := range r.Power.Phases {
+		names = append(names, ph.Name)
+		if ph.EnergyJ == nil || math.Abs(*ph.EnergyJ-400*ph.Seconds()) > 1e-6*400*ph.Seconds() {
+			t.Errorf("%s: energy %v over %v s: want 400 W × the phase", ph.Name, ph.EnergyJ, ph.Seconds())
+		}
+	}
+	if strings.Join(names, ",") != "warm-up,performance,mlperf-power-window" {
+		t.Errorf("phases %v", names)
+	}
+	if ph := r.Power.Phases[0]; ph.ToNs > 0 || ph.Samples != wu.Requests-wu.Failed {
+		t.Errorf("warm-up phase %+v: want it before the run's clock starts, over the warm-up's successful requests", ph)
+	}
+}
+
+// A GB/T test with a power source: gbt_result.json holds Table 17 and
+// the Annex E ratio, from a constant 400 W read every 10 ms.
+func TestGBTRunWithPower(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("t_ns,node,device,watts\n")
+	for ms := int64(-1000); ms <= 30000; ms += 10 {
+		fmt.Fprintf(&b, "%d,node-1,cpu,250\n%d,node-1,gpu0,150\n", ms*1e6, ms*1e6)
+	}
+	file := filepath.Join(t.TempDir(), "trace.csv")
+	if err := os.WriteFile(file, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srcs, err := telemetry.Open("replay:"+file, telemetry.SpecOptions{Period: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := Run(context.Background(), Plan{
+		Custom: &Custom{SUT: &loadgentest.StagedSUT{FailEvery: -1}, QSL: &loadgentest.QSL{Total: 64}},
+		GBT: &GBT{Input: gbt.PlanInput{
+			Arrival:       gbt.Arrival{Mode: gbt.ModePoisson, Lambda: 500, Duration: 500 * time.Millisecond},
+			LossThreshold: 0.01,
+		}},
+		OutputDir: t.TempDir(), NoReport: true, Power: srcs, PowerOptions: telemetry.Options{Period: 10 * time.Millisecond},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(filepath.Join(out.Dir, bundle.GBTResultFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rf, err := gbt.ReadResultFile(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := rf.Metrics.Power
+	if p == nil || len(p.Servers) != 1 {
+		t.Fatalf("gbt_result.json power %+v", p)
+	}
+	s := p.Servers[0]
+	if s.Node != "node-1" || s.RunAvgW == nil || *s.RunAvgW != 400 || *s.PeakW != 400 || s.RunSamples < 40 {
+		t.Errorf("server %+v: want 400 W on average and at peak, from about 50 instants", s)
+	}
+	// The stand-in SUT's stages are instants: no T_IN interval to average over.
+	if s.AvgW != nil || !strings.Contains(strings.Join(s.Notes, ";"), "T_IN") {
+		t.Errorf("server %+v: want no T_IN average and a note", s)
+	}
+	// Nor T_DIP intervals of any length (and end-to-end times of a few
+	// microseconds, which a 10 ms grid mostly misses): no Annex E ratios,
+	// with a note saying why (gbt/power_test.go works them by hand).
+	if th := rf.Metrics.Throughput; th.CoverNs != 0 || p.EnergyRatio != nil || !strings.Contains(strings.Join(p.Notes, ";"), "no energy-efficiency ratio") {
+		t.Errorf("throughput cover %d ns, energy ratio %+v, notes %q", th.CoverNs, p.EnergyRatio, p.Notes)
 	}
 }

@@ -56,6 +56,10 @@ type Warmup struct {
 	Failed   uint64 `json:"failed"`
 	// DurationNs is how long it took, in ns.
 	DurationNs int64 `json:"duration_ns"`
+	// StartUnixNs is when it started, Unix ns, so that the energy of the
+	// warm-up can be cut from the run's telemetry; 0 in bundles written
+	// before it was kept.
+	StartUnixNs int64 `json:"start_unix_ns,omitempty"`
 }
 
 // SettingsInput names the inputs of the settings cascade.

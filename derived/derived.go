@@ -150,6 +150,7 @@ func (s *Set) GBTMetrics() (gbt.Metrics, error) {
 func (s *Set) evaluateGBT() {
 	s.gbtOnce.Do(func() {
 		s.gbtRun = s.b.GBTRun()
+		s.gbtRun.Power = gbtPowerGrid(s.b)
 		s.gbtM, s.gbtErr = gbt.Evaluate(s.gbtRun)
 	})
 }
@@ -241,6 +242,10 @@ func (s *Set) ReportRun() (report.Run, error) {
 	}
 	sc := report.Run{Name: name, Result: b.Result, Accuracy: ReportAccuracy(b.AccuracyCheck), Nodes: ReportNodes(b.Nodes),
 		ServerMetrics: ReportServerMetrics(b.ServerMetrics, b.Result), Steady: ReportSteady(b.Result)}
+	if b.Telemetry != nil {
+		samples := sampleCounts(b.Result)
+		sc.Power = ReportPower(b, powerFigures(b, samples))
+	}
 	if b.GBT != nil {
 		m, err := s.GBTMetrics()
 		if err != nil {

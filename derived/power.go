@@ -16,8 +16,19 @@ type PowerFigures struct {
 	// MultiStream), over the successful samples and their queries; nil
 	// without an energy figure.
 	Efficiency *telemetry.Efficiency `json:"efficiency,omitempty"`
+	// WorkEnergy is the window's energy per successful sample and per
+	// output token.
+	WorkEnergy
 	// Gaps counts the reads that gave nothing (telemetry.json lists them).
 	Gaps int `json:"gaps"`
+	// Clocks are MLPerf Power's checks of each source against the power
+	// window: its readings hold the window, and a clock on another
+	// machine is within telemetry.MaxClockOffset of this one's.
+	Clocks []telemetry.ClockCheck `json:"clock_checks,omitempty"`
+	// Phases are the energy figures of each phase of the run the
+	// telemetry reaches: the warm-up, each pass, the MLPerf power window
+	// again, a GB/T test's T_I.
+	Phases []PhaseEnergy `json:"phases,omitempty"`
 }
 
 // PowerWindow is the MLPerf power window of res's reported pass on the
@@ -51,7 +62,13 @@ func powerFigures(b *bundle.Bundle, samples SampleCounts) *PowerFigures {
 	if !ok {
 		return nil
 	}
-	f := &PowerFigures{Summary: telemetry.Summarize(b.Telemetry, w), Gaps: len(b.Telemetry.Gaps)}
+	f := &PowerFigures{Summary: telemetry.Summarize(b.Telemetry, w), Gaps: len(b.Telemetry.Gaps), Phases: powerPhases(b),
+		Clocks: telemetry.CheckClocks(b.Telemetry, w)}
+	for _, p := range f.Phases {
+		if p.Name == PhaseMLPerfWindow {
+			f.WorkEnergy = p.WorkEnergy
+		}
+	}
 	if f.EnergyJ != nil {
 		queries := samples.OK
 		if res.Effective.Scenario == loadgen.MultiStream && res.Effective.SamplesPerQuery > 0 {

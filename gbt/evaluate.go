@@ -29,6 +29,10 @@ type RunData struct {
 	// Foreign are a mixed test's foreign jobs' samples (IN-50); nil for
 	// other modes, or when they did not run.
 	Foreign *RunPart
+	// Power is the SUT's power during the run, resampled to common
+	// instants on the records' clock; nil without a power meter. With it
+	// Evaluate computes Metrics.Power (Table 17, Annex E).
+	Power *PowerGrid
 }
 
 // Loss is the loss of a run's samples (GB-7.6.2-TOUT, GB-7.7.1-c-2).
@@ -73,6 +77,10 @@ type Metrics struct {
 	// VideoStreams is the maximum number of video streams (GB-7.6.7), when
 	// searched.
 	VideoStreams *StreamsResult `json:"max_video_streams,omitempty"`
+	// Power holds the Table 17 powers (GB-7.6.3) and the Annex E
+	// inference energy efficiencies (GB-E.2.1-vision, GB-E.2.2-single), when the run
+	// had a power meter (RunData.Power).
+	Power *PowerMetrics `json:"power,omitempty"`
 }
 
 // Passed is the verdict of a GB/T inference test (GB-7.7.1-c-2): the main
@@ -113,6 +121,18 @@ func Evaluate(run RunData) (Metrics, error) {
 			return Metrics{}, fmt.Errorf("gbt: pressure tolerance: %w", err)
 		}
 		m.Elasticity, m.PressureTolerance = &el, &pt
+	}
+	if run.Power != nil {
+		unit := ""
+		if e, ok := Lookup(t.Scenario); ok {
+			unit = itemOf(e.ThroughputUnit)
+		}
+		pm, err := ComputePower(*run.Power, PowerOptions{Records: run.Main.Records, Stages: run.Main.Stages, RunNs: t.EndNs,
+			Throughput: m.Throughput, Unit: unit, Accuracy: t.Accuracy})
+		if err != nil {
+			return Metrics{}, err
+		}
+		m.Power = &pm
 	}
 	if run.Foreign != nil {
 		if err := checkPart("foreign", *run.Foreign); err != nil {

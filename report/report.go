@@ -53,6 +53,10 @@ type Run struct {
 	// the timeline and every metric over each window and the whole run;
 	// nil shows none.
 	Steady *Steady
+	// Power, if set, is what the run's power meters read: drawn under
+	// the client's timeline with the run's phases shaded, and the energy
+	// of each phase; nil shows none.
+	Power *Power
 }
 
 // AccuracyInfo is the outcome of an accuracy check of a run's accuracy log.
@@ -215,6 +219,7 @@ type scenarioView struct {
 
 	Server *serverView // the server's own metrics, nil when none was scraped
 	Steady *steadyView // the steady state, nil when not detected
+	Power  *powerView  // the power meters, nil for a run without
 }
 
 func buildPage(r *Report) (*pageView, error) {
@@ -409,6 +414,15 @@ func buildScenario(anchor string, sc Run) *scenarioView {
 		}
 		if sv.Server = buildServer(sc.ServerMetrics, end, steadyMarks); sv.Server != nil {
 			sv.Server.Anchor = anchor
+		}
+	}
+	if sc.Power != nil {
+		end := int64(0)
+		if i := res.ReportedPass(); i >= 0 {
+			end = res.Passes[i].EndNs
+		}
+		if sv.Power = buildPower(sc.Power, end); sv.Power != nil {
+			sv.Power.Anchor = anchor
 		}
 	}
 	sv.Settings = settingsTable(eff)

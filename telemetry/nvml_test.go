@@ -20,7 +20,7 @@ func TestNVMLMissingLibrary(t *testing.T) {
 
 // fakeNVML builds testdata/nvml/fakenvml.c into a shared library with the
 // C compiler, for the machines without a GPU that CI runs on.
-func fakeNVML(t *testing.T) string {
+func fakeNVML(t testing.TB) string {
 	t.Helper()
 	cc, err := exec.LookPath("cc")
 	if err != nil {

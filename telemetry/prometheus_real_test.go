@@ -129,4 +129,10 @@ func TestRealPrometheus(t *testing.T) {
 		t.Errorf("total %v J: want the counter's %v J, not the power's", val(s.EnergyJ), *counted.EnergyJ)
 	}
 	t.Logf("window %.1f s, coverage %.2f, energy %.1f J (known %.1f J), average %.1f W", w.Seconds(), counted.Coverage, *counted.EnergyJ, known, val(counted.AvgW))
+	// The server shares this host's clock: its time() is this host's
+	// within the round trip and PromQL's millisecond resolution.
+	off, unc, err := p.ClockOffset(context.Background())
+	if err != nil || off.Abs() > unc+2*time.Millisecond {
+		t.Errorf("clock offset %v ± %v, %v: want 0 within the uncertainty", off, unc, err)
+	}
 }

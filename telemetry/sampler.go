@@ -57,6 +57,18 @@ type Sampler struct {
 	readings []Reading
 	gaps     []Gap
 	stopped  bool
+	origin   time.Time // the Log's clock origin; zero: start
+}
+
+// SetOrigin makes origin the clock origin of the Log that Stop returns:
+// the run's start, when the Sampler started before it (a warm-up). The
+// Windowed sources are then asked with origin as their clock's start, so
+// that a replay's t_ns (on the run's clock) lands where it belongs, and
+// the polled readings are shifted onto it. Call it before Stop.
+func (s *Sampler) SetOrigin(origin time.Time) {
+	s.mu.Lock()
+	s.origin = origin
+	s.mu.Unlock()
 }
 
 // Start starts sampling sources, with start as the clock's origin (T = 0).
@@ -147,7 +159,8 @@ func (s *Sampler) gap(source string, t int64, reason string) {
 
 // Stop makes a last read of each Poller, waits for it, asks each Windowed
 // source for the readings from the start to now (each bounded by the window
-// timeout, and by ctx), and returns the Log. A source that fails leaves a
+// timeout, and by ctx), measures the clock of each that answered and is
+// Clocked, and returns the Log. A source that fails leaves a
 // Gap; Stop itself fails only when called twice.
 func (s *Sampler) Stop(ctx context.Context) (*Log, error) {
 	s.mu.Lock()
@@ -161,16 +174,41 @@ func (s *Sampler) Stop(ctx context.Context) (*Log, error) {
 	close(s.stop)
 	s.wg.Wait()
 	to := s.start.Add(time.Duration(end))
+	origin := s.start
+	if !s.origin.IsZero() {
+		origin = s.origin
+		shift := s.start.Sub(origin).Nanoseconds()
+		for i := range s.readings {
+			s.readings[i].T += shift
+		}
+		for i := range s.gaps {
+			s.gaps[i].T += shift
+		}
+	}
+	now := func() int64 { return time.Since(origin).Nanoseconds() }
+	var clocks []ClockReading
 	for _, src := range s.sources {
 		w, ok := src.(Windowed)
 		if !ok {
 			continue
 		}
 		wctx, cancel := context.WithTimeout(ctx, s.opts.WindowTimeout)
-		rs, err := w.Window(wctx, s.start, s.start, to)
+		rs, err := w.Window(wctx, origin, s.start, to)
 		cancel()
 		if err != nil { // what it did read still counts
 			s.gap(w.Name(), 0, err.Error())
+		} else if c, ok := src.(Clocked); ok {
+			// Its clock, once it has answered: a source that did not
+			// answer is not asked again.
+			cctx, cancel := context.WithTimeout(ctx, s.opts.WindowTimeout)
+			t := now()
+			off, unc, err := c.ClockOffset(cctx)
+			cancel()
+			if err != nil {
+				s.gap(c.Name(), t, "clock check: "+err.Error())
+			} else {
+				clocks = append(clocks, ClockReading{Source: c.Name(), T: t, OffsetNs: off.Nanoseconds(), UncertaintyNs: unc.Nanoseconds()})
+			}
 		}
 		for _, r := range rs {
 			r.Source = w.Name()
@@ -181,7 +219,7 @@ func (s *Sampler) Stop(ctx context.Context) (*Log, error) {
 			s.readings = append(s.readings, r)
 		}
 	}
-	l := &Log{StartUnixNs: s.start.UnixNano(), PeriodNs: s.opts.Period.Nanoseconds(), Readings: s.readings, Gaps: s.gaps}
+	l := &Log{StartUnixNs: origin.UnixNano(), PeriodNs: s.opts.Period.Nanoseconds(), Readings: s.readings, Gaps: s.gaps, Clocks: clocks}
 	for _, src := range s.sources {
 		_, polled := src.(Poller)
 		l.Sources = append(l.Sources, SourceInfo{Name: src.Name(), Spec: src.Spec(), Polled: polled, Notes: src.Notes()})

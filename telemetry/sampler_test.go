@@ -157,3 +157,41 @@ func TestRebase(t *testing.T) {
 		t.Errorf("rebased %+v", l)
 	}
 }
+
+// SetOrigin: a Sampler started before the run (a warm-up) gives a Log on
+// the run's clock: a replay's t_ns where the file puts it, a polled
+// reading shifted by the time between the two starts.
+func TestSamplerSetOrigin(t *testing.T) {
+	rp, err := ReadReplay(strings.NewReader("t_ns,node,device,watts\n0,n,cpu,100\n1000000000,n,cpu,100\n"), "replay:x.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := raplFixture(t, "1000", "20", "262143328850")
+	r, err := OpenRAPL(root, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	s := Start(start, []Source{rp, r}, Options{Period: time.Hour})
+	origin := start.Add(3 * time.Second) // the run starts 3 s after the sampler
+	s.SetOrigin(origin)
+	l, err := s.Stop(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.StartUnixNs != origin.UnixNano() {
+		t.Errorf("log from %d, want the origin %d", l.StartUnixNs, origin.UnixNano())
+	}
+	for _, rd := range l.Readings {
+		switch rd.Source {
+		case "replay":
+			if rd.T != 0 && rd.T != 1e9 {
+				t.Errorf("replay reading at %d ns: want 0 or 1 s, where the file puts it", rd.T)
+			}
+		case "rapl":
+			if rd.T > -2e9 || rd.T < -4e9 {
+				t.Errorf("rapl reading at %d ns: want about -3 s (read as the sampler started)", rd.T)
+			}
+		}
+	}
+}

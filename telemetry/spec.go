@@ -32,6 +32,10 @@ type SpecOptions struct {
 //	prometheus:URL#KIND=QUERY one query of its own, KIND one of power_w,
 //	                          energy_j, energy_mj (a counter in mJ),
 //	                          utilization_pct
+//	nvidia-smi[:PATH]         NVIDIA GPUs through nvidia-smi (see OpenNvidiaSMI)
+//	npu-smi[:PATH]            Huawei Ascend NPUs through npu-smi (see OpenNPUSMI)
+//	ipmi[:PATH]               the local BMC through ipmitool DCMI (see OpenIPMI)
+//	redfish:URL               a BMC through Redfish (see OpenRedfish)
 //
 // Each source is checked now (the file read, the counters readable, the
 // URL well formed), so that a bad spec fails before the run. Errors name
@@ -46,7 +50,7 @@ func Open(specs string, opts SpecOptions) ([]Source, error) {
 		out = append(out, src)
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("--power %q: no source (want replay:FILE, rapl, nvml or prometheus:URL)", specs)
+		return nil, fmt.Errorf("--power %q: no source (want %s)", specs, sourceNames)
 	}
 	return out, nil
 }
@@ -82,6 +86,9 @@ func SplitSpecs(s string) []string {
 	return out
 }
 
+// sourceNames lists the specs for error messages.
+const sourceNames = "replay:FILE, rapl, nvml, nvidia-smi, npu-smi, ipmi, redfish:URL or prometheus:URL[#PRESET]"
+
 func openOne(spec string, opts SpecOptions) (Source, error) {
 	name, arg, _ := strings.Cut(spec, ":")
 	switch name {
@@ -105,8 +112,16 @@ func openOne(spec string, opts SpecOptions) (Source, error) {
 		return openPrometheus(spec, arg, opts)
 	case "nvml":
 		return OpenNVML(arg, opts.Node)
+	case "nvidia-smi":
+		return OpenNvidiaSMI(arg, opts.Node)
+	case "npu-smi":
+		return OpenNPUSMI(arg, opts.Node)
+	case "ipmi":
+		return OpenIPMI(arg, opts.Node)
+	case "redfish":
+		return OpenRedfish(arg, opts.Node)
 	}
-	return nil, fmt.Errorf("unknown source %q (want replay:FILE, rapl, nvml or prometheus:URL[#PRESET])", name)
+	return nil, fmt.Errorf("unknown source %q (want %s)", name, sourceNames)
 }
 
 func openPrometheus(spec, arg string, opts SpecOptions) (*Prometheus, error) {

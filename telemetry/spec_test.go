@@ -35,7 +35,11 @@ func TestOpenErrors(t *testing.T) {
 		name, spec, want string
 	}{
 		{"nothing", " , ", "no source"},
-		{"unknown source", "ipmi", `unknown source "ipmi"`},
+		{"unknown source", "dcgm", `unknown source "dcgm"`},
+		{"ipmi without ipmitool", "ipmi:" + filepath.Join(dir, "ipmitool"), "ipmitool"},
+		{"nvidia-smi without the tool", "nvidia-smi:" + filepath.Join(dir, "nvidia-smi"), "nvidia-smi"},
+		{"npu-smi without the tool", "npu-smi:" + filepath.Join(dir, "npu-smi"), "npu-smi"},
+		{"redfish without a URL", "redfish:", "want http(s)://"},
 		{"replay without a file", "replay:", "want replay:FILE"},
 		{"replay of a missing file", "replay:" + filepath.Join(dir, "none.csv"), "no such file"},
 		{"replay of a bad file names the line", "replay:" + bad, "line 2: watts"},

@@ -106,6 +106,9 @@ type Log struct {
 	Sources  []SourceInfo `json:"sources"`
 	Readings []Reading    `json:"readings"`
 	Gaps     []Gap        `json:"gaps,omitempty"`
+	// Clocks are the measurements of the clocks of the sources on other
+	// machines (Clocked), for CheckClocks.
+	Clocks []ClockReading `json:"clocks,omitempty"`
 }
 
 // Rebase moves the log's clock origin to origin: every T is shifted so that
@@ -118,6 +121,9 @@ func (l *Log) Rebase(origin time.Time) {
 	}
 	for i := range l.Gaps {
 		l.Gaps[i].T += shift
+	}
+	for i := range l.Clocks {
+		l.Clocks[i].T += shift
 	}
 }
 

@@ -302,6 +302,9 @@ type EpochMetrics struct {
 	// PowerW is the mean power of all nodes' samples in the epoch, summed
 	// over nodes (P_EP, IN-83).
 	PowerW *float64 `json:"p_ep_w,omitempty"`
+	// EnergyJ is the epoch's energy, PowerW × T_EP(i) (IN-83: seconds ×
+	// watts = joules).
+	EnergyJ *float64 `json:"e_ep_j,omitempty"`
 }
 
 // ChipUtilization is p_k-i: the mean of chip k's samples in epoch i
@@ -838,6 +841,9 @@ func (c *computer) trial(t int, te trialEvents) TrialMetrics {
 			}
 		}
 		em.PowerW = c.epochPower(lo, hi, nodeWindow(nodeEpochs, i))
+		if em.PowerW != nil {
+			em.EnergyJ = ptr(*em.PowerW * em.TEPMs / 1e3)
+		}
 		sum += em.TEPMs
 		tm.Epochs = append(tm.Epochs, em)
 	}

@@ -22,27 +22,40 @@ type powerFlags struct {
 var powerFlagNames = []string{"power", "power-period"}
 
 func addPowerFlags(fl *pflag.FlagSet, pf *powerFlags) {
-	fl.StringVar(&pf.sources, "power", "", "sample power and energy while the run goes (docs/power.md): SOURCE[,SOURCE…], each replay:FILE (a CSV t_ns,node,device,watts, or time,node,watts), rapl (CPU package and DRAM counters), nvml (NVIDIA GPUs: energy counter, power, utilisation) or prometheus:URL[#PRESET|#KIND=QUERY] (default preset dcgm: the DCGM exporter's energy counter, power and GPU utilisation)")
+	fl.StringVar(&pf.sources, "power", "", "sample power and energy while the run goes (docs/power.md): SOURCE[,SOURCE…], each replay:FILE (a CSV t_ns,node,device,watts, or time,node,watts), rapl (CPU package and DRAM counters), nvml (NVIDIA GPUs: energy counter, power, utilisation), nvidia-smi[:PATH] (NVIDIA GPUs without NVML: power, utilisation), npu-smi[:PATH] (Ascend NPUs: power, AI Core utilisation), ipmi[:PATH] (the local BMC through ipmitool DCMI; low rate), redfish:URL (a BMC's Chassis, https://USER:PASSWORD@BMC/redfish/v1/Chassis/ID[#insecure]; low rate) or prometheus:URL[#PRESET|#KIND=QUERY] (default preset dcgm: the DCGM exporter's energy counter, power and GPU utilisation)")
 	fl.DurationVar(&pf.period, "power-period", telemetry.DefaultPeriod, "--power: time between two reads of a polled source, and the Prometheus query step")
 }
 
 // apply opens the sources of --power into p; every source is checked now,
 // so that a bad one stops the run before it starts (exit 2).
 func (pf *powerFlags) apply(p *benchmark.Plan) error {
-	if pf.sources == "" {
-		return nil
-	}
-	if pf.period <= 0 {
-		return usageError("--power-period %v: want a positive duration", pf.period)
-	}
 	host, _ := os.Hostname()
-	srcs, err := telemetry.Open(pf.sources, telemetry.SpecOptions{Node: host, Period: pf.period})
-	if err != nil {
-		return usageError("%v", err)
+	srcs, err := pf.open(host)
+	if err != nil || srcs == nil {
+		return err
 	}
-	p.Power, p.PowerOptions = srcs, telemetry.Options{Period: pf.period}
+	p.Power, p.PowerOptions = srcs, pf.options()
 	return nil
 }
+
+// open opens the sources of --power, their local meters named node; nil
+// without --power. Errors are usage errors.
+func (pf *powerFlags) open(node string) ([]telemetry.Source, error) {
+	if pf.sources == "" {
+		return nil, nil
+	}
+	if pf.period <= 0 {
+		return nil, usageError("--power-period %v: want a positive duration", pf.period)
+	}
+	srcs, err := telemetry.Open(pf.sources, telemetry.SpecOptions{Node: node, Period: pf.period})
+	if err != nil {
+		return nil, usageError("%v", err)
+	}
+	return srcs, nil
+}
+
+// options are the Sampler's options of --power-period.
+func (pf *powerFlags) options() telemetry.Options { return telemetry.Options{Period: pf.period} }
 
 // printPower prints the run's power figures over the MLPerf power window,
 // or why there are none; nothing for a run without --power.
@@ -68,7 +81,18 @@ func printPower(w io.Writer, out *benchmark.Outcome) {
 	if e := p.Efficiency; e != nil {
 		fmt.Fprintf(w, "  %s : %.6g\n", strings.ToUpper(e.Name[:1])+e.Name[1:], e.Value)
 	}
+	if p.JPerSample != nil {
+		fmt.Fprintf(w, "  Energy per sample : %.6g J (%d successful samples)\n", *p.JPerSample, p.Samples)
+	}
+	if p.JPerToken != nil {
+		fmt.Fprintf(w, "  Energy per output token : %.6g J (%d tokens)\n", *p.JPerToken, p.OutputTokens)
+	}
 	if p.Note != "" {
 		fmt.Fprintf(w, "  Note: %s\n", p.Note)
+	}
+	for _, c := range p.Clocks {
+		if !c.Pass {
+			fmt.Fprintf(w, "  Clock check of %s failed (MLPerf Power): %s\n", c.Source, c.Note)
+		}
 	}
 }

@@ -31,7 +31,8 @@ func TestRunPowerReplay(t *testing.T) {
 	if res.code != ExitOK {
 		t.Fatalf("want exit 0\n%s", res)
 	}
-	if !strings.Contains(res.stdout, "2 devices): average 400.0 W, peak 400.0 W, energy ") || !strings.Contains(res.stdout, "Samples per joule : ") {
+	if !strings.Contains(res.stdout, "2 devices): average 400.0 W, peak 400.0 W, energy ") || !strings.Contains(res.stdout, "Samples per joule : ") ||
+		!strings.Contains(res.stdout, "Energy per sample : ") {
 		t.Errorf("no power line in the output:\n%s", res.stdout)
 	}
 	if _, err := os.Stat(filepath.Join(out, bundle.TelemetryFile)); err != nil {
@@ -60,7 +61,7 @@ func TestRunPowerBadFlags(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"an unknown source", []string{"--power", "ipmi"}, `unknown source "ipmi"`},
+		{"an unknown source", []string{"--power", "dcgm"}, `unknown source "dcgm"`},
 		{"a replay file that is not there", []string{"--power", "replay:" + filepath.Join(t.TempDir(), "none.csv")}, "no such file"},
 		{"a period of zero", []string{"--power", "rapl", "--power-period", "0s"}, "--power-period 0s"},
 	}

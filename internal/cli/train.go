@@ -26,6 +26,7 @@ import (
 	"aimeter/model"
 	"aimeter/sut/reference/mlp"
 	"aimeter/sysinfo"
+	"aimeter/telemetry"
 	"aimeter/train"
 	"aimeter/train/collect"
 )
@@ -65,6 +66,7 @@ type trainFlags struct {
 	asyncUpdate       bool
 
 	powerReplay string
+	power       powerFlags
 
 	logs    []string
 	timeout time.Duration
@@ -170,6 +172,7 @@ interrupted (Ctrl-C, SIGTERM). The bundle is written in every case but 2.`,
 	fl.StringVar(&f.scenarioID, "scenario-id", "", "Tables 1–4 scenario row, such as T1-1 (docs/requirements.md and go doc aimeter/train Scenarios list them)")
 	fl.StringVar(&f.infoFile, "info", "", "test information YAML (6.1 a) fields 1–20); detected facts fill what it leaves out")
 	fl.StringVar(&f.powerReplay, "power-replay", "", "CSV of whole-machine power samples from an outside meter (header time,node,watts; RFC 3339 or Unix-seconds times), added to the events as power readings")
+	addPowerFlags(fl, &f.power)
 	fl.Int64Var(&f.trainingSetSize, "training-set-size", 0, "training set size in samples (tokens with --text-generation); 0: from the epoch counts")
 	fl.BoolVar(&f.textGeneration, "text-generation", false, "the workload generates text: sizes and throughput in tokens")
 	fl.Float64Var(&f.trainingSetMB, "training-set-mb", 0, "training set size in MB (10^6 bytes), for the E.1.1 energy efficiency")
@@ -187,6 +190,7 @@ interrupted (Ctrl-C, SIGTERM). The bundle is written in every case but 2.`,
 		flagGroup{"Reference workload (--workload reference)", []string{"workload", "dataset", "epochs"}},
 		flagGroup{"Event endpoint (--listen)", []string{"listen", "ranks", "until", "until-ranks-done", "linger"}},
 		flagGroup{"Metrics configuration", []string{"scenario-id", "training-set-size", "text-generation", "training-set-mb", "target", "target-metric", "lower-is-better", "baseline", "alpha", "power-replay"}},
+		flagGroup{"Power and energy", powerFlagNames},
 		flagGroup{"Test information (6.1 a))", []string{"info", "optimizer", "parallelism", "parallel-algorithm", "async-update"}},
 		flagGroup{"Output", []string{"output-dir", "quiet", "name", "node", "store", "no-store"}},
 	)
@@ -200,7 +204,9 @@ type trainPlan struct {
 	scenario *train.CatalogueEntry
 	info     gbt.TestInfo
 	node     string
-	logs     []trialLog // --logs, read
+	// power are the sources of --power; nil without.
+	power []telemetry.Source
+	logs  []trialLog // --logs, read
 }
 
 func planTrain(fs *pflag.FlagSet, f *trainFlags, argv []string) (*trainPlan, error) {
@@ -349,6 +355,14 @@ func planTrain(fs *pflag.FlagSet, f *trainFlags, argv []string) (*trainPlan, err
 	if p.node == "" {
 		p.node, _ = os.Hostname()
 	}
+	if f.power.sources != "" && len(f.logs) > 0 {
+		return nil, usageError("--power samples the meters while the training runs; for --logs of a past run give its power with --power-replay")
+	}
+	srcs, err := f.power.open(p.node)
+	if err != nil {
+		return nil, err
+	}
+	p.power = srcs
 	if len(f.logs) > 0 {
 		logs, err := readTrialLogs(f.logs, p.node)
 		if err != nil {
@@ -401,6 +415,10 @@ func runTrain(parent context.Context, st *State, fs *pflag.FlagSet, f *trainFlag
 	defer stop()
 	run := bundle.TrainingRun{Version: Version, Name: f.name, System: sysinfo.DetectSystem(), Info: p.info, Training: p.training, Scenario: p.scenario, Config: p.cfg}
 	tr := &bundle.Training{}
+	var sampler *telemetry.Sampler
+	if p.power != nil {
+		sampler = telemetry.Start(time.Now(), p.power, f.power.options())
+	}
 	var failure error // the child or the workload failed
 	switch {
 	case f.workload != "":
@@ -415,6 +433,19 @@ func runTrain(parent context.Context, st *State, fs *pflag.FlagSet, f *trainFlag
 	var startErr *trainStartError
 	if errors.As(failure, &startErr) {
 		return withCode(ExitFailure, startErr.err)
+	}
+	if sampler != nil {
+		// On the training events' clock, that of a replay's t_ns too.
+		if !run.Origin.IsZero() {
+			sampler.SetOrigin(run.Origin)
+		}
+		l, err := sampler.Stop(context.WithoutCancel(ctx))
+		if err == nil && !run.Origin.IsZero() {
+			tr.Events = append(tr.Events, train.TelemetryEvents(l, p.node)...)
+			if n := len(l.Gaps); n > 0 {
+				fmt.Fprintf(st.Stderr, "aimeter: power: %d reads gave nothing (the first, of %s: %s)\n", n, l.Gaps[0].Source, l.Gaps[0].Reason)
+			}
+		}
 	}
 	if f.powerReplay != "" {
 		// Checked before the run (planTrain); read now that the run's

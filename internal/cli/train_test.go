@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -506,5 +507,61 @@ func TestTrainPowerReplay(t *testing.T) {
 	}
 	if !strings.Contains(string(run), `"power_replay": "meter.csv"`) || strings.Contains(string(run), dir) {
 		t.Errorf("training_run.json should name the replay by base name only:\n%s", run)
+	}
+}
+
+// TestTrainPower: --power samples the meters while the reference workload
+// trains: an outside meter's replay (400 W) and a polled nvidia-smi (a
+// stand-in script printing its query's format: 300 W, 50 %) are summed
+// into this machine's power, so P_TR is 700 W and each epoch has an
+// energy; --power with --logs is refused.
+func TestTrainPower(t *testing.T) {
+	dir := t.TempDir()
+	replay := filepath.Join(dir, "meter.csv")
+	var b strings.Builder
+	b.WriteString("time,node,watts\n")
+	start := time.Now().Add(-2 * time.Second)
+	for i := range 240 {
+		fmt.Fprintf(&b, "%s,,400\n", start.Add(time.Duration(i)*500*time.Millisecond).UTC().Format(time.RFC3339Nano))
+	}
+	if err := os.WriteFile(replay, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	smi := filepath.Join(dir, "nvidia-smi")
+	if err := os.WriteFile(smi, []byte("#!/bin/sh\necho '0, 300.00, 50'\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	r := runCLI(t, "", "train", "-q", "--workload", "reference", "--dataset", "synthetic", "--trials", "1", "--epochs", "1",
+		"--power", "replay:"+replay+",nvidia-smi:"+smi, "--power-period", "100ms", "--output-dir", out)
+	if r.code != ExitOK && r.code != ExitInvalid {
+		t.Fatalf("%v", r)
+	}
+	raw, err := os.ReadFile(filepath.Join(out, train.ResultFileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res train.ResultFile
+	if err := json.Unmarshal(raw, &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Metrics.Trials) != 1 || len(res.Metrics.Trials[0].Nodes) != 1 {
+		t.Fatalf("want one trial on one node:\n%.3000s", raw)
+	}
+	tm := res.Metrics.Trials[0]
+	if n := tm.Nodes[0]; n.PowerW == nil || math.Abs(*n.PowerW-700) > 1e-6 {
+		t.Errorf("P_TR %v: want 700 W (400 W replayed + 300 W polled)", n.PowerW)
+	}
+	for _, e := range tm.Epochs {
+		if e.PowerW != nil && (e.EnergyJ == nil || math.Abs(*e.EnergyJ-*e.PowerW*e.TEPMs/1e3) > 1e-9) {
+			t.Errorf("epoch %d: energy %v: want P_EP × T_EP", e.Epoch, e.EnergyJ)
+		}
+	}
+	if tm.EnergyKWh == nil {
+		t.Error("no energy to the end of training (T_TR)")
+	}
+	bad := runCLI(t, "", "train", "--logs", replay, "--power", "replay:"+replay, "--output-dir", filepath.Join(dir, "bad"))
+	if bad.code != ExitUsage || !strings.Contains(bad.stderr, "--power-replay") {
+		t.Errorf("--power with --logs: %v", bad)
 	}
 }
