@@ -41,6 +41,7 @@ import (
 	"aimeter/sut"
 	"aimeter/sysinfo"
 	"aimeter/telemetry"
+	"aimeter/tokenize"
 	"aimeter/version"
 	"aimeter/workload/session"
 	"aimeter/workload/trace"
@@ -335,6 +336,8 @@ type runner struct {
 	replay *replayed
 	// sessions is the loaded workload of a sessions run; nil for none.
 	sessions *sessionRun
+	// tok is the OpenAI client's tokenizer once opened (runner.tokenizer).
+	tok tokenize.Tokenizer
 }
 
 func (r *runner) notify(kind NoticeKind, format string, args ...any) {

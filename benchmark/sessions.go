@@ -65,8 +65,12 @@ func (r *runner) loadSessions() error {
 			return &UsageError{Field: "sharegpt", Err: err}
 		}
 	} else {
+		tok, err := r.tokenizer()
+		if err != nil {
+			return err
+		}
 		set, err = session.Generate(session.GenerateOptions{Sessions: in.Sessions, MinTurns: in.MinTurns, MaxTurns: in.MaxTurns,
-			UserWords: in.UserWords, OutputTokens: in.AnswerTokens, Think: in.Think, Seed: in.Seed})
+			UserWords: in.UserWords, OutputTokens: in.AnswerTokens, Think: in.Think, Seed: in.Seed, Tokenizer: tok})
 		if err != nil {
 			return &UsageError{Field: "sessions", Err: err}
 		}

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"aimeter/tokenize"
 )
 
 func TestParseJSONL(t *testing.T) {
@@ -220,4 +222,25 @@ func FuzzJSONL(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestSyntheticInTokens: with a tokenizer, every prompt has exactly
+// InputWords of its tokens, from the word list of a machine without one.
+func TestSyntheticInTokens(t *testing.T) {
+	tok, err := tokenize.Tiktoken("cl100k_base")
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := Synthetic(SyntheticOptions{Count: 30, InputWords: 211, Seed: 3, Words: GeneratedWords(8192), Tokenizer: tok})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range set.Len() {
+		if got := tok.Count(set.Prompt(i).Text); got != 211 {
+			t.Fatalf("prompt %d: %d tokens, want 211", i, got)
+		}
+	}
+	if !strings.Contains(set.Name(), "211 tokens of cl100k_base") {
+		t.Errorf("name %q", set.Name())
+	}
 }

@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"os"
 	"strings"
+
+	"aimeter/tokenize"
 )
 
 // SystemWordList is the word list Synthetic prefers: Debian's wamerican
@@ -23,6 +25,10 @@ type SyntheticOptions struct {
 	// of a dictionary list into 2 or more, so a prompt of N words is N
 	// tokens or more. The server's usage.prompt_tokens is the exact figure.
 	InputWords int
+	// Tokenizer, when set, makes InputWords a length in its tokens, met
+	// exactly (tokenize.Writer: every prompt then begins with a space);
+	// nil counts words.
+	Tokenizer tokenize.Tokenizer
 	// Seed seeds the choice of words; the same options give the same
 	// prompts. Zero is a valid seed.
 	Seed uint64
@@ -60,6 +66,20 @@ func Synthetic(o SyntheticOptions) (*Set, error) {
 	rng := rand.New(rand.NewPCG(o.Seed, 0x9e3779b97f4a7c15))
 	ps := make([]Prompt, o.Count)
 	var b strings.Builder
+	if o.Tokenizer != nil {
+		w, err := tokenize.NewWriter(o.Tokenizer, words)
+		if err != nil {
+			return nil, fmt.Errorf("synthetic prompts: %w", err)
+		}
+		for i := range ps {
+			b.Reset()
+			if err := w.Append(&b, o.InputWords, rng); err != nil {
+				return nil, fmt.Errorf("synthetic prompts: %w", err)
+			}
+			ps[i].Text = b.String()
+		}
+		return New(fmt.Sprintf("synthetic prompts (%d × %d tokens of %s, words from %s, seed %d)", o.Count, o.InputWords, o.Tokenizer.Name(), source, o.Seed), ps)
+	}
 	for i := range ps {
 		b.Reset()
 		for w := range o.InputWords {

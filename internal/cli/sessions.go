@@ -89,7 +89,7 @@ turn over turn time, think time excluded). See docs/sessions.md.`,
 	fl.StringVar(&sf.sharegpt, "sharegpt", "", "ShareGPT file of conversations (JSON array or JSON lines); default: generated sessions")
 	fl.IntVar(&sf.sessions, "sessions", 10, "number of generated sessions, or the most taken from --sharegpt (0 = all of the file)")
 	fl.StringVar(&sf.turns, "turns", "3", "turns of a generated session: N or MIN:MAX (uniform)")
-	fl.IntVar(&sf.userWords, "user-words", 64, "words of each generated user message (≈ tokens)")
+	fl.IntVar(&sf.userWords, "user-words", 64, "words of each generated user message (≈ tokens), or exact tokens with --tokenizer")
 	fl.IntVar(&sf.answerTokens, "answer-tokens", 64, "max_tokens of each generated turn")
 	fl.DurationVar(&sf.think, "think", 0, "think time between an answer and the next turn of its session")
 	fl.DurationVar(&sf.interval, "interval", 0, "time between the starts of consecutive sessions (0 = all at once)")

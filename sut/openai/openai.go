@@ -35,6 +35,7 @@ import (
 	"aimeter/dataset/prompts"
 	"aimeter/loadgen"
 	"aimeter/sut/netsut"
+	"aimeter/tokenize"
 )
 
 // The APIs an Endpoint can call.
@@ -148,6 +149,11 @@ type Options struct {
 	// only); ClientNetHTTP net/http's Transport always. Check and
 	// NodeName always use net/http.
 	HTTPClient string
+	// Tokenizer counts the output tokens of a response whose server
+	// reports no usage, from its text; nil counts the chunks with content
+	// of a streamed response (one token a chunk) and 0 for a whole one.
+	// The server's usage, when present, is always the count.
+	Tokenizer tokenize.Tokenizer
 }
 
 // CategoryUnexpectedContentType is the error category (loadgen.WithCategory)
@@ -834,16 +840,20 @@ func (e *Endpoint) readStream(ctx context.Context, r clock, s loadgen.QuerySampl
 		}
 	}
 	e.drain(c)
-	resp.Tokens = e.countTokens(usageTokens, chunks)
+	resp.Tokens = e.countTokens(usageTokens, chunks, c.text)
 	return nil
 }
 
 // countTokens returns the output tokens of a response: the server's
-// usage, else the count of content chunks; it counts a missing usage and
-// a usage that disagrees with the chunks.
-func (e *Endpoint) countTokens(usageTokens, chunks int64) int64 {
+// usage, else the tokenizer's count of its text (when the text was kept
+// whole), else the count of content chunks (-1 for a whole response); it
+// counts a missing usage and a usage that disagrees with the chunks.
+func (e *Endpoint) countTokens(usageTokens, chunks int64, text []byte) int64 {
 	if usageTokens < 0 {
 		e.stats.missingUsage.Add(1)
+		if e.opts.Tokenizer != nil && len(text) < maxText {
+			return int64(e.opts.Tokenizer.Count(string(text)))
+		}
 		return chunks
 	}
 	if chunks >= 0 && usageTokens != chunks {
@@ -904,9 +914,6 @@ func (e *Endpoint) readWhole(ctx context.Context, resp *loadgen.Response, c *cal
 		usageTokens = p.usage
 	}
 	// No chunks to check the usage against.
-	resp.Tokens = e.countTokens(usageTokens, -1)
-	if usageTokens < 0 {
-		resp.Tokens = 0
-	}
+	resp.Tokens = max(e.countTokens(usageTokens, -1, c.text), 0)
 	return nil
 }
