@@ -72,6 +72,10 @@ type Plan struct {
 	// Sessions, if set, runs multi-turn chat sessions (see Sessions); nil
 	// runs none.
 	Sessions *Sessions
+	// SLO, if set, is the per-request service-level objective that
+	// result.json and the report measure the run's goodput against; nil
+	// measures it against the run's TTFT and TPOT bounds, if any.
+	SLO *bundle.SLO
 
 	// OutputDir is the directory the bundle is written to. Required.
 	OutputDir string

@@ -111,27 +111,9 @@ func (r *runner) loadSessions() error {
 // (bundle.SessionsInput.TurnsPerSession): sample k is turn t of session s
 // where the turns of sessions 0…s−1 come first.
 func SessionMetrics(res *loadgen.Result, turnsPerSession []int) (*session.Metrics, error) {
-	first := make([]int, len(turnsPerSession))
-	total := 0
-	for s, n := range turnsPerSession {
-		first[s] = total
-		total += n
-	}
-	var recs []session.TurnRecord
-	for rec := range res.Records() {
-		i := int(rec.SampleIndex)
-		if i >= total {
-			return nil, fmt.Errorf("sample %d is beyond the %d turns of the sessions", i, total)
-		}
-		s, found := slices.BinarySearch(first, i)
-		if !found {
-			s--
-		}
-		for s+1 < len(first) && first[s+1] == i { // sessions of 0 turns share a start
-			s++
-		}
-		recs = append(recs, session.TurnRecord{Session: s, Turn: i - first[s], ScheduledNs: rec.ScheduledNs,
-			FirstTokenNs: rec.FirstTokenNs, CompletedNs: rec.CompletedNs, OutputTokens: rec.Tokens, OK: rec.Status == loadgen.StatusOK})
+	recs, err := session.TurnRecords(res.Records(), turnsPerSession)
+	if err != nil {
+		return nil, err
 	}
 	m, err := session.Compute(recs)
 	if err != nil {

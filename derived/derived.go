@@ -240,7 +240,8 @@ func (s *Set) ReportRun() (report.Run, error) {
 		name = b.Result.SUTName + " " + b.Result.Effective.Scenario.String()
 	}
 	sc := report.Run{Name: name, Result: b.Result, Accuracy: ReportAccuracy(b.AccuracyCheck), Nodes: ReportNodes(b.Nodes),
-		ServerMetrics: ReportServerMetrics(b.ServerMetrics, b.Result), Steady: ReportSteady(b.Result)}
+		ServerMetrics: ReportServerMetrics(b.ServerMetrics, b.Result), Steady: ReportSteady(b.Result),
+		Serving: ReportServing(b)}
 	if b.GBT != nil {
 		m, err := s.GBTMetrics()
 		if err != nil {

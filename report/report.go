@@ -53,6 +53,9 @@ type Run struct {
 	// the timeline and every metric over each window and the whole run;
 	// nil shows none.
 	Steady *Steady
+	// Serving, if set, are the run's LLM-serving figures (goodput, send
+	// lateness, sessions), shown as a table; nil shows none.
+	Serving *Serving
 }
 
 // AccuracyInfo is the outcome of an accuracy check of a run's accuracy log.
@@ -213,8 +216,9 @@ type scenarioView struct {
 
 	GBT *gbtView // the GB/T test, nil for an MLPerf run
 
-	Server *serverView // the server's own metrics, nil when none was scraped
-	Steady *steadyView // the steady state, nil when not detected
+	Server  *serverView  // the server's own metrics, nil when none was scraped
+	Steady  *steadyView  // the steady state, nil when not detected
+	Serving *servingView // goodput, send lateness, sessions; nil for none
 }
 
 func buildPage(r *Report) (*pageView, error) {
@@ -412,6 +416,7 @@ func buildScenario(anchor string, sc Run) *scenarioView {
 		}
 	}
 	sv.Settings = settingsTable(eff)
+	sv.Serving = buildServing(sc.Serving)
 	if sum != nil {
 		fillVerdict(sv, sum)
 		fillMetric(sv, sum)

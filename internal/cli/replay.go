@@ -20,6 +20,7 @@ type replayFlags struct {
 
 func newReplayCommand(st *State) *cobra.Command {
 	var f runFlags
+	var slo string
 	var g gbtFlags
 	var rf replayFlags
 	cmd := &cobra.Command{
@@ -63,11 +64,15 @@ See docs/replay.md.`,
 				return err
 			}
 			p.Replay = &benchmark.Replay{Path: args[0], Speedup: rf.speedup, MaxRequests: rf.maxRequests, MaxDuration: rf.maxDuration, Seed: rf.seed}
+			if p.SLO, err = parseRunSLO(slo); err != nil {
+				return err
+			}
 			setGoMemoryLimit(f.goMemLimit)
 			return runPlan(cmd.Context(), st, p, f.quiet, f.json)
 		},
 	}
 	addRunFlags(cmd, &f, &g)
+	addSLOFlag(cmd, &slo)
 	fl := cmd.Flags()
 	fl.Float64Var(&rf.speedup, "speedup", 1, "divide the trace's gaps by this factor (2: twice as fast, 0.5: half speed)")
 	fl.IntVar(&rf.maxRequests, "max-requests", 0, "replay only the first N requests of the trace (0 = all)")

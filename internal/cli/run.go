@@ -74,6 +74,7 @@ type runFlags struct {
 
 func newRunCommand(st *State) *cobra.Command {
 	var f runFlags
+	var slo string
 	var g gbtFlags
 	cmd := &cobra.Command{
 		Use:   "run",
@@ -125,11 +126,15 @@ on stderr. Exit codes: 0 VALID or PASS, 1 failure, 2 bad flags (nothing ran),
 			if err != nil {
 				return err
 			}
+			if p.SLO, err = parseRunSLO(slo); err != nil {
+				return err
+			}
 			setGoMemoryLimit(f.goMemLimit)
 			return runPlan(cmd.Context(), st, p, f.quiet, f.json)
 		},
 	}
 	addRunFlags(cmd, &f, &g)
+	addSLOFlag(cmd, &slo)
 	return cmd
 }
 

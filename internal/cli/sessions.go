@@ -27,6 +27,7 @@ type sessionFlags struct {
 
 func newSessionsCommand(st *State) *cobra.Command {
 	var f runFlags
+	var slo string
 	var g gbtFlags
 	var sf sessionFlags
 	cmd := &cobra.Command{
@@ -80,11 +81,15 @@ turn over turn time, think time excluded). See docs/sessions.md.`,
 				return err
 			}
 			p.Sessions = in
+			if p.SLO, err = parseRunSLO(slo); err != nil {
+				return err
+			}
 			setGoMemoryLimit(f.goMemLimit)
 			return runPlan(cmd.Context(), st, p, f.quiet, f.json)
 		},
 	}
 	addRunFlags(cmd, &f, &g)
+	addSLOFlag(cmd, &slo)
 	fl := cmd.Flags()
 	fl.StringVar(&sf.sharegpt, "sharegpt", "", "ShareGPT file of conversations (JSON array or JSON lines); default: generated sessions")
 	fl.IntVar(&sf.sessions, "sessions", 10, "number of generated sessions, or the most taken from --sharegpt (0 = all of the file)")

@@ -27,7 +27,7 @@ func TestSessionsAgainstServeOpenAI(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "out")
 	res := runCLI(t, dir, "sessions", "--sut", "openai", "--url", url, "--ignore-eos", "-q", "--output-dir", out,
-		"--sessions", "6", "--turns", "2:4", "--think", "20ms", "--interval", "5ms", "--answer-tokens", "5", "--user-words", "12")
+		"--sessions", "6", "--turns", "2:4", "--think", "20ms", "--interval", "5ms", "--answer-tokens", "5", "--user-words", "12", "--slo", "e2e=30s")
 	if res.code != ExitOK && res.code != ExitInvalid {
 		t.Fatalf("%v", res)
 	}
@@ -69,6 +69,40 @@ func TestSessionsAgainstServeOpenAI(t *testing.T) {
 	}
 	if len(recs) != first {
 		t.Errorf("%d records for %d turns", len(recs), first)
+	}
+
+	// result.json has the session figures and the goodput against --slo,
+	// and the report shows them; aimeter report wrote them again above.
+	var rj struct {
+		Goodput *struct {
+			SLO       struct{ E2ENs int64 `json:"e2e_ns"` } `json:"slo"`
+			SLOSource string `json:"slo_source"`
+			Met       int    `json:"met"`
+		} `json:"goodput"`
+		Sessions *struct {
+			Sessions, Turns  int
+			E2EInteractivity float64 `json:"e2e_interactivity"`
+			PerTurn          []any   `json:"per_turn"`
+		} `json:"sessions"`
+	}
+	data, err := os.ReadFile(filepath.Join(out, "result.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &rj); err != nil {
+		t.Fatal(err)
+	}
+	if g := rj.Goodput; g == nil || g.SLO.E2ENs != 30e9 || g.SLOSource != "invocation" || g.Met != first {
+		t.Errorf("result.json's goodput %+v, want all %d turns within e2e=30s", g, first)
+	}
+	if ss := rj.Sessions; ss == nil || ss.Sessions != 6 || ss.Turns != first || ss.E2EInteractivity <= 0 || len(ss.PerTurn) < 2 {
+		t.Errorf("result.json's sessions %+v", ss)
+	}
+	page, _ := os.ReadFile(filepath.Join(out, "report.html"))
+	for _, want := range []string{"Serving figures", "e2e_interactivity (MLPerf Endpoints)", "E2E ≤ 30s"} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("report.html lacks %q", want)
+		}
 	}
 }
 
