@@ -75,7 +75,9 @@ func TestSessionsAgainstServeOpenAI(t *testing.T) {
 	// and the report shows them; aimeter report wrote them again above.
 	var rj struct {
 		Goodput *struct {
-			SLO       struct{ E2ENs int64 `json:"e2e_ns"` } `json:"slo"`
+			SLO struct {
+				E2ENs int64 `json:"e2e_ns"`
+			} `json:"slo"`
 			SLOSource string `json:"slo_source"`
 			Met       int    `json:"met"`
 		} `json:"goodput"`
