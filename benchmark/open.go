@@ -336,7 +336,7 @@ func (r *runner) openaiEndpoint(o *opened, st *resolved, rawURL string) (*openai
 		MaxConns: c.Net.MaxConns, LimitConns: c.Net.MaxConns > 0,
 		Prompts: set, AllowRepeatedPrompts: st.exactPrompts || r.replay != nil || r.sessions != nil, // shared prefixes (a trace's, a session's history) must reach the server as they are
 		Headers: hdr, AllowHeaderOverride: oc.AllowHeaderOverride, ExtraBody: []byte(oc.ExtraBody), Temperature: oc.Temperature,
-		HTTPClient: oc.HTTPClient, Tokenizer: tok,
+		HTTPClient: oc.HTTPClient, Tokenizer: tok, History: r.sessionHistory(),
 	})
 	if err != nil {
 		return nil, &UsageError{Field: "url", Err: err}

@@ -8,6 +8,7 @@ import (
 	"aimeter/dataset/prompts"
 	"aimeter/loadgen"
 	"aimeter/sut"
+	"aimeter/sut/openai"
 	"aimeter/workload/session"
 )
 
@@ -15,8 +16,10 @@ import (
 // from a ShareGPT file or generated, whose turns are the run's samples. A
 // session's first turn goes out at its start (session i at i·Interval);
 // each later turn Think after the previous answer completed, carrying the
-// whole history so far (the data set's reference answers, so that the
-// prompts are the same from run to run and server to server). Each turn's
+// whole history so far: with History HistoryServer the server's own
+// answers to the earlier turns, as a chat client sends them; with
+// HistoryDataset (or "") the data set's reference answers, so that the
+// prompts are the same from run to run and server to server. Each turn's
 // latency counts from that scheduled time. A failed turn ends its session.
 type Sessions = bundle.SessionsInput
 
@@ -25,6 +28,9 @@ type sessionRun struct {
 	in     bundle.SessionsInput
 	set    *prompts.Set
 	chains *loadgen.Chains
+	// history carries the server's answers into later turns; nil when
+	// the history holds the data set's answers.
+	history *openai.History
 }
 
 // loadSessions reads or generates the conversations and builds their
@@ -101,6 +107,13 @@ func (r *runner) loadSessions() error {
 	if run.set, err = prompts.New(set.Name, ps); err != nil {
 		return &UsageError{Field: "sessions", Err: err}
 	}
+	switch rec.History {
+	case bundle.HistoryServer:
+		run.history = openai.NewHistory(run.chains.After)
+	case "", bundle.HistoryDataset:
+	default:
+		return usage("history", "--history %q: want server (the server's own answers) or dataset (the data set's)", rec.History)
+	}
 	run.in = rec
 	r.sessions = run
 	return nil
@@ -120,4 +133,13 @@ func SessionMetrics(res *loadgen.Result, turnsPerSession []int) (*session.Metric
 		return nil, err
 	}
 	return &m, nil
+}
+
+// sessionHistory is the History of a sessions run whose turns carry the
+// server's answers, shared by all its endpoints; nil otherwise.
+func (r *runner) sessionHistory() *openai.History {
+	if r.sessions == nil {
+		return nil
+	}
+	return r.sessions.history
 }

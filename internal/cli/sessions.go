@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"aimeter/benchmark"
+	"aimeter/bundle"
 )
 
 // sessionFlags are the flags of aimeter sessions beyond those of aimeter
@@ -23,6 +24,7 @@ type sessionFlags struct {
 	think        time.Duration
 	interval     time.Duration
 	seed         uint64
+	history      string
 }
 
 func newSessionsCommand(st *State) *cobra.Command {
@@ -62,7 +64,7 @@ turn over turn time, think time excluded). See docs/sessions.md.`,
 			if g.mode >= 0 {
 				return usageError("--arrival-mode does not apply to sessions: they set their own load")
 			}
-			in := &benchmark.Sessions{ShareGPT: sf.sharegpt, Sessions: sf.sessions, Think: sf.think, Interval: sf.interval, Seed: sf.seed}
+			in := &benchmark.Sessions{ShareGPT: sf.sharegpt, Sessions: sf.sessions, Think: sf.think, Interval: sf.interval, Seed: sf.seed, History: sf.history}
 			if sf.sharegpt == "" {
 				lo, hi, err := parseTurns(sf.turns)
 				if err != nil {
@@ -99,6 +101,7 @@ turn over turn time, think time excluded). See docs/sessions.md.`,
 	fl.DurationVar(&sf.think, "think", 0, "think time between an answer and the next turn of its session")
 	fl.DurationVar(&sf.interval, "interval", 0, "time between the starts of consecutive sessions (0 = all at once)")
 	fl.Uint64Var(&sf.seed, "session-seed", 0, "seed of the generated sessions")
+	fl.StringVar(&sf.history, "history", bundle.HistoryServer, "what a later turn's history holds as the answers to the earlier turns: server (the server's own answers, as a chat client sends them) or dataset (the data set's answers, the same text every run)")
 	return cmd
 }
 

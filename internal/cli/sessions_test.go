@@ -139,8 +139,43 @@ func TestSessionsBadInput(t *testing.T) {
 
 // TestSessionsHistoryReachesTheServer captures the request bodies of a
 // ShareGPT session at the server: turn 1 carries the system prompt, turn
-// 0 and its reference answer, then the new user message, without a nonce.
+// 0 and its answer, then the new user message, without a nonce. The answer
+// is the server's own (the text it streamed for turn 0) by default, and
+// the data set's reference answer with --history dataset.
 func TestSessionsHistoryReachesTheServer(t *testing.T) {
+	for _, history := range []string{"server", "dataset"} {
+		t.Run(history, func(t *testing.T) { testSessionsHistory(t, history) })
+	}
+}
+
+// teeWriter keeps what a handler writes, flushing as it goes.
+type teeWriter struct {
+	http.ResponseWriter
+	buf *bytes.Buffer
+}
+
+func (w teeWriter) Write(b []byte) (int, error) {
+	w.buf.Write(b)
+	return w.ResponseWriter.Write(b)
+}
+
+func (w teeWriter) Flush() { w.ResponseWriter.(http.Flusher).Flush() }
+
+// streamedText is the content of a streamed chat response's chunks.
+func streamedText(body string) string {
+	var text strings.Builder
+	for _, line := range strings.Split(body, "\n") {
+		var ch struct {
+			Choices []struct{ Delta struct{ Content string } }
+		}
+		if data, ok := strings.CutPrefix(line, "data: "); ok && json.Unmarshal([]byte(data), &ch) == nil && len(ch.Choices) > 0 {
+			text.WriteString(ch.Choices[0].Delta.Content)
+		}
+	}
+	return text.String()
+}
+
+func testSessionsHistory(t *testing.T, history string) {
 	out, err := serve.ParseLengthDist("max_tokens")
 	if err != nil {
 		t.Fatal(err)
@@ -152,6 +187,7 @@ func TestSessionsHistoryReachesTheServer(t *testing.T) {
 	type msg struct{ Role, Content string }
 	var mu sync.Mutex
 	var seen [][]msg
+	var answers []string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasSuffix(r.URL.Path, "/chat/completions") {
 			b, _ := io.ReadAll(r.Body)
@@ -162,6 +198,12 @@ func TestSessionsHistoryReachesTheServer(t *testing.T) {
 				mu.Unlock()
 			}
 			r.Body = io.NopCloser(bytes.NewReader(b))
+			var buf bytes.Buffer
+			sim.ServeHTTP(teeWriter{w, &buf}, r)
+			mu.Lock()
+			answers = append(answers, streamedText(buf.String()))
+			mu.Unlock()
+			return
 		}
 		sim.ServeHTTP(w, r)
 	}))
@@ -178,7 +220,7 @@ func TestSessionsHistoryReachesTheServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := runCLI(t, dir, "sessions", "--sut", "openai", "--url", srv.URL, "--ignore-eos", "-q", "--output-dir", filepath.Join(dir, "out"),
-		"--sharegpt", file, "--think", "1ms")
+		"--sharegpt", file, "--think", "1ms", "--history", history)
 	if res.code != ExitOK && res.code != ExitInvalid {
 		t.Fatalf("%v", res)
 	}
@@ -188,6 +230,12 @@ func TestSessionsHistoryReachesTheServer(t *testing.T) {
 		t.Fatalf("%d requests, want 2: %+v", len(seen), seen)
 	}
 	want := []msg{{"system", "Be brief."}, {"user", "one two"}, {"assistant", "three four five"}, {"user", "six"}}
+	if history == "server" {
+		if answers[0] == "" || answers[0] == "three four five" {
+			t.Fatalf("the server's answer to turn 0 is %q", answers[0])
+		}
+		want[2].Content = answers[0]
+	}
 	if fmt.Sprint(seen[0]) != fmt.Sprint(want[:2]) || fmt.Sprint(seen[1]) != fmt.Sprint(want) {
 		t.Errorf("turn 0 sent %+v\nturn 1 sent %+v\nwant %+v", seen[0], seen[1], want)
 	}

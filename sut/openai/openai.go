@@ -154,6 +154,11 @@ type Options struct {
 	// of a streamed response (one token a chunk) and 0 for a whole one.
 	// The server's usage, when present, is always the count.
 	Tokenizer tokenize.Tokenizer
+	// History, when set, makes the chat sessions of the run carry the
+	// server's own answers (see History): the assistant messages of a
+	// prompt that follows an earlier turn are that turn's answers, not
+	// the data set's. Nil sends every prompt as the data set has it.
+	History *History
 }
 
 // CategoryUnexpectedContentType is the error category (loadgen.WithCategory)
@@ -518,6 +523,8 @@ func (e *Endpoint) appendNonce(b []byte, id loadgen.ResponseID) []byte {
 // call is the per-request state, pooled.
 type call struct {
 	body    []byte
+	index   uint64   // the sample's prompt
+	nonce   [14]byte // a History request's nonce
 	rd      bytes.Reader
 	rc      io.ReadCloser // io.NopCloser(&rd), made once
 	wrote   atomic.Bool
@@ -627,11 +634,26 @@ func (e *Endpoint) do(ctx context.Context, r clock, s loadgen.QuerySample, resp 
 	}
 	c := e.pool.Get().(*call)
 	defer e.release(c)
-	c.body = append(c.body[:0], b.pre[s.Index]...)
-	if !e.opts.AllowRepeatedPrompts {
-		c.body = e.appendNonce(c.body, s.ID)
+	c.index = s.Index
+	if h := e.opts.History; h != nil && h.follows(s.Index) {
+		var nonce []byte
+		if !e.opts.AllowRepeatedPrompts {
+			nonce = e.appendNonce(c.nonce[:0], s.ID)
+		}
+		body, err := h.appendBody(c.body[:0], b.pre[s.Index], nonce, e.opts.Prompts.Prompt(int(s.Index)), s.Index)
+		if err != nil {
+			e.stats.errors.Add(1)
+			resp.Err = loadgen.WithCategory(netsut.CategoryClient, err)
+			return
+		}
+		c.body = body
+	} else {
+		c.body = append(c.body[:0], b.pre[s.Index]...)
+		if !e.opts.AllowRepeatedPrompts {
+			c.body = e.appendNonce(c.body, s.ID)
+		}
+		c.body = append(c.body, b.post[s.Index]...)
 	}
-	c.body = append(c.body, b.post[s.Index]...)
 	c.text, c.times = c.text[:0], c.times[:0]
 	resp.RequestBytes = int64(len(c.body)) + e.hdrBytes
 	if e.h1 != nil {
@@ -686,6 +708,9 @@ func (e *Endpoint) finish(resp *loadgen.Response, c *call) {
 	}
 	if len(c.text) > 0 {
 		resp.Data = bytes.Clone(c.text)
+	}
+	if h := e.opts.History; h != nil {
+		h.record(c.index, c.text)
 	}
 	if len(c.times) > 0 {
 		// A copy: c goes back to the pool before netsut hands resp to
