@@ -102,7 +102,12 @@ func RunRateSearch(ctx context.Context, sp RateSearchPlan) (*RateSearchSummary, 
 			return 0, errors.Join(err, merr)
 		}
 		dirs = append(dirs, rel)
-		pt.Dir = rel
+		pt.Dir, pt.Verdict = rel, "NONE"
+		if s := out.Result.Summary; s != nil && s.Valid {
+			pt.Verdict = "VALID"
+		} else if s != nil {
+			pt.Verdict = "INVALID"
+		}
 		sum.Points = append(sum.Points, pt)
 		if sp.Log != nil {
 			fmt.Fprintf(sp.Log, "  %-22s %9.4g req/s target: %8.1f req/s done, goodput %.1f %% (%.1f req/s, %.1f tok/s), TTFT p90 %.1f ms, %d errors\n",

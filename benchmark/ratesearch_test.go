@@ -56,7 +56,7 @@ func TestRateSearchAgainstSimulator(t *testing.T) {
 		if s := b.Invocation.SLO; s == nil || s.E2ENs != int64(30*time.Second) {
 			t.Errorf("probe %s recorded SLO %+v", pr.Dir, s)
 		}
-		if p := sum.Points[i]; p.Goodput == nil || p.Goodput.Fraction != pr.Fraction || pr.Fraction != 1 || p.Dir != pr.Dir {
+		if p := sum.Points[i]; p.Verdict == "" || p.Goodput == nil || p.Goodput.Fraction != pr.Fraction || pr.Fraction != 1 || p.Dir != pr.Dir {
 			t.Errorf("probe %+v, its point %+v", pr, p)
 		}
 	}
