@@ -21,6 +21,7 @@ import (
 	"aimeter/sut/netsut"
 	"aimeter/sut/null"
 	"aimeter/sut/openai"
+	"aimeter/tokenize"
 )
 
 // Endpoint is one network server as package netsut drives it.
@@ -387,7 +388,13 @@ func (r *runner) prompts(o *opened) (*prompts.Set, error) {
 		if terr != nil {
 			return nil, terr
 		}
-		set, err = prompts.Synthetic(prompts.SyntheticOptions{Count: int(n), InputWords: words, Tokenizer: tok})
+		var lengths tokenize.Lengths
+		if oc.InputLengths != "" {
+			if lengths, err = tokenize.ParseLengths(oc.InputLengths); err != nil {
+				return nil, &UsageError{Field: "input-lengths", Err: err}
+			}
+		}
+		set, err = prompts.Synthetic(prompts.SyntheticOptions{Count: int(n), InputWords: words, InputLengths: lengths, Tokenizer: tok})
 		if err != nil {
 			return nil, &UsageError{Field: "input-tokens", Err: err}
 		}

@@ -120,6 +120,11 @@ type OpenAIConfig struct {
 	// InputTokens is the words per synthetic prompt, or its tokens of
 	// Tokenizer when one is named; 0 means 128.
 	InputTokens int `json:"input_tokens,omitempty"`
+	// InputLengths, if set, draws each synthetic prompt's length from a
+	// distribution instead of InputTokens: "N", "uniform:MIN:MAX" or
+	// "normal:MEAN:SD" (tokenize.ParseLengths), in words, or in
+	// Tokenizer's tokens when one is named.
+	InputLengths string `json:"input_lengths,omitempty"`
 	// Tokenizer names the server's tokenizer (package tokenize): a
 	// tiktoken encoding (cl100k_base, o200k_base, …) or the path of a
 	// Hugging Face tokenizer.json. With it, synthetic prompts, trace

@@ -25,6 +25,9 @@ type SyntheticOptions struct {
 	// of a dictionary list into 2 or more, so a prompt of N words is N
 	// tokens or more. The server's usage.prompt_tokens is the exact figure.
 	InputWords int
+	// InputLengths, when not zero, draws each prompt's length from a
+	// distribution instead of InputWords (words, or Tokenizer's tokens).
+	InputLengths tokenize.Lengths
 	// Tokenizer, when set, makes InputWords a length in its tokens, met
 	// exactly (tokenize.Writer: every prompt then begins with a space);
 	// nil counts words.
@@ -73,16 +76,16 @@ func Synthetic(o SyntheticOptions) (*Set, error) {
 		}
 		for i := range ps {
 			b.Reset()
-			if err := w.Append(&b, o.InputWords, rng); err != nil {
+			if err := w.Append(&b, o.length(rng), rng); err != nil {
 				return nil, fmt.Errorf("synthetic prompts: %w", err)
 			}
 			ps[i].Text = b.String()
 		}
-		return New(fmt.Sprintf("synthetic prompts (%d × %d tokens of %s, words from %s, seed %d)", o.Count, o.InputWords, o.Tokenizer.Name(), source, o.Seed), ps)
+		return New(fmt.Sprintf("synthetic prompts (%d × %s tokens of %s, words from %s, seed %d)", o.Count, o.lengthName(), o.Tokenizer.Name(), source, o.Seed), ps)
 	}
 	for i := range ps {
 		b.Reset()
-		for w := range o.InputWords {
+		for w := range o.length(rng) {
 			if w > 0 {
 				b.WriteByte(' ')
 			}
@@ -90,7 +93,7 @@ func Synthetic(o SyntheticOptions) (*Set, error) {
 		}
 		ps[i].Text = b.String()
 	}
-	return New(fmt.Sprintf("synthetic prompts (%d × %d words from %s, seed %d)", o.Count, o.InputWords, source, o.Seed), ps)
+	return New(fmt.Sprintf("synthetic prompts (%d × %s words from %s, seed %d)", o.Count, o.lengthName(), source, o.Seed), ps)
 }
 
 // LoadWords reads a word list, one word a line, keeping only the words of
@@ -153,4 +156,21 @@ func GeneratedWords(n int) []string {
 		}
 	}
 	return words
+}
+
+// length is the next prompt's length: InputWords, or a draw from
+// InputLengths.
+func (o *SyntheticOptions) length(rng *rand.Rand) int {
+	if o.InputLengths.IsZero() {
+		return o.InputWords
+	}
+	return o.InputLengths.Draw(rng)
+}
+
+// lengthName is the prompts' length for the set's name.
+func (o *SyntheticOptions) lengthName() string {
+	if o.InputLengths.IsZero() {
+		return fmt.Sprint(o.InputWords)
+	}
+	return o.InputLengths.String()
 }

@@ -51,7 +51,7 @@ See docs/replay.md.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			changed := cmd.Flags().Changed
-			for _, name := range []string{"from", "duration", "concurrency", "warmup", "scenario", "mode", "prompts", "performance-sample-count", "qsl-size", "input-tokens", "output-tokens"} {
+			for _, name := range []string{"from", "duration", "concurrency", "warmup", "scenario", "mode", "prompts", "performance-sample-count", "qsl-size", "input-tokens", "input-lengths", "output-tokens"} {
 				if cmd.Flags().Lookup(name) != nil && changed(name) {
 					return usageError("--%s does not apply to a replay: %s", name, replayRefusal[name])
 				}
@@ -93,6 +93,7 @@ var replayRefusal = map[string]string{
 	"performance-sample-count": "every request is a sample of its own",
 	"qsl-size":                 "the trace's requests are the samples",
 	"input-tokens":             "the trace gives each request's input length",
+	"input-lengths":            "the trace gives each request's input length",
 	"output-tokens":            "the trace gives each request's output length (max_tokens)",
 }
 

@@ -79,6 +79,32 @@ func TestTokenizerFlag(t *testing.T) {
 		t.Errorf("recorded SUT %+v", o)
 	}
 
+	// --input-lengths draws each prompt's length instead.
+	mu.Lock()
+	bad, posts = nil, 0
+	mu.Unlock()
+	lengths := map[int]bool{}
+	res = runCLI(t, "", "run", "-q", "--sut", "openai", "--url", srv.URL, "--qsl-size", "64", "--input-lengths", "uniform:30:44", "--tokenizer", "cl100k_base",
+		"--scenario", "Offline", "--output-dir", filepath.Join(t.TempDir(), "lengths"), "--set", "min_duration=0", "--set", "min_query_count=64", "--no-server-metrics")
+	if res.code != ExitOK {
+		t.Fatal(res)
+	}
+	for _, raw := range bad { // every prompt "bad" here: not 37 tokens unless drawn so
+		var body struct {
+			Messages []struct{ Content string } `json:"messages"`
+		}
+		json.Unmarshal([]byte(raw), &body)
+		_, prompt, _ := strings.Cut(body.Messages[0].Content, " ")
+		n := tok.Count(prompt)
+		if n < 30 || n > 44 {
+			t.Errorf("a prompt of %d tokens, outside uniform:30:44", n)
+		}
+		lengths[n] = true
+	}
+	if len(lengths) < 8 {
+		t.Errorf("%d distinct lengths in 64 prompts drawn from uniform:30:44", len(lengths))
+	}
+
 	res = runCLI(t, "", "run", "-q", "--sut", "openai", "--url", srv.URL, "--tokenizer", "llama-9", "--output-dir", filepath.Join(t.TempDir(), "out"))
 	if res.code == ExitOK || !strings.Contains(res.stderr, "--tokenizer llama-9") {
 		t.Errorf("an unknown tokenizer: %v", res)
