@@ -1,8 +1,8 @@
 """Builds the small tokenizer.json files of the tests and their reference
 encodings with Hugging Face's own library (PyPI tokenizers 0.22.1):
 
-    python3 -m venv /tmp/tok && /tmp/tok/bin/pip install tokenizers==0.22.1
-    /tmp/tok/bin/python make_reference.py
+    python3 -m venv venv && venv/bin/pip install tokenizers==0.22.1
+    venv/bin/python make_reference.py
 
 It writes gpt2-style.json (ByteLevel pre-tokenizer with its regex),
 llama3-style.json (a Split regex of Llama 3, ByteLevel without regex,
