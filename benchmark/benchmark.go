@@ -41,6 +41,7 @@ import (
 	"aimeter/sut"
 	"aimeter/sysinfo"
 	"aimeter/telemetry"
+	"aimeter/tokenize"
 	"aimeter/version"
 	"aimeter/workload/session"
 	"aimeter/workload/trace"
@@ -71,6 +72,10 @@ type Plan struct {
 	// Sessions, if set, runs multi-turn chat sessions (see Sessions); nil
 	// runs none.
 	Sessions *Sessions
+	// SLO, if set, is the per-request service-level objective that
+	// result.json and the report measure the run's goodput against; nil
+	// measures it against the run's TTFT and TPOT bounds, if any.
+	SLO *bundle.SLO
 
 	// OutputDir is the directory the bundle is written to. Required.
 	OutputDir string
@@ -335,6 +340,8 @@ type runner struct {
 	replay *replayed
 	// sessions is the loaded workload of a sessions run; nil for none.
 	sessions *sessionRun
+	// tok is the OpenAI client's tokenizer once opened (runner.tokenizer).
+	tok tokenize.Tokenizer
 }
 
 func (r *runner) notify(kind NoticeKind, format string, args ...any) {

@@ -256,12 +256,13 @@ func TestPlanFromBundleRepeatsTheRun(t *testing.T) {
 		SUT:       sut.Config{Kind: sut.NullAsync, QSLSize: 77},
 		Settings:  Settings{Scenario: "Server", Set: []string{"target_qps=5000", "min_duration=100", "min_query_count=1"}},
 		OutputDir: first, CommandLine: []string{"aimeter", "run", "--api-key", "sk-secret", "--url=http://u:p@h/"},
+		SLO: &bundle.SLO{E2ENs: 5e6},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	inv := out.Bundle.Invocation
-	if inv == nil || inv.SUT.Kind != sut.NullAsync || inv.SUT.QSLSize != 77 {
+	if inv == nil || inv.SUT.Kind != sut.NullAsync || inv.SUT.QSLSize != 77 || inv.SLO == nil || inv.SLO.E2ENs != 5e6 {
 		t.Fatalf("invocation %+v", inv)
 	}
 	if got := strings.Join(inv.CommandLine, " "); strings.Contains(got, "sk-secret") || strings.Contains(got, "u:p@") {
@@ -278,6 +279,9 @@ func TestPlanFromBundleRepeatsTheRun(t *testing.T) {
 	}
 	if again.Result.Requested != out.Result.Requested {
 		t.Errorf("requested settings differ:\n%+v\n%+v", again.Result.Requested, out.Result.Requested)
+	}
+	if again.Bundle.Invocation.SLO == nil || *again.Bundle.Invocation.SLO != *inv.SLO {
+		t.Errorf("the repeated run's SLO %+v, want %+v", again.Bundle.Invocation.SLO, inv.SLO)
 	}
 	if again.Result.QSLTotalCount != 77 {
 		t.Errorf("QSL of %d samples, want 77", again.Result.QSLTotalCount)

@@ -66,6 +66,10 @@ func PlanFromBundle(dir string) (*Plan, error) {
 		ss := *inv.Sessions
 		p.Sessions = &ss
 	}
+	if inv.SLO != nil {
+		slo := *inv.SLO
+		p.SLO = &slo
+	}
 	if inv.GBT != nil {
 		p.GBT = &GBT{Input: *inv.GBT}
 		for _, f := range inv.Settings.Files {

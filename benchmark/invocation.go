@@ -34,6 +34,10 @@ func (r *runner) invocation(st *resolved, o *opened) *bundle.Invocation {
 		in := r.sessions.in
 		inv.Sessions = &in
 	}
+	if p.SLO != nil && *p.SLO != (bundle.SLO{}) {
+		slo := *p.SLO
+		inv.SLO = &slo
+	}
 	if k := o.cfg.KServe; k != nil && k.InputData != "" {
 		inv.Settings.Files = append(inv.Settings.Files, bundle.InputFile{Role: "input-data", Path: k.InputData, SHA256: k.InputDataSHA256})
 	}

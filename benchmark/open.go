@@ -21,6 +21,7 @@ import (
 	"aimeter/sut/netsut"
 	"aimeter/sut/null"
 	"aimeter/sut/openai"
+	"aimeter/tokenize"
 )
 
 // Endpoint is one network server as package netsut drives it.
@@ -326,13 +327,17 @@ func (r *runner) openaiEndpoint(o *opened, st *resolved, rawURL string) (*openai
 	if err != nil {
 		return nil, &UsageError{Field: "header", Err: err}
 	}
+	tok, err := r.tokenizer()
+	if err != nil {
+		return nil, err
+	}
 	ep, err := openai.New(openai.Options{
 		BaseURL: rawURL, Model: oc.ServedModel, API: api, Stream: !oc.NoStream, MaxTokens: oc.OutputTokens, IgnoreEOS: oc.IgnoreEOS,
 		APIKey: key, TLS: openai.TLSOptions{CAFile: oc.CACert, InsecureSkipVerify: oc.InsecureSkipVerify},
 		MaxConns: c.Net.MaxConns, LimitConns: c.Net.MaxConns > 0,
 		Prompts: set, AllowRepeatedPrompts: st.exactPrompts || r.replay != nil || r.sessions != nil, // shared prefixes (a trace's, a session's history) must reach the server as they are
 		Headers: hdr, AllowHeaderOverride: oc.AllowHeaderOverride, ExtraBody: []byte(oc.ExtraBody), Temperature: oc.Temperature,
-		HTTPClient: oc.HTTPClient,
+		HTTPClient: oc.HTTPClient, Tokenizer: tok, History: r.sessionHistory(),
 	})
 	if err != nil {
 		return nil, &UsageError{Field: "url", Err: err}
@@ -379,7 +384,17 @@ func (r *runner) prompts(o *opened) (*prompts.Set, error) {
 		if words == 0 {
 			words = 128
 		}
-		set, err = prompts.Synthetic(prompts.SyntheticOptions{Count: int(n), InputWords: words})
+		tok, terr := r.tokenizer()
+		if terr != nil {
+			return nil, terr
+		}
+		var lengths tokenize.Lengths
+		if oc.InputLengths != "" {
+			if lengths, err = tokenize.ParseLengths(oc.InputLengths); err != nil {
+				return nil, &UsageError{Field: "input-lengths", Err: err}
+			}
+		}
+		set, err = prompts.Synthetic(prompts.SyntheticOptions{Count: int(n), InputWords: words, InputLengths: lengths, Tokenizer: tok})
 		if err != nil {
 			return nil, &UsageError{Field: "input-tokens", Err: err}
 		}

@@ -67,7 +67,11 @@ func (r *runner) loadReplay() error {
 	if err != nil {
 		return &UsageError{Field: "replay", Err: err}
 	}
-	set, err := sched.Prompts(tr.Name, trace.PromptOptions{Seed: in.Seed})
+	tok, err := r.tokenizer()
+	if err != nil {
+		return err
+	}
+	set, err := sched.Prompts(tr.Name, trace.PromptOptions{Seed: in.Seed, Tokenizer: tok})
 	if err != nil {
 		return &UsageError{Field: "replay", Err: err}
 	}

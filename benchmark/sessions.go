@@ -8,6 +8,7 @@ import (
 	"aimeter/dataset/prompts"
 	"aimeter/loadgen"
 	"aimeter/sut"
+	"aimeter/sut/openai"
 	"aimeter/workload/session"
 )
 
@@ -15,8 +16,10 @@ import (
 // from a ShareGPT file or generated, whose turns are the run's samples. A
 // session's first turn goes out at its start (session i at i·Interval);
 // each later turn Think after the previous answer completed, carrying the
-// whole history so far (the data set's reference answers, so that the
-// prompts are the same from run to run and server to server). Each turn's
+// whole history so far: with History HistoryServer the server's own
+// answers to the earlier turns, as a chat client sends them; with
+// HistoryDataset (or "") the data set's reference answers, so that the
+// prompts are the same from run to run and server to server. Each turn's
 // latency counts from that scheduled time. A failed turn ends its session.
 type Sessions = bundle.SessionsInput
 
@@ -25,6 +28,9 @@ type sessionRun struct {
 	in     bundle.SessionsInput
 	set    *prompts.Set
 	chains *loadgen.Chains
+	// history carries the server's answers into later turns; nil when
+	// the history holds the data set's answers.
+	history *openai.History
 }
 
 // loadSessions reads or generates the conversations and builds their
@@ -65,8 +71,12 @@ func (r *runner) loadSessions() error {
 			return &UsageError{Field: "sharegpt", Err: err}
 		}
 	} else {
+		tok, err := r.tokenizer()
+		if err != nil {
+			return err
+		}
 		set, err = session.Generate(session.GenerateOptions{Sessions: in.Sessions, MinTurns: in.MinTurns, MaxTurns: in.MaxTurns,
-			UserWords: in.UserWords, OutputTokens: in.AnswerTokens, Think: in.Think, Seed: in.Seed})
+			UserWords: in.UserWords, OutputTokens: in.AnswerTokens, Think: in.Think, Seed: in.Seed, Tokenizer: tok})
 		if err != nil {
 			return &UsageError{Field: "sessions", Err: err}
 		}
@@ -97,6 +107,13 @@ func (r *runner) loadSessions() error {
 	if run.set, err = prompts.New(set.Name, ps); err != nil {
 		return &UsageError{Field: "sessions", Err: err}
 	}
+	switch rec.History {
+	case bundle.HistoryServer:
+		run.history = openai.NewHistory(run.chains.After)
+	case "", bundle.HistoryDataset:
+	default:
+		return usage("history", "--history %q: want server (the server's own answers) or dataset (the data set's)", rec.History)
+	}
 	run.in = rec
 	r.sessions = run
 	return nil
@@ -107,31 +124,22 @@ func (r *runner) loadSessions() error {
 // (bundle.SessionsInput.TurnsPerSession): sample k is turn t of session s
 // where the turns of sessions 0…s−1 come first.
 func SessionMetrics(res *loadgen.Result, turnsPerSession []int) (*session.Metrics, error) {
-	first := make([]int, len(turnsPerSession))
-	total := 0
-	for s, n := range turnsPerSession {
-		first[s] = total
-		total += n
-	}
-	var recs []session.TurnRecord
-	for rec := range res.Records() {
-		i := int(rec.SampleIndex)
-		if i >= total {
-			return nil, fmt.Errorf("sample %d is beyond the %d turns of the sessions", i, total)
-		}
-		s, found := slices.BinarySearch(first, i)
-		if !found {
-			s--
-		}
-		for s+1 < len(first) && first[s+1] == i { // sessions of 0 turns share a start
-			s++
-		}
-		recs = append(recs, session.TurnRecord{Session: s, Turn: i - first[s], ScheduledNs: rec.ScheduledNs,
-			FirstTokenNs: rec.FirstTokenNs, CompletedNs: rec.CompletedNs, OutputTokens: rec.Tokens, OK: rec.Status == loadgen.StatusOK})
+	recs, err := session.TurnRecords(res.Records(), turnsPerSession)
+	if err != nil {
+		return nil, err
 	}
 	m, err := session.Compute(recs)
 	if err != nil {
 		return nil, err
 	}
 	return &m, nil
+}
+
+// sessionHistory is the History of a sessions run whose turns carry the
+// server's answers, shared by all its endpoints; nil otherwise.
+func (r *runner) sessionHistory() *openai.History {
+	if r.sessions == nil {
+		return nil
+	}
+	return r.sessions.history
 }

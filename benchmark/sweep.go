@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"aimeter/bundle"
 	"aimeter/loadgen"
 	"aimeter/report"
 	"aimeter/sweep"
@@ -75,6 +76,9 @@ func RunSweep(ctx context.Context, sp SweepPlan) (*sweep.Summary, error) {
 		}
 		p := sp.Base
 		p.Settings.Concurrency = c
+		if !sp.SLO.IsZero() {
+			p.SLO = &bundle.SLO{TTFTNs: int64(sp.SLO.TTFT), TPOTNs: int64(sp.SLO.TPOT), E2ENs: int64(sp.SLO.E2E)}
+		}
 		rel := sweep.PointDir(c, offline)
 		if sp.Search != nil {
 			rel = fmt.Sprintf("probe%02d-c%05d", len(plan.Runs)+1, c)

@@ -46,6 +46,10 @@ type Invocation struct {
 	// Sessions is the multi-turn workload of a sessions run; nil for
 	// other runs.
 	Sessions *SessionsInput `json:"sessions,omitempty"`
+	// SLO is the per-request service-level objective the run's goodput is
+	// measured against (aimeter run --slo, or a sweep's --slo); nil for
+	// none.
+	SLO *SLO `json:"slo,omitempty"`
 }
 
 // Warmup is a warm-up before the measured run: what it asked for is in

@@ -30,6 +30,17 @@ type SessionsInput struct {
 	Interval time.Duration `json:"interval_ns,omitempty"`
 	// Seed chooses the generated conversations.
 	Seed uint64 `json:"seed,omitempty"`
+	// History is what the assistant messages of a later turn's history
+	// hold: HistoryServer, the server's own answers to the earlier turns,
+	// as a chat client sends them; HistoryDataset or "" (bundles written
+	// before the choice existed), the data set's answers.
+	History string `json:"history,omitempty"`
 	// TurnsPerSession is each session's number of turns, as run.
 	TurnsPerSession []int `json:"turns_per_session,omitempty"`
 }
+
+// The histories of SessionsInput.History.
+const (
+	HistoryServer  = "server"
+	HistoryDataset = "dataset"
+)

@@ -241,7 +241,8 @@ func (s *Set) ReportRun() (report.Run, error) {
 		name = b.Result.SUTName + " " + b.Result.Effective.Scenario.String()
 	}
 	sc := report.Run{Name: name, Result: b.Result, Accuracy: ReportAccuracy(b.AccuracyCheck), Nodes: ReportNodes(b.Nodes),
-		ServerMetrics: ReportServerMetrics(b.ServerMetrics, b.Result), Steady: ReportSteady(b.Result)}
+		ServerMetrics: ReportServerMetrics(b.ServerMetrics, b.Result), Steady: ReportSteady(b.Result),
+		Serving: ReportServing(b)}
 	if b.Telemetry != nil {
 		samples := sampleCounts(b.Result)
 		sc.Power = ReportPower(b, powerFigures(b, samples))

@@ -8,6 +8,7 @@ import (
 	"aimeter/bundle"
 	"aimeter/gbt"
 	"aimeter/loadgen"
+	"aimeter/workload/trace"
 )
 
 // ResultFile is the machine-readable result of a run (result.json), for
@@ -131,6 +132,21 @@ type Result struct {
 	// Power is the run's power and energy over the MLPerf power window,
 	// from its telemetry (aimeter run --power); nil without one.
 	Power *PowerFigures `json:"power,omitempty"`
+	// Goodput is the part of the reported pass that met the run's
+	// per-request SLO (the one it was given, else its TTFT and TPOT
+	// bounds); nil without either.
+	Goodput *GoodputFigures `json:"goodput,omitempty"`
+	// SendLateness is how late the samples of a run on a schedule (the
+	// Server scenario, a trace replay) were sent: issue − scheduled time;
+	// nil for other runs.
+	SendLateness *trace.LatenessSummary `json:"send_lateness,omitempty"`
+	// Steady is the steady state of a streaming LLM run: every metric
+	// over the whole pass and over each detector's window (ReportSteady);
+	// nil for other runs.
+	Steady *SteadyFigures `json:"steady_state,omitempty"`
+	// Sessions are the per-turn and overall figures of a multi-turn run;
+	// nil for other runs.
+	Sessions *SessionFigures `json:"sessions,omitempty"`
 	// Settings are the settings that decide the result.
 	Settings ResultSettings `json:"settings"`
 	// Dir is not stored: the bundle's directory, for --json's output.
@@ -256,6 +272,12 @@ func (s *Set) Result() (*Result, error) {
 	}
 	r.Samples = sampleCounts(res)
 	r.Power = powerFigures(b, r.Samples)
+	if res.Summary != nil {
+		r.Goodput = goodputOf(b)
+		r.SendLateness = sendLatenessOf(res)
+		r.Steady = steadyOf(ReportSteady(res))
+	}
+	r.Sessions = sessionsOf(b)
 	for _, e := range res.Errors {
 		r.Errors = append(r.Errors, ErrorGroup{Group: e.Label(), Category: e.Category, Code: e.Code, CodeName: e.CodeName, Count: e.Count,
 			Message: e.Message, Examples: e.Examples, FirstNs: e.FirstNs, LastNs: e.LastNs})

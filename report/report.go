@@ -57,6 +57,9 @@ type Run struct {
 	// the client's timeline with the run's phases shaded, and the energy
 	// of each phase; nil shows none.
 	Power *Power
+	// Serving, if set, are the run's LLM-serving figures (goodput, send
+	// lateness, sessions), shown as a table; nil shows none.
+	Serving *Serving
 }
 
 // AccuracyInfo is the outcome of an accuracy check of a run's accuracy log.
@@ -217,9 +220,10 @@ type scenarioView struct {
 
 	GBT *gbtView // the GB/T test, nil for an MLPerf run
 
-	Server *serverView // the server's own metrics, nil when none was scraped
-	Steady *steadyView // the steady state, nil when not detected
-	Power  *powerView  // the power meters, nil for a run without
+	Server  *serverView  // the server's own metrics, nil when none was scraped
+	Steady  *steadyView  // the steady state, nil when not detected
+	Power   *powerView   // the power meters, nil for a run without
+	Serving *servingView // goodput, send lateness, sessions; nil for none
 }
 
 func buildPage(r *Report) (*pageView, error) {
@@ -426,6 +430,7 @@ func buildScenario(anchor string, sc Run) *scenarioView {
 		}
 	}
 	sv.Settings = settingsTable(eff)
+	sv.Serving = buildServing(sc.Serving)
 	if sum != nil {
 		fillVerdict(sv, sum)
 		fillMetric(sv, sum)

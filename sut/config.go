@@ -117,8 +117,25 @@ type OpenAIConfig struct {
 	// PromptsSHA256 is the hex SHA-256 of the Prompts file when the run
 	// read it; a run repeated from a bundle refuses a file that differs.
 	PromptsSHA256 string `json:"prompts_sha256,omitempty"`
-	// InputTokens is the words per synthetic prompt; 0 means 128.
+	// InputTokens is the words per synthetic prompt, or its tokens of
+	// Tokenizer when one is named; 0 means 128.
 	InputTokens int `json:"input_tokens,omitempty"`
+	// InputLengths, if set, draws each synthetic prompt's length from a
+	// distribution instead of InputTokens: "N", "uniform:MIN:MAX" or
+	// "normal:MEAN:SD" (tokenize.ParseLengths), in words, or in
+	// Tokenizer's tokens when one is named.
+	InputLengths string `json:"input_lengths,omitempty"`
+	// Tokenizer names the server's tokenizer (package tokenize): a
+	// tiktoken encoding (cl100k_base, o200k_base, …) or the path of a
+	// Hugging Face tokenizer.json. With it, synthetic prompts, trace
+	// prompts and generated session turns have exact lengths in its
+	// tokens, and a response without usage is counted in them. "" means
+	// none: one word stands for one token.
+	Tokenizer string `json:"tokenizer,omitempty"`
+	// TokenizerSHA256 is the hex SHA-256 of the Tokenizer file when the
+	// run read one; a run repeated from a bundle refuses a file that
+	// differs.
+	TokenizerSHA256 string `json:"tokenizer_sha256,omitempty"`
 	// OutputTokens is max_tokens of each request; 0 means the server's
 	// default.
 	OutputTokens int `json:"output_tokens,omitempty"`

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"aimeter/tokenize"
 )
 
 func TestParseJSONL(t *testing.T) {
@@ -220,4 +222,60 @@ func FuzzJSONL(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestSyntheticInTokens: with a tokenizer, every prompt has exactly
+// InputWords of its tokens, from the word list of a machine without one.
+func TestSyntheticInTokens(t *testing.T) {
+	tok, err := tokenize.Tiktoken("cl100k_base")
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := Synthetic(SyntheticOptions{Count: 30, InputWords: 211, Seed: 3, Words: GeneratedWords(8192), Tokenizer: tok})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range set.Len() {
+		if got := tok.Count(set.Prompt(i).Text); got != 211 {
+			t.Fatalf("prompt %d: %d tokens, want 211", i, got)
+		}
+	}
+	if !strings.Contains(set.Name(), "211 tokens of cl100k_base") {
+		t.Errorf("name %q", set.Name())
+	}
+}
+
+// TestSyntheticLengthDistribution: with InputLengths, each prompt's length
+// is drawn from it, in tokens with a tokenizer and in words without.
+func TestSyntheticLengthDistribution(t *testing.T) {
+	tok, err := tokenize.Tiktoken("cl100k_base")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := tokenize.ParseLengths("uniform:5:9")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, withTok := range []bool{true, false} {
+		o := SyntheticOptions{Count: 200, Seed: 3, Words: GeneratedWords(8192), InputLengths: l}
+		count := func(s string) int { return len(strings.Fields(s)) }
+		if withTok {
+			o.Tokenizer, count = tok, tok.Count
+		}
+		set, err := Synthetic(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := map[int]bool{}
+		for i := range set.Len() {
+			n := count(set.Prompt(i).Text)
+			if n < 5 || n > 9 {
+				t.Fatalf("tokenizer %v: prompt %d has length %d, outside uniform:5:9", withTok, i, n)
+			}
+			seen[n] = true
+		}
+		if len(seen) != 5 || !strings.Contains(set.Name(), "uniform:5:9") {
+			t.Errorf("tokenizer %v: lengths %v in 200 prompts, name %q", withTok, seen, set.Name())
+		}
+	}
 }

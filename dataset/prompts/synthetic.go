@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"os"
 	"strings"
+
+	"aimeter/tokenize"
 )
 
 // SystemWordList is the word list Synthetic prefers: Debian's wamerican
@@ -23,6 +25,13 @@ type SyntheticOptions struct {
 	// of a dictionary list into 2 or more, so a prompt of N words is N
 	// tokens or more. The server's usage.prompt_tokens is the exact figure.
 	InputWords int
+	// InputLengths, when not zero, draws each prompt's length from a
+	// distribution instead of InputWords (words, or Tokenizer's tokens).
+	InputLengths tokenize.Lengths
+	// Tokenizer, when set, makes InputWords a length in its tokens, met
+	// exactly (tokenize.Writer: every prompt then begins with a space);
+	// nil counts words.
+	Tokenizer tokenize.Tokenizer
 	// Seed seeds the choice of words; the same options give the same
 	// prompts. Zero is a valid seed.
 	Seed uint64
@@ -60,9 +69,23 @@ func Synthetic(o SyntheticOptions) (*Set, error) {
 	rng := rand.New(rand.NewPCG(o.Seed, 0x9e3779b97f4a7c15))
 	ps := make([]Prompt, o.Count)
 	var b strings.Builder
+	if o.Tokenizer != nil {
+		w, err := tokenize.NewWriter(o.Tokenizer, words)
+		if err != nil {
+			return nil, fmt.Errorf("synthetic prompts: %w", err)
+		}
+		for i := range ps {
+			b.Reset()
+			if err := w.Append(&b, o.length(rng), rng); err != nil {
+				return nil, fmt.Errorf("synthetic prompts: %w", err)
+			}
+			ps[i].Text = b.String()
+		}
+		return New(fmt.Sprintf("synthetic prompts (%d × %s tokens of %s, words from %s, seed %d)", o.Count, o.lengthName(), o.Tokenizer.Name(), source, o.Seed), ps)
+	}
 	for i := range ps {
 		b.Reset()
-		for w := range o.InputWords {
+		for w := range o.length(rng) {
 			if w > 0 {
 				b.WriteByte(' ')
 			}
@@ -70,7 +93,7 @@ func Synthetic(o SyntheticOptions) (*Set, error) {
 		}
 		ps[i].Text = b.String()
 	}
-	return New(fmt.Sprintf("synthetic prompts (%d × %d words from %s, seed %d)", o.Count, o.InputWords, source, o.Seed), ps)
+	return New(fmt.Sprintf("synthetic prompts (%d × %s words from %s, seed %d)", o.Count, o.lengthName(), source, o.Seed), ps)
 }
 
 // LoadWords reads a word list, one word a line, keeping only the words of
@@ -133,4 +156,21 @@ func GeneratedWords(n int) []string {
 		}
 	}
 	return words
+}
+
+// length is the next prompt's length: InputWords, or a draw from
+// InputLengths.
+func (o *SyntheticOptions) length(rng *rand.Rand) int {
+	if o.InputLengths.IsZero() {
+		return o.InputWords
+	}
+	return o.InputLengths.Draw(rng)
+}
+
+// lengthName is the prompts' length for the set's name.
+func (o *SyntheticOptions) lengthName() string {
+	if o.InputLengths.IsZero() {
+		return fmt.Sprint(o.InputWords)
+	}
+	return o.InputLengths.String()
 }

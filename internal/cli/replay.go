@@ -20,6 +20,7 @@ type replayFlags struct {
 
 func newReplayCommand(st *State) *cobra.Command {
 	var f runFlags
+	var slo string
 	var g gbtFlags
 	var rf replayFlags
 	cmd := &cobra.Command{
@@ -50,7 +51,7 @@ See docs/replay.md.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			changed := cmd.Flags().Changed
-			for _, name := range []string{"from", "duration", "concurrency", "warmup", "scenario", "mode", "prompts", "performance-sample-count", "qsl-size", "input-tokens", "output-tokens"} {
+			for _, name := range []string{"from", "duration", "concurrency", "warmup", "scenario", "mode", "prompts", "performance-sample-count", "qsl-size", "input-tokens", "input-lengths", "output-tokens"} {
 				if cmd.Flags().Lookup(name) != nil && changed(name) {
 					return usageError("--%s does not apply to a replay: %s", name, replayRefusal[name])
 				}
@@ -63,12 +64,16 @@ See docs/replay.md.`,
 				return err
 			}
 			p.Replay = &benchmark.Replay{Path: args[0], Speedup: rf.speedup, MaxRequests: rf.maxRequests, MaxDuration: rf.maxDuration, Seed: rf.seed}
+			if p.SLO, err = parseRunSLO(slo); err != nil {
+				return err
+			}
 			setGoMemoryLimit(f.goMemLimit)
 			return runPlan(cmd.Context(), st, p, f.quiet, f.json, f.store)
 		},
 	}
 	addRunFlags(cmd, &f, &g)
 	addStoreFlags(cmd, &f.store)
+	addSLOFlag(cmd, &slo)
 	fl := cmd.Flags()
 	fl.Float64Var(&rf.speedup, "speedup", 1, "divide the trace's gaps by this factor (2: twice as fast, 0.5: half speed)")
 	fl.IntVar(&rf.maxRequests, "max-requests", 0, "replay only the first N requests of the trace (0 = all)")
@@ -89,6 +94,7 @@ var replayRefusal = map[string]string{
 	"performance-sample-count": "every request is a sample of its own",
 	"qsl-size":                 "the trace's requests are the samples",
 	"input-tokens":             "the trace gives each request's input length",
+	"input-lengths":            "the trace gives each request's input length",
 	"output-tokens":            "the trace gives each request's output length (max_tokens)",
 }
 

@@ -76,6 +76,7 @@ type runFlags struct {
 
 func newRunCommand(st *State) *cobra.Command {
 	var f runFlags
+	var slo string
 	var g gbtFlags
 	var up uploadFlags
 	cmd := &cobra.Command{
@@ -131,6 +132,9 @@ on stderr. Exit codes: 0 VALID or PASS, 1 failure, 2 bad flags (nothing ran),
 			if err != nil {
 				return err
 			}
+			if p.SLO, err = parseRunSLO(slo); err != nil {
+				return err
+			}
 			setGoMemoryLimit(f.goMemLimit)
 			if up.server != "" || up.config != "" { // aimeter run --server (server.go)
 				return runAndSubmit(cmd.Context(), st, &up, func() error { return runPlan(cmd.Context(), st, p, f.quiet, f.json, f.store) }, p.OutputDir)
@@ -141,6 +145,7 @@ on stderr. Exit codes: 0 VALID or PASS, 1 failure, 2 bad flags (nothing ran),
 	addRunFlags(cmd, &f, &g)
 	addStoreFlags(cmd, &f.store)
 	up.add(cmd)
+	addSLOFlag(cmd, &slo)
 	return cmd
 }
 
@@ -300,7 +305,7 @@ func sutConfig(changed func(string) bool, f *runFlags) (sut.Config, error) {
 		cfg.OpenAI = &sut.OpenAIConfig{ServedModel: o.model, API: o.api, NoStream: !o.stream, Prompts: o.prompts,
 			InputTokens: o.inputTokens, OutputTokens: o.outputTokens, IgnoreEOS: o.ignoreEOS, APIKeyEnv: o.apiKeyEnv,
 			CACert: o.caCert, InsecureSkipVerify: o.insecure,
-			Headers: o.headers, AllowHeaderOverride: o.allowHeaders, ExtraBody: o.extraBody}
+			Headers: o.headers, AllowHeaderOverride: o.allowHeaders, ExtraBody: o.extraBody, Tokenizer: o.tokenizer, InputLengths: o.inputLengths}
 		if o.httpClient != "auto" {
 			cfg.OpenAI.HTTPClient = o.httpClient
 		}

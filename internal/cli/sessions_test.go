@@ -27,7 +27,7 @@ func TestSessionsAgainstServeOpenAI(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "out")
 	res := runCLI(t, dir, "sessions", "--sut", "openai", "--url", url, "--ignore-eos", "-q", "--output-dir", out,
-		"--sessions", "6", "--turns", "2:4", "--think", "20ms", "--interval", "5ms", "--answer-tokens", "5", "--user-words", "12")
+		"--sessions", "6", "--turns", "2:4", "--think", "20ms", "--interval", "5ms", "--answer-tokens", "5", "--user-words", "12", "--slo", "e2e=30s")
 	if res.code != ExitOK && res.code != ExitInvalid {
 		t.Fatalf("%v", res)
 	}
@@ -70,6 +70,42 @@ func TestSessionsAgainstServeOpenAI(t *testing.T) {
 	if len(recs) != first {
 		t.Errorf("%d records for %d turns", len(recs), first)
 	}
+
+	// result.json has the session figures and the goodput against --slo,
+	// and the report shows them; aimeter report wrote them again above.
+	var rj struct {
+		Goodput *struct {
+			SLO struct {
+				E2ENs int64 `json:"e2e_ns"`
+			} `json:"slo"`
+			SLOSource string `json:"slo_source"`
+			Met       int    `json:"met"`
+		} `json:"goodput"`
+		Sessions *struct {
+			Sessions, Turns  int
+			E2EInteractivity float64 `json:"e2e_interactivity"`
+			PerTurn          []any   `json:"per_turn"`
+		} `json:"sessions"`
+	}
+	data, err := os.ReadFile(filepath.Join(out, "result.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &rj); err != nil {
+		t.Fatal(err)
+	}
+	if g := rj.Goodput; g == nil || g.SLO.E2ENs != 30e9 || g.SLOSource != "invocation" || g.Met != first {
+		t.Errorf("result.json's goodput %+v, want all %d turns within e2e=30s", g, first)
+	}
+	if ss := rj.Sessions; ss == nil || ss.Sessions != 6 || ss.Turns != first || ss.E2EInteractivity <= 0 || len(ss.PerTurn) < 2 {
+		t.Errorf("result.json's sessions %+v", ss)
+	}
+	page, _ := os.ReadFile(filepath.Join(out, "report.html"))
+	for _, want := range []string{"Serving figures", "e2e_interactivity (MLPerf Endpoints)", "E2E ≤ 30s"} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("report.html lacks %q", want)
+		}
+	}
 }
 
 // TestSessionsBadInput: a bad ShareGPT file or flag is refused before the
@@ -103,8 +139,43 @@ func TestSessionsBadInput(t *testing.T) {
 
 // TestSessionsHistoryReachesTheServer captures the request bodies of a
 // ShareGPT session at the server: turn 1 carries the system prompt, turn
-// 0 and its reference answer, then the new user message, without a nonce.
+// 0 and its answer, then the new user message, without a nonce. The answer
+// is the server's own (the text it streamed for turn 0) by default, and
+// the data set's reference answer with --history dataset.
 func TestSessionsHistoryReachesTheServer(t *testing.T) {
+	for _, history := range []string{"server", "dataset"} {
+		t.Run(history, func(t *testing.T) { testSessionsHistory(t, history) })
+	}
+}
+
+// teeWriter keeps what a handler writes, flushing as it goes.
+type teeWriter struct {
+	http.ResponseWriter
+	buf *bytes.Buffer
+}
+
+func (w teeWriter) Write(b []byte) (int, error) {
+	w.buf.Write(b)
+	return w.ResponseWriter.Write(b)
+}
+
+func (w teeWriter) Flush() { w.ResponseWriter.(http.Flusher).Flush() }
+
+// streamedText is the content of a streamed chat response's chunks.
+func streamedText(body string) string {
+	var text strings.Builder
+	for _, line := range strings.Split(body, "\n") {
+		var ch struct {
+			Choices []struct{ Delta struct{ Content string } }
+		}
+		if data, ok := strings.CutPrefix(line, "data: "); ok && json.Unmarshal([]byte(data), &ch) == nil && len(ch.Choices) > 0 {
+			text.WriteString(ch.Choices[0].Delta.Content)
+		}
+	}
+	return text.String()
+}
+
+func testSessionsHistory(t *testing.T, history string) {
 	out, err := serve.ParseLengthDist("max_tokens")
 	if err != nil {
 		t.Fatal(err)
@@ -116,6 +187,7 @@ func TestSessionsHistoryReachesTheServer(t *testing.T) {
 	type msg struct{ Role, Content string }
 	var mu sync.Mutex
 	var seen [][]msg
+	var answers []string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasSuffix(r.URL.Path, "/chat/completions") {
 			b, _ := io.ReadAll(r.Body)
@@ -126,6 +198,12 @@ func TestSessionsHistoryReachesTheServer(t *testing.T) {
 				mu.Unlock()
 			}
 			r.Body = io.NopCloser(bytes.NewReader(b))
+			var buf bytes.Buffer
+			sim.ServeHTTP(teeWriter{w, &buf}, r)
+			mu.Lock()
+			answers = append(answers, streamedText(buf.String()))
+			mu.Unlock()
+			return
 		}
 		sim.ServeHTTP(w, r)
 	}))
@@ -142,7 +220,7 @@ func TestSessionsHistoryReachesTheServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := runCLI(t, dir, "sessions", "--sut", "openai", "--url", srv.URL, "--ignore-eos", "-q", "--output-dir", filepath.Join(dir, "out"),
-		"--sharegpt", file, "--think", "1ms")
+		"--sharegpt", file, "--think", "1ms", "--history", history)
 	if res.code != ExitOK && res.code != ExitInvalid {
 		t.Fatalf("%v", res)
 	}
@@ -152,6 +230,12 @@ func TestSessionsHistoryReachesTheServer(t *testing.T) {
 		t.Fatalf("%d requests, want 2: %+v", len(seen), seen)
 	}
 	want := []msg{{"system", "Be brief."}, {"user", "one two"}, {"assistant", "three four five"}, {"user", "six"}}
+	if history == "server" {
+		if answers[0] == "" || answers[0] == "three four five" {
+			t.Fatalf("the server's answer to turn 0 is %q", answers[0])
+		}
+		want[2].Content = answers[0]
+	}
 	if fmt.Sprint(seen[0]) != fmt.Sprint(want[:2]) || fmt.Sprint(seen[1]) != fmt.Sprint(want) {
 		t.Errorf("turn 0 sent %+v\nturn 1 sent %+v\nwant %+v", seen[0], seen[1], want)
 	}

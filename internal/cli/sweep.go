@@ -29,6 +29,9 @@ type sweepFlags struct {
 	slo     string
 	target  float64
 	name    string
+	minRate float64
+	maxRate float64
+	rateDec int
 }
 
 func newSweepCommand(st *State) *cobra.Command {
@@ -71,6 +74,14 @@ goodput target, 4 interrupted (the points so far are written).`,
   aimeter report aimeter-sweep`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if cmd.Flags().Changed("max-rate") {
+				rp, err := rateSearchPlanFromFlags(cmd, st, &f, &g, &s)
+				if err != nil {
+					return err
+				}
+				setGoMemoryLimit(f.goMemLimit)
+				return runRateSearch(cmd.Context(), st, rp, f.quiet)
+			}
 			sp, err := sweepPlanFromFlags(cmd, st, &f, &g, &s)
 			if err != nil {
 				return err
@@ -89,7 +100,10 @@ goodput target, 4 interrupted (the points so far are written).`,
 	fl.StringVar(&s.slo, "slo", "", "per-request SLO for goodput: ttft=DURATION,tpot=DURATION,e2e=DURATION, any subset")
 	fl.Float64Var(&s.target, "goodput-target", 0, "search the highest concurrency whose goodput fraction reaches this (0–1]; needs --slo and --max-concurrency")
 	fl.StringVar(&s.name, "name", "", "label of the sweep in sweep.html (default: the SUT kind)")
-	groupFlags(cmd, flagGroup{"Sweep", []string{"points", "min-concurrency", "max-concurrency", "point-count", "offline", "slo", "goodput-target", "name"}})
+	fl.Float64Var(&s.maxRate, "max-rate", 0, "search over request rate instead of concurrency: the highest Server target_qps a goodput search probes (needs --slo and --goodput-target)")
+	fl.Float64Var(&s.minRate, "min-rate", 1, "the first request rate a rate search probes (requests/s, > 0)")
+	fl.IntVar(&s.rateDec, "rate-decimals", 0, "a rate search bisects until its bounds agree to this many decimal places (0–6; LoadGen's server_find_peak_qps_decimals_of_precision)")
+	groupFlags(cmd, flagGroup{"Sweep", []string{"points", "min-concurrency", "max-concurrency", "point-count", "offline", "slo", "goodput-target", "name", "max-rate", "min-rate", "rate-decimals"}})
 	return cmd
 }
 

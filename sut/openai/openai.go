@@ -35,6 +35,7 @@ import (
 	"aimeter/dataset/prompts"
 	"aimeter/loadgen"
 	"aimeter/sut/netsut"
+	"aimeter/tokenize"
 )
 
 // The APIs an Endpoint can call.
@@ -148,6 +149,16 @@ type Options struct {
 	// only); ClientNetHTTP net/http's Transport always. Check and
 	// NodeName always use net/http.
 	HTTPClient string
+	// Tokenizer counts the output tokens of a response whose server
+	// reports no usage, from its text; nil counts the chunks with content
+	// of a streamed response (one token a chunk) and 0 for a whole one.
+	// The server's usage, when present, is always the count.
+	Tokenizer tokenize.Tokenizer
+	// History, when set, makes the chat sessions of the run carry the
+	// server's own answers (see History): the assistant messages of a
+	// prompt that follows an earlier turn are that turn's answers, not
+	// the data set's. Nil sends every prompt as the data set has it.
+	History *History
 }
 
 // CategoryUnexpectedContentType is the error category (loadgen.WithCategory)
@@ -512,6 +523,8 @@ func (e *Endpoint) appendNonce(b []byte, id loadgen.ResponseID) []byte {
 // call is the per-request state, pooled.
 type call struct {
 	body    []byte
+	index   uint64   // the sample's prompt
+	nonce   [14]byte // a History request's nonce
 	rd      bytes.Reader
 	rc      io.ReadCloser // io.NopCloser(&rd), made once
 	wrote   atomic.Bool
@@ -621,11 +634,26 @@ func (e *Endpoint) do(ctx context.Context, r clock, s loadgen.QuerySample, resp 
 	}
 	c := e.pool.Get().(*call)
 	defer e.release(c)
-	c.body = append(c.body[:0], b.pre[s.Index]...)
-	if !e.opts.AllowRepeatedPrompts {
-		c.body = e.appendNonce(c.body, s.ID)
+	c.index = s.Index
+	if h := e.opts.History; h != nil && h.follows(s.Index) {
+		var nonce []byte
+		if !e.opts.AllowRepeatedPrompts {
+			nonce = e.appendNonce(c.nonce[:0], s.ID)
+		}
+		body, err := h.appendBody(c.body[:0], b.pre[s.Index], nonce, e.opts.Prompts.Prompt(int(s.Index)), s.Index)
+		if err != nil {
+			e.stats.errors.Add(1)
+			resp.Err = loadgen.WithCategory(netsut.CategoryClient, err)
+			return
+		}
+		c.body = body
+	} else {
+		c.body = append(c.body[:0], b.pre[s.Index]...)
+		if !e.opts.AllowRepeatedPrompts {
+			c.body = e.appendNonce(c.body, s.ID)
+		}
+		c.body = append(c.body, b.post[s.Index]...)
 	}
-	c.body = append(c.body, b.post[s.Index]...)
 	c.text, c.times = c.text[:0], c.times[:0]
 	resp.RequestBytes = int64(len(c.body)) + e.hdrBytes
 	if e.h1 != nil {
@@ -680,6 +708,9 @@ func (e *Endpoint) finish(resp *loadgen.Response, c *call) {
 	}
 	if len(c.text) > 0 {
 		resp.Data = bytes.Clone(c.text)
+	}
+	if h := e.opts.History; h != nil {
+		h.record(c.index, c.text)
 	}
 	if len(c.times) > 0 {
 		// A copy: c goes back to the pool before netsut hands resp to
@@ -834,16 +865,20 @@ func (e *Endpoint) readStream(ctx context.Context, r clock, s loadgen.QuerySampl
 		}
 	}
 	e.drain(c)
-	resp.Tokens = e.countTokens(usageTokens, chunks)
+	resp.Tokens = e.countTokens(usageTokens, chunks, c.text)
 	return nil
 }
 
 // countTokens returns the output tokens of a response: the server's
-// usage, else the count of content chunks; it counts a missing usage and
-// a usage that disagrees with the chunks.
-func (e *Endpoint) countTokens(usageTokens, chunks int64) int64 {
+// usage, else the tokenizer's count of its text (when the text was kept
+// whole), else the count of content chunks (-1 for a whole response); it
+// counts a missing usage and a usage that disagrees with the chunks.
+func (e *Endpoint) countTokens(usageTokens, chunks int64, text []byte) int64 {
 	if usageTokens < 0 {
 		e.stats.missingUsage.Add(1)
+		if e.opts.Tokenizer != nil && len(text) < maxText {
+			return int64(e.opts.Tokenizer.Count(string(text)))
+		}
 		return chunks
 	}
 	if chunks >= 0 && usageTokens != chunks {
@@ -904,9 +939,6 @@ func (e *Endpoint) readWhole(ctx context.Context, resp *loadgen.Response, c *cal
 		usageTokens = p.usage
 	}
 	// No chunks to check the usage against.
-	resp.Tokens = e.countTokens(usageTokens, -1)
-	if usageTokens < 0 {
-		resp.Tokens = 0
-	}
+	resp.Tokens = max(e.countTokens(usageTokens, -1, c.text), 0)
 	return nil
 }

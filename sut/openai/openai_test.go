@@ -22,6 +22,7 @@ import (
 	"aimeter/dataset/prompts"
 	"aimeter/loadgen"
 	"aimeter/sut/netsut"
+	"aimeter/tokenize"
 )
 
 // testPrompts is a set of n plain prompts.
@@ -309,25 +310,34 @@ func TestChatMessagesBody(t *testing.T) {
 	}
 }
 
-// TestUsageChecks: a stream without usage counts the chunks; one whose
-// usage disagrees with the chunks keeps the usage and counts a mismatch.
+// TestUsageChecks: a stream without usage counts the chunks, or the
+// tokens of its text when a tokenizer is given; one whose usage disagrees
+// with the chunks keeps the usage and counts a mismatch.
 func TestUsageChecks(t *testing.T) {
+	cl100k, err := tokenize.Tiktoken("cl100k_base")
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name                 string
 		usage                string
+		tok                  tokenize.Tokenizer
 		wantTokens           int64
 		wantMissing, wantMis uint64
 	}{
-		{"no usage: the chunks are counted", "", 3, 1, 0},
-		{"usage agrees", `data: {"choices":[],"usage":{"completion_tokens":3}}` + "\n\n", 3, 0, 0},
-		{"usage disagrees: kept, counted", usage5, 5, 0, 1},
+		{"no usage: the chunks are counted", "", nil, 3, 1, 0},
+		// "hello world again friends" is 4 cl100k tokens in 3 chunks.
+		{"no usage, a tokenizer: the text's tokens", "", cl100k, 4, 1, 0},
+		{"usage agrees", `data: {"choices":[],"usage":{"completion_tokens":3}}` + "\n\n", nil, 3, 0, 0},
+		{"usage and a tokenizer: the usage wins", `data: {"choices":[],"usage":{"completion_tokens":3}}` + "\n\n", cl100k, 3, 0, 0},
+		{"usage disagrees: kept, counted", usage5, nil, 5, 0, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := server(t, nil, func(w http.ResponseWriter, r *http.Request, q request) {
-				writeSSE(w, delta("a"), delta("b"), delta("c"), tc.usage, "data: [DONE]\n\n")
+				writeSSE(w, delta("hello"), delta(" world"), delta(" again friends"), tc.usage, "data: [DONE]\n\n")
 			})
 			f := false
-			ep := newEndpoint(t, Options{BaseURL: srv.URL, Model: "m1", Stream: true, IncludeUsage: &f})
+			ep := newEndpoint(t, Options{BaseURL: srv.URL, Model: "m1", Stream: true, IncludeUsage: &f, Tokenizer: tc.tok})
 			res := run(t, ep, runOpts{samples: 1, tokens: true})
 			for rec := range res.Records() {
 				if rec.Status != loadgen.StatusOK || rec.Tokens != tc.wantTokens {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"aimeter/dataset/prompts"
+	"aimeter/tokenize"
 )
 
 // GenerateOptions configure Generate.
@@ -17,8 +18,12 @@ type GenerateOptions struct {
 	// MinTurns and MaxTurns bound each conversation's user turns, drawn
 	// uniformly; MaxTurns 0 means MinTurns (a fixed count, ≥ 1).
 	MinTurns, MaxTurns int
-	// UserWords is each user message's length in words (≈ tokens, ≥ 1).
+	// UserWords is each user message's length in words (≈ tokens, ≥ 1),
+	// or in Tokenizer's tokens when it is set.
 	UserWords int
+	// Tokenizer, when set, makes UserWords an exact length in its tokens
+	// (tokenize.Writer); nil counts words.
+	Tokenizer tokenize.Tokenizer
 	// OutputTokens is each turn's max_tokens (≥ 1).
 	OutputTokens int
 	// Think is the think time before every turn after the first.
@@ -58,7 +63,46 @@ func Generate(o GenerateOptions) (*Set, error) {
 		return nil, errors.New("session: empty word list")
 	}
 	rng := rand.New(rand.NewPCG(o.Seed, 0x73657373))
-	text := func(n int) string {
+	text := generatedText(rng, words)
+	var writer *tokenize.Writer
+	unit := "words"
+	if o.Tokenizer != nil {
+		w, err := tokenize.NewWriter(o.Tokenizer, words)
+		if err != nil {
+			return nil, fmt.Errorf("session: %w", err)
+		}
+		writer, unit = w, o.Tokenizer.Name()+" tokens"
+	}
+	userText := func(n int) (string, error) {
+		if writer == nil {
+			return text(n), nil
+		}
+		return writer.Text(n, rng)
+	}
+	s := &Set{Name: fmt.Sprintf("generated: %d sessions of %d–%d turns, %d %s in, %d tokens out, think %v, seed %d",
+		o.Sessions, o.MinTurns, o.MaxTurns, o.UserWords, unit, o.OutputTokens, o.Think, o.Seed)}
+	s.Conversations = make([]Conversation, o.Sessions)
+	for i := range s.Conversations {
+		n := o.MinTurns + rng.IntN(o.MaxTurns-o.MinTurns+1)
+		c := Conversation{ID: fmt.Sprintf("s%d", i), Index: i, Turns: make([]Turn, n)}
+		for k := range c.Turns {
+			user, err := userText(o.UserWords)
+			if err != nil {
+				return nil, fmt.Errorf("session: %w", err)
+			}
+			c.Turns[k] = Turn{User: user, Answer: text(o.OutputTokens), OutputTokens: o.OutputTokens}
+			if k > 0 {
+				c.Turns[k].Think = o.Think
+			}
+		}
+		s.Conversations[i] = c
+	}
+	return s, nil
+}
+
+// generatedText is the text of Generate without a tokenizer.
+func generatedText(rng *rand.Rand, words []string) func(n int) string {
+	return func(n int) string {
 		var b strings.Builder
 		for i := range n {
 			if i > 0 {
@@ -68,19 +112,4 @@ func Generate(o GenerateOptions) (*Set, error) {
 		}
 		return b.String()
 	}
-	s := &Set{Name: fmt.Sprintf("generated: %d sessions of %d–%d turns, %d words in, %d tokens out, think %v, seed %d",
-		o.Sessions, o.MinTurns, o.MaxTurns, o.UserWords, o.OutputTokens, o.Think, o.Seed)}
-	s.Conversations = make([]Conversation, o.Sessions)
-	for i := range s.Conversations {
-		n := o.MinTurns + rng.IntN(o.MaxTurns-o.MinTurns+1)
-		c := Conversation{ID: fmt.Sprintf("s%d", i), Index: i, Turns: make([]Turn, n)}
-		for k := range c.Turns {
-			c.Turns[k] = Turn{User: text(o.UserWords), Answer: text(o.OutputTokens), OutputTokens: o.OutputTokens}
-			if k > 0 {
-				c.Turns[k].Think = o.Think
-			}
-		}
-		s.Conversations[i] = c
-	}
-	return s, nil
 }

@@ -2,9 +2,12 @@ package session
 
 import (
 	"fmt"
+	"iter"
 	"maps"
 	"slices"
 	"time"
+
+	"aimeter/loadgen"
 )
 
 // TurnRecord is the outcome of one turn of a run: a sample's record with
@@ -164,4 +167,35 @@ func rank(v []int64, p int) time.Duration {
 	}
 	slices.Sort(v)
 	return time.Duration(v[rankIndex(len(v), p)])
+}
+
+// TurnRecords gives the records of a sessions run their sessions and turn
+// indices, from each session's number of turns
+// (bundle.SessionsInput.TurnsPerSession): sample k is turn t of session s
+// where the turns of sessions 0…s−1 come first. A sample beyond the turns
+// is an error.
+func TurnRecords(recs iter.Seq[loadgen.Record], turnsPerSession []int) ([]TurnRecord, error) {
+	first := make([]int, len(turnsPerSession))
+	total := 0
+	for s, n := range turnsPerSession {
+		first[s] = total
+		total += n
+	}
+	var out []TurnRecord
+	for rec := range recs {
+		i := int(rec.SampleIndex)
+		if i >= total {
+			return nil, fmt.Errorf("session: sample %d is beyond the %d turns of the sessions", i, total)
+		}
+		s, found := slices.BinarySearch(first, i)
+		if !found {
+			s--
+		}
+		for s+1 < len(first) && first[s+1] == i { // sessions of 0 turns share a start
+			s++
+		}
+		out = append(out, TurnRecord{Session: s, Turn: i - first[s], ScheduledNs: rec.ScheduledNs,
+			FirstTokenNs: rec.FirstTokenNs, CompletedNs: rec.CompletedNs, OutputTokens: rec.Tokens, OK: rec.Status == loadgen.StatusOK})
+	}
+	return out, nil
 }

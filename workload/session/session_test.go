@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"aimeter/tokenize"
 )
 
 func TestReadShareGPT(t *testing.T) {
@@ -114,6 +116,29 @@ func TestClientHistoryGrows(t *testing.T) {
 	// system 14 + 19 + 20 + 13 + 1 bytes of text, 4 slots… at least that.
 	if cl.Bytes() < 14+19+20+13+1 {
 		t.Errorf("Bytes %d", cl.Bytes())
+	}
+}
+
+// TestGenerateInTokens: with a tokenizer, every user message has exactly
+// UserWords of its tokens.
+func TestGenerateInTokens(t *testing.T) {
+	tok, err := tokenize.Tiktoken("o200k_base")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Generate(GenerateOptions{Sessions: 20, MinTurns: 1, MaxTurns: 4, UserWords: 37, OutputTokens: 9, Seed: 4, Tokenizer: tok})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range s.Conversations {
+		for k, tn := range c.Turns {
+			if got := tok.Count(tn.User); got != 37 {
+				t.Fatalf("conversation %s turn %d: %d o200k tokens, want 37", c.ID, k, got)
+			}
+		}
+	}
+	if !strings.Contains(s.Name, "37 o200k_base tokens in") {
+		t.Errorf("the set's name %q does not say the unit", s.Name)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"aimeter/dataset/prompts"
+	"aimeter/tokenize"
 )
 
 // PromptOptions configure Schedule.Prompts.
@@ -17,6 +18,9 @@ type PromptOptions struct {
 	// Words is the list words are drawn from; nil means
 	// prompts.GeneratedWords(8192), the same on every machine.
 	Words []string
+	// Tokenizer, when set, makes the trace's lengths exact in its tokens
+	// (tokenize.Writer); nil draws one word a token.
+	Tokenizer tokenize.Tokenizer
 	// MaxWords bounds the total words of all prompts, which stay in
 	// memory for the run; 0 means DefaultMaxWords.
 	MaxWords int64
@@ -71,6 +75,9 @@ func (s *Schedule) Prompts(name string, o PromptOptions) (*prompts.Set, error) {
 	}
 	ps := make([]prompts.Prompt, len(s.Requests))
 	var b strings.Builder
+	if o.Tokenizer != nil {
+		return s.tokenPrompts(name, o, words)
+	}
 	for k, q := range s.Requests {
 		b.Reset()
 		b.Grow(q.InputTokens * 8)
@@ -90,6 +97,48 @@ func (s *Schedule) Prompts(name string, o PromptOptions) (*prompts.Set, error) {
 		ps[k] = prompts.Prompt{Text: strings.TrimSuffix(b.String(), " "), MaxTokens: q.OutputTokens}
 	}
 	return prompts.New(name, ps)
+}
+
+// tokenPrompts is Prompts with a tokenizer: each stream gives a text of
+// the exact length in tokens. Two texts of one stream share all but their
+// last few words, so that the hash-id blocks and a session's turns share
+// prefixes as Prompts describes.
+func (s *Schedule) tokenPrompts(name string, o PromptOptions, words []string) (*prompts.Set, error) {
+	w, err := tokenize.NewWriter(o.Tokenizer, words)
+	if err != nil {
+		return nil, fmt.Errorf("trace %s prompts: %w", name, err)
+	}
+	ps := make([]prompts.Prompt, len(s.Requests))
+	var b strings.Builder
+	write := func(stream uint64, n int) error {
+		return w.Append(&b, n, rand.New(rand.NewPCG(o.Seed, stream)))
+	}
+	for k, q := range s.Requests {
+		b.Reset()
+		var err error
+		switch {
+		case q.HashIDs != nil:
+			left := q.InputTokens
+			for _, h := range q.HashIDs {
+				n := min(left, BlockTokens)
+				if n > 0 {
+					if err = write(streamBlock^uint64(h), n); err != nil {
+						break
+					}
+				}
+				left -= n
+			}
+		case q.Session != "":
+			err = write(streamSession^sessionKey(q.Session), q.InputTokens)
+		default:
+			err = write(streamRow^uint64(q.Line), q.InputTokens)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("trace %s line %d: %w", name, q.Line, err)
+		}
+		ps[k] = prompts.Prompt{Text: b.String(), MaxTokens: q.OutputTokens}
+	}
+	return prompts.New(name+" ("+o.Tokenizer.Name()+" tokens)", ps)
 }
 
 // writeWords writes the first n words of the stream (seed, stream), each

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"aimeter/loadgen"
+	"aimeter/tokenize"
 )
 
 func TestReadMooncake(t *testing.T) {
@@ -308,5 +309,38 @@ func TestParseUnknownFormat(t *testing.T) {
 	_, err := Parse(strings.NewReader("0,0,1\n"), "x", CSV)
 	if !errors.As(err, &le) || le.line != 1 {
 		t.Errorf("want a line error: %v", err)
+	}
+}
+
+// TestPromptsInTokens: with a tokenizer, every prompt has exactly its
+// request's input length in that tokenizer's tokens, and the requests that
+// share hash ids still share their blocks' text.
+func TestPromptsInTokens(t *testing.T) {
+	tr, err := Read(filepath.Join("testdata", "mooncake_sample.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := tokenize.Tiktoken("cl100k_base")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := tr.Schedule(ScheduleOptions{})
+	set, err := s.Prompts("sample", PromptOptions{Seed: 7, Tokenizer: tok})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range set.Len() {
+		if got := tok.Count(set.Prompt(i).Text); got != tr.Requests[i].InputTokens {
+			t.Errorf("prompt %d counts %d cl100k tokens, want %d", i, got, tr.Requests[i].InputTokens)
+		}
+	}
+	// p0 = [0, 1(488)], p3 = [0, 1, 4(176)]: block 0 is the same text.
+	p0, p3 := set.Prompt(0).Text, set.Prompt(3).Text
+	block0 := tok.Decode(tok.Encode(p0)[:BlockTokens])
+	if !strings.HasPrefix(p3, block0) || len(block0) < 1000 {
+		t.Errorf("p3 does not begin with p0's first block (%d bytes)", len(block0))
+	}
+	if strings.HasPrefix(set.Prompt(2).Text, block0) {
+		t.Error("block 3 must differ from block 0")
 	}
 }

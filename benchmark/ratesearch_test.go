@@ -1,0 +1,104 @@
+package benchmark_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"aimeter/benchmark"
+	"aimeter/bundle"
+	"aimeter/sweep"
+)
+
+// TestRateSearchAgainstSimulator searches request rates against the
+// simulator over a real socket. Under a 30 s end-to-end bound every probe
+// passes, so the search widens 5, 10, 20 and stops at the maximum; each
+// probe is a Server run at its target_qps whose bundle records the SLO,
+// and rate-search.json has every probe with its measures. Under a 1 ms
+// TTFT bound (the server takes 5 ms) the first probe fails and the search
+// ends there.
+func TestRateSearchAgainstSimulator(t *testing.T) {
+	url, _ := simulator(t, "5ms", "1ms", 0)
+	base := openAIPlan(url, 16)
+	base.Settings.Set = []string{"min_duration=300", "min_query_count=4"}
+	dir := filepath.Join(t.TempDir(), "rates")
+	var log bytes.Buffer
+	sum, err := benchmark.RunRateSearch(context.Background(), benchmark.RateSearchPlan{
+		Base: base, Dir: dir, SLO: sweep.SLO{E2E: 30 * time.Second}, Log: &log,
+		Search: sweep.RateSearchOptions{Start: 5, Max: 20, Target: 0.9},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var qps []float64
+	for _, p := range sum.Probes {
+		qps = append(qps, p.TargetQPS)
+	}
+	if sum.Stop != sweep.StopLimit || sum.Best != 20 || !slices.Equal(qps, []float64{5, 10, 20}) || len(sum.Points) != 3 {
+		t.Fatalf("search %+v: want probes 5, 10, 20, all passing", sum.RateSearchResult)
+	}
+	for i, pr := range sum.Probes {
+		b, err := bundle.Read(filepath.Join(dir, pr.Dir))
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := b.Result.Effective
+		if e.Scenario.String() != "Server" || e.TargetQPS != pr.TargetQPS || e.Concurrency != 0 {
+			t.Errorf("probe %s ran %v at %g requests/s (concurrency %d), want Server at %g", pr.Dir, e.Scenario, e.TargetQPS, e.Concurrency, pr.TargetQPS)
+		}
+		if s := b.Invocation.SLO; s == nil || s.E2ENs != int64(30*time.Second) {
+			t.Errorf("probe %s recorded SLO %+v", pr.Dir, s)
+		}
+		if p := sum.Points[i]; p.Verdict == "" || p.Goodput == nil || p.Goodput.Fraction != pr.Fraction || pr.Fraction != 1 || p.Dir != pr.Dir {
+			t.Errorf("probe %+v, its point %+v", pr, p)
+		}
+	}
+	data, err := os.ReadFile(filepath.Join(dir, benchmark.RateSearchFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back benchmark.RateSearchSummary
+	if err := json.Unmarshal(data, &back); err != nil || back.Schema != benchmark.RateSearchSchema || back.Best != 20 || len(back.Probes) != 3 {
+		t.Errorf("%s: %v, %+v", benchmark.RateSearchFile, err, back)
+	}
+	if n := strings.Count(log.String(), "req/s target"); n != 3 {
+		t.Errorf("%d log lines, want one a probe:\n%s", n, log.String())
+	}
+
+	sum, err = benchmark.RunRateSearch(context.Background(), benchmark.RateSearchPlan{
+		Base: base, Dir: filepath.Join(t.TempDir(), "none"), SLO: sweep.SLO{TTFT: time.Millisecond},
+		Search: sweep.RateSearchOptions{Start: 5, Max: 20, Target: 0.9},
+	})
+	if err != nil || sum.Stop != sweep.StopNone || sum.Best != 0 || len(sum.Probes) != 1 || sum.Probes[0].Pass {
+		t.Errorf("an SLO no rate meets: %v, %+v", err, sum)
+	}
+}
+
+// TestRateSearchRefused: a plan that cannot run is a usage error naming
+// the field, before any probe.
+func TestRateSearchRefused(t *testing.T) {
+	ok := sweep.RateSearchOptions{Start: 1, Max: 2, Target: 0.9}
+	for _, c := range []struct {
+		plan  benchmark.RateSearchPlan
+		field string
+	}{
+		{benchmark.RateSearchPlan{Dir: "x", Search: ok}, "slo"},
+		{benchmark.RateSearchPlan{SLO: sweep.SLO{TTFT: time.Second}, Search: ok}, "output-dir"},
+		{benchmark.RateSearchPlan{Dir: "x", SLO: sweep.SLO{TTFT: time.Second}, Search: sweep.RateSearchOptions{Start: 3, Max: 2, Target: 0.9}}, "goodput-target"},
+		{benchmark.RateSearchPlan{Dir: "x", SLO: sweep.SLO{TTFT: time.Second}, Search: ok, Base: benchmark.Plan{Settings: benchmark.Settings{Concurrency: 4}}}, "concurrency"},
+		{benchmark.RateSearchPlan{Dir: "x", SLO: sweep.SLO{TTFT: time.Second}, Search: ok, Base: benchmark.Plan{Settings: benchmark.Settings{Scenario: "Offline"}}}, "scenario"},
+	} {
+		_, err := benchmark.RunRateSearch(context.Background(), c.plan)
+		var ue *benchmark.UsageError
+		if !errors.As(err, &ue) || ue.Field != c.field {
+			t.Errorf("%+v: %v, want a usage error naming %s", c.plan, err, c.field)
+		}
+	}
+}

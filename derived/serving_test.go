@@ -1,0 +1,85 @@
+package derived
+
+import (
+	"testing"
+	"time"
+
+	"aimeter/bundle"
+	"aimeter/loadgen"
+	"aimeter/loadgentest"
+)
+
+// TestServingFigures checks result.json's goodput, send lateness and
+// steady state against the records of a streaming Server run.
+func TestServingFigures(t *testing.T) {
+	st := loadgentest.SmallSettings(loadgen.Server, loadgen.PerformanceOnly)
+	st.UseTokenLatencies = true
+	st.ServerTTFTLatencyNs, st.ServerTPOTLatencyNs = 1_000_000, 1_000_000
+	b := runBundle(t, &loadgentest.WireSUT{}, st)
+	pass := b.Result.ReportedPass()
+
+	// An end-to-end bound at the median latency: the successful samples
+	// at or under it meet it, the failed and lost ones never do.
+	var lats []int64
+	var issued uint64
+	for r := range b.Result.PassRecords(pass) {
+		issued++
+		if r.Status == loadgen.StatusOK {
+			lats = append(lats, r.CompletedNs-r.ScheduledNs)
+		}
+	}
+	bound := b.Result.Summary.Percentiles[0].SampleLatency
+	var met uint64
+	for _, l := range lats {
+		if l <= bound {
+			met++
+		}
+	}
+	b.Invocation = &bundle.Invocation{SLO: &bundle.SLO{E2ENs: bound}}
+	r, err := Of(b).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := r.Goodput
+	if g == nil || g.SLOSource != SLOFromInvocation || g.Met != met || g.Fraction != float64(met)/float64(issued) || g.SLO.E2ENs != bound {
+		t.Errorf("goodput %+v, want %d of %d met under %v from the invocation", g, met, issued, time.Duration(bound))
+	}
+
+	// Without an SLO given, the token-latency bounds stand for one.
+	b.Invocation = nil
+	r, err = Of(b).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := r.Goodput; g == nil || g.SLOSource != SLOFromSettings || g.SLO != (bundle.SLO{TTFTNs: 1_000_000, TPOTNs: 1_000_000}) {
+		t.Errorf("goodput from the settings: %+v", g)
+	}
+
+	if l := r.SendLateness; l == nil || l.Count != issued || l.P50 > l.P99 || l.P99 > l.Max {
+		t.Errorf("send lateness %+v, want %d samples in order", l, issued)
+	}
+	if s := r.Steady; s == nil || len(s.Windows) != 2 || s.Windows[0].Label != SuperPassLabel || s.Windows[1].Label != InFlightLabel ||
+		s.Whole.Samples != int(issued) || s.Whole.TTFTNs == nil {
+		t.Errorf("steady state %+v", s)
+	}
+	if r.Sessions != nil {
+		t.Errorf("sessions %+v in a run without sessions", r.Sessions)
+	}
+	groups := map[string]int{}
+	for _, row := range ReportServing(b).Rows {
+		groups[row.Group]++
+	}
+	if groups["Goodput"] != 4 || groups["Send lateness"] != 2 || groups["Sessions"] != 0 {
+		t.Errorf("the report's serving rows by group: %v", groups)
+	}
+
+	// An Offline run without token latencies has none of them.
+	off := runBundle(t, &loadgentest.WireSUT{}, loadgentest.SmallSettings(loadgen.Offline, loadgen.PerformanceOnly))
+	r, err = Of(off).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Goodput != nil || r.SendLateness != nil || r.Steady != nil || r.Sessions != nil || ReportServing(off) != nil {
+		t.Errorf("an Offline run: goodput %v, lateness %v, steady %v, sessions %v", r.Goodput, r.SendLateness, r.Steady, r.Sessions)
+	}
+}

@@ -1,0 +1,102 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"aimeter/benchmark"
+	"aimeter/loadgen"
+	"aimeter/sweep"
+)
+
+// rateSearchPlanFromFlags turns the flags of `aimeter sweep --max-rate`
+// into a goodput search over request rate: every probe a Server run of the
+// run flags at its target_qps.
+func rateSearchPlanFromFlags(cmd *cobra.Command, st *State, f *runFlags, g *gbtFlags, s *sweepFlags) (*benchmark.RateSearchPlan, error) {
+	changed := cmd.Flags().Changed
+	for _, name := range []string{"concurrency", "arrival-mode", "mode", "from", "json", "points", "min-concurrency", "max-concurrency", "point-count", "offline"} {
+		if changed(name) {
+			return nil, usageError("--%s does not apply to a search over request rate (--max-rate): each probe is a Server run at its own target_qps", name)
+		}
+	}
+	if changed("scenario") && f.scenario != loadgen.Server.String() {
+		return nil, usageError("--scenario %s: a rate search's probes run the Server scenario; drop --scenario", f.scenario)
+	}
+	if s.slo == "" || !changed("goodput-target") {
+		return nil, usageError("--max-rate searches the highest rate meeting a goodput target: it needs --slo and --goodput-target")
+	}
+	slo, err := sweep.ParseSLO(s.slo)
+	if err != nil {
+		return nil, usageError("--slo: %v", err)
+	}
+	if !changed("output-dir") {
+		f.outputDir = "aimeter-rate-search"
+	}
+	p, err := planFromFlags(cmd, st, f, g)
+	if err != nil {
+		return nil, err
+	}
+	p.Settings.Scenario = loadgen.Server.String()
+	return &benchmark.RateSearchPlan{Base: *p, Dir: f.outputDir, SLO: slo,
+		Search: sweep.RateSearchOptions{Start: s.minRate, Max: s.maxRate, Target: s.target, Decimals: s.rateDec, Resolution: f.peakResolution}}, nil
+}
+
+// runRateSearch runs the search and prints its probes and outcome.
+func runRateSearch(parent context.Context, st *State, rp *benchmark.RateSearchPlan, quiet bool) error {
+	ctx, stop := interruptible(parent, st)
+	defer stop()
+	rp.Base.Notify = func(n benchmark.Notice) { printNotice(st, n, quiet) }
+	if !quiet {
+		pl := &progressLine{w: st.Stderr, terminal: st.StderrIsTerminal}
+		rp.Base.Progress = func(pr benchmark.Progress) {
+			pl.target = pr.Target
+			pl.update(pr.Progress)
+		}
+	}
+	rp.Log = st.Stderr
+	sum, err := benchmark.RunRateSearch(ctx, *rp)
+	if sum == nil {
+		switch {
+		case benchmark.IsUsage(err):
+			return withCode(ExitUsage, err)
+		case ctx.Err() != nil:
+			return withCode(ExitInterrupted, err)
+		}
+		return withCode(ExitFailure, err)
+	}
+	printRateSearch(st.Stdout, sum, rp.Dir)
+	switch {
+	case errors.Is(err, loadgen.ErrInterrupted) || ctx.Err() != nil:
+		return withCode(ExitInterrupted, err)
+	case err != nil:
+		return withCode(ExitFailure, err)
+	case sum.Stop == sweep.StopNone:
+		return withCode(ExitInvalid, fmt.Errorf("no request rate met the goodput target %v: even %g requests/s had a goodput fraction of %.4f (SLO %s)",
+			sum.Options.Target, sum.Options.Start, sum.Probes[0].Fraction, sum.SLO))
+	}
+	return nil
+}
+
+// printRateSearch prints every probe and the rate found.
+func printRateSearch(w io.Writer, sum *benchmark.RateSearchSummary, dir string) {
+	fmt.Fprintf(w, "%12s  %-7s %-8s %10s %12s %12s %8s  goodput (%s)\n", "target_qps", "phase", "verdict", "req/s", "TTFT p90", "TPOT p90", "errors", sum.SLO)
+	for i, pr := range sum.Probes {
+		if i >= len(sum.Points) {
+			break
+		}
+		p := sum.Points[i]
+		fmt.Fprintf(w, "%12g  %-7s %-8s %10.2f %12.1f %12.2f %8d  %.1f %% (%.2f req/s, %.1f tok/s)\n", pr.TargetQPS, pr.Phase, p.Verdict, p.RequestRate,
+			p.TTFTP90Ms, p.TPOTP90Ms, p.Errors, 100*pr.Fraction, p.Goodput.RequestsPerS, p.Goodput.TokensPerS)
+	}
+	switch sum.Stop {
+	case sweep.StopFound, sweep.StopLimit:
+		fmt.Fprintf(w, "Goodput search over request rate: the highest rate whose goodput fraction reached %.3g is %g requests/s (stop: %s)\n", sum.Options.Target, sum.Best, sum.Stop)
+	default:
+		fmt.Fprintf(w, "Goodput search over request rate: stop %s\n", sum.Stop)
+	}
+	fmt.Fprintf(w, "Probes in %s/, summary in %s/%s\n", dir, dir, benchmark.RateSearchFile)
+}

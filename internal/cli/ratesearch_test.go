@@ -1,0 +1,37 @@
+package cli
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestSweepRateSearch runs `aimeter sweep --max-rate` against `aimeter
+// serve openai`: under a TTFT bound the server cannot meet (1 ms; it takes
+// 5 ms) the first probe fails, and the command says so with exit 3. Bad
+// combinations of flags are refused before any probe, naming the flag.
+func TestSweepRateSearch(t *testing.T) {
+	url := startServeOpenAI(t, "--ttft", "5ms", "--tpot", "1ms")
+	dir := t.TempDir()
+	out := filepath.Join(dir, "rates")
+	res := runCLI(t, dir, "sweep", "-q", "--sut", "openai", "--url", url, "--qsl-size", "16", "--output-tokens", "4", "--output-dir", out,
+		"--set", "min_duration=300", "--set", "min_query_count=4", "--slo", "ttft=1ms", "--goodput-target", "0.9", "--min-rate", "5", "--max-rate", "20")
+	if res.code != ExitInvalid || !strings.Contains(res.stderr, "no request rate met the goodput target 0.9") ||
+		!strings.Contains(res.stdout, "Goodput search over request rate: stop none") || !strings.Contains(res.stdout, "rate-search.json") {
+		t.Errorf("an SLO no rate meets: %v", res)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--max-rate", "10"}, "needs --slo and --goodput-target"},
+		{[]string{"--max-rate", "10", "--slo", "ttft=1s", "--goodput-target", "0.9", "--points", "1"}, "--points does not apply to a search over request rate"},
+		{[]string{"--max-rate", "10", "--slo", "ttft=1s", "--goodput-target", "0.9", "--scenario", "Offline"}, "--scenario Offline"},
+		{[]string{"--max-rate", "10", "--slo", "ttft=1s", "--goodput-target", "0.9", "--min-rate", "20"}, "search maximum 10 requests/s"},
+	} {
+		res := runCLI(t, dir, append([]string{"sweep", "--output-dir", filepath.Join(t.TempDir(), "s")}, c.args...)...)
+		if res.code != ExitUsage || !strings.Contains(res.stderr, c.want) {
+			t.Errorf("sweep %v: exit %d, stderr %q; want exit 2 naming %q", c.args, res.code, res.stderr, c.want)
+		}
+	}
+}

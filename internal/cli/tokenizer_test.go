@@ -1,0 +1,112 @@
+package cli
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"aimeter/bundle"
+	"aimeter/loadgen"
+	"aimeter/tokenize"
+)
+
+// TestTokenizerFlag runs --sut openai --tokenizer cl100k_base against a
+// server that reports no usage: every prompt it receives is exactly
+// --input-tokens cl100k tokens after the client's nonce, every record's output tokens are the
+// tokens of the answer's text (not its 2 chunks), and the bundle records
+// the tokenizer. A tokenizer that is neither an encoding nor a file is
+// refused before the run, naming the flag.
+func TestTokenizerFlag(t *testing.T) {
+	tok, err := tokenize.Tiktoken("cl100k_base")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var bad []string
+	posts := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			io.WriteString(w, `{"data":[{"id":"m"}]}`)
+			return
+		}
+		var body struct {
+			Messages []struct{ Content string } `json:"messages"`
+		}
+		raw, _ := io.ReadAll(r.Body)
+		json.Unmarshal(raw, &body)
+		mu.Lock()
+		posts++
+		// The client's nonce and a space come first (sut/openai's
+		// AllowRepeatedPrompts); the prompt follows.
+		prompt := ""
+		if len(body.Messages) == 1 {
+			_, prompt, _ = strings.Cut(body.Messages[0].Content, " ")
+		}
+		if tok.Count(prompt) != 37 {
+			bad = append(bad, string(raw))
+		}
+		mu.Unlock()
+		w.Header().Set("Content-Type", "text/event-stream")
+		// "hello world again friends": 4 cl100k tokens in 2 chunks.
+		io.WriteString(w, "data: {\"choices\":[{\"delta\":{\"content\":\"hello world\"}}]}\n\ndata: {\"choices\":[{\"delta\":{\"content\":\" again friends\"}}]}\n\n"+
+			"data: [DONE]\n\n")
+	}))
+	defer srv.Close()
+	out := filepath.Join(t.TempDir(), "out")
+	res := runCLI(t, "", "run", "-q", "--sut", "openai", "--url", srv.URL, "--qsl-size", "8", "--input-tokens", "37", "--tokenizer", "cl100k_base",
+		"--scenario", "Offline", "--output-dir", out, "--set", "min_duration=0", "--set", "min_query_count=16", "--no-server-metrics")
+	if res.code != ExitOK {
+		t.Fatal(res)
+	}
+	if posts < 16 || len(bad) > 0 {
+		t.Fatalf("%d requests; prompts not of 37 tokens: %q", posts, bad)
+	}
+	b, err := bundle.Read(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rec := range b.Result.Records() {
+		if rec.Status != loadgen.StatusOK || rec.Tokens != 4 {
+			t.Fatalf("record %+v: want ok with 4 tokens", rec)
+		}
+	}
+	if o := b.Invocation.SUT.OpenAI; o == nil || o.Tokenizer != "cl100k_base" || o.TokenizerSHA256 != "" {
+		t.Errorf("recorded SUT %+v", o)
+	}
+
+	// --input-lengths draws each prompt's length instead.
+	mu.Lock()
+	bad, posts = nil, 0
+	mu.Unlock()
+	lengths := map[int]bool{}
+	res = runCLI(t, "", "run", "-q", "--sut", "openai", "--url", srv.URL, "--qsl-size", "64", "--input-lengths", "uniform:30:44", "--tokenizer", "cl100k_base",
+		"--scenario", "Offline", "--output-dir", filepath.Join(t.TempDir(), "lengths"), "--set", "min_duration=0", "--set", "min_query_count=64", "--no-server-metrics")
+	if res.code != ExitOK {
+		t.Fatal(res)
+	}
+	for _, raw := range bad { // every prompt "bad" here: not 37 tokens unless drawn so
+		var body struct {
+			Messages []struct{ Content string } `json:"messages"`
+		}
+		json.Unmarshal([]byte(raw), &body)
+		_, prompt, _ := strings.Cut(body.Messages[0].Content, " ")
+		n := tok.Count(prompt)
+		if n < 30 || n > 44 {
+			t.Errorf("a prompt of %d tokens, outside uniform:30:44", n)
+		}
+		lengths[n] = true
+	}
+	if len(lengths) < 8 {
+		t.Errorf("%d distinct lengths in 64 prompts drawn from uniform:30:44", len(lengths))
+	}
+
+	res = runCLI(t, "", "run", "-q", "--sut", "openai", "--url", srv.URL, "--tokenizer", "llama-9", "--output-dir", filepath.Join(t.TempDir(), "out"))
+	if res.code == ExitOK || !strings.Contains(res.stderr, "--tokenizer llama-9") {
+		t.Errorf("an unknown tokenizer: %v", res)
+	}
+}
