@@ -23,6 +23,8 @@ require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/prometheus/procfs v0.22.0 // indirect
+	github.com/yalue/onnxruntime_go v1.27.0 // indirect
+	golang.org/x/image v0.46.0 // indirect
 )
 
 require (
