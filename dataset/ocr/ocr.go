@@ -346,8 +346,8 @@ func (s *Set) drawWord(img *image.RGBA, w Word, ink color.RGBA) {
 		for x := max(b.Min.X, int(minX)-1); x < min(b.Max.X, int(maxX)+2); x++ {
 			// Inverse rotation of the pixel centre into the mask.
 			dx, dy := float64(x)+0.5-w.cx, float64(y)+0.5-w.cy
-			u := dx*cos-dy*sin + float64(w.w)/2 - 0.5
-			v := dx*sin+dy*cos + float64(w.h)/2 - 0.5
+			u := dx*cos - dy*sin + float64(w.w)/2 - 0.5
+			v := dx*sin + dy*cos + float64(w.h)/2 - 0.5
 			a := bilinear(mask, u, v)
 			if a == 0 {
 				continue
