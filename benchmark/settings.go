@@ -184,9 +184,11 @@ func tokenLatencies(c *sut.Config, s *loadgen.Settings, src mlperfconf.Sources) 
 // real server can take and a bound it can meet: for an OpenAI-compatible
 // server (an LLM) 10 queries/s for 10 s with a 1-minute bound; for a
 // KServe v2 / Triton server 100 queries/s for 10 s with a 100 ms bound. A
-// dispatcher gets its nodes' protocol's.
+// dispatcher gets its nodes' protocol's. An ONNX model in process (the
+// OCR detector takes 10–100 ms an image on 2 cores) gets 10 queries/s and
+// a 1 s bound.
 func gentleDefaults(c *sut.Config, s *loadgen.Settings, src mlperfconf.Sources) {
-	if !c.KindOrNull().IsNetwork() {
+	if !c.KindOrNull().IsNetwork() && c.KindOrNull() != sut.ONNX {
 		return
 	}
 	type gentle struct {
@@ -196,6 +198,9 @@ func gentleDefaults(c *sut.Config, s *loadgen.Settings, src mlperfconf.Sources) 
 	g := gentle{qps: 10, bound: time.Minute, ss: time.Second, ms: 2 * time.Second}
 	if c.Backend() == string(sut.KServe) {
 		g = gentle{qps: 100, bound: 100 * time.Millisecond, ss: 10 * time.Millisecond, ms: 20 * time.Millisecond}
+	}
+	if c.KindOrNull() == sut.ONNX {
+		g = gentle{qps: 10, bound: time.Second, ss: 50 * time.Millisecond, ms: 400 * time.Millisecond}
 	}
 	by := fmt.Sprintf("aimeter's defaults for --sut %s (no --model and no config file given)", c.KindOrNull())
 	selfTest := func(key string) bool {
