@@ -4,12 +4,15 @@ package onnx_test
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"aimeter/accuracy"
 	"aimeter/dataset/ocr"
 	"aimeter/loadgen"
+	"aimeter/sut/null"
 	"aimeter/sut/onnx"
 )
 
@@ -89,4 +92,105 @@ func region(q ocr.Quad) accuracy.OCRRegion {
 		r.Points = append(r.Points, [2]float64{float64(c[0]), float64(c[1])})
 	}
 	return r
+}
+
+// irisTask feeds the six iris flowers of onnxruntime_go's own test of its
+// scikit-learn random forest, one a sample, and answers the label as one
+// byte.
+type irisTask struct{}
+
+var irisInputs = [6][4]float32{
+	{5.9, 3.0, 5.1, 1.8}, {6.8, 2.8, 4.8, 1.4}, {6.3, 2.3, 4.4, 1.3},
+	{6.5, 3.0, 5.5, 1.8}, {7.7, 2.8, 6.7, 2.0}, {5.5, 2.5, 4.0, 1.3},
+}
+
+func (irisTask) InputShape(uint64) ([]int64, error) { return []int64{4}, nil }
+func (irisTask) Preprocess(i uint64, dst []float32) error {
+	copy(dst, irisInputs[i][:])
+	return nil
+}
+func (irisTask) Postprocess(_ uint64, out onnx.Output, dst []byte) ([]byte, error) {
+	return append(dst, byte(out.Int64[0])), nil
+}
+
+// irisModel is the random forest shipped in the onnxruntime_go module.
+func irisModel(t *testing.T) string {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/yalue/onnxruntime_go").Output()
+	if err != nil {
+		t.Fatalf("finding the onnxruntime_go module: %v", err)
+	}
+	return filepath.Join(strings.TrimSpace(string(out)), "test_data", "sklearn_randomforest.onnx")
+}
+
+// The iris random forest gives, through the SUT in batches, the labels
+// onnxruntime_go's own test expects, in every scenario's batching.
+func TestIrisRandomForest(t *testing.T) {
+	need(t)
+	s, err := onnx.New(onnx.Options{Model: irisModel(t), Output: "output_label", Task: irisTask{}, MaxBatch: 4, Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	want := []byte{2, 1, 1, 2, 2, 1}
+	for _, sc := range []loadgen.Scenario{loadgen.SingleStream, loadgen.Offline} {
+		ls := loadgen.DefaultSettings()
+		ls.Scenario, ls.Mode = sc, loadgen.AccuracyOnly
+		res, err := loadgen.Run(t.Context(), s, null.QSL{Total: 6}, ls, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Accuracy) != 6 {
+			t.Fatalf("%v: %d responses, want 6", sc, len(res.Accuracy))
+		}
+		for _, e := range res.Accuracy {
+			if len(e.Data) != 1 || e.Data[0] != want[e.QSLIndex] {
+				t.Errorf("%v: flower %d: label %v, want %d", sc, e.QSLIndex, e.Data, want[e.QSLIndex])
+			}
+		}
+	}
+	if st := s.Stats(); st.Samples != 12 || st.Total[onnx.Inference] <= 0 {
+		t.Errorf("stats %+v: want 12 samples with inference time", st)
+	}
+}
+
+// A model or input that is not there fails with the name of what is
+// missing and, for the model, the setup command.
+func TestBadModelInputs(t *testing.T) {
+	_, models := need(t)
+	for _, tc := range []struct {
+		why  string
+		opts onnx.Options
+		want string
+	}{
+		{"no model file", onnx.Options{Model: filepath.Join(t.TempDir(), "none.onnx"), Task: irisTask{}}, "setup-onnx.sh"},
+		{"an input the model lacks", onnx.Options{Model: detModel(models), Input: "image", Task: irisTask{}}, `no input "image"; its inputs: x`},
+		{"an output the model lacks", onnx.Options{Model: irisModel(t), Output: "probs", Task: irisTask{}}, `no output "probs"; its outputs: output_label`},
+		{"a sequence output", onnx.Options{Model: irisModel(t), Output: "output_probability", Task: irisTask{}}, "want a float32 or int64 tensor"},
+		{"no task", onnx.Options{Model: irisModel(t)}, "Task"},
+	} {
+		s, err := onnx.New(tc.opts)
+		if err == nil {
+			s.Close()
+		}
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want an error naming %q", tc.why, err, tc.want)
+		}
+	}
+	// A sample whose shape the model's fixed dimensions refuse fails, and
+	// the run still ends.
+	s, err := onnx.New(onnx.Options{Model: irisModel(t), Output: "output_label", Task: &onnx.RandomTask{Shape: []int64{5}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ls := loadgen.DefaultSettings()
+	ls.Scenario, ls.Mode = loadgen.Offline, loadgen.AccuracyOnly
+	res, err := loadgen.Run(t.Context(), s, null.QSL{Total: 2}, ls, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.FailedSamples != 2 {
+		t.Errorf("%d samples failed, want 2 (shape [5] against X's [-1 4])", res.FailedSamples)
+	}
 }
