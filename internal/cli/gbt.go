@@ -3,6 +3,8 @@ package cli
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"text/tabwriter"
 	"time"
 
@@ -11,6 +13,7 @@ import (
 
 	"aimeter/benchmark"
 	"aimeter/gbt"
+	"aimeter/sut"
 )
 
 // gbtFlags are the GB/T 45087 options of `aimeter run`.
@@ -168,6 +171,15 @@ func newScenariosCommand(st *State) *cobra.Command {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%v\t%d\n", s.ID, s.Type, s.Model, s.Dataset, s.ArrivalModes, s.TimeoutClass)
 			}
 			tw.Flush()
+			fmt.Fprintln(st.Stdout, "\nWorkloads aimeter runs (--scenario-id):")
+			for _, id := range slices.Sorted(maps.Keys(scenarioWorkloads)) {
+				w := scenarioWorkloads[id]
+				note := ""
+				if w.kind == sut.ONNX && !benchmark.ONNXAvailable {
+					note = " (this build lacks ONNX Runtime: build with -tags onnx)"
+				}
+				fmt.Fprintf(st.Stdout, "  %s  %s: --sut %s --onnx-workload %s, generated data, its own quality target%s\n", id, w.workload, w.kind, w.workload, note)
+			}
 			fmt.Fprintln(st.Stdout, "\nArrival modes (Table 10): timeout thresholds 1 / 2")
 			for _, m := range gbt.ArrivalModes() {
 				t1, ok1 := gbt.Timeout(m.Mode, gbt.Threshold1)
