@@ -226,7 +226,7 @@ func (s *Set) layout(rng *rand.Rand, words []string) Page {
 	o := s.opts
 	p := Page{seed: rng.Uint64()}
 	bg := uint8(190 + rng.IntN(60))
-	p.Background = color.RGBA{bg, uint8(min(255, int(bg)+rng.IntN(20)-10+10)), uint8(max(0, int(bg)-rng.IntN(20))), 255}
+	p.Background = color.RGBA{bg, uint8(min(255, int(bg)+rng.IntN(20))), uint8(max(0, int(bg)-rng.IntN(20))), 255}
 	ink := uint8(rng.IntN(70))
 	p.Ink = color.RGBA{ink, ink, uint8(min(255, int(ink)+rng.IntN(40))), 255}
 	want := o.MinWords + rng.IntN(o.MaxWords-o.MinWords+1)
