@@ -3,9 +3,11 @@
 package onnx_test
 
 import (
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -192,5 +194,65 @@ func TestBadModelInputs(t *testing.T) {
 	}
 	if res.FailedSamples != 2 {
 		t.Errorf("%d samples failed, want 2 (shape [5] against X's [-1 4])", res.FailedSamples)
+	}
+}
+
+// shapeTask is RandomTask with a check of each output's shape and that its
+// rows are probability distributions (softmax outputs).
+type shapeTask struct {
+	onnx.RandomTask
+	want []int64
+	t    *testing.T
+}
+
+func (s *shapeTask) Postprocess(i uint64, out onnx.Output, dst []byte) ([]byte, error) {
+	if !slices.Equal(out.Shape, s.want) {
+		s.t.Errorf("sample %d: output shape %v, want %v", i, out.Shape, s.want)
+	}
+	row := int(s.want[len(s.want)-1])
+	for r := 0; r+row <= len(out.Float32); r += row {
+		var sum float64
+		for _, v := range out.Float32[r : r+row] {
+			sum += float64(v)
+		}
+		if math.Abs(sum-1) > 1e-3 {
+			s.t.Errorf("sample %d: a row sums to %v, not 1", i, sum)
+			break
+		}
+	}
+	return s.RandomTask.Postprocess(i, out, dst)
+}
+
+// PaddleOCR's text direction classifier and recognizer, shipped beside
+// the detector, run through the SUT in batches: one distribution over
+// 2 directions per image, one over 6625 characters per time step.
+func TestPaddleOCRClassifierAndRecognizer(t *testing.T) {
+	_, models := need(t)
+	for _, m := range []struct {
+		file        string
+		input, want []int64
+	}{
+		{"ch_ppocr_mobile_v2.0_cls_infer.onnx", []int64{3, 48, 192}, []int64{2}},
+		{"ch_PP-OCRv4_rec_infer.onnx", []int64{3, 48, 320}, []int64{40, 6625}},
+	} {
+		task := &shapeTask{RandomTask: onnx.RandomTask{Shape: m.input, Seed: 1}, want: m.want, t: t}
+		s, err := onnx.New(onnx.Options{Model: filepath.Join(models, m.file), Task: task, MaxBatch: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ls := loadgen.DefaultSettings()
+		ls.Scenario, ls.Mode = loadgen.Offline, loadgen.AccuracyOnly
+		res, err := loadgen.Run(t.Context(), s, null.QSL{Total: 4}, ls, nil)
+		s.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		size := 4
+		for _, d := range m.want {
+			size *= int(d)
+		}
+		if len(res.Accuracy) != 4 || len(res.Accuracy[0].Data) != size || res.FailedSamples != 0 {
+			t.Errorf("%s: %d responses of %d bytes, %d failed; want 4 of %d bytes", m.file, len(res.Accuracy), len(res.Accuracy[0].Data), res.FailedSamples, size)
+		}
 	}
 }
