@@ -52,7 +52,7 @@ func (r *runner) openONNX(o *opened) error {
 	}
 	x.ModelSHA256 = sum
 	opts := onnx.Options{Model: model, Input: x.Input, Output: x.Output, IntraOpThreads: x.IntraOpThreads,
-		MaxBatch: x.MaxBatch, Workers: x.Workers}
+		MaxBatch: x.MaxBatch, Workers: x.Workers, NoSpin: x.NoSpin}
 	var info gbt.TestInfo
 	switch x.Workload {
 	case sut.WorkloadOCRDBNet:

@@ -303,6 +303,9 @@ type ONNXConfig struct {
 	MaxBatch int `json:"max_batch,omitempty"`
 	// Workers is the number of model calls run at once; 0 means 1.
 	Workers int `json:"workers,omitempty"`
+	// NoSpin keeps ONNX Runtime's intra-op threads from spinning while
+	// they wait; false lets them spin (its default).
+	NoSpin bool `json:"no_spin,omitempty"`
 	// Images is the number of generated images of ocr-dbnet; 0 means 64.
 	Images int `json:"images,omitempty"`
 	// ImageSize is the side of the square generated images, in pixels; 0

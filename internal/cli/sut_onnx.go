@@ -14,10 +14,11 @@ type onnxFlags struct {
 	threads, batch, workers                 int
 	images, imageSize                       int
 	seed                                    uint64
+	noSpin                                  bool
 }
 
 // onnxFlagNames lists addONNXFlags' flags for the help groups.
-var onnxFlagNames = []string{"onnx-model", "onnx-library", "onnx-input", "onnx-output", "onnx-workload", "onnx-threads", "onnx-batch", "onnx-workers",
+var onnxFlagNames = []string{"onnx-model", "onnx-library", "onnx-input", "onnx-output", "onnx-workload", "onnx-threads", "onnx-no-spin", "onnx-batch", "onnx-workers",
 	"ocr-images", "ocr-image-size", "ocr-seed"}
 
 // addONNXFlags registers the flags of --sut onnx on fl.
@@ -28,6 +29,7 @@ func addONNXFlags(fl *pflag.FlagSet, x *onnxFlags) {
 	fl.StringVar(&x.output, "onnx-output", "", "onnx: the model's output name (default its first)")
 	fl.StringVar(&x.workload, "onnx-workload", "", "onnx: ocr-dbnet (text detection on generated word images, scored; the GB/T scenario T13-1), or empty for seeded random inputs of the model's fixed input shape")
 	fl.IntVar(&x.threads, "onnx-threads", 1, "onnx: ONNX Runtime intra-op threads")
+	fl.BoolVar(&x.noSpin, "onnx-no-spin", false, "onnx: keep the intra-op threads from spinning while they wait (for a machine shared with other work)")
 	fl.IntVar(&x.batch, "onnx-batch", 1, "onnx: the most samples of one model call (Offline and Server batch what is queued)")
 	fl.IntVar(&x.workers, "onnx-workers", 1, "onnx: model calls run at once")
 	fl.IntVar(&x.images, "ocr-images", 64, "onnx ocr-dbnet: generated images in the data set")
@@ -38,7 +40,7 @@ func addONNXFlags(fl *pflag.FlagSet, x *onnxFlags) {
 // config is the ONNXConfig of the flags.
 func (x *onnxFlags) config() *sut.ONNXConfig {
 	return &sut.ONNXConfig{Workload: x.workload, Model: x.model, Library: x.library, Input: x.input, Output: x.output,
-		IntraOpThreads: x.threads, MaxBatch: x.batch, Workers: x.workers, Images: x.images, ImageSize: x.imageSize, Seed: x.seed}
+		IntraOpThreads: x.threads, NoSpin: x.noSpin, MaxBatch: x.batch, Workers: x.workers, Images: x.images, ImageSize: x.imageSize, Seed: x.seed}
 }
 
 // scenarioWorkloads are the GB/T scenarios whose workload aimeter runs:

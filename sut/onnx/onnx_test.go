@@ -129,7 +129,7 @@ func irisModel(t *testing.T) string {
 // onnxruntime_go's own test expects, in every scenario's batching.
 func TestIrisRandomForest(t *testing.T) {
 	need(t)
-	s, err := onnx.New(onnx.Options{Model: irisModel(t), Output: "output_label", Task: irisTask{}, MaxBatch: 4, Workers: 2})
+	s, err := onnx.New(onnx.Options{Model: irisModel(t), Output: "output_label", Task: irisTask{}, MaxBatch: 4, Workers: 2, IntraOpThreads: 2, NoSpin: true})
 	if err != nil {
 		t.Fatal(err)
 	}
