@@ -351,11 +351,12 @@ func boxScore(prob []float32, mw, mh int, r rect) float32 {
 	}
 	x0, x1 := clampInt(int(math.Floor(minX)), 0, mw-1), clampInt(int(math.Ceil(maxX)), 0, mw-1)
 	y0, y1 := clampInt(int(math.Floor(minY)), 0, mh-1), clampInt(int(math.Ceil(maxY)), 0, mh-1)
+	edges := convexEdges(r)
 	var sum float64
 	var count int
 	for y := y0; y <= y1; y++ {
 		for x := x0; x <= x1; x++ {
-			if inConvex(r, float64(x), float64(y)) {
+			if edges.inside(float64(x), float64(y)) {
 				sum += float64(prob[y*mw+x])
 				count++
 			}
@@ -367,18 +368,26 @@ func boxScore(prob []float32, mw, mh int, r rect) float32 {
 	return float32(sum / float64(count))
 }
 
-// inConvex reports whether (x, y) lies inside or on the convex polygon r,
-// given in either orientation; a little slack keeps the boundary pixels.
-func inConvex(r rect, x, y float64) bool {
-	pos, neg := false, false
+// edges are a convex quadrilateral's sides: a start point and the unit
+// direction of each (a zero direction for a side of length 0).
+type edges [4][4]float64
+
+func convexEdges(r rect) edges {
+	var e edges
 	for i := range r {
 		a, b := r[i], r[(i+1)%4]
-		c := (b[0]-a[0])*(y-a[1]) - (b[1]-a[1])*(x-a[0])
-		l := math.Hypot(b[0]-a[0], b[1]-a[1])
-		if l == 0 {
-			continue
-		}
-		d := c / l
+		dx, dy := unit(a, b)
+		e[i] = [4]float64{a[0], a[1], dx, dy}
+	}
+	return e
+}
+
+// inside reports whether (x, y) lies inside or on the convex polygon, given
+// in either orientation; half a pixel of slack keeps the boundary pixels.
+func (e *edges) inside(x, y float64) bool {
+	pos, neg := false, false
+	for _, s := range e {
+		d := s[2]*(y-s[1]) - s[3]*(x-s[0]) // signed distance from the side
 		if d > 0.5 {
 			pos = true
 		} else if d < -0.5 {
