@@ -283,8 +283,10 @@ func fixedFloat(v fixed.Int26_6) float64 { return float64(v) / 64 }
 // Len returns the number of images.
 func (s *Set) Len() int { return len(s.pages) }
 
-// Width and Height return the size of every image.
-func (s *Set) Width() int  { return s.opts.Width }
+// Width returns the width of every image, in pixels.
+func (s *Set) Width() int { return s.opts.Width }
+
+// Height returns the height of every image, in pixels.
 func (s *Set) Height() int { return s.opts.Height }
 
 // Name names the set after its options, for logs and reports.

@@ -302,8 +302,10 @@ func New(opts Options) (*SUT, error) {
 // Name returns the configured name.
 func (s *SUT) Name() string { return s.opts.Name }
 
-// InputName and OutputName are the model's input and output the SUT uses.
-func (s *SUT) InputName() string  { return s.input.Name }
+// InputName is the name of the model's input the SUT feeds.
+func (s *SUT) InputName() string { return s.input.Name }
+
+// OutputName is the name of the model's output the SUT reads.
 func (s *SUT) OutputName() string { return s.output.Name }
 
 // MaxBatch is the largest batch the SUT runs.
