@@ -24,3 +24,13 @@ func TestONNXNeedsTheBuildTag(t *testing.T) {
 		}
 	}
 }
+
+// Counts below 1 are refused before anything runs, naming the flag.
+func TestONNXCountsRefused(t *testing.T) {
+	for _, flag := range []string{"--onnx-threads", "--onnx-batch", "--onnx-workers", "--ocr-images"} {
+		r := runCLI(t, "", "run", "-q", "--sut", "onnx", "--onnx-workload", "ocr-dbnet", flag, "0")
+		if r.code != ExitUsage || !strings.Contains(r.stderr, flag+" 0: must be ≥ 1") {
+			t.Errorf("%s 0: want exit 2 naming the flag, got %v", flag, r)
+		}
+	}
+}

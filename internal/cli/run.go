@@ -319,7 +319,11 @@ func sutConfig(changed func(string) bool, f *runFlags) (sut.Config, error) {
 		}
 	}
 	if cfg.Kind == sut.ONNX {
-		cfg.ONNX = f.onnx.config()
+		x, err := f.onnx.config()
+		if err != nil {
+			return cfg, err
+		}
+		cfg.ONNX = x
 	}
 	if cfg.Kind == sut.Dispatch {
 		d := &f.dispatch

@@ -37,10 +37,19 @@ func addONNXFlags(fl *pflag.FlagSet, x *onnxFlags) {
 	fl.Uint64Var(&x.seed, "ocr-seed", 0, "onnx: seed of the generated images (ocr-dbnet) or of the random inputs")
 }
 
-// config is the ONNXConfig of the flags.
-func (x *onnxFlags) config() *sut.ONNXConfig {
+// config is the ONNXConfig of the flags; a count below 1 is refused,
+// naming its flag.
+func (x *onnxFlags) config() (*sut.ONNXConfig, error) {
+	for _, c := range []struct {
+		flag string
+		v    int
+	}{{"onnx-threads", x.threads}, {"onnx-batch", x.batch}, {"onnx-workers", x.workers}, {"ocr-images", x.images}} {
+		if c.v < 1 {
+			return nil, usageError("--%s %d: must be ≥ 1", c.flag, c.v)
+		}
+	}
 	return &sut.ONNXConfig{Workload: x.workload, Model: x.model, Library: x.library, Input: x.input, Output: x.output,
-		IntraOpThreads: x.threads, NoSpin: x.noSpin, MaxBatch: x.batch, Workers: x.workers, Images: x.images, ImageSize: x.imageSize, Seed: x.seed}
+		IntraOpThreads: x.threads, NoSpin: x.noSpin, MaxBatch: x.batch, Workers: x.workers, Images: x.images, ImageSize: x.imageSize, Seed: x.seed}, nil
 }
 
 // scenarioWorkloads are the GB/T scenarios whose workload aimeter runs:
