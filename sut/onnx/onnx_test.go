@@ -37,7 +37,8 @@ func detModel(models string) string { return filepath.Join(models, "ch_PP-OCRv4_
 
 // TestDBNetDetectsGeneratedWords runs PaddleOCR's v4 detector over a small
 // generated set through the SUT and scores its boxes: the detection
-// quality target of the generated set (H-mean ≥ 0.80 at IoU 0.5) must hold.
+// quality target of the generated set (H-mean ≥ 0.85 at IoU 0.5,
+// benchmark.OCRTargetHMean) must hold.
 func TestDBNetDetectsGeneratedWords(t *testing.T) {
 	_, models := need(t)
 	set, err := ocr.Generate(ocr.Options{Images: 16, Seed: 1})
@@ -83,8 +84,8 @@ func TestDBNetDetectsGeneratedWords(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("precision %.3f recall %.3f hmean %.3f (%d of %d words)", r.Precision, r.Recall, r.HMean, r.Matched, r.CareGT)
-	if r.HMean < 0.80 {
-		t.Errorf("H-mean %.3f, want ≥ 0.80", r.HMean)
+	if r.HMean < 0.85 {
+		t.Errorf("H-mean %.3f, want ≥ 0.85", r.HMean)
 	}
 }
 
