@@ -16,6 +16,8 @@ require (
 	github.com/spf13/cobra v1.10.2
 	github.com/spf13/pflag v1.0.9
 	github.com/tiktoken-go/tokenizer v0.10.0
+	github.com/yalue/onnxruntime_go v1.27.0
+	golang.org/x/image v0.46.0
 	golang.org/x/term v0.47.0
 	google.golang.org/grpc v1.85.0
 	google.golang.org/protobuf v1.36.12

@@ -41,6 +41,10 @@ type opened struct {
 	closers []func()
 	// labels gives the ground truth of a labelled data set; nil for none.
 	labels func(uint64) uint8
+	// scoreLog scores an accuracy log whose responses are no class bytes
+	// (the ocr-dbnet boxes), over the samples it holds; nil for top-1
+	// against labels.
+	scoreLog func([]loadgen.AccuracyEntry) (*bundle.AccuracyCheck, error)
 	// target is the top-1 fraction an accuracy run must reach (0: none).
 	target float64
 	// correct scores the classes a SUT predicts as it runs (GB-7.3-f-2);
@@ -104,6 +108,8 @@ func infoNote(kind sut.Kind, info gbt.TestInfo) string {
 	switch kind {
 	case sut.Reference:
 		from = "Test information: framework, model, precision (FP32), batch size (dynamic, at most 64) and data set come from the reference SUT; --info overrides them."
+	case sut.ONNX:
+		from = "Test information: framework (ONNX Runtime and its version), model, precision (FP32), batch size and data set come from the onnx SUT; --info overrides them."
 	case sut.OpenAI, sut.KServe, sut.Dispatch:
 		from = "Test information: aimeter cannot see inside a " + string(kind) + " server, so framework, model, precision and batch size come only from --info."
 	}
@@ -140,6 +146,8 @@ func (r *runner) open(st *resolved) (*opened, error) {
 		err = r.openServer(o, st)
 	case sut.Dispatch:
 		err = r.openDispatch(o, st)
+	case sut.ONNX:
+		err = r.openONNX(o)
 	default:
 		err = usage("sut", "--sut %q: want %s", k, strings.Join(kindNames(), ", "))
 	}

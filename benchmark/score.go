@@ -17,6 +17,18 @@ import (
 // cannot be scored (a response that is no class byte) is an error joined
 // to runErr, never a silent "--".
 func score(res *loadgen.Result, o *opened, runErr error) (*bundle.AccuracyCheck, error) {
+	if o.scoreLog != nil && len(res.Accuracy) > 0 {
+		check, err := o.scoreLog(res.Accuracy)
+		if err != nil {
+			return nil, errors.Join(runErr, fmt.Errorf("scoring the accuracy log: %w", err))
+		}
+		if res.Effective.Mode == loadgen.PerformanceOnly {
+			// As for top-1 below: shown, judging nothing.
+			check.Metric += fmt.Sprintf(" of the %d responses logged", len(res.Accuracy))
+			check.Pass = true
+		}
+		return check, runErr
+	}
 	if len(res.Accuracy) == 0 || o.labels == nil {
 		return nil, runErr
 	}
@@ -40,6 +52,9 @@ func score(res *loadgen.Result, o *opened, runErr error) (*bundle.AccuracyCheck,
 // over the distinct samples a log holds, each with its first response;
 // nil where the data set has no labels.
 func subsetScorer(o *opened) func([]loadgen.AccuracyEntry) (*bundle.AccuracyCheck, error) {
+	if o.scoreLog != nil {
+		return o.scoreLog
+	}
 	if o.labels == nil {
 		return nil
 	}

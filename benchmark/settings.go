@@ -184,7 +184,9 @@ func tokenLatencies(c *sut.Config, s *loadgen.Settings, src mlperfconf.Sources) 
 // real server can take and a bound it can meet: for an OpenAI-compatible
 // server (an LLM) 10 queries/s for 10 s with a 1-minute bound; for a
 // KServe v2 / Triton server 100 queries/s for 10 s with a 100 ms bound. A
-// dispatcher gets its nodes' protocol's.
+// dispatcher gets its nodes' protocol's. An ONNX model in process (the
+// OCR detector takes 10–100 ms an image on 2 cores) gets 10 queries/s for
+// 10 s and a 1 s bound.
 //
 // The in-process reference model gets a load sized for it in the same way:
 // Offline expects 200 000 samples/s (the null SUT's 20 M/s made a
@@ -215,6 +217,8 @@ func gentleDefaults(c *sut.Config, s *loadgen.Settings, src mlperfconf.Sources) 
 		if s.Scenario == loadgen.MultiStream && selfTest("min_duration") {
 			s.MinDurationMs = 500
 		}
+	case kind == sut.ONNX:
+		g = gentle{qps: 10, offline: 10, bound: time.Second, ss: 50 * time.Millisecond, ms: 400 * time.Millisecond, minDuration: true}
 	case !kind.IsNetwork():
 		return
 	case c.Backend() == string(sut.KServe):

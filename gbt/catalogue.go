@@ -504,11 +504,18 @@ func Catalogue() []CatalogueEntry {
 	return out
 }
 
+// scenarioAliases are the names of the scenarios whose workload aimeter
+// runs, by upper-case alias.
+var scenarioAliases = map[string]string{"OCR-DBNET": "T13-1"}
+
 // Lookup returns the scenario with the given catalogue ID ("T11-2"; case and
 // surrounding space are ignored, and a "GB-7.4.5-" style requirement-ID
-// prefix is accepted).
+// prefix is accepted) or alias ("ocr-dbnet" for T13-1).
 func Lookup(id string) (CatalogueEntry, bool) {
 	id = strings.ToUpper(strings.TrimSpace(id))
+	if a, ok := scenarioAliases[id]; ok {
+		id = a
+	}
 	if i := strings.LastIndex(id, "-T"); i >= 0 && strings.HasPrefix(id, "GB-") {
 		id = id[i+1:]
 	}

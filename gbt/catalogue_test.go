@@ -239,7 +239,12 @@ func TestLookup(t *testing.T) {
 			t.Errorf("Lookup(%q) = %v, %v", id, s.ID, ok)
 		}
 	}
-	for _, id := range []string{"T11-13", "T1-1", "", "11-2"} {
+	for _, id := range []string{"ocr-dbnet", "OCR-DBNet", "T13-1"} {
+		if s, ok := Lookup(id); !ok || s.ID != "T13-1" {
+			t.Errorf("Lookup(%q) = %v, %v, want T13-1 (the alias of the OCR scenario)", id, s.ID, ok)
+		}
+	}
+	for _, id := range []string{"T11-13", "T1-1", "", "11-2", "ocr"} {
 		if _, ok := Lookup(id); ok {
 			t.Errorf("Lookup(%q) found a row", id)
 		}

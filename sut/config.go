@@ -37,13 +37,16 @@ const (
 	KServe Kind = "kserve"
 	// Dispatch is several servers of one protocol behind one dispatcher.
 	Dispatch Kind = "dispatch"
+	// ONNX is an ONNX model run in process by ONNX Runtime (sut/onnx;
+	// needs a build with the tag onnx).
+	ONNX Kind = "onnx"
 	// Custom is a SUT a Go program built itself; it cannot be rebuilt
 	// from its Config.
 	Custom Kind = "custom"
 )
 
 // Kinds lists the kinds a Config can name, in the order the CLI lists them.
-func Kinds() []Kind { return []Kind{Null, NullAsync, Reference, OpenAI, KServe, Dispatch} }
+func Kinds() []Kind { return []Kind{Null, NullAsync, Reference, OpenAI, KServe, Dispatch, ONNX} }
 
 // Config is a system under test and its sample library, as data. Its zero
 // value is the null SUT over a null QSL of 1024 samples. It is stored as
@@ -73,6 +76,8 @@ type Config struct {
 	KServe *KServeConfig `json:"kserve,omitempty"`
 	// Dispatch holds the options of Kind Dispatch; nil means its defaults.
 	Dispatch *DispatchConfig `json:"dispatch,omitempty"`
+	// ONNX holds the options of Kind ONNX; nil means its defaults.
+	ONNX *ONNXConfig `json:"onnx,omitempty"`
 	// Name names a Custom SUT; "" for the other kinds.
 	Name string `json:"name,omitempty"`
 }
@@ -284,6 +289,50 @@ type DispatchConfig struct {
 	AllowDownNodes bool `json:"allow_down_nodes,omitempty"`
 }
 
+// WorkloadOCRDBNet is the workload of the GB/T scenario T13-1: DBNet text
+// detection (PaddleOCR's PP-OCRv4 detector) on generated word images
+// (dataset/ocr), scored by H-mean at IoU 0.5.
+const WorkloadOCRDBNet = "ocr-dbnet"
+
+// ONNXConfig is an ONNX model run in process and its data.
+type ONNXConfig struct {
+	// Workload is "ocr-dbnet" (WorkloadOCRDBNet: the detector on generated
+	// word images, its pre- and post-processing, scored) or "" (any model
+	// fed seeded random inputs of its own fixed input shape).
+	Workload string `json:"workload,omitempty"`
+	// Model is the .onnx file; "" means, for ocr-dbnet, PaddleOCR's v4
+	// detector in $AIMETER_OCR_MODELS (scripts/setup-onnx.sh); required
+	// otherwise.
+	Model string `json:"model,omitempty"`
+	// ModelSHA256 is the hex SHA-256 of the model file the run read; a run
+	// repeated from a bundle refuses a file that differs.
+	ModelSHA256 string `json:"model_sha256,omitempty"`
+	// Library is the ONNX Runtime shared library; "" means
+	// $AIMETER_ONNXRUNTIME_LIB.
+	Library string `json:"library,omitempty"`
+	// Input and Output name the model's input and output; "" means the
+	// first of each.
+	Input  string `json:"input,omitempty"`
+	Output string `json:"output,omitempty"`
+	// IntraOpThreads is ONNX Runtime's intra-op thread count; 0 means 1.
+	IntraOpThreads int `json:"intra_op_threads,omitempty"`
+	// MaxBatch is the most samples of one model call; 0 means 1.
+	MaxBatch int `json:"max_batch,omitempty"`
+	// Workers is the number of model calls run at once; 0 means 1.
+	Workers int `json:"workers,omitempty"`
+	// NoSpin keeps ONNX Runtime's intra-op threads from spinning while
+	// they wait; false lets them spin (its default).
+	NoSpin bool `json:"no_spin,omitempty"`
+	// Images is the number of generated images of ocr-dbnet; 0 means 64.
+	Images int `json:"images,omitempty"`
+	// ImageSize is the side of the square generated images, in pixels; 0
+	// means 320.
+	ImageSize int `json:"image_size,omitempty"`
+	// Seed seeds the generated images or the random inputs; 0 is a seed
+	// like any other.
+	Seed uint64 `json:"seed,omitempty"`
+}
+
 // DefaultQSLSize is the null QSL's size when Config.QSLSize is 0.
 const DefaultQSLSize = 1024
 
@@ -460,7 +509,30 @@ func (c *Config) Validate() error {
 			return &FieldError{"dataset", r.Dataset, "want fashion-mnist, synthetic or auto"}
 		}
 	}
-	if k != Null && k != NullAsync && k != OpenAI && k != Dispatch && k != KServe && c.QSLSize != 0 && k != Custom {
+	if x := c.ONNX; x != nil {
+		switch {
+		case x.Workload != "" && x.Workload != WorkloadOCRDBNet:
+			return &FieldError{"onnx_workload", x.Workload, "want " + WorkloadOCRDBNet + " or none (a model fed random inputs)"}
+		case x.Workload == "" && x.Model == "" && k == ONNX:
+			return &FieldError{"onnx_model", "", "--sut onnx needs --onnx-model (an .onnx file), or --onnx-workload " + WorkloadOCRDBNet}
+		case x.IntraOpThreads < 0:
+			return &FieldError{"onnx_threads", fmt.Sprint(x.IntraOpThreads), "must be ≥ 1"}
+		case x.MaxBatch < 0:
+			return &FieldError{"onnx_batch", fmt.Sprint(x.MaxBatch), "must be ≥ 1"}
+		case x.Workers < 0:
+			return &FieldError{"onnx_workers", fmt.Sprint(x.Workers), "must be ≥ 1"}
+		case x.Images < 0 || x.Images > 1<<20:
+			return &FieldError{"ocr_images", fmt.Sprint(x.Images), "want 1 to 1048576"}
+		case x.ImageSize != 0 && (x.ImageSize < 64 || x.ImageSize > 4096):
+			return &FieldError{"ocr_image_size", fmt.Sprint(x.ImageSize), "want 64 to 4096 pixels"}
+		}
+	} else if k == ONNX {
+		return &FieldError{"onnx_model", "", "--sut onnx needs --onnx-model (an .onnx file), or --onnx-workload " + WorkloadOCRDBNet}
+	}
+	if k == ONNX && c.ONNX.Workload != "" && c.QSLSize != 0 {
+		return &FieldError{"qsl_size", fmt.Sprint(c.QSLSize), "--onnx-workload " + c.ONNX.Workload + " generates its own images: use --ocr-images"}
+	}
+	if k != Null && k != NullAsync && k != OpenAI && k != Dispatch && k != KServe && k != ONNX && c.QSLSize != 0 && k != Custom {
 		return &FieldError{"qsl_size", fmt.Sprint(c.QSLSize), fmt.Sprintf("--sut %s uses its data set's size; the QSL size applies to the null SUTs, synthetic prompts, a KServe model's own inputs and dispatched runs", k)}
 	}
 	return nil

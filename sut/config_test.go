@@ -1,6 +1,7 @@
 package sut
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -51,5 +52,34 @@ func TestValidateOpenAIOptions(t *testing.T) {
 		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: %v, want %q", tc.o, err, tc.want)
 		}
+	}
+}
+
+func TestValidateONNX(t *testing.T) {
+	for _, tc := range []struct {
+		why  string
+		c    Config
+		want string // in the error; "" = valid
+	}{
+		{"the OCR workload needs no model", Config{Kind: ONNX, ONNX: &ONNXConfig{Workload: WorkloadOCRDBNet}}, ""},
+		{"any model fed random inputs", Config{Kind: ONNX, ONNX: &ONNXConfig{Model: "m.onnx"}, QSLSize: 10}, ""},
+		{"no options at all", Config{Kind: ONNX}, "--sut onnx needs --onnx-model"},
+		{"neither model nor workload", Config{Kind: ONNX, ONNX: &ONNXConfig{IntraOpThreads: 2}}, "--sut onnx needs --onnx-model"},
+		{"an unknown workload", Config{Kind: ONNX, ONNX: &ONNXConfig{Workload: "ocr"}}, `--onnx-workload "ocr": want ocr-dbnet`},
+		{"negative threads", Config{Kind: ONNX, ONNX: &ONNXConfig{Model: "m", IntraOpThreads: -1}}, "--onnx-threads"},
+		{"negative batch", Config{Kind: ONNX, ONNX: &ONNXConfig{Model: "m", MaxBatch: -2}}, "--onnx-batch"},
+		{"negative workers", Config{Kind: ONNX, ONNX: &ONNXConfig{Model: "m", Workers: -1}}, "--onnx-workers"},
+		{"negative images", Config{Kind: ONNX, ONNX: &ONNXConfig{Workload: WorkloadOCRDBNet, Images: -1}}, "--ocr-images"},
+		{"tiny images", Config{Kind: ONNX, ONNX: &ONNXConfig{Workload: WorkloadOCRDBNet, ImageSize: 10}}, "--ocr-image-size"},
+		{"a QSL size beside generated images", Config{Kind: ONNX, ONNX: &ONNXConfig{Workload: WorkloadOCRDBNet}, QSLSize: 5}, "--ocr-images"},
+	} {
+		err := tc.c.Validate()
+		if (err == nil) != (tc.want == "") || (err != nil && !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%s: Validate() = %v, want %q", tc.why, err, tc.want)
+		}
+	}
+	var k Kind = "onnx"
+	if !slices.Contains(Kinds(), k) || k.IsNetwork() {
+		t.Errorf("Kinds() %v should list onnx, an in-process kind", Kinds())
 	}
 }

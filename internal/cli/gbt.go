@@ -3,6 +3,8 @@ package cli
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"text/tabwriter"
 	"time"
 
@@ -11,6 +13,7 @@ import (
 
 	"aimeter/benchmark"
 	"aimeter/gbt"
+	"aimeter/sut"
 )
 
 // gbtFlags are the GB/T 45087 options of `aimeter run`.
@@ -51,7 +54,7 @@ func addGBTFlags(fl *pflag.FlagSet, g *gbtFlags) {
 	fl.IntVar(&g.timeoutClass, "timeout-class", 0, "Table 10 timeout-control threshold column, 1 or 2 (default 1)")
 	fl.DurationVar(&g.timeout, "job-timeout", 0, "override the Table 10 timeout-control threshold")
 	fl.Float64Var(&g.lossThreshold, "loss-threshold", 0.01, "permissible loss rate, a fraction (GB-7.7.1-c-2; the standard sets none, IN-79)")
-	fl.StringVar(&g.scenarioID, "scenario-id", "", "GB/T scenario of Tables 11–14, e.g. T11-2 (see aimeter scenarios); refused until aimeter can run the scenario's workload (model and data set)")
+	fl.StringVar(&g.scenarioID, "scenario-id", "", "GB/T scenario of Tables 11–14 whose workload to run: T13-1 (alias ocr-dbnet: DBNet text detection, --sut onnx); the others are refused until aimeter can run their workload (see aimeter scenarios)")
 	fl.StringVar(&g.infoFile, "info", "", "test information YAML (7.1 a)); detected facts fill what it leaves out")
 	fl.Uint64Var(&g.seed, "seed", 0, "seed of the arrival schedule (IN-53)")
 	fl.Int64Var(&g.sampleBytes, "sample-bytes", 3136, "bytes of input per sample, for the data-volume metrics (elasticity, pressure tolerance)")
@@ -168,6 +171,15 @@ func newScenariosCommand(st *State) *cobra.Command {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%v\t%d\n", s.ID, s.Type, s.Model, s.Dataset, s.ArrivalModes, s.TimeoutClass)
 			}
 			tw.Flush()
+			fmt.Fprintln(st.Stdout, "\nWorkloads aimeter runs (--scenario-id):")
+			for _, id := range slices.Sorted(maps.Keys(scenarioWorkloads)) {
+				w := scenarioWorkloads[id]
+				note := ""
+				if w.kind == sut.ONNX && !benchmark.ONNXAvailable {
+					note = " (this build lacks ONNX Runtime: build with -tags onnx)"
+				}
+				fmt.Fprintf(st.Stdout, "  %s  %s: --sut %s --onnx-workload %s, generated data, its own quality target%s\n", id, w.workload, w.kind, w.workload, note)
+			}
 			fmt.Fprintln(st.Stdout, "\nArrival modes (Table 10): timeout thresholds 1 / 2")
 			for _, m := range gbt.ArrivalModes() {
 				t1, ok1 := gbt.Timeout(m.Mode, gbt.Threshold1)
@@ -188,9 +200,9 @@ func newScenariosCommand(st *State) *cobra.Command {
 
 // refuseScenarioID refuses --scenario-id: a GB/T scenario of Tables 11–14
 // names a workload (model and data set), and a run may carry the scenario's
-// label only if it ran that workload. None of aimeter's SUTs (the null SUTs
-// and the reference MLP on Fashion-MNIST) is the workload of any catalogue
-// row yet, so every ID is refused, naming what is missing.
+// label only if it ran that workload. Apart from T13-1 (applyScenarioID),
+// none of aimeter's SUTs is the workload of a catalogue row yet, so every
+// other ID is refused, naming what is missing.
 func refuseScenarioID(id, sut string) error {
 	if id == "" {
 		return nil

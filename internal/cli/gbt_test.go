@@ -110,6 +110,10 @@ func TestScenariosListsTheCatalogue(t *testing.T) {
 	if r.code != ExitOK || !strings.Contains(r.stdout, "T11-2") || !strings.Contains(r.stdout, "resnet50") {
 		t.Fatalf("%v", r)
 	}
+	// The scenarios whose workload runs are named, with how to run them.
+	if !strings.Contains(r.stdout, "T13-1  ocr-dbnet: --sut onnx --onnx-workload ocr-dbnet") {
+		t.Errorf("the list does not say that T13-1 runs:\n%s", r.stdout)
+	}
 }
 
 func mustAtoi(s string) int {

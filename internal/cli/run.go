@@ -72,6 +72,8 @@ type runFlags struct {
 	power powerFlags
 	// store holds --store and --no-store (results.go).
 	store storeFlags
+	// onnx holds the flags of --sut onnx (sut_onnx.go).
+	onnx onnxFlags
 }
 
 func newRunCommand(st *State) *cobra.Command {
@@ -163,7 +165,7 @@ func addRunFlags(cmd *cobra.Command, f *runFlags, g *gbtFlags) {
 	fl.StringVar(&f.userConf, "user-conf", "", "user.conf applied after mlperf.conf")
 	fl.StringVar(&f.auditConfig, "audit-config", "audit.config", "audit.config applied last if it exists (LoadGen looks in the working directory)")
 	fl.StringVar(&f.outputDir, "output-dir", "aimeter-results", "directory for the logs")
-	fl.StringVar(&f.sut, "sut", "null", "system under test: null (completes inside IssueQuery), null-async (completes from a worker goroutine), reference (the demo's model on its data set), openai (an OpenAI-compatible server at --url), kserve (a KServe v2 / Triton server at --url, sent the demo's data set) or dispatch (network servers, one --url per node)")
+	fl.StringVar(&f.sut, "sut", "null", "system under test: null (completes inside IssueQuery), null-async (completes from a worker goroutine), reference (the demo's model on its data set), openai (an OpenAI-compatible server at --url), kserve (a KServe v2 / Triton server at --url, sent the demo's data set), dispatch (network servers, one --url per node) or onnx (an ONNX model in process; a build with -tags onnx)")
 	fl.Uint64Var(&f.qslSize, "qsl-size", 1024, "number of samples in the null QSL, or of synthetic prompts (--sut null, null-async, openai, dispatch)")
 	fl.Uint64Var(&f.perfSamples, "performance-sample-count", 0, "performance sample count the QSL reports (0 = its size)")
 	fl.StringArrayVar(&f.set, "set", nil, "override one config key for this scenario: NAME=VALUE as in mlperf.conf (e.g. min_duration=1000, qsl_rng_seed=42); repeatable, applied last")
@@ -183,6 +185,7 @@ func addRunFlags(cmd *cobra.Command, f *runFlags, g *gbtFlags) {
 	addDispatchFlags(fl, f)
 	addOpenAIFlags(fl, &f.openai)
 	addKServeFlags(fl, &f.kserve)
+	addONNXFlags(fl, &f.onnx)
 	addPowerFlags(fl, &f.power)
 	groupFlags(cmd,
 		flagGroup{"MLPerf LoadGen test flags", []string{"scenario", "concurrency", "warmup", "mode", "model", "mlperf-conf", "user-conf", "audit-config", "set", "max-error-rate", "find-peak-resolution", "keep-probe-records"}},
@@ -190,6 +193,7 @@ func addRunFlags(cmd *cobra.Command, f *runFlags, g *gbtFlags) {
 		flagGroup{"Network servers (--sut openai, kserve, dispatch)", append(append([]string(nil), netFlagNames...), dispatchFlagNames...)},
 		flagGroup{"OpenAI-compatible server (--sut openai, --backend openai)", openaiFlagNames},
 		flagGroup{"KServe v2 / Triton server (--sut kserve, --backend kserve)", kserveFlagNames},
+		flagGroup{"ONNX model in process (--sut onnx; a build with -tags onnx)", onnxFlagNames},
 		flagGroup{"GB/T 45087 inference test flags (--arrival-mode ≥ 0)", flagNames(gbtSet)},
 		flagGroup{"Run control", []string{"timeout", "stall-timeout", "spin-window", "max-memory"}},
 		flagGroup{"Power and energy", powerFlagNames},
@@ -206,7 +210,7 @@ func usageError(format string, args ...any) error {
 // refusing (exit 2) a flag that does not apply to what was chosen.
 func planFromFlags(cmd *cobra.Command, st *State, f *runFlags, g *gbtFlags) (*benchmark.Plan, error) {
 	changed := cmd.Flags().Changed
-	if err := refuseScenarioID(g.scenarioID, f.sut); err != nil {
+	if err := applyScenarioID(changed, f, g); err != nil {
 		return nil, err
 	}
 	cfg, err := sutConfig(changed, f)
@@ -331,6 +335,13 @@ func sutConfig(changed func(string) bool, f *runFlags) (sut.Config, error) {
 			cfg.KServe.BatchSize = k.batchSize
 		}
 	}
+	if cfg.Kind == sut.ONNX {
+		x, err := f.onnx.config()
+		if err != nil {
+			return cfg, err
+		}
+		cfg.ONNX = x
+	}
 	if cfg.Kind == sut.Dispatch {
 		d := &f.dispatch
 		cfg.Dispatch = &sut.DispatchConfig{Backend: d.backend, Policy: d.policy, AllowDownNodes: d.allowDown}
@@ -364,10 +375,11 @@ var flagRules = []flagRule{
 	{kserveFlagNames, func(_ *runFlags, _ *gbtFlags, c *sut.Config) bool { return c.Backend() == string(sut.KServe) },
 		"--sut kserve or --sut dispatch --backend kserve"},
 	{dispatchFlagNames, func(_ *runFlags, _ *gbtFlags, c *sut.Config) bool { return c.Kind == sut.Dispatch }, "--sut dispatch"},
+	{onnxFlagNames, func(_ *runFlags, _ *gbtFlags, c *sut.Config) bool { return c.Kind == sut.ONNX }, "--sut onnx"},
 	{[]string{"qsl-size"}, func(f *runFlags, _ *gbtFlags, c *sut.Config) bool {
 		k := c.KindOrNull()
-		return k == sut.Null || k == sut.NullAsync || k == sut.Dispatch || (k == sut.OpenAI && f.openai.prompts == "") || k == sut.KServe
-	}, "--sut null, null-async, dispatch, openai's synthetic prompts and kserve's own inputs (the reference SUT uses its data set's size, --prompts its lines)"},
+		return k == sut.Null || k == sut.NullAsync || k == sut.Dispatch || (k == sut.OpenAI && f.openai.prompts == "") || k == sut.KServe || (k == sut.ONNX && f.onnx.workload == "")
+	}, "--sut null, null-async, dispatch, openai's synthetic prompts, kserve's own inputs and onnx's random inputs (the reference SUT uses its data set's size, --prompts its lines)"},
 	{[]string{"find-peak-resolution", "keep-probe-records"}, func(f *runFlags, _ *gbtFlags, _ *sut.Config) bool { return f.mode == "find-peak" },
 		"--mode find-peak"},
 	{[]string{"lambda"}, func(_ *runFlags, g *gbtFlags, _ *sut.Config) bool { return g.inMode(2, 3) },
@@ -585,10 +597,16 @@ func accuracyText(a *bundle.AccuracyCheck) string {
 	if !a.Pass {
 		pass = "FAIL"
 	}
-	if a.Target == 0 {
-		return fmt.Sprintf("%.2f%% top-1", a.Value)
+	// The metric's name without its unit and details: "top-1" for
+	// classification, "text detection H-mean at IoU 0.5" for ocr-dbnet.
+	name := "top-1"
+	if m, _, _ := strings.Cut(a.Metric, " ("); m != "" && !strings.HasPrefix(m, "top-1") {
+		name = m
 	}
-	return fmt.Sprintf("%.2f%% top-1 (target %.0f%%) %s", a.Value, a.Target, pass)
+	if a.Target == 0 {
+		return fmt.Sprintf("%.2f%% %s", a.Value, name)
+	}
+	return fmt.Sprintf("%.2f%% %s (target %.0f%%) %s", a.Value, name, a.Target, pass)
 }
 
 // tokenLatencyLine gives the time to first token and time per output token
