@@ -544,6 +544,8 @@ func flatten(prefix string, doc any, out []Metric) []Metric {
 // unitOf guesses a flattened figure's unit from its name.
 func unitOf(name string) string {
 	switch {
+	case strings.HasSuffix(name, ".count"):
+		return "" // how many values a distribution holds, whatever their unit
 	case strings.Contains(name, "_ns."), strings.HasSuffix(name, "_ns"):
 		return "ns"
 	case strings.HasSuffix(name, "per_s"), strings.HasSuffix(name, "_per_second"):
