@@ -490,7 +490,7 @@ func TestGentleDefaultsForServers(t *testing.T) {
 		{"the reference model in Server: a load it takes with a bound it meets on a busy machine", sut.Config{Kind: sut.Reference}, nil, 1000, 100 * time.Millisecond, "", 10_000},
 		{"the reference model in Offline expects more than it does, so the pass lasts min_duration, not ten minutes", sut.Config{Kind: sut.Reference}, nil, 200_000, time.Millisecond, "Offline", 50},
 		{"the reference model in MultiStream runs 500 ms, enough queries for early stopping", sut.Config{Kind: sut.Reference}, nil, 100000, time.Millisecond, "MultiStream", 500},
-		{"an ONNX model in process in Offline expects more than the OCR detector's 10–60 images/s, so the pass lasts min_duration", sut.Config{Kind: sut.ONNX}, nil, 100, time.Second, "Offline", 10_000},
+		{"an ONNX model in process in Offline expects more than the OCR detector's 10–60 images/s, so the pass lasts min_duration", sut.Config{Kind: sut.ONNX}, nil, 100, time.Millisecond, "Offline", 10_000},
 		{"the reference model in SingleStream keeps the self-test's settings", sut.Config{Kind: sut.Reference}, nil, 100000, time.Millisecond, "SingleStream", 50},
 	} {
 		scenario := cmp.Or(c.scenario, "Server")
