@@ -115,8 +115,9 @@ func Build(sw *Sweep, s *Submission) (map[string][]byte, error) {
 }
 
 // Write builds the tree for the sweep in sweepDir and writes it under
-// out, which must not already hold the submission's directory. It
-// returns the paths written, relative to out, sorted.
+// out, which must not already hold the submission's directory, then
+// checks it (Verify). It returns the paths written, relative to out,
+// sorted.
 func Write(out, sweepDir string, s *Submission) ([]string, error) {
 	if err := s.Check(); err != nil {
 		return nil, err
@@ -142,6 +143,9 @@ func Write(out, sweepDir string, s *Submission) ([]string, error) {
 		if err := os.WriteFile(p, files[name], 0o644); err != nil {
 			return nil, err
 		}
+	}
+	if err := Verify(root); err != nil {
+		return names, fmt.Errorf("the tree written fails its own check: %w", err)
 	}
 	return names, nil
 }
@@ -411,4 +415,3 @@ run of an 'aimeter sweep' (config.yaml holds its settings and command
 line); result_summary.json holds its counts and percentile blocks, times
 in nanoseconds from the scheduled time, lengths in output tokens.
 `
-
