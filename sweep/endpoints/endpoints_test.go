@@ -214,3 +214,33 @@ func TestVerifyRefuses(t *testing.T) {
 		})
 	}
 }
+
+// FuzzDecodeSubmission: any input is decoded or refused without a panic,
+// and an accepted submission names only directories inside the output.
+func FuzzDecodeSubmission(f *testing.F) {
+	base, err := os.ReadFile(filepath.Join("testdata", "submission.yaml"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(base)
+	f.Add([]byte(`{"organization": "a", "model": "m"}`))
+	f.Add([]byte("organization: [1, 2]\n"))
+	f.Add([]byte(strings.Replace(string(base), "system: sim_1x", "system: ..", 1)))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s, err := DecodeSubmission(data)
+		if err != nil {
+			return
+		}
+		if err := s.Check(); err != nil {
+			t.Fatalf("accepted, then refused: %v", err)
+		}
+		if !filepath.IsLocal(filepath.FromSlash(s.ModelDir())) {
+			t.Fatalf("model directory %q leaves the output", s.ModelDir())
+		}
+		for _, name := range []string{s.Organization, s.SubmissionID, s.System, s.Model} {
+			if name == "." || name == ".." || strings.ContainsAny(name, `/\`) {
+				t.Fatalf("directory name %q", name)
+			}
+		}
+	})
+}
