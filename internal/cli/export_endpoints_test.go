@@ -47,6 +47,14 @@ func TestExportEndpointsChecker(t *testing.T) {
 			t.Errorf("unexpected warning %s: %s", r.Rule, r.Message)
 		}
 	}
+	// The rules that check what aimeter computed ran and passed.
+	for _, rule := range []string{"point-disclosure-complete", "seed-runtime-match", "tps-utilization", "metric-consistency-system-tps",
+		"metric-consistency-tpot-p90", "metric-consistency-tps-per-user", "metric-consistency-accounting", "accuracy-coverage",
+		"region-placement", "offline-point-present", "system-description-valid", "power-descriptor"} {
+		if !seen(report.Results, rule, "info") || seen(report.Results, rule, "error") {
+			t.Errorf("the checker's rule %s did not pass", rule)
+		}
+	}
 	// The plotter reads every point, with no structural warning.
 	bundleJSON := filepath.Join(dir, "viz.json")
 	if b, err := exec.Command(filepath.Join(bin, "mlperf-viz"), org, "--export", bundleJSON, "--strict").CombinedOutput(); err != nil {
@@ -98,9 +106,20 @@ type endpointsResult struct {
 }
 
 type endpointsReport struct {
+	Results  []endpointsResult `json:"results"`
 	Errors   []endpointsResult `json:"errors"`
 	Warnings []endpointsResult `json:"warnings"`
 	Passed   bool              `json:"passed"`
+}
+
+// seen reports whether results hold rule at severity.
+func seen(results []endpointsResult, rule, severity string) bool {
+	for _, r := range results {
+		if r.Rule == rule && r.Severity == severity {
+			return true
+		}
+	}
+	return false
 }
 
 // checkEndpoints runs endpoints-submission-cli check-submission on org and
