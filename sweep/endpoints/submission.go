@@ -1,7 +1,7 @@
 // Package endpoints writes an aimeter sweep as an MLPerf Endpoints v1.0
 // submission tree, the layout that MLCommons' submission checker
-// (PyPI endpoints-submission-cli 1.5.3.0, `endpoints-submission-cli check`)
-// reads:
+// (PyPI endpoints-submission-cli 1.5.3.0, `endpoints-submission-cli
+// check-submission`) reads:
 //
 //	<organization>/<submission_id>/
 //	  src/<implementation>/README.md
