@@ -12,7 +12,7 @@
 //	    result_summary.json   counts and percentile blocks, in ns and tokens
 //	    accuracy_results.json the submitter's accuracy scores (AccuracyPoints)
 //	    system_desc.json      the system description (section 8.2)
-//	  system_power.json       the provisioned power (section 4.5.2), per system
+//	  results/<system>/system_power.json  the provisioned power (section 4.5.2)
 //
 // Every number is computed from the sweep's point bundles, with the same
 // definitions as package sweep (latency from the scheduled time, LoadGen's
