@@ -2,6 +2,8 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +11,7 @@ import (
 	"testing"
 
 	"aimeter/internal/peerstest"
+	"aimeter/sweep"
 	"aimeter/sweep/endpoints"
 )
 
@@ -39,6 +42,24 @@ func TestExportEndpointsChecker(t *testing.T) {
 		t.Fatal(res)
 	}
 	org := filepath.Join(out, "Example")
+	// Every point's figures are sweep.json's, computed from the same bundles.
+	var sum sweep.Summary
+	if data, err := os.ReadFile(filepath.Join(sw, sweep.SummaryFile)); err != nil || json.Unmarshal(data, &sum) != nil {
+		t.Fatalf("sweep.json: %v", err)
+	}
+	curve := filepath.Join(org, "example-2026-10", "results", "sim_1x", "llama3_1-8b")
+	for _, p := range sum.Points {
+		var rs endpoints.ResultSummary
+		data, err := os.ReadFile(filepath.Join(curve, fmt.Sprintf("r%d", p.Concurrency), endpoints.ResultFile))
+		if err != nil || json.Unmarshal(data, &rs) != nil {
+			t.Fatalf("point %d: %v", p.Concurrency, err)
+		}
+		tps := rs.OutputSequenceLengths.Total / (rs.DurationNs / 1e9)
+		if math.Abs(tps-p.SystemTPS) > 1e-6*p.SystemTPS || rs.NSamplesCompleted != p.Completed ||
+			math.Abs(rs.TPOT.Percentiles["90"]/1e6-p.TPOTP90Ms) > 1e-9 || math.Abs(rs.TTFT.Percentiles["90"]/1e6-p.TTFTP90Ms) > 1e-9 {
+			t.Errorf("point %d: result_summary.json %+v, sweep.json %+v", p.Concurrency, rs, p)
+		}
+	}
 	report := checkEndpoints(t, bin, org, 0)
 	for _, r := range report.Warnings {
 		switch r.Rule {
