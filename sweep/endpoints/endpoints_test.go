@@ -244,3 +244,21 @@ func FuzzDecodeSubmission(f *testing.F) {
 		}
 	})
 }
+
+// TestWriteRefuses: a directory that is no sweep, and a submission that
+// fails its check, are refused before anything is written.
+func TestWriteRefuses(t *testing.T) {
+	s := readTestSubmission(t)
+	out := t.TempDir()
+	if _, err := Write(out, t.TempDir(), s); err == nil || !strings.Contains(err.Error(), "not a sweep directory") {
+		t.Errorf("Write of an empty directory: %v", err)
+	}
+	bad := *s
+	bad.SeedSet = ""
+	if _, err := Write(out, t.TempDir(), &bad); err == nil || !strings.Contains(err.Error(), "seed_set: missing") {
+		t.Errorf("Write without a seed set: %v", err)
+	}
+	if entries, _ := os.ReadDir(out); len(entries) != 0 {
+		t.Errorf("refused writes left %d entries", len(entries))
+	}
+}
