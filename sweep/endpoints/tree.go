@@ -19,15 +19,16 @@ import (
 	"aimeter/sysinfo"
 )
 
-// Files of a point directory, Endpoints' names.
+// Files of the tree, Endpoints' names: those of a point directory, and
+// SystemPowerFile, one per system.
 const (
-	PointFile        = "point.yaml"
-	ConfigFile       = "config.yaml"
-	ResultFile       = "result_summary.json"
-	AccuracyFile     = "accuracy_results.json"
-	SystemDescFile   = "system_desc.json"
-	SystemPowerFile  = "system_power.json"
-	DefaultImplement = "aimeter"
+	PointFile             = "point.yaml"
+	ConfigFile            = "config.yaml"
+	ResultFile            = "result_summary.json"
+	AccuracyFile          = "accuracy_results.json"
+	SystemDescFile        = "system_desc.json"
+	SystemPowerFile       = "system_power.json"
+	DefaultImplementation = "aimeter"
 )
 
 // Percentiles are the percentile keys of every block of
@@ -53,7 +54,7 @@ func Build(sw *Sweep, s *Submission) (map[string][]byte, error) {
 	}
 	impl := s.Implementation
 	if impl == "" {
-		impl = DefaultImplement
+		impl = DefaultImplementation
 	}
 	cmax := s.MaxSupportedConcurrency
 	if cmax == 0 {
