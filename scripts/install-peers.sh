@@ -24,14 +24,21 @@
 #                                   (about 500 MB; .ci/run installs it)
 #   $AIMETER_CACHE/aiperf-venv/     Python virtualenv with only aiperf, for
 #                                   scripts/bench-aiperf.sh
+#   $AIMETER_CACHE/endpoints-venv/  Python virtualenv with MLCommons' MLPerf
+#                                   Endpoints submission checker
+#                                   (endpoints-submission-cli) and plotter
+#                                   (mlperf-viz), for the tests of aimeter
+#                                   export --endpoints (about 60 MB; .ci/run
+#                                   installs it)
 #
 # Each tool is installed only when missing; a failed one is reported and the
 # others still install. The exit status is the number of tools that failed.
 #
 # Usage: scripts/install-peers.sh [tool...]   (tools: vegeta ghz wrk python
-#                                              kserve-python aiperf; default
-#                                              all but kserve-python and
-#                                              aiperf, which python includes)
+#                                              kserve-python aiperf
+#                                              endpoints-python; default all
+#                                              but kserve-python, aiperf and
+#                                              endpoints-python)
 # Environment: AIMETER_CACHE (default $HOME/.cache/aimeter).
 set -uo pipefail
 
@@ -47,6 +54,7 @@ ghz_version=v0.120.0
 # are cross-checked against (package accuracy's tests).
 scorer_pins=(numpy==2.4.6 scikit-learn==1.7.2 sacrebleu==2.5.1 rouge-score==0.1.2 pycocotools==2.0.10 nltk==3.9.2 Levenshtein==0.27.1 shapely==2.1.2)
 kserve_pins=(mlserver==1.7.1 "tritonclient[all]==2.73.0" mlperf-logging==4.1.68 duckdb==2.0.1 "${scorer_pins[@]}")
+endpoints_pins=(endpoints-submission-cli==1.5.3.0 mlperf-viz==2.0.0)
 py_pins=(aiperf==0.13.0 guidellm==0.8.1 "${kserve_pins[@]}")
 
 apt_install() {
@@ -105,6 +113,14 @@ install_aiperf() {
   venv_install "$cache/aiperf-venv" aiperf==0.13.0 && "$cache/aiperf-venv/bin/aiperf" --version
 }
 
+# MLPerf Endpoints' checker and plotter, in their own virtualenv: their
+# pydantic and PyYAML pins stay apart from the peers'.
+install_endpoints-python() {
+  venv_install "$cache/endpoints-venv" "${endpoints_pins[@]}" &&
+    "$cache/endpoints-venv/bin/endpoints-submission-cli" --version &&
+    "$cache/endpoints-venv/bin/python" -c 'import importlib.metadata as m; print("mlperf-viz", m.version("mlperf-viz"))'
+}
+
 install_kserve-python() {
   venv_install "$cache/kserve-venv" "${kserve_pins[@]}" && check_kserve_peers "$cache/kserve-venv/bin"
 }
@@ -123,8 +139,8 @@ tools=("$@")
 failed=0
 for t in "${tools[@]}"; do
   case $t in
-    vegeta | ghz | wrk | python | kserve-python | aiperf) ;;
-    *) echo "install-peers: unknown tool $t (want vegeta, ghz, wrk, python, kserve-python or aiperf)" >&2; exit 2 ;;
+    vegeta | ghz | wrk | python | kserve-python | aiperf | endpoints-python) ;;
+    *) echo "install-peers: unknown tool $t (want vegeta, ghz, wrk, python, kserve-python, aiperf or endpoints-python)" >&2; exit 2 ;;
   esac
   start=$SECONDS
   if "install_$t"; then

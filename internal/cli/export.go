@@ -5,15 +5,19 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"aimeter/bundle"
+	"aimeter/sweep/endpoints"
 )
 
 func newExportCommand(st *State) *cobra.Command {
 	var format, output, table string
 	var ignoreDigests bool
+	var endpointsOut, submissionFile string
 	cmd := &cobra.Command{
 		Use:   "export DIR",
 		Short: "Write the records (or stages, samples, tokens) of a run bundle as CSV or JSON Lines",
@@ -34,17 +38,59 @@ each sample (samples) or the arrival time of every token (tokens).
 
 Works on bundles of every format version (Parquet or CSV files). A table
 the run has no data for (stages of a SUT that reports none) is an error.
-See docs/records.md.`,
+See docs/records.md.
+
+With --endpoints OUT, DIR is a sweep directory (aimeter sweep) and the
+command writes it as an MLPerf Endpoints v1.0 submission tree under OUT:
+<organization>/<submission_id>/results/<system>/<model>/r<N>/ with
+point.yaml, config.yaml, result_summary.json, accuracy_results.json and
+system_desc.json per point, beside src/ and docs/. Every number comes from
+the point bundles; what aimeter cannot know (names, divisions, links, the
+seed set, the system's availability, the accuracy scores) comes from
+--submission FILE (YAML or JSON). See docs/endpoints.md.`,
+		Example: `  aimeter export aimeter-run > records.csv
+  aimeter export --endpoints submission --submission submission.yaml aimeter-sweep`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if endpointsOut != "" || submissionFile != "" {
+				return exportEndpoints(st, args[0], endpointsOut, submissionFile)
+			}
 			return exportRecords(st, args[0], format, output, table, ignoreDigests)
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "csv", "csv or jsonl")
 	cmd.Flags().StringVar(&table, "table", "records", "records, stages, samples or tokens")
 	cmd.Flags().StringVarP(&output, "output", "o", "-", "the file to write; - is standard output")
+	cmd.Flags().StringVar(&endpointsOut, "endpoints", "", "write the sweep DIR as an MLPerf Endpoints submission tree under this directory")
+	cmd.Flags().StringVar(&submissionFile, "submission", "", "with --endpoints: the YAML or JSON file of what aimeter cannot know (names, links, seed set, system, accuracy)")
 	cmd.Flags().BoolVar(&ignoreDigests, "ignore-digests", false, "read the bundle even if its files no longer match manifest.json")
 	return cmd
+}
+
+func exportEndpoints(st *State, dir, out, submissionFile string) error {
+	if out == "" {
+		return usageError("--submission needs --endpoints OUT")
+	}
+	if submissionFile == "" {
+		return usageError("--endpoints needs --submission FILE (see docs/endpoints.md)")
+	}
+	s, err := endpoints.ReadSubmission(submissionFile)
+	if err != nil {
+		return usageError("--submission %v", err)
+	}
+	names, err := endpoints.Write(out, dir, s)
+	if err != nil {
+		return withCode(ExitFailure, fmt.Errorf("export --endpoints: %w", err))
+	}
+	points := 0
+	for _, n := range names {
+		if path.Base(n) == endpoints.PointFile {
+			points++
+		}
+	}
+	fmt.Fprintf(st.Stdout, "Endpoints submission written to %s: %d points, %d files\n",
+		filepath.Join(out, s.Organization, s.SubmissionID), points, len(names))
+	return nil
 }
 
 func exportRecords(st *State, dir, format, output, tableName string, ignoreDigests bool) error {

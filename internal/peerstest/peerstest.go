@@ -7,7 +7,8 @@
 // python`, several GB), kserve-venv only the KServe v2 peers, MLServer and
 // tritonclient, and mlperf-logging, whose compliance checker and result
 // summarizer internal/mllogtest runs (`install-peers.sh kserve-python`, what
-// CI installs). A test that needs a peer is skipped when none of them has
+// CI installs), and endpoints-venv MLPerf Endpoints' submission checker
+// and mlperf-viz (`install-peers.sh endpoints-python`, also in CI). A test that needs a peer is skipped when none of them has
 // it, or fails when AIMETER_REQUIRE_PEERS=1 (as in CI).
 package peerstest
 
@@ -24,7 +25,7 @@ import (
 
 // Venvs are the virtualenv directories under the cache, in the order
 // searched.
-var Venvs = []string{"peers-venv", "kserve-venv"}
+var Venvs = []string{"peers-venv", "kserve-venv", "endpoints-venv"}
 
 // Required reports whether AIMETER_REQUIRE_PEERS=1 is set, in which case a
 // missing peer fails the test instead of skipping it.
@@ -73,7 +74,7 @@ next:
 	if modules != "" {
 		need = append(need, modules)
 	}
-	return "", fmt.Errorf("no peers virtualenv with %s (scripts/install-peers.sh kserve-python installs MLServer, tritonclient and mlperf-logging): %s",
+	return "", fmt.Errorf("no peers virtualenv with %s (scripts/install-peers.sh kserve-python installs MLServer, tritonclient and mlperf-logging; endpoints-python the MLPerf Endpoints checker): %s",
 		strings.Join(need, ", "), strings.Join(tried, "; "))
 }
 

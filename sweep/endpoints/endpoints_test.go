@@ -1,0 +1,264 @@
+package endpoints
+
+import (
+	"flag"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"aimeter/sweep"
+	"aimeter/sysinfo"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/golden from the output")
+
+func readTestSubmission(t *testing.T) *Submission {
+	t.Helper()
+	s, err := ReadSubmission(filepath.Join("testdata", "submission.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestDecodeSubmissionErrors removes or spoils one field at a time: each
+// must be refused with an error naming the field.
+func TestDecodeSubmissionErrors(t *testing.T) {
+	base, err := os.ReadFile(filepath.Join("testdata", "submission.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name, from, to, want string
+	}{
+		{"organization is a directory", "organization: Example", "organization: ''", "organization: missing"},
+		{"model names the directory", "model: llama3_1-8b", "model: llama3.1-8b", `model "llama3.1-8b"`},
+		{"division has three values", "division: Standardized", "division: Closed", `division "Closed"`},
+		{"cohort format", "target_cohort: 2026-10-C1", "target_cohort: 2026-10", `target_cohort "2026-10"`},
+		{"seed set", "seed_set: A\n", "", "seed_set: missing"},
+		{"model seed", "model_seed: 9315206023656308754\n", "", "model_seed: missing"},
+		{"availability", "  system_availability_status: RDI\n", "", "system_desc.system_availability_status: missing"},
+		{"node driver", "  driver: none\n", "", "node.driver: missing"},
+		{"system_power", "system_power:", "system_powr:", "system_powr"},
+		{"unknown field", "system: sim_1x", "system: sim_1x\nsytem: x", "sytem"},
+		{"directory escape", "submission_id: example-2026-10", "submission_id: ../up", `submission_id "../up"`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			text := string(base)
+			if !strings.Contains(text, c.from) {
+				t.Fatalf("the test submission has no %q", c.from)
+			}
+			_, err := DecodeSubmission([]byte(strings.Replace(text, c.from, c.to, 1)))
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("error %v, want one containing %q", err, c.want)
+			}
+		})
+	}
+	if _, err := DecodeSubmission(base); err != nil {
+		t.Errorf("the test submission: %v", err)
+	}
+}
+
+// goldenSweep is a hand-made sweep: Cmax 40 (regions for Cmin 1: ultra-low
+// 1, low 2–4, medium 5–12, high 13–40), four points and the Cmax point
+// elected as the Offline point.
+func goldenSweep() *Sweep {
+	sys := sysinfo.System{Hostname: "h", OS: "linux", Arch: "amd64", CPU: "Example CPU", Cores: 16, MemoryBytes: 64 << 30, AimeterVersion: "1.2.3",
+		Accelerators: []sysinfo.Accelerator{{Vendor: "NVIDIA", Name: "Example GPU", MemoryBytes: 80 << 30}, {Vendor: "NVIDIA", Name: "Example GPU", MemoryBytes: 80 << 30}}}
+	mk := func(c uint64, region, mode string, tokens ...int64) Point {
+		var samples []sweep.Sample
+		var out int64
+		for i, n := range tokens {
+			ttft := int64(1_000_000 * (i + 1))
+			e2e := ttft + (n-1)*100_000*int64(c)
+			samples = append(samples, sweep.Sample{OK: true, TTFTNs: ttft, E2ENs: e2e, TPOTNs: (e2e - ttft) / max(n-1, 1), HasTPOT: n > 1, Tokens: n})
+			out += n
+		}
+		samples = append(samples, sweep.Sample{}) // one failed request
+		elapsed := 0.5
+		return Point{
+			Point: sweep.Point{Concurrency: c, Region: region, Dir: sweep.PointDir(c, false), Verdict: "VALID",
+				Issued: uint64(len(samples)), Completed: uint64(len(tokens)), Errors: 1, OutputTokens: out, ElapsedS: elapsed,
+				SystemTPS: float64(out) / elapsed, TPSPerUser: 1000 / (0.1 * float64(c))},
+			OfflineMode: mode, Samples: samples, MinDurationMs: 600000, MinQueryCount: 100,
+			SchedulerSeed: 10487924139932647040, SampleIndexSeed: 586478644936801402, QSLName: "synthetic prompts",
+			System: sys, Config: map[string]any{"settings": map[string]any{"min_duration_ms": 600000, "schedule_rng_seed": uint64(10487924139932647040)}},
+		}
+	}
+	p := []Point{
+		mk(1, sweep.RegionUltraLow, "none", 8, 9, 10),
+		mk(4, sweep.RegionLow, "none", 8, 8, 8, 8, 1),
+		mk(12, sweep.RegionMedium, "none", 16, 32, 64),
+		mk(40, sweep.RegionHigh, "elected", 100, 120, 140, 160),
+	}
+	return &Sweep{CMax: 40, Points: p}
+}
+
+// TestBuildGolden compares every file Build writes for goldenSweep with
+// testdata/golden (go test -run TestBuildGolden -update rewrites them).
+func TestBuildGolden(t *testing.T) {
+	files, err := Build(goldenSweep(), readTestSubmission(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join("testdata", "golden")
+	if *update {
+		if err := os.RemoveAll(dir); err != nil {
+			t.Fatal(err)
+		}
+		for name, data := range files {
+			p := filepath.Join(dir, filepath.FromSlash(name))
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	var onDisk []string
+	err = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			rel, _ := filepath.Rel(dir, p)
+			onDisk = append(onDisk, filepath.ToSlash(rel))
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := slices.Sorted(maps.Keys(files)); !slices.Equal(got, onDisk) {
+		t.Fatalf("files %v, golden %v", got, onDisk)
+	}
+	for name, data := range files {
+		want, _ := os.ReadFile(filepath.Join(dir, filepath.FromSlash(name)))
+		if string(want) != string(data) {
+			t.Errorf("%s differs from its golden file:\n%s", name, data)
+		}
+	}
+	// The golden tree passes Verify.
+	if err := Verify(filepath.Join(dir, "Example", "example-2026-10")); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestAccuracyPoints: one accuracy run per mandatory band (the lowest
+// point of each) and one at the Offline point, none elsewhere.
+func TestAccuracyPoints(t *testing.T) {
+	pt := func(c uint64, mode string) Point { return Point{Point: sweep.Point{Concurrency: c}, OfflineMode: mode} }
+	cases := []struct {
+		name   string
+		points []Point
+		cmax   int
+		want   []uint64
+	}{
+		{"one per band, elected Cmax", []Point{pt(1, "none"), pt(3, "none"), pt(4, "none"), pt(7, "none"), pt(11, "none"), pt(20, "none"), pt(33, "elected")}, 33, []uint64{1, 3, 7, 20, 33}},
+		{"dedicated Offline point", []Point{pt(1, "none"), pt(2, "none"), pt(8, "none"), pt(33, "none"), pt(64, "dedicated")}, 33, []uint64{1, 2, 8, 33, 64}},
+		{"margin points carry none", []Point{pt(1, "none"), pt(3, "none"), pt(9, "none"), pt(30, "none"), pt(35, "none")}, 33, []uint64{1, 3, 9, 30}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := AccuracyPoints(&Sweep{CMax: c.cmax, Points: c.points}, c.cmax)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if keys := slices.Sorted(maps.Keys(got)); !slices.Equal(keys, c.want) {
+				t.Errorf("accuracy at %v, want %v", keys, c.want)
+			}
+		})
+	}
+}
+
+// TestVerifyRefuses damages a golden tree one way at a time.
+func TestVerifyRefuses(t *testing.T) {
+	files, err := Build(goldenSweep(), readTestSubmission(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const r4 = "Example/example-2026-10/results/sim_1x/llama3_1-8b/r4/"
+	cases := []struct {
+		name, file, from, to, want string
+	}{
+		{"a disclosure field removed", r4 + PointFile, "target_cohort: 2026-10-C1\n", "", "target_cohort: missing"},
+		{"a count removed", r4 + ResultFile, `"n_samples_completed": 5,`, "", "n_samples_completed: missing"},
+		{"a P90 removed", r4 + ResultFile, `"90": 400000,`, "", `tpot.percentiles["90"]: missing`},
+		{"utilisation changed", r4 + SystemDescFile, `"tps_utilization": 0.`, `"tps_utilization": 1.`, "tps_utilization"},
+		{"config not a mapping", r4 + ConfigFile, "settings:", "- settings:", ConfigFile},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			out := t.TempDir()
+			for name, data := range files {
+				if name == c.file {
+					if !strings.Contains(string(data), c.from) {
+						t.Fatalf("%s has no %q:\n%s", name, c.from, data)
+					}
+					data = []byte(strings.Replace(string(data), c.from, c.to, 1))
+				}
+				p := filepath.Join(out, filepath.FromSlash(name))
+				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(p, data, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			err := Verify(filepath.Join(out, "Example", "example-2026-10"))
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("Verify: %v, want an error containing %q", err, c.want)
+			}
+		})
+	}
+}
+
+// FuzzDecodeSubmission: any input is decoded or refused without a panic,
+// and an accepted submission names only directories inside the output.
+func FuzzDecodeSubmission(f *testing.F) {
+	base, err := os.ReadFile(filepath.Join("testdata", "submission.yaml"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(base)
+	f.Add([]byte(`{"organization": "a", "model": "m"}`))
+	f.Add([]byte("organization: [1, 2]\n"))
+	f.Add([]byte(strings.Replace(string(base), "system: sim_1x", "system: ..", 1)))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s, err := DecodeSubmission(data)
+		if err != nil {
+			return
+		}
+		if err := s.Check(); err != nil {
+			t.Fatalf("accepted, then refused: %v", err)
+		}
+		if !filepath.IsLocal(filepath.FromSlash(s.ModelDir())) {
+			t.Fatalf("model directory %q leaves the output", s.ModelDir())
+		}
+		for _, name := range []string{s.Organization, s.SubmissionID, s.System, s.Model} {
+			if name == "." || name == ".." || strings.ContainsAny(name, `/\`) {
+				t.Fatalf("directory name %q", name)
+			}
+		}
+	})
+}
+
+// TestWriteRefuses: a directory that is no sweep, and a submission that
+// fails its check, are refused before anything is written.
+func TestWriteRefuses(t *testing.T) {
+	s := readTestSubmission(t)
+	out := t.TempDir()
+	if _, err := Write(out, t.TempDir(), s); err == nil || !strings.Contains(err.Error(), "not a sweep directory") {
+		t.Errorf("Write of an empty directory: %v", err)
+	}
+	bad := *s
+	bad.SeedSet = ""
+	if _, err := Write(out, t.TempDir(), &bad); err == nil || !strings.Contains(err.Error(), "seed_set: missing") {
+		t.Errorf("Write without a seed set: %v", err)
+	}
+	if entries, _ := os.ReadDir(out); len(entries) != 0 {
+		t.Errorf("refused writes left %d entries", len(entries))
+	}
+}
