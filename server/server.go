@@ -41,7 +41,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"aimeter/store"
@@ -99,14 +98,6 @@ type Server struct {
 	log       *slog.Logger
 	version   string
 	mux       *http.ServeMux
-
-	// ingest serialises the replay checks, the attempt claims and the
-	// stores of uploads, so that two uploads of the same bundle or the
-	// same upload ID cannot both pass; verification and recomputation
-	// happen outside it.
-	ingest sync.Mutex
-	// inflight are the upload IDs being processed now.
-	inflight map[string]bool
 }
 
 // New makes the service: it reads or makes the admin token and empties the
@@ -143,7 +134,6 @@ func New(opts Options) (*Server, error) {
 		now:       opts.Now,
 		log:       opts.Logger,
 		version:   opts.Version,
-		inflight:  map[string]bool{},
 	}
 	if s.maxUpload == 0 {
 		s.maxUpload = DefaultMaxUploadBytes
