@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"aimeter/attest"
+	"aimeter/benchmark"
 	"aimeter/server"
 	"aimeter/store"
 )
@@ -362,9 +363,11 @@ run, or refuses it with its reasons (exit 6).`,
 }
 
 // runAndSubmit is aimeter run --server: it reports test_start, runs the
-// plan, reports test_end and uploads the signed bundle. The exit code is
-// the run's, or ExitRefused when the service refuses the upload.
-func runAndSubmit(ctx context.Context, st *State, uf *uploadFlags, run func() error, outputDir string) error {
+// plan (whose data loading phase reports data_download_start and
+// data_download_end through the hook it is given, for Plan.Phase), reports
+// test_end and uploads the signed bundle. The exit code is the run's, or
+// ExitRefused when the service refuses the upload.
+func runAndSubmit(ctx context.Context, st *State, uf *uploadFlags, run func(phase func(benchmark.Phase)) error, outputDir string) error {
 	cl, key, err := uf.prepare("aimeter run --server")
 	if err != nil {
 		return err
@@ -378,7 +381,21 @@ func runAndSubmit(ctx context.Context, st *State, uf *uploadFlags, run func() er
 		return refusedCode(err)
 	}
 	fmt.Fprintf(st.Stderr, "test item %s: attempt %d started\n", id, ev.Attempt)
-	runErr := run()
+	runErr := run(func(ph benchmark.Phase) {
+		detail := map[string]any{}
+		if ph.Kind == benchmark.DataLoadEnd {
+			if ph.Err != nil {
+				detail["error"] = ph.Err.Error()
+			} else {
+				detail["qsl"], detail["total_samples"], detail["performance_samples"] = ph.QSL, ph.TotalSamples, ph.PerformanceSamples
+			}
+		}
+		// The run goes on without the event: the service refuses the
+		// upload later if the token no longer works.
+		if _, err := cl.Event(context.WithoutCancel(ctx), id, ph.Kind.String(), detail); err != nil {
+			fmt.Fprintf(st.Stderr, "warning: test item %s: the service did not take %s: %v\n", id, ph.Kind, err)
+		}
+	})
 	var xe *exitError
 	if runErr != nil && (!errors.As(runErr, &xe) || (xe.code != ExitInvalid && xe.code != ExitOK)) {
 		// The run did not complete: say so, and upload nothing.
