@@ -116,6 +116,12 @@ type Plan struct {
 	// Run: the GB/T 45087 Annex A events data_download_start and
 	// data_download_end of a network test. nil reports nothing.
 	Phase func(Phase)
+	// Done, if set, is called once the run's bundle is written whole
+	// (whatever its verdict, and for a run that ended early too), before
+	// Run returns: the place to record it in a results store. A study
+	// that runs copies of its base plan (a sweep's points, a search's
+	// probes, an audit's runs) calls it for each. nil does nothing.
+	Done func(*Outcome)
 	// Notify, if set, receives the warnings and notes of the run as they
 	// arise (before the run: settings warnings, a long run ahead, servers
 	// left out; after it: a busy machine). nil discards them; they are
@@ -361,12 +367,19 @@ type Outcome struct {
 // Outcome, and an error only when the run ended early (it wraps
 // loadgen.ErrInterrupted for a cancelled ctx), the foreign jobs failed, or
 // the bundle could not be written whole (Outcome.WriteErr).
+//
+// When the bundle was written whole, Plan.Done is called with the Outcome
+// before Run returns.
 func Run(ctx context.Context, p Plan) (*Outcome, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
 	r := &runner{plan: &p, ctx: ctx}
-	return r.run()
+	out, err := r.run()
+	if out != nil && out.WriteErr == nil && p.Done != nil {
+		p.Done(out)
+	}
+	return out, err
 }
 
 // runner is the state of one Run.
