@@ -62,8 +62,12 @@ type UploadReply struct {
 	KeyID        string          `json:"key_id"`
 	Verdict      string          `json:"verdict"`
 	// Recomputed are the derived files the service regenerated from the
-	// raw records and found equal to the ones uploaded.
+	// raw records and compared with the ones uploaded.
 	Recomputed []string `json:"recomputed"`
+	// Differences are the claims the raw records do not support, one per
+	// metric or file, of a run stored flagged (Options.StoreFlagged);
+	// empty for a verified run.
+	Differences []string `json:"differences,omitempty"`
 }
 
 // refusal is an upload refused with an HTTP status and its reasons.
@@ -135,13 +139,20 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request, it *store.TestIt
 	if err != nil {
 		return nil, refuse(http.StatusUnprocessableEntity, "the bundle cannot be recomputed from its raw records: "+err.Error())
 	}
+	status := store.StatusVerified
+	reason := "signature with key " + attest.KeyID(it.PublicKey) + ", every digest and the recomputation from the raw records agree"
+	var differences []string
 	if !rc.OK() {
-		var reasons []string
 		for _, d := range rc.Differences {
-			reasons = append(reasons, d.String())
+			differences = append(differences, d.String())
 		}
-		return nil, refuse(http.StatusUnprocessableEntity,
-			fmt.Sprintf("the raw records do not support %d claim(s) of the bundle", len(reasons)), reasons...)
+		msg := fmt.Sprintf("the raw records do not support %d claim(s) of the bundle", len(differences))
+		if !s.flagged {
+			return nil, refuse(http.StatusUnprocessableEntity, msg, differences...)
+		}
+		status = store.StatusFlagged
+		reason = "signature with key " + attest.KeyID(it.PublicKey) + " and every digest agree, but " + msg + ": " + strings.Join(differences, "; ") +
+			" (the stored metrics are the recomputed ones)"
 	}
 	mb, err := os.ReadFile(filepath.Join(dir, bundle.ManifestFile))
 	if err != nil {
@@ -157,8 +168,8 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request, it *store.TestIt
 	run, err := s.store.Ingest(ctx, dir, store.IngestOptions{
 		TestItemID:   it.ID,
 		NextAttempt:  true,
-		Status:       store.StatusVerified,
-		StatusReason: "signature with key " + attest.KeyID(it.PublicKey) + ", every digest and the recomputation from the raw records agree",
+		Status:       status,
+		StatusReason: reason,
 		Source:       "upload " + uid,
 		Bundle:       rc.Bundle,
 		Derived:      rc.Derived,
@@ -181,13 +192,17 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request, it *store.TestIt
 		return nil, refuse(http.StatusInternalServerError, "storing the run: "+err.Error())
 	}
 	attempt := run.Attempt
-	detail, _ := json.Marshal(map[string]any{"upload_id": uid, "run_id": run.ID, "bundle_digest": digest, "key_id": attest.KeyID(it.PublicKey), "recomputed": rc.Compared})
+	ev := map[string]any{"upload_id": uid, "run_id": run.ID, "bundle_digest": digest, "key_id": attest.KeyID(it.PublicKey), "recomputed": rc.Compared, "status": run.Status}
+	if len(differences) > 0 {
+		ev["differences"] = differences
+	}
+	detail, _ := json.Marshal(ev)
 	if _, err := s.store.AppendEvent(ctx, store.Event{TestItemID: it.ID, RunID: run.ID, Attempt: attempt, Kind: store.EventUploadComplete, Detail: detail}); err != nil {
 		return nil, refuse(http.StatusInternalServerError, "internal error: "+err.Error())
 	}
 	return &UploadReply{
 		RunID: run.ID, TestID: it.ID, Attempt: attempt, Status: run.Status, BundleDigest: digest,
-		KeyID: attest.KeyID(it.PublicKey), Verdict: st.Predicate.Verdict, Recomputed: rc.Compared,
+		KeyID: attest.KeyID(it.PublicKey), Verdict: st.Predicate.Verdict, Recomputed: rc.Compared, Differences: differences,
 	}, nil
 }
 

@@ -2,11 +2,13 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"aimeter/server"
 	"aimeter/store"
 )
 
@@ -108,5 +110,21 @@ func TestDemoRecordsEachRun(t *testing.T) {
 	}
 	if got := storedSources(t, dsn); !slices.Equal(got, abs(t, want...)) {
 		t.Errorf("stored %v, want the demo's runs %v", got, want)
+	}
+}
+
+// An upload the service stored flagged prints its differences and exits 6,
+// as a refusal does; a verified one exits 0.
+func TestPrintUploadFlagged(t *testing.T) {
+	var out, errs strings.Builder
+	st := &State{Stdout: &out, Stderr: &errs}
+	err := printUpload(st, &server.UploadReply{RunID: 3, TestID: "T-1", Attempt: 1, Status: store.StatusFlagged, KeyID: "k",
+		Differences: []string{"result.json: latency_ns.p99 claimed 1, recomputed 3571470"}})
+	var xe *exitError
+	if !errors.As(err, &xe) || xe.code != ExitRefused || !strings.Contains(out.String(), "flagged") || !strings.Contains(errs.String(), "latency_ns.p99 claimed 1") {
+		t.Errorf("flagged: %v, stdout %q, stderr %q", err, out.String(), errs.String())
+	}
+	if err := printUpload(st, &server.UploadReply{RunID: 4, Status: store.StatusVerified}); err != nil {
+		t.Errorf("verified: %v", err)
 	}
 }
