@@ -119,3 +119,40 @@ func TestIngestNextAttempt(t *testing.T) {
 		}
 	})
 }
+
+// Migration 0002 on a database of version 1 fills uploads from the logged
+// upload_received events, so an upload ID spent before the upgrade stays
+// spent after it.
+func TestMigration2KeepsSpentUploadIDs(t *testing.T) {
+	for name, dsn := range sharedDSNs(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			files := t.TempDir()
+			s := openStore(t, store.Options{DSN: dsn, FilesDir: files})
+			if _, err := s.CreateTestItem(ctx, store.TestItem{ID: "T-1"}); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.ClaimUpload(ctx, "T-1", "spent-before-0002", 0); err != nil {
+				t.Fatal(err)
+			}
+			// Back to version 1: the events stay, migration 0002's
+			// objects go.
+			for _, q := range []string{`DROP INDEX runs_item_bundle`, `DROP TABLE uploads`, `DELETE FROM schema_version WHERE version = 2`} {
+				if _, err := s.DB().ExecContext(ctx, q); err != nil {
+					t.Fatal(err)
+				}
+			}
+			s.Close()
+			s = openStore(t, store.Options{DSN: dsn, FilesDir: files})
+			if err := s.ClaimUpload(ctx, "T-1", "spent-before-0002", 0); !errors.Is(err, store.ErrDuplicate) {
+				t.Errorf("an upload ID spent before the upgrade: %v, want ErrDuplicate", err)
+			}
+			if err := s.ClaimUpload(ctx, "T-1", "new-after-0002", 0); err != nil {
+				t.Errorf("a new upload ID: %v", err)
+			}
+			if _, err := s.VerifyChain(ctx); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}
