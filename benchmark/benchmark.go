@@ -111,6 +111,17 @@ type Plan struct {
 	// Progress, if set, is called about ten times a second during the
 	// run (loadgen.Options.Progress), with the pass's expected length.
 	Progress func(Progress)
+	// Phase, if set, is called as the run enters and leaves the loading
+	// of its data (DataLoadStart, DataLoadEnd), from the goroutine of
+	// Run: the GB/T 45087 Annex A events data_download_start and
+	// data_download_end of a network test. nil reports nothing.
+	Phase func(Phase)
+	// Done, if set, is called once the run's bundle is written whole
+	// (whatever its verdict, and for a run that ended early too), before
+	// Run returns: the place to record it in a results store. A study
+	// that runs copies of its base plan (a sweep's points, a search's
+	// probes, an audit's runs) calls it for each. nil does nothing.
+	Done func(*Outcome)
 	// Notify, if set, receives the warnings and notes of the run as they
 	// arise (before the run: settings warnings, a long run ahead, servers
 	// left out; after it: a busy machine). nil discards them; they are
@@ -222,6 +233,41 @@ type GBT struct {
 // Backend makes the endpoint of one node of a Dispatch SUT from its URL.
 type Backend func(url string, cfg *sut.Config) (Endpoint, error)
 
+// PhaseKind names a step of a run that Plan.Phase reports.
+type PhaseKind int
+
+const (
+	// DataLoadStart: the run begins to load its data: the replay trace or
+	// sessions, the model and the data set of the SUT, the QSL.
+	DataLoadStart PhaseKind = iota + 1
+	// DataLoadEnd: the data is loaded and the QSL built (or, with Err,
+	// loading failed and the run ends here).
+	DataLoadEnd
+)
+
+// String returns the GB/T 45087 Annex A event name of the phase:
+// "data_download_start" or "data_download_end".
+func (k PhaseKind) String() string {
+	switch k {
+	case DataLoadStart:
+		return "data_download_start"
+	case DataLoadEnd:
+		return "data_download_end"
+	}
+	return fmt.Sprintf("PhaseKind(%d)", int(k))
+}
+
+// Phase is a step of a run, reported to Plan.Phase as it happens.
+type Phase struct {
+	Kind PhaseKind
+	// QSL, TotalSamples and PerformanceSamples describe the loaded QSL,
+	// on DataLoadEnd when loading succeeded.
+	QSL                              string
+	TotalSamples, PerformanceSamples uint64
+	// Err, on DataLoadEnd, is why loading failed; nil when it succeeded.
+	Err error
+}
+
 // NoticeKind says what a Notice is.
 type NoticeKind int
 
@@ -321,12 +367,19 @@ type Outcome struct {
 // Outcome, and an error only when the run ended early (it wraps
 // loadgen.ErrInterrupted for a cancelled ctx), the foreign jobs failed, or
 // the bundle could not be written whole (Outcome.WriteErr).
+//
+// When the bundle was written whole, Plan.Done is called with the Outcome
+// before Run returns.
 func Run(ctx context.Context, p Plan) (*Outcome, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
 	r := &runner{plan: &p, ctx: ctx}
-	return r.run()
+	out, err := r.run()
+	if out != nil && out.WriteErr == nil && p.Done != nil {
+		p.Done(out)
+	}
+	return out, err
 }
 
 // runner is the state of one Run.
@@ -372,31 +425,13 @@ func (r *runner) run() (*Outcome, error) {
 			return nil, sutUsage(err)
 		}
 	}
-	if err := r.loadReplay(); err != nil {
-		return nil, err
+	r.phase(Phase{Kind: DataLoadStart})
+	st, gp, manual, o, err := r.load()
+	end := Phase{Kind: DataLoadEnd, Err: err}
+	if o != nil {
+		end.QSL, end.TotalSamples, end.PerformanceSamples = o.qsl.Name(), o.qsl.TotalSampleCount(), o.qsl.PerformanceSampleCount()
 	}
-	st, err := r.settings()
-	if err != nil {
-		return nil, err
-	}
-	var gp *gbt.RunPlan
-	var manual gbt.TestInfo
-	if p.GBT != nil {
-		if gp, err = planGBT(p.GBT, st); err != nil {
-			return nil, err
-		}
-		if p.GBT.InfoFile != "" {
-			if err := needFile("info", p.GBT.InfoFile); err != nil {
-				return nil, err
-			}
-			if manual, err = gbt.LoadInfo(p.GBT.InfoFile); err != nil {
-				return nil, &UsageError{Field: "info", Err: err}
-			}
-			st.files = append(st.files, inputFile("info", p.GBT.InfoFile))
-		}
-		st.settings = gp.Settings
-	}
-	o, err := r.open(&st)
+	r.phase(end)
 	if err != nil {
 		return nil, err
 	}
@@ -423,6 +458,43 @@ func (r *runner) run() (*Outcome, error) {
 		return nil, err
 	}
 	return r.measure(&st, o, gp, manual)
+}
+
+// load reads the replay trace or sessions, resolves the settings and the
+// GB/T plan, and opens the SUT with its data set: everything between
+// DataLoadStart and DataLoadEnd.
+func (r *runner) load() (st resolved, gp *gbt.RunPlan, manual gbt.TestInfo, o *opened, err error) {
+	p := r.plan
+	if err = r.loadReplay(); err != nil {
+		return
+	}
+	if st, err = r.settings(); err != nil {
+		return
+	}
+	if p.GBT != nil {
+		if gp, err = planGBT(p.GBT, st); err != nil {
+			return
+		}
+		if p.GBT.InfoFile != "" {
+			if err = needFile("info", p.GBT.InfoFile); err != nil {
+				return
+			}
+			if manual, err = gbt.LoadInfo(p.GBT.InfoFile); err != nil {
+				err = &UsageError{Field: "info", Err: err}
+				return
+			}
+			st.files = append(st.files, inputFile("info", p.GBT.InfoFile))
+		}
+		st.settings = gp.Settings
+	}
+	o, err = r.open(&st)
+	return
+}
+
+func (r *runner) phase(ph Phase) {
+	if r.plan.Phase != nil {
+		r.plan.Phase(ph)
+	}
 }
 
 // measure runs the test on the opened SUT and writes the bundle.

@@ -383,9 +383,7 @@ func (s *Server) handleEvent(w http.ResponseWriter, r *http.Request) {
 	}
 	attempt := it.Attempts
 	if req.Kind == store.EventTestStart {
-		s.ingest.Lock()
 		a, err := s.store.ClaimAttempt(r.Context(), id)
-		s.ingest.Unlock()
 		if s.refuseClaim(w, id, err) {
 			return
 		}

@@ -108,6 +108,13 @@ func start(t *testing.T, dsn, dataDir string) *service {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return serve(t, srv, st, dataDir, dsn)
+}
+
+// serve serves srv over HTTPS on loopback with a self-signed certificate
+// kept in dataDir.
+func serve(t *testing.T, srv *server.Server, st *store.Store, dataDir, dsn string) *service {
+	t.Helper()
 	cfg, _, err := server.TLSConfig("", "", dataDir, nil)
 	if err != nil {
 		t.Fatal(err)

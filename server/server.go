@@ -13,8 +13,9 @@
 // and has not expired; the upload ID was never used; the signature verifies
 // with the registered key and every file has the digest the signed statement
 // names, none missing and none extra; every derived file and metric comes out
-// the same when recomputed from the raw records (package recompute); the
-// bundle was not stored before; and the item has an attempt left (its first,
+// the same when recomputed from the raw records (package recompute) (or,
+// with Options.StoreFlagged, the run is stored flagged with the
+// differences); the bundle was not stored before; and the item has an attempt left (its first,
 // then as many retests as it was allowed). The bundle is then stored
 // atomically by package store (GB-A-f), and each step appends an event to the
 // store's hash-chained log. A refusal answers with an HTTP error whose JSON
@@ -41,7 +42,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"aimeter/store"
@@ -86,6 +86,12 @@ type Options struct {
 	// Version is the aimeter version recomputations compare with; ""
 	// means version.String().
 	Version string
+	// StoreFlagged stores a bundle whose claimed results the raw records
+	// do not support (every other check passed) with status "flagged" and
+	// the differences as its reason, instead of refusing it. The stored
+	// metrics are the recomputed ones; the uploaded files are kept as
+	// they came. The zero value refuses such a bundle (HTTP 422).
+	StoreFlagged bool
 }
 
 // Server is the service: an http.Handler for the API and the dashboard.
@@ -98,15 +104,8 @@ type Server struct {
 	now       func() time.Time
 	log       *slog.Logger
 	version   string
+	flagged   bool
 	mux       *http.ServeMux
-
-	// ingest serialises the replay checks, the attempt claims and the
-	// stores of uploads, so that two uploads of the same bundle or the
-	// same upload ID cannot both pass; verification and recomputation
-	// happen outside it.
-	ingest sync.Mutex
-	// inflight are the upload IDs being processed now.
-	inflight map[string]bool
 }
 
 // New makes the service: it reads or makes the admin token and empties the
@@ -143,7 +142,7 @@ func New(opts Options) (*Server, error) {
 		now:       opts.Now,
 		log:       opts.Logger,
 		version:   opts.Version,
-		inflight:  map[string]bool{},
+		flagged:   opts.StoreFlagged,
 	}
 	if s.maxUpload == 0 {
 		s.maxUpload = DefaultMaxUploadBytes

@@ -37,8 +37,8 @@ const (
 // Events the service appends besides the store's.
 const (
 	// EventUploadReceived: an upload began; its detail names the upload
-	// ID, which no later upload may use.
-	EventUploadReceived = "upload_received"
+	// ID, which no later upload may use (store.ClaimUpload).
+	EventUploadReceived = store.EventUploadReceived
 	// EventUploadRefused: an upload was refused; its detail gives the
 	// reasons.
 	EventUploadRefused = "upload_refused"
@@ -62,8 +62,12 @@ type UploadReply struct {
 	KeyID        string          `json:"key_id"`
 	Verdict      string          `json:"verdict"`
 	// Recomputed are the derived files the service regenerated from the
-	// raw records and found equal to the ones uploaded.
+	// raw records and compared with the ones uploaded.
 	Recomputed []string `json:"recomputed"`
+	// Differences are the claims the raw records do not support, one per
+	// metric or file, of a run stored flagged (Options.StoreFlagged);
+	// empty for a verified run.
+	Differences []string `json:"differences,omitempty"`
 }
 
 // refusal is an upload refused with an HTTP status and its reasons.
@@ -110,28 +114,13 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request, it *store.TestIt
 		return nil, refuse(http.StatusConflict, "test item "+it.ID+" has no public key registered to verify uploads with")
 	}
 	// The upload ID is spent as soon as the upload begins, whatever
-	// becomes of it.
-	s.ingest.Lock()
-	used, err := s.uploadIDUsed(r, it.ID, uid)
-	if err == nil && !used && !s.inflight[uid] {
-		s.inflight[uid] = true
-		detail, _ := json.Marshal(map[string]string{"upload_id": uid})
-		_, err = s.store.AppendEvent(ctx, store.Event{TestItemID: it.ID, Attempt: it.Attempts, Kind: EventUploadReceived, Detail: detail})
-	} else if err == nil {
-		used = true
-	}
-	s.ingest.Unlock()
-	if err != nil {
+	// becomes of it. The database's unique key decides, so a second
+	// service process sharing the database refuses it as well.
+	if err := s.store.ClaimUpload(ctx, it.ID, uid, it.Attempts); errors.Is(err, store.ErrDuplicate) {
+		return nil, refuse(http.StatusConflict, "replayed upload: the upload ID "+uid+" was used before")
+	} else if err != nil {
 		return nil, refuse(http.StatusInternalServerError, "internal error: "+err.Error())
 	}
-	if used {
-		return nil, refuse(http.StatusConflict, "replayed upload: the upload ID "+uid+" was used before")
-	}
-	defer func() {
-		s.ingest.Lock()
-		delete(s.inflight, uid)
-		s.ingest.Unlock()
-	}()
 
 	dir, err := os.MkdirTemp(filepath.Join(s.dataDir, StagingDir), "upload-")
 	if err != nil {
@@ -150,13 +139,20 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request, it *store.TestIt
 	if err != nil {
 		return nil, refuse(http.StatusUnprocessableEntity, "the bundle cannot be recomputed from its raw records: "+err.Error())
 	}
+	status := store.StatusVerified
+	reason := "signature with key " + attest.KeyID(it.PublicKey) + ", every digest and the recomputation from the raw records agree"
+	var differences []string
 	if !rc.OK() {
-		var reasons []string
 		for _, d := range rc.Differences {
-			reasons = append(reasons, d.String())
+			differences = append(differences, d.String())
 		}
-		return nil, refuse(http.StatusUnprocessableEntity,
-			fmt.Sprintf("the raw records do not support %d claim(s) of the bundle", len(reasons)), reasons...)
+		msg := fmt.Sprintf("the raw records do not support %d claim(s) of the bundle", len(differences))
+		if !s.flagged {
+			return nil, refuse(http.StatusUnprocessableEntity, msg, differences...)
+		}
+		status = store.StatusFlagged
+		reason = "signature with key " + attest.KeyID(it.PublicKey) + " and every digest agree, but " + msg + ": " + strings.Join(differences, "; ") +
+			" (the stored metrics are the recomputed ones)"
 	}
 	mb, err := os.ReadFile(filepath.Join(dir, bundle.ManifestFile))
 	if err != nil {
@@ -165,95 +161,49 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request, it *store.TestIt
 	sum := sha256.Sum256(mb)
 	digest := hex.EncodeToString(sum[:])
 
-	s.ingest.Lock()
-	defer s.ingest.Unlock()
-	if prev, err := s.runWithDigest(r, digest); err != nil {
-		return nil, refuse(http.StatusInternalServerError, "internal error: "+err.Error())
-	} else if prev != nil {
-		return nil, refuse(http.StatusConflict, fmt.Sprintf("replayed upload: this bundle (manifest SHA-256 %s) is stored already as run %d of test item %s", digest, prev.ID, prev.TestItemID))
-	}
-	cur, err := s.store.TestItem(ctx, it.ID)
-	if err != nil {
-		return nil, refuse(http.StatusInternalServerError, "internal error: "+err.Error())
-	}
-	attempt := cur.Attempts
-	if attempt == 0 || s.attemptHasRun(r, it.ID, attempt) {
-		a, err := s.store.ClaimAttempt(ctx, it.ID)
-		switch {
-		case errors.Is(err, store.ErrRetestsExhausted):
-			return nil, refuse(http.StatusConflict, fmt.Sprintf("test item %s has no attempt left: its first attempt and the %d retest(s) it was allowed are used", it.ID, cur.RetestAllowance))
-		case errors.Is(err, store.ErrExpired):
-			return nil, refuse(http.StatusUnauthorized, "the token has expired: ask the tester for a new test item")
-		case err != nil:
-			return nil, refuse(http.StatusInternalServerError, "internal error: "+err.Error())
-		}
-		attempt = a
-	}
+	// The store refuses a bundle stored already and takes or claims the
+	// attempt in the transaction that stores the run; the database's
+	// unique index on the bundle digest decides between two service
+	// processes storing the same bundle at once.
 	run, err := s.store.Ingest(ctx, dir, store.IngestOptions{
 		TestItemID:   it.ID,
-		Attempt:      attempt,
-		Status:       store.StatusVerified,
-		StatusReason: "signature with key " + attest.KeyID(it.PublicKey) + ", every digest and the recomputation from the raw records agree",
+		NextAttempt:  true,
+		Status:       status,
+		StatusReason: reason,
 		Source:       "upload " + uid,
 		Bundle:       rc.Bundle,
 		Derived:      rc.Derived,
 		Move:         true,
 	})
+	var dup *store.DuplicateBundleError
+	switch {
+	case errors.As(err, &dup):
+		msg := fmt.Sprintf("replayed upload: this bundle (manifest SHA-256 %s) is stored already", digest)
+		if dup.RunID != 0 {
+			msg += fmt.Sprintf(" as run %d of test item %s", dup.RunID, dup.TestItemID)
+		}
+		return nil, refuse(http.StatusConflict, msg)
+	case errors.Is(err, store.ErrRetestsExhausted):
+		return nil, refuse(http.StatusConflict, fmt.Sprintf("test item %s has no attempt left: its first attempt and the %d retest(s) it was allowed are used", it.ID, it.RetestAllowance))
+	case errors.Is(err, store.ErrExpired):
+		return nil, refuse(http.StatusUnauthorized, "the token has expired: ask the tester for a new test item")
+	}
 	if err != nil {
 		return nil, refuse(http.StatusInternalServerError, "storing the run: "+err.Error())
 	}
-	detail, _ := json.Marshal(map[string]any{"upload_id": uid, "run_id": run.ID, "bundle_digest": digest, "key_id": attest.KeyID(it.PublicKey), "recomputed": rc.Compared})
+	attempt := run.Attempt
+	ev := map[string]any{"upload_id": uid, "run_id": run.ID, "bundle_digest": digest, "key_id": attest.KeyID(it.PublicKey), "recomputed": rc.Compared, "status": run.Status}
+	if len(differences) > 0 {
+		ev["differences"] = differences
+	}
+	detail, _ := json.Marshal(ev)
 	if _, err := s.store.AppendEvent(ctx, store.Event{TestItemID: it.ID, RunID: run.ID, Attempt: attempt, Kind: store.EventUploadComplete, Detail: detail}); err != nil {
 		return nil, refuse(http.StatusInternalServerError, "internal error: "+err.Error())
 	}
 	return &UploadReply{
 		RunID: run.ID, TestID: it.ID, Attempt: attempt, Status: run.Status, BundleDigest: digest,
-		KeyID: attest.KeyID(it.PublicKey), Verdict: st.Predicate.Verdict, Recomputed: rc.Compared,
+		KeyID: attest.KeyID(it.PublicKey), Verdict: st.Predicate.Verdict, Recomputed: rc.Compared, Differences: differences,
 	}, nil
-}
-
-// uploadIDUsed reports whether an upload_received event of the item names
-// uid.
-func (s *Server) uploadIDUsed(r *http.Request, testID, uid string) (bool, error) {
-	evs, err := s.store.Events(r.Context(), store.EventFilter{TestItemID: testID})
-	if err != nil {
-		return false, err
-	}
-	for _, e := range evs {
-		if e.Kind != EventUploadReceived {
-			continue
-		}
-		var d struct {
-			UploadID string `json:"upload_id"`
-		}
-		if json.Unmarshal(e.Detail, &d) == nil && d.UploadID == uid {
-			return true, nil
-		}
-	}
-	return false, nil
-}
-
-// runWithDigest returns the stored run whose manifest has this SHA-256, or
-// nil.
-func (s *Server) runWithDigest(r *http.Request, digest string) (*store.Run, error) {
-	runs, err := s.store.Runs(r.Context(), store.RunFilter{BundleDigest: digest, Limit: 1})
-	if err != nil || len(runs) == 0 {
-		return nil, err
-	}
-	return &runs[0], nil
-}
-
-func (s *Server) attemptHasRun(r *http.Request, testID string, attempt int) bool {
-	runs, err := s.store.Runs(r.Context(), store.RunFilter{TestItemID: testID})
-	if err != nil {
-		return true
-	}
-	for _, run := range runs {
-		if run.Attempt == attempt {
-			return true
-		}
-	}
-	return false
 }
 
 // receive reads the multipart body: the envelope, then the bundle's tar

@@ -18,6 +18,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"aimeter/bundle"
 	"aimeter/derived"
@@ -40,6 +41,13 @@ type IngestOptions struct {
 	// latest claimed attempt (ClaimAttempt), or 1 for a local run or an
 	// item that claimed none.
 	Attempt int
+	// NextAttempt, for a test item's run with Attempt 0, gives the run the
+	// item's latest claimed attempt when no run holds it yet, and else
+	// claims the next one (as ClaimAttempt does, with its errors
+	// ErrRetestsExhausted and ErrExpired), in the transaction that stores
+	// the run: two stores at once, from one process or several sharing
+	// the database, never take the same attempt or waste one.
+	NextAttempt bool
 	// Status is the run's status; "" means StatusRecorded. StatusReason
 	// says why.
 	Status       RunStatus
@@ -82,6 +90,11 @@ func RecordBundle(ctx context.Context, s *Store, dir string) (*Run, error) {
 // only when every row is written, just before the commit. A crash at any
 // point leaves no row without its files and no directory that a row names
 // half-filled.
+//
+// A test item's run is refused with a *DuplicateBundleError (wrapping
+// ErrDuplicate) when a run with the same bundle digest is stored already:
+// the database's unique index decides, so two processes sharing the
+// database cannot both store one bundle.
 func (s *Store) Ingest(ctx context.Context, dir string, opts IngestOptions) (*Run, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -186,22 +199,16 @@ func (s *Store) Ingest(ctx context.Context, dir string, opts IngestOptions) (*Ru
 	final := s.Path(run.Dir)
 	err = s.inTx(ctx, func(tx *sql.Tx) error {
 		if opts.TestItemID != "" {
-			var attempts int
-			err := tx.QueryRowContext(ctx, s.rebind(`SELECT attempts FROM test_items WHERE id = ?`), opts.TestItemID).Scan(&attempts)
-			if errors.Is(err, sql.ErrNoRows) {
-				return fmt.Errorf("store: test item %q: %w", opts.TestItemID, ErrNotFound)
-			}
-			if err != nil {
-				return fmt.Errorf("store: test item %q: %w", opts.TestItemID, err)
-			}
-			run.Attempt = opts.Attempt
-			if run.Attempt == 0 {
-				run.Attempt = max(attempts, 1)
+			if err := s.ingestAttempt(ctx, tx, run, opts); err != nil {
+				return err
 			}
 		} else {
 			run.Attempt = max(opts.Attempt, 1)
 		}
 		if err := s.insertRun(ctx, tx, run); err != nil {
+			if run.TestItemID != "" && isUniqueViolation(err, "runs_item_bundle", "runs.bundle_digest") {
+				return &DuplicateBundleError{Digest: run.BundleDigest}
+			}
 			return err
 		}
 		for _, m := range metrics {
@@ -233,9 +240,75 @@ func (s *Store) Ingest(ctx context.Context, dir string, opts IngestOptions) (*Ru
 		if _, serr := os.Stat(final); serr == nil {
 			os.RemoveAll(final) // the transaction did not commit
 		}
+		var dup *DuplicateBundleError
+		if errors.As(err, &dup) && dup.RunID == 0 {
+			// The other copy committed first: name it.
+			if prev, perr := s.Runs(ctx, RunFilter{BundleDigest: dup.Digest, Limit: 1}); perr == nil && len(prev) > 0 {
+				dup.RunID, dup.TestItemID = prev[0].ID, prev[0].TestItemID
+			}
+		}
 		return nil, err
 	}
 	return run, nil
+}
+
+// ingestAttempt sets the attempt of a test item's run within Ingest's
+// transaction: it locks the item's row (PostgreSQL; SQLite's write lock
+// holds the whole database), refuses a bundle stored already, and takes or
+// claims the attempt as opts say.
+func (s *Store) ingestAttempt(ctx context.Context, tx *sql.Tx, run *Run, opts IngestOptions) error {
+	q := `SELECT ` + itemColumns + ` FROM test_items WHERE id = ?`
+	if s.dialect == Postgres {
+		q += ` FOR NO KEY UPDATE`
+	}
+	it, err := scanItem(tx.QueryRowContext(ctx, s.rebind(q), opts.TestItemID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("store: test item %q: %w", opts.TestItemID, ErrNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("store: test item %q: %w", opts.TestItemID, err)
+	}
+	// A copy committed before this transaction began its wait is seen
+	// here; one committed later trips the unique index at the insert.
+	var prevID int64
+	var prevItem sql.NullString
+	err = tx.QueryRowContext(ctx, s.rebind(`SELECT id, test_item_id FROM runs WHERE bundle_digest = ? AND test_item_id IS NOT NULL LIMIT 1`), run.BundleDigest).Scan(&prevID, &prevItem)
+	switch {
+	case err == nil:
+		return &DuplicateBundleError{Digest: run.BundleDigest, RunID: prevID, TestItemID: prevItem.String}
+	case !errors.Is(err, sql.ErrNoRows):
+		return fmt.Errorf("store: test item %q: %w", opts.TestItemID, err)
+	}
+	run.Attempt = opts.Attempt
+	if run.Attempt != 0 {
+		return nil
+	}
+	if !opts.NextAttempt {
+		run.Attempt = max(it.Attempts, 1)
+		return nil
+	}
+	if it.Attempts > 0 {
+		var n int
+		if err := tx.QueryRowContext(ctx, s.rebind(`SELECT COUNT(*) FROM runs WHERE test_item_id = ? AND attempt = ?`), it.ID, it.Attempts).Scan(&n); err != nil {
+			return fmt.Errorf("store: test item %q: %w", it.ID, err)
+		}
+		if n == 0 {
+			run.Attempt = it.Attempts
+			return nil
+		}
+	}
+	if !it.ExpiresAt.IsZero() && !s.now().Before(it.ExpiresAt) {
+		return fmt.Errorf("store: test item %s: expired at %s: %w", it.ID, it.ExpiresAt.Format(time.RFC3339), ErrExpired)
+	}
+	if it.Attempts >= 1+it.RetestAllowance {
+		return fmt.Errorf("store: test item %s: %d attempts used, %d retests allowed: %w", it.ID, it.Attempts, it.RetestAllowance, ErrRetestsExhausted)
+	}
+	run.Attempt = it.Attempts + 1
+	if _, err := tx.ExecContext(ctx, s.rebind(`UPDATE test_items SET attempts = ? WHERE id = ?`), run.Attempt, it.ID); err != nil {
+		return fmt.Errorf("store: test item %s: %w", it.ID, err)
+	}
+	_, err = s.appendEvent(ctx, tx, Event{TestItemID: it.ID, Attempt: run.Attempt, Kind: EventAttemptClaimed})
+	return err
 }
 
 func (s *Store) insertRun(ctx context.Context, tx *sql.Tx, r *Run) error {

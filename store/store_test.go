@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -388,7 +389,9 @@ func TestOpenErrors(t *testing.T) {
 
 // Many ingests at once (the tester service receives uploads in parallel)
 // all succeed, each run with its own directory and files, and the event
-// chain stays one chain.
+// chain stays one chain; of the copies of one bundle ingested at once for
+// a test item, exactly one is stored and the others are refused as
+// duplicates.
 func TestConcurrentIngest(t *testing.T) {
 	dir := makeBundle(t, 0)
 	forEach(t, func(t *testing.T, s *store.Store) {
@@ -397,6 +400,7 @@ func TestConcurrentIngest(t *testing.T) {
 			t.Fatal(err)
 		}
 		const n = 16
+		var duplicates atomic.Int64
 		start := time.Now()
 		var wg sync.WaitGroup
 		for i := range n {
@@ -405,7 +409,15 @@ func TestConcurrentIngest(t *testing.T) {
 				if i%2 == 0 {
 					opts.TestItemID = "load"
 				}
-				if _, err := s.Ingest(ctx, dir, opts); err != nil {
+				_, err := s.Ingest(ctx, dir, opts)
+				var dup *store.DuplicateBundleError
+				switch {
+				case opts.TestItemID != "" && errors.As(err, &dup):
+					if !errors.Is(err, store.ErrDuplicate) || dup.RunID == 0 || dup.TestItemID != "load" {
+						t.Errorf("duplicate refusal %v does not name the stored run", err)
+					}
+					duplicates.Add(1)
+				case err != nil:
 					t.Error(err)
 				}
 				if _, err := s.AppendEvent(ctx, store.Event{TestItemID: "load", Kind: store.EventUploadComplete}); err != nil {
@@ -416,16 +428,16 @@ func TestConcurrentIngest(t *testing.T) {
 		wg.Wait()
 		t.Logf("%d ingests in %v", n, time.Since(start))
 		runs := must[[]store.Run](t)(s.Runs(ctx, store.RunFilter{}))
-		if len(runs) != n {
-			t.Fatalf("%d runs, want %d", len(runs), n)
+		if len(runs) != n/2+1 || duplicates.Load() != n/2-1 {
+			t.Fatalf("%d runs and %d refused as duplicates, want %d and %d", len(runs), duplicates.Load(), n/2+1, n/2-1)
 		}
 		for _, r := range runs {
 			if err := s.VerifyRun(ctx, r.ID); err != nil {
 				t.Error(err)
 			}
 		}
-		if c, err := s.VerifyChain(ctx); err != nil || c != 2*n+1 {
-			t.Errorf("chain %d, %v; want %d events", c, err, 2*n+1)
+		if c, err := s.VerifyChain(ctx); err != nil || c != n+n/2+2 {
+			t.Errorf("chain %d, %v; want %d events", c, err, n+n/2+2)
 		}
 	})
 }

@@ -24,7 +24,8 @@ func newAuditCommand(st *State) *cobra.Command {
 (the same SUT: in-process, --sut openai, kserve or dispatch), and verify them
 as MLPerf's compliance/TESTnn/run_verification.py does, writing the same
 verification files. Every run is an ordinary run bundle (aimeter report
-regenerates it). Under --output-dir:
+regenerates it) and is recorded in the results store unless --no-store
+(docs/store.md). Under --output-dir:
 
   audit.config                the audit settings the audit run used
   accuracy/                   TEST01: the accuracy run
@@ -79,11 +80,13 @@ failed to start or to write its bundle, 4 interrupted. See docs/audit.md.`,
 				return err
 			}
 			p.Settings.AuditConfig = "" // the audit brings its own
+			p.Done = recordDone(cmd.Context(), st, f.store, f.quiet)
 			setGoMemoryLimit(f.goMemLimit)
 			return runAudit(cmd, st, test, p, o, f.quiet)
 		},
 	}
 	addRunFlags(cmd, &f, &g)
+	addStoreFlags(cmd, &f.store)
 	fl := cmd.Flags()
 	fl.StringVar(&o.DType, "dtype", "", "how TEST01 and TEST06 read answers: byte, int16, int32, int64 or float32 (default byte for TEST01, int32 for TEST06)")
 	fl.Int64Var(&o.EOSTokenID, "eos-token-id", 2, "TEST06: the end-of-sequence token id")

@@ -35,6 +35,7 @@ type demoFlags struct {
 	duration   time.Duration
 	quiet      bool
 	spinWindow time.Duration
+	store      storeFlags // --store, --no-store (results.go)
 }
 
 func newDemoCommand(st *State) *cobra.Command {
@@ -65,6 +66,7 @@ machine that other processes share:
     a machine faster than the measurement still runs its minimum duration;
   - no per-sample stage times are kept (no stages.parquet): the report gives
     each stage's mean.
+Each run is recorded in the results store unless --no-store (docs/store.md).
 Each run records how busy the machine was (CPU time of other processes and
 steal, from /proc) in its run.json; an INVALID result on a busy machine
 comes with a warning. With the defaults the demo writes 20-40 MB on a
@@ -87,6 +89,7 @@ Quality targets: top-1 >= 85 % on Fashion-MNIST, >= 95 % on the synthetic set.`,
 	fl.BoolVar(&f.retrain, "retrain", false, "train even if cached weights exist")
 	fl.DurationVar(&f.duration, "duration", 5*time.Second, "minimum duration of the SingleStream and MultiStream runs (Server: 4x, Offline: 0.4x)")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress bars")
+	addStoreFlags(cmd, &f.store)
 	fl.DurationVar(&f.spinWindow, "spin-window", loadgen.DefaultSpinWindow, "Server: busy-wait this close to each scheduled query (negative = never spin; default: never on fewer than 4 cores; see aimeter run --help)")
 	cmd.PreRun = func(cmd *cobra.Command, _ []string) {
 		f.spinWindow = demoSpinWindow(f.spinWindow, cmd.Flags().Changed("spin-window"), runtime.NumCPU())
@@ -220,6 +223,7 @@ func runDemo(parent context.Context, st *State, f *demoFlags) error {
 			OutputDir: filepath.Join(f.outputDir, strings.ToLower(strings.ReplaceAll(name, " ", "-"))),
 			Name:      name, StallTimeout: time.Minute, SpinWindow: f.spinWindow,
 			CommandLine: append([]string{"aimeter"}, st.Args...),
+			Done:        recordDone(ctx, st, f.store, f.quiet),
 			Notify: func(n benchmark.Notice) {
 				n.Text = "the " + name + " run: " + n.Text
 				printNotice(st, n, f.quiet)

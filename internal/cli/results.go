@@ -17,6 +17,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"aimeter/benchmark"
 	"aimeter/derived"
 	"aimeter/store"
 )
@@ -65,6 +66,16 @@ func recordRun(ctx context.Context, st *State, f storeFlags, dir string, d *deri
 	if !quiet {
 		fmt.Fprintf(st.Stderr, "aimeter: recorded as run %d in the results store (aimeter results show %d)\n", run.ID, run.ID)
 	}
+}
+
+// recordDone returns a benchmark.Plan.Done that records each run of a
+// study (a sweep's points, an audit's runs, the demo's runs) as recordRun
+// does; nil with --no-store.
+func recordDone(ctx context.Context, st *State, f storeFlags, quiet bool) func(*benchmark.Outcome) {
+	if f.noStore {
+		return nil
+	}
+	return func(out *benchmark.Outcome) { recordRun(ctx, st, f, out.Dir, out.Derived, quiet) }
 }
 
 func newResultsCommand(st *State) *cobra.Command {

@@ -139,7 +139,10 @@ on stderr. Exit codes: 0 VALID or PASS, 1 failure, 2 bad flags (nothing ran),
 			}
 			setGoMemoryLimit(f.goMemLimit)
 			if up.server != "" || up.config != "" { // aimeter run --server (server.go)
-				return runAndSubmit(cmd.Context(), st, &up, func() error { return runPlan(cmd.Context(), st, p, f.quiet, f.json, f.store) }, p.OutputDir)
+				return runAndSubmit(cmd.Context(), st, &up, func(phase func(benchmark.Phase)) error {
+					p.Phase = phase
+					return runPlan(cmd.Context(), st, p, f.quiet, f.json, f.store)
+				}, p.OutputDir)
 			}
 			return runPlan(cmd.Context(), st, p, f.quiet, f.json, f.store)
 		},

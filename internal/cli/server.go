@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"aimeter/attest"
+	"aimeter/benchmark"
 	"aimeter/server"
 	"aimeter/store"
 )
@@ -52,6 +53,7 @@ never overwritten.`,
 func newServerCommand(st *State) *cobra.Command {
 	var dsn, listen, certFile, keyFile, dataDir string
 	var hosts []string
+	var storeFlagged bool
 	cmd := &cobra.Command{
 		Use:   "server",
 		Short: "Run the tester's service of a GB/T 45087 network test (registration, signed uploads, dashboard)",
@@ -61,7 +63,9 @@ receives the lifecycle events and the signed bundles of the tested parties
 ('aimeter run --server', 'aimeter submit'), verifies each signature and
 digest, recomputes every metric from the raw records, enforces the retest
 allowance, refuses replays, stores the runs and shows them on a dashboard at
-the same address. docs/server.md describes the API and the trust model.
+the same address. A bundle whose claims the raw records do not support is
+refused, or with --store-flagged stored with status flagged and the
+differences as its reason. docs/server.md describes the API and the trust model.
 
 At first start it writes, in --data-dir: admin.token (the admin token, mode
 0600) and, without --tls-cert/--tls-key, a self-signed certificate
@@ -95,7 +99,7 @@ each --host.`,
 				return withCode(ExitFailure, err)
 			}
 			defer db.Close()
-			srv, err := server.New(server.Options{Store: db, DataDir: dataDir, Logger: slog.New(slog.NewTextHandler(st.Stderr, nil))})
+			srv, err := server.New(server.Options{Store: db, DataDir: dataDir, Logger: slog.New(slog.NewTextHandler(st.Stderr, nil)), StoreFlagged: storeFlagged})
 			if err != nil {
 				return withCode(ExitFailure, err)
 			}
@@ -134,6 +138,7 @@ each --host.`,
 	fl.StringVar(&keyFile, "tls-key", "", "TLS private key (PEM) of --tls-cert")
 	fl.StringVar(&dataDir, "data-dir", "", "where the service keeps its admin token, certificate, uploads and result files (default: the user's data directory/aimeter/server)")
 	fl.StringSliceVar(&hosts, "host", nil, "extra host name or IP address of a self-signed certificate (repeatable)")
+	fl.BoolVar(&storeFlagged, "store-flagged", false, "store a signed bundle whose claimed results the raw records do not support, with status flagged and the differences as its reason, instead of refusing it")
 	cmd.AddCommand(newServerRegisterCommand(st))
 	return cmd
 }
@@ -323,9 +328,20 @@ func (u *uploadFlags) testID(ctx context.Context, cl *server.Client) (string, er
 	return v.ID, nil
 }
 
-func printUpload(st *State, rep *server.UploadReply) {
+// printUpload prints a stored upload; for a run stored flagged it prints
+// the differences on stderr and returns an ExitRefused error.
+func printUpload(st *State, rep *server.UploadReply) error {
+	if rep.Status == store.StatusFlagged {
+		fmt.Fprintf(st.Stdout, "uploaded: run %d of test item %s, attempt %d, flagged (signature with key %s and digests agree; the raw records do not support %d claim(s)); verdict %s\n",
+			rep.RunID, rep.TestID, rep.Attempt, rep.KeyID, len(rep.Differences), rep.Verdict)
+		for _, d := range rep.Differences {
+			fmt.Fprintf(st.Stderr, "  %s\n", d)
+		}
+		return withCode(ExitRefused, fmt.Errorf("the service stored run %d flagged: the raw records do not support %d claim(s) of the bundle", rep.RunID, len(rep.Differences)))
+	}
 	fmt.Fprintf(st.Stdout, "uploaded: run %d of test item %s, attempt %d, %s (signature with key %s, digests and the recomputation of %s agree); verdict %s\n",
 		rep.RunID, rep.TestID, rep.Attempt, rep.Status, rep.KeyID, strings.Join(rep.Recomputed, ", "), rep.Verdict)
+	return nil
 }
 
 func newSubmitCommand(st *State) *cobra.Command {
@@ -337,7 +353,8 @@ func newSubmitCommand(st *State) *cobra.Command {
 SHA-256 and the run's verdict, in a DSSE envelope) and upload it to the
 test item that --token belongs to. The service verifies the signature and
 the digests, recomputes every metric from the raw records and stores the
-run, or refuses it with its reasons (exit 6).`,
+run, or refuses it with its reasons (exit 6; also exit 6 when a service run
+with --store-flagged stores it flagged).`,
 		Example: `  aimeter submit aimeter-results --config T20261127-080000-abcdef.json --token amt_… --key lab.key`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -353,8 +370,7 @@ run, or refuses it with its reasons (exit 6).`,
 			if err != nil {
 				return refusedCode(err)
 			}
-			printUpload(st, rep)
-			return nil
+			return printUpload(st, rep)
 		},
 	}
 	uf.add(cmd)
@@ -362,9 +378,11 @@ run, or refuses it with its reasons (exit 6).`,
 }
 
 // runAndSubmit is aimeter run --server: it reports test_start, runs the
-// plan, reports test_end and uploads the signed bundle. The exit code is
-// the run's, or ExitRefused when the service refuses the upload.
-func runAndSubmit(ctx context.Context, st *State, uf *uploadFlags, run func() error, outputDir string) error {
+// plan (whose data loading phase reports data_download_start and
+// data_download_end through the hook it is given, for Plan.Phase), reports
+// test_end and uploads the signed bundle. The exit code is the run's, or
+// ExitRefused when the service refuses the upload.
+func runAndSubmit(ctx context.Context, st *State, uf *uploadFlags, run func(phase func(benchmark.Phase)) error, outputDir string) error {
 	cl, key, err := uf.prepare("aimeter run --server")
 	if err != nil {
 		return err
@@ -378,7 +396,21 @@ func runAndSubmit(ctx context.Context, st *State, uf *uploadFlags, run func() er
 		return refusedCode(err)
 	}
 	fmt.Fprintf(st.Stderr, "test item %s: attempt %d started\n", id, ev.Attempt)
-	runErr := run()
+	runErr := run(func(ph benchmark.Phase) {
+		detail := map[string]any{}
+		if ph.Kind == benchmark.DataLoadEnd {
+			if ph.Err != nil {
+				detail["error"] = ph.Err.Error()
+			} else {
+				detail["qsl"], detail["total_samples"], detail["performance_samples"] = ph.QSL, ph.TotalSamples, ph.PerformanceSamples
+			}
+		}
+		// The run goes on without the event: the service refuses the
+		// upload later if the token no longer works.
+		if _, err := cl.Event(context.WithoutCancel(ctx), id, ph.Kind.String(), detail); err != nil {
+			fmt.Fprintf(st.Stderr, "warning: test item %s: the service did not take %s: %v\n", id, ph.Kind, err)
+		}
+	})
 	var xe *exitError
 	if runErr != nil && (!errors.As(runErr, &xe) || (xe.code != ExitInvalid && xe.code != ExitOK)) {
 		// The run did not complete: say so, and upload nothing.
@@ -392,6 +424,8 @@ func runAndSubmit(ctx context.Context, st *State, uf *uploadFlags, run func() er
 	if err != nil {
 		return refusedCode(err)
 	}
-	printUpload(st, rep)
+	if err := printUpload(st, rep); err != nil {
+		return err
+	}
 	return runErr
 }

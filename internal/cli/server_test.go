@@ -68,7 +68,8 @@ func testServerDSNs(t *testing.T) map[string]func(t *testing.T) string {
 // configuration file); the tested party runs the reference SUT with
 // --config, --token and --key, which reports its lifecycle and uploads the
 // signed bundle; the service verifies and recomputes it, and the run is on
-// the dashboard. A second upload of the same bundle is refused (exit 5).
+// the dashboard with its lifecycle (test_start, data_download_start and
+// _end, test_end, upload_complete) in order. A second upload of the same bundle is refused (exit 5).
 func TestAnnexAEndToEnd(t *testing.T) {
 	useUntrainedWeights(t, t.TempDir())
 	for name, dsn := range testServerDSNs(t) {
@@ -151,14 +152,20 @@ func TestAnnexAEndToEnd(t *testing.T) {
 			}
 			var at server.AuditTrail
 			json.Unmarshal([]byte(page("/api/v1/events?test="+testID[1])), &at)
+			// The Annex A lifecycle, in order: the run reported loading its
+			// data set between test_start and test_end.
+			lifecycle := []string{store.EventTestStart, store.EventDataDownloadStart, store.EventDataDownloadEnd, store.EventTestEnd, store.EventUploadComplete}
 			var kinds []string
 			for _, e := range at.Events {
-				kinds = append(kinds, e.Kind)
-			}
-			for _, k := range []string{store.EventTestStart, store.EventTestEnd, store.EventUploadComplete} {
-				if !slices.Contains(kinds, k) {
-					t.Errorf("events %v lack %s", kinds, k)
+				if slices.Contains(lifecycle, e.Kind) {
+					kinds = append(kinds, e.Kind)
 				}
+				if e.Kind == store.EventDataDownloadEnd && (!strings.Contains(string(e.Detail), `"qsl"`) || !strings.Contains(string(e.Detail), `"total_samples"`)) {
+					t.Errorf("data_download_end detail %s lacks the QSL", e.Detail)
+				}
+			}
+			if !slices.Equal(kinds, lifecycle) {
+				t.Errorf("lifecycle events %v, want %v", kinds, lifecycle)
 			}
 
 			// The same bundle again: a replay, refused with its reason.

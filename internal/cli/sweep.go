@@ -64,7 +64,9 @@ concurrency from --min-concurrency to --max-concurrency whose goodput fraction
 procedure (double until a probe fails, then bisect), every probe a bundle.
 
 Every other flag is aimeter run's and applies to every point (--sut, --url,
---duration or --set min_duration, --warmup, …). Exit codes: 0 done, 1 failure,
+--duration or --set min_duration, --warmup, …). Every point (every probe of
+a search) is recorded in the results store as it finishes, unless
+--no-store (docs/store.md). Exit codes: 0 done, 1 failure,
 2 bad flags (nothing ran), 3 a point INVALID or no concurrency meeting the
 goodput target, 4 interrupted (the points so far are written).`,
 		Example: `  aimeter serve openai --addr 127.0.0.1:8000 --ttft 20ms --tpot 5ms &
@@ -80,6 +82,7 @@ goodput target, 4 interrupted (the points so far are written).`,
 					return err
 				}
 				setGoMemoryLimit(f.goMemLimit)
+				rp.Base.Done = recordDone(cmd.Context(), st, f.store, f.quiet)
 				return runRateSearch(cmd.Context(), st, rp, f.quiet)
 			}
 			sp, err := sweepPlanFromFlags(cmd, st, &f, &g, &s)
@@ -87,10 +90,12 @@ goodput target, 4 interrupted (the points so far are written).`,
 				return err
 			}
 			setGoMemoryLimit(f.goMemLimit)
+			sp.Base.Done = recordDone(cmd.Context(), st, f.store, f.quiet)
 			return runSweep(cmd.Context(), st, sp, f.quiet)
 		},
 	}
 	addRunFlags(cmd, &f, &g)
+	addStoreFlags(cmd, &f.store)
 	fl := cmd.Flags()
 	fl.StringVar(&s.points, "points", "", "the concurrencies to run, comma-separated (e.g. 1,2,4,8); empty chooses them by MLPerf Endpoints' rule from --min-concurrency and --max-concurrency")
 	fl.IntVar(&s.cmin, "min-concurrency", 1, "Cmin: the ultra-low point (1–32), and where a goodput search starts")
