@@ -98,54 +98,10 @@ func FindMaxRate(ctx context.Context, opts RateSearchOptions, probe RateProbeFun
 		res.Probes = append(res.Probes, RateProbe{TargetQPS: q, Phase: phase, Fraction: f, Pass: ok})
 		return ok, nil
 	}
-	partial := func(err error) (RateSearchResult, error) {
-		res.Stop = StopPartial
-		return res, err
-	}
-	ok, err := run(opts.Start, PhaseCheck)
-	if err != nil {
-		return partial(err)
-	}
-	if !ok {
-		res.Stop = StopNone
-		return res, nil
-	}
-	lower := opts.Start
-	res.Best = lower
-	var upper float64
-	for {
-		if lower >= opts.Max {
-			res.Stop = StopLimit
-			return res, nil
-		}
-		u := min(2*lower, opts.Max)
-		ok, err := run(u, PhaseWiden)
-		if err != nil {
-			return partial(err)
-		}
-		if !ok {
-			upper = u
-			break
-		}
-		lower = u
-		res.Best = lower
-	}
-	for !loadgen.FindPeakFinished(lower, upper, opts.Decimals) {
-		if r := opts.Resolution; r > 0 && upper-lower <= r*lower {
-			break
-		}
-		mid := lower + (upper-lower)/2
-		ok, err := run(mid, PhaseBisect)
-		if err != nil {
-			return partial(err)
-		}
-		if ok {
-			lower = mid
-			res.Best = lower
-		} else {
-			upper = mid
-		}
-	}
-	res.Stop = StopFound
-	return res, nil
+	var err error
+	res.Best, res.Stop, err = findPeak(opts.Start, opts.Max, run, func(lower, upper float64) bool {
+		r := opts.Resolution
+		return loadgen.FindPeakFinished(lower, upper, opts.Decimals) || r > 0 && upper-lower <= r*lower
+	})
+	return res, err
 }

@@ -103,53 +103,11 @@ func FindMaxConcurrency(ctx context.Context, opts SearchOptions, probe ProbeFunc
 		res.Probes = append(res.Probes, Probe{Concurrency: c, Phase: phase, Fraction: f, Pass: ok})
 		return ok, nil
 	}
-	partial := func(err error) (SearchResult, error) {
-		res.Stop = StopPartial
-		return res, err
-	}
-	ok, err := run(opts.Start, PhaseCheck)
-	if err != nil {
-		return partial(err)
-	}
-	if !ok {
-		res.Stop = StopNone
-		return res, nil
-	}
-	lower := opts.Start
-	res.Best = lower
-	var upper uint64
-	for {
-		if lower >= opts.Max {
-			res.Stop = StopLimit
-			return res, nil
-		}
-		u := min(2*lower, opts.Max)
-		ok, err := run(u, PhaseWiden)
-		if err != nil {
-			return partial(err)
-		}
-		if !ok {
-			upper = u
-			break
-		}
-		lower = u
-		res.Best = lower
-	}
-	for !loadgen.FindPeakFinished(float64(lower), float64(upper), 0) {
-		mid := lower + (upper-lower)/2
-		ok, err := run(mid, PhaseBisect)
-		if err != nil {
-			return partial(err)
-		}
-		if ok {
-			lower = mid
-			res.Best = lower
-		} else {
-			upper = mid
-		}
-	}
-	res.Stop = StopFound
-	return res, nil
+	var err error
+	res.Best, res.Stop, err = findPeak(opts.Start, opts.Max, run, func(lower, upper uint64) bool {
+		return loadgen.FindPeakFinished(float64(lower), float64(upper), 0)
+	})
+	return res, err
 }
 
 // errReplayEnd ends the replay of a search whose recorded probes ran out.
