@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 
@@ -49,31 +48,17 @@ func rateSearchPlanFromFlags(cmd *cobra.Command, st *State, f *runFlags, g *gbtF
 func runRateSearch(parent context.Context, st *State, rp *benchmark.RateSearchPlan, quiet bool) error {
 	ctx, stop := interruptible(parent, st)
 	defer stop()
-	rp.Base.Notify = func(n benchmark.Notice) { printNotice(st, n, quiet) }
-	if !quiet {
-		pl := &progressLine{w: st.Stderr, terminal: st.StderrIsTerminal}
-		rp.Base.Progress = func(pr benchmark.Progress) {
-			pl.target = pr.Target
-			pl.update(pr.Progress)
-		}
-	}
+	watchStudy(st, &rp.Base, quiet)
 	rp.Log = st.Stderr
 	sum, err := benchmark.RunRateSearch(ctx, *rp)
 	if sum == nil {
-		switch {
-		case benchmark.IsUsage(err):
-			return withCode(ExitUsage, err)
-		case ctx.Err() != nil:
-			return withCode(ExitInterrupted, err)
-		}
-		return withCode(ExitFailure, err)
+		return studyFailed(ctx, err)
 	}
 	printRateSearch(st.Stdout, sum, rp.Dir)
+	if err := studyEnded(ctx, err); err != nil {
+		return err
+	}
 	switch {
-	case errors.Is(err, loadgen.ErrInterrupted) || ctx.Err() != nil:
-		return withCode(ExitInterrupted, err)
-	case err != nil:
-		return withCode(ExitFailure, err)
 	case sum.Stop == sweep.StopNone:
 		return withCode(ExitInvalid, fmt.Errorf("no request rate met the goodput target %v: even %g requests/s had a goodput fraction of %.4f (SLO %s)",
 			sum.Options.Target, sum.Options.Start, sum.Probes[0].Fraction, sum.SLO))

@@ -185,33 +185,55 @@ func sweepPlanFromFlags(cmd *cobra.Command, st *State, f *runFlags, g *gbtFlags,
 func runSweep(parent context.Context, st *State, sp *benchmark.SweepPlan, quiet bool) error {
 	ctx, stop := interruptible(parent, st)
 	defer stop()
-	sp.Base.Notify = func(n benchmark.Notice) { printNotice(st, n, quiet) }
+	watchStudy(st, &sp.Base, quiet)
+	sp.Log = st.Stderr
+	sum, err := benchmark.RunSweep(ctx, *sp)
+	if sum == nil {
+		return studyFailed(ctx, err)
+	}
+	printSweep(st.Stdout, sum, sp.Dir)
+	if err := studyEnded(ctx, err); err != nil {
+		return err
+	}
+	return sweepCode(sum)
+}
+
+// watchStudy prints the notices of a study's runs (a sweep's points, a
+// search's probes) and, unless quiet, a progress line for the run under
+// way.
+func watchStudy(st *State, base *benchmark.Plan, quiet bool) {
+	base.Notify = func(n benchmark.Notice) { printNotice(st, n, quiet) }
 	if !quiet {
 		pl := &progressLine{w: st.Stderr, terminal: st.StderrIsTerminal}
-		sp.Base.Progress = func(pr benchmark.Progress) {
+		base.Progress = func(pr benchmark.Progress) {
 			pl.target = pr.Target
 			pl.update(pr.Progress)
 		}
 	}
-	sp.Log = st.Stderr
-	sum, err := benchmark.RunSweep(ctx, *sp)
-	if sum == nil {
-		switch {
-		case benchmark.IsUsage(err):
-			return withCode(ExitUsage, err)
-		case ctx.Err() != nil:
-			return withCode(ExitInterrupted, err)
-		}
-		return withCode(ExitFailure, err)
+}
+
+// studyFailed is the exit of a study that measured nothing: a usage error,
+// an interrupt or a failure to start.
+func studyFailed(ctx context.Context, err error) error {
+	switch {
+	case benchmark.IsUsage(err):
+		return withCode(ExitUsage, err)
+	case ctx.Err() != nil:
+		return withCode(ExitInterrupted, err)
 	}
-	printSweep(st.Stdout, sum, sp.Dir)
+	return withCode(ExitFailure, err)
+}
+
+// studyEnded is the exit of a study whose results were printed, when it
+// ended early (interrupted, or a run failed); nil when it ran to its end.
+func studyEnded(ctx context.Context, err error) error {
 	switch {
 	case errors.Is(err, loadgen.ErrInterrupted) || ctx.Err() != nil:
 		return withCode(ExitInterrupted, err)
 	case err != nil:
 		return withCode(ExitFailure, err)
 	}
-	return sweepCode(sum)
+	return nil
 }
 
 // sweepCode is the exit code of a finished sweep: 3 when a point was
