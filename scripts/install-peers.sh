@@ -23,7 +23,10 @@
 #                                   pycocotools, nltk, Levenshtein, shapely)
 #                                   (about 500 MB; .ci/run installs it)
 #   $AIMETER_CACHE/aiperf-venv/     Python virtualenv with only aiperf, for
-#                                   scripts/bench-aiperf.sh
+#                                   scripts/bench-aiperf.sh and
+#                                   scripts/compare-peers.sh
+#   $AIMETER_CACHE/guidellm-venv/   Python virtualenv with only guidellm, for
+#                                   scripts/compare-peers.sh (about 1.6 GB)
 #   $AIMETER_CACHE/endpoints-venv/  Python virtualenv with MLCommons' MLPerf
 #                                   Endpoints submission checker
 #                                   (endpoints-submission-cli) and plotter
@@ -35,10 +38,10 @@
 # others still install. The exit status is the number of tools that failed.
 #
 # Usage: scripts/install-peers.sh [tool...]   (tools: vegeta ghz wrk python
-#                                              kserve-python aiperf
+#                                              kserve-python aiperf guidellm
 #                                              endpoints-python; default all
-#                                              but kserve-python, aiperf and
-#                                              endpoints-python)
+#                                              but kserve-python, aiperf,
+#                                              guidellm and endpoints-python)
 # Environment: AIMETER_CACHE (default $HOME/.cache/aimeter).
 set -uo pipefail
 
@@ -111,6 +114,11 @@ check_kserve_peers() { # bin dir
 # aiperf alone, for scripts/bench-aiperf.sh (the peers-venv is several GB).
 install_aiperf() {
   venv_install "$cache/aiperf-venv" aiperf==0.13.0 && "$cache/aiperf-venv/bin/aiperf" --version
+}
+
+# guidellm alone, for scripts/compare-peers.sh.
+install_guidellm() {
+  venv_install "$cache/guidellm-venv" guidellm==0.8.1 && "$cache/guidellm-venv/bin/guidellm" --version
 }
 
 # MLPerf Endpoints' checker and plotter, in their own virtualenv: their
