@@ -202,7 +202,8 @@ def server(name):
 
 def aimeter(name):
     d = json.load(open(f"{out}/{name}/result.json"))
-    w = d["steady_state"]["whole"]["metrics"]
+    w = d["steady_state"]["whole"]
+    w = w.get("metrics", w)
     tk = d["tokens"]
     return dict(n=d["samples"]["ok"], rps=w["completed_per_s"], tps=w["output_tokens_per_s"],
                 ttft50=tk["ttft_ns"]["p50"] / 1e6, ttft90=tk["ttft_ns"]["p90"] / 1e6,
