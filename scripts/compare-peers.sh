@@ -92,7 +92,7 @@ serve() {
 	srv_pid=$!
 	base=
 	for _ in $(seq 100); do
-		base=$(sed -n 's/.*listening on \(http:[^ ]*\).*/\1/p' "$out/$1.server.log")
+		base=$(sed -n 's/.*listening on \(http:[^ ]*\).*/\1/p' "$out/$1.server.log" 2>/dev/null)
 		[ -n "$base" ] && return 0
 		sleep 0.1
 	done
