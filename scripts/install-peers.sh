@@ -147,8 +147,8 @@ tools=("$@")
 failed=0
 for t in "${tools[@]}"; do
   case $t in
-    vegeta | ghz | wrk | python | kserve-python | aiperf | endpoints-python) ;;
-    *) echo "install-peers: unknown tool $t (want vegeta, ghz, wrk, python, kserve-python, aiperf or endpoints-python)" >&2; exit 2 ;;
+    vegeta | ghz | wrk | python | kserve-python | aiperf | guidellm | endpoints-python) ;;
+    *) echo "install-peers: unknown tool $t (want vegeta, ghz, wrk, python, kserve-python, aiperf, guidellm or endpoints-python)" >&2; exit 2 ;;
   esac
   start=$SECONDS
   if "install_$t"; then
