@@ -26,7 +26,8 @@
 #                                   scripts/bench-aiperf.sh and
 #                                   scripts/compare-peers.sh
 #   $AIMETER_CACHE/guidellm-venv/   Python virtualenv with only guidellm, for
-#                                   scripts/compare-peers.sh (about 1.6 GB)
+#                                   scripts/compare-peers.sh (about 6 GB: it pulls
+#                                   in PyTorch with its CUDA libraries)
 #   $AIMETER_CACHE/endpoints-venv/  Python virtualenv with MLCommons' MLPerf
 #                                   Endpoints submission checker
 #                                   (endpoints-submission-cli) and plotter
