@@ -23,7 +23,11 @@
 #                                   pycocotools, nltk, Levenshtein, shapely)
 #                                   (about 500 MB; .ci/run installs it)
 #   $AIMETER_CACHE/aiperf-venv/     Python virtualenv with only aiperf, for
-#                                   scripts/bench-aiperf.sh
+#                                   scripts/bench-aiperf.sh and
+#                                   scripts/compare-peers.sh
+#   $AIMETER_CACHE/guidellm-venv/   Python virtualenv with only guidellm, for
+#                                   scripts/compare-peers.sh (about 6 GB: it pulls
+#                                   in PyTorch with its CUDA libraries)
 #   $AIMETER_CACHE/endpoints-venv/  Python virtualenv with MLCommons' MLPerf
 #                                   Endpoints submission checker
 #                                   (endpoints-submission-cli) and plotter
@@ -35,10 +39,10 @@
 # others still install. The exit status is the number of tools that failed.
 #
 # Usage: scripts/install-peers.sh [tool...]   (tools: vegeta ghz wrk python
-#                                              kserve-python aiperf
+#                                              kserve-python aiperf guidellm
 #                                              endpoints-python; default all
-#                                              but kserve-python, aiperf and
-#                                              endpoints-python)
+#                                              but kserve-python, aiperf,
+#                                              guidellm and endpoints-python)
 # Environment: AIMETER_CACHE (default $HOME/.cache/aimeter).
 set -uo pipefail
 
@@ -113,6 +117,11 @@ install_aiperf() {
   venv_install "$cache/aiperf-venv" aiperf==0.13.0 && "$cache/aiperf-venv/bin/aiperf" --version
 }
 
+# guidellm alone, for scripts/compare-peers.sh.
+install_guidellm() {
+  venv_install "$cache/guidellm-venv" guidellm==0.8.1 && "$cache/guidellm-venv/bin/guidellm" --version
+}
+
 # MLPerf Endpoints' checker and plotter, in their own virtualenv: their
 # pydantic and PyYAML pins stay apart from the peers'.
 install_endpoints-python() {
@@ -139,8 +148,8 @@ tools=("$@")
 failed=0
 for t in "${tools[@]}"; do
   case $t in
-    vegeta | ghz | wrk | python | kserve-python | aiperf | endpoints-python) ;;
-    *) echo "install-peers: unknown tool $t (want vegeta, ghz, wrk, python, kserve-python, aiperf or endpoints-python)" >&2; exit 2 ;;
+    vegeta | ghz | wrk | python | kserve-python | aiperf | guidellm | endpoints-python) ;;
+    *) echo "install-peers: unknown tool $t (want vegeta, ghz, wrk, python, kserve-python, aiperf, guidellm or endpoints-python)" >&2; exit 2 ;;
   esac
   start=$SECONDS
   if "install_$t"; then
