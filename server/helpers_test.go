@@ -3,14 +3,10 @@ package server_test
 import (
 	"context"
 	"crypto/ed25519"
-	"crypto/rand"
-	"database/sql"
-	"encoding/hex"
 	"io"
 	"log"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"os"
 	"path/filepath"
 	"testing"
@@ -19,6 +15,7 @@ import (
 	"aimeter/bundle"
 	"aimeter/derived"
 	"aimeter/internal/bundletest"
+	"aimeter/internal/pgtest"
 	"aimeter/server"
 	"aimeter/store"
 )
@@ -43,44 +40,12 @@ type backend struct {
 func backends(t *testing.T) []backend {
 	t.Helper()
 	bs := []backend{{name: "sqlite", dsn: func(t *testing.T) string { return filepath.Join(t.TempDir(), "results.db") }}}
-	dsn := os.Getenv("AIMETER_TEST_POSTGRES")
+	dsn := pgtest.DSN(t)
 	if dsn == "" {
-		if os.Getenv("AIMETER_REQUIRE_POSTGRES") == "1" {
-			t.Fatal("AIMETER_REQUIRE_POSTGRES=1 but AIMETER_TEST_POSTGRES is empty: run scripts/start-postgres.sh")
-		}
 		t.Log("PostgreSQL not tested: AIMETER_TEST_POSTGRES is unset")
 		return bs
 	}
-	return append(bs, backend{name: "postgres", dsn: func(t *testing.T) string { return freshDatabase(t, dsn) }})
-}
-
-func freshDatabase(t *testing.T, dsn string) string {
-	t.Helper()
-	admin, err := sql.Open("pgx", dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close()
-	var r [6]byte
-	rand.Read(r[:])
-	name := "aimeter_srv_" + hex.EncodeToString(r[:])
-	if _, err := admin.Exec("CREATE DATABASE " + name); err != nil {
-		t.Fatalf("create database: %v", err)
-	}
-	t.Cleanup(func() {
-		a, err := sql.Open("pgx", dsn)
-		if err != nil {
-			return
-		}
-		defer a.Close()
-		a.Exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)")
-	})
-	u, err := url.Parse(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.Path = "/" + name
-	return u.String()
+	return append(bs, backend{name: "postgres", dsn: func(t *testing.T) string { return pgtest.Fresh(t, dsn, "aimeter_srv_") }})
 }
 
 // service is a running service over real HTTPS on loopback, with its

@@ -2,22 +2,18 @@ package cli
 
 import (
 	"context"
-	"crypto/rand"
-	"database/sql"
-	"encoding/hex"
 	"encoding/json"
 	"io"
 	"log"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
+	"aimeter/internal/pgtest"
 	"aimeter/server"
 	"aimeter/store"
 )
@@ -29,34 +25,8 @@ func testServerDSNs(t *testing.T) map[string]func(t *testing.T) string {
 	m := map[string]func(t *testing.T) string{
 		"sqlite": func(t *testing.T) string { return filepath.Join(t.TempDir(), "server.db") },
 	}
-	dsn := os.Getenv("AIMETER_TEST_POSTGRES")
-	if dsn == "" {
-		if os.Getenv("AIMETER_REQUIRE_POSTGRES") == "1" {
-			t.Fatal("AIMETER_REQUIRE_POSTGRES=1 but AIMETER_TEST_POSTGRES is empty: run scripts/start-postgres.sh")
-		}
-		return m
-	}
-	m["postgres"] = func(t *testing.T) string {
-		admin, err := sql.Open("pgx", dsn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer admin.Close()
-		var r [6]byte
-		rand.Read(r[:])
-		name := "aimeter_cli_" + hex.EncodeToString(r[:])
-		if _, err := admin.Exec("CREATE DATABASE " + name); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			if a, err := sql.Open("pgx", dsn); err == nil {
-				a.Exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)")
-				a.Close()
-			}
-		})
-		u, _ := url.Parse(dsn)
-		u.Path = "/" + name
-		return u.String()
+	if dsn := pgtest.DSN(t); dsn != "" {
+		m["postgres"] = func(t *testing.T) string { return pgtest.Fresh(t, dsn, "aimeter_cli_") }
 	}
 	return m
 }
