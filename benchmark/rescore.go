@@ -2,7 +2,6 @@ package benchmark
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -58,9 +57,7 @@ func ScoreBundle(ctx context.Context, dir string, notify func(Notice)) (*bundle.
 		return nil, fmt.Errorf("%s: the run's samples came from %q (%d samples), not from the reference data set %q (%d samples) this machine has: no ground truth to score against",
 			dir, b.Result.QSLName, b.Result.QSLTotalCount, qsl.Name(), qsl.TotalSampleCount())
 	}
-	check, err := score(b.Result, &opened{qsl: qsl, labels: qsl.Label, target: target}, nil)
-	if err == nil && check == nil {
-		err = errors.New("nothing to score")
-	}
-	return check, err
+	// The log is not empty and the data set has labels: score gives a
+	// check or an error.
+	return score(b.Result, &opened{qsl: qsl, labels: qsl.Label, target: target}, nil)
 }
