@@ -61,7 +61,16 @@ func TestOpenAIMetrics(t *testing.T) {
 			t.Fatalf("%s: %s", body, res.Status)
 		}
 	}
+	// The handler counts a response once its last byte is written, which
+	// can be just after the client has read that byte: wait until no
+	// request is running before comparing (the counters are final then).
 	got := metricsOf(t, hs.URL)
+	for deadline := time.Now().Add(time.Minute); got["vllm:num_requests_running"] != 0; got = metricsOf(t, hs.URL) {
+		if time.Now().After(deadline) {
+			t.Fatalf("vllm:num_requests_running stayed %v after the responses were read", got["vllm:num_requests_running"])
+		}
+		time.Sleep(time.Millisecond)
+	}
 	want := map[string]float64{
 		"vllm:num_requests_running": 0, "vllm:num_requests_waiting": 0,
 		"vllm:prompt_tokens_total": 7, "vllm:generation_tokens_total": 12, "vllm:request_success_total": 3,
