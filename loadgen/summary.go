@@ -70,6 +70,10 @@ type Summary struct {
 	QueryLatencyMean      int64
 	TargetPercentile      PercentileEntry
 	Percentiles           [6]PercentileEntry
+	// SampleLatencyMoments are the exact mean and the standard deviation
+	// of the same latencies (aimeter's, for comparisons between runs;
+	// LoadGen prints the integer mean SampleLatencyMean).
+	SampleLatencyMoments stats.Moments
 
 	TokenCount                 int64
 	FirstTokenLatencyMin       int64
@@ -83,6 +87,9 @@ type Summary struct {
 	TokenPercentiles           [6]PercentileEntry // TTFT
 	TPOTPercentiles            [6]PercentileEntry
 	OverLatencyFirstTokenCount uint64
+	// FirstTokenLatencyMoments are the exact mean and the standard
+	// deviation of the first-token latencies (aimeter's).
+	FirstTokenLatencyMoments stats.Moments
 
 	MinDurationMet     bool
 	MinQueriesMet      bool
@@ -214,6 +221,7 @@ func (s *Summary) processLatencies() {
 	}
 	s.SampleCount = uint64(len(pr.SampleLatencies))
 	s.SampleLatencyMean = stats.MeanInt(pr.SampleLatencies)
+	s.SampleLatencyMoments = stats.MomentsOf(pr.SampleLatencies)
 	slices.Sort(pr.SampleLatencies)
 	lat := pr.SampleLatencies
 	s.TargetPercentile = PercentileEntry{Percentile: s.Effective.TargetLatencyPercentile, SampleLatency: percentileAt(lat, s.Effective.TargetLatencyPercentile)}
@@ -259,6 +267,7 @@ func (s *Summary) processTokenLatencies() {
 		sumTPOT += v
 	}
 	s.FirstTokenLatencyMean = sumTTFT / n
+	s.FirstTokenLatencyMoments = stats.MomentsOf(pr.FirstTokenLatencies)
 	s.TimePerOutputTokenMean = sumTPOT / n
 	slices.Sort(pr.FirstTokenLatencies)
 	slices.Sort(pr.TimePerOutputToken)

@@ -23,6 +23,7 @@ import (
 	"aimeter/bundle"
 	"aimeter/derived"
 	"aimeter/loadgen"
+	"aimeter/stats"
 )
 
 // LocalDir is the directory, under FilesDir, of the runs of no test item.
@@ -666,86 +667,31 @@ func headlineBetter(name, unit string) Better {
 	return Higher
 }
 
-// distributions returns latency_ns (and, for a token-latency run, ttft_ns
-// and tpot_ns) with the mean and sample standard deviation over the
-// successful samples of the reported pass and result.json's percentiles.
+// distributions returns latency_ns (and, for a token-latency run, ttft_ns)
+// of the reported pass: result.json's percentiles with the exact mean and
+// sample standard deviation of the same latencies (the loadgen Summary's
+// moments: completed samples, lost ones censored at the end of the pass,
+// failed ones left out).
 func distributions(res *loadgen.Result, r *derived.Result) []Metric {
-	if res == nil || r.LatencyNs == nil {
+	if res == nil || res.Summary == nil || r.LatencyNs == nil {
 		return nil
 	}
-	pass := res.ReportedPass()
-	if pass < 0 {
-		return nil
-	}
-	// By column, with shifted sums: a run's millions of samples cost a few
-	// milliseconds here (issue 27: a record iterator and Welford's
-	// division per sample took 110 ms of a 4.4 M-sample Offline run).
-	var lat, ttft shiftedSums
-	for c := range res.PassColumns(pass, 0) {
-		for i, s := range c.Status {
-			if s != loadgen.StatusOK {
-				continue
-			}
-			lat.add(c.CompletedNs[i] - c.ScheduledNs[i])
-			if r.Tokens != nil && c.FirstTokenNs[i] != loadgen.NoTime {
-				ttft.add(c.FirstTokenNs[i] - c.ScheduledNs[i])
-			}
-		}
-	}
-	out := []Metric{dist("latency_ns", *r.LatencyNs, lat)}
+	out := []Metric{dist("latency_ns", *r.LatencyNs, res.Summary.SampleLatencyMoments)}
 	if r.Tokens != nil {
-		out = append(out, dist("ttft_ns", r.Tokens.TTFTNs, ttft))
+		out = append(out, dist("ttft_ns", r.Tokens.TTFTNs, res.Summary.FirstTokenLatencyMoments))
 	}
 	return out
 }
 
-func dist(name string, st derived.Stats, w shiftedSums) Metric {
+func dist(name string, st derived.Stats, m stats.Moments) Metric {
 	p := func(v int64) *float64 { f := float64(v); return &f }
-	mean, sd := w.mean(), w.stddev()
-	m := Metric{Name: name, Unit: "ns", Better: Lower, Value: mean, Count: w.n,
+	mean, sd := m.Mean, m.Stddev
+	out := Metric{Name: name, Unit: "ns", Better: Lower, Value: mean, Count: m.N,
 		Mean: &mean, Min: p(st.Min), Max: p(st.Max), P50: p(st.P50), P90: p(st.P90), P95: p(st.P95), P99: p(st.P99), P999: p(st.P999)}
-	if !math.IsNaN(sd) {
-		m.Stddev = &sd
+	if m.N >= 2 {
+		out.Stddev = &sd
 	}
-	return m
-}
-
-// shiftedSums accumulates the mean and variance of integers in one pass,
-// as sums of their differences from the first value (the shifted-data
-// algorithm): no division per value, and no cancellation while the values
-// stay near the first, as a run's latencies do. The differences are exact
-// in float64 below 2^53 ns (104 days).
-type shiftedSums struct {
-	n      int64
-	k      int64   // the first value, the shift
-	s1, s2 float64 // sums of (x − k) and (x − k)²
-}
-
-func (w *shiftedSums) add(x int64) {
-	if w.n == 0 {
-		w.k = x
-	}
-	w.n++
-	d := float64(x - w.k)
-	w.s1 += d
-	w.s2 += d * d
-}
-
-// mean is the mean; 0 for no values.
-func (w *shiftedSums) mean() float64 {
-	if w.n == 0 {
-		return 0
-	}
-	return float64(w.k) + w.s1/float64(w.n)
-}
-
-// stddev is the sample standard deviation (n − 1); NaN below 2 values.
-func (w *shiftedSums) stddev() float64 {
-	if w.n < 2 {
-		return math.NaN()
-	}
-	n := float64(w.n)
-	return math.Sqrt(max(w.s2-w.s1*w.s1/n, 0) / (n - 1))
+	return out
 }
 
 // welford accumulates a mean and variance in one pass (Welford's method).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/ed25519"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"sync"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"aimeter/bundle"
+	"aimeter/loadgen"
 	"aimeter/store"
 )
 
@@ -63,6 +65,28 @@ func TestIngestLocalRun(t *testing.T) {
 		lat := byName["latency_ns"]
 		if lat.Count == 0 || lat.Stddev == nil || lat.Mean == nil || lat.P99 == nil || lat.Better != store.Lower {
 			t.Errorf("latency_ns = %+v", lat)
+		}
+		// The spread is the successful latencies' own, worked out here
+		// from the bundle's records by the textbook two-pass formula.
+		b := must[*bundle.Bundle](t)(bundle.Read(dir))
+		var lats []float64
+		for rec := range b.Result.PassRecords(b.Result.ReportedPass()) {
+			if rec.Status == loadgen.StatusOK {
+				lats = append(lats, float64(rec.CompletedNs-rec.ScheduledNs))
+			}
+		}
+		var sum, ss float64
+		for _, v := range lats {
+			sum += v
+		}
+		mean := sum / float64(len(lats))
+		for _, v := range lats {
+			ss += (v - mean) * (v - mean)
+		}
+		sd := math.Sqrt(ss / float64(len(lats)-1))
+		if lat.Count != int64(len(lats)) || lat.Mean == nil || math.Abs(*lat.Mean-mean) > 1e-9*mean ||
+			lat.Stddev == nil || math.Abs(*lat.Stddev-sd) > 1e-9*max(sd, 1) {
+			t.Errorf("latency_ns: count %d mean %v sd %v; the records give %d, %v, %v", lat.Count, lat.Mean, lat.Stddev, len(lats), mean, sd)
 		}
 		if byName["headline"].Better != store.Higher {
 			t.Errorf("Offline headline better = %q", byName["headline"].Better)
