@@ -169,9 +169,12 @@ func (h *logHist) add(v int64) {
 // bucket width doubles whenever a time falls past the last bucket, so it
 // needs no prior knowledge of the run's length.
 type timeline struct {
-	width                     int64 // ns per bucket
-	used                      int   // buckets in use (1 + highest index seen)
-	last                      int64 // the latest time seen
+	width int64 // ns per bucket
+	used  int   // buckets in use (1 + highest index seen)
+	last  int64 // the latest time seen
+	// The last bucket found, and its span [hitLo, hitHi) (empty: none).
+	hit                       int
+	hitLo, hitHi              int64
 	issued, completed, failed [maxTimeBuckets]uint64
 	latN                      [maxTimeBuckets]uint64
 	latMin, latMax            [maxTimeBuckets]int64
@@ -187,15 +190,23 @@ func newTimeline(hintEndNs int64) *timeline {
 }
 
 // bucket returns the index of time t, widening the buckets as needed.
+// Consecutive times mostly fall in one bucket (a report reads every
+// record, in issue order): the last bucket's span is kept, so that they
+// cost a comparison instead of a 64-bit division.
 func (tl *timeline) bucket(t int64) int {
 	t = max(t, 0)
 	tl.last = max(tl.last, t)
-	for t/tl.width >= maxTimeBuckets {
-		tl.merge()
+	if t >= tl.hitLo && t < tl.hitHi {
+		return tl.hit
 	}
-	i := int(t / tl.width)
-	tl.used = max(tl.used, i+1)
-	return i
+	i := t / tl.width
+	for i >= maxTimeBuckets {
+		tl.merge()
+		i = t / tl.width
+	}
+	tl.used = max(tl.used, int(i)+1)
+	tl.hit, tl.hitLo, tl.hitHi = int(i), i*tl.width, (i+1)*tl.width
+	return int(i)
 }
 
 // merge halves the number of buckets by joining neighbours.
@@ -223,6 +234,7 @@ func (tl *timeline) merge() {
 	}
 	tl.width *= 2
 	tl.used = (tl.used + 1) / 2
+	tl.hitLo, tl.hitHi = 0, 0 // the kept span is no bucket's any more
 }
 
 func (tl *timeline) addLatency(t, lat int64) { tl.addLatencyIn(tl.bucket(t), lat) }
