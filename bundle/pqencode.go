@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
+	"slices"
 	"sync"
 
 	"github.com/parquet-go/parquet-go"
@@ -165,16 +166,38 @@ func (e *pqEncoder) encodeColumn(dst []byte, spec *pqColumn, col []int64) (pqChu
 	values := col
 	e.lev = e.lev[:0]
 	if spec.optional {
-		e.levels = e.levels[:0]
-		e.vals = e.vals[:0]
 		for _, v := range col {
 			if v == loadgen.NoTime {
-				e.levels = append(e.levels, 0)
 				ch.nulls++
-				continue
 			}
-			e.levels = append(e.levels, 1)
-			e.vals = append(e.vals, v)
+		}
+		e.levels = slices.Grow(e.levels[:0], len(col))[:len(col)]
+		switch ch.nulls {
+		case 0, int64(len(col)):
+			// No nulls (a run's completions, mostly) or only nulls (first
+			// tokens of a run without them): one level for every row,
+			// and the values as they are, without a copy.
+			level := uint8(0)
+			if ch.nulls == 0 {
+				level = 1
+			}
+			for i := range e.levels {
+				e.levels[i] = level
+			}
+			if ch.nulls != 0 {
+				values = col[:0]
+			}
+		default:
+			e.vals = e.vals[:0]
+			for i, v := range col {
+				if v == loadgen.NoTime {
+					e.levels[i] = 0
+					continue
+				}
+				e.levels[i] = 1
+				e.vals = append(e.vals, v)
+			}
+			values = e.vals
 		}
 		var err error
 		lev := rle.Encoding{BitWidth: 1}
@@ -182,7 +205,6 @@ func (e *pqEncoder) encodeColumn(dst []byte, spec *pqColumn, col []int64) (pqChu
 		if e.lev, err = lev.EncodeLevels(e.lev[:0], e.levels); err != nil {
 			return ch, dst, err
 		}
-		values = e.vals
 	}
 	if len(values) > 0 {
 		ch.hasStats = true
