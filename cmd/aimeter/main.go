@@ -10,6 +10,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"runtime/pprof"
 
 	"aimeter/internal/cli"
@@ -41,6 +42,9 @@ func run() int {
 		defer func() {
 			f, err := os.Create(path)
 			if err == nil {
+				// The profile holds the allocations up to the last
+				// collection: one now counts all of them.
+				runtime.GC()
 				err = pprof.Lookup("allocs").WriteTo(f, 0)
 				if cerr := f.Close(); err == nil {
 					err = cerr
