@@ -270,8 +270,10 @@ func TestClientTimesAgainstServer(t *testing.T) {
 		if c.rec.ScheduledNs != int64(sched[k]) {
 			t.Errorf("%s: scheduled at %v, the trace says %v", at, time.Duration(c.rec.ScheduledNs), sched[k])
 		}
-		// Causality on one clock; the microsecond allows for the two reads
-		// of the clock (wall and run) at the start of the pass.
+		// Causality on one clock. The pass's wall-clock start is read just
+		// before its run-clock origin, so a client time turned into wall
+		// time can only come out early, by the gap between the two reads,
+		// which makes this order safe to require; the microsecond is slack.
 		const eps = int64(time.Microsecond)
 		if s.arrival+eps < c.issued || c.issued+eps < c.scheduled {
 			t.Errorf("%s: scheduled %d, issued %d, arrived at the server %d: want them in this order", at, c.scheduled, c.issued, s.arrival)
