@@ -61,7 +61,9 @@ type OpenAIOptions struct {
 	// read by SendTimes. 0: 65,536. Negative: no ring.
 	SendLogSize int
 	// SendLog, when set, receives every send time as one JSON line
-	// ({"id":"cmpl-1","chunk":0,"unix_ns":…}), written under a lock from
+	// ({"id":"cmpl-1","chunk":0,"unix_ns":…,"arrival_unix_ns":…}, then
+	// {"id":"cmpl-1","chunk":1,"unix_ns":…,"tokens":1}, …; see SendTime),
+	// written under a lock from
 	// the handlers; wrap a file in a bufio.Writer and flush it after
 	// Close. The first write error stops the copy and is returned by
 	// SendLogErr. Nil: no copy.
@@ -764,7 +766,8 @@ func (g *gen) stream(includeUsage bool) {
 		tails = s.tails[1]
 	}
 	chunk := 0
-	send := func(parts ...[]byte) bool {
+	// send writes one event carrying tokens output tokens.
+	send := func(tokens int, parts ...[]byte) bool {
 		for _, b := range parts {
 			if _, err := w.Write(b); err != nil {
 				return false
@@ -773,7 +776,7 @@ func (g *gen) stream(includeUsage bool) {
 		if fl != nil {
 			fl.Flush()
 		}
-		s.sendLog.add(g.seq, g.chat, chunk, time.Now().UnixNano())
+		s.sendLog.add(g.seq, g.chat, chunk, tokens, time.Now().UnixNano(), g.arrival.UnixNano())
 		chunk++
 		s.stats.chunks.Add(1)
 		return true
@@ -781,7 +784,7 @@ func (g *gen) stream(includeUsage bool) {
 	gone := func() { s.stats.clientGone.Add(1) }
 	if g.chat {
 		b := append(pre, `{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}`+"\n\n"...)
-		if !send(b) {
+		if !send(0, b) {
 			gone()
 			return
 		}
@@ -803,10 +806,10 @@ func (g *gen) stream(includeUsage bool) {
 		}
 		var ok bool
 		if p.fault == faultMalformed && i == p.badAt {
-			ok = send(pre[:n], []byte(`{"index":0,"text":"`+"\n\n"))
+			ok = send(1, pre[:n], []byte(`{"index":0,"text":"`+"\n\n"))
 		} else {
 			tail := tails[(p.word+i)%len(tails)]
-			ok = send(pre[:n], index0, tail)
+			ok = send(1, pre[:n], index0, tail)
 		}
 		if !ok {
 			gone()
@@ -822,7 +825,7 @@ func (g *gen) stream(includeUsage bool) {
 	}
 	b = append(b, p.finish...)
 	b = append(b, "\"}]}\n\n"...)
-	if !send(b) {
+	if !send(0, b) {
 		gone()
 		return
 	}
@@ -830,12 +833,12 @@ func (g *gen) stream(includeUsage bool) {
 		b = append(pre[:n], "],"...)
 		b = g.usage(b)
 		b = append(b, "}\n\n"...)
-		if !send(b) {
+		if !send(0, b) {
 			gone()
 			return
 		}
 	}
-	if !send(done) {
+	if !send(0, done) {
 		gone()
 		return
 	}
@@ -909,7 +912,7 @@ func (g *gen) whole() {
 	if f, ok := w.(http.Flusher); ok {
 		f.Flush()
 	}
-	s.sendLog.add(g.seq, g.chat, 0, time.Now().UnixNano())
+	s.sendLog.add(g.seq, g.chat, 0, p.tokens, time.Now().UnixNano(), g.arrival.UnixNano())
 	s.stats.outputTokens.Add(int64(p.tokens))
 	s.stats.completed.Add(1)
 }

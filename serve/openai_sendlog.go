@@ -18,14 +18,27 @@ type SendTime struct {
 	Chunk int `json:"chunk"`
 	// UnixNano is the wall-clock time, Unix nanoseconds.
 	UnixNano int64 `json:"unix_ns"`
+	// Tokens is the output tokens the event carried: 1 for a token event
+	// (a malformed one included), 0 for the chat role event and the
+	// finish, usage and `[DONE]` events, every token for a non-streaming
+	// body. Left out of the JSON line when 0. The sum over the events sent
+	// in a time window is the server's own count of tokens sent in it.
+	Tokens int `json:"tokens,omitempty"`
+	// ArrivalUnixNano, on chunk 0 of each response only (0 on the others,
+	// and left out of their JSON lines), is when the request arrived: the
+	// wall-clock time, Unix nanoseconds, at which the handler started,
+	// after the request's headers were read and before its body was.
+	ArrivalUnixNano int64 `json:"arrival_unix_ns,omitempty"`
 }
 
 // sendEntry is a SendTime before its id is formatted.
 type sendEntry struct {
-	seq   uint64
-	chat  bool
-	chunk int32
-	ns    int64
+	seq     uint64
+	chat    bool
+	chunk   int32
+	tokens  int32
+	ns      int64
+	arrival int64 // chunk 0 only
 }
 
 func (e sendEntry) id() string {
@@ -48,11 +61,17 @@ type sendLog struct {
 	line []byte // scratch for one JSONL line
 }
 
-func (l *sendLog) add(seq uint64, chat bool, chunk int, ns int64) {
+// add logs one event of response seq: its index, the tokens it carried,
+// the time it was sent and the request's arrival time (kept for chunk 0
+// only).
+func (l *sendLog) add(seq uint64, chat bool, chunk, tokens int, ns, arrival int64) {
 	if l == nil {
 		return
 	}
-	e := sendEntry{seq: seq, chat: chat, chunk: int32(chunk), ns: ns}
+	if chunk != 0 {
+		arrival = 0
+	}
+	e := sendEntry{seq: seq, chat: chat, chunk: int32(chunk), tokens: int32(tokens), ns: ns, arrival: arrival}
 	l.mu.Lock()
 	if len(l.ring) > 0 {
 		l.ring[l.next] = e
@@ -73,6 +92,14 @@ func (l *sendLog) add(seq uint64, chat bool, chunk int, ns int64) {
 		b = strconv.AppendInt(b, int64(chunk), 10)
 		b = append(b, `,"unix_ns":`...)
 		b = strconv.AppendInt(b, ns, 10)
+		if tokens != 0 {
+			b = append(b, `,"tokens":`...)
+			b = strconv.AppendInt(b, int64(tokens), 10)
+		}
+		if arrival != 0 {
+			b = append(b, `,"arrival_unix_ns":`...)
+			b = strconv.AppendInt(b, arrival, 10)
+		}
 		b = append(b, "}\n"...)
 		l.line = b
 		_, l.werr = l.w.Write(b)
@@ -90,7 +117,7 @@ func (l *sendLog) entries() []SendTime {
 	var out []SendTime
 	emit := func(es []sendEntry) {
 		for _, e := range es {
-			out = append(out, SendTime{ID: e.id(), Chunk: int(e.chunk), UnixNano: e.ns})
+			out = append(out, SendTime{ID: e.id(), Chunk: int(e.chunk), UnixNano: e.ns, Tokens: int(e.tokens), ArrivalUnixNano: e.arrival})
 		}
 	}
 	if l.full {

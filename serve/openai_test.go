@@ -590,9 +590,14 @@ func TestOpenAIPacing(t *testing.T) {
 		ttft := 4*time.Millisecond + 20*time.Millisecond
 		for i := range 4 {
 			want := start.Add(ttft + time.Duration(i)*5*time.Millisecond).UnixNano()
-			if sends[i].UnixNano != want || sends[i].Chunk != i || sends[i].ID != "cmpl-1" {
-				t.Errorf("token %d: %+v, want sent at +%v", i, sends[i], time.Duration(want-start.UnixNano()))
+			if sends[i].UnixNano != want || sends[i].Chunk != i || sends[i].ID != "cmpl-1" || sends[i].Tokens != 1 {
+				t.Errorf("token %d: %+v, want sent at +%v carrying 1 token", i, sends[i], time.Duration(want-start.UnixNano()))
 			}
+		}
+		// The request's arrival is on its first event only; the finish and
+		// [DONE] events carry no token.
+		if sends[0].ArrivalUnixNano != start.UnixNano() || sends[1].ArrivalUnixNano != 0 || sends[4].Tokens != 0 || sends[5].Tokens != 0 {
+			t.Errorf("send times %+v: want the arrival %d on chunk 0 only, no tokens after the 4th event", sends, start.UnixNano())
 		}
 		if elapsed := time.Since(start); elapsed != ttft+15*time.Millisecond {
 			t.Errorf("stream took %v", elapsed)
@@ -775,8 +780,15 @@ func TestOpenAISendTimes(t *testing.T) {
 	}
 	skews := make([]int64, len(events))
 	for i, st := range sends {
-		if st.ID != "chatcmpl-1" || st.Chunk != i {
-			t.Fatalf("send time %d: %+v", i, st)
+		wantTokens := 0
+		if i >= 1 && i <= 200 {
+			wantTokens = 1 // the role event and the last three carry none
+		}
+		if st.ID != "chatcmpl-1" || st.Chunk != i || st.Tokens != wantTokens || (st.ArrivalUnixNano != 0) != (i == 0) {
+			t.Fatalf("send time %d: %+v, want %d tokens and the arrival on chunk 0 only", i, st, wantTokens)
+		}
+		if i == 0 && st.ArrivalUnixNano > st.UnixNano {
+			t.Errorf("the request arrived at %d, after its first event was sent at %d", st.ArrivalUnixNano, st.UnixNano)
 		}
 		skews[i] = events[i].at - st.UnixNano
 	}
@@ -789,9 +801,10 @@ func TestOpenAISendTimes(t *testing.T) {
 		t.Errorf("an event arrived %v before it was sent", time.Duration(-min))
 	}
 	lines := strings.Split(strings.TrimSpace(jsonl.String()), "\n")
-	var first SendTime
-	if len(lines) != 204 || json.Unmarshal([]byte(lines[0]), &first) != nil || first != sends[0] {
-		t.Errorf("JSONL send log: %d lines, first %q, want %+v", len(lines), lines[0], sends[0])
+	var first, second SendTime
+	if len(lines) != 204 || json.Unmarshal([]byte(lines[0]), &first) != nil || first != sends[0] ||
+		json.Unmarshal([]byte(lines[1]), &second) != nil || second != sends[1] {
+		t.Errorf("JSONL send log: %d lines, first %q and %q, want %+v and %+v", len(lines), lines[0], lines[1], sends[0], sends[1])
 	}
 }
 
@@ -812,10 +825,11 @@ func minOf(v []int64) int64 {
 func TestSendLogRing(t *testing.T) {
 	l := &sendLog{ring: make([]sendEntry, 3)}
 	for i := range 5 {
-		l.add(uint64(i), i%2 == 1, i, int64(100+i))
+		l.add(uint64(i), i%2 == 1, i, 1, int64(100+i), 50)
 	}
 	got := l.entries()
-	want := []SendTime{{"cmpl-2", 2, 102}, {"chatcmpl-3", 3, 103}, {"cmpl-4", 4, 104}}
+	// The arrival time is kept on chunk 0 only.
+	want := []SendTime{{"cmpl-2", 2, 102, 1, 0}, {"chatcmpl-3", 3, 103, 1, 0}, {"cmpl-4", 4, 104, 1, 0}}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("ring = %v, want the last three %v", got, want)
 	}

@@ -1,11 +1,15 @@
 package cli
 
 import (
+	"cmp"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"aimeter/bundle"
 	"aimeter/internal/ollamatest"
@@ -68,6 +72,14 @@ func TestStudiesAgainstOllama(t *testing.T) {
 			t.Errorf("sweep.html %v: no chart", err)
 		}
 	})
+	t.Run("latency against the server's own", func(t *testing.T) {
+		out := filepath.Join(dir, "clock")
+		// 128 tokens a response: 30 ms or more a request, so that a latency
+		// off by a whole request would fail the median's bound.
+		run(t, "run", "--concurrency", "1", "--duration", "300ms", "--set", "min_query_count=8", "--qsl-size", "8",
+			"--input-tokens", "16", "--output-tokens", "128", "--ignore-eos", "--output-dir", out)
+		checkAgainstGinLog(t, out, srv.LogTail(64<<10))
+	})
 	t.Run("goodput search", func(t *testing.T) {
 		out := filepath.Join(dir, "search")
 		run(t, "sweep", "--goodput-target", "0.5", "--slo", "ttft=30s", "--max-concurrency", "2", "--duration", "300ms",
@@ -92,4 +104,74 @@ func TestStudiesAgainstOllama(t *testing.T) {
 			"--ignore-eos", "--output-dir", out)
 		allOK(t, out)
 	})
+}
+
+// ginLine is the access-log line Gin, Ollama's HTTP framework, writes when
+// a handler returns: its status, how long the handler ran (from before
+// Ollama read the request's body to after its last write), the method and
+// the path.
+var ginLine = regexp.MustCompile(`\[GIN\] [^|]*\|\s*(\d{3})\s*\|\s*(\S+)\s*\|[^|]*\|\s*POST\s+"/v1/chat/completions"`)
+
+// checkAgainstGinLog compares each request's end-to-end latency in a
+// concurrency-1 run's bundle with the time Ollama itself took to answer
+// it. Ollama's OpenAI-compatible responses carry no durations (v0.6.5's
+// chunks have id, object, created, model, system_fingerprint, choices and
+// usage; prompt_eval_duration and eval_duration are on its native /api
+// responses only, which are other requests), and it logs no per-request
+// timings, so the one figure of its own for the very requests aimeter sent
+// is the duration in Gin's access log: from just after the request's
+// headers were read to just after the handler's last write. aimeter's
+// end-to-end latency (completion − scheduled time) covers that and, at
+// concurrency 1 (the next request is scheduled when one completes), only
+// the loopback both ways besides, so the difference must be small: the
+// median within ±10 ms and each within −20 ms to +250 ms (the bounds of
+// package benchmark's checks against aimeter's own simulator, for a loaded
+// 2-core machine under -race; the client may finish reading before the
+// handler has returned, hence a negative side). One request at a time
+// means Ollama ends its handlers in the order aimeter completes the
+// requests: the last lines of the log, as many as the records, pair with
+// the records in order of completion. TTFT and TPOT cannot be checked this
+// way: Ollama states neither for an OpenAI-compatible request.
+func checkAgainstGinLog(t *testing.T, out, log string) {
+	t.Helper()
+	b, err := bundle.Read(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs []loadgen.Record
+	for r := range b.Result.Records() {
+		if r.Status != loadgen.StatusOK {
+			t.Fatalf("record %+v: want every request answered", r)
+		}
+		recs = append(recs, r)
+	}
+	slices.SortFunc(recs, func(a, b loadgen.Record) int { return cmp.Compare(a.CompletedNs, b.CompletedNs) })
+	var server []time.Duration
+	for _, m := range ginLine.FindAllStringSubmatch(log, -1) {
+		d, err := time.ParseDuration(m[2])
+		if err != nil || m[1] != "200" {
+			t.Fatalf("Gin log line %q: status %s, duration %v", m[0], m[1], err)
+		}
+		server = append(server, d)
+	}
+	if len(recs) == 0 || len(server) < len(recs) {
+		t.Fatalf("%d records, %d chat completions in Ollama's log:\n%s", len(recs), len(server), log)
+	}
+	server = server[len(server)-len(recs):]
+	diffs := make([]time.Duration, len(recs))
+	for i, r := range recs {
+		e2e := time.Duration(sweep.SampleOf(r).E2ENs)
+		diffs[i] = e2e - server[i]
+		if diffs[i] < -20*time.Millisecond || diffs[i] > 250*time.Millisecond {
+			t.Errorf("request %d (sample %d): aimeter's latency %v, Ollama's %v: %v apart, want −20 ms to +250 ms", i+1, r.SampleIndex, e2e, server[i], diffs[i])
+		}
+	}
+	sorted := slices.Clone(diffs)
+	slices.Sort(sorted)
+	p50 := sorted[len(sorted)/2]
+	t.Logf("aimeter's end-to-end latency − Ollama's handler time over %d requests: min %v, p50 %v, max %v (Ollama's p50 %v)",
+		len(sorted), sorted[0], p50, sorted[len(sorted)-1], slices.Sorted(slices.Values(server))[len(server)/2])
+	if p50 < -10*time.Millisecond || p50 > 10*time.Millisecond {
+		t.Errorf("median difference %v, want within ±10 ms", p50)
+	}
 }

@@ -95,7 +95,7 @@ It serves until interrupted (Ctrl-C or SIGTERM), then prints its counters.`,
 	fl.Float64Var(&f.faultNoUsage, "fault-no-usage", 0, "probability of a response without usage")
 	fl.Uint64Var(&f.seed, "seed", 0, "run seed of every draw")
 	fl.BoolVar(&f.seedByCounter, "seed-by-counter", false, "seed each request by its arrival number instead of its prompt")
-	fl.StringVar(&f.sendLog, "send-log", "", "write every event's send time as JSON lines to this file")
+	fl.StringVar(&f.sendLog, "send-log", "", "write every event's send time and tokens, and each request's arrival, as JSON lines to this file")
 	fl.BoolVar(&f.cacheResponses, "cache-responses", false, "simulate a result cache (a fault for testing aimeter audit TEST04): a prompt answered before is answered at once, without TTFT and TPOT delays")
 	cmd.SetOut(st.Stdout)
 	return cmd
