@@ -146,9 +146,26 @@ func (r *Responder) Fail(id ResponseID, err error) {
 }
 
 // FirstToken reports the first token of sample id (LLMs; time to first
-// token). data is copied only when the sample goes to the accuracy log.
+// token), now. data is copied only when the sample goes to the accuracy
+// log.
 func (r *Responder) FirstToken(id ResponseID, data []byte) {
-	now := r.t.now()
+	r.firstToken(id, r.t.now(), false, data)
+}
+
+// FirstTokenAt is FirstToken at time at of the run's clock (see Now),
+// taken by the SUT when the token arrived: a network SUT that times its
+// tokens as their bytes come in (Response.TokenTimes) gives the first of
+// those times, so that the sample's time to first token and its first
+// token time are one figure, not two a decoding apart. A time before the
+// sample's issue or in the future is the SUT's bug: counted as a protocol
+// error, and the first token is not recorded.
+func (r *Responder) FirstTokenAt(id ResponseID, at int64, data []byte) {
+	r.firstToken(id, at, true, data)
+}
+
+// firstToken is FirstToken at t: the test clock (r.t.now()), or with
+// runClock the run's clock of the current pass (Now).
+func (r *Responder) firstToken(id ResponseID, t int64, runClock bool, data []byte) {
 	p, i, ok := r.lookup(id)
 	if !ok {
 		r.unknown.Add(1)
@@ -163,9 +180,18 @@ func (r *Responder) FirstToken(id ResponseID, data []byte) {
 		r.note("first token for sample %d that is not outstanding", id-1)
 		return
 	}
+	rel := t - p.origin
+	if runClock {
+		rel = t
+		if issued, now := p.issuedAt(p.queryOf(i)), r.t.now()-p.origin; rel < issued || rel > now {
+			r.badTimes.Add(1)
+			r.note("sample %d reported its first token at %d, outside its issue-to-now window [%d, %d]; dropped", id-1, rel, issued, now)
+			return
+		}
+	}
 	// Only the issuing SUT path calls this before Complete; a racing second
 	// call for the same sample keeps the first time.
-	if atomic.CompareAndSwapInt64(p.firstTok.at(i), NoTime, now-p.origin) && p.logged(i) && data != nil {
+	if atomic.CompareAndSwapInt64(p.firstTok.at(i), NoTime, rel) && p.logged(i) && data != nil {
 		r.mu.Lock()
 		if r.firstTokData == nil {
 			r.firstTokData = make(map[uint64][]byte)

@@ -516,3 +516,74 @@ func TestProgressCountsFailures(t *testing.T) {
 		t.Errorf("last progress %+v, %d failed samples", last, res.FailedSamples)
 	}
 }
+
+func TestFirstTokenAtKeepsTheSUTsTime(t *testing.T) {
+	synctest.Test(t, testFirstTokenAtKeepsTheSUTsTime)
+}
+
+// testFirstTokenAtKeepsTheSUTsTime: FirstTokenAt records the time the SUT
+// took, not the time of the call; a time before the sample's issue or
+// after the call is refused and counted as a protocol error.
+func testFirstTokenAtKeepsTheSUTsTime(t *testing.T) {
+	s := DefaultSettings()
+	s.Scenario = Server
+	s.ServerTargetQPS = 1000
+	s.ServerTargetLatencyNs = 1e9
+	s.MinDurationMs = 0
+	s.MinQueryCount = 6
+	s.UseTokenLatencies = true
+	type want struct {
+		at int64 // the first token time, NoTime for none
+		ok bool  // the call was accepted
+	}
+	wants := map[uint64]want{} // by sample index
+	var mu sync.Mutex
+	sut := funcSUT{issue: func(r *Responder, samples []QuerySample) {
+		issued := r.Now()
+		go func() {
+			// The token arrived at +1 ms; it is reported at +3 ms, after
+			// decoding (fake clock: the times are exact).
+			time.Sleep(3 * time.Millisecond)
+			for _, q := range samples {
+				var at int64
+				switch q.Index % 3 {
+				case 0:
+					at = issued + 1_000_000 // accepted: the arrival, not the call
+				case 1:
+					at = issued - 1 // before the issue
+				default:
+					at = r.Now() + 1 // in the future
+				}
+				r.FirstTokenAt(q.ID, at, nil)
+				mu.Lock()
+				if q.Index%3 == 0 {
+					wants[q.Index] = want{at, true}
+				} else {
+					wants[q.Index] = want{NoTime, false}
+				}
+				mu.Unlock()
+			}
+			time.Sleep(time.Millisecond)
+			for _, q := range samples {
+				r.Respond(Response{ID: q.ID, Tokens: 2})
+			}
+		}()
+	}}
+	res, err := Run(context.Background(), sut, &testQSL{total: 6, perf: 6}, s, &Options{SpinWindow: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := 0
+	for rec := range res.Records() {
+		w := wants[rec.SampleIndex]
+		if !w.ok {
+			refused++
+		}
+		if rec.FirstTokenNs != w.at {
+			t.Errorf("sample %d: first token %d, want %d", rec.SampleIndex, rec.FirstTokenNs, w.at)
+		}
+	}
+	if refused == 0 || res.Summary.Result.ProtocolErrors != uint64(refused) {
+		t.Errorf("%d protocol errors for %d refused first-token times", res.Summary.Result.ProtocolErrors, refused)
+	}
+}

@@ -206,8 +206,9 @@ func (g *grpcClient) doStream(ctx context.Context, r *loadgen.Responder, s loadg
 					have = true
 					if marked && r != nil {
 						// A decoupled model: its first response is
-						// the first token.
-						r.FirstToken(s.ID, data)
+						// the first token, at its arrival (its token
+						// time).
+						r.FirstTokenAt(s.ID, now, data)
 					}
 				}
 				times = append(times, now)

@@ -99,9 +99,9 @@ func startBenchServer(b *testing.B) string {
 // fakeClock stands in for the loadgen.Responder.
 type fakeClock struct{ start time.Time }
 
-func (c fakeClock) Now() int64                            { return int64(time.Since(c.start)) }
-func (c fakeClock) At(t time.Time) int64                  { return int64(t.Sub(c.start)) }
-func (c fakeClock) FirstToken(loadgen.ResponseID, []byte) {}
+func (c fakeClock) Now() int64                                     { return int64(time.Since(c.start)) }
+func (c fakeClock) At(t time.Time) int64                           { return int64(t.Sub(c.start)) }
+func (c fakeClock) FirstTokenAt(loadgen.ResponseID, int64, []byte) {}
 
 // cpuTime is the process's user and system CPU time.
 func cpuTime() time.Duration {

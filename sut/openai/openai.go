@@ -620,7 +620,7 @@ func limit(on bool, n int) int {
 type clock interface {
 	Now() int64
 	At(time.Time) int64
-	FirstToken(loadgen.ResponseID, []byte)
+	FirstTokenAt(loadgen.ResponseID, int64, []byte)
 }
 
 func (e *Endpoint) do(ctx context.Context, r clock, s loadgen.QuerySample, resp *loadgen.Response) {
@@ -856,7 +856,9 @@ func (e *Endpoint) readStream(ctx context.Context, r clock, s loadgen.QuerySampl
 			c.text = append(c.text, text...)
 		}
 		if chunks == 1 {
-			r.FirstToken(s.ID, c.text)
+			// The first token's time is its bytes' arrival, as the token
+			// times have it: one figure for TTFT and the first token.
+			r.FirstTokenAt(s.ID, t, c.text)
 		}
 		if len(c.times) < e.maxTimes {
 			c.times = append(c.times, t)
