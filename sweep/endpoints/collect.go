@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"aimeter/bundle"
+	"aimeter/derived"
 	"aimeter/loadgen"
 	"aimeter/sweep"
 	"aimeter/sysinfo"
@@ -38,6 +39,10 @@ type Point struct {
 	Warmup *bundle.Warmup
 	// System is the host the run recorded.
 	System sysinfo.System
+	// Steady is the run's super-pass steady-state analysis (the one its
+	// result.json reports); nil for a run it does not cover (no token
+	// times).
+	Steady *derived.SuperPassAnalysis
 	// Config is the client's configuration (config.yaml): the invocation
 	// and the requested settings, as stored in the bundle.
 	Config map[string]any
@@ -128,6 +133,9 @@ func collectPoint(dir string, sp sweep.Point) (Point, error) {
 		SampleIndexSeed: res.Requested.SampleIndexRNGSeed,
 		QSLName:         res.QSLName,
 		System:          b.System,
+	}
+	if sp, ok := derived.SuperPassOf(res); ok {
+		p.Steady = sp
 	}
 	cfg := map[string]any{"settings": res.Requested}
 	for r := range res.PassRecords(pass) {
