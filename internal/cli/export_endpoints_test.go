@@ -19,7 +19,8 @@ import (
 var endpointsSubmission = filepath.Join("..", "..", "sweep", "endpoints", "testdata", "submission.yaml")
 
 // TestExportEndpointsChecker sweeps Endpoints' automatic points (Cmin 1,
-// Cmax 33) against the simulator with seed set A's seeds, writes the tree
+// Cmax 33) against the simulator with seed set A's seeds (its model_seed
+// seeding the per-query salt), writes the tree
 // with aimeter export --endpoints, and runs MLCommons' own checker
 // (endpoints-submission-cli 1.5.3.0) and plotter (mlperf-viz 2.0.0) on it:
 // the checker must pass it, with warnings only for what a 100 ms point
@@ -32,7 +33,7 @@ func TestExportEndpointsChecker(t *testing.T) {
 	sw := filepath.Join(dir, "sweep")
 	res := runCLI(t, "", "sweep", "--sut", "openai", "--url", url, "--qsl-size", "64", "--duration", "100ms", "--set", "min_query_count=8",
 		"--set", "schedule_rng_seed=10487924139932647040", "--set", "sample_index_rng_seed=586478644936801402",
-		"--max-concurrency", "33", "--output-dir", sw, "-q")
+		"--max-concurrency", "33", "--output-dir", sw, "-q", "--salt", "--salt-seed", "9315206023656308754") // the set's model_seed seeds the salt
 	if res.code != ExitOK && res.code != ExitInvalid { // a 100 ms point may miss early stopping: INVALID, still a point
 		t.Fatal(res)
 	}
@@ -59,6 +60,10 @@ func TestExportEndpointsChecker(t *testing.T) {
 			math.Abs(rs.TPOT.Percentiles["90"]/1e6-p.TPOTP90Ms) > 1e-9 || math.Abs(rs.TTFT.Percentiles["90"]/1e6-p.TTFTP90Ms) > 1e-9 {
 			t.Errorf("point %d: result_summary.json %+v, sweep.json %+v", p.Concurrency, rs, p)
 		}
+	}
+	// The salt's seed travels in config.yaml (the invocation's SUT).
+	if cfg, err := os.ReadFile(filepath.Join(curve, "r1", endpoints.ConfigFile)); err != nil || !strings.Contains(string(cfg), "salt_seed: 9315206023656308754") {
+		t.Errorf("r1's config.yaml lacks the salt seed: %v\n%s", err, cfg)
 	}
 	report := checkEndpoints(t, bin, org, 0)
 	for _, r := range report.Warnings {

@@ -39,6 +39,9 @@ type Point struct {
 	Warmup *bundle.Warmup
 	// System is the host the run recorded.
 	System sysinfo.System
+	// SaltSeed is the seed of the run's per-query anti-caching salt
+	// (--salt-seed); nil for a run without --salt.
+	SaltSeed *uint64
 	// Steady is the run's super-pass steady-state analysis (the one its
 	// result.json reports); nil for a run it does not cover (no token
 	// times).
@@ -143,6 +146,9 @@ func collectPoint(dir string, sp sweep.Point) (Point, error) {
 	}
 	if inv := b.Invocation; inv != nil {
 		p.Warmup = inv.Warmup
+		if oc := inv.SUT.OpenAI; oc != nil {
+			p.SaltSeed = oc.SaltSeed
+		}
 		cfg["invocation"] = inv
 	}
 	// config.yaml is the stored JSON's keys, so a round trip through

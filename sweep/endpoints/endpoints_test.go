@@ -157,6 +157,32 @@ func TestSteadyStateStatus(t *testing.T) {
 	}
 }
 
+// TestBuildSaltSeed: a point whose run salted its queries exports only
+// when its salt seed is the submission's model_seed.
+func TestBuildSaltSeed(t *testing.T) {
+	s := readTestSubmission(t)
+	same, other := *s.ModelSeed, *s.ModelSeed+1
+	cases := []struct {
+		name, why string
+		seed      *uint64
+		want      string // "" for no error
+	}{
+		{"no salt", "a run without --salt has no salt seed to agree", nil, ""},
+		{"model seed", "the salt seeded as Endpoints seeds it", &same, ""},
+		{"another seed", "the tree would declare a model_seed the salts did not use", &other, "not the seed set's model_seed"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			sw := goldenSweep()
+			sw.Points[1].SaltSeed = c.seed
+			_, err := Build(sw, s)
+			if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "r4")) {
+				t.Errorf("%s: error %v, want %q", c.why, err, c.want)
+			}
+		})
+	}
+}
+
 // TestBuildGolden compares every file Build writes for goldenSweep with
 // testdata/golden (go test -run TestBuildGolden -update rewrites them).
 func TestBuildGolden(t *testing.T) {

@@ -83,6 +83,13 @@ func Build(sw *Sweep, s *Submission) (map[string][]byte, error) {
 		return nil, err
 	}
 	for _, p := range sw.Points {
+		// Endpoints seeds the per-query salt with the set's model_seed.
+		if p.SaltSeed != nil && *p.SaltSeed != *s.ModelSeed {
+			return nil, fmt.Errorf("point r%d: its run salted its queries with --salt-seed %d, not the seed set's model_seed %d, which seeds Endpoints' per-query salt: run the sweep again with --salt-seed %d",
+				p.Concurrency, *p.SaltSeed, *s.ModelSeed, *s.ModelSeed)
+		}
+	}
+	for _, p := range sw.Points {
 		dir := path.Join(s.ModelDir(), fmt.Sprintf("r%d", p.Concurrency))
 		util := 0.0
 		if maxTPS > 0 {
