@@ -679,6 +679,16 @@ func (r *runner) warmup(o *opened, st *resolved) error {
 	s.MinDurationMs = uint64(w.Duration.Milliseconds())
 	s.AccuracyLogProbability, s.AccuracyLogSamplingTarget = 0, 0
 	s.MaxErrorRate = 1
+	// The warm-up's queries carry other nonces and salts than the
+	// measured run's, whose query ids and samples they repeat.
+	for _, w := range o.warmups {
+		w(true)
+	}
+	defer func() {
+		for _, w := range o.warmups {
+			w(false)
+		}
+	}()
 	start := time.Now()
 	res, err := loadgen.Run(r.ctx, o.sut, o.qsl, s, &loadgen.Options{StallTimeout: r.plan.StallTimeout, SpinWindow: -1, MaxMemory: r.plan.MaxMemory})
 	if err != nil {

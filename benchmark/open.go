@@ -56,6 +56,9 @@ type opened struct {
 	prompts *prompts.Set
 	// images is the data set sent to KServe servers, loaded once.
 	images *dataset.QSL
+	// warmups mark the requests of the OpenAI clients as a warm-up's
+	// (true) or the measured run's (false): openai.Endpoint.Warmup.
+	warmups []func(bool)
 }
 
 func (o *opened) close() {
@@ -339,17 +342,22 @@ func (r *runner) openaiEndpoint(o *opened, st *resolved, rawURL string) (*openai
 	if err != nil {
 		return nil, err
 	}
+	exact := st.exactPrompts || r.replay != nil || r.sessions != nil // shared prefixes (a trace's, a session's history) must reach the server as they are
+	if oc.SaltSeed != nil && exact {
+		return nil, usage("salt", "--salt: this run sends its prompts exactly (an accuracy or audit run, a trace replay or sessions), and a salt would change them; drop --salt")
+	}
 	ep, err := openai.New(openai.Options{
 		BaseURL: rawURL, Model: oc.ServedModel, API: api, Stream: !oc.NoStream, MaxTokens: oc.OutputTokens, IgnoreEOS: oc.IgnoreEOS,
 		APIKey: key, TLS: openai.TLSOptions{CAFile: oc.CACert, InsecureSkipVerify: oc.InsecureSkipVerify},
 		MaxConns: c.Net.MaxConns, LimitConns: c.Net.MaxConns > 0,
-		Prompts: set, AllowRepeatedPrompts: st.exactPrompts || r.replay != nil || r.sessions != nil, // shared prefixes (a trace's, a session's history) must reach the server as they are
+		Prompts: set, AllowRepeatedPrompts: exact, Salt: oc.SaltSeed,
 		Headers: hdr, AllowHeaderOverride: oc.AllowHeaderOverride, ExtraBody: []byte(oc.ExtraBody), Temperature: oc.Temperature,
 		HTTPClient: oc.HTTPClient, Tokenizer: tok, History: r.sessionHistory(),
 	})
 	if err != nil {
 		return nil, &UsageError{Field: "url", Err: err}
 	}
+	o.warmups = append(o.warmups, ep.Warmup)
 	return ep, nil
 }
 

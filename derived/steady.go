@@ -30,58 +30,24 @@ const (
 // gate on (it needs TPOT), for a run without a reported pass, and for a
 // pass of more than MaxSteadyRecords samples.
 func ReportSteady(res *loadgen.Result) *report.Steady {
-	if res == nil {
+	recs, sp, ok := superPassOf(res)
+	if !ok {
 		return nil
 	}
-	pass := res.ReportedPass()
-	if pass < 0 {
-		return nil
-	}
-	// A first-token time is recorded only in token-latency mode: any other
-	// run has none, and reading its records to see it would cost as much
-	// as the rest of its report (an Offline run of 4.4 M samples: 100 ms).
-	if !res.Effective.UseTokenLatencies {
-		return nil
-	}
-	// Look for a token time first, holding nothing.
-	tokens := false
-	for r := range res.PassRecords(pass) {
-		if r.FirstTokenNs != loadgen.NoTime {
-			tokens = true
-			break
-		}
-	}
-	if !tokens {
-		return nil
-	}
-	var recs []loadgen.Record
-	for r := range res.PassRecords(pass) {
-		if len(recs) == MaxSteadyRecords {
-			return nil
-		}
-		recs = append(recs, r)
-	}
-	s := &report.Steady{Whole: steady.Measure(recs, nil, res.Passes[pass].EndNs)}
-
-	size := res.Effective.PerformanceSampleCount
-	if size == 0 {
-		size = res.QSLPerformanceCount
-	}
-	sp := report.SteadyWindow{Label: SuperPassLabel}
-	r, err := steady.SuperPass(recs, steady.SuperPassOptions{DatasetSize: int(size), Concurrency: int(res.Effective.Concurrency)})
-	switch {
-	case err != nil:
-		sp.Note = err.Error()
-		sp.Metrics = s.Whole
+	s := &report.Steady{Whole: sp.Whole}
+	w := report.SteadyWindow{Label: SuperPassLabel}
+	switch r := sp.SuperPassResult; {
+	case sp.Err != nil:
+		w.Note = sp.Err.Error()
+		w.Metrics = s.Whole
 	default:
-		sp.Found, sp.StartNs, sp.EndNs = r.Found, r.StartNs, r.EndNs
-		sp.Metrics = steady.Measure(recs, r.Samples, r.EndNs-r.StartNs)
+		w.Found, w.StartNs, w.EndNs = r.Found, r.StartNs, r.EndNs
+		w.Metrics = sp.Window
 		if r.Found {
-			sp.Note = fmt.Sprintf("super-passes %d–%d of %d (%d samples each: the data set's %d × ⌈concurrency/%d⌉), after %d of warm-up; %s to %s of the pass; TPOT p50 and p90 flat (no Mann-Kendall trend at 5 %%, or under 5 %% drift; CoV ≤ %g) over at least 4 super-passes, and at least %v long",
-				r.Lo, r.Hi-1, r.SuperPasses, r.Size, size, size, r.Warmup, fmtSec(r.StartNs), fmtSec(r.EndNs), steady.DefaultCoVBound, time.Duration(r.MinDurationNs).Round(time.Millisecond))
+			w.Note = fmt.Sprintf("super-passes %d–%d of %d (%d samples each: the data set's %d × ⌈concurrency/%d⌉), after %d of warm-up; %s to %s of the pass; TPOT p50 and p90 flat (no Mann-Kendall trend at 5 %%, or under 5 %% drift; CoV ≤ %g) over at least 4 super-passes, and at least %v long",
+				r.Lo, r.Hi-1, r.SuperPasses, r.Size, sp.DatasetSize, sp.DatasetSize, r.Warmup, fmtSec(r.StartNs), fmtSec(r.EndNs), steady.DefaultCoVBound, time.Duration(r.MinDurationNs).Round(time.Millisecond))
 		} else {
-			sp.Note = fmt.Sprintf("no steady window (%s): the whole run stands for it, as in Endpoints", r.Reason)
-			sp.Metrics = s.Whole
+			w.Note = fmt.Sprintf("no steady window (%s): the whole run stands for it, as in Endpoints", r.Reason)
 		}
 	}
 	fl := report.SteadyWindow{Label: InFlightLabel}
@@ -93,8 +59,99 @@ func ReportSteady(res *loadgen.Result) *report.Steady {
 		fl.Note = fmt.Sprintf("the longest interval with at least %d requests in flight (%g of the peak of %d, rounded up), %s to %s of the pass; its samples are those sent in it",
 			r.Threshold, r.Ratio, r.Peak, fmtSec(r.StartNs), fmtSec(r.EndNs))
 	}
-	s.Windows = []report.SteadyWindow{sp, fl}
+	s.Windows = []report.SteadyWindow{w, fl}
 	return s
+}
+
+// SuperPassAnalysis is the super-pass detector's outcome for a run's
+// reported pass, as ReportSteady computes it, with the metrics of the
+// window and of the whole pass.
+type SuperPassAnalysis struct {
+	// SuperPassResult is steady.SuperPass's outcome; when Found is false
+	// its window is the whole run.
+	steady.SuperPassResult
+	// Err is steady.SuperPass's error (a run without a data set size);
+	// SuperPassResult is then zero.
+	Err error
+	// DatasetSize is the pass over the data set that super-passes are
+	// made of: the effective performance sample count, else the QSL's.
+	DatasetSize int
+	// Window is measured over the window's samples and its issue span
+	// when one was found, else it is Whole.
+	Window steady.Metrics
+	// Whole is measured over the whole pass.
+	Whole steady.Metrics
+}
+
+// SuperPassOf is the super-pass analysis of res's reported pass, the one
+// ReportSteady reports; false where ReportSteady is nil (no token times, no
+// reported pass, too many samples).
+func SuperPassOf(res *loadgen.Result) (*SuperPassAnalysis, bool) {
+	_, sp, ok := superPassOf(res)
+	return sp, ok
+}
+
+func superPassOf(res *loadgen.Result) ([]loadgen.Record, *SuperPassAnalysis, bool) {
+	recs, pass, ok := steadyRecords(res)
+	if !ok {
+		return nil, nil, false
+	}
+	sp := &SuperPassAnalysis{Whole: steady.Measure(recs, nil, res.Passes[pass].EndNs)}
+	size := res.Effective.PerformanceSampleCount
+	if size == 0 {
+		size = res.QSLPerformanceCount
+	}
+	sp.DatasetSize = int(size)
+	r, err := steady.SuperPass(recs, steady.SuperPassOptions{DatasetSize: int(size), Concurrency: int(res.Effective.Concurrency)})
+	sp.Window = sp.Whole
+	switch {
+	case err != nil:
+		sp.Err = err
+	default:
+		sp.SuperPassResult = r
+		if r.Found {
+			sp.Window = steady.Measure(recs, r.Samples, r.EndNs-r.StartNs)
+		}
+	}
+	return recs, sp, true
+}
+
+// steadyRecords are the records of res's reported pass and its index;
+// false for a run the steady-state analysis does not cover (see
+// ReportSteady).
+func steadyRecords(res *loadgen.Result) ([]loadgen.Record, int, bool) {
+	if res == nil {
+		return nil, 0, false
+	}
+	pass := res.ReportedPass()
+	if pass < 0 {
+		return nil, 0, false
+	}
+	// A first-token time is recorded only in token-latency mode: any other
+	// run has none, and reading its records to see it would cost as much
+	// as the rest of its report (an Offline run of 4.4 M samples: 100 ms).
+	if !res.Effective.UseTokenLatencies {
+		return nil, 0, false
+	}
+	// Look for a token time first, holding nothing.
+	tokens := false
+	for r := range res.PassRecords(pass) {
+		if r.FirstTokenNs != loadgen.NoTime {
+			tokens = true
+			break
+		}
+	}
+	if !tokens {
+		return nil, 0, false
+	}
+	var recs []loadgen.Record
+	for r := range res.PassRecords(pass) {
+		if len(recs) == MaxSteadyRecords {
+			return nil, 0, false
+		}
+		recs = append(recs, r)
+	}
+	return recs, pass, true
 }
 
 func fmtSec(ns int64) string { return fmt.Sprintf("%.3f s", float64(ns)/1e9) }

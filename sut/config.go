@@ -172,6 +172,12 @@ type OpenAIConfig struct {
 	// Temperature is sent as temperature; nil sends none (the server's
 	// default).
 	Temperature *float64 `json:"temperature,omitempty"`
+	// SaltSeed, when set (--salt, --salt-seed), marks each query of a
+	// performance run with MLPerf Endpoints' per-query anti-caching salt
+	// seeded by it, in place of the nonce (openai.Options.Salt: between
+	// the system prompt and the user content; query id k, the record of
+	// seq id k − 1, carries openai.SaltOf(seed, k)). Nil sends the nonce.
+	SaltSeed *uint64 `json:"salt_seed,omitempty"`
 	// HTTPClient is the HTTP client of the requests (--http-client):
 	// "auto" or "" (aimeter's HTTP/1.1 client for http:// URLs, net/http
 	// for https://), "h1" (aimeter's, http:// only) or "net/http".

@@ -320,6 +320,10 @@ func sutConfig(changed func(string) bool, f *runFlags) (sut.Config, error) {
 			t := o.temperature
 			cfg.OpenAI.Temperature = &t
 		}
+		if o.salt {
+			seed := o.saltSeed
+			cfg.OpenAI.SaltSeed = &seed
+		}
 	}
 	if backend == string(sut.KServe) {
 		k := &f.kserve
@@ -383,6 +387,7 @@ var flagRules = []flagRule{
 		k := c.KindOrNull()
 		return k == sut.Null || k == sut.NullAsync || k == sut.Dispatch || (k == sut.OpenAI && f.openai.prompts == "") || k == sut.KServe || (k == sut.ONNX && f.onnx.workload == "")
 	}, "--sut null, null-async, dispatch, openai's synthetic prompts, kserve's own inputs and onnx's random inputs (the reference SUT uses its data set's size, --prompts its lines)"},
+	{[]string{"salt-seed"}, func(f *runFlags, _ *gbtFlags, _ *sut.Config) bool { return f.openai.salt }, "--salt"},
 	{[]string{"find-peak-resolution", "keep-probe-records"}, func(f *runFlags, _ *gbtFlags, _ *sut.Config) bool { return f.mode == "find-peak" },
 		"--mode find-peak"},
 	{[]string{"lambda"}, func(_ *runFlags, g *gbtFlags, _ *sut.Config) bool { return g.inMode(2, 3) },

@@ -31,12 +31,14 @@ type openaiFlags struct {
 	httpClient   string
 	tokenizer    string
 	inputLengths string
+	salt         bool
+	saltSeed     uint64
 }
 
 // openaiFlagNames lists the flags addOpenAIFlags defines, for the help's
 // flag groups.
 var openaiFlagNames = []string{"served-model", "api", "stream", "prompts", "input-tokens", "output-tokens",
-	"ignore-eos", "api-key-env", "ca-cert", "insecure-skip-verify", "header", "allow-header-override", "extra-body", "temperature", "http-client", "tokenizer", "input-lengths"}
+	"ignore-eos", "api-key-env", "ca-cert", "insecure-skip-verify", "header", "allow-header-override", "extra-body", "temperature", "http-client", "tokenizer", "input-lengths", "salt", "salt-seed"}
 
 func addOpenAIFlags(fl *pflag.FlagSet, o *openaiFlags) {
 	fl.StringVar(&o.model, "served-model", "", "--sut openai: the model name to request (default: the first one GET /v1/models lists); --model stays the MLPerf config key")
@@ -55,6 +57,8 @@ func addOpenAIFlags(fl *pflag.FlagSet, o *openaiFlags) {
 	fl.BoolVar(&o.allowHeaders, "allow-header-override", false, "--sut openai: let --header replace Content-Type, Authorization or Accept")
 	fl.StringVar(&o.extraBody, "extra-body", "", "--sut openai: JSON object whose members are added to every request body, e.g. '{\"top_k\": 20}'; keys the client sets (model, stream, max_tokens, temperature, …) are refused")
 	fl.StringVar(&o.httpClient, "http-client", openai.ClientAuto, "--sut openai: HTTP client of the requests: auto (aimeter's HTTP/1.1 streaming client for http://, net/http for https://), h1 (aimeter's, http:// only) or net/http")
+	fl.BoolVar(&o.salt, "salt", false, "--sut openai: mark each query with MLPerf Endpoints' per-query anti-caching salt, \"[salt: 16 hex digits]\", instead of the leading nonce: after the system prompt in a chat request that has one (so a prefix cache may share the system prompt, never the user content), else at the start of the prompt; recorded in the bundle, and each query's salt follows from --salt-seed and its sequence number")
+	fl.Uint64Var(&o.saltSeed, "salt-seed", 0, "--salt: the seed of the salts; the same seed sends the same salts again (Endpoints seeds them with the seed set's model_seed)")
 	fl.Float64Var(&o.temperature, "temperature", 0, "--sut openai: sampling temperature sent with every request (default: none sent, the server's default)")
 }
 

@@ -110,6 +110,22 @@ type Options struct {
 	// never serves the same prompt twice from its prefix cache when
 	// loadgen reissues a sample; an accuracy run must set it.
 	AllowRepeatedPrompts bool
+	// Salt, when set, marks each request with MLPerf Endpoints'
+	// per-query anti-caching salt instead of the nonce: "[salt: " and the
+	// 16 hex digits of SaltOf(*Salt, the query's ResponseID), then "]".
+	// In a chat request whose first message is the system prompt it ends
+	// that message (after two newlines), so that it stands between the
+	// system prompt and the user content: a server's prefix cache may
+	// still share the system prompt between queries, never what follows.
+	// In any other chat request, and in a completions request (whose
+	// prompt has no system part), it starts the first message or the
+	// prompt (followed by two newlines), so no two queries share any
+	// prefix. The salts are a function of the seed and the query, so a
+	// rerun with the same seed and schedule sends the same salts, and a
+	// record's salt is SaltOf(seed, its seq id + 1). Nil sends the nonce
+	// (see AllowRepeatedPrompts). It cannot be set with
+	// AllowRepeatedPrompts, whose prompts go out exactly, nor with History.
+	Salt *uint64
 	// MaxEventBytes bounds one server-sent event (and, ×16, a whole
 	// non-streamed body); a larger one ends the sample with a decode
 	// error. Zero means DefaultMaxEventBytes.
@@ -201,8 +217,12 @@ func (o Options) String() string {
 	if len(o.ExtraBody) > 0 {
 		key += " ExtraBody=(set)"
 	}
-	return fmt.Sprintf("openai.Options{BaseURL=%s Model=%q API=%q Stream=%v MaxTokens=%d IgnoreEOS=%v MaxConns=%d LimitConns=%v AllowRepeatedPrompts=%v%s}",
-		redact(o.BaseURL), o.Model, o.API, o.Stream, o.MaxTokens, o.IgnoreEOS, o.MaxConns, o.LimitConns, o.AllowRepeatedPrompts, key)
+	salt := ""
+	if o.Salt != nil {
+		salt = fmt.Sprintf(" Salt=%d", *o.Salt)
+	}
+	return fmt.Sprintf("openai.Options{BaseURL=%s Model=%q API=%q Stream=%v MaxTokens=%d IgnoreEOS=%v MaxConns=%d LimitConns=%v AllowRepeatedPrompts=%v%s%s}",
+		redact(o.BaseURL), o.Model, o.API, o.Stream, o.MaxTokens, o.IgnoreEOS, o.MaxConns, o.LimitConns, o.AllowRepeatedPrompts, salt, key)
 }
 
 // GoString is String, so that %#v does not print the API key either.
@@ -234,6 +254,7 @@ type Endpoint struct {
 	tr       *http.Transport
 	h1       *h1Client // the specialised HTTP/1.1 client; nil: net/http
 	salt     uint64
+	warm     atomic.Bool // the requests are a warm-up's (Warmup)
 	maxEvent int
 	maxTimes int
 	hdrBytes int64    // estimate of a request's start line and headers
@@ -280,6 +301,9 @@ func New(o Options) (*Endpoint, error) {
 	}
 	if o.Prompts == nil {
 		return nil, errors.New("openai: no prompts")
+	}
+	if o.Salt != nil && (o.AllowRepeatedPrompts || o.History != nil) {
+		return nil, errors.New("openai: a salt changes every prompt; it cannot be sent with the prompts exactly (AllowRepeatedPrompts) or with a session's history")
 	}
 	if o.MaxTokens < 0 || o.MaxConns < 0 || o.MaxEventBytes < 0 || o.MaxTokenTimes < 0 {
 		return nil, errors.New("openai: MaxTokens, MaxConns, MaxEventBytes and MaxTokenTimes must not be negative")
@@ -415,9 +439,12 @@ func (e *Endpoint) Close() error {
 }
 
 // bodies are the request bodies of every prompt, cut where the nonce goes:
-// request i is pre[i] + nonce + post[i].
+// request i is pre[i] + nonce + post[i]. With Options.Salt the cut is
+// where the salt goes, and saltAfter[i] says that the salt follows text
+// (the system prompt) rather than preceding it.
 type bodies struct {
 	pre, post [][]byte
+	saltAfter []bool
 }
 
 // buildBodies encodes every prompt's request once, so that a request costs
@@ -446,7 +473,7 @@ func (e *Endpoint) buildBodies(model string) (*bodies, error) {
 	}
 	head.Write(e.extra)
 	set := e.opts.Prompts
-	b := &bodies{pre: make([][]byte, set.Len()), post: make([][]byte, set.Len())}
+	b := &bodies{pre: make([][]byte, set.Len()), post: make([][]byte, set.Len()), saltAfter: make([]bool, set.Len())}
 	var pre, post bytes.Buffer
 	for i := range set.Len() {
 		p := set.Prompt(i)
@@ -473,7 +500,14 @@ func (e *Endpoint) buildBodies(model string) (*bodies, error) {
 			pre.WriteString(`"messages":[{"role":`)
 			pre.Write(jsonString(p.Messages[0].Role))
 			pre.WriteString(`,"content":"`)
-			post.Write(jsonString(p.Messages[0].Content)[1:])
+			if content := jsonString(p.Messages[0].Content); e.opts.Salt != nil && p.Messages[0].Role == "system" {
+				// The salt ends the system prompt.
+				pre.Write(content[1 : len(content)-1])
+				post.WriteByte('"')
+				b.saltAfter[i] = true
+			} else {
+				post.Write(content[1:])
+			}
 			post.WriteByte('}')
 			for _, m := range p.Messages[1:] {
 				post.WriteString(`,{"role":`)
@@ -507,6 +541,9 @@ func jsonString(s string) []byte {
 func (e *Endpoint) appendNonce(b []byte, id loadgen.ResponseID) []byte {
 	const digits = "abcdefghijklmnopqrstuvwxyz234567"
 	x := uint64(id) ^ e.salt
+	if e.warm.Load() {
+		x ^= warmMask
+	}
 	// The splitmix64 finaliser, a bijection of uint64.
 	x ^= x >> 30
 	x *= 0xbf58476d1ce4e5b9
@@ -518,6 +555,69 @@ func (e *Endpoint) appendNonce(b []byte, id loadgen.ResponseID) []byte {
 		x >>= 5
 	}
 	return append(b, ' ')
+}
+
+// SaltOf is the salt of query id under seed: 16 hex digits of a bijective
+// mix of the two, so that two queries of one run never share a salt and
+// the same seed and query always give the same one.
+func SaltOf(seed uint64, id loadgen.ResponseID) string {
+	var b [16]byte
+	return string(appendSaltHex(b[:0], seed, id))
+}
+
+func appendSaltHex(b []byte, seed uint64, id loadgen.ResponseID) []byte {
+	const digits = "0123456789abcdef"
+	// An odd multiple of id plus the mixed seed, mixed again: a bijection
+	// of id for each seed, and two seeds' streams are not shifts of each
+	// other.
+	x := mix64(mix64(seed) + uint64(id)*0x9e3779b97f4a7c15)
+	for i := 60; i >= 0; i -= 4 {
+		b = append(b, digits[(x>>i)&15])
+	}
+	return b
+}
+
+// mix64 is the splitmix64 finaliser, a bijection of uint64.
+func mix64(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	x ^= x >> 31
+	return x
+}
+
+// warmMask is mixed into the nonce's salt and the salt's seed during a
+// warm-up (Warmup): an arbitrary constant (splitmix64's increment).
+const warmMask = 0x9e3779b97f4a7c15
+
+// Warmup marks the requests that follow as a warm-up's (on) or a measured
+// run's (off, the default). A warm-up is a separate LoadGen run with the
+// same seeds, so its queries have the measured run's query ids and
+// samples: its nonces and salts are drawn from another stream (the salt of
+// warm-up query id is SaltOf(seed ^ 0x9e3779b97f4a7c15, id)), or it would
+// put into the server's prefix cache the very prompts the measured run
+// then sends. It is safe for concurrent use; call it between runs.
+func (e *Endpoint) Warmup(on bool) { e.warm.Store(on) }
+
+// appendSalt appends the salt of request id as JSON string content: two
+// newlines and the marker when it follows the system prompt, the marker
+// and two newlines when it leads the prompt.
+func (e *Endpoint) appendSalt(b []byte, id loadgen.ResponseID, after bool) []byte {
+	if after {
+		b = append(b, `\n\n`...)
+	}
+	seed := *e.opts.Salt
+	if e.warm.Load() {
+		seed ^= warmMask
+	}
+	b = append(b, "[salt: "...)
+	b = appendSaltHex(b, seed, id)
+	b = append(b, ']')
+	if !after {
+		b = append(b, `\n\n`...)
+	}
+	return b
 }
 
 // call is the per-request state, pooled.
@@ -649,7 +749,10 @@ func (e *Endpoint) do(ctx context.Context, r clock, s loadgen.QuerySample, resp 
 		c.body = body
 	} else {
 		c.body = append(c.body[:0], b.pre[s.Index]...)
-		if !e.opts.AllowRepeatedPrompts {
+		switch {
+		case e.opts.Salt != nil:
+			c.body = e.appendSalt(c.body, s.ID, b.saltAfter[s.Index])
+		case !e.opts.AllowRepeatedPrompts:
 			c.body = e.appendNonce(c.body, s.ID)
 		}
 		c.body = append(c.body, b.post[s.Index]...)

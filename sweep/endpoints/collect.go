@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"aimeter/bundle"
+	"aimeter/derived"
 	"aimeter/loadgen"
 	"aimeter/sweep"
 	"aimeter/sysinfo"
@@ -38,6 +39,13 @@ type Point struct {
 	Warmup *bundle.Warmup
 	// System is the host the run recorded.
 	System sysinfo.System
+	// SaltSeed is the seed of the run's per-query anti-caching salt
+	// (--salt-seed); nil for a run without --salt.
+	SaltSeed *uint64
+	// Steady is the run's super-pass steady-state analysis (the one its
+	// result.json reports); nil for a run it does not cover (no token
+	// times).
+	Steady *derived.SuperPassAnalysis
 	// Config is the client's configuration (config.yaml): the invocation
 	// and the requested settings, as stored in the bundle.
 	Config map[string]any
@@ -129,12 +137,18 @@ func collectPoint(dir string, sp sweep.Point) (Point, error) {
 		QSLName:         res.QSLName,
 		System:          b.System,
 	}
+	if sp, ok := derived.SuperPassOf(res); ok {
+		p.Steady = sp
+	}
 	cfg := map[string]any{"settings": res.Requested}
 	for r := range res.PassRecords(pass) {
 		p.Samples = append(p.Samples, sweep.SampleOf(r))
 	}
 	if inv := b.Invocation; inv != nil {
 		p.Warmup = inv.Warmup
+		if oc := inv.SUT.OpenAI; oc != nil {
+			p.SaltSeed = oc.SaltSeed
+		}
 		cfg["invocation"] = inv
 	}
 	// config.yaml is the stored JSON's keys, so a round trip through

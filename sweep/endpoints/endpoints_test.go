@@ -1,6 +1,7 @@
 package endpoints
 
 import (
+	"errors"
 	"flag"
 	"maps"
 	"os"
@@ -9,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"aimeter/derived"
+	"aimeter/steady"
 	"aimeter/sweep"
 	"aimeter/sysinfo"
 )
@@ -95,7 +98,89 @@ func goldenSweep() *Sweep {
 		mk(12, sweep.RegionMedium, "none", 16, 32, 64),
 		mk(40, sweep.RegionHigh, "elected", 100, 120, 140, 160),
 	}
+	// Steady states: a window at r1, too few super-passes at r4, none at
+	// r12 (the whole run stands for it), none analysed at r40.
+	whole := steady.Metrics{Samples: 40, Completed: 38, Failed: 2, SpanNs: 2e9, OutputTokensPerSec: 900,
+		Latency: [3]int64{5e6, 8e6, 9e6}, TTFT: [3]int64{1e6, 2e6, 3e6}, TPOT: [3]int64{4e5, 5e5, 6e5}, HasTokens: true}
+	win := whole
+	win.Completed, win.OutputTokensPerSec, win.TPOT = 24, 1000, [3]int64{4e5, 4e5, 5e5}
+	seqs := make([]uint64, 40)
+	p[0].Steady = &derived.SuperPassAnalysis{DatasetSize: 4, Window: win, Whole: whole, SuperPassResult: steady.SuperPassResult{
+		Size: 4, SuperPasses: 10, Warmup: 1, Found: true, Lo: 2, Hi: 8, StartNs: 5e8, EndNs: 1_700_000_000, Samples: seqs[:24]}}
+	p[1].Steady = &derived.SuperPassAnalysis{DatasetSize: 8, Window: whole, Whole: whole, SuperPassResult: steady.SuperPassResult{
+		Size: 8, SuperPasses: 5, Warmup: 2, Reason: "no admissible steady plateau", Samples: seqs}}
+	p[2].Steady = &derived.SuperPassAnalysis{DatasetSize: 4, Window: whole, Whole: whole, SuperPassResult: steady.SuperPassResult{
+		Size: 4, SuperPasses: 9, Warmup: 1, Reason: "all 1 steady plateaus are too short", Samples: seqs[:36]}}
 	return &Sweep{CMax: 40, Points: p}
+}
+
+// TestSteadyStateStatus: the steady_state block's status, verdict and
+// basis for each outcome of the super-pass analysis.
+func TestSteadyStateStatus(t *testing.T) {
+	seqs := make([]uint64, 100)
+	cases := []struct {
+		name, why              string
+		sp                     *derived.SuperPassAnalysis
+		status, verdict, basis string
+	}{
+		{"window", "a window found is the official result",
+			&derived.SuperPassAnalysis{DatasetSize: 10, SuperPassResult: steady.SuperPassResult{Size: 10, Warmup: 1, Found: true, Lo: 1, Hi: 5, Samples: seqs[:40]}},
+			StatusWindowable, VerdictSteady, BasisWindow},
+		{"partial data set", "fewer samples issued than one pass over the data set",
+			&derived.SuperPassAnalysis{DatasetSize: 200, SuperPassResult: steady.SuperPassResult{Size: 200, Samples: seqs}},
+			StatusPartialDataset, VerdictNotFound, BasisTotal},
+		{"three after warm-up", "4 full super-passes, 1 of them warm-up: a plateau needs 4",
+			&derived.SuperPassAnalysis{DatasetSize: 25, SuperPassResult: steady.SuperPassResult{Size: 25, Warmup: 1, Samples: seqs}},
+			StatusInsufficientPasses, VerdictNotFound, BasisTotal},
+		{"no plateau", "enough super-passes, none flat: not the official result, and not for want of passes",
+			&derived.SuperPassAnalysis{DatasetSize: 10, SuperPassResult: steady.SuperPassResult{Size: 10, Warmup: 2, Samples: seqs}},
+			StatusInsufficientDuration, VerdictNotFound, BasisTotal},
+		{"no analysis", "a run without token times has no block", nil, "", "", ""},
+		{"detector error", "a run without a data set size has no block", &derived.SuperPassAnalysis{Err: errors.New("no size")}, "", "", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := map[string]any{}
+			for _, it := range steadyState(Point{Steady: c.sp}) {
+				got[it.Key.(string)] = it.Value
+			}
+			if c.status == "" {
+				if len(got) != 0 {
+					t.Errorf("%s: got a block %v", c.why, got)
+				}
+				return
+			}
+			if got["status"] != c.status || got["verdict"] != c.verdict || got["basis"] != c.basis {
+				t.Errorf("%s: status %v, verdict %v, basis %v; want %s, %s, %s", c.why, got["status"], got["verdict"], got["basis"], c.status, c.verdict, c.basis)
+			}
+		})
+	}
+}
+
+// TestBuildSaltSeed: a point whose run salted its queries exports only
+// when its salt seed is the submission's model_seed.
+func TestBuildSaltSeed(t *testing.T) {
+	s := readTestSubmission(t)
+	same, other := *s.ModelSeed, *s.ModelSeed+1
+	cases := []struct {
+		name, why string
+		seed      *uint64
+		want      string // "" for no error
+	}{
+		{"no salt", "a run without --salt has no salt seed to agree", nil, ""},
+		{"model seed", "the salt seeded as Endpoints seeds it", &same, ""},
+		{"another seed", "the tree would declare a model_seed the salts did not use", &other, "not the seed set's model_seed"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			sw := goldenSweep()
+			sw.Points[1].SaltSeed = c.seed
+			_, err := Build(sw, s)
+			if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "r4")) {
+				t.Errorf("%s: error %v, want %q", c.why, err, c.want)
+			}
+		})
+	}
 }
 
 // TestBuildGolden compares every file Build writes for goldenSweep with

@@ -66,8 +66,10 @@ type Submission struct {
 	// --set to the set's values.
 	SeedSet      string `json:"seed_set"`
 	TargetCohort string `json:"target_cohort"`
-	// ModelSeed is the seed set's model_seed, which the server, not the
-	// client, uses.
+	// ModelSeed is the seed set's model_seed, which the server uses, and
+	// which seeds the per-query salt (the checker's reading of section
+	// 2.1.1): a point whose run salted its queries (--salt) must have
+	// been run with --salt-seed equal to it.
 	ModelSeed *uint64 `json:"model_seed"`
 	// MaxSupportedConcurrency is the declared Cmax; 0 takes the sweep's
 	// own (its regions' Cmax, else its highest point).

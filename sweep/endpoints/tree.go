@@ -83,6 +83,13 @@ func Build(sw *Sweep, s *Submission) (map[string][]byte, error) {
 		return nil, err
 	}
 	for _, p := range sw.Points {
+		// Endpoints seeds the per-query salt with the set's model_seed.
+		if p.SaltSeed != nil && *p.SaltSeed != *s.ModelSeed {
+			return nil, fmt.Errorf("point r%d: its run salted its queries with --salt-seed %d, not the seed set's model_seed %d, which seeds Endpoints' per-query salt: run the sweep again with --salt-seed %d",
+				p.Concurrency, *p.SaltSeed, *s.ModelSeed, *s.ModelSeed)
+		}
+	}
+	for _, p := range sw.Points {
 		dir := path.Join(s.ModelDir(), fmt.Sprintf("r%d", p.Concurrency))
 		util := 0.0
 		if maxTPS > 0 {
@@ -237,10 +244,15 @@ func pointConfig(p Point, s *Submission, cmax int, impl string) yaml.MapSlice {
 	if p.Region != "" {
 		m = append(m, yaml.MapItem{Key: "region", Value: p.Region})
 	}
-	return append(m,
+	m = append(m,
 		yaml.MapItem{Key: "dataset", Value: s.DatasetName},
 		yaml.MapItem{Key: "runtime_settings", Value: settings},
 		yaml.MapItem{Key: "warmup", Value: warm},
+	)
+	if st := steadyState(p); st != nil {
+		m = append(m, yaml.MapItem{Key: "steady_state", Value: st})
+	}
+	return append(m,
 		yaml.MapItem{Key: "division", Value: s.Division},
 		yaml.MapItem{Key: "max_supported_concurrency", Value: cmax},
 		yaml.MapItem{Key: "model_name", Value: s.Model},
@@ -255,6 +267,106 @@ func pointConfig(p Point, s *Submission, cmax int, impl string) yaml.MapSlice {
 		yaml.MapItem{Key: "seed_set", Value: s.SeedSet},
 		yaml.MapItem{Key: "target_cohort", Value: s.TargetCohort},
 	)
+}
+
+// The vocabulary of point.yaml's steady_state block (Endpoints section
+// 4.4), as MLCommons' checker reads it: the coverage statuses, of which
+// only windowable makes the window's metrics the official result, the
+// detector's verdicts and the gating metrics' states.
+const (
+	StatusWindowable           = "windowable"
+	StatusInsufficientDuration = "insufficient_duration"
+	StatusInsufficientPasses   = "insufficient_passes"
+	StatusPartialDataset       = "partial_dataset"
+	VerdictSteady              = "STEADY STATE"
+	VerdictNotFound            = "not found"
+	StatePlateau               = "Plateau"
+	// BasisWindow and BasisTotal are aimeter's basis key: the metrics of
+	// the block are the window's, or the whole run's (Endpoints' "total",
+	// the fallback when no window qualifies).
+	BasisWindow = "steady_state"
+	BasisTotal  = "total"
+	// minTrendN is the fewest super-passes a window spans (the checker's
+	// MIN_TREND_N).
+	minTrendN = 4
+)
+
+// steadyState is point.yaml's steady_state block, from the run's
+// super-pass analysis (derived.SuperPassOf, the one result.json reports);
+// nil for a run without one (no token times, or no data set size).
+//
+// A window found is status windowable, verdict STEADY STATE, its extent
+// in super-passes (counted from 0, warm-up included; end inclusive), its
+// size, completed samples and issue-time span in seconds, and TPOT p50 and
+// p90, the gating metrics, each a Plateau. With none, the block says why
+// in the checker's terms (partial_dataset: less than one pass over the
+// data set; insufficient_passes: fewer than 4 super-passes after the
+// warm-up; insufficient_duration: enough super-passes, but no plateau, or
+// none as long as its minimum duration), verdict "not found", and states
+// no window extent, so that the checker measures the point's duration
+// over the whole run; its metrics are then the whole run's (basis total).
+// metrics are in ms (tokens per second for the rates), percentiles by
+// LoadGen's rule over the successful samples, from the scheduled time.
+func steadyState(p Point) yaml.MapSlice {
+	sp := p.Steady
+	if sp == nil || sp.Err != nil {
+		return nil
+	}
+	r := sp.SuperPassResult
+	var out yaml.MapSlice
+	metrics := sp.Window
+	if r.Found {
+		out = yaml.MapSlice{
+			{Key: "status", Value: StatusWindowable},
+			{Key: "verdict", Value: VerdictSteady},
+			{Key: "basis", Value: BasisWindow},
+			{Key: "window", Value: yaml.MapSlice{
+				{Key: "super_pass_start", Value: r.Lo},
+				{Key: "super_pass_end", Value: r.Hi - 1},
+				{Key: "super_pass_size", Value: r.Size},
+				{Key: "n_samples", Value: metrics.Completed},
+				{Key: "duration_s", Value: float64(r.EndNs-r.StartNs) / 1e9},
+			}},
+			{Key: "state", Value: yaml.MapSlice{
+				{Key: "tpot_p50", Value: StatePlateau},
+				{Key: "tpot_p90", Value: StatePlateau},
+			}},
+		}
+	} else {
+		metrics = sp.Whole
+		issued := len(r.Samples)
+		status := StatusInsufficientDuration
+		switch {
+		case issued < sp.DatasetSize:
+			status = StatusPartialDataset
+		case issued/r.Size-r.Warmup < minTrendN:
+			status = StatusInsufficientPasses
+		}
+		out = yaml.MapSlice{
+			{Key: "status", Value: status},
+			{Key: "verdict", Value: VerdictNotFound},
+			{Key: "basis", Value: BasisTotal},
+			{Key: "reason", Value: r.Reason},
+			{Key: "window", Value: yaml.MapSlice{
+				{Key: "super_pass_size", Value: r.Size},
+				{Key: "n_samples", Value: metrics.Completed},
+			}},
+		}
+	}
+	ms := func(ns int64) float64 { return float64(ns) / 1e6 }
+	m := yaml.MapSlice{
+		{Key: "ttft_p50_ms", Value: ms(metrics.TTFT[0])},
+		{Key: "ttft_p90_ms", Value: ms(metrics.TTFT[1])},
+		{Key: "tpot_p50_ms", Value: ms(metrics.TPOT[0])},
+		{Key: "tpot_p90_ms", Value: ms(metrics.TPOT[1])},
+		{Key: "latency_p50_ms", Value: ms(metrics.Latency[0])},
+		{Key: "latency_p90_ms", Value: ms(metrics.Latency[1])},
+		{Key: "system_tps", Value: metrics.OutputTokensPerSec},
+	}
+	if metrics.TPOT[1] > 0 {
+		m = append(m, yaml.MapItem{Key: "tps_per_user", Value: 1e3 / ms(metrics.TPOT[1])})
+	}
+	return append(out, yaml.MapItem{Key: "metrics", Value: m})
 }
 
 // Stats is a percentile block of result_summary.json: the sum, the
