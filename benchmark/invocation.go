@@ -6,6 +6,7 @@ import (
 
 	"aimeter/bundle"
 	"aimeter/sut"
+	"aimeter/tokenize"
 )
 
 // invocation is how the run was asked for, as the bundle records it.
@@ -43,6 +44,10 @@ func (r *runner) invocation(st *resolved, o *opened) *bundle.Invocation {
 	}
 	if o.cfg.OpenAI != nil && o.cfg.OpenAI.Prompts != "" {
 		inv.Settings.Files = append(inv.Settings.Files, bundle.InputFile{Role: "prompts", Path: o.cfg.OpenAI.Prompts, SHA256: o.cfg.OpenAI.PromptsSHA256})
+	}
+	if oc := o.cfg.OpenAI; oc != nil && oc.InputLengthsSHA256 != "" {
+		path, _ := tokenize.HistogramFile(oc.InputLengths)
+		inv.Settings.Files = append(inv.Settings.Files, bundle.InputFile{Role: "input-lengths", Path: path, SHA256: oc.InputLengthsSHA256})
 	}
 	return inv
 }

@@ -398,8 +398,15 @@ func (r *runner) prompts(o *opened) (*prompts.Set, error) {
 		}
 		var lengths tokenize.Lengths
 		if oc.InputLengths != "" {
+			if path, ok := tokenize.HistogramFile(oc.InputLengths); ok && path != "" {
+				sum, err := pinnedFile("input-lengths", path, oc.InputLengthsSHA256)
+				if err != nil {
+					return nil, err
+				}
+				oc.InputLengthsSHA256 = sum
+			}
 			if lengths, err = tokenize.ParseLengths(oc.InputLengths); err != nil {
-				return nil, &UsageError{Field: "input-lengths", Err: err}
+				return nil, usage("input-lengths", "--input-lengths: %w", err)
 			}
 		}
 		set, err = prompts.Synthetic(prompts.SyntheticOptions{Count: int(n), InputWords: words, InputLengths: lengths, Tokenizer: tok})

@@ -126,10 +126,14 @@ type OpenAIConfig struct {
 	// Tokenizer when one is named; 0 means 128.
 	InputTokens int `json:"input_tokens,omitempty"`
 	// InputLengths, if set, draws each synthetic prompt's length from a
-	// distribution instead of InputTokens: "N", "uniform:MIN:MAX" or
-	// "normal:MEAN:SD" (tokenize.ParseLengths), in words, or in
-	// Tokenizer's tokens when one is named.
+	// distribution instead of InputTokens: "N", "uniform:MIN:MAX",
+	// "normal:MEAN:SD" or "hist:FILE" (tokenize.ParseLengths), in words,
+	// or in Tokenizer's tokens when one is named.
 	InputLengths string `json:"input_lengths,omitempty"`
+	// InputLengthsSHA256 is the hex SHA-256 of the histogram file of a
+	// "hist:FILE" InputLengths when the run read it; a run repeated from
+	// a bundle refuses a file that differs.
+	InputLengthsSHA256 string `json:"input_lengths_sha256,omitempty"`
 	// Tokenizer names the server's tokenizer (package tokenize): a
 	// tiktoken encoding (cl100k_base, o200k_base, …) or the path of a
 	// Hugging Face tokenizer.json. With it, synthetic prompts, trace

@@ -44,7 +44,7 @@ func addOpenAIFlags(fl *pflag.FlagSet, o *openaiFlags) {
 	fl.BoolVar(&o.stream, "stream", true, "--sut openai: stream responses (server-sent events) and measure time to first token and per token")
 	fl.StringVar(&o.prompts, "prompts", "", "--sut openai: JSONL file of prompts ({\"prompt\": …} or {\"messages\": […]} a line); default: --qsl-size synthetic prompts of --input-tokens words")
 	fl.IntVar(&o.inputTokens, "input-tokens", 128, "--sut openai: words per synthetic prompt (≈ tokens; a rare word is often 2 or more), or exact tokens with --tokenizer")
-	fl.StringVar(&o.inputLengths, "input-lengths", "", "--sut openai: draw each synthetic prompt's length instead of --input-tokens: N, uniform:MIN:MAX or normal:MEAN:SD (words, or tokens with --tokenizer)")
+	fl.StringVar(&o.inputLengths, "input-lengths", "", "--sut openai: draw each synthetic prompt's length instead of --input-tokens: N, uniform:MIN:MAX, normal:MEAN:SD or hist:FILE (CSV LENGTH,WEIGHT rows) (words, or tokens with --tokenizer)")
 	fl.StringVar(&o.tokenizer, "tokenizer", "", "--sut openai: the server's tokenizer, a tiktoken encoding ("+strings.Join(tokenize.Encodings, ", ")+") or the path of a Hugging Face tokenizer.json: synthetic prompts (--input-tokens), trace prompts and generated session turns (--user-words) get exact lengths in its tokens, and a response without usage is counted in them (default: one word stands for one token)")
 	fl.IntVar(&o.outputTokens, "output-tokens", 128, "--sut openai: max_tokens of each request (0 = the server's default)")
 	fl.BoolVar(&o.ignoreEOS, "ignore-eos", false, "--sut openai: send ignore_eos so that every response has --output-tokens tokens (vLLM, SGLang)")
