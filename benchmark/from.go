@@ -93,9 +93,11 @@ func PlanFromBundle(dir string) (*Plan, error) {
 		}
 	}
 	if o := p.SUT.OpenAI; o != nil {
-		if path, ok := tokenize.HistogramFile(o.InputLengths); ok && path != "" {
-			if _, err := os.Stat(path); err != nil {
-				return nil, usage("from", "--from %s: the recorded input lengths file %s: %w", dir, path, err)
+		for _, spec := range []string{o.InputLengths, o.OutputLengths} {
+			if path, ok := tokenize.HistogramFile(spec); ok && path != "" {
+				if _, err := os.Stat(path); err != nil {
+					return nil, usage("from", "--from %s: the recorded lengths file %s: %w", dir, path, err)
+				}
 			}
 		}
 	}
