@@ -9,6 +9,7 @@ import (
 
 	"aimeter/bundle"
 	"aimeter/sut"
+	"aimeter/tokenize"
 )
 
 // PlanFromBundle returns the plan that repeats the run the bundle in dir
@@ -89,6 +90,15 @@ func PlanFromBundle(dir string) (*Plan, error) {
 	if o := p.SUT.OpenAI; o != nil && o.Prompts != "" {
 		if _, err := os.Stat(o.Prompts); err != nil {
 			return nil, usage("from", "--from %s: the recorded prompts file %s: %w", dir, o.Prompts, err)
+		}
+	}
+	if o := p.SUT.OpenAI; o != nil {
+		for _, spec := range []string{o.InputLengths, o.OutputLengths} {
+			if path, ok := tokenize.HistogramFile(spec); ok && path != "" {
+				if _, err := os.Stat(path); err != nil {
+					return nil, usage("from", "--from %s: the recorded lengths file %s: %w", dir, path, err)
+				}
+			}
 		}
 	}
 	return p, nil

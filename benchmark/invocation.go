@@ -6,6 +6,7 @@ import (
 
 	"aimeter/bundle"
 	"aimeter/sut"
+	"aimeter/tokenize"
 )
 
 // invocation is how the run was asked for, as the bundle records it.
@@ -43,6 +44,16 @@ func (r *runner) invocation(st *resolved, o *opened) *bundle.Invocation {
 	}
 	if o.cfg.OpenAI != nil && o.cfg.OpenAI.Prompts != "" {
 		inv.Settings.Files = append(inv.Settings.Files, bundle.InputFile{Role: "prompts", Path: o.cfg.OpenAI.Prompts, SHA256: o.cfg.OpenAI.PromptsSHA256})
+	}
+	if oc := o.cfg.OpenAI; oc != nil {
+		for _, f := range []struct{ role, spec, sum string }{
+			{"input-lengths", oc.InputLengths, oc.InputLengthsSHA256},
+			{"output-lengths", oc.OutputLengths, oc.OutputLengthsSHA256},
+		} {
+			if path, ok := tokenize.HistogramFile(f.spec); ok && f.sum != "" {
+				inv.Settings.Files = append(inv.Settings.Files, bundle.InputFile{Role: f.role, Path: path, SHA256: f.sum})
+			}
+		}
 	}
 	return inv
 }

@@ -380,7 +380,6 @@ func (r *runner) prompts(o *opened) (*prompts.Set, error) {
 		oc = &sut.OpenAIConfig{}
 	}
 	var set *prompts.Set
-	var err error
 	if oc.Prompts != "" {
 		sum, err := pinnedFile("prompts", oc.Prompts, oc.PromptsSHA256)
 		if err != nil {
@@ -404,13 +403,15 @@ func (r *runner) prompts(o *opened) (*prompts.Set, error) {
 		if terr != nil {
 			return nil, terr
 		}
-		var lengths tokenize.Lengths
-		if oc.InputLengths != "" {
-			if lengths, err = tokenize.ParseLengths(oc.InputLengths); err != nil {
-				return nil, &UsageError{Field: "input-lengths", Err: err}
-			}
+		lengths, err := lengthsFlag("input-lengths", oc.InputLengths, &oc.InputLengthsSHA256)
+		if err != nil {
+			return nil, err
 		}
-		set, err = prompts.Synthetic(prompts.SyntheticOptions{Count: int(n), InputWords: words, InputLengths: lengths, Tokenizer: tok})
+		outputs, err := lengthsFlag("output-lengths", oc.OutputLengths, &oc.OutputLengthsSHA256)
+		if err != nil {
+			return nil, err
+		}
+		set, err = prompts.Synthetic(prompts.SyntheticOptions{Count: int(n), InputWords: words, InputLengths: lengths, OutputLengths: outputs, Tokenizer: tok})
 		if err != nil {
 			return nil, &UsageError{Field: "input-tokens", Err: err}
 		}
@@ -421,6 +422,27 @@ func (r *runner) prompts(o *opened) (*prompts.Set, error) {
 		c.OpenAI = oc
 	}
 	return set, nil
+}
+
+// lengthsFlag reads the distribution flag --field gives (tokenize.ParseLengths;
+// the zero Lengths for ""), first pinning the SHA-256 of a "hist:FILE"
+// spec's file in *sum, as the run records it.
+func lengthsFlag(field, spec string, sum *string) (tokenize.Lengths, error) {
+	if spec == "" {
+		return tokenize.Lengths{}, nil
+	}
+	if path, ok := tokenize.HistogramFile(spec); ok && path != "" {
+		s, err := pinnedFile(field, path, *sum)
+		if err != nil {
+			return tokenize.Lengths{}, err
+		}
+		*sum = s
+	}
+	l, err := tokenize.ParseLengths(spec)
+	if err != nil {
+		return tokenize.Lengths{}, usage(field, "--%s: %w", field, err)
+	}
+	return l, nil
 }
 
 // kserveEndpoint builds the client of one KServe v2 server, which is sent

@@ -1,6 +1,7 @@
 package benchmark
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,6 +13,7 @@ import (
 
 	"aimeter/bundle"
 	"aimeter/loadgen"
+	"aimeter/report"
 	"aimeter/sweep"
 )
 
@@ -21,6 +23,10 @@ const RateSearchFile = "rate-search.json"
 
 // RateSearchSchema names the schema of RateSearchFile.
 const RateSearchSchema = "aimeter-rate-search/1"
+
+// RateSearchPageFile is the HTML page of a rate search, a function of
+// RateSearchFile alone (WriteRateSearchPage writes it again).
+const RateSearchPageFile = "rate-search.html"
 
 // RateSearchPlan is a search for the highest request rate (the Server
 // scenario's target_qps, on LoadGen's Poisson schedule) whose goodput
@@ -53,9 +59,9 @@ type RateSearchSummary struct {
 	Points []sweep.Point `json:"points"`
 }
 
-// RunRateSearch runs the search of sp, writing a bundle per probe and
-// RateSearchFile after each probe (so an interrupted search keeps what it
-// found). It returns a *UsageError, having run nothing, for a plan that
+// RunRateSearch runs the search of sp, writing a bundle per probe and, at
+// the end, RateSearchFile and its page RateSearchPageFile (an interrupted
+// or failed search writes them too, with what it found). It returns a *UsageError, having run nothing, for a plan that
 // cannot run.
 func RunRateSearch(ctx context.Context, sp RateSearchPlan) (*RateSearchSummary, error) {
 	if ctx == nil {
@@ -133,11 +139,57 @@ func RunRateSearch(ctx context.Context, sp RateSearchPlan) (*RateSearchSummary, 
 // errCheckOnly stops the options check of RunRateSearch before a probe.
 var errCheckOnly = errors.New("options checked")
 
-// writeRateSearch writes RateSearchFile.
+// writeRateSearch writes RateSearchFile and RateSearchPageFile.
 func writeRateSearch(dir string, s *RateSearchSummary) error {
 	data, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, RateSearchFile), append(data, '\n'), 0o644)
+	if err := os.WriteFile(filepath.Join(dir, RateSearchFile), append(data, '\n'), 0o644); err != nil {
+		return err
+	}
+	return writeRateSearchPage(dir, s)
+}
+
+// writeRateSearchPage writes RateSearchPageFile of s.
+func writeRateSearchPage(dir string, s *RateSearchSummary) error {
+	var page bytes.Buffer
+	if err := report.WriteRateSearch(&page, report.RateSearch{SLO: s.SLO, Result: s.RateSearchResult, Points: s.Points}); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, RateSearchPageFile), page.Bytes(), 0o644)
+}
+
+// IsRateSearch reports whether dir holds a rate search (RateSearchFile).
+func IsRateSearch(dir string) bool {
+	fi, err := os.Stat(filepath.Join(dir, RateSearchFile))
+	return err == nil && fi.Mode().IsRegular()
+}
+
+// ReadRateSearch reads the RateSearchFile of dir, refusing another schema.
+func ReadRateSearch(dir string) (*RateSearchSummary, error) {
+	path := filepath.Join(dir, RateSearchFile)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var s RateSearchSummary
+	if err := json.Unmarshal(data, &s); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if s.Schema != RateSearchSchema {
+		return nil, fmt.Errorf("%s: schema %q, want %q", path, s.Schema, RateSearchSchema)
+	}
+	return &s, nil
+}
+
+// WriteRateSearchPage writes RateSearchPageFile of the search in dir again
+// from its RateSearchFile: the same bytes the search wrote, with the same
+// aimeter version.
+func WriteRateSearchPage(dir string) (*RateSearchSummary, error) {
+	s, err := ReadRateSearch(dir)
+	if err != nil {
+		return nil, err
+	}
+	return s, writeRateSearchPage(dir, s)
 }

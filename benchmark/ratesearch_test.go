@@ -68,6 +68,25 @@ func TestRateSearchAgainstSimulator(t *testing.T) {
 	if err := json.Unmarshal(data, &back); err != nil || back.Schema != benchmark.RateSearchSchema || back.Best != 20 || len(back.Probes) != 3 {
 		t.Errorf("%s: %v, %+v", benchmark.RateSearchFile, err, back)
 	}
+	// The page was written with the summary, and is written again from
+	// rate-search.json alone, byte for byte.
+	pagePath := filepath.Join(dir, benchmark.RateSearchPageFile)
+	page, err := os.ReadFile(pagePath)
+	if err != nil || !bytes.Contains(page, []byte("Every probe up to the maximum searched passed")) {
+		t.Fatalf("%s: %v", benchmark.RateSearchPageFile, err)
+	}
+	if err := os.Remove(pagePath); err != nil {
+		t.Fatal(err)
+	}
+	if !benchmark.IsRateSearch(dir) || benchmark.IsRateSearch(filepath.Join(dir, sum.Probes[0].Dir)) {
+		t.Error("IsRateSearch does not tell the search directory from a probe's bundle")
+	}
+	if _, err := benchmark.WriteRateSearchPage(dir); err != nil {
+		t.Fatal(err)
+	}
+	if again, err := os.ReadFile(pagePath); err != nil || !bytes.Equal(again, page) {
+		t.Errorf("the page written again from %s differs from the search's (%v)", benchmark.RateSearchFile, err)
+	}
 	if n := strings.Count(log.String(), "req/s target"); n != 3 {
 		t.Errorf("%d log lines, want one a probe:\n%s", n, log.String())
 	}

@@ -126,10 +126,19 @@ type OpenAIConfig struct {
 	// Tokenizer when one is named; 0 means 128.
 	InputTokens int `json:"input_tokens,omitempty"`
 	// InputLengths, if set, draws each synthetic prompt's length from a
-	// distribution instead of InputTokens: "N", "uniform:MIN:MAX" or
-	// "normal:MEAN:SD" (tokenize.ParseLengths), in words, or in
-	// Tokenizer's tokens when one is named.
+	// distribution instead of InputTokens: "N", "uniform:MIN:MAX",
+	// "normal:MEAN:SD" or "hist:FILE" (tokenize.ParseLengths), in words,
+	// or in Tokenizer's tokens when one is named.
 	InputLengths string `json:"input_lengths,omitempty"`
+	// InputLengthsSHA256 is the hex SHA-256 of the histogram file of a
+	// "hist:FILE" InputLengths when the run read it; a run repeated from
+	// a bundle refuses a file that differs.
+	InputLengthsSHA256 string `json:"input_lengths_sha256,omitempty"`
+	// OutputLengths, if set, draws each synthetic prompt's max_tokens from
+	// a distribution instead of OutputTokens, in the forms of InputLengths.
+	OutputLengths string `json:"output_lengths,omitempty"`
+	// OutputLengthsSHA256 is as InputLengthsSHA256, for OutputLengths.
+	OutputLengthsSHA256 string `json:"output_lengths_sha256,omitempty"`
 	// Tokenizer names the server's tokenizer (package tokenize): a
 	// tiktoken encoding (cl100k_base, o200k_base, …) or the path of a
 	// Hugging Face tokenizer.json. With it, synthetic prompts, trace
@@ -478,6 +487,10 @@ func (c *Config) Validate() error {
 			return &FieldError{"temperature", fmt.Sprint(*o.Temperature), "want a finite number ≥ 0"}
 		case o.HTTPClient != "" && o.HTTPClient != "auto" && o.HTTPClient != "h1" && o.HTTPClient != "net/http":
 			return &FieldError{"http_client", o.HTTPClient, "want auto, h1 or net/http"}
+		case o.Prompts != "" && o.InputLengths != "":
+			return &FieldError{"input_lengths", o.InputLengths, "applies to synthetic prompts, not to a --prompts file"}
+		case o.Prompts != "" && o.OutputLengths != "":
+			return &FieldError{"output_lengths", o.OutputLengths, "applies to synthetic prompts, not to a --prompts file (give a prompt its own \"max_tokens\")"}
 		}
 		if _, err := o.HTTPHeader(); err != nil {
 			return err

@@ -47,6 +47,8 @@ func TestValidateOpenAIOptions(t *testing.T) {
 		{OpenAIConfig{ExtraBody: `null`}, `--extra-body`},
 		{OpenAIConfig{Temperature: &neg}, `--temperature "-1": want a finite number ≥ 0`},
 		{OpenAIConfig{HTTPClient: "h2"}, `--http-client "h2": want auto, h1 or net/http`},
+		{OpenAIConfig{Prompts: "p.jsonl", InputLengths: "uniform:1:4"}, `--input-lengths "uniform:1:4": applies to synthetic prompts`}, // the file gives the texts
+		{OpenAIConfig{Prompts: "p.jsonl", OutputLengths: "hist:o.csv"}, `--output-lengths "hist:o.csv": applies to synthetic prompts`}, // the file gives max_tokens
 	} {
 		c := Config{Kind: OpenAI, Net: Net{URLs: []string{"http://h"}}, OpenAI: &tc.o}
 		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {

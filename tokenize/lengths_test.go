@@ -45,12 +45,14 @@ func TestParseLengths(t *testing.T) {
 	for _, c := range []struct{ spec, want string }{
 		{"", `"" is not a number`},
 		{"0", "length 0"},
-		{"uniform:5", "want N, uniform:MIN:MAX or normal:MEAN:SD"},
+		{"uniform:5", "want N, uniform:MIN:MAX, normal:MEAN:SD or hist:FILE"},
 		{"uniform:20:10", "maximum 10 below the minimum 20"},
 		{"uniform:1.5:3", `"1.5" is not a number`},
 		{"normal:100:-1", "standard deviation -1"},
 		{"normal:NaN:1", `"NaN" is not a number`},
-		{"zipf:1:2", "want N, uniform:MIN:MAX or normal:MEAN:SD"},
+		{"zipf:1:2", "want N, uniform:MIN:MAX, normal:MEAN:SD or hist:FILE"},
+		{"hist:", "want hist:FILE"},
+		{"hist:testdata/no-such-file.csv", "no such file"},
 	} {
 		if _, err := ParseLengths(c.spec); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("ParseLengths(%q) = %v, want an error with %q", c.spec, err, c.want)
@@ -65,6 +67,9 @@ func FuzzParseLengths(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, spec string) {
+		if _, ok := HistogramFile(spec); ok {
+			return // reads a file: FuzzReadHistogram covers the reader
+		}
 		l, err := ParseLengths(spec)
 		if err != nil {
 			return

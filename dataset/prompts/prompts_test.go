@@ -279,3 +279,36 @@ func TestSyntheticLengthDistribution(t *testing.T) {
 		}
 	}
 }
+
+// TestSyntheticOutputLengths: with OutputLengths, each prompt asks for a
+// drawn max_tokens; the texts are those drawn without it.
+func TestSyntheticOutputLengths(t *testing.T) {
+	l, err := tokenize.ReadHistogram("out.csv", strings.NewReader("16,1\n256,1\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := SyntheticOptions{Count: 100, Seed: 3, InputWords: 8, Words: GeneratedWords(8192)}
+	plain, err := Synthetic(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.OutputLengths = l
+	set, err := Synthetic(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[int]int{}
+	for i := range set.Len() {
+		p := set.Prompt(i)
+		if p.Text != plain.Prompt(i).Text {
+			t.Fatalf("prompt %d: the output lengths changed its text", i)
+		}
+		seen[p.MaxTokens]++
+	}
+	if len(seen) != 2 || seen[16] == 0 || seen[256] == 0 || !strings.Contains(set.Name(), "output lengths hist:out.csv") {
+		t.Errorf("max_tokens drawn %v (want 16 and 256 only), name %q", seen, set.Name())
+	}
+	if plain.Prompt(0).MaxTokens != 0 {
+		t.Errorf("without OutputLengths, max_tokens %d: want 0 (the client's)", plain.Prompt(0).MaxTokens)
+	}
+}

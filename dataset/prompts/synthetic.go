@@ -28,6 +28,11 @@ type SyntheticOptions struct {
 	// InputLengths, when not zero, draws each prompt's length from a
 	// distribution instead of InputWords (words, or Tokenizer's tokens).
 	InputLengths tokenize.Lengths
+	// OutputLengths, when not zero, draws each prompt's output length
+	// (its MaxTokens, sent as max_tokens instead of the client's) from a
+	// distribution, with a generator of its own seeded by Seed: the
+	// prompts' texts are the same with or without it.
+	OutputLengths tokenize.Lengths
 	// Tokenizer, when set, makes InputWords a length in its tokens, met
 	// exactly (tokenize.Writer: every prompt then begins with a space);
 	// nil counts words.
@@ -68,6 +73,14 @@ func Synthetic(o SyntheticOptions) (*Set, error) {
 	}
 	rng := rand.New(rand.NewPCG(o.Seed, 0x9e3779b97f4a7c15))
 	ps := make([]Prompt, o.Count)
+	outputs := ""
+	if !o.OutputLengths.IsZero() {
+		out := rand.New(rand.NewPCG(o.Seed, 0x6a09e667f3bcc909))
+		for i := range ps {
+			ps[i].MaxTokens = o.OutputLengths.Draw(out)
+		}
+		outputs = ", output lengths " + o.OutputLengths.String()
+	}
 	var b strings.Builder
 	if o.Tokenizer != nil {
 		w, err := tokenize.NewWriter(o.Tokenizer, words)
@@ -81,7 +94,7 @@ func Synthetic(o SyntheticOptions) (*Set, error) {
 			}
 			ps[i].Text = b.String()
 		}
-		return New(fmt.Sprintf("synthetic prompts (%d × %s tokens of %s, words from %s, seed %d)", o.Count, o.lengthName(), o.Tokenizer.Name(), source, o.Seed), ps)
+		return New(fmt.Sprintf("synthetic prompts (%d × %s tokens of %s, words from %s, seed %d%s)", o.Count, o.lengthName(), o.Tokenizer.Name(), source, o.Seed, outputs), ps)
 	}
 	for i := range ps {
 		b.Reset()
@@ -93,7 +106,7 @@ func Synthetic(o SyntheticOptions) (*Set, error) {
 		}
 		ps[i].Text = b.String()
 	}
-	return New(fmt.Sprintf("synthetic prompts (%d × %s words from %s, seed %d)", o.Count, o.lengthName(), source, o.Seed), ps)
+	return New(fmt.Sprintf("synthetic prompts (%d × %s words from %s, seed %d%s)", o.Count, o.lengthName(), source, o.Seed, outputs), ps)
 }
 
 // LoadWords reads a word list, one word a line, keeping only the words of

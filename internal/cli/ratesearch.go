@@ -58,12 +58,35 @@ func runRateSearch(parent context.Context, st *State, rp *benchmark.RateSearchPl
 	if err := studyEnded(ctx, err); err != nil {
 		return err
 	}
-	switch {
-	case sum.Stop == sweep.StopNone:
+	return rateSearchCode(sum)
+}
+
+// rateSearchCode is the exit status of a finished rate search: ExitInvalid
+// when even the starting rate missed the goodput target.
+func rateSearchCode(sum *benchmark.RateSearchSummary) error {
+	if sum.Stop == sweep.StopNone && len(sum.Probes) > 0 {
 		return withCode(ExitInvalid, fmt.Errorf("no request rate met the goodput target %v: even %g requests/s had a goodput fraction of %.4f (SLO %s)",
 			sum.Options.Target, sum.Options.Start, sum.Probes[0].Fraction, sum.SLO))
 	}
 	return nil
+}
+
+// regenerateRateSearch is `aimeter report` over a rate search directory:
+// its page is written again from rate-search.json, and the probes printed.
+func regenerateRateSearch(st *State, dir, outDir string, ignoreDigests bool) error {
+	switch {
+	case ignoreDigests:
+		return usageError("--ignore-digests does not apply to a rate search: its page is written from %s, not from a bundle", benchmark.RateSearchFile)
+	case outDir != "":
+		return usageError("--output-dir with a rate search: its page is regenerated in the search directory itself")
+	}
+	sum, err := benchmark.WriteRateSearchPage(dir)
+	if err != nil {
+		return withCode(ExitFailure, err)
+	}
+	fmt.Fprintf(st.Stderr, "regenerated %s in %s\n", benchmark.RateSearchPageFile, dir)
+	printRateSearch(st.Stdout, sum, dir)
+	return rateSearchCode(sum)
 }
 
 // printRateSearch prints every probe and the rate found.
@@ -83,5 +106,5 @@ func printRateSearch(w io.Writer, sum *benchmark.RateSearchSummary, dir string) 
 	default:
 		fmt.Fprintf(w, "Goodput search over request rate: stop %s\n", sum.Stop)
 	}
-	fmt.Fprintf(w, "Probes in %s/, summary in %s/%s\n", dir, dir, benchmark.RateSearchFile)
+	fmt.Fprintf(w, "Probes in %s/, summary in %s/%s, page in %s/%s\n", dir, dir, benchmark.RateSearchFile, dir, benchmark.RateSearchPageFile)
 }

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"bytes"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -8,7 +10,8 @@ import (
 
 // TestSweepRateSearch runs `aimeter sweep --max-rate` against `aimeter
 // serve openai`: under a TTFT bound the server cannot meet (1 ms; it takes
-// 5 ms) the first probe fails, and the command says so with exit 3. Bad
+// 5 ms) the first probe fails, and the command says so with exit 3; its
+// page, rate-search.html, comes out the same from `aimeter report`. Bad
 // combinations of flags are refused before any probe, naming the flag.
 func TestSweepRateSearch(t *testing.T) {
 	url := startServeOpenAI(t, "--ttft", "5ms", "--tpot", "1ms")
@@ -19,6 +22,24 @@ func TestSweepRateSearch(t *testing.T) {
 	if res.code != ExitInvalid || !strings.Contains(res.stderr, "no request rate met the goodput target 0.9") ||
 		!strings.Contains(res.stdout, "Goodput search over request rate: stop none") || !strings.Contains(res.stdout, "rate-search.json") {
 		t.Errorf("an SLO no rate meets: %v", res)
+	}
+	// The search wrote its page; `aimeter report` writes it again from
+	// rate-search.json, byte for byte, and ends as the search did.
+	pagePath := filepath.Join(out, "rate-search.html")
+	page, err := os.ReadFile(pagePath)
+	if err != nil || !strings.Contains(string(page), "No rate met the target") {
+		t.Fatalf("the search's page: %v", err)
+	}
+	if err := os.Remove(pagePath); err != nil {
+		t.Fatal(err)
+	}
+	res = runCLI(t, dir, "report", out)
+	if again, err := os.ReadFile(pagePath); err != nil || !bytes.Equal(again, page) || res.code != ExitInvalid ||
+		!strings.Contains(res.stderr, "regenerated rate-search.html") || !strings.Contains(res.stdout, "stop none") {
+		t.Errorf("aimeter report on the search: %v; page the same: %v (%v)", res, bytes.Equal(again, page), err)
+	}
+	if res := runCLI(t, dir, "report", "--output-dir", filepath.Join(dir, "elsewhere"), out); res.code != ExitUsage || !strings.Contains(res.stderr, "--output-dir with a rate search") {
+		t.Errorf("aimeter report --output-dir on a search: %v", res)
 	}
 	for _, c := range []struct {
 		args []string

@@ -51,7 +51,7 @@ See docs/replay.md.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			changed := cmd.Flags().Changed
-			for _, name := range []string{"from", "duration", "concurrency", "warmup", "scenario", "mode", "prompts", "performance-sample-count", "qsl-size", "input-tokens", "input-lengths", "output-tokens"} {
+			for _, name := range []string{"from", "duration", "concurrency", "warmup", "scenario", "mode", "prompts", "performance-sample-count", "qsl-size", "input-tokens", "input-lengths", "output-tokens", "output-lengths"} {
 				if cmd.Flags().Lookup(name) != nil && changed(name) {
 					return usageError("--%s does not apply to a replay: %s", name, replayRefusal[name])
 				}
@@ -96,6 +96,7 @@ var replayRefusal = map[string]string{
 	"input-tokens":             "the trace gives each request's input length",
 	"input-lengths":            "the trace gives each request's input length",
 	"output-tokens":            "the trace gives each request's output length (max_tokens)",
+	"output-lengths":           "the trace gives each request's output length (max_tokens)",
 }
 
 // printReplay prints how closely a replay kept its schedule.

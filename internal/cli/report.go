@@ -32,9 +32,14 @@ matches the manifest is named and nothing is written, unless
 
 A sweep directory ('aimeter sweep') gets its sweep.json and sweep.html again
 from its point bundles; several sweep directories get one sweep.html with
-their curves side by side, written to --output-dir.`,
+their curves side by side, written to --output-dir. A rate search directory
+('aimeter sweep --max-rate') gets its rate-search.html again from its
+rate-search.json.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 && benchmark.IsRateSearch(args[0]) {
+				return regenerateRateSearch(st, args[0], outDir, ignoreDigests)
+			}
 			if len(args) > 1 || isSweepDir(args[0]) {
 				return regenerateSweeps(st, args, outDir, ignoreDigests)
 			}

@@ -312,7 +312,8 @@ func sutConfig(changed func(string) bool, f *runFlags) (sut.Config, error) {
 		cfg.OpenAI = &sut.OpenAIConfig{ServedModel: o.model, API: o.api, NoStream: !o.stream, Prompts: o.prompts,
 			InputTokens: o.inputTokens, OutputTokens: o.outputTokens, IgnoreEOS: o.ignoreEOS, APIKeyEnv: o.apiKeyEnv,
 			CACert: o.caCert, InsecureSkipVerify: o.insecure,
-			Headers: o.headers, AllowHeaderOverride: o.allowHeaders, ExtraBody: o.extraBody, Tokenizer: o.tokenizer, InputLengths: o.inputLengths}
+			Headers: o.headers, AllowHeaderOverride: o.allowHeaders, ExtraBody: o.extraBody, Tokenizer: o.tokenizer, InputLengths: o.inputLengths,
+			OutputLengths: o.outputLengths}
 		if o.httpClient != "auto" {
 			cfg.OpenAI.HTTPClient = o.httpClient
 		}

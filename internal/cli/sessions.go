@@ -56,7 +56,7 @@ turn over turn time, think time excluded). See docs/sessions.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			changed := cmd.Flags().Changed
-			for _, name := range []string{"from", "duration", "concurrency", "warmup", "scenario", "mode", "prompts", "performance-sample-count", "qsl-size", "input-tokens", "input-lengths", "output-tokens"} {
+			for _, name := range []string{"from", "duration", "concurrency", "warmup", "scenario", "mode", "prompts", "performance-sample-count", "qsl-size", "input-tokens", "input-lengths", "output-tokens", "output-lengths"} {
 				if cmd.Flags().Lookup(name) != nil && changed(name) {
 					return usageError("--%s does not apply to sessions: %s", name, sessionRefusal(name))
 				}
@@ -111,7 +111,7 @@ func sessionRefusal(name string) string {
 	switch name {
 	case "from":
 		return "repeat a sessions run with aimeter run --from DIR"
-	case "prompts", "qsl-size", "input-tokens", "input-lengths", "output-tokens", "performance-sample-count":
+	case "prompts", "qsl-size", "input-tokens", "input-lengths", "output-tokens", "output-lengths", "performance-sample-count":
 		return "the sessions' turns are the prompts (--sharegpt, or --user-words and --answer-tokens)"
 	}
 	return "sessions set their own load and run on the Server scenario's issuing"

@@ -33,12 +33,14 @@ type openaiFlags struct {
 	inputLengths string
 	salt         bool
 	saltSeed     uint64
+	// outputLengths is --output-lengths, a tokenize.ParseLengths spec.
+	outputLengths string
 }
 
 // openaiFlagNames lists the flags addOpenAIFlags defines, for the help's
 // flag groups.
 var openaiFlagNames = []string{"served-model", "api", "stream", "prompts", "input-tokens", "output-tokens",
-	"ignore-eos", "api-key-env", "ca-cert", "insecure-skip-verify", "header", "allow-header-override", "extra-body", "temperature", "http-client", "tokenizer", "input-lengths", "salt", "salt-seed"}
+	"ignore-eos", "api-key-env", "ca-cert", "insecure-skip-verify", "header", "allow-header-override", "extra-body", "temperature", "http-client", "tokenizer", "input-lengths", "output-lengths", "salt", "salt-seed"}
 
 func addOpenAIFlags(fl *pflag.FlagSet, o *openaiFlags) {
 	fl.StringVar(&o.model, "served-model", "", "--sut openai: the model name to request (default: the first one GET /v1/models lists); --model stays the MLPerf config key")
@@ -46,9 +48,10 @@ func addOpenAIFlags(fl *pflag.FlagSet, o *openaiFlags) {
 	fl.BoolVar(&o.stream, "stream", true, "--sut openai: stream responses (server-sent events) and measure time to first token and per token")
 	fl.StringVar(&o.prompts, "prompts", "", "--sut openai: JSONL file of prompts ({\"prompt\": …} or {\"messages\": […]} a line); default: --qsl-size synthetic prompts of --input-tokens words")
 	fl.IntVar(&o.inputTokens, "input-tokens", 128, "--sut openai: words per synthetic prompt (≈ tokens; a rare word is often 2 or more), or exact tokens with --tokenizer")
-	fl.StringVar(&o.inputLengths, "input-lengths", "", "--sut openai: draw each synthetic prompt's length instead of --input-tokens: N, uniform:MIN:MAX or normal:MEAN:SD (words, or tokens with --tokenizer)")
+	fl.StringVar(&o.inputLengths, "input-lengths", "", "--sut openai: draw each synthetic prompt's length instead of --input-tokens: N, uniform:MIN:MAX, normal:MEAN:SD or hist:FILE (CSV LENGTH,WEIGHT rows) (words, or tokens with --tokenizer)")
 	fl.StringVar(&o.tokenizer, "tokenizer", "", "--sut openai: the server's tokenizer, a tiktoken encoding ("+strings.Join(tokenize.Encodings, ", ")+") or the path of a Hugging Face tokenizer.json: synthetic prompts (--input-tokens), trace prompts and generated session turns (--user-words) get exact lengths in its tokens, and a response without usage is counted in them (default: one word stands for one token)")
 	fl.IntVar(&o.outputTokens, "output-tokens", 128, "--sut openai: max_tokens of each request (0 = the server's default)")
+	fl.StringVar(&o.outputLengths, "output-lengths", "", "--sut openai: draw each synthetic prompt's max_tokens instead of --output-tokens, in the forms of --input-lengths (tokens)")
 	fl.BoolVar(&o.ignoreEOS, "ignore-eos", false, "--sut openai: send ignore_eos so that every response has --output-tokens tokens (vLLM, SGLang)")
 	fl.StringVar(&o.apiKeyEnv, "api-key-env", "OPENAI_API_KEY", "--sut openai: environment variable holding the API key sent as a bearer token (none sent when unset or empty)")
 	fl.StringVar(&o.caCert, "ca-cert", "", "--sut openai: PEM file of the certificate authorities to trust for https")

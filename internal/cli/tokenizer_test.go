@@ -1,11 +1,15 @@
 package cli
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -103,6 +107,54 @@ func TestTokenizerFlag(t *testing.T) {
 	}
 	if len(lengths) < 8 {
 		t.Errorf("%d distinct lengths in 64 prompts drawn from uniform:30:44", len(lengths))
+	}
+
+	// --input-lengths hist:FILE draws from the file's lengths, and the
+	// bundle records the file's digest; a bad row is refused before the
+	// run, naming the flag, the file and the line.
+	mu.Lock()
+	bad, posts = nil, 0
+	mu.Unlock()
+	hist := filepath.Join(t.TempDir(), "lengths.csv")
+	if err := os.WriteFile(hist, []byte("length,weight\n5,1\n40,3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	histOut := filepath.Join(t.TempDir(), "hist")
+	res = runCLI(t, "", "run", "-q", "--sut", "openai", "--url", srv.URL, "--qsl-size", "64", "--input-lengths", "hist:"+hist, "--tokenizer", "cl100k_base",
+		"--scenario", "Offline", "--output-dir", histOut, "--set", "min_duration=0", "--set", "min_query_count=64", "--no-server-metrics")
+	if res.code != ExitOK {
+		t.Fatal(res)
+	}
+	drawn := map[int]int{}
+	for _, raw := range bad {
+		var body struct {
+			Messages []struct{ Content string } `json:"messages"`
+		}
+		json.Unmarshal([]byte(raw), &body)
+		_, prompt, _ := strings.Cut(body.Messages[0].Content, " ")
+		drawn[tok.Count(prompt)]++
+	}
+	if len(drawn) != 2 || drawn[5] == 0 || drawn[40] == 0 {
+		t.Errorf("prompt lengths drawn from a file of 5 and 40: %v", drawn)
+	}
+	hb, err := bundle.Read(histOut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256([]byte("length,weight\n5,1\n40,3\n"))
+	if !slices.Contains(hb.Invocation.Settings.Files, bundle.InputFile{Role: "input-lengths", Path: hist, SHA256: hex.EncodeToString(sum[:])}) ||
+		hb.Invocation.SUT.OpenAI.InputLengthsSHA256 != hex.EncodeToString(sum[:]) {
+		t.Errorf("the bundle's input files %+v, SUT %+v: want the lengths file with its SHA-256", hb.Invocation.Settings.Files, hb.Invocation.SUT.OpenAI)
+	}
+	if err := os.WriteFile(hist, []byte("5,1\n40,-3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	posts = 0
+	mu.Unlock()
+	res = runCLI(t, "", "run", "-q", "--sut", "openai", "--url", srv.URL, "--input-lengths", "hist:"+hist, "--output-dir", filepath.Join(t.TempDir(), "badhist"))
+	if res.code != ExitUsage || !strings.Contains(res.stderr, "--input-lengths") || !strings.Contains(res.stderr, hist+" line 2: weight -3 is negative") || posts != 0 {
+		t.Errorf("a negative weight: %v, %d requests", res, posts)
 	}
 
 	res = runCLI(t, "", "run", "-q", "--sut", "openai", "--url", srv.URL, "--tokenizer", "llama-9", "--output-dir", filepath.Join(t.TempDir(), "out"))
