@@ -7,6 +7,7 @@ import (
 	"hash/crc32"
 	"slices"
 	"sync"
+	"unsafe"
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress"
@@ -120,11 +121,9 @@ func (e *pqEncoder) column(c int) []int64 {
 		}
 		return e.i64
 	}
-	e.i64 = e.i64[:0]
-	for _, v := range u {
-		e.i64 = append(e.i64, int64(v))
-	}
-	return e.i64
+	// The same bits as int64 (what int64(v) gives, value by value), read
+	// in place: a copy of three columns cost a tenth of the encoding.
+	return unsafe.Slice((*int64)(unsafe.Pointer(unsafe.SliceData(u))), len(u))
 }
 
 // encodeRowGroup appends the row group of the records appended so far to
@@ -177,14 +176,10 @@ func (e *pqEncoder) encodeColumn(dst []byte, spec *pqColumn, col []int64) (pqChu
 			// No nulls (a run's completions, mostly) or only nulls (first
 			// tokens of a run without them): one level for every row,
 			// and the values as they are, without a copy.
-			level := uint8(0)
 			if ch.nulls == 0 {
-				level = 1
-			}
-			for i := range e.levels {
-				e.levels[i] = level
-			}
-			if ch.nulls != 0 {
+				fillOnes(e.levels)
+			} else {
+				clear(e.levels)
 				values = col[:0]
 			}
 		default:
@@ -399,4 +394,16 @@ func footer(t *pqTable, groups []format.RowGroup) ([]byte, error) {
 	}
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(b)))
 	return append(b, "PAR1"...), nil
+}
+
+// fillOnes sets every byte of b to 1, by doubling copies (at memmove's
+// speed, where a loop stores a byte at a time).
+func fillOnes(b []byte) {
+	if len(b) == 0 {
+		return
+	}
+	b[0] = 1
+	for n := 1; n < len(b); n *= 2 {
+		copy(b[n:], b[:n])
+	}
 }

@@ -157,8 +157,11 @@ func (pr *passRecord) columnRangeQ(c *RecordColumns, from, to, qEnd int) {
 		}
 		samples := g.query(q)[s-qs : e-qs]
 		at := c.grow(e - s)
-		seq, qid, idx := c.SeqID[at:], c.QueryID[at:], c.SampleIndex[at:]
-		sc, is, ft := c.ScheduledNs[at:], c.IssuedNs[at:], c.FirstTokenNs[at:]
+		// Every column cut to the samples' length, so that the loop's
+		// indexing needs no bounds checks.
+		n := len(samples)
+		seq, qid, idx := c.SeqID[at:][:n], c.QueryID[at:][:n], c.SampleIndex[at:][:n]
+		sc, is, ft := c.ScheduledNs[at:][:n], c.IssuedNs[at:][:n], c.FirstTokenNs[at:][:n]
 		qidv := pr.queryBase + uint64(q)
 		for k := range samples {
 			seq[k] = p.seqBase + uint64(s+k)
@@ -177,24 +180,26 @@ func (pr *passRecord) columnRangeQ(c *RecordColumns, from, to, qEnd int) {
 				first = p.firstTok.page(pk)
 			}
 			base := at + i - s
-			cd, tk, st := c.CompletedNs[base:base+j1-j0], c.Tokens[base:base+j1-j0], c.Status[base:base+j1-j0]
-			for j := j0; j < j1; j++ {
-				k := j - j0
-				tk[k] = int64(toks[j])
-				switch state[j].Load() {
+			cd := c.CompletedNs[base : base+j1-j0]
+			m := len(cd)
+			tk, st := c.Tokens[base:][:m], c.Status[base:][:m]
+			cp, tp, sp := comp[j0:][:m], toks[j0:][:m], state[j0:][:m]
+			for k := range cd {
+				tk[k] = int64(tp[k])
+				switch sp[k].Load() {
 				case stateOK:
-					st[k], cd[k] = StatusOK, comp[j]
+					st[k], cd[k] = StatusOK, cp[k]
 				case stateError:
-					st[k], cd[k] = StatusError, comp[j]
+					st[k], cd[k] = StatusError, cp[k]
 				default:
 					st[k], cd[k] = StatusLost, NoTime
 				}
 			}
 			if first != nil {
-				fd := c.FirstTokenNs[base : base+j1-j0]
-				for j := j0; j < j1; j++ {
+				fd, fp := c.FirstTokenNs[base:][:m], first[j0:][:m]
+				for k := range fd {
 					// Written by FirstToken with a CAS, from any goroutine.
-					fd[j-j0] = atomic.LoadInt64(&first[j])
+					fd[k] = atomic.LoadInt64(&fp[k])
 				}
 			}
 			i += j1 - j0
