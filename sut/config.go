@@ -18,6 +18,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"aimeter/tokenize"
 )
 
 // Kind names the kind of system under test.
@@ -491,6 +493,16 @@ func (c *Config) Validate() error {
 			return &FieldError{"input_lengths", o.InputLengths, "applies to synthetic prompts, not to a --prompts file"}
 		case o.Prompts != "" && o.OutputLengths != "":
 			return &FieldError{"output_lengths", o.OutputLengths, "applies to synthetic prompts, not to a --prompts file (give a prompt its own \"max_tokens\")"}
+		}
+		// A bad length distribution (or histogram file) is refused here,
+		// before the run contacts the server.
+		for _, l := range []struct{ field, spec string }{{"input_lengths", o.InputLengths}, {"output_lengths", o.OutputLengths}} {
+			if l.spec == "" {
+				continue
+			}
+			if _, err := tokenize.ParseLengths(l.spec); err != nil {
+				return &FieldError{l.field, l.spec, err.Error()}
+			}
 		}
 		if _, err := o.HTTPHeader(); err != nil {
 			return err

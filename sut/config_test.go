@@ -49,6 +49,9 @@ func TestValidateOpenAIOptions(t *testing.T) {
 		{OpenAIConfig{HTTPClient: "h2"}, `--http-client "h2": want auto, h1 or net/http`},
 		{OpenAIConfig{Prompts: "p.jsonl", InputLengths: "uniform:1:4"}, `--input-lengths "uniform:1:4": applies to synthetic prompts`}, // the file gives the texts
 		{OpenAIConfig{Prompts: "p.jsonl", OutputLengths: "hist:o.csv"}, `--output-lengths "hist:o.csv": applies to synthetic prompts`}, // the file gives max_tokens
+		{OpenAIConfig{InputLengths: "uniform:9:2"}, `--input-lengths "uniform:9:2"`},                                                   // refused before the run contacts the server
+		{OpenAIConfig{OutputLengths: "normal:x:1"}, `--output-lengths "normal:x:1"`},                                                   // not a number
+		{OpenAIConfig{InputLengths: "hist:/nonexistent/lengths.csv"}, `--input-lengths "hist:/nonexistent/lengths.csv"`},               // no such file
 	} {
 		c := Config{Kind: OpenAI, Net: Net{URLs: []string{"http://h"}}, OpenAI: &tc.o}
 		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {

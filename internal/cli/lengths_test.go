@@ -80,8 +80,8 @@ func TestOutputLengthsFlag(t *testing.T) {
 	}{
 		{[]string{"--output-lengths", "uniform:4:8", "--prompts", prompts}, `--output-lengths "uniform:4:8": applies to synthetic prompts`, "a prompts file gives its own max_tokens"},
 		{[]string{"--input-lengths", "uniform:4:8", "--prompts", prompts}, `--input-lengths "uniform:4:8": applies to synthetic prompts`, "a prompts file gives its own texts"},
-		{[]string{"--output-lengths", "hist:" + hist}, "--output-lengths: lengths file " + hist + " line 2: length 0: want 1 to", "a bad row"},
-		{[]string{"--output-lengths", "uniform:9"}, "--output-lengths: lengths \"uniform:9\": want N", "a bad spec"},
+		{[]string{"--output-lengths", "hist:" + hist}, "--output-lengths \"hist:" + hist + "\": lengths file " + hist + " line 2: length 0: want 1 to", "a bad row"},
+		{[]string{"--output-lengths", "uniform:9"}, "--output-lengths \"uniform:9\": lengths \"uniform:9\": want N", "a bad spec"},
 	} {
 		mu.Lock()
 		clear(maxTokens)
