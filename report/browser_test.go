@@ -8,11 +8,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
 	"aimeter/internal/browsertest"
@@ -79,36 +77,8 @@ func openInBrowser(t *testing.T, file, shot string) pageRun {
 	bctx := browsertest.Context(t, 30*time.Second)
 	var err error
 
-	var (
-		mu  sync.Mutex
-		res pageRun
-	)
-	chromedp.ListenTarget(bctx, func(ev any) {
-		mu.Lock()
-		defer mu.Unlock()
-		switch ev := ev.(type) {
-		case *runtime.EventExceptionThrown:
-			d := ev.ExceptionDetails
-			msg := d.Text
-			if d.Exception != nil && d.Exception.Description != "" {
-				msg += ": " + d.Exception.Description
-			}
-			res.problems = append(res.problems, fmt.Sprintf("uncaught exception at %d:%d: %s", d.LineNumber, d.ColumnNumber, msg))
-		case *runtime.EventConsoleAPICalled:
-			if ev.Type != runtime.APITypeError && ev.Type != runtime.APITypeAssert {
-				return
-			}
-			var args []string
-			for _, a := range ev.Args {
-				if len(a.Value) > 0 {
-					args = append(args, string(a.Value))
-				} else {
-					args = append(args, a.Description)
-				}
-			}
-			res.problems = append(res.problems, "console."+string(ev.Type)+": "+strings.Join(args, " "))
-		}
-	})
+	var res pageRun
+	problems := browsertest.WatchProblems(bctx)
 
 	var canvases []map[string]any
 	actions := []chromedp.Action{
@@ -137,9 +107,7 @@ func openInBrowser(t *testing.T, file, shot string) pageRun {
 	}
 	start := time.Now()
 	if err = chromedp.Run(bctx, actions...); err != nil {
-		mu.Lock()
-		defer mu.Unlock()
-		t.Fatalf("browser: %v (page problems so far: %q)", err, res.problems)
+		t.Fatalf("browser: %v (page problems so far: %q)", err, problems.List())
 	}
 	t.Logf("page script done in %v", time.Since(start).Round(time.Millisecond))
 	if shot != "" {
@@ -148,9 +116,7 @@ func openInBrowser(t *testing.T, file, shot string) pageRun {
 		}
 	}
 	res.canvases = canvases
-	mu.Lock()
-	defer mu.Unlock()
-	res.problems = slices.Clone(res.problems)
+	res.problems = problems.List()
 	return res
 }
 

@@ -2,15 +2,12 @@ package report
 
 import (
 	"bytes"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
 	"aimeter/internal/browsertest"
@@ -36,22 +33,7 @@ func TestBrowserRendersRateSearchPage(t *testing.T) {
 		t.Fatal(err)
 	}
 	bctx := browsertest.Context(t, 30*time.Second)
-	var (
-		mu       sync.Mutex
-		problems []string
-	)
-	chromedp.ListenTarget(bctx, func(ev any) {
-		mu.Lock()
-		defer mu.Unlock()
-		switch ev := ev.(type) {
-		case *runtime.EventExceptionThrown:
-			problems = append(problems, "uncaught exception: "+ev.ExceptionDetails.Text)
-		case *runtime.EventConsoleAPICalled:
-			if ev.Type == runtime.APITypeError || ev.Type == runtime.APITypeAssert {
-				problems = append(problems, fmt.Sprintf("console.%s (%d arguments)", ev.Type, len(ev.Args)))
-			}
-		}
-	})
+	problems := browsertest.WatchProblems(bctx)
 	var seen struct {
 		W, H    float64
 		Circles int
@@ -96,11 +78,9 @@ func TestBrowserRendersRateSearchPage(t *testing.T) {
 			t.Error(err)
 		}
 	}
-	mu.Lock()
-	for _, p := range problems {
+	for _, p := range problems.List() {
 		t.Errorf("page problem: %s", p)
 	}
-	mu.Unlock()
 	if seen.W < 100 || seen.H < 100 || seen.Circles != 7 || seen.Outside > 0 || seen.Target != 1 || seen.Elected != 1 {
 		t.Errorf("chart %gx%g px, %d probes drawn (want 7), %d outside it, %d target and %d elected lines (want 1 each)",
 			seen.W, seen.H, seen.Circles, seen.Outside, seen.Target, seen.Elected)

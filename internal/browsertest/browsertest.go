@@ -6,11 +6,16 @@ package browsertest
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
+	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 )
 
@@ -97,4 +102,56 @@ func Context(t testing.TB, timeout time.Duration) context.Context {
 	ctx, cancel := context.WithTimeout(bctx, timeout)
 	t.Cleanup(cancel)
 	return ctx
+}
+
+// Problems collects what a page reports as wrong: its uncaught exceptions
+// and its console.error and console.assert calls.
+type Problems struct {
+	mu   sync.Mutex
+	list []string
+}
+
+// WatchProblems starts collecting the problems of the page of ctx (a
+// Context), one line each: "uncaught exception at LINE:COL: TEXT" or
+// "console.error: ARGS".
+func WatchProblems(ctx context.Context) *Problems {
+	p := &Problems{}
+	chromedp.ListenTarget(ctx, func(ev any) {
+		var line string
+		switch ev := ev.(type) {
+		case *runtime.EventExceptionThrown:
+			d := ev.ExceptionDetails
+			msg := d.Text
+			if d.Exception != nil && d.Exception.Description != "" {
+				msg += ": " + d.Exception.Description
+			}
+			line = fmt.Sprintf("uncaught exception at %d:%d: %s", d.LineNumber, d.ColumnNumber, msg)
+		case *runtime.EventConsoleAPICalled:
+			if ev.Type != runtime.APITypeError && ev.Type != runtime.APITypeAssert {
+				return
+			}
+			var args []string
+			for _, a := range ev.Args {
+				if len(a.Value) > 0 {
+					args = append(args, string(a.Value))
+				} else {
+					args = append(args, a.Description)
+				}
+			}
+			line = "console." + string(ev.Type) + ": " + strings.Join(args, " ")
+		default:
+			return
+		}
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		p.list = append(p.list, line)
+	})
+	return p
+}
+
+// List returns the problems seen so far.
+func (p *Problems) List() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.list)
 }

@@ -5,11 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
 	"aimeter/bundle"
@@ -168,20 +166,7 @@ func TestServerMetricsFlagErrors(t *testing.T) {
 func checkReportInBrowser(t *testing.T, file string) {
 	t.Helper()
 	ctx := browsertest.Context(t, 60*time.Second)
-	var mu sync.Mutex
-	var problems []string
-	chromedp.ListenTarget(ctx, func(ev any) {
-		mu.Lock()
-		defer mu.Unlock()
-		switch ev := ev.(type) {
-		case *runtime.EventExceptionThrown:
-			problems = append(problems, "exception: "+ev.ExceptionDetails.Text)
-		case *runtime.EventConsoleAPICalled:
-			if ev.Type == runtime.APITypeError {
-				problems = append(problems, "console.error")
-			}
-		}
-	})
+	problems := browsertest.WatchProblems(ctx)
 	var want, rendered, text string
 	var windows []string
 	var serverCharts int
@@ -197,11 +182,9 @@ func checkReportInBrowser(t *testing.T, file string) {
 	if err != nil {
 		t.Fatalf("browser: %v", err)
 	}
-	mu.Lock()
-	if len(problems) > 0 {
-		t.Errorf("page problems: %q", problems)
+	if p := problems.List(); len(p) > 0 {
+		t.Errorf("page problems: %q", p)
 	}
-	mu.Unlock()
 	if want == "" || rendered != want {
 		t.Errorf("rendered %q charts of %q", rendered, want)
 	}
