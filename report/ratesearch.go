@@ -129,7 +129,7 @@ const (
 	rateElected = "#3b7dd8"
 )
 
-// rateChart draws every probe's goodput fraction (0 to 1) over its target
+// rateChart draws every probe's goodput fraction (up to 1) over its target
 // rate (from 0), numbered in the order run, green when it passed and red
 // when it failed, the target fraction as a dashed horizontal line and the
 // elected rate as a dashed vertical one. Probes are points only: nothing
@@ -144,14 +144,25 @@ func rateChart(res sweep.RateSearchResult) template.HTML {
 	if !(maxX > 0) || math.IsInf(maxX, 0) {
 		maxX = 1
 	}
+	// The fraction axis starts at the tenth below the lowest fraction or
+	// target, so that probes close to the target (most of a search's) are
+	// told apart rather than drawn on one line at the top.
+	minY := 1.0
+	if t := res.Options.Target; t > 0 {
+		minY = t
+	}
+	for _, p := range res.Probes {
+		minY = math.Min(minY, p.Fraction)
+	}
+	yLo := math.Min(math.Max(math.Floor(minY*10-0.2)/10, 0), 0.9)
 	tx := func(x float64) float64 { return left + pw*x/(maxX*1.05) }
-	ty := func(y float64) float64 { return top + ph - ph*math.Min(math.Max(y, 0), 1) }
+	ty := func(y float64) float64 { return top + ph - ph*(math.Min(math.Max(y, yLo), 1)-yLo)/(1-yLo) }
 	var b strings.Builder
 	const yLabel, xLabel = "goodput fraction", "target rate (requests/s)"
 	fmt.Fprintf(&b, `<svg class="rate-goodput" viewBox="0 0 %s %s" width="%s" height="%s" role="img" aria-label="%s over %s">`,
 		svgNum(width), svgNum(height), svgNum(width), svgNum(height), yLabel, xLabel)
 	fmt.Fprintf(&b, `<rect x="%s" y="%s" width="%s" height="%s" fill="none" stroke="#bbb"/>`, svgNum(left), svgNum(top), svgNum(pw), svgNum(ph))
-	for _, f := range []float64{0, 0.5, 1} {
+	for _, f := range []float64{yLo, (yLo + 1) / 2, 1} {
 		fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="11" text-anchor="end" fill="currentColor">%s</text>`,
 			svgNum(left-4), svgNum(ty(f)+4), fmtSig(f, 3))
 	}
