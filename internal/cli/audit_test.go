@@ -160,7 +160,9 @@ func startServeOpenAI(t *testing.T, args ...string) string {
 // the repeated sample's prompt without the nonce of a performance run);
 // TEST01's answers agree, the simulator's being seeded by the prompt. The
 // TEST04 margins are wide: in a run with token latencies MLPerf's TEST04
-// compares the TPOT estimates, 3 ms against well under 1 ms. TEST01's
+// compares the TPOT estimates, 10 ms against well under 1 ms on a quiet
+// machine (with 3 ms, a CI machine loaded by every package's tests under
+// -race once read the cached answers' TPOT within 20 % of it). TEST01's
 // performance comparison (within 10 % either way) is left to the real
 // clock's noise on a shared machine, and only its consistency with the
 // exit code checked.
@@ -176,7 +178,7 @@ func TestAuditOverSocket(t *testing.T) {
 		{"TEST01", false, ExitOK, "TEST PASS"},
 	} {
 		t.Run(fmt.Sprintf("%s cache %v", tc.test, tc.cache), func(t *testing.T) {
-			serveArgs := []string{"--ttft", "1ms", "--tpot", "3ms", "--output-tokens", "4"}
+			serveArgs := []string{"--ttft", "1ms", "--tpot", "10ms", "--output-tokens", "4"}
 			if tc.cache {
 				serveArgs = append(serveArgs, "--cache-responses")
 			}
