@@ -109,7 +109,7 @@ func (s *paged[T]) ensure(k int, init func(pg *[pageLen]T, first int)) *[pageLen
 // ensureRange allocates the missing pages of kFrom..kTo (inclusive) from
 // one block, filling each with init (if not nil) before it is published:
 // one allocation for a chunk of pages instead of one per page.
-func (s *paged[T]) ensureRange(kFrom, kTo int, init func(pg *[pageLen]T, first int)) {
+func (s *paged[T]) ensureRange(kFrom, kTo int, init func(pg *[pageLen]T, first int)) (fresh [][pageLen]T) {
 	missing := 0
 	for k := kFrom; k <= kTo; k++ {
 		if s.page(k) == nil {
@@ -117,9 +117,10 @@ func (s *paged[T]) ensureRange(kFrom, kTo int, init func(pg *[pageLen]T, first i
 		}
 	}
 	if missing == 0 {
-		return
+		return nil
 	}
 	block := make([][pageLen]T, missing)
+	fresh = block
 	for k := kFrom; k <= kTo; k++ {
 		if s.page(k) != nil {
 			continue
@@ -131,6 +132,7 @@ func (s *paged[T]) ensureRange(kFrom, kTo int, init func(pg *[pageLen]T, first i
 		}
 		s.slot(k).CompareAndSwap(nil, pg)
 	}
+	return fresh
 }
 
 // at returns a pointer to element i, whose page must exist.

@@ -1,6 +1,9 @@
 package loadgen
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+	"unsafe"
+)
 
 // Per-sample states. A sample is pending until it moves, exactly once and
 // by a CAS, to lost, or to completing and then ok or error: a completion
@@ -221,9 +224,10 @@ func (p *pass) prepare(q int) bool {
 	})
 	if sEnd > 0 {
 		kFrom, kTo := sFrom>>pageShift, (sEnd-1)>>pageShift
-		p.state.ensureRange(kFrom, kTo, nil)
-		p.completed.ensureRange(kFrom, kTo, nil)
-		p.tokens.ensureRange(kFrom, kTo, nil)
+		st := p.state.ensureRange(kFrom, kTo, nil)
+		cd := p.completed.ensureRange(kFrom, kTo, nil)
+		tk := p.tokens.ensureRange(kFrom, kTo, nil)
+		populateAhead(cd, st, tk)
 		if p.tokenMode {
 			p.firstTok.ensureRange(kFrom, kTo, fillNoTime)
 		}
@@ -316,4 +320,28 @@ func (p *pass) logged(i int) bool {
 		v--
 	}
 	return v <= p.accuracyProb
+}
+
+// populateMin is the least number of fresh pages of each array for which
+// populateAhead starts: a smaller pass is faulted in by its writer.
+const populateMin = 64
+
+// populateAhead faults in the fresh pages of a pass's per-sample arrays on
+// another goroutine, in the order the issuer and the SUT will write them
+// (sample by sample, so a round of each array at a time), so that their
+// writes find the pages there instead of trapping on each (populate).
+// The arrays are those one prepare allocated for the same samples.
+func populateAhead(cd [][pageLen]int64, st [][pageLen]atomic.Uint32, tk [][pageLen]int32) {
+	if len(cd) < populateMin || len(st) != len(cd) || len(tk) != len(cd) {
+		return
+	}
+	go func() {
+		const step = 64 // pages of each array a round
+		for k := 0; k < len(cd); k += step {
+			m := min(step, len(cd)-k)
+			populate(unsafe.Pointer(&cd[k]), uintptr(m)*unsafe.Sizeof(cd[0]), cd)
+			populate(unsafe.Pointer(&st[k]), uintptr(m)*unsafe.Sizeof(st[0]), st)
+			populate(unsafe.Pointer(&tk[k]), uintptr(m)*unsafe.Sizeof(tk[0]), tk)
+		}
+	}()
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"sync/atomic"
+	"unsafe"
 
 	"aimeter/internal/stdrand"
 )
@@ -331,6 +332,12 @@ func generate(ctx context.Context, e *Effective, accuracy bool, set loadableSet,
 	}
 	expected = min(expected, 1<<26)
 	samples := make([]QuerySample, 0, expected*s.spq)
+	if e.Scenario == Offline && cap(samples) >= populateMin*pageLen {
+		// The query's samples, exactly as many as allocated, faulted in
+		// ahead of the generator that writes them (populate).
+		full := samples[:cap(samples)]
+		go populate(unsafe.Pointer(&full[0]), uintptr(len(full))*unsafe.Sizeof(full[0]), full)
+	}
 	s.out = &samples
 	if e.Scenario == Server {
 		g.sched = make([]int64, 0, expected)
