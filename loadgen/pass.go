@@ -1,6 +1,7 @@
 package loadgen
 
 import (
+	"runtime"
 	"sync/atomic"
 	"unsafe"
 )
@@ -338,10 +339,20 @@ func populateAhead(cd [][pageLen]int64, st [][pageLen]atomic.Uint32, tk [][pageL
 	go func() {
 		const step = 64 // pages of each array a round
 		for k := 0; k < len(cd); k += step {
-			m := min(step, len(cd)-k)
-			populate(unsafe.Pointer(&cd[k]), uintptr(m)*unsafe.Sizeof(cd[0]), cd)
-			populate(unsafe.Pointer(&st[k]), uintptr(m)*unsafe.Sizeof(st[0]), st)
-			populate(unsafe.Pointer(&tk[k]), uintptr(m)*unsafe.Sizeof(tk[0]), tk)
+			m := min(k+step, len(cd))
+			populate(cd[k:m])
+			populate(st[k:m])
+			populate(tk[k:m])
 		}
 	}()
+}
+
+// populate faults in the memory of s on the calling goroutine (see
+// populateRange), keeping s alive meanwhile.
+func populate[T any](s []T) {
+	if len(s) == 0 {
+		return
+	}
+	populateRange(unsafe.Pointer(unsafe.SliceData(s)), uintptr(len(s))*unsafe.Sizeof(s[0]))
+	runtime.KeepAlive(s)
 }

@@ -1,7 +1,6 @@
 package loadgen
 
 import (
-	"runtime"
 	"syscall"
 	"unsafe"
 )
@@ -14,17 +13,17 @@ const madvPopulateWrite = 23
 // enough that it keeps ahead of a writer that starts where it does.
 const populateChunk = 1 << 20
 
-// populate faults in the pages of the n bytes at p, a chunk at a time, as
+// populateRange faults in the pages of the n bytes at p, a chunk at a time, as
 // the first writes to them would, but with no trap per page: on this
 // development machine a first write to a page costs about 2.7 µs, so the
 // issuer of an Offline pass of 4.4 M samples spent 40 ms of its loop
 // faulting in the pages of its completion times, states and token counts,
 // and the generator as much for the query's samples. loadgen runs it on
-// another goroutine ahead of the writer (populateAhead). It changes no
-// byte, so it may run beside goroutines writing the memory; keep holds the
-// memory alive meanwhile. It gives up quietly where the kernel lacks the
-// call (before 5.14): the writer then faults the pages in as before.
-func populate(p unsafe.Pointer, n uintptr, keep any) {
+// another goroutine ahead of the writer (populate). It changes no byte, so
+// it may run beside goroutines writing the memory, which its caller keeps
+// alive. It gives up quietly where the kernel lacks the call (before
+// 5.14): the writer then faults the pages in as before.
+func populateRange(p unsafe.Pointer, n uintptr) {
 	const pageSize = 4096
 	start := uintptr(p) &^ (pageSize - 1)
 	end := (uintptr(p) + n + pageSize - 1) &^ (pageSize - 1)
@@ -34,5 +33,4 @@ func populate(p unsafe.Pointer, n uintptr, keep any) {
 			break
 		}
 	}
-	runtime.KeepAlive(keep)
 }

@@ -3,7 +3,6 @@ package loadgen
 import (
 	"sync"
 	"testing"
-	"unsafe"
 )
 
 // TestPopulateChangesNothing: populating memory that holds data, and
@@ -16,7 +15,7 @@ func TestPopulateChangesNothing(t *testing.T) {
 		buf[i] = uint64(i)*0x9e3779b97f4a7c15 + 1
 	}
 	// Odd bounds: from inside the first page to inside the last.
-	populate(unsafe.Pointer(&buf[3]), uintptr(len(buf)-7)*8, buf)
+	populate(buf[3 : len(buf)-4])
 	for i, v := range buf {
 		if v != uint64(i)*0x9e3779b97f4a7c15+1 {
 			t.Fatalf("element %d is %#x after populate, want %#x", i, v, uint64(i)*0x9e3779b97f4a7c15+1)
@@ -27,7 +26,7 @@ func TestPopulateChangesNothing(t *testing.T) {
 	// runs beside the issuer.
 	fresh := make([]uint64, 1<<20)
 	var wg sync.WaitGroup
-	wg.Go(func() { populate(unsafe.Pointer(&fresh[0]), uintptr(len(fresh))*8, fresh) })
+	wg.Go(func() { populate(fresh) })
 	for i := range fresh {
 		fresh[i] = uint64(i) | 1<<63
 	}

@@ -5,7 +5,6 @@ import (
 	"math"
 	"slices"
 	"sync/atomic"
-	"unsafe"
 
 	"aimeter/internal/stdrand"
 )
@@ -335,8 +334,7 @@ func generate(ctx context.Context, e *Effective, accuracy bool, set loadableSet,
 	if e.Scenario == Offline && cap(samples) >= populateMin*pageLen {
 		// The query's samples, exactly as many as allocated, faulted in
 		// ahead of the generator that writes them (populate).
-		full := samples[:cap(samples)]
-		go populate(unsafe.Pointer(&full[0]), uintptr(len(full))*unsafe.Sizeof(full[0]), full)
+		go populate(samples[:cap(samples)])
 	}
 	s.out = &samples
 	if e.Scenario == Server {
