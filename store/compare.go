@@ -410,6 +410,28 @@ func meanStddev(v []float64) (mean, sd float64) {
 	return w.mean, w.stddev()
 }
 
+// welford accumulates a mean and variance in one pass (Welford's method).
+type welford struct {
+	n    int64
+	mean float64
+	m2   float64
+}
+
+func (w *welford) add(x float64) {
+	w.n++
+	d := x - w.mean
+	w.mean += d / float64(w.n)
+	w.m2 += d * (x - w.mean)
+}
+
+// stddev is the sample standard deviation (n − 1); NaN below 2 samples.
+func (w *welford) stddev() float64 {
+	if w.n < 2 {
+		return math.NaN()
+	}
+	return math.Sqrt(w.m2 / float64(w.n-1))
+}
+
 // Sample summarises the samples of a distribution.
 type Sample struct {
 	N      int64   // the number of samples
