@@ -1,9 +1,8 @@
 package report
 
 import (
-	"bytes"
+	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -24,14 +23,7 @@ func TestBrowserRendersRateSearchPage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a headless browser")
 	}
-	var buf bytes.Buffer
-	if err := WriteRateSearch(&buf, rateSearchFixture()); err != nil {
-		t.Fatal(err)
-	}
-	page := filepath.Join(t.TempDir(), "rate-search.html")
-	if err := os.WriteFile(page, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	page := writePage(t, "rate-search.html", func(w io.Writer) error { return WriteRateSearch(w, rateSearchFixture()) })
 	bctx := browsertest.Context(t, 30*time.Second)
 	problems := browsertest.WatchProblems(bctx)
 	var seen struct {

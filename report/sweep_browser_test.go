@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -23,14 +24,7 @@ func TestBrowserRendersSweepPage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a headless browser")
 	}
-	var buf bytes.Buffer
-	if err := WriteSweeps(&buf, sweepFixture()); err != nil {
-		t.Fatal(err)
-	}
-	page := filepath.Join(t.TempDir(), "sweep.html")
-	if err := os.WriteFile(page, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	page := writePage(t, "sweep.html", func(w io.Writer) error { return WriteSweeps(w, sweepFixture()) })
 	bctx := browsertest.Context(t, 30*time.Second)
 	type svgSeen struct {
 		Class     string
@@ -87,4 +81,19 @@ func TestBrowserRendersSweepPage(t *testing.T) {
 	for _, p := range numberProblems(text) {
 		t.Errorf("badly formatted number: %s", p)
 	}
+}
+
+// writePage writes the page that write makes to a file name in a
+// directory of t's own and returns its path, for a browser to open.
+func writePage(t *testing.T, name string, write func(io.Writer) error) string {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	page := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(page, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return page
 }

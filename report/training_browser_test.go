@@ -1,9 +1,8 @@
 package report
 
 import (
-	"bytes"
+	"io"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -21,14 +20,7 @@ func TestBrowserRendersTrainingPage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a headless browser")
 	}
-	var buf bytes.Buffer
-	if err := WriteTraining(&buf, trainingFixture(t)); err != nil {
-		t.Fatal(err)
-	}
-	page := filepath.Join(t.TempDir(), "report.html")
-	if err := os.WriteFile(page, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	page := writePage(t, "report.html", func(w io.Writer) error { return WriteTraining(w, trainingFixture(t)) })
 	bctx := browsertest.Context(t, 30*time.Second)
 	type svgSeen struct {
 		Class     string
