@@ -162,7 +162,10 @@ func startServeOpenAI(t *testing.T, args ...string) string {
 // TEST04 margins are wide: in a run with token latencies MLPerf's TEST04
 // compares the TPOT estimates, 10 ms against well under 1 ms on a quiet
 // machine (with 3 ms, a CI machine loaded by every package's tests under
-// -race once read the cached answers' TPOT within 20 % of it). TEST01's
+// -race once read the cached answers' TPOT within 20 % of it, and at
+// 10 ms, with 80 queries, once more: MLPerf's estimate is a tail of the
+// sample, which a few slow or uncached answers out of 80 decide; 200 give
+// it room). TEST01's
 // performance comparison (within 10 % either way) is left to the real
 // clock's noise on a shared machine, and only its consistency with the
 // exit code checked.
@@ -186,7 +189,7 @@ func TestAuditOverSocket(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "audit")
 			res := runCLI(t, "", "audit", tc.test, "-q", "--sut", "openai", "--url", url, "--scenario", "SingleStream",
 				"--qsl-size", "64", "--input-tokens", "8", "--output-tokens", "4", "--output-dir", dir,
-				"--set", "min_duration=100", "--set", "min_query_count=80", "--set", "target_latency=0.1")
+				"--set", "min_duration=100", "--set", "min_query_count=200", "--set", "target_latency=0.1")
 			verify, err := os.ReadFile(filepath.Join(dir, tc.test, "verify_performance.txt"))
 			if tc.test == "TEST01" && res.code == ExitInvalid && strings.HasSuffix(string(verify), "TEST FAIL: Test score invalid\n") {
 				tc.code, tc.last = ExitInvalid, "TEST FAIL: Test score invalid"
