@@ -67,6 +67,16 @@ startup_cpu() {
 # net_cpu_us FILE STARTUP_S REQUESTS: (CPU in FILE − STARTUP_S) per request, µs.
 net_cpu_us() { awk -v s="$2" -v n="$3" '/^[0-9.]+ [0-9.]+$/ {c=$1+$2-s} END {if (n+0 > 0) printf "%.1f", c*1e6/n; else print "n/a"}' "$1"; }
 
+# proc_ticks PID: user+system CPU of process PID so far, in clock ticks.
+proc_ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
+
+# server_us TICKS0 TICKS1 REQUESTS: the server's CPU between two proc_ticks
+# readings, in µs per request ("n/a" without requests).
+server_us() {
+	awk -v a="$1" -v b="$2" -v n="$3" -v hz="$(getconf CLK_TCK)" \
+		'BEGIN {if (n + 0 > 0) printf "%.1f", (b - a) * 1e6 / hz / n; else print "n/a"}'
+}
+
 # stream_rounds ROUNDS SECS CONNS URL BODY STARTUP_S [LABEL:ARGS]...: the
 # streaming comparison of issue 27 against a NullServer streaming
 # NullStreamEvents events per answer (URL is its /v1/chat/completions, BODY
@@ -78,27 +88,36 @@ net_cpu_us() { awk -v s="$2" -v n="$3" '/^[0-9.]+ [0-9.]+$/ {c=$1+$2-s} END {if 
 # AIMETER_BIN=PATH runs that aimeter binary, another commit's build). Each client's user+sys CPU
 # comes from /usr/bin/time; the adapter's is also given net of STARTUP_S
 # (its fixed costs). Appends "client req/s cpu_us" lines per round to
-# $tmp/stream (the adapter's cpu_us net of start-up) and prints each round.
-# Needs $tmp/netbench, $tmp/aimeter and $wrk (skipped when absent).
+# $tmp/stream (the adapter's cpu_us net of start-up) and prints each round;
+# appends "client server_us" lines to $tmp/stream-server: the NullServer's
+# own CPU per request while that client ran (process $null_pid), since
+# client and server share the cores and the server's share bounds every
+# client's rate. Needs $tmp/netbench, $tmp/aimeter and $wrk (skipped when
+# absent).
 stream_rounds() {
 	local rounds=$1 secs=$2 conns=$3 url=$4 body=$5 startup=$6
 	shift 6
 	printf 'wrk.method = "POST"\nwrk.body = %s\nwrk.headers["Content-Type"] = "application/json"\n' "'$body'" >"$tmp/stream.lua"
 	: >"$tmp/stream"
-	local r line n v spec label args envs bin
+	: >"$tmp/stream-server"
+	local r line n v spec label args envs bin s0
 	for r in $(seq "$rounds"); do
 		line="round $r:"
 		if [ -x "${wrk:-}" ]; then
+			s0=$(proc_ticks "$null_pid")
 			/usr/bin/time -o "$tmp/swrk.cpu" -f "%U %S" "$wrk" -t2 -c"$conns" -d"${secs}s" -s "$tmp/stream.lua" "$url" >"$tmp/swrk.out"
 			v=$(awk '/^Requests\/sec/ {printf "%.0f", $2}' "$tmp/swrk.out")
 			n=$(awk '/ requests in / {print $1}' "$tmp/swrk.out")
 			echo "wrk $v $(cpu_us "$tmp/swrk.cpu" "$n")" >>"$tmp/stream"
+			echo "wrk $(server_us "$s0" "$(proc_ticks "$null_pid")" "$n")" >>"$tmp/stream-server"
 			line="$line wrk $v req/s $(cpu_us "$tmp/swrk.cpu" "$n") µs;"
 		fi
+		s0=$(proc_ticks "$null_pid")
 		/usr/bin/time -o "$tmp/sbare.cpu" -f "%U %S" "$tmp/netbench" bare -url "$url" -c "$conns" -d "${secs}s" -body "$body" >"$tmp/sbare.out"
 		v=$(awk '{printf "%.0f", $4}' "$tmp/sbare.out")
 		n=$(awk '{print $1}' "$tmp/sbare.out")
 		echo "bare $v $(cpu_us "$tmp/sbare.cpu" "$n")" >>"$tmp/stream"
+		echo "bare $(server_us "$s0" "$(proc_ticks "$null_pid")" "$n")" >>"$tmp/stream-server"
 		line="$line bare $v req/s $(cpu_us "$tmp/sbare.cpu" "$n") µs;"
 		for spec in "$@"; do
 			label=${spec%%:*} args=${spec#*:} envs=
@@ -107,6 +126,7 @@ stream_rounds() {
 			case " $envs " in *" AIMETER_BIN="*) bin=${envs##*AIMETER_BIN=} bin=${bin%% *} ;; esac
 			rm -rf "$tmp/run-stream-$label"
 			# shellcheck disable=SC2086 # ENV and ARGS are split on purpose
+			s0=$(proc_ticks "$null_pid")
 			env $envs /usr/bin/time -o "$tmp/sada.cpu" -f "%U %S" "$bin" run -q --sut openai --url "${url%/v1/chat/completions}" \
 				--concurrency "$conns" --max-conns "$conns" --input-tokens 8 --output-tokens 14 --request-timeout 10s \
 				--set min_duration=$((secs * 1000)) --set min_query_count=1 --set target_latency=0.01 $args \
@@ -115,11 +135,16 @@ stream_rounds() {
 			n=$(sed -n 's/^  requests \([0-9]*\), errors \([0-9]*\).*/\1 \2/p' "$tmp/sada.out")
 			[ -n "$v" ] || { echo "the adapter run $label failed:" >&2; tail -20 "$tmp/sada.out" >&2; v=n/a; }
 			echo "$label $v $(net_cpu_us "$tmp/sada.cpu" "$startup" "${n%% *}") $(cpu_us "$tmp/sada.cpu" "${n%% *}")" >>"$tmp/stream"
+			echo "$label $(server_us "$s0" "$(proc_ticks "$null_pid")" "${n%% *}")" >>"$tmp/stream-server"
 			line="$line $label $v req/s $(net_cpu_us "$tmp/sada.cpu" "$startup" "${n%% *}") µs net ($(cpu_us "$tmp/sada.cpu" "${n%% *}") whole; requests/errors ${n:-n/a});"
 		done
 		echo "$line"
 	done
 }
+
+# stream_server_median CLIENT: the median over rounds of the NullServer's
+# CPU µs per request while CLIENT ran (from $tmp/stream-server).
+stream_server_median() { awk -v c="$1" '$1 == c && $2 != "n/a" {print $2}' "$tmp/stream-server" | median; }
 
 # stream_median CLIENT FIELD: the median of field FIELD (2 req/s, 3 CPU
 # µs/request) of CLIENT's lines in $tmp/stream.

@@ -6,7 +6,10 @@
 # interleaved rounds, client and server on this machine. Prints each round,
 # then the medians of req/s and client CPU µs per request (user+sys of the
 # client process over its completed requests; aimeter's net of its
-# start-up) and the medians of the per-round ratios.
+# start-up), the medians of the per-round ratios, and the NullServer's own
+# CPU per request during each client's runs: on shared cores the server's
+# cost bounds every client's rate, so a client can be ahead of another in
+# requests/s only by as much as it saves of the two processes' CPU together.
 #
 #   scripts/bench-stream.sh [ROUNDS]        (default 3)
 #
@@ -40,8 +43,8 @@ startup=$(startup_cpu stream --sut openai --url "$base" --input-tokens 8 --outpu
 echo "streams: NullServer $url, $rounds rounds of ${secs}s, $conns in flight; adapter start-up CPU ${startup}s"
 stream_rounds "$rounds" "$secs" "$conns" "$url" "$body" "$startup" "${specs[@]}"
 echo
-echo "| client | req/s | CPU µs/request | req/s ÷ wrk | CPU ÷ wrk | req/s ÷ bare |"
-echo "| --- | --- | --- | --- | --- | --- |"
+echo "| client | req/s | CPU µs/request | req/s ÷ wrk | CPU ÷ wrk | req/s ÷ bare | CPU ÷ bare | server CPU µs/request |"
+echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
 for c in wrk bare $(for s in "${specs[@]}"; do echo "${s%%:*}"; done); do
-	echo "| $c | $(stream_median "$c" 2) | $(stream_median "$c" 3) | $(stream_ratio "$c" 2 wrk) | $(stream_ratio "$c" 3 wrk) | $(stream_ratio "$c" 2 bare) |"
+	echo "| $c | $(stream_median "$c" 2) | $(stream_median "$c" 3) | $(stream_ratio "$c" 2 wrk) | $(stream_ratio "$c" 3 wrk) | $(stream_ratio "$c" 2 bare) | $(stream_ratio "$c" 3 bare) | $(stream_server_median "$c") |"
 done
