@@ -203,24 +203,14 @@ func (e *pqEncoder) encodeColumn(dst []byte, spec *pqColumn, col []int64) (pqChu
 	}
 	if len(values) > 0 {
 		ch.hasStats = true
-		ch.min, ch.max = values[0], values[0]
 		switch {
 		case spec.kind == pqEnum:
 			ch.min, ch.max = enumRange(spec.enum, values)
 		case spec.unsigned:
 			// An unsigned INT32 column holds values below 2^32.
-			for _, v := range values[1:] {
-				if uint64(v) < uint64(ch.min) {
-					ch.min = v
-				}
-				if uint64(v) > uint64(ch.max) {
-					ch.max = v
-				}
-			}
+			ch.min, ch.max = minMaxUnsigned(values)
 		default:
-			for _, v := range values[1:] {
-				ch.min, ch.max = min(ch.min, v), max(ch.max, v)
-			}
+			ch.min, ch.max = minMaxInt64(values)
 		}
 	}
 	var err error
@@ -278,6 +268,45 @@ func (e *pqEncoder) encodeColumn(dst []byte, spec *pqColumn, col []int64) (pqChu
 	dst = append(dst, e.comp...)
 	ch.offset = int64(start) // made relative by encodeRowGroup
 	return ch, dst, nil
+}
+
+// minMaxInt64 returns the least and greatest of values (not empty). Four
+// independent running pairs let the comparisons of neighbouring values
+// overlap: one pair makes every step wait for the last (a stats pass over
+// an Offline run's 4.4 M records took 30 ms of CPU with one).
+func minMaxInt64(values []int64) (lo, hi int64) {
+	lo0, hi0 := values[0], values[0]
+	lo1, hi1, lo2, hi2, lo3, hi3 := lo0, hi0, lo0, hi0, lo0, hi0
+	i := 0
+	for ; i+4 <= len(values); i += 4 {
+		v := values[i : i+4 : i+4]
+		lo0, hi0 = min(lo0, v[0]), max(hi0, v[0])
+		lo1, hi1 = min(lo1, v[1]), max(hi1, v[1])
+		lo2, hi2 = min(lo2, v[2]), max(hi2, v[2])
+		lo3, hi3 = min(lo3, v[3]), max(hi3, v[3])
+	}
+	for _, v := range values[i:] {
+		lo0, hi0 = min(lo0, v), max(hi0, v)
+	}
+	return min(lo0, lo1, lo2, lo3), max(hi0, hi1, hi2, hi3)
+}
+
+// minMaxUnsigned is minMaxInt64 with values compared as unsigned.
+func minMaxUnsigned(values []int64) (lo, hi int64) {
+	lo0, hi0 := uint64(values[0]), uint64(values[0])
+	lo1, hi1, lo2, hi2, lo3, hi3 := lo0, hi0, lo0, hi0, lo0, hi0
+	i := 0
+	for ; i+4 <= len(values); i += 4 {
+		v := values[i : i+4 : i+4]
+		lo0, hi0 = min(lo0, uint64(v[0])), max(hi0, uint64(v[0]))
+		lo1, hi1 = min(lo1, uint64(v[1])), max(hi1, uint64(v[1]))
+		lo2, hi2 = min(lo2, uint64(v[2])), max(hi2, uint64(v[2]))
+		lo3, hi3 = min(lo3, uint64(v[3])), max(hi3, uint64(v[3]))
+	}
+	for _, v := range values[i:] {
+		lo0, hi0 = min(lo0, uint64(v)), max(hi0, uint64(v))
+	}
+	return int64(min(lo0, lo1, lo2, lo3)), int64(max(hi0, hi1, hi2, hi3))
 }
 
 // statBytes is v as Parquet's plain encoding of column spec's type (for
