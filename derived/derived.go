@@ -22,6 +22,7 @@ import (
 	"aimeter/mlperflog"
 	"aimeter/report"
 	"aimeter/train"
+	"aimeter/workload/trace"
 )
 
 // Set derives the files and metrics of one bundle. The GB/T metrics and
@@ -39,6 +40,24 @@ type Set struct {
 	trainOnce sync.Once
 	trainRes  *train.ResultFile
 	trainErr  error
+
+	lateOnce sync.Once
+	late     *trace.LatenessSummary
+}
+
+// SendLateness is how late the reported pass's samples were issued
+// against their scheduled times (issue − scheduled), for a run on a
+// schedule: the Server scenario at a target rate, or a trace replay. Nil
+// for other runs, whose scheduled times are not send times. result.json
+// (send_lateness), the report and the console give this one summary; it
+// is computed once, as it sorts every record's lateness.
+func (s *Set) SendLateness() *trace.LatenessSummary {
+	s.lateOnce.Do(func() {
+		if s.b != nil && s.b.Result != nil {
+			s.late = sendLatenessOf(s.b.Result)
+		}
+	})
+	return s.late
 }
 
 // Of returns the derivations of b. Set b's parts (Result, GBT, Foreign,
@@ -242,7 +261,7 @@ func (s *Set) ReportRun() (report.Run, error) {
 	}
 	sc := report.Run{Name: name, Result: b.Result, Accuracy: ReportAccuracy(b.AccuracyCheck), Nodes: ReportNodes(b.Nodes),
 		ServerMetrics: ReportServerMetrics(b.ServerMetrics, b.Result), Steady: ReportSteady(b.Result),
-		Serving: ReportServing(b)}
+		Serving: reportServing(b, s.SendLateness())}
 	if b.Telemetry != nil {
 		samples := sampleCounts(b.Result)
 		sc.Power = ReportPower(b, powerFigures(b, samples))

@@ -274,7 +274,7 @@ func (s *Set) Result() (*Result, error) {
 	r.Power = powerFigures(b, r.Samples)
 	if res.Summary != nil {
 		r.Goodput = goodputOf(b)
-		r.SendLateness = sendLatenessOf(res)
+		r.SendLateness = s.SendLateness()
 		r.Steady = steadyOf(ReportSteady(res))
 	}
 	r.Sessions = sessionsOf(b)

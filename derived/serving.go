@@ -180,6 +180,15 @@ func ReportServing(b *bundle.Bundle) *report.Serving {
 	if b == nil || b.Result == nil {
 		return nil
 	}
+	return reportServing(b, sendLatenessOf(b.Result))
+}
+
+// reportServing is ReportServing with the send lateness of b's run
+// (Set.SendLateness) given.
+func reportServing(b *bundle.Bundle, late *trace.LatenessSummary) *report.Serving {
+	if b == nil || b.Result == nil {
+		return nil
+	}
 	s := &report.Serving{}
 	add := func(group, name, format string, a ...any) {
 		s.Rows = append(s.Rows, report.ServingRow{Group: group, Name: name, Value: fmt.Sprintf(format, a...)})
@@ -204,7 +213,7 @@ func ReportServing(b *bundle.Bundle) *report.Serving {
 			add("Goodput", "Requests per second", "%.4g", g.RequestsPerS)
 			add("Goodput", "Output tokens per second", "%.4g", g.TokensPerS)
 		}
-		if l := sendLatenessOf(b.Result); l != nil {
+		if l := late; l != nil {
 			add("Send lateness", "Issue − scheduled time", "p50 %v, p99 %v, max %v over %d requests", l.P50, l.P99, l.Max, l.Count)
 			add("Send lateness", fmt.Sprintf("Later than %v", l.LateAfter), "%d", l.Late)
 		}

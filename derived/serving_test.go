@@ -47,9 +47,15 @@ func TestServingFigures(t *testing.T) {
 
 	// Without an SLO given, the token-latency bounds stand for one.
 	b.Invocation = nil
-	r, err = Of(b).Result()
+	set := Of(b)
+	r, err = set.Result()
 	if err != nil {
 		t.Fatal(err)
+	}
+	// One summary for result.json, the report and the console, and the
+	// records' own figures.
+	if l := set.SendLateness(); l != r.SendLateness || l == nil || *l != *sendLatenessOf(b.Result) {
+		t.Errorf("Set.SendLateness %+v is not result.json's %+v nor the records' %+v", l, r.SendLateness, sendLatenessOf(b.Result))
 	}
 	if g := r.Goodput; g == nil || g.SLOSource != SLOFromSettings || g.SLO != (bundle.SLO{TTFTNs: 1_000_000, TPOTNs: 1_000_000}) {
 		t.Errorf("goodput from the settings: %+v", g)

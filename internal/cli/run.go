@@ -23,6 +23,7 @@ import (
 	"aimeter/mlperflog"
 	"aimeter/report"
 	"aimeter/sut"
+	"aimeter/workload/trace"
 )
 
 type runFlags struct {
@@ -524,7 +525,11 @@ func printRun(st *State, out *benchmark.Outcome) {
 	if out.GBT != nil {
 		printGBT(st.Stdout, out)
 	} else {
-		printOutcome(st, out.Result, out.Dir, out.WriteErr)
+		var late *trace.LatenessSummary
+		if out.Derived != nil && out.Lateness == nil { // a replay prints its own (printReplay)
+			late = out.Derived.SendLateness()
+		}
+		printOutcome(st, out.Result, late, out.Dir, out.WriteErr)
 		printAccuracy(st.Stdout, out.Accuracy)
 		printNetworkOutcome(st.Stdout, out.Result, out.Bundle.Nodes)
 	}
@@ -536,9 +541,11 @@ func printRun(st *State, out *benchmark.Outcome) {
 	printPower(st.Stdout, out)
 }
 
-// printOutcome prints the result of a run; writeErr is the error of writing
-// its bundle into dir (nil when every file was written).
-func printOutcome(st *State, res *loadgen.Result, dir string, writeErr error) {
+// printOutcome prints the result of a run, with the send lateness of a run
+// on a schedule (derived.Set.SendLateness; nil prints none); writeErr is
+// the error of writing its bundle into dir (nil when every file was
+// written).
+func printOutcome(st *State, res *loadgen.Result, late *trace.LatenessSummary, dir string, writeErr error) {
 	w := st.Stdout
 	fmt.Fprintf(w, "SUT %s, QSL %s (%d samples), %s, %s\n", res.SUTName, res.QSLName, res.QSLTotalCount, scenarioLabel(res.Effective), res.Effective.Mode)
 	if res.Interrupted != "" && res.Summary == nil {
@@ -556,6 +563,10 @@ func printOutcome(st *State, res *loadgen.Result, dir string, writeErr error) {
 			fmt.Fprintln(w, line)
 		}
 		printLines(w, tokenFigures(res))
+		if late != nil {
+			fmt.Fprintf(w, "  Send lateness (issued − scheduled) p50 %v, p99 %v, max %v; %d of %d later than %v\n",
+				benchmark.RoundLateness(late.P50), benchmark.RoundLateness(late.P99), benchmark.RoundLateness(late.Max), late.Late, late.Count, late.LateAfter)
+		}
 		if s.HasPerfConstraints() {
 			fmt.Fprintf(w, "  Performance constraints satisfied : %s\n", yesNo(s.PerfConstraintsMet))
 		}

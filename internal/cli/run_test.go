@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -13,6 +14,7 @@ import (
 	"aimeter/bundle"
 	"aimeter/loadgen"
 	"aimeter/mlperfconf"
+	"aimeter/workload/trace"
 )
 
 // Small settings per scenario that give a VALID null-SUT run in well under a
@@ -83,9 +85,10 @@ func TestRunScenarios(t *testing.T) {
 			if !strings.Contains(res.stdout, "Logs written to "+out) {
 				t.Errorf("stdout does not say where the logs are:\n%s", res.stdout)
 			}
-			if res.stderr != "" {
-				t.Errorf("-q run wrote to stderr:\n%s", res.stderr)
+			if e := withoutScheduleWarning(res.stderr); e != "" {
+				t.Errorf("-q run wrote to stderr:\n%s", e)
 			}
+			checkSendLatenessLine(t, res.stdout, out, r.scenario == "Server")
 			if len(res.exits) != 0 {
 				t.Errorf("Exit called with %v", res.exits)
 			}
@@ -515,5 +518,45 @@ func TestRunTimeoutFlag(t *testing.T) {
 	}
 	if !strings.Contains(res.stdout, "Issuing stopped early: run timeout of 300ms reached") {
 		t.Errorf("stdout:\n%s", res.stdout)
+	}
+}
+
+// withoutScheduleWarning is stderr without the warning of a Server run
+// whose issuer fell behind its schedule (benchmark's scheduleWarning),
+// which a machine loaded by other tests may earn a run its share.
+func withoutScheduleWarning(stderr string) string {
+	var keep []string
+	for _, l := range strings.SplitAfter(stderr, "\n") {
+		if !strings.HasPrefix(l, "warning: the issuer fell behind its schedule: ") {
+			keep = append(keep, l)
+		}
+	}
+	return strings.Join(keep, "")
+}
+
+// checkSendLatenessLine checks the console's send-lateness line of a run
+// written to dir against result.json's send_lateness: both or neither
+// (only a run on a schedule has one), with the same counts.
+func checkSendLatenessLine(t *testing.T, stdout, dir string, scheduled bool) {
+	t.Helper()
+	var r struct {
+		SendLateness *trace.LatenessSummary `json:"send_lateness"`
+	}
+	if err := json.Unmarshal([]byte(readFileT(t, filepath.Join(dir, "result.json"))), &r); err != nil {
+		t.Fatal(err)
+	}
+	const prefix = "  Send lateness (issued − scheduled) "
+	has := strings.Contains(stdout, prefix)
+	switch {
+	case scheduled && r.SendLateness == nil:
+		t.Errorf("result.json of a run on a schedule has no send_lateness")
+	case !scheduled && (has || r.SendLateness != nil):
+		t.Errorf("a run off a schedule has a send lateness: console %v, result.json %+v", has, r.SendLateness)
+	case scheduled:
+		l := r.SendLateness
+		want := fmt.Sprintf("; %d of %d later than %v\n", l.Late, l.Count, l.LateAfter)
+		if i := strings.Index(stdout, prefix); i < 0 || !strings.Contains(stdout[i:], want) {
+			t.Errorf("console lacks result.json's send lateness %q:\n%s", prefix+"…"+want, stdout)
+		}
 	}
 }
