@@ -59,17 +59,23 @@ func TestLongRunNotice(t *testing.T) {
 		{"an accuracy run has no length to announce", loadgen.Effective{Scenario: loadgen.Server, Mode: loadgen.AccuracyOnly, MinDurationMs: 600_000, TargetQPS: 1000}, nil},
 	}
 	for _, tc := range tests {
-		got := longRunNotice(tc.eff, "resnet50", src)
-		if tc.want == nil {
-			if got != "" {
-				t.Errorf("%s: unexpected notice %q", tc.name, got)
-			}
-			continue
+		checkNotice(t, tc.name, longRunNotice(tc.eff, "resnet50", src), tc.want)
+	}
+}
+
+// checkNotice checks a notice of a table row: none when want is nil, else
+// one holding every string of want.
+func checkNotice(t *testing.T, why, got string, want []string) {
+	t.Helper()
+	if want == nil {
+		if got != "" {
+			t.Errorf("%s: unexpected notice %q", why, got)
 		}
-		for _, w := range tc.want {
-			if !strings.Contains(got, w) {
-				t.Errorf("%s: want %q in %q", tc.name, w, got)
-			}
+		return
+	}
+	for _, w := range want {
+		if !strings.Contains(got, w) {
+			t.Errorf("%s: want %q in %q", why, w, got)
 		}
 	}
 }

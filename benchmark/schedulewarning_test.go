@@ -35,17 +35,7 @@ func TestScheduleWarning(t *testing.T) {
 	}
 	for _, tt := range tests {
 		got := scheduleWarning(tt.l, tt.spin)
-		if tt.want == nil {
-			if got != "" {
-				t.Errorf("%s: warning %q, want none", tt.why, got)
-			}
-			continue
-		}
-		for _, w := range tt.want {
-			if !strings.Contains(got, w) {
-				t.Errorf("%s: warning %q lacks %q", tt.why, got, w)
-			}
-		}
+		checkNotice(t, tt.why, got, tt.want)
 		if tt.spin < 0 && strings.Contains(got, "--spin-window -1ns frees") {
 			t.Errorf("%s: warning %q advises giving back a core the issuer never took", tt.why, got)
 		}

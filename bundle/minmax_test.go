@@ -74,24 +74,19 @@ func BenchmarkMinMax(b *testing.B) {
 	for i := range v {
 		v[i] = r.Int64N(1 << 40)
 	}
-	b.Run("naive", func(b *testing.B) {
-		for b.Loop() {
-			naiveMinMax(v, false)
-		}
-	})
-	b.Run("four", func(b *testing.B) {
-		for b.Loop() {
-			minMaxInt64(v)
-		}
-	})
-	b.Run("naive-unsigned", func(b *testing.B) {
-		for b.Loop() {
-			naiveMinMax(v, true)
-		}
-	})
-	b.Run("four-unsigned", func(b *testing.B) {
-		for b.Loop() {
-			minMaxUnsigned(v)
-		}
-	})
+	for _, c := range []struct {
+		name string
+		f    func([]int64) (int64, int64)
+	}{
+		{"naive", func(v []int64) (int64, int64) { return naiveMinMax(v, false) }},
+		{"four", minMaxInt64},
+		{"naive-unsigned", func(v []int64) (int64, int64) { return naiveMinMax(v, true) }},
+		{"four-unsigned", minMaxUnsigned},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				c.f(v)
+			}
+		})
+	}
 }
