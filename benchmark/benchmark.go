@@ -59,8 +59,9 @@ type Plan struct {
 	Custom *Custom
 	// Settings are where the LoadGen settings come from.
 	Settings Settings
-	// Warmup, for a fixed-concurrency run (Settings.Concurrency > 0), is
-	// run first and left out of the results; the zero value runs none.
+	// Warmup, for a fixed-concurrency run (Settings.Concurrency > 0) or
+	// an MLPerf Server run, is run first and left out of the results; the
+	// zero value runs none.
 	Warmup Warmup
 	// GBT, if set, makes the run a GB/T 45087 inference test (clause 7):
 	// the arrival mode chooses the LoadGen scenario and mode, and the
@@ -208,9 +209,14 @@ type Settings struct {
 	MaxErrorRate float64
 }
 
-// Warmup is a warm-up of a fixed-concurrency run: requests sent at the
-// same concurrency before the measured run, excluded from its statistics
-// and recorded in its invocation.json. Its zero value is no warm-up.
+// Warmup is a warm-up of a fixed-concurrency run or a Server run: requests
+// sent at the same concurrency, or on a Poisson schedule at the same
+// target rate, before the measured run, excluded from its statistics and
+// recorded in its invocation.json. A Server run against a network SUT
+// otherwise begins with no connection open, and the first hundreds of
+// milliseconds of its schedule pay for opening them (at 20,000 queries/s
+// on 2 cores shared with the server, issue lateness of 2–22 ms). Its zero
+// value is no warm-up.
 type Warmup struct {
 	// Requests is the number of warm-up requests; 0 means none by count.
 	Requests uint64
@@ -669,8 +675,9 @@ func (r *runner) measure(st *resolved, o *opened, gp *gbt.RunPlan, manual gbt.Te
 	return out, nil
 }
 
-// warmup runs the plan's warm-up, if any: the fixed-concurrency load for
-// the requests or the time asked, on the same SUT, its results dropped.
+// warmup runs the plan's warm-up, if any: the fixed-concurrency load, or
+// the Server scenario's schedule at its target rate, for the requests or
+// the time asked, on the same SUT, its results dropped.
 // An interrupt during it ends the run before it measured anything.
 func (r *runner) warmup(o *opened, st *resolved) error {
 	w := r.plan.Warmup

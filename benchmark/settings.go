@@ -64,8 +64,21 @@ func exactPrompts(s *loadgen.Settings) bool {
 		s.AccuracyLogSamplingTarget > 0 || s.AccuracyLogProbability > 0 || s.PerformanceIssueSame
 }
 
-// settings runs the settings cascade of the plan.
+// settings runs the settings cascade of the plan and checks that its
+// warm-up, if any, applies to the settings it resolved.
 func (r *runner) settings() (resolved, error) {
+	st, err := r.cascade()
+	if err != nil || r.plan.Warmup == (Warmup{}) {
+		return st, err
+	}
+	if s := st.settings; s.Concurrency == 0 && s.Scenario != loadgen.Server {
+		return resolved{}, usage("warmup", "--warmup applies to the fixed-concurrency mode (--concurrency N) and the Server scenario, not %s", s.Scenario)
+	}
+	return st, nil
+}
+
+// cascade runs the settings cascade of the plan.
+func (r *runner) cascade() (resolved, error) {
 	p := r.plan
 	in := &p.Settings
 	if !(in.MaxErrorRate >= 0 && in.MaxErrorRate <= 1) {
@@ -74,8 +87,8 @@ func (r *runner) settings() (resolved, error) {
 	if p.GBT != nil && in.MaxErrorRate != 0 {
 		return resolved{}, usage("max-error-rate", "--max-error-rate: a GB/T test counts failures as lost jobs against --loss-threshold instead")
 	}
-	if (p.Warmup != Warmup{}) && in.Concurrency == 0 && (in.Explicit == nil || in.Explicit.Concurrency == 0) {
-		return resolved{}, usage("warmup", "--warmup applies to the fixed-concurrency mode (--concurrency N)")
+	if (p.Warmup != Warmup{}) && p.GBT != nil {
+		return resolved{}, usage("warmup", "--warmup: a GB/T test (--arrival-mode) measures from its first job and has no warm-up")
 	}
 	if in.Explicit != nil {
 		s := *in.Explicit

@@ -50,7 +50,10 @@ func TestInapplicableFlagsRefused(t *testing.T) {
 func TestDurationAppliesToAnMLPerfRun(t *testing.T) {
 	dir := t.TempDir()
 	r := runCLI(t, dir, "run", "-q", "--scenario", "Offline", "--duration", "120ms", "--output-dir", filepath.Join(dir, "out"))
-	if r.code != ExitOK {
+	// VALID or not is the machine's: the null SUT may complete the samples
+	// generated for 120 ms at the expected rate in less (exit 3, "Min
+	// duration satisfied : NO"). The summary says which minimum applied.
+	if r.code != ExitOK && r.code != ExitInvalid {
 		t.Fatalf("%v", r)
 	}
 	s := readFileT(t, filepath.Join(dir, "out", "mlperf_log_summary.txt"))

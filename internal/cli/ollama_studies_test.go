@@ -14,6 +14,7 @@ import (
 	"aimeter/bundle"
 	"aimeter/internal/ollamatest"
 	"aimeter/loadgen"
+	"aimeter/sut/netsut"
 	"aimeter/sweep"
 )
 
@@ -141,7 +142,16 @@ func checkAgainstGinLog(t *testing.T, out, log string) {
 	var recs []loadgen.Record
 	for r := range b.Result.Records() {
 		if r.Status != loadgen.StatusOK {
-			t.Fatalf("record %+v: want every request answered", r)
+			// Ollama v0.6.5 ends a few of the random model's longer
+			// streams (after 76 to 124 of 128 tokens here, 2 to 8 % of
+			// them) with a clean end of the body and no finish_reason or
+			// [DONE], and logs them as 200: aimeter rightly fails them as
+			// truncated. Gin logged such a handler too, so it pairs with
+			// its record as any other; any other failure is aimeter's.
+			if r.Status != loadgen.StatusError || r.Error == 0 || b.Result.Errors[r.Error-1].Category != netsut.CategoryStreamTruncated {
+				t.Fatalf("record %+v: want every request answered", r)
+			}
+			t.Logf("record %+v: Ollama ended the stream without [DONE]", r)
 		}
 		recs = append(recs, r)
 	}
@@ -160,7 +170,7 @@ func checkAgainstGinLog(t *testing.T, out, log string) {
 	server = server[len(server)-len(recs):]
 	diffs := make([]time.Duration, len(recs))
 	for i, r := range recs {
-		e2e := time.Duration(sweep.SampleOf(r).E2ENs)
+		e2e := time.Duration(r.CompletedNs - r.ScheduledNs) // sweep.SampleOf's E2E, for a truncated stream too
 		diffs[i] = e2e - server[i]
 		if diffs[i] < -20*time.Millisecond || diffs[i] > 250*time.Millisecond {
 			t.Errorf("request %d (sample %d): aimeter's latency %v, Ollama's %v: %v apart, want −20 ms to +250 ms", i+1, r.SampleIndex, e2e, server[i], diffs[i])

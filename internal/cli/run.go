@@ -184,7 +184,7 @@ func addRunFlags(cmd *cobra.Command, f *runFlags, g *gbtFlags) {
 	fl.BoolVar(&f.json, "json", false, "print the run's result.json (verdict, headline metric, success and error counts, latency and token statistics; schema in docs/result-json.md) on stdout, and everything else on stderr")
 	fl.StringVar(&f.from, "from", "", "repeat the run the bundle in this directory recorded, into --output-dir")
 	fl.Float64Var(&f.maxErrorRate, "max-error-rate", 0, "fraction of samples that may fail (HTTP errors, resets, malformed answers) with the run still VALID; failures never count as completions either way (0 = any failure is INVALID)")
-	fl.StringVar(&f.warmup, "warmup", "", "--concurrency: warm up first with N requests (e.g. 100) or for a duration (e.g. 10s), at the same concurrency; excluded from the results and recorded in invocation.json")
+	fl.StringVar(&f.warmup, "warmup", "", "--concurrency or Server: warm up first with N requests (e.g. 100) or for a duration (e.g. 10s), at the same concurrency or target rate (connections opened, caches filled); excluded from the results and recorded in invocation.json")
 	addNetFlags(fl, &f.net)
 	addDispatchFlags(fl, f)
 	addOpenAIFlags(fl, &f.openai)
@@ -402,7 +402,8 @@ var flagRules = []flagRule{
 		"a GB/T test (--arrival-mode)"},
 	{[]string{"max-error-rate"}, func(_ *runFlags, g *gbtFlags, _ *sut.Config) bool { return g.mode < 0 },
 		"an MLPerf run (a GB/T test counts failures as lost jobs against --loss-threshold)"},
-	{[]string{"warmup"}, func(f *runFlags, _ *gbtFlags, _ *sut.Config) bool { return f.concurrency > 0 }, "the fixed-concurrency mode (--concurrency N)"},
+	{[]string{"warmup"}, func(f *runFlags, g *gbtFlags, _ *sut.Config) bool { return g.mode < 0 },
+		"the fixed-concurrency mode (--concurrency N) or the Server scenario of an MLPerf run"},
 	{[]string{"duration"}, func(f *runFlags, g *gbtFlags, _ *sut.Config) bool {
 		return g.mode < 0 || g.inMode(0, 1, 2, 3)
 	}, "an arrival mode with a duration (0 to 3), or an MLPerf run"},
