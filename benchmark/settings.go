@@ -71,6 +71,12 @@ func (r *runner) settings() (resolved, error) {
 	if err != nil || r.plan.Warmup == (Warmup{}) {
 		return st, err
 	}
+	switch p := r.plan; {
+	case p.Replay != nil:
+		return resolved{}, usage("warmup", "--warmup: a replay has no warm-up; cut the trace instead")
+	case p.Sessions != nil:
+		return resolved{}, usage("warmup", "--warmup: a sessions run has no warm-up")
+	}
 	if s := st.settings; s.Concurrency == 0 && s.Scenario != loadgen.Server {
 		return resolved{}, usage("warmup", "--warmup applies to the fixed-concurrency mode (--concurrency N) and the Server scenario, not %s", s.Scenario)
 	}
