@@ -17,16 +17,9 @@ import (
 // simulator too, for its fault counters.
 func newFaultySimServer(t *testing.T, faults serve.Faults) (string, *serve.OpenAIServer) {
 	t.Helper()
-	out, err := serve.ParseLengthDist("8")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sim, err := serve.NewOpenAI(serve.OpenAIOptions{Models: []string{"sim"}, OutputTokens: out, Faults: faults, Seed: 11})
-	if err != nil {
-		t.Fatal(err)
-	}
+	sim := newSim(t, "8", serve.OpenAIOptions{Models: []string{"sim"}, Faults: faults, Seed: 11})
 	srv := httptest.NewServer(sim)
-	t.Cleanup(func() { srv.Close(); sim.Close() })
+	t.Cleanup(srv.Close)
 	return srv.URL, sim
 }
 

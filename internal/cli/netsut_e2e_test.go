@@ -14,6 +14,25 @@ import (
 	"aimeter/serve"
 )
 
+// newSim makes `aimeter serve openai`'s simulator with opts, its output
+// lengths given as --output-tokens gives them ("8", "max_tokens"), and
+// closes it when the test ends (its server, if any, is closed first:
+// cleanups run last in, first out).
+func newSim(t *testing.T, outputTokens string, opts serve.OpenAIOptions) *serve.OpenAIServer {
+	t.Helper()
+	out, err := serve.ParseLengthDist(outputTokens)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.OutputTokens = out
+	sim, err := serve.NewOpenAI(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sim.Close() })
+	return sim
+}
+
 // newSimServer starts `aimeter serve openai`'s simulator on a loopback
 // listener: 8 output tokens, 2 ms to the first, 200 µs between the others.
 func newSimServer(t *testing.T, model string) string {
@@ -26,16 +45,9 @@ func newSimServer(t *testing.T, model string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := serve.ParseLengthDist("8")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sim, err := serve.NewOpenAI(serve.OpenAIOptions{Models: []string{model}, OutputTokens: out, TTFT: ttft, TPOT: tpot, Seed: 7})
-	if err != nil {
-		t.Fatal(err)
-	}
+	sim := newSim(t, "8", serve.OpenAIOptions{Models: []string{model}, TTFT: ttft, TPOT: tpot, Seed: 7})
 	srv := httptest.NewServer(sim)
-	t.Cleanup(func() { srv.Close(); sim.Close() })
+	t.Cleanup(srv.Close)
 	return srv.URL
 }
 

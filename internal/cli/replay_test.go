@@ -111,14 +111,7 @@ func TestReplayAgainstServeOpenAI(t *testing.T) {
 // equal send the same leading text, without a nonce in front of it, so a
 // prefix cache sees the trace's sharing.
 func TestReplayPromptsReachTheServer(t *testing.T) {
-	out, err := serve.ParseLengthDist("max_tokens")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sim, err := serve.NewOpenAI(serve.OpenAIOptions{Models: []string{"sim"}, OutputTokens: out, Seed: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
+	sim := newSim(t, "max_tokens", serve.OpenAIOptions{Models: []string{"sim"}, Seed: 3})
 	var mu sync.Mutex
 	bodies := map[int]string{} // max_tokens → content
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -139,7 +132,7 @@ func TestReplayPromptsReachTheServer(t *testing.T) {
 		}
 		sim.ServeHTTP(w, r)
 	}))
-	t.Cleanup(func() { srv.Close(); sim.Close() })
+	t.Cleanup(srv.Close)
 
 	dir := t.TempDir()
 	trace := `{"timestamp": 0, "input_length": 600, "output_length": 7, "hash_ids": [10, 11]}

@@ -176,14 +176,7 @@ func streamedText(body string) string {
 }
 
 func testSessionsHistory(t *testing.T, history string) {
-	out, err := serve.ParseLengthDist("max_tokens")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sim, err := serve.NewOpenAI(serve.OpenAIOptions{Models: []string{"sim"}, OutputTokens: out, Seed: 5})
-	if err != nil {
-		t.Fatal(err)
-	}
+	sim := newSim(t, "max_tokens", serve.OpenAIOptions{Models: []string{"sim"}, Seed: 5})
 	type msg struct{ Role, Content string }
 	var mu sync.Mutex
 	var seen [][]msg
@@ -207,7 +200,7 @@ func testSessionsHistory(t *testing.T, history string) {
 		}
 		sim.ServeHTTP(w, r)
 	}))
-	t.Cleanup(func() { srv.Close(); sim.Close() })
+	t.Cleanup(srv.Close)
 	dir := t.TempDir()
 	file := filepath.Join(dir, "chat.json")
 	chat := `[{"id": "x", "conversations": [

@@ -18,14 +18,7 @@ import (
 // the measured run, is left out of its results and is recorded in
 // invocation.json; the server sees both, exactly.
 func TestServerWarmup(t *testing.T) {
-	out8, err := serve.ParseLengthDist("8")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sim, err := serve.NewOpenAI(serve.OpenAIOptions{Models: []string{"sim-warm"}, OutputTokens: out8, Seed: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
+	sim := newSim(t, "8", serve.OpenAIOptions{Models: []string{"sim-warm"}, Seed: 3})
 	var posts atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost {
@@ -33,7 +26,7 @@ func TestServerWarmup(t *testing.T) {
 		}
 		sim.ServeHTTP(w, r)
 	}))
-	t.Cleanup(func() { srv.Close(); sim.Close() })
+	t.Cleanup(srv.Close)
 
 	dir := t.TempDir()
 	out := filepath.Join(dir, "out")
