@@ -535,7 +535,7 @@ func printRun(st *State, out *benchmark.Outcome) {
 		printNetworkOutcome(st.Stdout, out.Result, out.Bundle.Nodes)
 	}
 	if inv := out.Bundle.Invocation; inv != nil {
-		printClientStats(st.Stdout, inv.Client)
+		printClientStats(st.Stdout, inv.Client, inv.Warmup)
 	}
 	printReplay(st.Stdout, out)
 	printSessions(st.Stdout, out)

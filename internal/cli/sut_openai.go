@@ -66,13 +66,20 @@ func addOpenAIFlags(fl *pflag.FlagSet, o *openaiFlags) {
 }
 
 // printClientStats prints the client's own counters after a run against an
-// OpenAI-compatible or a KServe v2 server; nil prints nothing.
-func printClientStats(w io.Writer, s *bundle.ClientStats) {
+// OpenAI-compatible or a KServe v2 server; nil prints nothing. The client
+// counts every request it sent, a warm-up's (warm, nil for none) too: the
+// line says how many of them were the warm-up's, which the measured
+// run's figures leave out.
+func printClientStats(w io.Writer, s *bundle.ClientStats, warm *bundle.Warmup) {
 	if s == nil {
 		return
 	}
 	fmt.Fprintln(w, "client:")
-	fmt.Fprintf(w, "  requests %d, errors %d\n", s.Requests, s.Errors)
+	fmt.Fprintf(w, "  requests %d, errors %d", s.Requests, s.Errors)
+	if warm != nil {
+		fmt.Fprintf(w, " (of them the warm-up's: %d requests, %d failed)", warm.Requests, warm.Failed)
+	}
+	fmt.Fprintln(w)
 	if s.TokenMismatches+s.MissingUsage+s.TokenTimesDropped > 0 || s.SendLatenessCount > 0 && s.Requests > 0 {
 		fmt.Fprintf(w, "  token count mismatches (usage vs chunks) %d, responses without usage %d, token times dropped %d\n",
 			s.TokenMismatches, s.MissingUsage, s.TokenTimesDropped)

@@ -78,3 +78,26 @@ func TestWarmupRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestClientStatsWarmup: the client block counts every request the client
+// sent, and says how many were the warm-up's, which the run's figures
+// leave out.
+func TestClientStatsWarmup(t *testing.T) {
+	s := &bundle.ClientStats{Requests: 150, Errors: 2}
+	rows := []struct {
+		why  string
+		warm *bundle.Warmup
+		want string
+	}{
+		{"no warm-up: the measured run's requests alone", nil, "client:\n  requests 150, errors 2\n"},
+		{"a warm-up: its share named", &bundle.Warmup{Requests: 30, Failed: 1},
+			"client:\n  requests 150, errors 2 (of them the warm-up's: 30 requests, 1 failed)\n"},
+	}
+	for _, row := range rows {
+		var b strings.Builder
+		printClientStats(&b, s, row.warm)
+		if b.String() != row.want {
+			t.Errorf("%s: %q, want %q", row.why, b.String(), row.want)
+		}
+	}
+}
