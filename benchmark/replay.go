@@ -148,8 +148,16 @@ func workloadOutcome(out *Outcome) error {
 		return nil
 	}
 	if b.Invocation.Replay != nil {
-		l := trace.Lateness(out.Result.Records(), trace.DefaultLateAfter)
-		out.Lateness = &l
+		// The summary result.json and the report give, of the replay's
+		// one pass, sorted once (derived.Set.SendLateness); from every
+		// record only for a run without a reported pass.
+		if out.Derived != nil {
+			out.Lateness = out.Derived.SendLateness()
+		}
+		if out.Lateness == nil {
+			l := trace.Lateness(out.Result.Records(), trace.DefaultLateAfter)
+			out.Lateness = &l
+		}
 	}
 	if ss := b.Invocation.Sessions; ss != nil {
 		m, err := SessionMetrics(out.Result, ss.TurnsPerSession)

@@ -184,11 +184,8 @@ func ReportServing(b *bundle.Bundle) *report.Serving {
 }
 
 // reportServing is ReportServing with the send lateness of b's run
-// (Set.SendLateness) given.
+// (Set.SendLateness) given; b has a Result.
 func reportServing(b *bundle.Bundle, late *trace.LatenessSummary) *report.Serving {
-	if b == nil || b.Result == nil {
-		return nil
-	}
 	s := &report.Serving{}
 	add := func(group, name, format string, a ...any) {
 		s.Rows = append(s.Rows, report.ServingRow{Group: group, Name: name, Value: fmt.Sprintf(format, a...)})
