@@ -72,6 +72,9 @@ func (r *runner) settings() (resolved, error) {
 		return st, err
 	}
 	switch p := r.plan; {
+	case p.GBT != nil:
+		// Its Poisson modes run on the Server scenario: refused by name.
+		return resolved{}, usage("warmup", "--warmup: a GB/T test (--arrival-mode) measures from its first job and has no warm-up")
 	case p.Replay != nil:
 		return resolved{}, usage("warmup", "--warmup: a replay has no warm-up; cut the trace instead")
 	case p.Sessions != nil:
@@ -92,9 +95,6 @@ func (r *runner) cascade() (resolved, error) {
 	}
 	if p.GBT != nil && in.MaxErrorRate != 0 {
 		return resolved{}, usage("max-error-rate", "--max-error-rate: a GB/T test counts failures as lost jobs against --loss-threshold instead")
-	}
-	if (p.Warmup != Warmup{}) && p.GBT != nil {
-		return resolved{}, usage("warmup", "--warmup: a GB/T test (--arrival-mode) measures from its first job and has no warm-up")
 	}
 	if in.Explicit != nil {
 		s := *in.Explicit

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
+
+	"aimeter/gbt"
 )
 
 // TestWarmupApplies: a warm-up is accepted where it means something (the
@@ -23,6 +26,7 @@ func TestWarmupApplies(t *testing.T) {
 		{"MultiStream neither", Plan{Warmup: w, Settings: Settings{Scenario: "MultiStream"}}, true},
 		{"a replay's schedule is its trace's", Plan{Warmup: w, Replay: &Replay{}, Settings: Settings{Scenario: "Server"}}, true},
 		{"a sessions run chains its turns", Plan{Warmup: w, Sessions: &Sessions{}, Settings: Settings{Scenario: "Server"}}, true},
+		{"a GB/T test measures from its first job, even on the Server scenario", Plan{Warmup: w, GBT: &GBT{Input: gbt.PlanInput{Arrival: gbt.Arrival{Mode: gbt.ModePoisson, Lambda: 50, Duration: time.Second}}}}, true},
 		{"no warm-up asked: Offline is fine", Plan{Settings: Settings{Scenario: "Offline"}}, false},
 	}
 	for _, row := range rows {
