@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// naiveMinMax is the one-pair loop minMaxInt64 and minMaxUnsigned replace.
+// naiveMinMax is the one-pair loop minMax and minMaxUnsigned replace.
 func naiveMinMax(values []int64, unsigned bool) (lo, hi int64) {
 	lo, hi = values[0], values[0]
 	for _, v := range values[1:] {
@@ -24,7 +24,8 @@ func naiveMinMax(values []int64, unsigned bool) (lo, hi int64) {
 	return lo, hi
 }
 
-// TestMinMax checks the four-pair loops against the one-pair loop.
+// TestMinMax checks the four-pair loop, signed and unsigned, against the
+// one-pair loop.
 func TestMinMax(t *testing.T) {
 	tests := []struct {
 		why    string
@@ -40,7 +41,7 @@ func TestMinMax(t *testing.T) {
 	}
 	for _, tt := range tests {
 		for _, unsigned := range []bool{false, true} {
-			lo, hi := minMaxInt64(tt.values)
+			lo, hi := minMax(tt.values)
 			if unsigned {
 				lo, hi = minMaxUnsigned(tt.values)
 			}
@@ -57,7 +58,7 @@ func TestMinMax(t *testing.T) {
 			v[i] = int64(r.Uint64())
 		}
 		for _, unsigned := range []bool{false, true} {
-			lo, hi := minMaxInt64(v)
+			lo, hi := minMax(v)
 			if unsigned {
 				lo, hi = minMaxUnsigned(v)
 			}
@@ -79,7 +80,7 @@ func BenchmarkMinMax(b *testing.B) {
 		f    func([]int64) (int64, int64)
 	}{
 		{"naive", func(v []int64) (int64, int64) { return naiveMinMax(v, false) }},
-		{"four", minMaxInt64},
+		{"four", minMax[int64]},
 		{"naive-unsigned", func(v []int64) (int64, int64) { return naiveMinMax(v, true) }},
 		{"four-unsigned", minMaxUnsigned},
 	} {

@@ -127,6 +127,15 @@ func asInt64(u []uint64) []int64 {
 	return unsafe.Slice((*int64)(unsafe.Pointer(&u[0])), len(u))
 }
 
+// asUint64 is asInt64 the other way: an INT64 column's values as the
+// unsigned ids they store.
+func asUint64(v []int64) []uint64 {
+	if len(v) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*uint64)(unsafe.Pointer(&v[0])), len(v))
+}
+
 // decodeChunk decodes the n values of one column chunk of column spec
 // into out (or, for records.parquet's status column, into status: out is
 // then nil), which have room for exactly them.
