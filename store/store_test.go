@@ -323,8 +323,8 @@ func TestSeriesAndRegression(t *testing.T) {
 			t.Errorf("series %+v", series)
 		}
 		// The same figures as the run before: no change, no regression.
-		loose := []store.Threshold{{Limit: 5}}
-		checks := must[[]store.Check](t)(s.CheckRun(ctx, b, loose))
+		fivePercent := []store.Threshold{{Limit: 5}}
+		checks := must[[]store.Check](t)(s.CheckRun(ctx, b, fivePercent))
 		if len(checks) != 1 || !checks[0].Judged || store.Regressed(checks) || checks[0].Change != 0 {
 			t.Errorf("equal run: %+v", checks)
 		}
