@@ -82,7 +82,7 @@ func (g *gbtFlags) planInput() gbt.PlanInput {
 }
 
 // printGBT prints the result of a GB/T test: the time breakdown, T_I,
-// throughput, the loss verdict of the main jobs and, in a mixed test, of
+// throughput, the send lateness of a mode on a schedule, the loss verdict of the main jobs and, in a mixed test, of
 // the foreign jobs, the accuracy where scored, the bundle's files.
 func printGBT(w io.Writer, out *benchmark.Outcome) {
 	res, t, m, dir := out.Result, out.Bundle.GBT, out.GBT, out.Dir
@@ -107,6 +107,11 @@ func printGBT(w io.Writer, out *benchmark.Outcome) {
 		fmt.Fprintf(w, "T_I (total inference latency): %.3f ms\n", m.Time.TI.Ms)
 	}
 	fmt.Fprintf(w, "Throughput: %.2f samples/s (%s)\n", m.Throughput.SamplesPerSecond, m.Throughput.Basis)
+	if out.Derived != nil {
+		if l := out.Derived.SendLateness(); l != nil { // the modes on LoadGen's Server scenario
+			fmt.Fprintln(w, sendLatenessText(l))
+		}
+	}
 	fmt.Fprintf(w, "Lost: %d of %d samples (rate %.4f, threshold %.4f): %s\n", m.Loss.Lost, m.Loss.Sent, m.Loss.Rate, m.Loss.Threshold, passFail(m.Loss.Valid))
 	if res.LateCompletions > 0 {
 		fmt.Fprintf(w, "  of which %d returned after their timeout and were counted lost (GB-7.4.1-d)\n", res.LateCompletions)

@@ -68,6 +68,9 @@ func TestGBTRunWritesMetricsLogAndResult(t *testing.T) {
 			if !strings.Contains(r.stdout, "Lost: 0 of") {
 				t.Errorf("%s: stdout %s", tc.reason, r.stdout)
 			}
+			// The modes LoadGen's Server scenario carries run on a schedule:
+			// the console gives result.json's send lateness.
+			checkSendLatenessLine(t, r.stdout, dir, strings.Contains(r.stdout, "carried by LoadGen's Server scenario"))
 		})
 	}
 }

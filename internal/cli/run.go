@@ -542,6 +542,13 @@ func printRun(st *State, out *benchmark.Outcome) {
 	printPower(st.Stdout, out)
 }
 
+// sendLatenessText is the console's line of a run's send lateness
+// (derived.Set.SendLateness, not nil), an MLPerf run's and a GB/T test's.
+func sendLatenessText(l *trace.LatenessSummary) string {
+	return fmt.Sprintf("Send lateness (issued − scheduled) p50 %v, p99 %v, max %v; %d of %d later than %v",
+		benchmark.RoundLateness(l.P50), benchmark.RoundLateness(l.P99), benchmark.RoundLateness(l.Max), l.Late, l.Count, l.LateAfter)
+}
+
 // printOutcome prints the result of a run, with the send lateness of a run
 // on a schedule (derived.Set.SendLateness; nil prints none); writeErr is
 // the error of writing its bundle into dir (nil when every file was
@@ -565,8 +572,7 @@ func printOutcome(st *State, res *loadgen.Result, late *trace.LatenessSummary, d
 		}
 		printLines(w, tokenFigures(res))
 		if late != nil {
-			fmt.Fprintf(w, "  Send lateness (issued − scheduled) p50 %v, p99 %v, max %v; %d of %d later than %v\n",
-				benchmark.RoundLateness(late.P50), benchmark.RoundLateness(late.P99), benchmark.RoundLateness(late.Max), late.Late, late.Count, late.LateAfter)
+			fmt.Fprintln(w, "  "+sendLatenessText(late))
 		}
 		if s.HasPerfConstraints() {
 			fmt.Fprintf(w, "  Performance constraints satisfied : %s\n", yesNo(s.PerfConstraintsMet))

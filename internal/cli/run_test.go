@@ -545,7 +545,7 @@ func checkSendLatenessLine(t *testing.T, stdout, dir string, scheduled bool) {
 	if err := json.Unmarshal([]byte(readFileT(t, filepath.Join(dir, "result.json"))), &r); err != nil {
 		t.Fatal(err)
 	}
-	const prefix = "  Send lateness (issued − scheduled) "
+	const prefix = "Send lateness (issued − scheduled) "
 	has := strings.Contains(stdout, prefix)
 	switch {
 	case scheduled && r.SendLateness == nil:
