@@ -49,7 +49,9 @@ import (
 
 // Plan is one test to run. Its zero value, with OutputDir set, is aimeter's
 // self-benchmark: the Server scenario against the null SUT, sized by the
-// self-test defaults.
+// self-test defaults. A field that does not apply to every run says where
+// it applies in one table (Rules), and a field set where it does not
+// apply is refused (Validate) rather than ignored.
 type Plan struct {
 	// SUT is the system under test and its sample library; the zero value
 	// is the null SUT over 1024 null samples.
@@ -100,8 +102,9 @@ type Plan struct {
 	// bytes before generating anything; 0 means no limit.
 	MaxMemory int64
 	// MaxMemorySource says where MaxMemory comes from (recorded in
-	// bundle.Control), e.g. "--max-memory" or "auto: half of cgroup-v2
-	// 4.3 GB (/sys/fs/cgroup/a/memory.max)"; "" when unsaid.
+	// bundle.Control), e.g. the command line's memory option or "auto:
+	// half of cgroup-v2 4.3 GB (/sys/fs/cgroup/a/memory.max)"; "" when
+	// unsaid.
 	MaxMemorySource string
 	// FindPeakResolution and KeepProbeRecords are those of
 	// loadgen.Options for find-peak runs; 0 and false are LoadGen's
@@ -143,7 +146,7 @@ type Plan struct {
 	Version string
 
 	// Power are the power, energy and utilisation sources sampled while
-	// the run goes (telemetry.Open makes them from --power); their
+	// the run goes (telemetry.Open makes them from a source list); their
 	// readings go into the bundle's telemetry.json and the energy figures
 	// into result.json. Nil samples nothing.
 	Power []telemetry.Source
@@ -293,11 +296,15 @@ type Notice struct {
 	Text string
 }
 
-// UsageError is a plan that cannot run: a setting, flag or file that is
-// wrong. Nothing ran and nothing was written.
+// UsageError is a plan that cannot run: a field, setting or file that is
+// wrong. Nothing ran and nothing was written. Its message names fields by
+// their paths as Field does (the command line names their flags instead).
 type UsageError struct {
-	// Field names what is wrong, as its flag is named without the dashes
-	// ("output-dir", "set", "arrival-mode"); "" when no one field is.
+	// Field names what is wrong by its path from the plan: a Plan's
+	// ("OutputDir", "Settings.Set", "GBT.Input.Arrival.Mode",
+	// "SUT.OpenAI.CACert"), a study plan's with its type
+	// ("SweepPlan.Points", "StreamsPlan.FPS"), or "PlanFromBundle" for
+	// the bundle it reads; "" when no one field is.
 	Field string
 	Err   error
 }
@@ -421,16 +428,8 @@ func (r *runner) version() string {
 
 func (r *runner) run() (*Outcome, error) {
 	p := r.plan
-	if strings.TrimSpace(p.OutputDir) == "" {
-		return nil, usage("output-dir", "--output-dir: empty; name a directory for the logs")
-	}
-	if p.FindPeakResolution < 0 || p.FindPeakResolution >= 1 {
-		return nil, usage("find-peak-resolution", "--find-peak-resolution %v: want a fraction in [0, 1)", p.FindPeakResolution)
-	}
-	if p.Custom == nil {
-		if err := p.SUT.Validate(); err != nil {
-			return nil, sutUsage(err)
-		}
+	if err := p.Validate(); err != nil {
+		return nil, err
 	}
 	r.phase(Phase{Kind: DataLoadStart})
 	st, gp, manual, o, err := r.load()
@@ -443,28 +442,50 @@ func (r *runner) run() (*Outcome, error) {
 		return nil, err
 	}
 	defer o.close()
+	if gp != nil {
+		gp.SizeJobs(offlineJobs(p, &st.settings, o.qsl))
+		st.settings = gp.Settings
+	}
 	eff, err := loadgen.NewEffective(st.settings, o.qsl.TotalSampleCount(), o.qsl.PerformanceSampleCount())
 	if err != nil {
 		return nil, &UsageError{Err: err}
 	}
+	// The one sizing rule: a run lasts what was asked, or says so now.
+	length := lengthInput{eff: eff, set: st.settings, src: st.sources, explicit: p.Settings.Explicit != nil, model: p.Settings.Model,
+		gbt: gp, chains: r.sessions != nil}
 	if gp != nil {
-		if gp.Test.Arrival.Mode != gbt.ModeOffline {
-			if n := durationNotice(eff, gp.Test.Arrival.Duration, st.sources); n != "" {
-				r.notify(Note, "%s", n)
-			}
-		}
-		if gp.Foreign != nil {
-			if n := foreignNotice(gp); n != "" {
-				r.notify(Note, "%s", n)
-			}
-		}
-	} else if n := longRunNotice(eff, p.Settings.Model, st.sources); n != "" {
+		length.arrivals = gp.Arrivals
+	}
+	if r.replay != nil {
+		length.arrivals, length.replay = r.replay.sched.Arrivals, true
+	}
+	if n := lengthNotice(length); n != "" {
 		r.notify(Note, "%s", n)
+	}
+	if gp != nil && gp.Foreign != nil {
+		if n := foreignNotice(gp); n != "" {
+			r.notify(Note, "%s", n)
+		}
 	}
 	if err := PrepareOutputDir(p.OutputDir); err != nil {
 		return nil, err
 	}
 	return r.measure(&st, o, gp, manual)
+}
+
+// offlineJobs is the jobs count of a GB/T offline test that named none
+// (gbt.RunPlan.SizeJobs): the loaded data set, min(performance_sample_count,
+// QSL size), each sample once; for a program's own settings (a run
+// repeated from its bundle) their min_query_count, the count they sent.
+func offlineJobs(p *Plan, s *loadgen.Settings, qsl loadgen.QSL) uint64 {
+	if p.Settings.Explicit != nil {
+		return s.MinQueryCount
+	}
+	perf := s.PerformanceSampleCountOverride
+	if perf == 0 {
+		perf = qsl.PerformanceSampleCount()
+	}
+	return min(perf, qsl.TotalSampleCount())
 }
 
 // load reads the replay trace or sessions, resolves the settings and the
@@ -483,11 +504,11 @@ func (r *runner) load() (st resolved, gp *gbt.RunPlan, manual gbt.TestInfo, o *o
 			return
 		}
 		if p.GBT.InfoFile != "" {
-			if err = needFile("info", p.GBT.InfoFile); err != nil {
+			if err = needFile("GBT.InfoFile", p.GBT.InfoFile); err != nil {
 				return
 			}
 			if manual, err = gbt.LoadInfo(p.GBT.InfoFile); err != nil {
-				err = &UsageError{Field: "info", Err: err}
+				err = &UsageError{Field: "GBT.InfoFile", Err: err}
 				return
 			}
 			st.files = append(st.files, inputFile("info", p.GBT.InfoFile))
@@ -534,7 +555,7 @@ func (r *runner) measure(st *resolved, o *opened, gp *gbt.RunPlan, manual gbt.Te
 	}
 	if gp != nil {
 		g := gp.Options()
-		opts.Arrivals, opts.SampleTimeout = g.Arrivals, g.SampleTimeout
+		opts.Arrivals, opts.SampleTimeout, opts.ExtendToDuration = g.Arrivals, g.SampleTimeout, g.ExtendToDuration
 	}
 	r.replayOptions(opts)
 
@@ -734,12 +755,12 @@ func scheduleWarning(l *trace.LatenessSummary, spin time.Duration) string {
 		"latency counts from the scheduled time, so every latency figure includes it", l.Late, l.Count, 100*float64(l.Late)/float64(l.Count),
 		l.LateAfter, RoundLateness(l.P99))
 	if spin < 0 {
-		return msg + "; the issuer did not busy-wait (--spin-window below 0): this machine could not keep the schedule"
+		return msg + "; the issuer did not busy-wait (SpinWindow below 0): this machine could not keep the schedule"
 	}
 	if spin == 0 {
 		spin = loadgen.DefaultSpinWindow
 	}
-	return msg + fmt.Sprintf("; if the SUT shares this machine's cores, --spin-window -1ns frees the core the issuer busy-waits on (%v before each query) "+
+	return msg + fmt.Sprintf("; if the SUT shares this machine's cores, SpinWindow -1ns frees the core the issuer busy-waits on (%v before each query) "+
 		"at the cost of Go's timer precision (about a millisecond), or run the SUT on other cores", spin)
 }
 
@@ -754,7 +775,7 @@ func RoundLateness(d time.Duration) time.Duration {
 
 // verdictOf is derived.VerdictOf of the outcome: one rule for the run,
 // `aimeter report` and result.json.
-func verdictOf(o *Outcome) Verdict { return derived.VerdictOf(o.Result, o.GBT, o.Accuracy) }
+func verdictOf(o *Outcome) Verdict { return derived.VerdictOf(o.Bundle, o.GBT) }
 
 // loadWarning is the busy-machine warning, given only when the measured
 // load of other processes plausibly explains the failed check: a run that
@@ -798,27 +819,27 @@ func reportedPassSpan(res *loadgen.Result) (time.Time, int64) {
 }
 
 // PrepareOutputDir creates dir and checks that a file can be written in
-// it (a *UsageError naming --output-dir otherwise), so that an unusable
+// it (a *UsageError naming OutputDir otherwise), so that an unusable
 // directory (empty, a file, a device, read-only, or
 // a path under a file) is refused before anything runs rather than after
 // the run, when its result would be lost.
 func PrepareOutputDir(dir string) error {
 	if strings.TrimSpace(dir) == "" {
-		return usage("output-dir", "--output-dir: empty; name a directory for the logs")
+		return usage("OutputDir", "OutputDir: empty; name a directory for the logs")
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return usage("output-dir", "--output-dir %s: cannot create the directory: %w", dir, err)
+		return usage("OutputDir", "OutputDir %s: cannot create the directory: %w", dir, err)
 	}
 	probe, err := os.CreateTemp(dir, ".aimeter-write-test-*")
 	if err != nil {
-		return usage("output-dir", "--output-dir %s: cannot write in the directory: %w", dir, err)
+		return usage("OutputDir", "OutputDir %s: cannot write in the directory: %w", dir, err)
 	}
 	name := probe.Name()
 	_, werr := io.WriteString(probe, "aimeter\n")
 	cerr := probe.Close()
 	rerr := os.Remove(name)
 	if err := errors.Join(werr, cerr, rerr); err != nil {
-		return usage("output-dir", "--output-dir %s: cannot write in the directory: %w", dir, err)
+		return usage("OutputDir", "OutputDir %s: cannot write in the directory: %w", dir, err)
 	}
 	return nil
 }

@@ -144,7 +144,7 @@ func TestVerdictCountsForeignLoss(t *testing.T) {
 		if c.foreign != nil {
 			m.Foreign = &gbt.PartMetrics{Loss: gbt.Loss{LossCheck: *c.foreign}}
 		}
-		o := &Outcome{GBT: &m, Result: &loadgen.Result{}}
+		o := &Outcome{GBT: &m, Bundle: &bundle.Bundle{Result: &loadgen.Result{}, GBT: &gbt.Test{}}}
 		if got := verdictOf(o); got.Pass != c.want || got.Kind != VerdictGBT {
 			t.Errorf("%s: verdict %+v, want pass %v", c.why, got, c.want)
 		}
@@ -216,15 +216,15 @@ func TestUsageErrorsNameTheFieldAndWriteNothing(t *testing.T) {
 		field string
 		text  string
 	}{
-		{"no output directory", Plan{}, "output-dir", "--output-dir: empty"},
-		{"an unknown scenario", Plan{Settings: Settings{Scenario: "Batch"}}, "scenario", "Batch"},
-		{"a --set that is no NAME=VALUE", Plan{Settings: Settings{Set: []string{"min_duration"}}}, "set", "NAME=VALUE"},
-		{"a --set of a key LoadGen does not read", Plan{Settings: Settings{Set: []string{"no_such_key=1"}}}, "set", "no_such_key"},
-		{"an unknown SUT kind", Plan{SUT: sut.Config{Kind: "tensorrt"}}, "sut", "tensorrt"},
-		{"an OpenAI SUT without its URL", Plan{SUT: sut.Config{Kind: sut.OpenAI}}, "url", "needs --url"},
-		{"a negative GB/T rate", Plan{GBT: &GBT{Input: gbt.PlanInput{Arrival: gbt.Arrival{Mode: gbt.ModePoisson, Lambda: -1, Duration: time.Second}}}}, "lambda", "Poisson rate"},
-		{"a GB/T mode and a scenario", Plan{Settings: Settings{Scenario: "Offline"}, GBT: &GBT{Input: gbt.PlanInput{Arrival: gbt.Arrival{Mode: gbt.ModeOffline}}}}, "scenario", "chooses the LoadGen scenario"},
-		{"a fixed concurrency on Server", Plan{Settings: Settings{Scenario: "Server", Concurrency: 4}}, "concurrency", "SingleStream"},
+		{"no output directory", Plan{}, "OutputDir", "OutputDir: empty"},
+		{"an unknown scenario", Plan{Settings: Settings{Scenario: "Batch"}}, "Settings.Scenario", "Batch"},
+		{"a Settings.Set that is no NAME=VALUE", Plan{Settings: Settings{Set: []string{"min_duration"}}}, "Settings.Set", "NAME=VALUE"},
+		{"a Settings.Set of a key LoadGen does not read", Plan{Settings: Settings{Set: []string{"no_such_key=1"}}}, "Settings.Set", "no_such_key"},
+		{"an unknown SUT kind", Plan{SUT: sut.Config{Kind: "tensorrt"}}, "SUT.Kind", "tensorrt"},
+		{"an OpenAI SUT without its URL", Plan{SUT: sut.Config{Kind: sut.OpenAI}}, "SUT.Net.URLs", "needs --url"},
+		{"a negative GB/T rate", Plan{GBT: &GBT{Input: gbt.PlanInput{Arrival: gbt.Arrival{Mode: gbt.ModePoisson, Lambda: -1, Duration: time.Second}}}}, "GBT.Input.Arrival.Lambda", "Poisson rate"},
+		{"a GB/T mode and a scenario", Plan{Settings: Settings{Scenario: "Offline"}, GBT: &GBT{Input: gbt.PlanInput{Arrival: gbt.Arrival{Mode: gbt.ModeOffline}}}}, "Settings.Scenario", "chooses the LoadGen scenario"},
+		{"a fixed concurrency on Server", Plan{Settings: Settings{Scenario: "Server", Concurrency: 4}}, "Settings.Concurrency", "SingleStream"},
 	} {
 		dir := filepath.Join(t.TempDir(), "out")
 		if c.why != "no output directory" {

@@ -23,32 +23,32 @@ import (
 func PlanFromBundle(dir string) (*Plan, error) {
 	if _, err := os.Stat(filepath.Join(dir, bundle.ManifestFile)); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, usage("from", "--from %s: not a run bundle (no %s there)", dir, bundle.ManifestFile)
+			return nil, usage("PlanFromBundle", "PlanFromBundle %s: not a run bundle (no %s there)", dir, bundle.ManifestFile)
 		}
-		return nil, usage("from", "--from %s: %w", dir, err)
+		return nil, usage("PlanFromBundle", "PlanFromBundle %s: %w", dir, err)
 	}
 	m, err := bundle.ReadManifest(dir)
 	if err != nil {
-		return nil, usage("from", "--from %s: %w", dir, err)
+		return nil, usage("PlanFromBundle", "PlanFromBundle %s: %w", dir, err)
 	}
 	if _, ok := m.Entry(bundle.TrainingRunFile); ok {
-		return nil, usage("from", "--from %s: a training bundle; repeat it with aimeter train", dir)
+		return nil, usage("PlanFromBundle", "PlanFromBundle %s: a training bundle; repeat it with aimeter train", dir)
 	}
 	if _, ok := m.Entry(bundle.InvocationFile); !ok {
-		return nil, usage("from", "--from %s: the bundle has no %s (written by %s, before aimeter recorded how a run was asked for), so its run cannot be repeated",
+		return nil, usage("PlanFromBundle", "PlanFromBundle %s: the bundle has no %s (written by %s, before aimeter recorded how a run was asked for), so its run cannot be repeated",
 			dir, bundle.InvocationFile, orUnknown(m.Generator))
 	}
 	b, err := bundle.Read(dir)
 	if err != nil {
-		return nil, usage("from", "--from %s: %w", dir, err)
+		return nil, usage("PlanFromBundle", "PlanFromBundle %s: %w", dir, err)
 	}
 	inv := b.Invocation
 	if inv.SUT.Kind == sut.Custom {
-		return nil, usage("from", "--from %s: %s names a custom SUT (%s) that a Go program built; only that program can run it again",
+		return nil, usage("PlanFromBundle", "PlanFromBundle %s: %s names a custom SUT (%s) that a Go program built; only that program can run it again",
 			dir, filepath.Join(dir, bundle.InvocationFile), inv.SUT.Name)
 	}
 	if err := inv.SUT.Validate(); err != nil {
-		return nil, usage("from", "--from %s: %s: %w", dir, filepath.Join(dir, bundle.InvocationFile), err)
+		return nil, usage("PlanFromBundle", "PlanFromBundle %s: %s: %w", dir, filepath.Join(dir, bundle.InvocationFile), err)
 	}
 	requested := b.Result.Requested
 	p := &Plan{
@@ -76,7 +76,7 @@ func PlanFromBundle(dir string) (*Plan, error) {
 		for _, f := range inv.Settings.Files {
 			if f.Role == "info" {
 				if err := sameFile(f); err != nil {
-					return nil, usage("from", "--from %s: %w", dir, err)
+					return nil, usage("PlanFromBundle", "PlanFromBundle %s: %w", dir, err)
 				}
 				p.GBT.InfoFile = f.Path
 			}
@@ -84,23 +84,26 @@ func PlanFromBundle(dir string) (*Plan, error) {
 	}
 	if k := p.SUT.KServe; k != nil && k.InputData != "" {
 		if _, err := os.Stat(k.InputData); err != nil {
-			return nil, usage("from", "--from %s: the recorded input data file %s: %w", dir, k.InputData, err)
+			return nil, usage("PlanFromBundle", "PlanFromBundle %s: the recorded input data file %s: %w", dir, k.InputData, err)
 		}
 	}
 	if o := p.SUT.OpenAI; o != nil && o.Prompts != "" {
 		if _, err := os.Stat(o.Prompts); err != nil {
-			return nil, usage("from", "--from %s: the recorded prompts file %s: %w", dir, o.Prompts, err)
+			return nil, usage("PlanFromBundle", "PlanFromBundle %s: the recorded prompts file %s: %w", dir, o.Prompts, err)
 		}
 	}
 	if o := p.SUT.OpenAI; o != nil {
 		for _, spec := range []string{o.InputLengths, o.OutputLengths} {
 			if path, ok := tokenize.HistogramFile(spec); ok && path != "" {
 				if _, err := os.Stat(path); err != nil {
-					return nil, usage("from", "--from %s: the recorded lengths file %s: %w", dir, path, err)
+					return nil, usage("PlanFromBundle", "PlanFromBundle %s: the recorded lengths file %s: %w", dir, path, err)
 				}
 			}
 		}
 	}
+	// What the recorded run ignored (a default the command line filled in
+	// where it did not apply) is dropped, so that the plan is valid.
+	p.ClearInapplicable(nil)
 	return p, nil
 }
 
@@ -123,7 +126,7 @@ func SameDir(from, out string) error {
 	a, errA := os.Stat(from)
 	b, errB := os.Stat(out)
 	if filepath.Clean(from) == filepath.Clean(out) || (errA == nil && errB == nil && os.SameFile(a, b)) {
-		return usage("output-dir", "--output-dir %s is the bundle --from repeats; name another directory for the new run", out)
+		return usage("OutputDir", "OutputDir %s is the bundle PlanFromBundle repeats; name another directory for the new run", out)
 	}
 	return nil
 }

@@ -61,12 +61,13 @@ func (r *runner) invocation(st *resolved, o *opened) *bundle.Invocation {
 // secretWords mark an option whose value is secret.
 var secretWords = []string{"key", "apikey", "token", "secret", "password", "passwd", "auth", "credential", "credentials", "bearer"}
 
-// RedactArgs returns args with the value of every secret-looking option
-// (--api-key X, --token=X, ...) and of every secret-looking header
-// (--header "Authorization: Bearer X") replaced by "REDACTED", and the user
-// information of URLs dropped. The names of environment variables that
-// hold secrets (--api-key-env, --token-env) are kept: they are not
-// secret. nil gives nil.
+// RedactArgs returns a command line args with the value of every
+// secret-looking option (an option named api-key X, token=X, ...) and of
+// every secret-looking header (the header option's "Authorization: Bearer
+// X") replaced by "REDACTED", and the user information of URLs dropped.
+// The names of environment variables that hold secrets (an option whose
+// name ends in -env, such as api-key-env) are kept: they are not secret.
+// nil gives nil.
 func RedactArgs(args []string) []string {
 	if args == nil {
 		return nil
@@ -77,8 +78,8 @@ func RedactArgs(args []string) []string {
 		if strings.HasSuffix(name, "-env") {
 			return false
 		}
-		// A whole word of the name: --api-key and --auth-token are
-		// secret, --output-tokens is not.
+		// A whole word of the name: api-key and auth-token are secret,
+		// output-tokens is not.
 		for _, part := range strings.FieldsFunc(name, func(r rune) bool { return r == '-' || r == '_' }) {
 			if slices.Contains(secretWords, part) {
 				return true
@@ -88,15 +89,15 @@ func RedactArgs(args []string) []string {
 	}
 	for i := 0; i < len(args); i++ {
 		a := args[i]
-		// --header "Authorization: Bearer …": the value of a secret-looking
-		// header.
-		if a == "--header" && i+1 < len(args) {
-			out[i], out[i+1] = a, sut.RedactHeader(args[i+1])
-			i++
+		// The header option's "Authorization: Bearer …": the value of a
+		// secret-looking header.
+		if name, h, ok := strings.Cut(a, "="); ok && isHeaderOption(name) {
+			out[i] = name + "=" + sut.RedactHeader(h)
 			continue
 		}
-		if h, ok := strings.CutPrefix(a, "--header="); ok {
-			out[i] = "--header=" + sut.RedactHeader(h)
+		if isHeaderOption(a) && i+1 < len(args) {
+			out[i], out[i+1] = a, sut.RedactHeader(args[i+1])
+			i++
 			continue
 		}
 		if strings.HasPrefix(a, "-") {
@@ -120,4 +121,10 @@ func RedactArgs(args []string) []string {
 		}
 	}
 	return out
+}
+
+// isHeaderOption reports whether arg names the option of an extra HTTP
+// header (sut.OpenAIConfig.Headers), "header" after its dashes.
+func isHeaderOption(arg string) bool {
+	return strings.HasPrefix(arg, "-") && strings.TrimLeft(arg, "-") == "header"
 }

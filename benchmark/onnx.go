@@ -36,17 +36,17 @@ func (r *runner) openONNX(o *opened) error {
 	c := &r.plan.SUT
 	x := c.ONNX
 	if err := onnx.Init(x.Library); err != nil {
-		return usage("onnx-library", "--sut onnx: %v", err)
+		return usage("SUT.ONNX.Library", "SUT.ONNX.Library: %v", err)
 	}
 	model := x.Model
 	if model == "" && x.Workload == sut.WorkloadOCRDBNet {
 		dir := os.Getenv(OCRModelsEnv)
 		if dir == "" {
-			return usage("onnx-model", "--onnx-workload %s: give --onnx-model, or set %s to the folder of PaddleOCR's models (run %s)", x.Workload, OCRModelsEnv, onnx.SetupHint)
+			return usage("SUT.ONNX.Model", "SUT.ONNX.Workload %s: give SUT.ONNX.Model, or set %s to the folder of PaddleOCR's models (run %s)", x.Workload, OCRModelsEnv, onnx.SetupHint)
 		}
 		model = filepath.Join(dir, ocrDetModel)
 	}
-	sum, err := pinnedFile("onnx-model", model, x.ModelSHA256)
+	sum, err := pinnedFile("SUT.ONNX.Model", model, x.ModelSHA256)
 	if err != nil {
 		return fmt.Errorf("%w (run %s for the OCR models)", err, onnx.SetupHint)
 	}
@@ -59,7 +59,7 @@ func (r *runner) openONNX(o *opened) error {
 		size := x.ImageSize
 		set, err := ocr.Generate(ocr.Options{Images: x.Images, Width: size, Height: size, Seed: x.Seed})
 		if err != nil {
-			return usage("ocr-images", "--onnx-workload %s: %v", x.Workload, err)
+			return usage("SUT.ONNX.Images", "SUT.ONNX.Workload %s: %v", x.Workload, err)
 		}
 		qsl := ocr.NewQSL(set, c.PerformanceSampleCount)
 		o.qsl, o.scoreLog = qsl, ocrScorer(set)
@@ -70,11 +70,11 @@ func (r *runner) openONNX(o *opened) error {
 	default:
 		mi, err := onnx.Inspect(model)
 		if err != nil {
-			return usage("onnx-model", "--sut onnx: %v", err)
+			return usage("SUT.ONNX.Model", "SUT.ONNX.Model: %v", err)
 		}
 		shape, err := fixedShape(mi, x.Input, model)
 		if err != nil {
-			return usage("onnx-input", "--sut onnx: %v", err)
+			return usage("SUT.ONNX.Input", "SUT.ONNX.Input: %v", err)
 		}
 		opts.Task = &onnx.RandomTask{Shape: shape, Seed: x.Seed}
 		o.qsl = null.QSL{Total: c.QSLSizeOrDefault(), Performance: c.PerformanceSampleCount}
@@ -82,7 +82,7 @@ func (r *runner) openONNX(o *opened) error {
 	}
 	s, err := onnx.New(opts)
 	if err != nil {
-		return usage("onnx-model", "--sut onnx: %v", err)
+		return usage("SUT.ONNX.Model", "SUT.ONNX.Model: %v", err)
 	}
 	o.sut, o.closers = s, append(o.closers, s.Close)
 	info.Framework = gbt.Component{Name: "ONNX Runtime", Version: onnx.Version()}
@@ -112,7 +112,7 @@ func fixedShape(mi *onnx.ModelInfo, input, model string) ([]int64, error) {
 		shape := []int64(in.Dimensions[1:])
 		for _, d := range shape {
 			if d < 1 {
-				return nil, fmt.Errorf("the model's input %s has dimensions %v: random inputs need every dimension after the batch fixed; run a model with fixed dimensions or a workload (--onnx-workload %s)", in.Name, []int64(in.Dimensions), sut.WorkloadOCRDBNet)
+				return nil, fmt.Errorf("the model's input %s has dimensions %v: random inputs need every dimension after the batch fixed; run a model with fixed dimensions or a workload (SUT.ONNX.Workload %s)", in.Name, []int64(in.Dimensions), sut.WorkloadOCRDBNet)
 			}
 		}
 		return shape, nil

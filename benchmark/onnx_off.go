@@ -11,5 +11,5 @@ const ONNXBuildHint = "this aimeter was built without ONNX Runtime; build it wit
 
 // openONNX refuses the onnx SUT in a build without the tag onnx.
 func (r *runner) openONNX(*opened) error {
-	return usage("sut", "--sut onnx: %s", ONNXBuildHint)
+	return usage("SUT.Kind", "SUT.Kind onnx: %s", ONNXBuildHint)
 }

@@ -107,14 +107,14 @@ func infoNote(kind sut.Kind, info gbt.TestInfo) string {
 	if info.BatchSize == 0 {
 		missing = append(missing, "batch size")
 	}
-	from := "Test information: the " + string(kind) + " SUT computes nothing, so framework, model, precision and batch size come only from --info."
+	from := "Test information: the " + string(kind) + " SUT computes nothing, so framework, model, precision and batch size come only from the test information file."
 	switch kind {
 	case sut.Reference:
-		from = "Test information: framework, model, precision (FP32), batch size (dynamic, at most 64) and data set come from the reference SUT; --info overrides them."
+		from = "Test information: framework, model, precision (FP32), batch size (dynamic, at most 64) and data set come from the reference SUT; the test information file overrides them."
 	case sut.ONNX:
-		from = "Test information: framework (ONNX Runtime and its version), model, precision (FP32), batch size and data set come from the onnx SUT; --info overrides them."
+		from = "Test information: framework (ONNX Runtime and its version), model, precision (FP32), batch size and data set come from the onnx SUT; the test information file overrides them."
 	case sut.OpenAI, sut.KServe, sut.Dispatch:
-		from = "Test information: aimeter cannot see inside a " + string(kind) + " server, so framework, model, precision and batch size come only from --info."
+		from = "Test information: aimeter cannot see inside a " + string(kind) + " server, so framework, model, precision and batch size come only from the test information file."
 	}
 	if len(missing) == 0 {
 		return from
@@ -127,7 +127,7 @@ func (r *runner) open(st *resolved) (*opened, error) {
 	p := r.plan
 	if c := p.Custom; c != nil {
 		if c.SUT == nil || c.QSL == nil {
-			return nil, usage("sut", "benchmark: a Custom SUT needs both SUT and QSL")
+			return nil, usage("Custom", "Custom: a Custom SUT needs both SUT and QSL")
 		}
 		cfg := sut.Config{Kind: sut.Custom, Name: c.SUT.Name()}
 		return &opened{cfg: &cfg, sut: c.SUT, qsl: c.QSL, labels: c.Labels, target: c.Target}, nil
@@ -152,7 +152,7 @@ func (r *runner) open(st *resolved) (*opened, error) {
 	case sut.ONNX:
 		err = r.openONNX(o)
 	default:
-		err = usage("sut", "--sut %q: want %s", k, strings.Join(kindNames(), ", "))
+		err = usage("SUT.Kind", "SUT.Kind %q: want %s", k, strings.Join(kindNames(), ", "))
 	}
 	if err != nil {
 		o.close()
@@ -191,11 +191,11 @@ func (r *runner) openServer(o *opened, st *resolved) error {
 		_ = ep.Close()
 		if c.Kind == sut.KServe {
 			if _, ok := errors.AsType[*kserve.InputsError](err); ok {
-				return &UsageError{Field: "input-data", Err: fmt.Errorf("--sut kserve: the model's inputs: %w", err)}
+				return &UsageError{Field: "SUT.KServe.InputData", Err: fmt.Errorf("SUT.KServe.InputData: the model's inputs: %w", err)}
 			}
-			return fmt.Errorf("--sut kserve: the server is not ready for the run: %w", err)
+			return fmt.Errorf("the kserve server is not ready for the run: %w", err)
 		}
-		return fmt.Errorf("--sut openai: the server is not usable: %w", err)
+		return fmt.Errorf("the openai server is not usable: %w", err)
 	}
 	if c.Kind == sut.OpenAI {
 		r.notify(Info, "%s; %d prompts from %s", ep.Name(), o.prompts.Len(), o.prompts.Name())
@@ -207,7 +207,7 @@ func (r *runner) openServer(o *opened, st *resolved) error {
 		o.qsl, o.labels, o.target = in, nil, 0
 	} else {
 		if c.QSLSize != 0 {
-			r.notify(Warning, "--qsl-size %d is not used: the model takes the reference data set, of %d samples", c.QSLSize, o.images.TotalSampleCount())
+			r.notify(Warning, "SUT.QSLSize %d is not used: the model takes the reference data set, of %d samples", c.QSLSize, o.images.TotalSampleCount())
 		}
 		o.qsl, o.labels = o.images, o.images.Label
 	}
@@ -230,7 +230,7 @@ func (r *runner) openDispatch(o *opened, st *resolved) error {
 	}
 	policy, err := dispatch.ParsePolicy(policyName)
 	if err != nil {
-		return usage("policy", "--policy: %v", err)
+		return usage("SUT.Dispatch.Policy", "SUT.Dispatch.Policy: %v", err)
 	}
 	backend := c.Backend()
 	eps := make([]netsut.Endpoint, 0, len(c.Net.URLs))
@@ -250,18 +250,18 @@ func (r *runner) openDispatch(o *opened, st *resolved) error {
 	disp, err := dispatch.New(eps, dispatch.Options{Policy: policy, AllowDownNodes: d.AllowDownNodes})
 	if err != nil {
 		closeAll()
-		return usage("sut", "--sut dispatch: %v", err)
+		return usage("SUT.Kind", "SUT.Kind dispatch: %v", err)
 	}
 	cctx, cancel := context.WithTimeout(r.ctx, r.checkTimeout())
 	err = disp.Check(cctx)
 	cancel()
 	if err != nil {
 		_ = disp.Close()
-		return fmt.Errorf("--sut dispatch: checking the nodes before the run (%s each, --check-timeout): %w", r.checkTimeout(), err)
+		return fmt.Errorf("checking the dispatcher's nodes before the run (%s each, SUT.Net.CheckTimeout): %w", r.checkTimeout(), err)
 	}
 	for _, s := range disp.Stats() {
 		if s.Down {
-			r.notify(Warning, "node %d (%s) is down and left out of the run (--allow-down-nodes)", s.Number, sut.RedactURL(c.Net.URLs[s.Number-1]))
+			r.notify(Warning, "node %d (%s) is down and left out of the run (SUT.Dispatch.AllowDownNodes)", s.Number, sut.RedactURL(c.Net.URLs[s.Number-1]))
 		}
 	}
 	switch {
@@ -302,11 +302,11 @@ func (r *runner) endpoint(o *opened, st *resolved, backend, rawURL string) (nets
 	default:
 		mk, ok := r.plan.Backends[backend]
 		if !ok {
-			return nil, usage("backend", "--backend %q: not available in this build (available: %s)", backend, strings.Join(BackendNames(r.plan.Backends), ", "))
+			return nil, usage("SUT.Dispatch.Backend", "SUT.Dispatch.Backend %q: not available in this build (available: %s)", backend, strings.Join(BackendNames(r.plan.Backends), ", "))
 		}
 		ep, err = mk(rawURL, c)
 		if err != nil {
-			err = usage("url", "--url %s (--backend %s): %w", sut.RedactURL(rawURL), backend, err)
+			err = usage("SUT.Net.URLs", "SUT.Net.URLs %s (SUT.Dispatch.Backend %s): %w", sut.RedactURL(rawURL), backend, err)
 		}
 	}
 	return ep, err
@@ -319,7 +319,7 @@ func (r *runner) openaiEndpoint(o *opened, st *resolved, rawURL string) (*openai
 	if oc == nil {
 		oc = &sut.OpenAIConfig{}
 	}
-	if err := needFile("ca-cert", oc.CACert); err != nil {
+	if err := needFile("SUT.OpenAI.CACert", oc.CACert); err != nil {
 		return nil, err
 	}
 	set, err := r.prompts(o)
@@ -336,7 +336,7 @@ func (r *runner) openaiEndpoint(o *opened, st *resolved, rawURL string) (*openai
 	}
 	hdr, err := oc.HTTPHeader()
 	if err != nil {
-		return nil, &UsageError{Field: "header", Err: err}
+		return nil, &UsageError{Field: "SUT.OpenAI.Headers", Err: err}
 	}
 	tok, err := r.tokenizer()
 	if err != nil {
@@ -344,7 +344,7 @@ func (r *runner) openaiEndpoint(o *opened, st *resolved, rawURL string) (*openai
 	}
 	exact := st.exactPrompts || r.replay != nil || r.sessions != nil // shared prefixes (a trace's, a session's history) must reach the server as they are
 	if oc.SaltSeed != nil && exact {
-		return nil, usage("salt", "--salt: this run sends its prompts exactly (an accuracy or audit run, a trace replay or sessions), and a salt would change them; drop --salt")
+		return nil, usage("SUT.OpenAI.SaltSeed", "SUT.OpenAI.SaltSeed: this run sends its prompts exactly (an accuracy or audit run, a trace replay or sessions), and a salt would change them; drop SUT.OpenAI.SaltSeed")
 	}
 	ep, err := openai.New(openai.Options{
 		BaseURL: rawURL, Model: oc.ServedModel, API: api, Stream: !oc.NoStream, MaxTokens: oc.OutputTokens, IgnoreEOS: oc.IgnoreEOS,
@@ -355,7 +355,7 @@ func (r *runner) openaiEndpoint(o *opened, st *resolved, rawURL string) (*openai
 		HTTPClient: oc.HTTPClient, Tokenizer: tok, History: r.sessionHistory(),
 	})
 	if err != nil {
-		return nil, &UsageError{Field: "url", Err: err}
+		return nil, &UsageError{Field: "SUT.Net.URLs", Err: err}
 	}
 	o.warmups = append(o.warmups, ep.Warmup)
 	return ep, nil
@@ -381,19 +381,19 @@ func (r *runner) prompts(o *opened) (*prompts.Set, error) {
 	}
 	var set *prompts.Set
 	if oc.Prompts != "" {
-		sum, err := pinnedFile("prompts", oc.Prompts, oc.PromptsSHA256)
+		sum, err := pinnedFile("SUT.OpenAI.Prompts", oc.Prompts, oc.PromptsSHA256)
 		if err != nil {
 			return nil, err
 		}
 		oc.PromptsSHA256 = sum
 		set, err = prompts.ReadJSONL(oc.Prompts)
 		if err != nil {
-			return nil, &UsageError{Field: "prompts", Err: err}
+			return nil, &UsageError{Field: "SUT.OpenAI.Prompts", Err: err}
 		}
 	} else {
 		n := c.QSLSizeOrDefault()
 		if n > 1<<24 {
-			return nil, usage("qsl-size", "--qsl-size %d: at most %d synthetic prompts", n, 1<<24)
+			return nil, usage("SUT.QSLSize", "SUT.QSLSize %d: at most %d synthetic prompts", n, 1<<24)
 		}
 		words := oc.InputTokens
 		if words == 0 {
@@ -403,17 +403,17 @@ func (r *runner) prompts(o *opened) (*prompts.Set, error) {
 		if terr != nil {
 			return nil, terr
 		}
-		lengths, err := lengthsFlag("input-lengths", oc.InputLengths, &oc.InputLengthsSHA256)
+		lengths, err := lengthsField("SUT.OpenAI.InputLengths", oc.InputLengths, &oc.InputLengthsSHA256)
 		if err != nil {
 			return nil, err
 		}
-		outputs, err := lengthsFlag("output-lengths", oc.OutputLengths, &oc.OutputLengthsSHA256)
+		outputs, err := lengthsField("SUT.OpenAI.OutputLengths", oc.OutputLengths, &oc.OutputLengthsSHA256)
 		if err != nil {
 			return nil, err
 		}
 		set, err = prompts.Synthetic(prompts.SyntheticOptions{Count: int(n), InputWords: words, InputLengths: lengths, OutputLengths: outputs, Tokenizer: tok})
 		if err != nil {
-			return nil, &UsageError{Field: "input-tokens", Err: err}
+			return nil, &UsageError{Field: "SUT.OpenAI.InputTokens", Err: err}
 		}
 	}
 	set.SetPerformanceSampleCount(c.PerformanceSampleCount)
@@ -424,10 +424,10 @@ func (r *runner) prompts(o *opened) (*prompts.Set, error) {
 	return set, nil
 }
 
-// lengthsFlag reads the distribution flag --field gives (tokenize.ParseLengths;
-// the zero Lengths for ""), first pinning the SHA-256 of a "hist:FILE"
-// spec's file in *sum, as the run records it.
-func lengthsFlag(field, spec string, sum *string) (tokenize.Lengths, error) {
+// lengthsField reads the length distribution the field at path field
+// gives (tokenize.ParseLengths; the zero Lengths for ""), first pinning
+// the SHA-256 of a "hist:FILE" spec's file in *sum, as the run records it.
+func lengthsField(field, spec string, sum *string) (tokenize.Lengths, error) {
 	if spec == "" {
 		return tokenize.Lengths{}, nil
 	}
@@ -440,7 +440,7 @@ func lengthsFlag(field, spec string, sum *string) (tokenize.Lengths, error) {
 	}
 	l, err := tokenize.ParseLengths(spec)
 	if err != nil {
-		return tokenize.Lengths{}, usage(field, "--%s: %w", field, err)
+		return tokenize.Lengths{}, usage(field, "%s: %w", field, err)
 	}
 	return l, nil
 }
@@ -459,14 +459,14 @@ func (r *runner) kserveEndpoint(o *opened, rawURL string) (*kserve.Endpoint, err
 	if k.TokenEnv != "" {
 		token = os.Getenv(k.TokenEnv)
 		if token == "" {
-			return nil, usage("token-env", "--token-env %s: the variable is not set or empty", k.TokenEnv)
+			return nil, usage("SUT.KServe.TokenEnv", "SUT.KServe.TokenEnv %s: the variable is not set or empty", k.TokenEnv)
 		}
 	}
 	if c.Kind == sut.Dispatch && k.OwnInputs() {
-		return nil, usage("sut", "--sut dispatch --backend kserve sends the reference data set only: --shape, --batch-size, --input-data and --input-data-mode need --sut kserve")
+		return nil, usage("SUT.Kind", "SUT.Kind dispatch with SUT.Dispatch.Backend kserve sends the reference data set only: SUT.KServe.Shapes, SUT.KServe.BatchSize, SUT.KServe.InputData and SUT.KServe.DataMode need SUT.Kind kserve")
 	}
 	if k.InputData != "" {
-		sum, err := pinnedFile("input-data", k.InputData, k.InputDataSHA256)
+		sum, err := pinnedFile("SUT.KServe.InputData", k.InputData, k.InputDataSHA256)
 		if err != nil {
 			return nil, err
 		}
@@ -505,7 +505,7 @@ func (r *runner) kserveEndpoint(o *opened, rawURL string) (*kserve.Endpoint, err
 		BinaryData: k.BinaryData, Stream: k.Stream, BearerToken: token, StageTimes: k.ServerTiming, MaxConns: c.Net.MaxConns,
 	})
 	if err != nil {
-		return nil, &UsageError{Field: "url", Err: err}
+		return nil, &UsageError{Field: "SUT.Net.URLs", Err: err}
 	}
 	return ep, nil
 }

@@ -69,22 +69,30 @@ func RunRateSearch(ctx context.Context, sp RateSearchPlan) (*RateSearchSummary, 
 	}
 	switch {
 	case sp.Dir == "":
-		return nil, usage("output-dir", "--output-dir: empty; name a directory for the search")
+		return nil, usage("RateSearchPlan.Dir", "RateSearchPlan.Dir: empty; name a directory for the search")
 	case sp.SLO.IsZero():
-		return nil, usage("slo", "a goodput search needs an SLO (--slo ttft=…,tpot=…,e2e=…)")
+		return nil, usage("RateSearchPlan.SLO", "RateSearchPlan.SLO: a goodput search needs an SLO (ttft=…,tpot=…,e2e=…)")
 	case sp.Base.GBT != nil:
-		return nil, usage("arrival-mode", "a rate search runs the Server scenario, not a GB/T arrival mode")
+		return nil, usage("RateSearchPlan.Base.GBT", "RateSearchPlan.Base.GBT: a rate search runs the Server scenario, not a GB/T arrival mode")
 	case sp.Base.Settings.Concurrency != 0:
-		return nil, usage("concurrency", "--concurrency: a rate search sets each probe's request rate, not a concurrency")
+		return nil, usage("RateSearchPlan.Base.Settings.Concurrency", "RateSearchPlan.Base.Settings.Concurrency: a rate search sets each probe's request rate, not a concurrency")
 	case sp.Base.Settings.Scenario != "" && sp.Base.Settings.Scenario != loadgen.Server.String():
-		return nil, usage("scenario", "--scenario %s: a rate search's probes run the Server scenario", sp.Base.Settings.Scenario)
+		return nil, usage("RateSearchPlan.Base.Settings.Scenario", "RateSearchPlan.Base.Settings.Scenario %s: a rate search's probes run the Server scenario", sp.Base.Settings.Scenario)
 	case sp.Base.Settings.Mode != "" && sp.Base.Settings.Mode != "performance":
-		return nil, usage("mode", "--mode %s: a rate search's probes are performance runs", sp.Base.Settings.Mode)
+		return nil, usage("RateSearchPlan.Base.Settings.Mode", "RateSearchPlan.Base.Settings.Mode %s: a rate search's probes are performance runs", sp.Base.Settings.Mode)
 	}
 	if _, err := sweep.FindMaxRate(context.Background(), sp.Search, func(context.Context, float64, string) (float64, error) {
 		return 0, errCheckOnly
 	}); !errors.Is(err, errCheckOnly) {
-		return nil, usage("goodput-target", "%v", err)
+		return nil, usage("RateSearchPlan.Search", "RateSearchPlan.Search: %v", err)
+	}
+	// Every probe is the base on the Server scenario: what does not apply
+	// to one is refused now, before any probe runs.
+	probe := sp.Base
+	probe.Settings.Scenario, probe.OutputDir = loadgen.Server.String(), sp.Dir
+	probe.SLO = &bundle.SLO{TTFTNs: int64(sp.SLO.TTFT), TPOTNs: int64(sp.SLO.TPOT), E2ENs: int64(sp.SLO.E2E)}
+	if err := probe.Validate(); err != nil {
+		return nil, inStudy("RateSearchPlan", err)
 	}
 	if err := PrepareOutputDir(sp.Dir); err != nil {
 		return nil, err
@@ -109,10 +117,8 @@ func RunRateSearch(ctx context.Context, sp RateSearchPlan) (*RateSearchSummary, 
 		}
 		dirs = append(dirs, rel)
 		pt.Dir, pt.Verdict = rel, "NONE"
-		if s := out.Result.Summary; s != nil && s.Valid {
-			pt.Verdict = "VALID"
-		} else if s != nil {
-			pt.Verdict = "INVALID"
+		if out.Verdict.Kind != VerdictNone {
+			pt.Verdict = out.Verdict.Word()
 		}
 		sum.Points = append(sum.Points, pt)
 		if sp.Log != nil {

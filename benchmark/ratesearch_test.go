@@ -108,11 +108,11 @@ func TestRateSearchRefused(t *testing.T) {
 		plan  benchmark.RateSearchPlan
 		field string
 	}{
-		{benchmark.RateSearchPlan{Dir: "x", Search: ok}, "slo"},
-		{benchmark.RateSearchPlan{SLO: sweep.SLO{TTFT: time.Second}, Search: ok}, "output-dir"},
-		{benchmark.RateSearchPlan{Dir: "x", SLO: sweep.SLO{TTFT: time.Second}, Search: sweep.RateSearchOptions{Start: 3, Max: 2, Target: 0.9}}, "goodput-target"},
-		{benchmark.RateSearchPlan{Dir: "x", SLO: sweep.SLO{TTFT: time.Second}, Search: ok, Base: benchmark.Plan{Settings: benchmark.Settings{Concurrency: 4}}}, "concurrency"},
-		{benchmark.RateSearchPlan{Dir: "x", SLO: sweep.SLO{TTFT: time.Second}, Search: ok, Base: benchmark.Plan{Settings: benchmark.Settings{Scenario: "Offline"}}}, "scenario"},
+		{benchmark.RateSearchPlan{Dir: "x", Search: ok}, "RateSearchPlan.SLO"},
+		{benchmark.RateSearchPlan{SLO: sweep.SLO{TTFT: time.Second}, Search: ok}, "RateSearchPlan.Dir"},
+		{benchmark.RateSearchPlan{Dir: "x", SLO: sweep.SLO{TTFT: time.Second}, Search: sweep.RateSearchOptions{Start: 3, Max: 2, Target: 0.9}}, "RateSearchPlan.Search"},
+		{benchmark.RateSearchPlan{Dir: "x", SLO: sweep.SLO{TTFT: time.Second}, Search: ok, Base: benchmark.Plan{Settings: benchmark.Settings{Concurrency: 4}}}, "RateSearchPlan.Base.Settings.Concurrency"},
+		{benchmark.RateSearchPlan{Dir: "x", SLO: sweep.SLO{TTFT: time.Second}, Search: ok, Base: benchmark.Plan{Settings: benchmark.Settings{Scenario: "Offline"}}}, "RateSearchPlan.Base.Settings.Scenario"},
 	} {
 		_, err := benchmark.RunRateSearch(context.Background(), c.plan)
 		var ue *benchmark.UsageError

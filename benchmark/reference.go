@@ -68,7 +68,8 @@ func (r *runner) openReference(o *opened, gbtTest bool) error {
 // reference SUT: the framework and its version, the model, the precision
 // it computes in (FP32, GB-7.3-c), its dynamic batching up to
 // mlp.MaxBatch samples (GB-7.2-e) and the data set (fixed; its name, under
-// extra.dataset). --info overrides any of these field by field.
+// extra.dataset). The test information file (GBT.InfoFile) overrides any
+// of these field by field.
 func referenceInfo(dataset, version string) gbt.TestInfo {
 	return gbt.TestInfo{
 		ModelName:     mlp.ModelName,

@@ -16,9 +16,9 @@ import (
 // Server performance run with explicit arrivals: request k of the trace
 // is sample k, scheduled at its (scaled) trace time, with its own input
 // length and max_tokens; its latency counts from that time, never from
-// the send. Only a network SUT speaking the OpenAI API (--sut openai, or a
-// dispatcher of OpenAI nodes) can replay: the trace's lengths are prompt
-// and output tokens.
+// the send. Only a network SUT speaking the OpenAI API (SUT.Kind openai,
+// or a dispatcher of OpenAI nodes) can replay: the trace's lengths are
+// prompt and output tokens.
 type Replay = bundle.ReplayInput
 
 // replayed is the loaded trace of a replay run.
@@ -39,33 +39,33 @@ func (r *runner) loadReplay() error {
 	}
 	switch {
 	case p.Custom != nil:
-		return usage("replay", "--replay: a replay sends its trace's prompts through the OpenAI client; it cannot drive a custom SUT")
+		return usage("Replay", "Replay: a replay sends its trace's prompts through the OpenAI client; it cannot drive a Custom SUT")
 	case p.SUT.Backend() != string(sut.OpenAI):
-		return usage("replay", "--replay with --sut %s: a trace's lengths are prompt and output tokens; replay against an OpenAI-compatible server (--sut openai, or --sut dispatch with openai nodes)", p.SUT.KindOrNull())
+		return usage("Replay", "Replay with SUT.Kind %s: a trace's lengths are prompt and output tokens; replay against an OpenAI-compatible server (SUT.Kind openai, or SUT.Kind dispatch with openai nodes)", p.SUT.KindOrNull())
 	case p.GBT != nil:
-		return usage("replay", "--replay cannot be combined with --arrival-mode: the trace is the arrival schedule")
+		return usage("Replay", "Replay cannot be combined with GBT: the trace is the arrival schedule")
 	case p.Settings.Concurrency > 0:
-		return usage("replay", "--replay cannot be combined with --concurrency: the trace sets when each request goes out")
+		return usage("Replay", "Replay cannot be combined with Settings.Concurrency: the trace sets when each request goes out")
 	case p.Settings.Scenario != "" && p.Settings.Scenario != loadgen.Server.String():
-		return usage("replay", "--replay with --scenario %s: a replay runs on the Server scenario's issuing (explicit arrivals)", p.Settings.Scenario)
+		return usage("Replay", "Replay with Settings.Scenario %s: a replay runs on the Server scenario's issuing (explicit arrivals)", p.Settings.Scenario)
 	case p.Settings.Mode != "" && p.Settings.Mode != "performance":
-		return usage("replay", "--replay with --mode %s: a replay is a performance run", p.Settings.Mode)
+		return usage("Replay", "Replay with Settings.Mode %s: a replay is a performance run", p.Settings.Mode)
 	case p.SUT.OpenAI != nil && p.SUT.OpenAI.Prompts != "":
-		return usage("replay", "--replay with --prompts: the prompts are built from the trace (its lengths and hash ids)")
+		return usage("Replay", "Replay with SUT.OpenAI.Prompts: the prompts are built from the trace (its lengths and hash ids)")
 	case p.SUT.PerformanceSampleCount != 0:
-		return usage("replay", "--replay with --performance-sample-count: every request of the trace is a sample of its own, all loaded")
+		return usage("Replay", "Replay with SUT.PerformanceSampleCount: every request of the trace is a sample of its own, all loaded")
 	}
-	sum, err := pinnedFile("replay", in.Path, in.SHA256)
+	sum, err := pinnedFile("Replay.Path", in.Path, in.SHA256)
 	if err != nil {
 		return err
 	}
 	tr, err := trace.Read(in.Path)
 	if err != nil {
-		return &UsageError{Field: "replay", Err: err}
+		return &UsageError{Field: "Replay.Path", Err: err}
 	}
 	sched, err := tr.Schedule(trace.ScheduleOptions{Speedup: in.Speedup, MaxRequests: in.MaxRequests, MaxDuration: in.MaxDuration})
 	if err != nil {
-		return &UsageError{Field: "replay", Err: err}
+		return &UsageError{Field: "Replay.Path", Err: err}
 	}
 	tok, err := r.tokenizer()
 	if err != nil {
@@ -73,7 +73,7 @@ func (r *runner) loadReplay() error {
 	}
 	set, err := sched.Prompts(tr.Name, trace.PromptOptions{Seed: in.Seed, Tokenizer: tok})
 	if err != nil {
-		return &UsageError{Field: "replay", Err: err}
+		return &UsageError{Field: "Replay.Path", Err: err}
 	}
 	rec := *in
 	rec.SHA256, rec.Format, rec.Requests, rec.Truncated = sum, string(tr.Format), len(sched.Arrivals), sched.Truncated

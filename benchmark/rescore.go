@@ -43,7 +43,7 @@ func ScoreBundle(ctx context.Context, dir string, notify func(Notice)) (*bundle.
 	switch cfg.KindOrNull() {
 	case sut.Reference, sut.KServe, sut.Dispatch:
 	default:
-		return nil, fmt.Errorf("%s: a run of --sut %s has no ground truth aimeter knows (score its log with aimeter accuracy log --labels, or aimeter accuracy score)", dir, cfg.KindOrNull())
+		return nil, fmt.Errorf("%s: a run of SUT.Kind %s has no ground truth aimeter knows (score its log with aimeter accuracy log and its labels, or aimeter accuracy score)", dir, cfg.KindOrNull())
 	}
 	if ctx == nil {
 		ctx = context.Background()

@@ -27,16 +27,16 @@ func TestScheduleWarning(t *testing.T) {
 		{"p99 exactly at the threshold is not behind", late(time.Millisecond, 10), 0, nil},
 		{"behind with the default window: it is named and the way out given",
 			late(3210987*time.Nanosecond, 120), 0,
-			[]string{"120 of 1000 queries (12 %) went out more than 1ms late (p99 3.211ms)", "--spin-window -1ns", "(2ms before each query)"}},
+			[]string{"120 of 1000 queries (12 %) went out more than 1ms late (p99 3.211ms)", "SpinWindow -1ns", "(2ms before each query)"}},
 		{"behind with a window of the user's", late(2*time.Millisecond, 20), 500 * time.Microsecond,
-			[]string{"(500µs before each query)", "--spin-window -1ns"}},
+			[]string{"(500µs before each query)", "SpinWindow -1ns"}},
 		{"behind without busy-waiting: no window to give back", late(5*time.Millisecond, 50), -1,
 			[]string{"did not busy-wait", "could not keep the schedule"}},
 	}
 	for _, tt := range tests {
 		got := scheduleWarning(tt.l, tt.spin)
 		checkNotice(t, tt.why, got, tt.want)
-		if tt.spin < 0 && strings.Contains(got, "--spin-window -1ns frees") {
+		if tt.spin < 0 && strings.Contains(got, "SpinWindow -1ns frees") {
 			t.Errorf("%s: warning %q advises giving back a core the issuer never took", tt.why, got)
 		}
 	}

@@ -51,7 +51,7 @@ func (r *runner) startScrape(o *opened) (*scrape.Scraper, error) {
 			err := scrape.Probe(ctx, nil, t, probeTimeout)
 			cancel()
 			if err != nil {
-				r.notify(Info, "server metrics: %s not scraped (%v); name endpoints with --server-metrics", t, err)
+				r.notify(Info, "server metrics: %s not scraped (%v); name endpoints with ServerMetrics.URLs", t, err)
 				continue
 			}
 			targets = append(targets, t)

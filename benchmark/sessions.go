@@ -43,32 +43,32 @@ func (r *runner) loadSessions() error {
 	}
 	switch {
 	case p.Replay != nil:
-		return usage("sessions", "a run replays a trace or runs sessions, not both")
+		return usage("Sessions", "Sessions with Replay: a run replays a trace or runs sessions, not both")
 	case p.Custom != nil:
-		return usage("sessions", "sessions send chat messages through the OpenAI client; they cannot drive a custom SUT")
+		return usage("Sessions", "Sessions: sessions send chat messages through the OpenAI client; they cannot drive a Custom SUT")
 	case p.SUT.Backend() != string(sut.OpenAI):
-		return usage("sessions", "sessions with --sut %s: they are chat conversations; run them against an OpenAI-compatible server (--sut openai, or --sut dispatch with openai nodes)", p.SUT.KindOrNull())
+		return usage("Sessions", "Sessions with SUT.Kind %s: they are chat conversations; run them against an OpenAI-compatible server (SUT.Kind openai, or SUT.Kind dispatch with openai nodes)", p.SUT.KindOrNull())
 	case p.GBT != nil || p.Settings.Concurrency > 0:
-		return usage("sessions", "sessions set their own load: no --arrival-mode or --concurrency")
+		return usage("Sessions", "Sessions set their own load: no GBT or Settings.Concurrency")
 	case p.Settings.Scenario != "" && p.Settings.Scenario != loadgen.Server.String(), p.Settings.Mode != "" && p.Settings.Mode != "performance":
-		return usage("sessions", "sessions are a performance run on the Server scenario's issuing")
+		return usage("Sessions", "Sessions are a performance run on the Server scenario's issuing: no Settings.Scenario or Settings.Mode")
 	case p.SUT.OpenAI != nil && p.SUT.OpenAI.Prompts != "", p.SUT.PerformanceSampleCount != 0:
-		return usage("sessions", "the prompts are the sessions' turns: no --prompts or --performance-sample-count")
+		return usage("Sessions", "Sessions: the prompts are the sessions' turns: no SUT.OpenAI.Prompts or SUT.PerformanceSampleCount")
 	case in.Interval < 0 || in.Think < 0:
-		return usage("sessions", "the think time and the interval between sessions must be ≥ 0")
+		return usage("Sessions", "Sessions.Think and Sessions.Interval: the think time and the interval between sessions must be ≥ 0")
 	}
 	rec := *in
 	var set *session.Set
 	var err error
 	if in.ShareGPT != "" {
-		sum, err := pinnedFile("sharegpt", in.ShareGPT, in.SHA256)
+		sum, err := pinnedFile("Sessions.ShareGPT", in.ShareGPT, in.SHA256)
 		if err != nil {
 			return err
 		}
 		rec.SHA256 = sum
 		set, err = session.ReadShareGPT(in.ShareGPT, session.ShareGPTOptions{Think: in.Think, MaxSessions: in.Sessions})
 		if err != nil {
-			return &UsageError{Field: "sharegpt", Err: err}
+			return &UsageError{Field: "Sessions.ShareGPT", Err: err}
 		}
 	} else {
 		tok, err := r.tokenizer()
@@ -78,7 +78,7 @@ func (r *runner) loadSessions() error {
 		set, err = session.Generate(session.GenerateOptions{Sessions: in.Sessions, MinTurns: in.MinTurns, MaxTurns: in.MaxTurns,
 			UserWords: in.UserWords, OutputTokens: in.AnswerTokens, Think: in.Think, Seed: in.Seed, Tokenizer: tok})
 		if err != nil {
-			return &UsageError{Field: "sessions", Err: err}
+			return &UsageError{Field: "Sessions", Err: err}
 		}
 	}
 	run := &sessionRun{chains: &loadgen.Chains{}}
@@ -105,14 +105,14 @@ func (r *runner) loadSessions() error {
 		}
 	}
 	if run.set, err = prompts.New(set.Name, ps); err != nil {
-		return &UsageError{Field: "sessions", Err: err}
+		return &UsageError{Field: "Sessions", Err: err}
 	}
 	switch rec.History {
 	case bundle.HistoryServer:
 		run.history = openai.NewHistory(run.chains.After)
 	case "", bundle.HistoryDataset:
 	default:
-		return usage("history", "--history %q: want server (the server's own answers) or dataset (the data set's)", rec.History)
+		return usage("Sessions.History", "Sessions.History %q: want server (the server's own answers) or dataset (the data set's)", rec.History)
 	}
 	run.in = rec
 	r.sessions = run

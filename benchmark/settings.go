@@ -27,7 +27,7 @@ import (
 // second, so SingleStream, MultiStream and Offline last only 50 ms (about
 // 0.5–1 M records on a 2-core machine, 60 bytes each); Server issues 100 k
 // queries/s for 10 s (1 M records, about 56 MB).
-const SelfTestConf = `# aimeter self-benchmark defaults (no --model and no config file given)
+const SelfTestConf = `# aimeter self-benchmark defaults (no model and no config file given)
 *.SingleStream.target_latency = 0.0001
 *.SingleStream.min_duration = 50
 *.MultiStream.target_latency = 0.0005
@@ -64,24 +64,17 @@ func exactPrompts(s *loadgen.Settings) bool {
 		s.AccuracyLogSamplingTarget > 0 || s.AccuracyLogProbability > 0 || s.PerformanceIssueSame
 }
 
-// settings runs the settings cascade of the plan and checks that its
-// warm-up, if any, applies to the settings it resolved.
+// settings runs the settings cascade of the plan and checks again that
+// every field set applies (Rules), now that the cascade resolved the
+// scenario and the mode (a warm-up, a spin window, the find-peak
+// options).
 func (r *runner) settings() (resolved, error) {
 	st, err := r.cascade()
-	if err != nil || r.plan.Warmup == (Warmup{}) {
+	if err != nil {
 		return st, err
 	}
-	switch p := r.plan; {
-	case p.GBT != nil:
-		// Its Poisson modes run on the Server scenario: refused by name.
-		return resolved{}, usage("warmup", "--warmup: a GB/T test (--arrival-mode) measures from its first job and has no warm-up")
-	case p.Replay != nil:
-		return resolved{}, usage("warmup", "--warmup: a replay has no warm-up; cut the trace instead")
-	case p.Sessions != nil:
-		return resolved{}, usage("warmup", "--warmup: a sessions run has no warm-up")
-	}
-	if s := st.settings; s.Concurrency == 0 && s.Scenario != loadgen.Server {
-		return resolved{}, usage("warmup", "--warmup applies to the fixed-concurrency mode (--concurrency N) and the Server scenario, not %s", s.Scenario)
+	if err := r.plan.checkApplies(&st.settings); err != nil {
+		return resolved{}, err
 	}
 	return st, nil
 }
@@ -91,10 +84,7 @@ func (r *runner) cascade() (resolved, error) {
 	p := r.plan
 	in := &p.Settings
 	if !(in.MaxErrorRate >= 0 && in.MaxErrorRate <= 1) {
-		return resolved{}, usage("max-error-rate", "--max-error-rate %v: want a fraction in [0, 1]", in.MaxErrorRate)
-	}
-	if p.GBT != nil && in.MaxErrorRate != 0 {
-		return resolved{}, usage("max-error-rate", "--max-error-rate: a GB/T test counts failures as lost jobs against --loss-threshold instead")
+		return resolved{}, usage("Settings.MaxErrorRate", "Settings.MaxErrorRate %v: want a fraction in [0, 1]", in.MaxErrorRate)
 	}
 	if in.Explicit != nil {
 		s := *in.Explicit
@@ -102,18 +92,15 @@ func (r *runner) cascade() (resolved, error) {
 	}
 	scenarioName, modeName := in.Scenario, in.Mode
 	if p.GBT != nil {
-		if scenarioName != "" || modeName != "" {
-			return resolved{}, usage("scenario", "--scenario and --mode: a GB/T run (--arrival-mode) chooses the LoadGen scenario and mode itself")
-		}
-		if in.Concurrency > 0 {
-			return resolved{}, usage("concurrency", "--concurrency cannot be combined with --arrival-mode: the GB/T arrival modes set their own load")
-		}
+		// The scenario, the mode and the concurrency do not apply (Rules):
+		// the arrival mode chooses them.
+		scenarioName, modeName = "", ""
 		underlying := p.GBT.Input.Arrival.Mode
 		if underlying == gbt.ModeMixed {
 			underlying = p.GBT.Input.UnderlyingMode
 		}
 		if !p.GBT.Input.Arrival.Mode.Valid() {
-			return resolved{}, usage("arrival-mode", "--arrival-mode %d: Table 10 defines modes 0 to 5", p.GBT.Input.Arrival.Mode)
+			return resolved{}, usage("GBT.Input.Arrival.Mode", "GBT.Input.Arrival.Mode %d: Table 10 defines modes 0 to 5", p.GBT.Input.Arrival.Mode)
 		}
 		scenarioName = gbt.Arrival{Mode: underlying}.Scenario().String()
 	}
@@ -125,10 +112,10 @@ func (r *runner) cascade() (resolved, error) {
 	}
 	if in.Concurrency > 0 {
 		if in.Concurrency > loadgen.MaxConcurrency {
-			return resolved{}, usage("concurrency", "--concurrency %d: at most %d", in.Concurrency, loadgen.MaxConcurrency)
+			return resolved{}, usage("Settings.Concurrency", "Settings.Concurrency %d: at most %d", in.Concurrency, loadgen.MaxConcurrency)
 		}
 		if sc, err := loadgen.ParseScenario(scenarioName); err == nil && sc != loadgen.SingleStream {
-			return resolved{}, usage("concurrency", "--concurrency %d with --scenario %s: fixed concurrency is aimeter's own load mode and runs on SingleStream's issuing only; drop --scenario or use SingleStream", in.Concurrency, sc)
+			return resolved{}, usage("Settings.Concurrency", "Settings.Concurrency %d with Settings.Scenario %s: fixed concurrency is aimeter's own load mode and runs on SingleStream's issuing only; drop Settings.Scenario or use SingleStream", in.Concurrency, sc)
 		}
 	}
 	modeSet := modeName != ""
@@ -137,11 +124,11 @@ func (r *runner) cascade() (resolved, error) {
 	}
 	scenario, err := loadgen.ParseScenario(scenarioName)
 	if err != nil {
-		return resolved{}, usage("scenario", "--scenario: %v", err)
+		return resolved{}, usage("Settings.Scenario", "Settings.Scenario: %v", err)
 	}
 	mode, err := loadgen.ParseMode(modeName)
 	if err != nil {
-		return resolved{}, usage("mode", "--mode: %v", err)
+		return resolved{}, usage("Settings.Mode", "Settings.Mode: %v", err)
 	}
 	c, err := mlperfconf.Cascade(mlperfconf.CascadeOptions{
 		Model: in.Model, Scenario: scenario, Mode: mode, ModeSet: modeSet,
@@ -179,9 +166,10 @@ func (r *runner) cascade() (resolved, error) {
 	return out, nil
 }
 
-// settingFields names the flag of each mlperfconf.CascadeOptions field.
-var settingFields = map[string]string{"Scenario": "scenario", "Mode": "mode", "SelfTest": "", "MLPerfConfPath": "mlperf-conf",
-	"UserConfPath": "user-conf", "AuditConfigPath": "audit-config", "Set": "set"}
+// settingFields are the Plan paths of the mlperfconf.CascadeOptions
+// fields.
+var settingFields = map[string]string{"Scenario": "Settings.Scenario", "Mode": "Settings.Mode", "SelfTest": "", "MLPerfConfPath": "Settings.MLPerfConf",
+	"UserConfPath": "Settings.UserConf", "AuditConfigPath": "Settings.AuditConfig", "Set": "Settings.Set"}
 
 // tokenLatencies turns token latencies on for a streaming OpenAI run
 // (direct or dispatched) unless a config file chose. It applies before the
@@ -194,9 +182,12 @@ func tokenLatencies(c *sut.Config, s *loadgen.Settings, src mlperfconf.Sources) 
 	}
 	if _, set := src["use_token_latencies"]; !set {
 		s.UseTokenLatencies = true
-		src.Impose("use_token_latencies", "--sut openai --stream")
+		src.Impose("use_token_latencies", "SUT.Kind openai, streaming")
 	}
 }
+
+// defaultsBy begins the source of a setting that gentleDefaults chose.
+const defaultsBy = "aimeter's defaults for SUT.Kind"
 
 // gentleDefaults replaces, for a network server, the self-test defaults
 // (sized for the null SUT: 100 000 queries/s, a 1 ms bound) with a load a
@@ -204,10 +195,19 @@ func tokenLatencies(c *sut.Config, s *loadgen.Settings, src mlperfconf.Sources) 
 // server (an LLM) 10 queries/s for 10 s with a 1-minute bound; for a
 // KServe v2 / Triton server 100 queries/s for 10 s with a 100 ms bound. A
 // dispatcher gets its nodes' protocol's. An ONNX model in process (the
-// OCR detector takes 10–100 ms an image on 2 cores) gets 10 queries/s for
-// 10 s and a 1 s bound, and Offline expects 100 samples/s (above what the
-// detector does, so that the pass lasts min_duration: at 10, as first
-// written, it ended in 3 s, INVALID).
+// OCR detector of GB/T scenario T13-1 takes 13–24 ms an image on 2 cores,
+// 55 images/s) gets, for 10 s: SingleStream an expected latency of 5 ms
+// and MultiStream of 20 ms a query of 8 (they only size the queries LoadGen
+// generates, twice the duration at that latency, so a SUT up to twice as
+// fast still fills it: SingleStream's 50 ms first written ran out after
+// 401 queries, at 9.6 s, INVALID; issue 39); MultiStream min_query_count
+// 662, which its early
+// stopping at the 99th percentile needs (mlperf.conf's value; about 80 s
+// of 120 ms queries here, which the length note says before the run);
+// Server 25 queries/s for 20 s with a 1 s bound (the 460 queries its early
+// stopping needs: 10 queries/s for 10 s gave 100, INVALID); Offline
+// expects 100 samples/s (above what the detector does, so that the pass
+// lasts min_duration: at 10, as first written, it ended in 3 s, INVALID).
 //
 // The in-process reference model gets a load sized for it in the same way:
 // Offline expects 200 000 samples/s (the null SUT's 20 M/s made a
@@ -222,8 +222,11 @@ func gentleDefaults(c *sut.Config, s *loadgen.Settings, src mlperfconf.Sources) 
 		qps, offline  float64
 		bound, ss, ms time.Duration
 		minDuration   bool
+		// serverDuration, if not 0, is the Server scenario's
+		// min_duration instead of 10 s.
+		serverDuration time.Duration
 	}
-	by := fmt.Sprintf("aimeter's defaults for --sut %s (no --model and no config file given)", c.KindOrNull())
+	by := fmt.Sprintf("%s %s (no Settings.Model and no config file given)", defaultsBy, c.KindOrNull())
 	selfTest := func(key string) bool {
 		if !src.Is(key, mlperfconf.LayerSelfTest) {
 			return false
@@ -239,7 +242,13 @@ func gentleDefaults(c *sut.Config, s *loadgen.Settings, src mlperfconf.Sources) 
 			s.MinDurationMs = 500
 		}
 	case kind == sut.ONNX:
-		g = gentle{qps: 10, offline: 100, bound: time.Second, ss: 50 * time.Millisecond, ms: 400 * time.Millisecond, minDuration: true}
+		g = gentle{qps: 25, offline: 100, bound: time.Second, ss: 5 * time.Millisecond, ms: 20 * time.Millisecond, minDuration: true,
+			serverDuration: 20 * time.Second}
+		// LoadGen's default min_query_count (the self-test conf sets none).
+		if s.Scenario == loadgen.MultiStream && src.Is("min_duration", mlperfconf.LayerSelfTest) && src.Is("min_query_count", mlperfconf.LayerDefault) {
+			s.MinQueryCount = 662
+			src.Impose("min_query_count", by)
+		}
 	case !kind.IsNetwork():
 		return
 	case c.Backend() == string(sut.KServe):
@@ -249,6 +258,9 @@ func gentleDefaults(c *sut.Config, s *loadgen.Settings, src mlperfconf.Sources) 
 	}
 	if g.minDuration && selfTest("min_duration") {
 		s.MinDurationMs = 10_000
+		if s.Scenario == loadgen.Server && g.serverDuration > 0 {
+			s.MinDurationMs = uint64(g.serverDuration.Milliseconds())
+		}
 	}
 	if selfTest("target_qps") {
 		s.ServerTargetQPS, s.OfflineExpectedQPS = g.qps, g.offline
@@ -263,18 +275,18 @@ func gentleDefaults(c *sut.Config, s *loadgen.Settings, src mlperfconf.Sources) 
 }
 
 // planGBT turns the plan's GB/T input into a run plan with gbt.Plan: a
-// --set or user.conf line that the arrival mode overrides is a usage error
-// naming both.
+// Settings.Set override or user.conf line that the arrival mode overrides
+// is a usage error naming both.
 func planGBT(g *GBT, st resolved) (*gbt.RunPlan, error) {
 	var user []gbt.UserSetting
 	bySet := map[string]bool{}
 	for _, name := range slices.Sorted(maps.Keys(st.sources)) {
 		if src := st.sources[name]; src.Layer == mlperfconf.LayerSet {
-			user = append(user, gbt.UserSetting{Key: name, Value: src.Value, Source: "--set"})
+			user = append(user, gbt.UserSetting{Key: name, Value: src.Value, Source: "Settings.Set"})
 			bySet[name] = true
 		}
 	}
-	// A user.conf line is a choice too, unless a --set replaced it.
+	// A user.conf line is a choice too, unless an override replaced it.
 	userConf := slices.SortedFunc(slices.Values(st.userConf), func(a, b gbt.UserSetting) int { return strings.Compare(a.Key, b.Key) })
 	for _, u := range userConf {
 		if !bySet[u.Key] {
@@ -293,33 +305,26 @@ func planGBT(g *GBT, st resolved) (*gbt.RunPlan, error) {
 	return p, nil
 }
 
-// gbtUsage names the flag of a gbt.Plan parameter error.
+// gbtUsage names the Plan field of a gbt.Plan parameter error.
 func gbtUsage(err error) error {
 	var ae *gbt.ParamError
 	if errors.As(err, &ae) {
-		flag := map[string]string{"mode": "arrival-mode", "lambda": "lambda", "n": "jobs-per-period", "period": "period", "timeout": "job-timeout",
-			"duration": "duration", "bursts": "bursts", "burst_length": "burst-length", "burst_period": "burst-period", "burst_starts": "burst-starts"}[ae.Param]
-		return &UsageError{Field: flag, Err: err}
+		field := map[string]string{"mode": "GBT.Input.Arrival.Mode", "lambda": "GBT.Input.Arrival.Lambda", "n": "GBT.Input.Arrival.N",
+			"period": "GBT.Input.Arrival.Period", "timeout": "GBT.Input.Timeout", "duration": "GBT.Input.Arrival.Duration",
+			"bursts": "GBT.Input.Arrival.Bursts", "burst_length": "GBT.Input.Arrival.BurstLength", "burst_period": "GBT.Input.Arrival.BurstPeriod",
+			"burst_starts": "GBT.Input.Arrival.BurstStarts"}[ae.Param]
+		return &UsageError{Field: field, Err: err}
 	}
 	var pe *gbt.PlanError
 	if errors.As(err, &pe) {
-		flag := map[string]string{
-			"arrival.mode": "arrival-mode", "underlying_mode": "mixed-base-mode", "mixed.lambda": "mixed-lambda",
-			"mixed.qsl_size": "mixed-qsl-size", "scenario": "scenario-id", "timeout_class": "timeout-class",
-			"loss_threshold": "loss-threshold", "sample_bytes": "sample-bytes",
+		field := map[string]string{
+			"arrival.mode": "GBT.Input.Arrival.Mode", "underlying_mode": "GBT.Input.UnderlyingMode", "mixed.lambda": "GBT.Input.Mixed.Lambda",
+			"mixed.qsl_size": "GBT.Input.Mixed.QSLSize", "scenario": "GBT.Input.Scenario", "timeout_class": "GBT.Input.TimeoutClass",
+			"loss_threshold": "GBT.Input.LossThreshold", "sample_bytes": "GBT.Input.SampleBytes", "arrival.jobs": "GBT.Input.Arrival.Jobs",
 		}[pe.Param]
-		if flag != "" {
-			return &UsageError{Field: flag, Err: fmt.Errorf("--%s %v: %s", flag, pe.Value, pe.Why)}
+		if field != "" {
+			return &UsageError{Field: field, Err: fmt.Errorf("%s %v: %s", field, pe.Value, pe.Why)}
 		}
-	}
-	return &UsageError{Err: err}
-}
-
-// sutUsage makes a SUT configuration error a usage error naming its flag.
-func sutUsage(err error) error {
-	var fe *sut.FieldError
-	if errors.As(err, &fe) {
-		return &UsageError{Field: strings.TrimPrefix(fe.Flag(), "--"), Err: err}
 	}
 	return &UsageError{Err: err}
 }
@@ -332,27 +337,27 @@ func needFile(field, path string) error {
 	}
 	if _, err := os.Stat(path); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return usage(field, "--%s %s: no such file or directory (the README's example files are in examples/)", field, path)
+			return usage(field, "%s %s: no such file or directory (the README's example files are in examples/)", field, path)
 		}
-		return usage(field, "--%s: %w", field, err)
+		return usage(field, "%s: %w", field, err)
 	}
 	return nil
 }
 
-// pinnedFile checks the file flag --field names (needFile) and returns
-// its SHA-256; recorded, if not "", is the digest an earlier run recorded
-// (run --from), and a file that no longer has it is a usage error: the run
-// could not be repeated with it.
+// pinnedFile checks the file the field at path field names (needFile) and
+// returns its SHA-256; recorded, if not "", is the digest an earlier run
+// recorded (a plan from its bundle), and a file that no longer has it is a
+// usage error: the run could not be repeated with it.
 func pinnedFile(field, path, recorded string) (string, error) {
 	if err := needFile(field, path); err != nil {
 		return "", err
 	}
 	sum, err := fileSHA256(path)
 	if err != nil {
-		return "", usage(field, "--%s %s: %w", field, path, err)
+		return "", usage(field, "%s %s: %w", field, path, err)
 	}
 	if recorded != "" && recorded != sum {
-		return "", usage(field, "--%s %s: the file's SHA-256 is %s, not the %s the run recorded: it changed since, so the run cannot be repeated with it", field, path, sum, recorded)
+		return "", usage(field, "%s %s: the file's SHA-256 is %s, not the %s the run recorded: it changed since, so the run cannot be repeated with it", field, path, sum, recorded)
 	}
 	return sum, nil
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"aimeter/bundle"
 	"aimeter/loadgen"
@@ -61,6 +62,16 @@ func RunSweep(ctx context.Context, sp SweepPlan) (*sweep.Summary, error) {
 	plan, err := sp.check()
 	if err != nil {
 		return nil, err
+	}
+	// Every point is the base at a fixed concurrency: what does not apply
+	// to one is refused now, before any point runs.
+	point := sp.Base
+	point.Settings.Concurrency, point.OutputDir = 1, sp.Dir
+	if !sp.SLO.IsZero() {
+		point.SLO = &bundle.SLO{TTFTNs: int64(sp.SLO.TTFT), TPOTNs: int64(sp.SLO.TPOT), E2ENs: int64(sp.SLO.E2E)}
+	}
+	if err := point.Validate(); err != nil {
+		return nil, inStudy("SweepPlan", err)
 	}
 	if err := PrepareOutputDir(sp.Dir); err != nil {
 		return nil, err
@@ -164,19 +175,19 @@ type sweepSetup struct {
 // check refuses a sweep plan that cannot run and makes its plan file.
 func (sp *SweepPlan) check() (*sweepSetup, error) {
 	if sp.Dir == "" {
-		return nil, usage("output-dir", "--output-dir: empty; name a directory for the sweep")
+		return nil, usage("SweepPlan.Dir", "SweepPlan.Dir: empty; name a directory for the sweep")
 	}
 	if sp.Base.GBT != nil {
-		return nil, usage("arrival-mode", "a sweep runs fixed-concurrency points, not a GB/T arrival mode")
+		return nil, usage("SweepPlan.Base.GBT", "SweepPlan.Base.GBT: a sweep runs fixed-concurrency points, not a GB/T arrival mode")
 	}
 	if sp.Base.Settings.Concurrency != 0 {
-		return nil, usage("concurrency", "--concurrency: a sweep sets each point's concurrency itself; give --points or --max-concurrency")
+		return nil, usage("SweepPlan.Base.Settings.Concurrency", "SweepPlan.Base.Settings.Concurrency: a sweep sets each point's concurrency itself; give SweepPlan.Points or SweepPlan.CMax")
 	}
 	if sc := sp.Base.Settings.Scenario; sc != "" && sc != loadgen.SingleStream.String() {
-		return nil, usage("scenario", "--scenario %s: a sweep's points run at fixed concurrency on SingleStream's issuing", sc)
+		return nil, usage("SweepPlan.Base.Settings.Scenario", "SweepPlan.Base.Settings.Scenario %s: a sweep's points run at fixed concurrency on SingleStream's issuing", sc)
 	}
 	if m := sp.Base.Settings.Mode; m != "" && m != "performance" {
-		return nil, usage("mode", "--mode %s: a sweep's points are performance runs", m)
+		return nil, usage("SweepPlan.Base.Settings.Mode", "SweepPlan.Base.Settings.Mode %s: a sweep's points are performance runs", m)
 	}
 	name := sp.Name
 	if name == "" {
@@ -185,17 +196,17 @@ func (sp *SweepPlan) check() (*sweepSetup, error) {
 	out := &sweepSetup{Plan: &sweep.Plan{Name: name, Kind: sweep.KindSweep, SLO: sp.SLO}}
 	if sp.Search != nil {
 		if sp.SLO.IsZero() {
-			return nil, usage("slo", "a goodput search needs an SLO (--slo ttft=…,tpot=…,e2e=…)")
+			return nil, usage("SweepPlan.SLO", "SweepPlan.SLO: a goodput search needs an SLO (ttft=…,tpot=…,e2e=…)")
 		}
 		o := *sp.Search
 		if o.Start == 0 {
 			o.Start = 1
 		}
 		if !(o.Target > 0 && o.Target <= 1) {
-			return nil, usage("goodput-target", "--goodput-target %v: want a fraction in (0, 1]", o.Target)
+			return nil, usage("SweepPlan.Search.Target", "SweepPlan.Search.Target %v: want a fraction in (0, 1]", o.Target)
 		}
 		if o.Max < o.Start || o.Max > loadgen.MaxConcurrency {
-			return nil, usage("max-concurrency", "--max-concurrency %d: the search needs a maximum from %d to %d", o.Max, o.Start, loadgen.MaxConcurrency)
+			return nil, usage("SweepPlan.Search.Max", "SweepPlan.Search.Max %d: the search needs a maximum from %d to %d", o.Max, o.Start, loadgen.MaxConcurrency)
 		}
 		sp.Search = &o
 		out.Kind, out.Search = sweep.KindSearch, &o
@@ -203,18 +214,18 @@ func (sp *SweepPlan) check() (*sweepSetup, error) {
 	}
 	if sp.Points != nil {
 		if len(sp.Points) == 0 {
-			return nil, usage("points", "--points: empty")
+			return nil, usage("SweepPlan.Points", "SweepPlan.Points: empty")
 		}
 		if n := len(sp.Points) + boolInt(sp.Offline); n > sweep.MaxPoints {
-			return nil, usage("points", "--points: %d points, more than the %d one curve may have (Endpoints v1.0 section 5.6)", n, sweep.MaxPoints)
+			return nil, usage("SweepPlan.Points", "SweepPlan.Points: %d points, more than the %d one curve may have (Endpoints v1.0 section 5.6)", n, sweep.MaxPoints)
 		}
 		seen := map[uint64]bool{}
 		for _, c := range sp.Points {
 			if c == 0 || c > loadgen.MaxConcurrency {
-				return nil, usage("points", "--points: concurrency %d: want 1 to %d", c, loadgen.MaxConcurrency)
+				return nil, usage("SweepPlan.Points", "SweepPlan.Points: concurrency %d: want 1 to %d", c, loadgen.MaxConcurrency)
 			}
 			if seen[c] {
-				return nil, usage("points", "--points: concurrency %d listed twice", c)
+				return nil, usage("SweepPlan.Points", "SweepPlan.Points: concurrency %d listed twice", c)
 			}
 			seen[c] = true
 		}
@@ -234,10 +245,25 @@ func (sp *SweepPlan) check() (*sweepSetup, error) {
 	}
 	pts, r, err := sweep.AutoPoints(sp.CMin, sp.CMax, count)
 	if err != nil {
-		return nil, &UsageError{Field: "max-concurrency", Err: err}
+		return nil, &UsageError{Field: "SweepPlan.CMax", Err: err}
 	}
 	out.Regions, out.autoPoints = &r, pts
 	return out, nil
+}
+
+// inStudy names the field of a base plan's usage error err by its path
+// in the study plan study ("SweepPlan.Base.SpinWindow"; SLO is the
+// study's own).
+func inStudy(study string, err error) error {
+	var ue *UsageError
+	if !errors.As(err, &ue) || ue.Field == "" {
+		return err
+	}
+	field := study + ".Base." + ue.Field
+	if strings.HasPrefix(ue.Field, "SLO.") {
+		field = study + ".SLO"
+	}
+	return &UsageError{Field: field, Err: ue.Err}
 }
 
 func boolInt(b bool) int {

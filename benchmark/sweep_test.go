@@ -209,19 +209,19 @@ func TestRunSweepRefused(t *testing.T) {
 		field string
 		text  string
 	}{
-		{"no directory", benchmark.SweepPlan{Base: base, Points: []uint64{1}}, "output-dir", "empty"},
-		{"a GB/T test", benchmark.SweepPlan{Base: benchmark.Plan{GBT: &benchmark.GBT{}}, Dir: "x", Points: []uint64{1}}, "arrival-mode", "GB/T"},
-		{"a concurrency of its own", benchmark.SweepPlan{Base: benchmark.Plan{Settings: benchmark.Settings{Concurrency: 3}}, Dir: "x", Points: []uint64{1}}, "concurrency", "sets each point's"},
-		{"the Server scenario", benchmark.SweepPlan{Base: benchmark.Plan{Settings: benchmark.Settings{Scenario: "Server"}}, Dir: "x", Points: []uint64{1}}, "scenario", "Server"},
-		{"a point twice", benchmark.SweepPlan{Base: base, Dir: "x", Points: []uint64{2, 2}}, "points", "listed twice"},
-		{"a zero point", benchmark.SweepPlan{Base: base, Dir: "x", Points: []uint64{0}}, "points", "concurrency 0"},
-		{"33 points", benchmark.SweepPlan{Base: base, Dir: "x", Points: seq(33)}, "points", "33 points"},
-		{"32 points and Offline", benchmark.SweepPlan{Base: base, Dir: "x", Points: seq(32), Offline: true}, "points", "33 points"},
-		{"Cmax 32", benchmark.SweepPlan{Base: base, Dir: "x", CMin: 1, CMax: 32}, "max-concurrency", "must be > 32"},
-		{"Cmin 40", benchmark.SweepPlan{Base: base, Dir: "x", CMin: 40, CMax: 400}, "max-concurrency", "between 1 and 32"},
-		{"a search without an SLO", benchmark.SweepPlan{Base: base, Dir: "x", Search: &sweep.SearchOptions{Max: 8, Target: 0.9}}, "slo", "needs an SLO"},
-		{"a search target of 0", benchmark.SweepPlan{Base: base, Dir: "x", SLO: sweep.SLO{TTFT: 1}, Search: &sweep.SearchOptions{Max: 8}}, "goodput-target", "(0, 1]"},
-		{"a search without a maximum", benchmark.SweepPlan{Base: base, Dir: "x", SLO: sweep.SLO{TTFT: 1}, Search: &sweep.SearchOptions{Target: 0.9}}, "max-concurrency", "maximum"},
+		{"no directory", benchmark.SweepPlan{Base: base, Points: []uint64{1}}, "SweepPlan.Dir", "empty"},
+		{"a GB/T test", benchmark.SweepPlan{Base: benchmark.Plan{GBT: &benchmark.GBT{}}, Dir: "x", Points: []uint64{1}}, "SweepPlan.Base.GBT", "GB/T"},
+		{"a concurrency of its own", benchmark.SweepPlan{Base: benchmark.Plan{Settings: benchmark.Settings{Concurrency: 3}}, Dir: "x", Points: []uint64{1}}, "SweepPlan.Base.Settings.Concurrency", "sets each point's"},
+		{"the Server scenario", benchmark.SweepPlan{Base: benchmark.Plan{Settings: benchmark.Settings{Scenario: "Server"}}, Dir: "x", Points: []uint64{1}}, "SweepPlan.Base.Settings.Scenario", "Server"},
+		{"a point twice", benchmark.SweepPlan{Base: base, Dir: "x", Points: []uint64{2, 2}}, "SweepPlan.Points", "listed twice"},
+		{"a zero point", benchmark.SweepPlan{Base: base, Dir: "x", Points: []uint64{0}}, "SweepPlan.Points", "concurrency 0"},
+		{"33 points", benchmark.SweepPlan{Base: base, Dir: "x", Points: seq(33)}, "SweepPlan.Points", "33 points"},
+		{"32 points and Offline", benchmark.SweepPlan{Base: base, Dir: "x", Points: seq(32), Offline: true}, "SweepPlan.Points", "33 points"},
+		{"Cmax 32", benchmark.SweepPlan{Base: base, Dir: "x", CMin: 1, CMax: 32}, "SweepPlan.CMax", "must be > 32"},
+		{"Cmin 40", benchmark.SweepPlan{Base: base, Dir: "x", CMin: 40, CMax: 400}, "SweepPlan.CMax", "between 1 and 32"},
+		{"a search without an SLO", benchmark.SweepPlan{Base: base, Dir: "x", Search: &sweep.SearchOptions{Max: 8, Target: 0.9}}, "SweepPlan.SLO", "needs an SLO"},
+		{"a search target of 0", benchmark.SweepPlan{Base: base, Dir: "x", SLO: sweep.SLO{TTFT: 1}, Search: &sweep.SearchOptions{Max: 8}}, "SweepPlan.Search.Target", "(0, 1]"},
+		{"a search without a maximum", benchmark.SweepPlan{Base: base, Dir: "x", SLO: sweep.SLO{TTFT: 1}, Search: &sweep.SearchOptions{Target: 0.9}}, "SweepPlan.Search.Max", "maximum"},
 	} {
 		dir := t.TempDir()
 		if c.plan.Dir != "" {

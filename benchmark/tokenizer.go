@@ -23,7 +23,7 @@ func (r *runner) tokenizer() (tokenize.Tokenizer, error) {
 		if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 			path = filepath.Join(path, "tokenizer.json")
 		}
-		sum, err := pinnedFile("tokenizer", path, oc.TokenizerSHA256)
+		sum, err := pinnedFile("SUT.OpenAI.Tokenizer", path, oc.TokenizerSHA256)
 		if err != nil {
 			return nil, err
 		}
@@ -31,7 +31,7 @@ func (r *runner) tokenizer() (tokenize.Tokenizer, error) {
 	}
 	tok, err := tokenize.Open(oc.Tokenizer)
 	if err != nil {
-		return nil, &UsageError{Field: "tokenizer", Err: err}
+		return nil, &UsageError{Field: "SUT.OpenAI.Tokenizer", Err: err}
 	}
 	r.tok = tok
 	return tok, nil

@@ -68,13 +68,13 @@ type StreamProber struct {
 // NewStreamProber opens the first SUT instance of plan.
 func NewStreamProber(ctx context.Context, plan StreamsPlan) (*StreamProber, error) {
 	if plan.Open == nil || !(plan.FPS > 0) || plan.Duration <= 0 {
-		return nil, usage("fps", "benchmark: a stream search needs Open, FPS > 0 and Duration > 0")
+		return nil, usage("StreamsPlan.FPS", "StreamsPlan: a stream search needs Open, FPS > 0 and Duration > 0")
 	}
 	if plan.Timeout == 0 {
 		plan.Timeout, _ = gbt.Timeout(gbt.ModeFixedPeriod, gbt.Threshold1)
 	}
 	if period := time.Duration(float64(time.Second) / plan.FPS); plan.Timeout < period {
-		return nil, usage("job-timeout", "--job-timeout %v is shorter than the frame period %v", plan.Timeout, period)
+		return nil, usage("StreamsPlan.Timeout", "StreamsPlan.Timeout %v is shorter than the frame period %v", plan.Timeout, period)
 	}
 	sut, qsl, closeSUT, err := plan.Open(ctx)
 	if err != nil {

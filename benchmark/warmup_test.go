@@ -11,7 +11,7 @@ import (
 
 // TestWarmupApplies: a warm-up is accepted where it means something (the
 // fixed-concurrency mode, the Server scenario) and refused, naming
-// --warmup, elsewhere: the other scenarios, a replay (its schedule is the
+// Warmup, elsewhere: the other scenarios, a replay (its schedule is the
 // trace's) and a sessions run (its turns are chained).
 func TestWarmupApplies(t *testing.T) {
 	w := Warmup{Requests: 10}
@@ -34,8 +34,8 @@ func TestWarmupApplies(t *testing.T) {
 		_, err := r.settings()
 		var ue *UsageError
 		switch {
-		case row.refused && (!errors.As(err, &ue) || ue.Field != "warmup"):
-			t.Errorf("%s: error %v, want a usage error naming warmup", row.why, err)
+		case row.refused && (!errors.As(err, &ue) || ue.Field != "Warmup"):
+			t.Errorf("%s: error %v, want a usage error naming Warmup", row.why, err)
 		case !row.refused && err != nil:
 			t.Errorf("%s: %v, want it accepted", row.why, err)
 		}

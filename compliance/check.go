@@ -15,6 +15,7 @@ import (
 	"sync"
 
 	"aimeter/bundle"
+	"aimeter/derived"
 	"aimeter/loadgen"
 	"aimeter/mlperfconf"
 )
@@ -110,17 +111,22 @@ func (r *Report) OK() bool {
 // aimeter bundle's manifest.json, read with bundle.Read) and every audit
 // verification (a TESTnn/verify_*.txt). For each run it checks that the
 // logs are present and parse, that an aimeter bundle's files still match
-// their manifest digests, that a performance run is VALID with minimum
-// duration, query count and early stopping met, that the effective random
-// seeds are the requested ones and MLPerf's official ones, that a model
-// whose official settings ask for equal-issue mode ran with it, that the
-// detail log reports no errors, that an accuracy log parses with every
-// index inside the data set and a performance run's stays small, and that
-// an accuracy run's check passed. Every verification must pass, every
-// audit folder must have one, and the audit tests MLPerf's compliance
-// table requires of each model present must be there (a warning unless
-// opts.RequireAudits). A folder with no run at all is a finding. Check
-// returns an error only when root is not a readable directory.
+// their manifest digests, that the effective random seeds are the
+// requested ones and MLPerf's official ones, that a model whose official
+// settings ask for equal-issue mode ran with it, and that an accuracy log
+// parses with every index inside the data set and a performance run's
+// stays small. An aimeter bundle's verdict is derived.Set.Verdict, the
+// one aimeter run printed and exited with: an error per reason when it
+// fails, and nothing else judges validity (a GB/T test's LoadGen summary
+// may say INVALID; the detail log's errors are warnings). MLPerf logs
+// without a bundle must be VALID with minimum duration, query count and
+// early stopping met and no error in the detail log. Every verification
+// must pass, and every audit folder and TESTnn folder must hold the
+// evidence its test needs (AuditEvidence; checkAudits). The audit tests
+// MLPerf's compliance table requires of each model present must be there
+// (a warning unless opts.RequireAudits). A folder with no run at all is a
+// finding. Check returns an error only when root is not a readable
+// directory.
 func Check(root string, opts CheckOptions) (*Report, error) {
 	if opts.MaxAccuracyLogBytes == 0 {
 		opts.MaxAccuracyLogBytes = 10 << 20
@@ -150,9 +156,13 @@ func Check(root string, opts CheckOptions) (*Report, error) {
 			}
 			return nil
 		}
-		if exists(filepath.Join(path, "audit.config")) && exists(filepath.Join(path, "audit")) && !hasVerification(path) {
-			r.add(SeverityError, path, "audit-verification-missing", "an audit folder (audit.config, audit/) without its TESTnn/verify_*.txt: the audit did not finish")
+		// A mixed GB/T test's foreign jobs (IN-50) are a part of its
+		// bundle, judged by the bundle's verdict (their loss counts in
+		// it), not a run of their own under MLPerf's rules.
+		if d.Name() == bundle.ForeignDir && exists(filepath.Join(filepath.Dir(path), bundle.ManifestFile)) {
+			return filepath.SkipDir
 		}
+		r.checkAudits(path)
 		if exists(filepath.Join(path, "mlperf_log_summary.txt")) || exists(filepath.Join(path, bundle.ManifestFile)) {
 			// TESTnn/performance/run_1 holds copies of an audit run's
 			// logs: checked as the audit's, not as a run.
@@ -319,10 +329,13 @@ func (r *Report) checkRun(dir string, opts CheckOptions) (model string) {
 	}
 	mode := d.str("effective_test_mode")
 	performance := mode == "PerformanceOnly" || mode == "SubmissionRun" || mode == ""
-	// A performance run's sampled log scores against the whole data set
-	// (mostly missing): only an accuracy run's score has a target to meet.
-	if b != nil && !performance && b.AccuracyCheck != nil && b.AccuracyCheck.Target > 0 && !b.AccuracyCheck.Pass {
-		r.add(SeverityError, dir, "accuracy", "%s %.4f is below its target %.4f", b.AccuracyCheck.Metric, b.AccuracyCheck.Value, b.AccuracyCheck.Target)
+	if b != nil {
+		// An aimeter bundle's verdict is the run's own (derived's, the
+		// one aimeter run printed and exited with): LoadGen's validity,
+		// the GB/T verdict, the accuracy target, failures. The summary's
+		// and detail log's validity keys are not checked again: a GB/T
+		// test's INVALID Server latency bound, say, is no failure.
+		r.checkVerdict(dir, b)
 	}
 	if model != "" && performance {
 		r.checkEqualIssue(dir, d, model)
@@ -331,12 +344,14 @@ func (r *Report) checkRun(dir string, opts CheckOptions) (model string) {
 		switch {
 		case bytes.Contains(summary, []byte("Result is : VALID")):
 		case bytes.Contains(summary, []byte("Result is : INVALID")):
-			r.add(SeverityError, dir, "invalid", "the result is INVALID")
+			if b == nil {
+				r.add(SeverityError, dir, "invalid", "the result is INVALID")
+			}
 		default:
 			r.add(SeverityError, dir, "summary", "mlperf_log_summary.txt has no \"Result is\" line")
 		}
 	}
-	if performance {
+	if b == nil && performance {
 		for _, c := range []struct{ key, what string }{
 			{"result_min_duration_met", "the minimum duration was not met"},
 			{"result_min_queries_met", "the minimum query count was not met"},
@@ -348,8 +363,14 @@ func (r *Report) checkRun(dir string, opts CheckOptions) (model string) {
 		}
 	}
 	r.checkSeeds(dir, d)
+	// A bundle's detail-log errors (failed samples, say) are its
+	// verdict's to judge; they are still shown.
+	detailSev := SeverityError
+	if b != nil {
+		detailSev = SeverityWarning
+	}
 	for _, e := range d.errors {
-		r.add(SeverityError, dir, "detail-error", "the detail log reports an error: %s", e)
+		r.add(detailSev, dir, "detail-error", "the detail log reports an error: %s", e)
 	}
 	accPath := filepath.Join(dir, "mlperf_log_accuracy.json")
 	if st, err := os.Stat(accPath); err == nil {
@@ -363,6 +384,26 @@ func (r *Report) checkRun(dir string, opts CheckOptions) (model string) {
 		r.add(SeverityError, dir, "accuracy-log", "an accuracy run without mlperf_log_accuracy.json")
 	}
 	return model
+}
+
+// checkVerdict reports an aimeter bundle's failing verdict
+// (derived.Set.Verdict): one error per reason it gives. A run that
+// decided nothing (VerdictNone) is no finding.
+func (r *Report) checkVerdict(dir string, b *bundle.Bundle) {
+	v, err := derived.Of(b).Verdict()
+	if err != nil {
+		r.add(SeverityError, dir, "verdict", "the run's verdict cannot be decided: %v", err)
+		return
+	}
+	if v.Pass || v.Kind == derived.VerdictNone {
+		return
+	}
+	if len(v.Reasons) == 0 {
+		r.add(SeverityError, dir, "verdict", "the run's verdict is %s", v.Word())
+	}
+	for _, reason := range v.Reasons {
+		r.add(SeverityError, dir, "verdict", "%s", reason)
+	}
 }
 
 // checkEqualIssue checks that a run of a model whose official settings

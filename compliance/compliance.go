@@ -440,7 +440,8 @@ type Verification struct {
 	// Scenario is the scenario of both runs; RefScore and TestScore their
 	// scores (samples per second, or 1e9 over the early-stopping latency
 	// estimate for SingleStream and MultiStream); Threshold the fraction
-	// by which the test may exceed the reference.
+	// by which the test may exceed the reference (set too when the
+	// verification failed before comparing, on an INVALID run).
 	Scenario            string
 	RefScore, TestScore float64
 	Threshold           float64
@@ -573,6 +574,9 @@ func VerifyPerformance(ref, test io.Reader) (Verification, error) {
 		return v, fmt.Errorf("test summary: %w", err)
 	}
 	v.Scenario, v.RefScore, v.TestScore = r.scenario, r.score, t.score
+	// The tolerance the comparison has, set before any early failure too,
+	// so that a caller explaining the failure can name it.
+	v.Threshold = scoreThreshold(r.scenario, r.score)
 	for _, e := range r.events {
 		switch e.kind {
 		case "errors":
@@ -601,7 +605,6 @@ func VerifyPerformance(ref, test io.Reader) (Verification, error) {
 	}
 	fmt.Fprintf(&out, "reference score = %s\n", r.printed)
 	fmt.Fprintf(&out, "test score = %s\n", t.printed)
-	v.Threshold = scoreThreshold(r.scenario, r.score)
 	if t.score < r.score*(1+v.Threshold) {
 		v.Pass = true
 		out.WriteString("TEST PASS\n")

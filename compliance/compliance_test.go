@@ -84,9 +84,8 @@ func auditPlan(dir string, sut loadgen.SUT) benchmark.Plan {
 		Settings:  benchmark.Settings{Scenario: "SingleStream", Set: []string{"min_duration=1000", "min_query_count=200", "target_latency=1"}},
 		OutputDir: dir,
 		NoReport:  true,
-		// No spinning before an issue: under synctest the clock moves
-		// only when every goroutine waits.
-		SpinWindow: -1,
+		// No SpinWindow: SingleStream issues on no schedule, so the
+		// issuer never spins (benchmark refuses the field here).
 	}
 }
 

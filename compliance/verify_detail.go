@@ -76,6 +76,8 @@ func VerifyDetailPerformanceFiles(refDetail, testDetail string) (Verification, e
 	if err != nil {
 		return v, fmt.Errorf("reference detail log: %w", err)
 	}
+	// The tolerance, set before any early failure too (see VerifyPerformance).
+	v.Scenario, v.RefScore, v.Threshold = r.scenario, r.score, scoreThreshold(r.scenario, r.score)
 	if !r.valid {
 		return fail("TEST FAIL: Invalid results in " + refDetail)
 	}
@@ -100,7 +102,6 @@ func VerifyDetailPerformanceFiles(refDetail, testDetail string) (Verification, e
 		return fail("TEST FAIL: Server target latency mismatch")
 	}
 	fmt.Fprintf(&out, "Reference score = %s\nTest score = %s\n", pyFloat(r.score), pyFloat(t.score))
-	v.Threshold = scoreThreshold(r.scenario, r.score)
 	if r.score*(1-v.Threshold) <= t.score && t.score <= r.score*(1+v.Threshold) {
 		v.Pass = true
 		out.WriteString("TEST PASS\n")

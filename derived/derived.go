@@ -212,7 +212,8 @@ func writeSummary(s *Set, b *bundle.Bundle, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	return mlperflog.WriteSummaryNote(w, gbt.SummaryNote(b.GBT, m))
+	v := VerdictOf(b, &m)
+	return mlperflog.WriteSummaryNote(w, gbt.SummaryNote(b.GBT, m, v.Reasons))
 }
 
 // writeReport writes report.html: the training page of a training bundle,
@@ -276,6 +277,11 @@ func (s *Set) ReportRun() (report.Run, error) {
 			sc.GBT.Foreign = b.Foreign.Result
 		}
 	}
+	v, err := s.Verdict()
+	if err != nil {
+		return sc, err
+	}
+	sc.Verdict = &report.Verdict{Word: v.Word(), Pass: v.Pass, Reasons: v.Reasons}
 	return sc, nil
 }
 

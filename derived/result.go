@@ -8,6 +8,7 @@ import (
 	"aimeter/bundle"
 	"aimeter/gbt"
 	"aimeter/loadgen"
+	"aimeter/verdict"
 	"aimeter/workload/trace"
 )
 
@@ -22,66 +23,26 @@ const ResultFile = bundle.ResultFile
 // renames a field changes its version.
 const ResultSchema = "aimeter.result/1"
 
-// VerdictKind says which rules decided a run's verdict.
-type VerdictKind string
+// VerdictKind says which rules decided a run's verdict (verdict.Kind).
+type VerdictKind = verdict.Kind
 
 // The rules that decide a verdict.
 const (
-	// VerdictMLPerf is LoadGen's VALID or INVALID (with aimeter's checks:
-	// failures over max_error_rate, lost samples, an interrupted run).
-	VerdictMLPerf VerdictKind = "MLPerf"
-	// VerdictGBT is the GB/T 45087 loss-rate verdict (GB-7.7.1-c-2).
-	VerdictGBT VerdictKind = "GB/T 45087"
-	// VerdictAccuracy is an accuracy-only run's score against its target.
-	VerdictAccuracy VerdictKind = "accuracy"
-	// VerdictNone is a run that decided nothing (an accuracy run without
-	// labels, a run interrupted before it measured).
-	VerdictNone VerdictKind = "none"
+	VerdictMLPerf   = verdict.MLPerf
+	VerdictGBT      = verdict.GBT
+	VerdictAccuracy = verdict.Accuracy
+	VerdictNone     = verdict.None
 )
 
 // Verdict is what a run found, the same on the console, in the summary,
-// the report, result.json and the exit code.
-type Verdict struct {
-	Kind VerdictKind `json:"kind"`
-	// Pass is VALID for MLPerf, PASS for GB/T and accuracy; false for
-	// VerdictNone.
-	Pass bool `json:"pass"`
-}
+// the report, result.json and the exit code (verdict.Verdict).
+type Verdict = verdict.Verdict
 
-// Word is the verdict as the console and the report say it: VALID or
-// INVALID for an MLPerf run, PASS or FAIL otherwise, "-" for none.
-func (v Verdict) Word() string {
-	switch {
-	case v.Kind == VerdictNone:
-		return "-"
-	case v.Kind == VerdictMLPerf && v.Pass:
-		return "VALID"
-	case v.Kind == VerdictMLPerf:
-		return "INVALID"
-	case v.Pass:
-		return "PASS"
-	}
-	return "FAIL"
-}
+// VerdictOf is verdict.Of: the one function that decides a run's verdict.
+func VerdictOf(b *bundle.Bundle, m *gbt.Metrics) Verdict { return verdict.Of(b, m) }
 
-// VerdictOf decides a run's verdict: the GB/T loss verdict of a GB/T test
-// (m non-nil; the foreign jobs' included, gbt.Metrics.Passed), LoadGen's
-// validity of an MLPerf run (and the accuracy target of a submission
-// run), the accuracy target of an accuracy run.
-func VerdictOf(res *loadgen.Result, m *gbt.Metrics, acc *bundle.AccuracyCheck) Verdict {
-	if m != nil {
-		return Verdict{Kind: VerdictGBT, Pass: m.Passed()}
-	}
-	if res != nil && res.Summary != nil {
-		return Verdict{Kind: VerdictMLPerf, Pass: res.Summary.Valid && (acc == nil || acc.Pass)}
-	}
-	if acc != nil {
-		return Verdict{Kind: VerdictAccuracy, Pass: acc.Pass}
-	}
-	return Verdict{Kind: VerdictNone}
-}
-
-// Verdict is the verdict of the Set's bundle.
+// Verdict is the verdict of the Set's bundle (VerdictOf), computed from
+// the bundle alone.
 func (s *Set) Verdict() (Verdict, error) {
 	var m *gbt.Metrics
 	if s.b.GBT != nil {
@@ -91,7 +52,7 @@ func (s *Set) Verdict() (Verdict, error) {
 		}
 		m = &gm
 	}
-	return VerdictOf(s.b.Result, m, s.b.AccuracyCheck), nil
+	return VerdictOf(s.b, m), nil
 }
 
 // Result is result.json.
@@ -100,8 +61,9 @@ type Result struct {
 	Verdict Verdict `json:"verdict"`
 	// VerdictWord is Verdict.Word: VALID, INVALID, PASS, FAIL or "-".
 	VerdictWord string `json:"verdict_word"`
-	// Reasons say why an MLPerf run is INVALID beyond LoadGen's checks
-	// (failures, lost samples, an early stop).
+	// Reasons are Verdict.Reasons, kept at the top level where earlier
+	// versions had aimeter's own reasons: every rule the run broke, one
+	// line each.
 	Reasons []string `json:"reasons,omitempty"`
 	SUT     string   `json:"sut"`
 	QSL     string   `json:"qsl"`
@@ -236,7 +198,7 @@ func (s *Set) Result() (*Result, error) {
 		return nil, err
 	}
 	e := res.Effective
-	r := &Result{Schema: ResultSchema, Verdict: v, VerdictWord: v.Word(), SUT: res.SUTName, QSL: res.QSLName,
+	r := &Result{Schema: ResultSchema, Verdict: v, VerdictWord: v.Word(), Reasons: v.Reasons, SUT: res.SUTName, QSL: res.QSLName,
 		Scenario: e.Scenario.String(), Mode: e.Mode.String(), Concurrency: e.Concurrency, ArrivalMode: -1,
 		Accuracy: b.AccuracyCheck,
 		Settings: ResultSettings{TargetQPS: e.TargetQPS, TargetLatencyNs: e.TargetLatencyNs, TargetPercentile: e.TargetLatencyPercentile,
@@ -255,10 +217,11 @@ func (s *Set) Result() (*Result, error) {
 		if e.Scenario == loadgen.SingleStream || e.Scenario == loadgen.MultiStream {
 			unit = "ns"
 		}
-		if !math.IsNaN(value) && !math.IsInf(value, 0) { // an empty pass has none
+		// An empty pass, or one whose every sample failed or was lost,
+		// has no headline: 0 would read as a result (the reasons say why).
+		if ok := sum.SampleCount - sum.Result.LostSamples; ok > 0 && !math.IsNaN(value) && !math.IsInf(value, 0) {
 			r.Headline = &Figure{Name: name, Value: value, Unit: unit}
 		}
-		r.Reasons = sum.AimeterReasons
 		r.LatencyNs = &Stats{Count: sum.SampleCount, Min: sum.SampleLatencyMin, Mean: sum.SampleLatencyMean, Max: sum.SampleLatencyMax}
 		fillPercentiles(r.LatencyNs, sum.Percentiles)
 		if e.UseTokenLatencies && sum.FirstTokenLatencyMax > 0 {
@@ -294,8 +257,9 @@ func (s *Set) Result() (*Result, error) {
 			r.GBT.Foreign = &fl
 		}
 		r.Headline = nil
-		if v := m.Throughput.SamplesPerSecond; !math.IsNaN(v) && !math.IsInf(v, 0) {
-			r.Headline = &Figure{Name: "Inference throughput (" + m.Throughput.Basis + ")", Value: v, Unit: "samples/s"}
+		// No headline when no job returned: 0 would read as a result.
+		if v := m.Throughput.SamplesPerSecond; m.Throughput.Samples > 0 && !math.IsNaN(v) && !math.IsInf(v, 0) {
+			r.Headline = &Figure{Name: m.Throughput.Name(), Value: v, Unit: "samples/s"}
 		}
 	}
 	return r, nil

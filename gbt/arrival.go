@@ -53,8 +53,16 @@ type Arrival struct {
 	// Period and N are the fixed-period parameters T and n (mode 1).
 	Period time.Duration `json:"period_ns,omitempty"`
 	N      int           `json:"n,omitempty"`
-	// Duration is how long jobs keep arriving (modes 1–3).
-	Duration time.Duration `json:"duration_ns"`
+	// Duration is how long jobs keep arriving (modes 0–3, and the foreign
+	// jobs of mode 5). The offline mode has none: its jobs all arrive at
+	// once, and its test records no duration (omitted, 0).
+	Duration time.Duration `json:"duration_ns,omitempty"`
+	// Jobs is the number of jobs of the offline mode (4, and 5 over it),
+	// all sent at once (GB-7.4.2-T10-mode4); other modes leave it 0. As
+	// Plan's input, 0 sends a user's explicit min_query_count, else the
+	// loaded data set (RunPlan.SizeJobs); the plan's test records the
+	// count sent.
+	Jobs uint64 `json:"jobs,omitempty"`
 	// Bursts is j, the number of bursts of the peak mode (mode 3).
 	Bursts int `json:"bursts,omitempty"`
 	// BurstLength is T_G, the length of each burst (e.g. 5–10 s).

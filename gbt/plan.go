@@ -3,6 +3,7 @@ package gbt
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -68,12 +69,34 @@ type RunPlan struct {
 	// beside the main jobs with their own QSL of Test.Mixed.QSLSize
 	// samples (IN-50); nil for other modes.
 	Foreign *loadgen.Settings
+	// sizeJobs: an offline test that sends the loaded data set, whose
+	// size SizeJobs gives.
+	sizeJobs bool
+}
+
+// SizeJobs gives an offline test (mode 4, or 5 over it) that named no
+// jobs count (Arrival.Jobs, or a user's min_query_count) its count: loaded,
+// the samples of the loaded data set (min(performance_sample_count, QSL
+// size)), each sent once (GB-7.4.2-T10-mode4: every job at once). The
+// caller calls it once the data set is known, before the run; for other
+// plans it does nothing.
+func (p *RunPlan) SizeJobs(loaded uint64) {
+	if !p.sizeJobs || loaded == 0 {
+		return
+	}
+	p.Settings.MinQueryCount = loaded
+	p.Test.Arrival.Jobs = loaded
+	p.sizeJobs = false
 }
 
 // Options returns LoadGen options carrying the plan's arrivals and timeout,
-// for the caller to complete.
+// for the caller to complete. Mode 0 (and 5 over it) sends the next job
+// until the duration has passed, however fast the SUT answers
+// (GB-7.4.2-T10-mode0): ExtendToDuration keeps LoadGen's SingleStream
+// issuing from running out of its pre-generated jobs first.
 func (p *RunPlan) Options() loadgen.Options {
-	return loadgen.Options{Arrivals: p.Arrivals, SampleTimeout: p.SampleTimeout}
+	return loadgen.Options{Arrivals: p.Arrivals, SampleTimeout: p.SampleTimeout,
+		ExtendToDuration: p.Settings.Scenario == loadgen.SingleStream}
 }
 
 // ForeignOptions returns LoadGen options for a mixed test's foreign jobs.
@@ -185,6 +208,9 @@ func Plan(in PlanInput, base loadgen.Settings, user []UserSetting) (*RunPlan, er
 		return nil, &PlanError{"sample_bytes", in.SampleBytes, "want ≥ 0"}
 	}
 	t.TimeoutClass, t.LossThreshold, t.SampleBytes = class, in.LossThreshold, in.SampleBytes
+	if in.Arrival.Jobs != 0 && underlying != ModeOffline {
+		return nil, &PlanError{"arrival.jobs", in.Arrival.Jobs, "a jobs count is the offline mode's (4, or 5 over it); the other modes send jobs for their duration"}
+	}
 
 	a := in.Arrival
 	a.Mode = underlying
@@ -208,6 +234,11 @@ func Plan(in PlanInput, base loadgen.Settings, user []UserSetting) (*RunPlan, er
 	}
 	if underlying != ModeFixedPeriod {
 		t.Arrival.Period, t.Arrival.N = 0, 0
+	}
+	if underlying == ModeOffline && mode != ModeMixed {
+		// Every job arrives at once: no duration applies (the foreign
+		// jobs of mode 5 over 4 still arrive for the duration).
+		t.Arrival.Duration = 0
 	}
 	t.Schedule.Seed = a.Seed
 	if arrivals != nil {
@@ -250,6 +281,21 @@ func Plan(in PlanInput, base loadgen.Settings, user []UserSetting) (*RunPlan, er
 			"arrival schedule", modeWhy("target_qps from the scheduled jobs per second")})
 	case ModeOffline:
 		minDuration(0, "offline arrival", modeWhy("min_duration to 0: every job arrives at once"))
+		// The jobs are the samples of LoadGen's one Offline query:
+		// min_query_count of them, with min_duration 0. Arrival.Jobs
+		// names the count, else a user's min_query_count does, else the
+		// loaded data set is sent (SizeJobs); never LoadGen's default 100.
+		jobs := a.Jobs
+		if jobs == 0 && slices.ContainsFunc(user, func(u UserSetting) bool { return u.Key == "min_query_count" }) {
+			jobs = base.MinQueryCount
+		}
+		if jobs > 0 {
+			s.MinQueryCount = jobs
+			rules = append(rules, settingRule{"min_query_count", func(s *loadgen.Settings) string { return fmtU(s.MinQueryCount) },
+				fmt.Sprintf("offline jobs %d", jobs), modeWhy("min_query_count from the jobs count: the samples of its one query")})
+		}
+		t.Arrival.Jobs = jobs
+		p.sizeJobs = jobs == 0
 	}
 	var conflicts []Conflict
 	for _, u := range user {

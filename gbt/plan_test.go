@@ -170,9 +170,9 @@ func TestArrivalModeJSONAndString(t *testing.T) {
 		json   string
 		name   string
 	}{
-		{"Poisson is mode 2 (GB-7.4.2-T10-mode2)", ModePoisson, `{"mode":2,"duration_ns":0,"timeout_ns":0,"seed":0}`, "poisson"},
-		{"mixed is mode 5 (GB-7.4.2-T10-mode5)", ModeMixed, `{"mode":5,"duration_ns":0,"timeout_ns":0,"seed":0}`, "mixed"},
-		{"a number outside Table 10 still prints", 9, `{"mode":9,"duration_ns":0,"timeout_ns":0,"seed":0}`, "mode(9)"},
+		{"Poisson is mode 2 (GB-7.4.2-T10-mode2)", ModePoisson, `{"mode":2,"timeout_ns":0,"seed":0}`, "poisson"},
+		{"mixed is mode 5 (GB-7.4.2-T10-mode5)", ModeMixed, `{"mode":5,"timeout_ns":0,"seed":0}`, "mixed"},
+		{"a number outside Table 10 still prints", 9, `{"mode":9,"timeout_ns":0,"seed":0}`, "mode(9)"},
 	}
 	for _, tc := range tests {
 		b, err := json.Marshal(Arrival{Mode: tc.mode})

@@ -19,6 +19,18 @@ const (
 	BasisTesterSpan = "tester_span"
 )
 
+// Name names the figure by its basis, so that one name has one meaning:
+// Table 18's inference throughput is the one on the T_DIP union
+// (GB-7.6.4-T18-samples, IN-74); the tester-side span's figure, which
+// includes the network and the client, is named apart and never as
+// Table 18's.
+func (th Throughput) Name() string {
+	if th.Basis == BasisTDIPUnion {
+		return "Inference throughput (Table 18, T_DIP union)"
+	}
+	return "Tester-side throughput (first issue to last answer; not Table 18)"
+}
+
 // ThroughputOptions are the parameters of InferenceThroughput.
 type ThroughputOptions struct {
 	// ExcludeFirstToken applies Table 18 d) (GB-7.6.4-T18-tokens): each

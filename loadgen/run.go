@@ -145,6 +145,25 @@ type Options struct {
 	// 0 searches exactly as LoadGen does.
 	FindPeakResolution float64
 
+	// ExtendToDuration lets a closed-loop performance pass (SingleStream,
+	// fixed concurrency, MultiStream) generate queries beyond LoadGen's
+	// count until it ends naturally: min_query_count issued and
+	// min_duration passed. LoadGen generates twice min_duration at the
+	// expected latency and, against a SUT faster than that, runs out of
+	// queries before min_duration ("Ran out of generated queries"); GB/T
+	// 45087 arrival mode 0 must instead send jobs until its duration has
+	// passed (GB-7.4.2-T10-mode0). The further queries continue the same
+	// sample_rng stream, a chunk at a time as the issuer reaches them, so
+	// the queries LoadGen would have generated are the same, and the
+	// detail log keeps LoadGen's generated_query_count and
+	// generated_query_duration. Memory follows the queries issued and
+	// stays within MaxMemory (the pass stops at its budget, as any
+	// on-demand pass); a pass of more than extendMaxQueries queries
+	// still runs out. Settings are untouched, so a run without it keeps
+	// LoadGen's queries, count and bytes. Passes generated whole
+	// (performance_issue_unique, accuracy) are not extended.
+	ExtendToDuration bool
+
 	// MaxMemory is the memory budget of the run in bytes: a run whose
 	// estimated memory (Effective.EstimateMemory) exceeds it is refused
 	// with a *BudgetError before anything is generated. 0 means
@@ -575,7 +594,9 @@ func (t *testRun) runPass(e *Effective, set loadableSet, kind PassKind) *Summary
 		t.event(Event{TimeNs: t.now(), Key: "generic_message", Value: "Query generation cancelled: " + err.Error()})
 		return nil
 	}
-	t.event(Event{TimeNs: t.now(), Key: "generated_query_count", Value: uint64(gen.queries)})
+	// Extended or not, the log holds LoadGen's count (Options.ExtendToDuration).
+	extended := t.opts.ExtendToDuration && !accuracy && gen.extendTo(extendCapacity(gen, t.opts.maxMemory()))
+	t.event(Event{TimeNs: t.now(), Key: "generated_query_count", Value: uint64(gen.logged)})
 	t.event(Event{TimeNs: t.now(), Key: "generated_samples_per_query", Value: uint64(gen.loggedSPQ)})
 	t.event(Event{TimeNs: t.now(), Key: "generated_query_duration", Value: gen.duration})
 
@@ -601,6 +622,14 @@ func (t *testRun) runPass(e *Effective, set loadableSet, kind PassKind) *Summary
 	stopReaper := t.startReaper(p)
 	finishRecords := t.streamRecords(rec)
 	st := t.issuePass(p, e, accuracy)
+	if extended {
+		// An extended pass's sequence ids end with LoadGen's count, or
+		// with the queries it issued beyond it. (The performance pass is
+		// the last of a closed-loop run: no pass follows to number on.)
+		q := max(uint64(gen.logged), st.queriesIssued)
+		rec.info.EndSeq = rec.info.FirstSeq + q*uint64(gen.spq)
+		t.seq, t.qid = rec.info.EndSeq, rec.queryBase+q
+	}
 	rec.info.StartUnixNs = wallStart.UnixNano()
 	rec.info.QueriesIssued = st.queriesIssued
 	for _, ev := range st.errors {
@@ -643,6 +672,18 @@ func (t *testRun) runPass(e *Effective, set loadableSet, kind PassKind) *Summary
 }
 
 func (t *testRun) sutName() string { return t.sut.Name() }
+
+// extendCapacity is the most queries a pass extended past LoadGen's count
+// (Options.ExtendToDuration) may generate: those whose records fit the
+// memory budget (0: none), at most extendMaxQueries.
+func extendCapacity(g *generatedQueries, budget uint64) int {
+	capacity := uint64(extendMaxQueries)
+	if budget > 0 {
+		perQuery := uint64(g.spq)*(bytesPerSample+bytesPerResult) + bytesPerQuery
+		capacity = min(capacity, budget/perQuery)
+	}
+	return int(capacity)
+}
 
 // powerTime formats a time as LoadGen's power logs: MM-DD-YYYY HH:MM:SS.mmm in UTC.
 func powerTime(tm time.Time) string {
@@ -815,12 +856,16 @@ func (t *testRun) startProgress(p *pass) func() {
 	if t.opts.Progress == nil {
 		return func() {}
 	}
+	generated := p.gen.n
+	if p.gen.extended() {
+		generated = p.gen.logged * p.gen.spq // LoadGen's count, as logged
+	}
 	snapshot := func(done bool) Progress {
 		return Progress{
 			Pass: p.kind, Elapsed: time.Duration(t.now() - p.origin),
 			Issued: p.samplesIssued.Load(), Completed: p.samplesDone.Load(),
 			Lost: p.samplesLost.Load(), Failed: p.samplesFailed.Load(), Queries: p.queriesIssued.Load(), QueriesDone: p.queriesDone.Load(),
-			Generated: int64(p.gen.n), Done: done,
+			Generated: int64(generated), Done: done,
 		}
 	}
 	stop := make(chan struct{})

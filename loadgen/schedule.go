@@ -84,6 +84,10 @@ type generatedQueries struct {
 	duration int64
 	// loggedSPQ is generated_samples_per_query as LoadGen logs it.
 	loggedSPQ int
+	// logged is generated_query_count as LoadGen logs it: queries, but
+	// for a pass extended past LoadGen's count (extendTo), whose queries
+	// is the most it may generate.
+	logged int
 
 	// src generates the remaining chunks of an on-demand pass (nil for a
 	// pass generated whole); made is the number of chunks generated. Only
@@ -156,6 +160,33 @@ func (g *generatedQueries) generate(q int) {
 		}
 	}
 }
+
+// extendMaxQueries bounds the queries of a pass extended past LoadGen's
+// count (Options.ExtendToDuration): 2^28, about 270 s of a SUT answering
+// in a microsecond, whose chunk directory is 2 MB.
+const extendMaxQueries = 1 << 28
+
+// extendTo lets an on-demand pass go on generating queries past LoadGen's
+// count, up to capacity queries in all (Options.ExtendToDuration): the
+// further queries continue the generation loop where LoadGen's count
+// ends, the same sample_rng stream, so the first ones are LoadGen's. It
+// reports whether the pass was extended; a pass generated whole, or one
+// already of capacity queries, is not.
+func (g *generatedQueries) extendTo(capacity int) bool {
+	if g.chunkShift != lazyChunkShift || g.src == nil || capacity <= g.queries {
+		return false
+	}
+	g.queries, g.n = capacity, capacity*g.spq
+	chunks := make([]atomic.Pointer[[]QuerySample], (capacity+1<<lazyChunkShift-1)>>lazyChunkShift)
+	for c := range g.made {
+		chunks[c].Store(g.chunks[c].Load())
+	}
+	g.chunks = chunks
+	return true
+}
+
+// extended reports whether the pass may generate past LoadGen's count.
+func (g *generatedQueries) extended() bool { return g.queries != g.logged }
 
 // materialize generates every remaining query (tests, traces).
 func (g *generatedQueries) materialize() {
@@ -304,7 +335,7 @@ func generate(ctx context.Context, e *Effective, accuracy bool, set loadableSet,
 	if onDemand && !accuracy && (e.Scenario == SingleStream || e.Scenario == MultiStream) && !e.PerformanceIssueUnique && s.period > 0 {
 		queries, ok := closedLoopQueries(s.genDuration, s.period, s.minQueries, s.nLoaded, s.equalIssue)
 		if ok {
-			g := &generatedQueries{spq: s.spq, loggedSPQ: s.spq, queries: queries, n: queries * s.spq,
+			g := &generatedQueries{spq: s.spq, loggedSPQ: s.spq, queries: queries, logged: queries, n: queries * s.spq,
 				chunkShift: lazyChunkShift, src: s, duration: int64(queries) * s.period}
 			g.chunks = make([]atomic.Pointer[[]QuerySample], (queries+1<<lazyChunkShift-1)>>lazyChunkShift)
 			s.tick = func(int) bool { return false }
@@ -359,7 +390,7 @@ func generate(ctx context.Context, e *Effective, accuracy bool, set loadableSet,
 	if stopped {
 		return nil, context.Cause(ctx)
 	}
-	g.queries = s.queries
+	g.queries, g.logged = s.queries, s.queries
 	g.n = len(samples)
 	g.duration = s.timestamp
 	g.chunks = make([]atomic.Pointer[[]QuerySample], 1)

@@ -154,7 +154,7 @@ func fillGBT(sv *scenarioView, res *loadgen.Result, g *GBTRun) {
 		}
 	}
 
-	v.MetricName = "Inference throughput (Table 18)"
+	v.MetricName = m.Throughput.Name()
 	v.MetricValue = fmtRate(m.Throughput.SamplesPerSecond, "samples/s")
 	v.MetricRaw = "basis " + m.Throughput.Basis
 	if m.Throughput.Tokens > 0 {

@@ -60,6 +60,19 @@ type Run struct {
 	// Serving, if set, are the run's LLM-serving figures (goodput, send
 	// lateness, sessions), shown as a table; nil shows none.
 	Serving *Serving
+	// Verdict, if set, is the run's verdict as derived.VerdictOf decided
+	// it: its word heads the section and each reason is listed, so that
+	// the page says what the console, the exit code and result.json say.
+	// nil (a Run built by hand) judges from the summary.
+	Verdict *Verdict
+}
+
+// Verdict is a run's verdict: its word (VALID, INVALID, PASS, FAIL, "-"),
+// whether it passed, and one line for each rule it broke.
+type Verdict struct {
+	Word    string
+	Pass    bool
+	Reasons []string
 }
 
 // AccuracyInfo is the outcome of an accuracy check of a run's accuracy log.
@@ -198,10 +211,12 @@ type scenarioView struct {
 	Checks          []check
 	Recommendations []string
 	AimeterReasons  []string
-	Interrupted     string
-	EarlyStopping   []textBlock
-	Issues          []string
-	IssuesMore      int
+	// Reasons are the run's verdict's (Run.Verdict): why it did not pass.
+	Reasons       []string
+	Interrupted   string
+	EarlyStopping []textBlock
+	Issues        []string
+	IssuesMore    int
 	// ErrorGroups lists the groups of failed samples (errors.json);
 	// ErrorChart draws them per second over the reported pass.
 	ErrorGroups table
@@ -437,6 +452,23 @@ func buildScenario(anchor string, sc Run) *scenarioView {
 	}
 	if sc.GBT != nil {
 		fillGBT(sv, res, sc.GBT)
+	}
+	if v := sc.Verdict; v != nil && v.Word != "-" {
+		// The run's one verdict; its reasons hold LoadGen's advice and
+		// aimeter's reasons, said once.
+		sv.Verdict, sv.VerdictClass = v.Word, "invalid"
+		if v.Pass {
+			sv.VerdictClass = "valid"
+		}
+		sv.Reasons = v.Reasons
+		if sc.GBT == nil {
+			sv.Recommendations, sv.AimeterReasons = nil, nil
+		} else if sc.GBT.Metrics.Passed() && !v.Pass {
+			sv.Explanation = "The loss rate is within the permissible threshold, but the test did not run as asked: see why below."
+		}
+		if !v.Pass && sum != nil && sum.SampleCount == sum.Result.LostSamples {
+			sv.MetricValue, sv.MetricRaw = "--", "no sample succeeded"
+		}
 	}
 	if sum == nil {
 		return sv

@@ -33,7 +33,7 @@ for th in 1 2 2ns; do
     "$(awk -F': ' '/Samples per second/ {print $2}' "$tmp/off$th.txt")" "$(grep -o 'Result is : [A-Z]*' "$tmp/off$th.txt")"
   for mode in 0 4; do
     extra=(--duration "${secs}s")
-    [ $mode = 4 ] && extra=(--set min_query_count=$((secs * 30)))
+    [ $mode = 4 ] && extra=(--jobs $((secs * 30)))
     "$tmp/aimeter" run "${common[@]}" "${flags[@]}" --arrival-mode $mode "${extra[@]}" \
       --output-dir "$tmp/gbt$mode-$th" > "$tmp/gbt$mode-$th.txt" || true
     for m in T_IPR T_IN T_IPO T_IP; do

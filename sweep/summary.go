@@ -12,6 +12,7 @@ import (
 	"slices"
 
 	"aimeter/bundle"
+	"aimeter/verdict"
 )
 
 // Files of a sweep directory. PlanFile is the raw record of what the sweep
@@ -255,15 +256,14 @@ func Summarize(dir string) (*Summary, error) {
 	return summarize(p, points)
 }
 
+// verdictWord is the point's verdict (verdict.Of, the run's own), or NONE
+// for a run that decided nothing.
 func verdictWord(b *bundle.Bundle) string {
-	s := b.Result.Summary
-	switch {
-	case s == nil:
+	v := verdict.Of(b, nil)
+	if v.Kind == verdict.None {
 		return "NONE"
-	case s.Valid:
-		return "VALID"
 	}
-	return "INVALID"
+	return v.Word()
 }
 
 // summarize is Summarize over measured points, keyed by directory.

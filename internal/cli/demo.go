@@ -20,7 +20,6 @@ import (
 	"aimeter/benchmark"
 	"aimeter/dataset"
 	"aimeter/loadgen"
-	"aimeter/mlperflog"
 	"aimeter/model"
 	"aimeter/report"
 	"aimeter/sut/reference"
@@ -221,13 +220,16 @@ func runDemo(parent context.Context, st *State, f *demoFlags) error {
 			Custom:    &benchmark.Custom{SUT: sut, QSL: qsl, Labels: qsl.Label, Target: data.Target},
 			Settings:  benchmark.Settings{Explicit: &s},
 			OutputDir: filepath.Join(f.outputDir, strings.ToLower(strings.ReplaceAll(name, " ", "-"))),
-			Name:      name, StallTimeout: time.Minute, SpinWindow: f.spinWindow,
+			Name:      name, StallTimeout: time.Minute,
 			CommandLine: append([]string{"aimeter"}, st.Args...),
 			Done:        recordDone(ctx, st, f.store, f.quiet),
 			Notify: func(n benchmark.Notice) {
 				n.Text = "the " + name + " run: " + n.Text
 				printNotice(st, n, f.quiet)
 			},
+		}
+		if s.Scenario == loadgen.Server { // a spin window applies to a schedule only
+			p.SpinWindow = f.spinWindow
 		}
 		if !f.quiet {
 			pl := &progressLine{w: st.Stderr, terminal: st.StderrIsTerminal}
@@ -431,11 +433,8 @@ func printDemoTable(w io.Writer, runs []demoRun) {
 		metric, value, verdict := "-", "-", "-"
 		if s := r.out.Result.Summary; s != nil {
 			name, v := s.Metric()
-			metric, value = name, mlperflog.FormatDouble(v)
-			verdict = "VALID"
-			if !s.Valid {
-				verdict = "INVALID"
-			}
+			metric, value = name, summaryHeadline(s, v)
+			verdict = r.out.Verdict.Word()
 		}
 		accText := "-"
 		if a := r.out.Accuracy; a != nil {

@@ -28,7 +28,9 @@ throughputs (format "aimeter-gbt-ecp/1", see gbt.ECPConfig and
 examples/ecp-weights.json). Each NAME=DIR pairs the "name" of a scenario of
 CONFIG with the output directory of a run
 (aimeter run --arrival-mode …), whose gbt_result.json gives the measured
-throughput in samples/s (or tokens/s with --tokens).`,
+throughput in samples/s (or tokens/s with --tokens). Every run must have
+the same time base: ECP refuses to combine Table 18's T_DIP union (a SUT
+that reports its stage times) with the tester-side span, naming the runs.`,
 		Example: `  aimeter ecp examples/ecp-weights.json "poisson=runs/poisson" "fixed-period=runs/fixed-period"`,
 		Args:    cobra.MinimumNArgs(2),
 		RunE: func(_ *cobra.Command, args []string) error {
@@ -44,6 +46,7 @@ throughput in samples/s (or tokens/s with --tokens).`,
 				return withCode(ExitUsage, fmt.Errorf("%s: %w", args[0], err))
 			}
 			measured := map[string]float64{}
+			byBasis := map[string][]string{} // basis → the NAME=DIR pairs measured on it
 			for _, pair := range args[1:] {
 				name, dir, ok := strings.Cut(pair, "=")
 				if !ok || name == "" || dir == "" {
@@ -52,11 +55,16 @@ throughput in samples/s (or tokens/s with --tokens).`,
 				if err := needFile(name+"=DIR", filepath.Join(dir, bundle.GBTTestFile)); err != nil {
 					return usageError("%s: %s holds no %s: give the output directory of a GB/T run (aimeter run --arrival-mode …)", pair, dir, bundle.GBTTestFile)
 				}
-				th, err := runThroughput(dir, tokens)
+				th, basis, err := runThroughput(dir, tokens)
 				if err != nil {
 					return withCode(ExitFailure, err)
 				}
 				measured[name] = th
+				byBasis[basis] = append(byBasis[basis], pair)
+			}
+			if len(byBasis) > 1 {
+				return usageError("the runs' throughputs have different bases, which ECP cannot combine: on the T_DIP union (Table 18): %s; on the tester-side span: %s. Measure every scenario the same way (stage times from the SUT: in-process, or a server with --server-timing)",
+					strings.Join(byBasis[gbt.BasisTDIPUnion], ", "), strings.Join(byBasis[gbt.BasisTesterSpan], ", "))
 			}
 			res, err := gbt.EffectiveComputingPower(cfg, measured)
 			if err != nil {
@@ -81,21 +89,21 @@ throughput in samples/s (or tokens/s with --tokens).`,
 
 // runThroughput computes the Table 18 throughput of a GB/T run from its
 // bundle's raw records (checked against the manifest), not from the
-// gbt_result.json beside them.
-func runThroughput(dir string, tokens bool) (float64, error) {
+// gbt_result.json beside them, with its basis (gbt.Throughput.Basis).
+func runThroughput(dir string, tokens bool) (float64, string, error) {
 	b, err := bundle.Read(dir)
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
 	if b.GBT == nil {
-		return 0, fmt.Errorf("%s: not a GB/T run (no %s); run it with aimeter run --arrival-mode", dir, bundle.GBTTestFile)
+		return 0, "", fmt.Errorf("%s: not a GB/T run (no %s); run it with aimeter run --arrival-mode", dir, bundle.GBTTestFile)
 	}
 	m, err := derived.Of(b).GBTMetrics()
 	if err != nil {
-		return 0, fmt.Errorf("%s: %w", dir, err)
+		return 0, "", fmt.Errorf("%s: %w", dir, err)
 	}
 	if tokens {
-		return m.Throughput.TokensPerSecond, nil
+		return m.Throughput.TokensPerSecond, m.Throughput.Basis, nil
 	}
-	return m.Throughput.SamplesPerSecond, nil
+	return m.Throughput.SamplesPerSecond, m.Throughput.Basis, nil
 }

@@ -134,14 +134,14 @@ func TestECPFromTwoRuns(t *testing.T) {
 			t.Fatal(r)
 		}
 	}
-	thA, err := runThroughput(dirA, false)
+	thA, _, err := runThroughput(dirA, false)
 	if err != nil || !(thA > 0) {
 		t.Fatalf("throughput %v, %v", thA, err)
 	}
 	cfg := filepath.Join(t.TempDir(), "w.json")
 	// Baselines equal to the measured throughputs: every ratio is 1, so
 	// the effective computing power is α (GB-7.6.4-T18-ecp).
-	thB, _ := runThroughput(dirB, false)
+	thB, _, _ := runThroughput(dirB, false)
 	os.WriteFile(cfg, []byte(fmt.Sprintf(`{"format":"aimeter-gbt-ecp/1","alpha":100,"scenarios":[
 		{"name":"a","weight":0.5,"baseline":%v},{"name":"b","weight":0.5,"baseline":%v}]}`, thA, thB)), 0o644)
 	r := runCLI(t, "", "ecp", cfg, "a="+dirA, "b="+dirB)
@@ -150,6 +150,27 @@ func TestECPFromTwoRuns(t *testing.T) {
 	}
 	if r := runCLI(t, "", "ecp", cfg, "a="+dirA); r.code != ExitUsage {
 		t.Errorf("a weighted scenario without a run must be refused: %v", r)
+	}
+}
+
+// TestECPRefusesMixedBases: a run measured on Table 18's T_DIP union (the
+// reference SUT reports its stage times) and one on the tester-side span
+// (the null SUT reports none) are two different figures; ECP refuses to
+// combine them and names both runs (issue 39).
+func TestECPRefusesMixedBases(t *testing.T) {
+	union, span := t.TempDir(), t.TempDir()
+	for _, run := range []struct{ sut, dir string }{{"reference", union}, {"null", span}} {
+		if r := runCLI(t, "", "run", "--sut", run.sut, "-q", "--output-dir", run.dir, "--arrival-mode", "1", "--period", "20ms",
+			"--duration", "200ms", "--set", "min_query_count=10"); r.code != ExitOK {
+			t.Fatal(r)
+		}
+	}
+	cfg := filepath.Join(t.TempDir(), "w.json")
+	os.WriteFile(cfg, []byte(`{"format":"aimeter-gbt-ecp/1","alpha":100,"scenarios":[
+		{"name":"a","weight":0.5,"baseline":1},{"name":"b","weight":0.5,"baseline":1}]}`), 0o644)
+	r := runCLI(t, "", "ecp", cfg, "a="+union, "b="+span)
+	if r.code != ExitUsage || !strings.Contains(r.stderr, "a="+union) || !strings.Contains(r.stderr, "b="+span) {
+		t.Fatalf("mixed bases must be refused naming both runs: %v", r)
 	}
 }
 

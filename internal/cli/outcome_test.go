@@ -9,30 +9,6 @@ import (
 	"aimeter/loadgen"
 )
 
-func TestOneRecommendation(t *testing.T) {
-	const reduce, increase = "Reduce target QPS to improve latency.", "Increase the target QPS so the loadgen pre-generates more queries."
-	tests := []struct {
-		name        string
-		interrupted string
-		perf, dur   string
-		want        string
-	}{
-		{"an interrupted run gets no QPS advice", "interrupted by Ctrl-C (SIGINT)", reduce, increase, ""},
-		{"a missed latency bound wins over a short run", "", reduce, increase, reduce},
-		{"only the duration advice", "", "", increase, increase},
-		{"a VALID run gets none", "", "", "", ""},
-	}
-	for _, tc := range tests {
-		res := &loadgen.Result{Interrupted: tc.interrupted, Summary: &loadgen.Summary{PerfConstraintsRecommendation: tc.perf, MinDurationRecommendation: tc.dur}}
-		if got := recommendation(res); got != tc.want {
-			t.Errorf("%s: got %q, want %q", tc.name, got, tc.want)
-		}
-	}
-	if got := recommendation(&loadgen.Result{}); got != "" {
-		t.Errorf("an accuracy run without a summary: got %q", got)
-	}
-}
-
 func TestScenarioIDRefused(t *testing.T) {
 	tests := []struct {
 		name string

@@ -191,7 +191,7 @@ func TestReplayBadInput(t *testing.T) {
 		{"missing field", []string{write("m.jsonl", `{"timestamp":0,"output_length":1,"hash_ids":[0]}`), "--sut", "openai", "--url", url}, `line 1: field "input_length": missing`},
 		{"absurd length", []string{write("a.csv", "0,5000000,1\n"), "--sut", "openai", "--url", url}, `field "input_tokens": 5000000 tokens: want 1 to 1048576`},
 		{"no file", []string{filepath.Join(dir, "absent.csv"), "--sut", "openai", "--url", url}, "absent.csv"},
-		{"null SUT", []string{good}, "--replay with --sut null"},
+		{"null SUT", []string{good}, "Replay with --sut null"},
 		{"concurrency", []string{good, "--sut", "openai", "--url", url, "--concurrency", "4"}, "--concurrency does not apply to a replay"},
 		{"scenario", []string{good, "--sut", "openai", "--url", url, "--scenario", "Offline"}, "--scenario does not apply to a replay"},
 		{"prompts", []string{good, "--sut", "openai", "--url", url, "--prompts", good}, "--prompts does not apply to a replay"},

@@ -24,7 +24,9 @@ func Main(st *State) int {
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.err != nil {
-			fmt.Fprintln(st.Stderr, "aimeter:", ee.err)
+			// Package benchmark names plan fields by their paths; the
+			// console names their flags (planFlags).
+			fmt.Fprintln(st.Stderr, "aimeter:", flagText(ee.err.Error()))
 		}
 		return ee.code
 	}

@@ -138,6 +138,11 @@ on stderr. Exit codes: 0 VALID or PASS, 1 failure, 2 bad flags (nothing ran),
 			if p.SLO, err = parseRunSLO(slo); err != nil {
 				return err
 			}
+			// A flag that does not apply is refused before anything
+			// starts (an upload's test record included).
+			if err := p.Validate(); err != nil {
+				return withCode(ExitUsage, err)
+			}
 			setGoMemoryLimit(f.goMemLimit)
 			if up.server != "" || up.config != "" { // aimeter run --server (server.go)
 				return runAndSubmit(cmd.Context(), st, &up, func(phase func(benchmark.Phase)) error {
@@ -210,18 +215,22 @@ func usageError(format string, args ...any) error {
 	return withCode(ExitUsage, fmt.Errorf(format, args...))
 }
 
-// planFromFlags turns the flags of `aimeter run` into a benchmark plan,
-// refusing (exit 2) a flag that does not apply to what was chosen.
+// planFromFlags turns the flags of `aimeter run` into a benchmark plan.
+// Every flag the user gave goes into its field (planFlags), and the
+// defaults of the others only where they apply, so that the library's
+// rules (benchmark.Rules) refuse (exit 2) a flag that does not apply to
+// what was chosen; the checks of flags without a field of their own are
+// the command line's (cliOnlyChecks).
 func planFromFlags(cmd *cobra.Command, st *State, f *runFlags, g *gbtFlags) (*benchmark.Plan, error) {
 	changed := cmd.Flags().Changed
 	if err := applyScenarioID(changed, f, g); err != nil {
 		return nil, err
 	}
-	cfg, err := sutConfig(changed, f)
-	if err != nil {
+	if err := cliOnlyChecks(changed, f, g); err != nil {
 		return nil, err
 	}
-	if err := refuseInapplicable(changed, f, g, cfg); err != nil {
+	cfg, err := sutConfig(changed, f)
+	if err != nil {
 		return nil, err
 	}
 	audit := f.auditConfig
@@ -250,7 +259,7 @@ func planFromFlags(cmd *cobra.Command, st *State, f *runFlags, g *gbtFlags) (*be
 			Set: f.set, Concurrency: f.concurrency, MaxErrorRate: f.maxErrorRate,
 		},
 		OutputDir: f.outputDir, Trace: f.trace,
-		Timeout: f.timeout, StallTimeout: f.stallTimeout, SpinWindow: f.spinWindow, MaxMemory: mb.bytes, MaxMemorySource: mb.source,
+		Timeout: f.timeout, StallTimeout: f.stallTimeout, MaxMemory: mb.bytes, MaxMemorySource: mb.source,
 		FindPeakResolution: f.peakResolution, KeepProbeRecords: f.keepProbes,
 		CommandLine: append([]string{"aimeter"}, st.Args...),
 		Backends:    st.Backends,
@@ -260,6 +269,9 @@ func planFromFlags(cmd *cobra.Command, st *State, f *runFlags, g *gbtFlags) (*be
 	}
 	if changed("scenario") {
 		p.Settings.Scenario = f.scenario
+	}
+	if changed("spin-window") { // its default is the library's (0)
+		p.SpinWindow = f.spinWindow
 	}
 	if f.warmup != "" {
 		if n, err := strconv.ParseUint(f.warmup, 10, 64); err == nil && n > 0 {
@@ -276,6 +288,9 @@ func planFromFlags(cmd *cobra.Command, st *State, f *runFlags, g *gbtFlags) (*be
 	if err := f.power.apply(p); err != nil {
 		return nil, err
 	}
+	if p.Power == nil && changed("power-period") {
+		p.PowerOptions = f.power.options() // refused: it applies to --power
+	}
 	if g.mode >= 0 {
 		in := g.planInput()
 		// The flags give every arrival parameter: a zero is refused here,
@@ -288,6 +303,7 @@ func planFromFlags(cmd *cobra.Command, st *State, f *runFlags, g *gbtFlags) (*be
 		// An MLPerf run: --duration is its minimum duration.
 		p.Settings.Set = append([]string{fmt.Sprintf("min_duration=%d", g.duration.Milliseconds())}, p.Settings.Set...)
 	}
+	clearDefaults(changed, p)
 	return p, nil
 }
 
@@ -304,9 +320,16 @@ func sutConfig(changed func(string) bool, f *runFlags) (sut.Config, error) {
 	if f.net.requestTimeout < 0 || f.net.checkTimeout <= 0 {
 		return cfg, usageError("--request-timeout must be ≥ 0 and --check-timeout > 0")
 	}
+	// A sub-configuration is built for the kind that uses it, and for a
+	// flag of it the user gave to another kind, which the library's rules
+	// then refuse (clearDefaults keeps only what was given there).
+	if cfg.Kind == sut.Dispatch || anyChanged(changed, dispatchFlagNames) {
+		d := &f.dispatch
+		cfg.Dispatch = &sut.DispatchConfig{Backend: d.backend, Policy: d.policy, AllowDownNodes: d.allowDown}
+	}
 	o := &f.openai
 	backend := cfg.Backend()
-	if backend == string(sut.OpenAI) {
+	if backend == string(sut.OpenAI) || anyChanged(changed, openaiFlagNames) {
 		if o.inputTokens < 1 || o.outputTokens < 0 {
 			return cfg, usageError("--input-tokens must be ≥ 1; --output-tokens and --max-conns must not be negative")
 		}
@@ -327,7 +350,7 @@ func sutConfig(changed func(string) bool, f *runFlags) (sut.Config, error) {
 			cfg.OpenAI.SaltSeed = &seed
 		}
 	}
-	if backend == string(sut.KServe) {
+	if backend == string(sut.KServe) || anyChanged(changed, kserveFlagNames) {
 		k := &f.kserve
 		cfg.KServe = &sut.KServeConfig{GRPC: k.grpc, Model: k.modelName, ModelVersion: k.modelVersion, BinaryData: k.binaryData,
 			Stream: k.stream, TokenEnv: k.tokenEnv, ServerTiming: k.stageTimes,
@@ -344,80 +367,27 @@ func sutConfig(changed func(string) bool, f *runFlags) (sut.Config, error) {
 			cfg.KServe.BatchSize = k.batchSize
 		}
 	}
-	if cfg.Kind == sut.ONNX {
+	if cfg.Kind == sut.ONNX || anyChanged(changed, onnxFlagNames) {
 		x, err := f.onnx.config()
 		if err != nil {
 			return cfg, err
 		}
 		cfg.ONNX = x
 	}
-	if cfg.Kind == sut.Dispatch {
-		d := &f.dispatch
-		cfg.Dispatch = &sut.DispatchConfig{Backend: d.backend, Policy: d.policy, AllowDownNodes: d.allowDown}
-	}
 	return cfg, nil
 }
 
-// flagRule says to which runs a flag applies.
-type flagRule struct {
-	flags   []string
-	applies func(f *runFlags, g *gbtFlags, cfg *sut.Config) bool
-	want    string // what the flag needs, for the error
-}
-
-// gbtMode reports whether the run is a GB/T test in one of modes, where a
-// mixed test (mode 5) counts as its underlying mode too.
-func (g *gbtFlags) inMode(modes ...int) bool {
-	for _, m := range modes {
-		if g.mode == m || (g.mode == 5 && g.mixedBase == m) {
-			return true
-		}
+// cliOnlyChecks are the command line's own checks: of flags that set no
+// field of the plan by themselves (--salt-seed seeds --salt, --duration is
+// an MLPerf run's min_duration), of a GB/T flag without the --arrival-mode
+// that makes the plan's GB/T test, and of values the flags cannot carry.
+// Where a flag applies is the library's rule (benchmark.Rules).
+func cliOnlyChecks(changed func(string) bool, f *runFlags, g *gbtFlags) error {
+	if err := gbtOnly(changed, g); err != nil {
+		return err
 	}
-	return false
-}
-
-var flagRules = []flagRule{
-	{netFlagNames, func(_ *runFlags, _ *gbtFlags, c *sut.Config) bool { return c.KindOrNull().IsNetwork() },
-		"a network SUT (--sut openai, kserve or dispatch)"},
-	{openaiFlagNames, func(_ *runFlags, _ *gbtFlags, c *sut.Config) bool { return c.Backend() == string(sut.OpenAI) },
-		"--sut openai or --sut dispatch --backend openai"},
-	{kserveFlagNames, func(_ *runFlags, _ *gbtFlags, c *sut.Config) bool { return c.Backend() == string(sut.KServe) },
-		"--sut kserve or --sut dispatch --backend kserve"},
-	{dispatchFlagNames, func(_ *runFlags, _ *gbtFlags, c *sut.Config) bool { return c.Kind == sut.Dispatch }, "--sut dispatch"},
-	{onnxFlagNames, func(_ *runFlags, _ *gbtFlags, c *sut.Config) bool { return c.Kind == sut.ONNX }, "--sut onnx"},
-	{[]string{"qsl-size"}, func(f *runFlags, _ *gbtFlags, c *sut.Config) bool {
-		k := c.KindOrNull()
-		return k == sut.Null || k == sut.NullAsync || k == sut.Dispatch || (k == sut.OpenAI && f.openai.prompts == "") || k == sut.KServe || (k == sut.ONNX && f.onnx.workload == "")
-	}, "--sut null, null-async, dispatch, openai's synthetic prompts, kserve's own inputs and onnx's random inputs (the reference SUT uses its data set's size, --prompts its lines)"},
-	{[]string{"salt-seed"}, func(f *runFlags, _ *gbtFlags, _ *sut.Config) bool { return f.openai.salt }, "--salt"},
-	{[]string{"find-peak-resolution", "keep-probe-records"}, func(f *runFlags, _ *gbtFlags, _ *sut.Config) bool { return f.mode == "find-peak" },
-		"--mode find-peak"},
-	{[]string{"lambda"}, func(_ *runFlags, g *gbtFlags, _ *sut.Config) bool { return g.inMode(2, 3) },
-		"--arrival-mode 2 or 3 (the Poisson rate between bursts), or 5 over them"},
-	{[]string{"period", "jobs-per-period"}, func(_ *runFlags, g *gbtFlags, _ *sut.Config) bool { return g.inMode(1) }, "--arrival-mode 1 (or 5 over 1)"},
-	{[]string{"bursts", "burst-length", "burst-period", "burst-jobs", "burst-starts"}, func(_ *runFlags, g *gbtFlags, _ *sut.Config) bool { return g.inMode(3) },
-		"--arrival-mode 3 (or 5 over 3)"},
-	{[]string{"mixed-base-mode", "mixed-lambda", "mixed-qsl-size"}, func(_ *runFlags, g *gbtFlags, _ *sut.Config) bool { return g.mode == 5 }, "--arrival-mode 5"},
-	{[]string{"timeout-class", "job-timeout", "loss-threshold", "info", "seed", "sample-bytes"}, func(_ *runFlags, g *gbtFlags, _ *sut.Config) bool { return g.mode >= 0 },
-		"a GB/T test (--arrival-mode)"},
-	{[]string{"max-error-rate"}, func(_ *runFlags, g *gbtFlags, _ *sut.Config) bool { return g.mode < 0 },
-		"an MLPerf run (a GB/T test counts failures as lost jobs against --loss-threshold)"},
-	{[]string{"warmup"}, func(f *runFlags, g *gbtFlags, _ *sut.Config) bool { return g.mode < 0 },
-		"the fixed-concurrency mode (--concurrency N) or the Server scenario of an MLPerf run"},
-	{[]string{"duration"}, func(f *runFlags, g *gbtFlags, _ *sut.Config) bool {
-		return g.mode < 0 || g.inMode(0, 1, 2, 3)
-	}, "an arrival mode with a duration (0 to 3), or an MLPerf run"},
-}
-
-// refuseInapplicable refuses a flag given for a run it does not apply to,
-// naming the flag and what it needs, so that nothing is silently ignored.
-func refuseInapplicable(changed func(string) bool, f *runFlags, g *gbtFlags, cfg sut.Config) error {
-	for _, r := range flagRules {
-		for _, name := range r.flags {
-			if changed(name) && !r.applies(f, g, &cfg) {
-				return usageError("--%s applies only to %s; drop it", name, r.want)
-			}
-		}
+	if changed("salt-seed") && !f.openai.salt {
+		return usageError("--salt-seed applies only to --salt; drop it")
 	}
 	if changed("concurrency") && f.concurrency == 0 {
 		return usageError("--concurrency 0: the fixed-concurrency mode needs at least 1 request in flight; leave the flag out for the scenario's own load")
@@ -486,18 +456,20 @@ func printResultJSON(w io.Writer, out *benchmark.Outcome) error {
 	return derived.WriteResult(w, r)
 }
 
-// printNotice prints a notice of a run on stderr: warnings always, notes
-// and information unless quiet asks for silence (notes stay: they say why
-// a run lasts longer than asked).
+// printNotice prints a notice of a run on stderr, naming the plan fields
+// it names by their flags: warnings always, notes and information unless
+// quiet asks for silence (notes stay: they say why a run lasts longer
+// than asked).
 func printNotice(st *State, n benchmark.Notice, quiet bool) {
+	text := flagText(n.Text) // the plan fields it names, as flags
 	switch n.Kind {
 	case benchmark.Warning:
-		fmt.Fprintln(st.Stderr, "warning:", n.Text)
+		fmt.Fprintln(st.Stderr, "warning:", text)
 	case benchmark.Note:
-		fmt.Fprintln(st.Stderr, "aimeter:", n.Text)
+		fmt.Fprintln(st.Stderr, "aimeter:", text)
 	default:
 		if !quiet {
-			fmt.Fprintln(st.Stderr, "aimeter:", n.Text)
+			fmt.Fprintln(st.Stderr, "aimeter:", text)
 		}
 	}
 }
@@ -530,12 +502,12 @@ func printRun(st *State, out *benchmark.Outcome) {
 		if out.Derived != nil && out.Lateness == nil { // a replay prints its own (printReplay)
 			late = out.Derived.SendLateness()
 		}
-		printOutcome(st, out.Result, late, out.Dir, out.WriteErr)
+		printOutcome(st, out.Result, out.Verdict, late, out.Dir, out.WriteErr)
 		printAccuracy(st.Stdout, out.Accuracy)
 		printNetworkOutcome(st.Stdout, out.Result, out.Bundle.Nodes)
 	}
 	if inv := out.Bundle.Invocation; inv != nil {
-		printClientStats(st.Stdout, inv.Client, inv.Warmup)
+		printClientStats(st.Stdout, inv.Client, inv.Warmup, lostJobs(out))
 	}
 	printReplay(st.Stdout, out)
 	printSessions(st.Stdout, out)
@@ -549,11 +521,39 @@ func sendLatenessText(l *trace.LatenessSummary) string {
 		benchmark.RoundLateness(l.P50), benchmark.RoundLateness(l.P99), benchmark.RoundLateness(l.Max), l.Late, l.Count, l.LateAfter)
 }
 
-// printOutcome prints the result of a run, with the send lateness of a run
-// on a schedule (derived.Set.SendLateness; nil prints none); writeErr is
-// the error of writing its bundle into dir (nil when every file was
-// written).
-func printOutcome(st *State, res *loadgen.Result, late *trace.LatenessSummary, dir string, writeErr error) {
+// lostJobs counts the samples of the run that never completed (a GB/T
+// job over its timeout, a sample the SUT never answered), its foreign
+// jobs' too: the client saw no error for them.
+func lostJobs(out *benchmark.Outcome) uint64 {
+	n := out.Result.LostSamples
+	if out.Foreign != nil {
+		n += out.Foreign.LostSamples
+	}
+	return n
+}
+
+// printReasons prints each reason of a verdict that did not pass on a
+// line of its own.
+func printReasons(w io.Writer, v benchmark.Verdict) {
+	for _, r := range v.Reasons {
+		fmt.Fprintf(w, "  * %s\n", r)
+	}
+}
+
+// summaryHeadline is a summary's headline value as the console prints it: "--"
+// and why when no sample succeeded (a value of 0 would read as a result).
+func summaryHeadline(s *loadgen.Summary, value float64) string {
+	if ok := s.SampleCount - s.Result.LostSamples; ok == 0 {
+		return fmt.Sprintf("-- (no sample succeeded: %d failed, %d lost)", s.Result.FailedSamples, s.Result.LostSamples)
+	}
+	return mlperflog.FormatDouble(value)
+}
+
+// printOutcome prints the result of a run under its verdict v (each
+// reason on a line), with the send lateness of a run on a schedule
+// (derived.Set.SendLateness; nil prints none); writeErr is the error of
+// writing its bundle into dir (nil when every file was written).
+func printOutcome(st *State, res *loadgen.Result, v benchmark.Verdict, late *trace.LatenessSummary, dir string, writeErr error) {
 	w := st.Stdout
 	fmt.Fprintf(w, "SUT %s, QSL %s (%d samples), %s, %s\n", res.SUTName, res.QSLName, res.QSLTotalCount, scenarioLabel(res.Effective), res.Effective.Mode)
 	if res.Interrupted != "" && res.Summary == nil {
@@ -561,12 +561,8 @@ func printOutcome(st *State, res *loadgen.Result, late *trace.LatenessSummary, d
 		fmt.Fprintf(w, "Interrupted: %s\n", res.Interrupted)
 	}
 	if s := res.Summary; s != nil {
-		verdict := "VALID"
-		if !s.Valid {
-			verdict = "INVALID"
-		}
 		name, value := s.Metric()
-		fmt.Fprintf(w, "Result is : %s\n%s : %s\n", verdict, name, mlperflog.FormatDouble(value))
+		fmt.Fprintf(w, "Result is : %s\n%s : %s\n", v.Word(), name, summaryHeadline(s, value))
 		if line := tokenLatencyLine(s); line != "" {
 			fmt.Fprintln(w, line)
 		}
@@ -579,12 +575,7 @@ func printOutcome(st *State, res *loadgen.Result, late *trace.LatenessSummary, d
 		}
 		fmt.Fprintf(w, "  Min duration satisfied : %s\n  Min queries satisfied : %s\n  Early stopping satisfied: %s\n",
 			yesNo(s.MinDurationMet), yesNo(s.MinQueriesMet), yesNo(s.EarlyStoppingMet))
-		if r := recommendation(res); r != "" {
-			fmt.Fprintf(w, "  * %s\n", r)
-		}
-		for _, r := range s.AimeterReasons {
-			fmt.Fprintf(w, "  * %s\n", r)
-		}
+		printReasons(w, v)
 	}
 	if res.Effective.PrintTimestamps {
 		// LoadGen prints the measurement interval against the system clock
@@ -654,24 +645,6 @@ func tokenLatencyLine(s *loadgen.Summary) string {
 	}
 	return fmt.Sprintf("  TTFT %s %s%s, TPOT %s %s%s", p, report.FormatDuration(s.TokenTargetPercentile.SampleLatency), bound(e.TTFTLatencyNs),
 		p, report.FormatDuration(s.TPOTTargetPercentile.SampleLatency), bound(e.TPOTLatencyNs))
-}
-
-// recommendation is the one piece of advice printed for a result, in
-// LoadGen's words: none for an interrupted run (its figures say nothing
-// about the target), else the performance-constraint advice when that
-// check failed, else the minimum-duration advice. LoadGen's summary can
-// hold both at once when a run both missed its latency bound and ran out
-// of queries; they then pull the target QPS in opposite directions, and
-// the latency bound is what a longer run would not fix.
-func recommendation(res *loadgen.Result) string {
-	s := res.Summary
-	if s == nil || res.Interrupted != "" {
-		return ""
-	}
-	if s.PerfConstraintsRecommendation != "" {
-		return s.PerfConstraintsRecommendation
-	}
-	return s.MinDurationRecommendation
 }
 
 // printProbes lists the probes of a find-peak search, one line each.

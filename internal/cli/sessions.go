@@ -64,25 +64,22 @@ turn over turn time, think time excluded). See docs/sessions.md.`,
 			if g.mode >= 0 {
 				return usageError("--arrival-mode does not apply to sessions: they set their own load")
 			}
-			in := &benchmark.Sessions{ShareGPT: sf.sharegpt, Sessions: sf.sessions, Think: sf.think, Interval: sf.interval, Seed: sf.seed, History: sf.history}
-			if sf.sharegpt == "" {
-				lo, hi, err := parseTurns(sf.turns)
-				if err != nil {
-					return err
-				}
-				in.MinTurns, in.MaxTurns, in.UserWords, in.AnswerTokens = lo, hi, sf.userWords, sf.answerTokens
-			} else {
-				for _, name := range []string{"turns", "user-words", "answer-tokens", "session-seed"} {
-					if changed(name) {
-						return usageError("--%s shapes generated sessions; --sharegpt reads them from the file", name)
-					}
-				}
+			in := &benchmark.Sessions{ShareGPT: sf.sharegpt, Sessions: sf.sessions, Think: sf.think, Interval: sf.interval, Seed: sf.seed, History: sf.history,
+				UserWords: sf.userWords, AnswerTokens: sf.answerTokens}
+			lo, hi, err := parseTurns(sf.turns)
+			if err != nil {
+				return err
 			}
+			in.MinTurns, in.MaxTurns = lo, hi
 			p, err := planFromFlags(cmd, st, &f, &g)
 			if err != nil {
 				return err
 			}
+			// The flags of generated sessions apply without --sharegpt
+			// only (benchmark.Rules): their defaults go, what was given
+			// is refused.
 			p.Sessions = in
+			clearDefaults(changed, p)
 			if p.SLO, err = parseRunSLO(slo); err != nil {
 				return err
 			}

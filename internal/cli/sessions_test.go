@@ -124,9 +124,9 @@ func TestSessionsBadInput(t *testing.T) {
 	}{
 		{"alternation", []string{"--sut", "openai", "--url", url, "--sharegpt", bad}, `line 2: entry 0: "conversations"[1]: a user turn where a assistant turn must come`},
 		{"turns", []string{"--sut", "openai", "--url", url, "--turns", "4:2"}, `--turns "4:2"`},
-		{"null SUT", []string{"--turns", "2"}, "sessions with --sut null"},
+		{"null SUT", []string{"--turns", "2"}, "Sessions with --sut null"},
 		{"prompts", []string{"--sut", "openai", "--url", url, "--prompts", bad}, "--prompts does not apply to sessions"},
-		{"generated flag with a file", []string{"--sut", "openai", "--url", url, "--sharegpt", bad, "--turns", "2"}, "--turns shapes generated sessions"},
+		{"generated flag with a file", []string{"--sut", "openai", "--url", url, "--sharegpt", bad, "--turns", "2"}, "--turns applies only to generated sessions (no --sharegpt)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res := runCLI(t, dir, append([]string{"sessions", "-q", "--output-dir", filepath.Join(dir, "out")}, tc.args...)...)

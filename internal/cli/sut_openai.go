@@ -69,8 +69,8 @@ func addOpenAIFlags(fl *pflag.FlagSet, o *openaiFlags) {
 // OpenAI-compatible or a KServe v2 server; nil prints nothing. The client
 // counts every request it sent, a warm-up's (warm, nil for none) too: the
 // line says how many of them were the warm-up's, which the measured
-// run's figures leave out.
-func printClientStats(w io.Writer, s *bundle.ClientStats, warm *bundle.Warmup) {
+// run's figures leave out. lost counts the run's lost jobs.
+func printClientStats(w io.Writer, s *bundle.ClientStats, warm *bundle.Warmup, lost uint64) {
 	if s == nil {
 		return
 	}
@@ -79,7 +79,9 @@ func printClientStats(w io.Writer, s *bundle.ClientStats, warm *bundle.Warmup) {
 	if warm != nil {
 		fmt.Fprintf(w, " (of them the warm-up's: %d requests, %d failed)", warm.Requests, warm.Failed)
 	}
-	fmt.Fprintln(w)
+	// A job lost to its timeout is no error to the client: counted here,
+	// so that "errors 0" never hides a run that lost every job.
+	fmt.Fprintf(w, "; lost %d (never answered in time)\n", lost)
 	if s.TokenMismatches+s.MissingUsage+s.TokenTimesDropped > 0 || s.SendLatenessCount > 0 && s.Requests > 0 {
 		fmt.Fprintf(w, "  token count mismatches (usage vs chunks) %d, responses without usage %d, token times dropped %d\n",
 			s.TokenMismatches, s.MissingUsage, s.TokenTimesDropped)

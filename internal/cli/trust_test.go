@@ -28,8 +28,9 @@ func serverOf501(t *testing.T) string {
 }
 
 // TestFailuresNeverCountAsCompletions: against a server that answers
-// every request with HTTP 501 the run has no completed sample: a success
-// throughput of 0, an error rate of 100 %, no latency figures, exit 3, and
+// every request with HTTP 501 the run has no completed sample: no headline
+// figure (a 0 would read as a result; the console says "--" and why, issue
+// 39), an error rate of 100 %, no latency figures, exit 3, and
 // none of LoadGen's advice on the load (on the old code it said "Completed
 // samples per second: 3.03", "Performance constraints satisfied: Yes" and
 // "TPOT p99 0 ns"). --json gives the same on stdout.
@@ -49,8 +50,11 @@ func TestFailuresNeverCountAsCompletions(t *testing.T) {
 	if res.Verdict.Pass || res.VerdictWord != "INVALID" || res.Samples.OK != 0 || res.Samples.Failed == 0 || res.Samples.ErrorRate != 1 {
 		t.Errorf("result %+v: want INVALID, 0 ok, an error rate of 1", res)
 	}
-	if res.Headline == nil || res.Headline.Value != 0 {
-		t.Errorf("headline %+v: want a success throughput of 0", res.Headline)
+	if res.Headline != nil {
+		t.Errorf("headline %+v: want none when no sample succeeded", res.Headline)
+	}
+	if len(res.Verdict.Reasons) == 0 || !strings.Contains(strings.Join(res.Verdict.Reasons, " "), "samples failed") {
+		t.Errorf("reasons %q: want the failures", res.Verdict.Reasons)
 	}
 	if res.LatencyNs == nil || res.LatencyNs.Count != 0 || res.LatencyNs.Max != 0 {
 		t.Errorf("latency %+v: a failure is no latency", res.LatencyNs)
@@ -66,7 +70,7 @@ func TestFailuresNeverCountAsCompletions(t *testing.T) {
 			t.Errorf("the console says %q:\n%s", no, r.stderr)
 		}
 	}
-	if !strings.Contains(r.stderr, "Completed samples per second : 0") || !strings.Contains(r.stderr, "samples failed") {
+	if !strings.Contains(r.stderr, "Completed samples per second : -- (no sample succeeded: ") || !strings.Contains(r.stderr, "samples failed") {
 		t.Errorf("the console (stderr with --json) lacks the success throughput or the failures:\n%s", r.stderr)
 	}
 	// result.json in the bundle is the same, less the directory.

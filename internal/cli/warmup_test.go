@@ -65,8 +65,8 @@ func TestWarmupRefused(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"Offline issues everything at once: nothing to warm up at a rate", []string{"--scenario", "Offline"}, "--warmup applies to the fixed-concurrency mode (--concurrency N) and the Server scenario, not Offline"},
-		{"SingleStream neither", []string{"--scenario", "SingleStream"}, "not SingleStream"},
+		{"Offline issues everything at once: nothing to warm up at a rate", []string{"--scenario", "Offline"}, "--warmup applies only to the fixed-concurrency mode (--concurrency N) or the Server scenario"},
+		{"SingleStream neither", []string{"--scenario", "SingleStream"}, "--warmup applies only to the fixed-concurrency mode (--concurrency N) or the Server scenario"},
 		{"a GB/T test measures from its first job", []string{"--arrival-mode", "2"}, "--warmup"},
 	}
 	for _, row := range rows {
@@ -87,15 +87,18 @@ func TestClientStatsWarmup(t *testing.T) {
 	rows := []struct {
 		why  string
 		warm *bundle.Warmup
+		lost uint64
 		want string
 	}{
-		{"no warm-up: the measured run's requests alone", nil, "client:\n  requests 150, errors 2\n"},
-		{"a warm-up: its share named", &bundle.Warmup{Requests: 30, Failed: 1},
-			"client:\n  requests 150, errors 2 (of them the warm-up's: 30 requests, 1 failed)\n"},
+		{"no warm-up: the measured run's requests alone", nil, 0, "client:\n  requests 150, errors 2; lost 0 (never answered in time)\n"},
+		{"a warm-up: its share named", &bundle.Warmup{Requests: 30, Failed: 1}, 0,
+			"client:\n  requests 150, errors 2 (of them the warm-up's: 30 requests, 1 failed); lost 0 (never answered in time)\n"},
+		{"jobs lost to their timeout: the client saw no error for them, the line counts them (issue 39)", nil, 148,
+			"client:\n  requests 150, errors 2; lost 148 (never answered in time)\n"},
 	}
 	for _, row := range rows {
 		var b strings.Builder
-		printClientStats(&b, s, row.warm)
+		printClientStats(&b, s, row.warm, row.lost)
 		if b.String() != row.want {
 			t.Errorf("%s: %q, want %q", row.why, b.String(), row.want)
 		}

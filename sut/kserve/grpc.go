@@ -31,6 +31,12 @@ type grpcClient struct {
 	conn *grpc.ClientConn
 	api  inferencepb.GRPCInferenceServiceClient
 	reqs sync.Pool // *grpcReq
+	// slots bounds the ModelInfer calls in flight at once at
+	// Options.MaxConns, as the HTTP client's connections are: a call
+	// beyond it waits (the wait counts in its latency), so that an Offline
+	// query of many thousand samples does not overflow the server's
+	// request queue over the one HTTP/2 connection.
+	slots chan struct{}
 
 	// The ModelStreamInfer stream, opened on first use.
 	ctx    context.Context
@@ -113,7 +119,7 @@ func newGRPCClient(e *Endpoint) (*grpcClient, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kserve: gRPC client for %s: %w", e.base, err)
 	}
-	g := &grpcClient{e: e, conn: conn, api: inferencepb.NewGRPCInferenceServiceClient(conn)}
+	g := &grpcClient{e: e, conn: conn, api: inferencepb.NewGRPCInferenceServiceClient(conn), slots: make(chan struct{}, max(e.opts.MaxConns, 1))}
 	g.ctx, g.cancel = context.WithCancel(context.Background())
 	g.reqs.New = func() any {
 		q := new(grpcReq)
@@ -221,6 +227,13 @@ func (g *grpcClient) do(ctx context.Context, r *loadgen.Responder, l *layout, x 
 			g.e.failures.Add(1)
 		}
 	}()
+	select {
+	case g.slots <- struct{}{}:
+		defer func() { <-g.slots }()
+	case <-ctx.Done():
+		resp.Err = classify(ctx, ctx.Err(), false)
+		return
+	}
 	var err error
 	if g.e.opts.StageTimes {
 		var tr metadata.MD

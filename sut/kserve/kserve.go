@@ -93,7 +93,8 @@ type Options struct {
 	// (the wait counts in its latency), so that an Offline query of
 	// thousands of samples cannot exhaust the file descriptors of client or
 	// server. Size it to the requests the server can work on at once. Zero
-	// means 256. gRPC uses one HTTP/2 connection.
+	// means 256. gRPC uses one HTTP/2 connection and bounds the ModelInfer
+	// calls in flight on it at MaxConns instead.
 	MaxConns int
 	// StageTimes reads the server's stage times (the Server-Timing header
 	// over HTTP, the server-timing trailer over gRPC) into each sample's
