@@ -31,8 +31,8 @@ func SummaryNote(t *Test, m Metrics, failures []string) string {
 	}
 	lines := []string{
 		fmt.Sprintf("This run is a GB/T 45087 inference test (%s).", mode),
-		fmt.Sprintf("Its verdict is %s, decided by the loss rate in %s (GB-7.7.1-c-2, IN-79) and by running its whole duration: %d of %d samples%s lost (loss rate %.4g%%, permissible %.4g%%).",
-			verdict, ResultFileName, m.Loss.Lost, m.Loss.Sent, whose, m.Loss.Rate*100, m.Loss.Threshold*100),
+		fmt.Sprintf("Its verdict, decided by the loss rate in %s (GB-7.7.1-c-2, IN-79) and by running its whole duration: %s, %d of %d samples%s lost (loss rate %.4g%%, permissible %.4g%%).",
+			ResultFileName, verdict, m.Loss.Lost, m.Loss.Sent, whose, m.Loss.Rate*100, m.Loss.Threshold*100),
 	}
 	if f := m.Foreign; f != nil {
 		lines = append(lines, fmt.Sprintf("The foreign jobs are reported apart and count in the verdict (IN-50): %d of %d samples lost (loss rate %.4g%%).",
