@@ -77,8 +77,7 @@ func (v *view) gbtIn(modes ...gbt.ArrivalMode) bool {
 	if g == nil {
 		return false
 	}
-	m := g.Input.Arrival.Mode
-	return slices.Contains(modes, m) || (m == gbt.ModeMixed && slices.Contains(modes, g.Input.UnderlyingMode))
+	return slices.Contains(modes, g.Input.Arrival.Mode) || slices.Contains(modes, g.Input.MainMode())
 }
 
 // scenarioIs reports whether the run's LoadGen scenario is sc.
@@ -86,26 +85,14 @@ func (v *view) scenarioIs(sc loadgen.Scenario) bool {
 	if v.s != nil {
 		return v.s.Scenario == sc
 	}
-	p := v.p
-	switch {
-	case p.Settings.Explicit != nil:
-		return p.Settings.Explicit.Scenario == sc
-	case p.GBT != nil:
-		underlying := p.GBT.Input.Arrival.Mode
-		if underlying == gbt.ModeMixed {
-			underlying = p.GBT.Input.UnderlyingMode
-		}
-		return gbt.Arrival{Mode: underlying}.Scenario() == sc
-	case p.Settings.Scenario != "":
-		got, err := loadgen.ParseScenario(p.Settings.Scenario)
-		if err != nil {
-			return v.assume // the cascade refuses it, naming it
-		}
-		return got == sc
-	case p.Settings.Concurrency > 0:
-		return sc == loadgen.SingleStream
+	if e := v.p.Settings.Explicit; e != nil {
+		return e.Scenario == sc
 	}
-	return sc == loadgen.Server
+	got, err := loadgen.ParseScenario(v.p.plannedScenario())
+	if err != nil {
+		return v.assume // the cascade refuses it, naming it
+	}
+	return got == sc
 }
 
 // modeIs reports whether the run's test mode is m. Without

@@ -90,24 +90,13 @@ func (r *runner) cascade() (resolved, error) {
 		s := *in.Explicit
 		return resolved{settings: s, sources: mlperfconf.Sources{}, exactPrompts: exactPrompts(&s)}, nil
 	}
-	scenarioName, modeName := in.Scenario, in.Mode
+	scenarioName, modeName := p.plannedScenario(), in.Mode
 	if p.GBT != nil {
-		// The scenario, the mode and the concurrency do not apply (Rules):
-		// the arrival mode chooses them.
-		scenarioName, modeName = "", ""
-		underlying := p.GBT.Input.Arrival.Mode
-		if underlying == gbt.ModeMixed {
-			underlying = p.GBT.Input.UnderlyingMode
-		}
+		// The mode and the concurrency do not apply (Rules): the arrival
+		// mode chooses them.
+		modeName = ""
 		if !p.GBT.Input.Arrival.Mode.Valid() {
 			return resolved{}, usage("GBT.Input.Arrival.Mode", "GBT.Input.Arrival.Mode %d: Table 10 defines modes 0 to 5", p.GBT.Input.Arrival.Mode)
-		}
-		scenarioName = gbt.Arrival{Mode: underlying}.Scenario().String()
-	}
-	if scenarioName == "" {
-		scenarioName = "Server"
-		if in.Concurrency > 0 {
-			scenarioName = loadgen.SingleStream.String()
 		}
 	}
 	if in.Concurrency > 0 {
@@ -164,6 +153,22 @@ func (r *runner) cascade() (resolved, error) {
 	gentleDefaults(&p.SUT, &out.settings, out.sources)
 	r.replaySettings(&out.settings, out.sources)
 	return out, nil
+}
+
+// plannedScenario is the name of the LoadGen scenario the plan asks for,
+// before the cascade: a GB/T test's main arrival mode's (Table 10), else
+// Settings.Scenario, else the default: SingleStream's issuing for the
+// fixed-concurrency mode, the Server scenario otherwise.
+func (p *Plan) plannedScenario() string {
+	switch {
+	case p.GBT != nil:
+		return gbt.Arrival{Mode: p.GBT.Input.MainMode()}.Scenario().String()
+	case p.Settings.Scenario != "":
+		return p.Settings.Scenario
+	case p.Settings.Concurrency > 0:
+		return loadgen.SingleStream.String()
+	}
+	return loadgen.Server.String()
 }
 
 // settingFields are the Plan paths of the mlperfconf.CascadeOptions

@@ -106,7 +106,7 @@ func Evaluate(run RunData) (Metrics, error) {
 		return Metrics{}, err
 	}
 	m := Metrics{Time: pm.Time, Throughput: pm.Throughput, Loss: pm.Loss}
-	if t.Arrival.Mode == ModePeak || (t.Arrival.Mode == ModeMixed && t.UnderlyingMode != nil && *t.UnderlyingMode == ModePeak) {
+	if t.MainMode() == ModePeak {
 		recs := run.Main.Records
 		peak := PeakRun{Records: recs, Stages: run.Main.Stages, RequestBytes: make([]int64, len(recs))}
 		for i := range peak.RequestBytes {

@@ -40,6 +40,15 @@ type PlanInput struct {
 	SampleBytes int64
 }
 
+// MainMode is the mode of the test's main jobs: UnderlyingMode for a
+// mixed test (mode 5, GB-7.4.2-T10-mode5), else Arrival.Mode.
+func (in PlanInput) MainMode() ArrivalMode {
+	if in.Arrival.Mode == ModeMixed {
+		return in.UnderlyingMode
+	}
+	return in.Arrival.Mode
+}
+
 // UserSetting is one LoadGen setting that the user chose explicitly, named
 // by its mlperf.conf key (e.g. "min_duration"), with the value as written
 // and where it was written (e.g. "--set" or "user.conf"). Plan reports an
@@ -171,9 +180,8 @@ func Plan(in PlanInput, base loadgen.Settings, user []UserSetting) (*RunPlan, er
 	if !mode.Valid() {
 		return nil, &PlanError{"arrival.mode", int(mode), "Table 10 defines modes 0 to 5"}
 	}
-	underlying := mode
+	underlying := in.MainMode()
 	if mode == ModeMixed {
-		underlying = in.UnderlyingMode
 		if underlying < ModeContinuous || underlying >= ModeMixed {
 			return nil, &PlanError{"underlying_mode", int(underlying), "want 0 to 4 (GB-7.4.2-T10-mode5)"}
 		}

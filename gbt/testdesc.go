@@ -8,6 +8,15 @@ import (
 	"time"
 )
 
+// MainMode is the mode of the test's main jobs: *UnderlyingMode for a
+// mixed test (mode 5) that names it, else Arrival.Mode.
+func (t *Test) MainMode() ArrivalMode {
+	if t.Arrival.Mode == ModeMixed && t.UnderlyingMode != nil {
+		return *t.UnderlyingMode
+	}
+	return t.Arrival.Mode
+}
+
 // TestFormat names the version of the test-description file.
 const TestFormat = "aimeter-gbt-test/1"
 

@@ -94,11 +94,15 @@ func Of(b *bundle.Bundle, m *gbt.Metrics) Verdict {
 		return Verdict{Kind: GBT, Pass: len(why) == 0, Reasons: why}
 	}
 	if res != nil && res.Summary != nil {
-		why = append(why, mlperfReasons(res)...)
+		why = mlperfReasons(res)
+		if !res.Summary.Valid && len(why) == 0 {
+			// No failure goes unexplained.
+			why = []string{"LoadGen's checks did not pass (see mlperf_log_summary.txt)."}
+		}
 		if acc != nil && !acc.Pass {
 			why = append(why, accuracyReason(acc))
 		}
-		return Verdict{Kind: MLPerf, Pass: res.Summary.Valid && (acc == nil || acc.Pass), Reasons: reasonsOr(res.Summary.Valid && (acc == nil || acc.Pass), why)}
+		return Verdict{Kind: MLPerf, Pass: len(why) == 0, Reasons: why}
 	}
 	if acc != nil {
 		if !acc.Pass {
@@ -107,18 +111,6 @@ func Of(b *bundle.Bundle, m *gbt.Metrics) Verdict {
 		return Verdict{Kind: Accuracy, Pass: acc.Pass, Reasons: why}
 	}
 	return Verdict{Kind: None}
-}
-
-// reasonsOr keeps the reasons of a failed verdict; a failed verdict with
-// none found gets a generic one, so that no failure goes unexplained.
-func reasonsOr(pass bool, why []string) []string {
-	if pass {
-		return nil
-	}
-	if len(why) == 0 {
-		return []string{"LoadGen's checks did not pass (see mlperf_log_summary.txt)."}
-	}
-	return why
 }
 
 func accuracyReason(acc *bundle.AccuracyCheck) string {
@@ -236,10 +228,7 @@ func gbtReasons(t *gbt.Test, res *loadgen.Result, m *gbt.Metrics) []string {
 		return why
 	}
 	s := res.Summary
-	mode := t.Arrival.Mode
-	if t.UnderlyingMode != nil {
-		mode = *t.UnderlyingMode
-	}
+	mode := t.MainMode()
 	ranOut := slices.ContainsFunc(res.Events, func(ev loadgen.Event) bool {
 		return ev.Error && strings.Contains(fmt.Sprint(ev.Value), "Ran out of generated queries")
 	})
