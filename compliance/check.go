@@ -398,9 +398,7 @@ func (r *Report) checkVerdict(dir string, b *bundle.Bundle) {
 	if v.Pass || v.Kind == derived.VerdictNone {
 		return
 	}
-	if len(v.Reasons) == 0 {
-		r.add(SeverityError, dir, "verdict", "the run's verdict is %s", v.Word())
-	}
+	// A verdict that fails always gives its reasons (verdict.Of).
 	for _, reason := range v.Reasons {
 		r.add(SeverityError, dir, "verdict", "%s", reason)
 	}
