@@ -119,8 +119,7 @@ func accuracyReason(acc *bundle.AccuracyCheck) string {
 
 // mlperfReasons are the reasons an MLPerf pass is INVALID, in LoadGen's
 // order (performance constraints, minimum duration and queries, early
-// stopping), then aimeter's (loadgen.Summary.AimeterReasons) and any error
-// LoadGen logged (a pass that ran out of generated queries).
+// stopping), then aimeter's (loadgen.Summary.AimeterReasons).
 func mlperfReasons(res *loadgen.Result) []string {
 	s := res.Summary
 	if s.Valid {
@@ -168,8 +167,11 @@ func mlperfReasons(res *loadgen.Result) []string {
 			why = append(why, "Early stopping was not satisfied:"+earlyStoppingText(s))
 		}
 	}
+	// LoadGen's logged errors are not reasons of their own: each failed
+	// sample logs one (thousands against a server that fails), and a pass
+	// that ran out of queries or stopped is already the minimum-duration
+	// reason or aimeter's.
 	why = append(why, s.AimeterReasons...)
-	why = append(why, errorEvents(res)...)
 	return why
 }
 
@@ -193,19 +195,6 @@ func earlyStoppingText(s *loadgen.Summary) string {
 		return " too few queries for its estimate."
 	}
 	return b.String()
-}
-
-// errorEvents are the errors LoadGen logged in the detail log (e.g.
-// "Ending early: Ran out of generated queries …"), each a reason.
-func errorEvents(res *loadgen.Result) []string {
-	var why []string
-	for _, ev := range res.Events {
-		if !ev.Error {
-			continue
-		}
-		why = append(why, fmt.Sprintf("LoadGen logged an error (%s): %v", ev.Key, ev.Value))
-	}
-	return why
 }
 
 // gbtReasons are the reasons a GB/T test fails: a loss rate over the

@@ -48,13 +48,21 @@ func TestOf(t *testing.T) {
 				s.EarlyStoppingLines = []string{" * Run unsuccessful.", " * Processed 40 queries.", " * Would need to run at least 622 more queries,", " with the run being successful if every additional", " query were under latency."}
 			},
 			word: "INVALID", reasons: []string{"Early stopping was not satisfied: Processed 40 queries. Would need to run at least 622 more queries,"}},
-		{why: "a pass that ran out of queries: the minimum duration with LoadGen's advice, and LoadGen's error",
+		{why: "a pass that ran out of queries: the minimum duration with LoadGen's advice, said once (LoadGen's logged error is no second reason)",
 			sum: func(s *loadgen.Summary) {
 				s.Valid, s.MinDurationMet = false, false
 				s.MinDurationRecommendation = "Increase the target QPS so the loadgen pre-generates more queries."
 			},
 			events: []loadgen.Event{ranOut}, word: "INVALID",
-			reasons: []string{"minimum duration was not met (min_duration 1000 ms). Increase the target QPS", "Ran out of generated queries"}},
+			reasons: []string{"minimum duration was not met (min_duration 1000 ms). Increase the target QPS"}},
+		{why: "every failed sample logs an error: the failures are one reason, not one a sample",
+			sum: func(s *loadgen.Summary) {
+				s.Valid, s.EarlyStoppingMet = false, false
+				s.EarlyStoppingLines = []string{" * Only processed 0 queries.", " * Need to process at least 64 queries for early stopping."}
+			},
+			events: []loadgen.Event{{Key: "error_runtime", Error: true, Value: "sample 2 failed: connection reset by peer"},
+				{Key: "error_runtime", Error: true, Value: "10853 further SUT errors not logged in full"}},
+			word: "INVALID", reasons: []string{"Early stopping was not satisfied: Only processed 0 queries. Need to process at least 64 queries"}},
 		{why: "a missed latency bound and a short run: only the latency advice (a longer run would not fix the bound)",
 			sum: func(s *loadgen.Summary) {
 				s.Valid, s.MinDurationMet, s.PerfConstraintsMet = false, false, false
