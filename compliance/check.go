@@ -10,6 +10,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -243,6 +244,10 @@ type detail struct {
 	errors []string
 }
 
+// nonFinite matches a detail-log value that is a bare Infinity,
+// -Infinity or NaN.
+var nonFinite = regexp.MustCompile(`("value": )(-?Infinity|NaN)([,}])`)
+
 func readDetail(path string) (*detail, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -270,7 +275,13 @@ func readDetail(path string) (*detail, error) {
 			} `json:"metadata"`
 		}
 		if err := json.Unmarshal([]byte(text), &e); err != nil {
-			return d, fmt.Errorf("line %d: %v", line, err)
+			// LoadGen writes a non-finite double bare, as C++ prints it
+			// (the rates of a pass with no successful sample), and
+			// MLPerf's Python parser reads it; encoding/json does not.
+			quoted := nonFinite.ReplaceAllString(text, `$1"$2"$3`)
+			if quoted == text || json.Unmarshal([]byte(quoted), &e) != nil {
+				return d, fmt.Errorf("line %d: %v", line, err)
+			}
 		}
 		d.values[e.Key] = e.Value
 		if _, ok := d.first[e.Key]; !ok {

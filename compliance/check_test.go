@@ -92,6 +92,37 @@ func edit(t *testing.T, path, old, new string) {
 
 // TestCheck: a good folder (a VALID run and a passing audit verification)
 // has no error; each deliberate defect of a copy is named by its check.
+// TestReadDetailNonFinite: a pass with no successful sample logs its rates
+// as LoadGen's C++ prints a non-finite double, bare (Infinity, NaN), which
+// MLPerf's Python parser reads; check reads them too instead of calling
+// the detail log unparseable.
+func TestReadDetailNonFinite(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "mlperf_log_detail.txt")
+	log := `:::MLLOG {"key": "result_qps_without_loadgen_overhead", "value": Infinity, "time_ms": 1.5, "metadata": {"is_error": false}}
+:::MLLOG {"key": "result_token_throughput", "value": NaN, "time_ms": 1.5, "metadata": {"is_error": false}}
+:::MLLOG {"key": "result_min_latency_ns", "value": -Infinity, "time_ms": 1.5, "metadata": {"is_error": false}}
+:::MLLOG {"key": "early_stopping_met", "value": false, "time_ms": 1.5, "metadata": {"is_error": false}}
+`
+	if err := os.WriteFile(path, []byte(log), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d, err := readDetail(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for key, want := range map[string]string{"result_qps_without_loadgen_overhead": "Infinity", "result_token_throughput": "NaN",
+		"result_min_latency_ns": "-Infinity", "early_stopping_met": "false"} {
+		if got := d.str(key); got != want {
+			t.Errorf("%s = %q, want %q", key, got, want)
+		}
+	}
+	// A value that is not a number stays an error.
+	os.WriteFile(path, []byte(`:::MLLOG {"key": "k", "value": Infinite, "time_ms": 1}`+"\n"), 0o644)
+	if _, err := readDetail(path); err == nil {
+		t.Error("a bare word other than Infinity or NaN was read")
+	}
+}
+
 func TestCheck(t *testing.T) {
 	good := t.TempDir()
 	goodRun(t, filepath.Join(good, "run"))

@@ -223,6 +223,11 @@ func checkContract(t *testing.T, c contractCell, dir string, r *derived.Result, 
 	if chk.code != wantCheck {
 		t.Errorf("%s: aimeter check exits %d, the run's verdict is %s (%q):\n%s", dir, chk.code, r.VerdictWord, r.Verdict.Reasons, chk.stdout)
 	}
+	// Its errors are the verdict's reasons, no more: an intact bundle
+	// has nothing else wrong.
+	if n := strings.Count(chk.stdout, "ERROR "); n != len(r.Verdict.Reasons) {
+		t.Errorf("%s: aimeter check reports %d errors, the verdict %d reasons (%q):\n%s", dir, n, len(r.Verdict.Reasons), r.Verdict.Reasons, chk.stdout)
+	}
 }
 
 // checkLasted: a run that passed lasted its requested duration, or a note
