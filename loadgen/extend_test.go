@@ -9,6 +9,18 @@ import (
 	"time"
 )
 
+// runExtend runs s on a SUT answering in 1 ms over 64 samples, with
+// Options.ExtendToDuration as extend.
+func runExtend(t *testing.T, s Settings, extend bool) *Result {
+	t.Helper()
+	res, err := Run(context.Background(), delaySUT(time.Millisecond), &testQSL{total: 64, perf: 64}, s,
+		&Options{SpinWindow: -1, ExtendToDuration: extend})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
 // TestExtendToDurationRunsTheDuration is issue 39's GB/T mode 0 case
 // (GB-7.4.2-T10-mode0: the next job when the previous completes, until the
 // duration has passed). LoadGen generates 2 × min_duration at the expected
@@ -28,15 +40,7 @@ func TestExtendToDurationRunsTheDuration(t *testing.T) {
 				s.MinQueryCount = 1
 				s.SingleStreamExpectedLatencyNs = uint64(100 * time.Millisecond)
 				s.MultiStreamExpectedLatencyNs = uint64(100 * time.Millisecond)
-				run := func(extend bool) *Result {
-					res, err := Run(context.Background(), delaySUT(time.Millisecond), &testQSL{total: 64, perf: 64}, s,
-						&Options{SpinWindow: -1, ExtendToDuration: extend})
-					if err != nil {
-						t.Fatal(err)
-					}
-					return res
-				}
-				plain, extended := run(false), run(true)
+				plain, extended := runExtend(t, s, false), runExtend(t, s, true)
 				if plain.Summary.MinDurationMet || plain.RecordCount() != 41*int(plain.Effective.SamplesPerQuery) {
 					t.Fatalf("without the option: %d samples, min duration met %v; want LoadGen's 41 queries, run out",
 						plain.RecordCount(), plain.Summary.MinDurationMet)
@@ -99,15 +103,7 @@ func TestExtendToDurationLeavesLoadGenRunsAlone(t *testing.T) {
 			s.SingleStreamExpectedLatencyNs = uint64(time.Millisecond) // 1001 queries, 500 issued
 			s.ServerTargetQPS = 100
 			s.OfflineExpectedQPS = 100
-			run := func(extend bool) *Result {
-				res, err := Run(context.Background(), delaySUT(time.Millisecond), &testQSL{total: 64, perf: 64}, s,
-					&Options{SpinWindow: -1, ExtendToDuration: extend})
-				if err != nil {
-					t.Fatal(err)
-				}
-				return res
-			}
-			a, b := run(false), run(true)
+			a, b := runExtend(t, s, false), runExtend(t, s, true)
 			if !slices.Equal(records(a), records(b)) {
 				t.Errorf("%v: the records differ with ExtendToDuration", sc)
 			}
