@@ -8,7 +8,7 @@ import (
 
 	"aimeter/gbt"
 	"aimeter/loadgen"
-	"aimeter/loadgentest"
+	"aimeter/loadgen/loadgentest"
 	"aimeter/sut"
 )
 

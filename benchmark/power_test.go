@@ -15,7 +15,7 @@ import (
 
 	"aimeter/bundle"
 	"aimeter/gbt"
-	"aimeter/loadgentest"
+	"aimeter/loadgen/loadgentest"
 	"aimeter/telemetry"
 )
 

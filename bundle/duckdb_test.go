@@ -16,7 +16,7 @@ import (
 
 	"aimeter/internal/peerstest"
 	"aimeter/loadgen"
-	"aimeter/loadgentest"
+	"aimeter/loadgen/loadgentest"
 )
 
 // TestRecordsReadByDuckDB writes a run's records.parquet (with failed and

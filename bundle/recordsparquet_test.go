@@ -14,7 +14,7 @@ import (
 	"testing"
 
 	"aimeter/loadgen"
-	"aimeter/loadgentest"
+	"aimeter/loadgen/loadgentest"
 	"aimeter/sut/null"
 )
 

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"aimeter/loadgen"
-	"aimeter/loadgentest"
+	"aimeter/loadgen/loadgentest"
 	"aimeter/sut/null"
 )
 

@@ -13,7 +13,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"aimeter/loadgen"
-	"aimeter/loadgentest"
+	"aimeter/loadgen/loadgentest"
 )
 
 // stagesFixture is records with stage times covering every column's

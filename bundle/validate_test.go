@@ -1,7 +1,7 @@
 package bundle
 
 import (
-	"aimeter/loadgentest"
+	"aimeter/loadgen/loadgentest"
 	"bytes"
 	"context"
 	"encoding/json"

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"aimeter/benchmark"
-	"aimeter/loadgentest"
+	"aimeter/loadgen/loadgentest"
 )
 
 // label is the ground truth of the test data set: ten classes.

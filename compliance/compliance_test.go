@@ -14,7 +14,7 @@ import (
 	"aimeter/benchmark"
 	"aimeter/internal/peerstest"
 	"aimeter/loadgen"
-	"aimeter/loadgentest"
+	"aimeter/loadgen/loadgentest"
 )
 
 // serviceSUT answers each sample after a fixed service time; with cache,

@@ -14,7 +14,7 @@ import (
 	"aimeter/bundle"
 	"aimeter/derived"
 	"aimeter/gbt"
-	"aimeter/loadgentest"
+	"aimeter/loadgen/loadgentest"
 )
 
 // evidenceErrors are the paths Check names as missing audit evidence.

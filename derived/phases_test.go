@@ -10,7 +10,7 @@ import (
 
 	"aimeter/bundle"
 	"aimeter/loadgen"
-	"aimeter/loadgentest"
+	"aimeter/loadgen/loadgentest"
 	"aimeter/telemetry"
 )
 

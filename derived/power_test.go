@@ -8,7 +8,7 @@ import (
 
 	"aimeter/bundle"
 	"aimeter/loadgen"
-	"aimeter/loadgentest"
+	"aimeter/loadgen/loadgentest"
 	"aimeter/sut/null"
 	"aimeter/telemetry"
 )

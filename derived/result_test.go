@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"aimeter/loadgen"
-	"aimeter/loadgentest"
+	"aimeter/loadgen/loadgentest"
 )
 
 // TestSampleCountsMatchTheRecords: result.json's counts, taken from the

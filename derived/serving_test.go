@@ -6,7 +6,7 @@ import (
 
 	"aimeter/bundle"
 	"aimeter/loadgen"
-	"aimeter/loadgentest"
+	"aimeter/loadgen/loadgentest"
 )
 
 // TestServingFigures checks result.json's goodput, send lateness and

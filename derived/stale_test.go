@@ -2,7 +2,7 @@ package derived
 
 import (
 	"aimeter/bundle"
-	"aimeter/loadgentest"
+	"aimeter/loadgen/loadgentest"
 	"io/fs"
 	"os"
 	"path/filepath"

@@ -9,8 +9,8 @@ import (
 	"slices"
 	"time"
 
-	"aimeter/internal/stdrand"
 	"aimeter/loadgen"
+	"aimeter/stdrand"
 )
 
 // ArrivalMode is a job arrival mode of GB/T 45087 Table 10, numbered 0 to 5

@@ -8,7 +8,7 @@
 // TestSettings, its derived settings and its results rules
 // (loadgen-reference §2, §9). Queries are generated from std::mt19937
 // engines and libstdc++ distributions re-implemented bit for bit (package
-// internal/stdrand), so the sample indices and scheduled times of a run are
+// stdrand), so the sample indices and scheduled times of a run are
 // identical to those of the C++ LoadGen built with GCC for the same
 // settings and seeds (loadgen-reference §3–§5). They are generated before
 // issuing starts, except in the closed-loop scenarios (SingleStream,

@@ -12,7 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"aimeter/internal/stdrand"
+	"aimeter/stdrand"
 )
 
 // DefaultStallTimeout is how long a run waits without any sample completing

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"sync/atomic"
 
-	"aimeter/internal/stdrand"
+	"aimeter/stdrand"
 )
 
 // generationCheckEvery is how many generated samples pass between two

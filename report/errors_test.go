@@ -1,7 +1,7 @@
 package report
 
 import (
-	"aimeter/loadgentest"
+	"aimeter/loadgen/loadgentest"
 	"bytes"
 	"errors"
 	"strings"

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"aimeter/loadgen"
-	"aimeter/loadgentest"
+	"aimeter/loadgen/loadgentest"
 )
 
 // nodeSUT answers like a dispatcher over two nodes: odd indices on node 1

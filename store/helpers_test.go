@@ -14,7 +14,7 @@ import (
 
 	"aimeter/benchmark"
 	"aimeter/loadgen"
-	"aimeter/loadgentest"
+	"aimeter/loadgen/loadgentest"
 	"aimeter/store"
 	"aimeter/sut"
 )

@@ -11,7 +11,7 @@ import (
 	"aimeter/bundle"
 	"aimeter/derived"
 	"aimeter/loadgen"
-	"aimeter/loadgentest"
+	"aimeter/loadgen/loadgentest"
 	"aimeter/sut/null"
 )
 

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"aimeter/server"
 	"aimeter/store"
+	"aimeter/tester"
 )
 
 // storedSources returns the bundle directories of the runs in the store
@@ -118,13 +118,13 @@ func TestDemoRecordsEachRun(t *testing.T) {
 func TestPrintUploadFlagged(t *testing.T) {
 	var out, errs strings.Builder
 	st := &State{Stdout: &out, Stderr: &errs}
-	err := printUpload(st, &server.UploadReply{RunID: 3, TestID: "T-1", Attempt: 1, Status: store.StatusFlagged, KeyID: "k",
+	err := printUpload(st, &tester.UploadReply{RunID: 3, TestID: "T-1", Attempt: 1, Status: store.StatusFlagged, KeyID: "k",
 		Differences: []string{"result.json: latency_ns.p99 claimed 1, recomputed 3571470"}})
 	var xe *exitError
 	if !errors.As(err, &xe) || xe.code != ExitRefused || !strings.Contains(out.String(), "flagged") || !strings.Contains(errs.String(), "latency_ns.p99 claimed 1") {
 		t.Errorf("flagged: %v, stdout %q, stderr %q", err, out.String(), errs.String())
 	}
-	if err := printUpload(st, &server.UploadReply{RunID: 4, Status: store.StatusVerified}); err != nil {
+	if err := printUpload(st, &tester.UploadReply{RunID: 4, Status: store.StatusVerified}); err != nil {
 		t.Errorf("verified: %v", err)
 	}
 }

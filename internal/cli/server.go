@@ -18,8 +18,8 @@ import (
 
 	"aimeter/attest"
 	"aimeter/benchmark"
-	"aimeter/server"
 	"aimeter/store"
+	"aimeter/tester"
 )
 
 // ExitRefused: the tester's service refused the upload (aimeter submit,
@@ -88,7 +88,7 @@ each --host.`,
 			if err := os.MkdirAll(dataDir, 0o700); err != nil {
 				return withCode(ExitFailure, err)
 			}
-			tlsCfg, created, err := server.TLSConfig(certFile, keyFile, dataDir, hosts)
+			tlsCfg, created, err := tester.TLSConfig(certFile, keyFile, dataDir, hosts)
 			if err != nil {
 				return withCode(ExitUsage, err)
 			}
@@ -99,7 +99,7 @@ each --host.`,
 				return withCode(ExitFailure, err)
 			}
 			defer db.Close()
-			srv, err := server.New(server.Options{Store: db, DataDir: dataDir, Logger: slog.New(slog.NewTextHandler(st.Stderr, nil)), StoreFlagged: storeFlagged})
+			srv, err := tester.New(tester.Options{Store: db, DataDir: dataDir, Logger: slog.New(slog.NewTextHandler(st.Stderr, nil)), StoreFlagged: storeFlagged})
 			if err != nil {
 				return withCode(ExitFailure, err)
 			}
@@ -109,13 +109,13 @@ each --host.`,
 			}
 			hs := &http.Server{Handler: srv, TLSConfig: tlsCfg, ReadHeaderTimeout: 10 * time.Second}
 			fmt.Fprintf(st.Stdout, "aimeter server on https://%s/ (dashboard and /api/v1)\n", ln.Addr())
-			fmt.Fprintf(st.Stdout, "admin token: %s\n", filepath.Join(dataDir, server.AdminTokenFile))
+			fmt.Fprintf(st.Stdout, "admin token: %s\n", filepath.Join(dataDir, tester.AdminTokenFile))
 			if certFile == "" {
 				what := "self-signed certificate"
 				if created {
 					what = "new self-signed certificate"
 				}
-				fmt.Fprintf(st.Stdout, "%s: %s\n", what, filepath.Join(dataDir, filepath.FromSlash(server.SelfSignedCertFile)))
+				fmt.Fprintf(st.Stdout, "%s: %s\n", what, filepath.Join(dataDir, filepath.FromSlash(tester.SelfSignedCertFile)))
 			}
 			errc := make(chan error, 1)
 			go func() { errc <- hs.ServeTLS(ln, "", "") }()
@@ -124,7 +124,7 @@ each --host.`,
 				return withCode(ExitFailure, err)
 			case <-ctx.Done():
 				fmt.Fprintln(st.Stderr, "aimeter server: shutting down")
-				if err := server.Shutdown(hs, 10*time.Second); err != nil {
+				if err := tester.Shutdown(hs, 10*time.Second); err != nil {
 					return withCode(ExitFailure, err)
 				}
 				return nil
@@ -146,7 +146,7 @@ each --host.`,
 // clientFlags are how a command reaches the service.
 type clientFlags struct {
 	server, token, ca, config string
-	cfg                       *server.Config
+	cfg                       *tester.Config
 }
 
 func (c *clientFlags) add(cmd *cobra.Command, tokenHelp string) {
@@ -158,16 +158,16 @@ func (c *clientFlags) add(cmd *cobra.Command, tokenHelp string) {
 }
 
 // client checks the flags and makes the service's client.
-func (c *clientFlags) client(what string) (*server.Client, error) {
+func (c *clientFlags) client(what string) (*tester.Client, error) {
 	var trust []byte
 	if c.config != "" {
 		b, err := os.ReadFile(c.config)
 		if err != nil {
 			return nil, usageError("--config: %v", err)
 		}
-		var cfg server.Config
-		if err := json.Unmarshal(b, &cfg); err != nil || cfg.Format != server.ConfigFormat {
-			return nil, usageError("--config %s: not an aimeter test configuration (%s)", c.config, server.ConfigFormat)
+		var cfg tester.Config
+		if err := json.Unmarshal(b, &cfg); err != nil || cfg.Format != tester.ConfigFormat {
+			return nil, usageError("--config %s: not an aimeter test configuration (%s)", c.config, tester.ConfigFormat)
 		}
 		c.cfg = &cfg
 		if c.server == "" {
@@ -191,9 +191,9 @@ func (c *clientFlags) client(what string) (*server.Client, error) {
 		}
 		trust = b
 	}
-	cl := &server.Client{BaseURL: c.server, Token: c.token}
+	cl := &tester.Client{BaseURL: c.server, Token: c.token}
 	if len(trust) > 0 {
-		hc, err := server.TrustPEM(trust)
+		hc, err := tester.TrustPEM(trust)
 		if err != nil {
 			return nil, usageError("--ca: %v", err)
 		}
@@ -204,7 +204,7 @@ func (c *clientFlags) client(what string) (*server.Client, error) {
 
 func newServerRegisterCommand(st *State) *cobra.Command {
 	var cf clientFlags
-	var reg server.Registration
+	var reg tester.Registration
 	var pubFile, infoFile, out string
 	cmd := &cobra.Command{
 		Use:   "register",
@@ -273,7 +273,7 @@ the service's self-signed certificate when it has one.`,
 
 // refusedCode gives a refusal of the service the exit code ExitRefused.
 func refusedCode(err error) error {
-	var re *server.RefusedError
+	var re *tester.RefusedError
 	if errors.As(err, &re) {
 		return withCode(ExitRefused, err)
 	}
@@ -294,7 +294,7 @@ func (u *uploadFlags) add(cmd *cobra.Command) {
 
 // prepare checks the flags before anything runs: the service's client and
 // the signing key.
-func (u *uploadFlags) prepare(what string) (*server.Client, ed25519.PrivateKey, error) {
+func (u *uploadFlags) prepare(what string) (*tester.Client, ed25519.PrivateKey, error) {
 	cl, err := u.client(what)
 	if err != nil {
 		return nil, nil, err
@@ -317,7 +317,7 @@ func (u *uploadFlags) prepare(what string) (*server.Client, ed25519.PrivateKey, 
 }
 
 // testID returns the test item the token belongs to.
-func (u *uploadFlags) testID(ctx context.Context, cl *server.Client) (string, error) {
+func (u *uploadFlags) testID(ctx context.Context, cl *tester.Client) (string, error) {
 	v, err := cl.Whoami(ctx)
 	if err != nil {
 		return "", refusedCode(err)
@@ -330,7 +330,7 @@ func (u *uploadFlags) testID(ctx context.Context, cl *server.Client) (string, er
 
 // printUpload prints a stored upload; for a run stored flagged it prints
 // the differences on stderr and returns an ExitRefused error.
-func printUpload(st *State, rep *server.UploadReply) error {
+func printUpload(st *State, rep *tester.UploadReply) error {
 	if rep.Status == store.StatusFlagged {
 		fmt.Fprintf(st.Stdout, "uploaded: run %d of test item %s, attempt %d, flagged (signature with key %s and digests agree; the raw records do not support %d claim(s)); verdict %s\n",
 			rep.RunID, rep.TestID, rep.Attempt, rep.KeyID, len(rep.Differences), rep.Verdict)

@@ -14,8 +14,8 @@ import (
 	"testing"
 
 	"aimeter/internal/pgtest"
-	"aimeter/server"
 	"aimeter/store"
+	"aimeter/tester"
 )
 
 // testServerDSNs are the databases the end-to-end test runs the service
@@ -50,11 +50,11 @@ func TestAnnexAEndToEnd(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer db.Close()
-			srv, err := server.New(server.Options{Store: db, DataDir: dataDir})
+			srv, err := tester.New(tester.Options{Store: db, DataDir: dataDir})
 			if err != nil {
 				t.Fatal(err)
 			}
-			cfg, _, err := server.TLSConfig("", "", dataDir, nil)
+			cfg, _, err := tester.TLSConfig("", "", dataDir, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -63,8 +63,8 @@ func TestAnnexAEndToEnd(t *testing.T) {
 			ts.Config.ErrorLog = log.New(io.Discard, "", 0)
 			ts.StartTLS()
 			defer ts.Close()
-			admin, _ := server.LoadAdminToken(dataDir)
-			cert := filepath.Join(dataDir, filepath.FromSlash(server.SelfSignedCertFile))
+			admin, _ := tester.LoadAdminToken(dataDir)
+			cert := filepath.Join(dataDir, filepath.FromSlash(tester.SelfSignedCertFile))
 
 			wd := t.TempDir()
 			key := filepath.Join(wd, "lab")
@@ -92,7 +92,7 @@ func TestAnnexAEndToEnd(t *testing.T) {
 			}
 
 			// The dashboard shows it, verified, with its lifecycle.
-			hc, _ := server.TrustPEM([]byte(readFileT(t, cert)))
+			hc, _ := tester.TrustPEM([]byte(readFileT(t, cert)))
 			page := func(path string) string {
 				req, _ := http.NewRequest(http.MethodGet, ts.URL+path, nil)
 				req.Header.Set("Authorization", "Bearer "+admin)
@@ -113,14 +113,14 @@ func TestAnnexAEndToEnd(t *testing.T) {
 					t.Errorf("the test item's page lacks %q", want)
 				}
 			}
-			var run server.RunView
+			var run tester.RunView
 			if err := json.Unmarshal([]byte(page("/api/v1/runs/1")), &run); err != nil {
 				t.Fatal(err)
 			}
 			if run.Status != store.StatusVerified || run.TestItemID != testID[1] || !strings.Contains(run.SUT, "Reference") || len(run.Metrics) == 0 {
 				t.Errorf("run = %+v", run.Run)
 			}
-			var at server.AuditTrail
+			var at tester.AuditTrail
 			json.Unmarshal([]byte(page("/api/v1/events?test="+testID[1])), &at)
 			// The Annex A lifecycle, in order: the run reported loading its
 			// data set between test_start and test_end.

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"aimeter/loadgen"
-	"aimeter/loadgentest"
+	"aimeter/loadgen/loadgentest"
 	"aimeter/sut/netsut"
 )
 

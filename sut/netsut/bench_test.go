@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"aimeter/loadgen"
-	"aimeter/loadgentest"
+	"aimeter/loadgen/loadgentest"
 )
 
 // BenchmarkConcurrency is the per-request cost of loadgen's

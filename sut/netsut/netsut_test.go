@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"aimeter/loadgen"
-	"aimeter/loadgentest"
+	"aimeter/loadgen/loadgentest"
 )
 
 // fakeEndpoint serves samples with do; it counts its calls and records

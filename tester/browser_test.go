@@ -1,4 +1,4 @@
-package server_test
+package tester_test
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	"aimeter/attest"
 	"aimeter/internal/browsertest"
 	"aimeter/internal/bundletest"
-	"aimeter/server"
+	"aimeter/tester"
 )
 
 // TestDashboardInBrowser drives the dashboard in headless Chromium over
@@ -55,7 +55,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	}
 
 	// The tested party uploads two runs with the token the page showed.
-	c := &server.Client{BaseURL: s.ts.URL, Token: token, HTTP: s.http}
+	c := &tester.Client{BaseURL: s.ts.URL, Token: token, HTTP: s.http}
 	var runIDs []int64
 	for i := range 2 {
 		rep, err := c.Submit(context.Background(), testID, variant(t, bundletest.MLPerf, fmt.Sprintf("browser run %d", i)), key)

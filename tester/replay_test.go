@@ -1,4 +1,4 @@
-package server_test
+package tester_test
 
 import (
 	"context"
@@ -12,8 +12,8 @@ import (
 
 	"aimeter/attest"
 	"aimeter/internal/bundletest"
-	"aimeter/server"
 	"aimeter/store"
+	"aimeter/tester"
 )
 
 // startShared starts a service process's worth of state (its own Store
@@ -26,7 +26,7 @@ func startShared(t *testing.T, dsn, files, admin string) *service {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := server.New(server.Options{Store: st, DataDir: dataDir, AdminToken: admin})
+	srv, err := tester.New(tester.Options{Store: st, DataDir: dataDir, AdminToken: admin})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,15 +49,15 @@ func TestReplayAcrossServers(t *testing.T) {
 			s1 := startShared(t, dsn, files, "")
 			s2 := startShared(t, dsn, files, s1.admin)
 			p := s1.register(t, 5, "")
-			pem, err := os.ReadFile(filepath.Join(s2.dataDir, filepath.FromSlash(server.SelfSignedCertFile)))
+			pem, err := os.ReadFile(filepath.Join(s2.dataDir, filepath.FromSlash(tester.SelfSignedCertFile)))
 			if err != nil {
 				t.Fatal(err)
 			}
-			hc2, err := server.TrustPEM(pem)
+			hc2, err := tester.TrustPEM(pem)
 			if err != nil {
 				t.Fatal(err)
 			}
-			clients := []*server.Client{p.client, {BaseURL: s2.ts.URL, Token: p.reg.Token, HTTP: hc2}}
+			clients := []*tester.Client{p.client, {BaseURL: s2.ts.URL, Token: p.reg.Token, HTTP: hc2}}
 
 			type upload struct {
 				dir string
@@ -73,10 +73,10 @@ func TestReplayAcrossServers(t *testing.T) {
 			}
 			same := variant(t, bundletest.MLPerf, "same bundle")
 			sameEnv := sign(same)
-			oneID := server.NewToken("up")
+			oneID := tester.NewToken("up")
 			var sameBundle, sameID []upload
 			for i := range 4 {
-				sameBundle = append(sameBundle, upload{same, sameEnv, server.NewToken("up")})
+				sameBundle = append(sameBundle, upload{same, sameEnv, tester.NewToken("up")})
 				if i < 2 {
 					d := variant(t, bundletest.MLPerf, "one id "+string(rune('a'+i)))
 					sameID = append(sameID, upload{d, sign(d), oneID})
@@ -97,7 +97,7 @@ func TestReplayAcrossServers(t *testing.T) {
 				wg.Wait()
 				stored := 0
 				for _, err := range errs {
-					var ae *server.RefusedError
+					var ae *tester.RefusedError
 					switch {
 					case err == nil:
 						stored++

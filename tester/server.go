@@ -1,4 +1,4 @@
-// Package server is the tester's service of a GB/T 45087 network test (Annex
+// Package tester is the tester's service of a GB/T 45087 network test (Annex
 // A; GB-7.7.1-m): `aimeter server`.
 //
 // The tester registers a test item (POST /api/v1/tests, with the admin token
@@ -26,7 +26,7 @@
 // trail with the chain's verification) and served as JSON under /api/v1
 // (docs/server.md). The service speaks HTTPS only; without a certificate it
 // makes a self-signed one on first start and keeps it beside its data.
-package server
+package tester
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package server_test
+package tester_test
 
 import (
 	"bytes"
@@ -23,13 +23,13 @@ import (
 	"aimeter/attest"
 	"aimeter/bundle"
 	"aimeter/internal/bundletest"
-	"aimeter/server"
 	"aimeter/store"
+	"aimeter/tester"
 )
 
 func refusedWith(t *testing.T, err error, status int, contains string) {
 	t.Helper()
-	var re *server.RefusedError
+	var re *tester.RefusedError
 	if !errors.As(err, &re) {
 		t.Fatalf("err = %v, want a refusal with HTTP %d", err, status)
 	}
@@ -46,7 +46,7 @@ func TestUploadFlow(t *testing.T) {
 			s := newService(t, b)
 			ctx := context.Background()
 			p := s.register(t, 0, "")
-			if p.reg.Config.TestID != p.reg.TestID || p.reg.Config.KeyID != attest.KeyID(p.pub) || p.reg.Config.Format != server.ConfigFormat {
+			if p.reg.Config.TestID != p.reg.TestID || p.reg.Config.KeyID != attest.KeyID(p.pub) || p.reg.Config.Format != tester.ConfigFormat {
 				t.Fatalf("config = %+v", p.reg.Config)
 			}
 			ev, err := p.client.Event(ctx, p.reg.TestID, store.EventTestStart, nil)
@@ -92,14 +92,14 @@ func TestUploadFlow(t *testing.T) {
 				}
 			}
 			// The audit trail holds the lifecycle, chained.
-			var at server.AuditTrail
+			var at tester.AuditTrail
 			getJSON(t, s, "/api/v1/events?test="+p.reg.TestID, &at)
 			var kinds []string
 			for _, e := range at.Events {
 				kinds = append(kinds, e.Kind)
 			}
 			want := []string{store.EventTestCreated, store.EventAttemptClaimed, store.EventTestStart, store.EventDataDownloadStart,
-				store.EventDataDownloadEnd, store.EventTestEnd, server.EventUploadReceived, store.EventRunRecorded, store.EventUploadComplete}
+				store.EventDataDownloadEnd, store.EventTestEnd, tester.EventUploadReceived, store.EventRunRecorded, store.EventUploadComplete}
 			if !at.ChainOK || !slices.Equal(kinds, want) {
 				t.Fatalf("audit chain_ok=%v %s, events %v, want %v", at.ChainOK, at.ChainError, kinds, want)
 			}
@@ -183,7 +183,7 @@ func TestRefusals(t *testing.T) {
 			b, _ := os.ReadFile(f)
 			b[len(b)/2] ^= 1
 			os.WriteFile(f, b, 0o644)
-			_, err = p.client.Upload(ctx, p.reg.TestID, dir, env, server.NewToken("up"))
+			_, err = p.client.Upload(ctx, p.reg.TestID, dir, env, tester.NewToken("up"))
 			return err
 		}, http.StatusUnprocessableEntity, "file digest differs: records.parquet", 0, ""},
 		{"a claimed metric edited and re-signed with another key", func(t *testing.T, p *party) error {
@@ -203,13 +203,13 @@ func TestRefusals(t *testing.T) {
 			dir := bundletest.Copy(t, bundletest.MLPerf)
 			env, _ := attest.Sign(dir, p.key)
 			env.Payload = env.Payload[:len(env.Payload)/2]
-			_, err := p.client.Upload(ctx, p.reg.TestID, dir, env, server.NewToken("up"))
+			_, err := p.client.Upload(ctx, p.reg.TestID, dir, env, tester.NewToken("up"))
 			return err
 		}, http.StatusUnprocessableEntity, "does not verify", 0, ""},
 		{"a replayed upload ID", func(t *testing.T, p *party) error {
 			dir := variant(t, bundletest.MLPerf, "replay-id")
 			env, _ := attest.Sign(dir, p.key)
-			id := server.NewToken("up")
+			id := tester.NewToken("up")
 			if _, err := p.client.Upload(ctx, p.reg.TestID, dir, env, id); err != nil {
 				t.Fatal(err)
 			}
@@ -265,7 +265,7 @@ func TestRefusals(t *testing.T) {
 			dir := bundletest.Copy(t, bundletest.MLPerf)
 			env, _ := attest.Sign(dir, p.key)
 			os.WriteFile(filepath.Join(dir, "payload.sh"), []byte("#!/bin/sh\n"), 0o644)
-			_, err := p.client.Upload(ctx, p.reg.TestID, dir, env, server.NewToken("up"))
+			_, err := p.client.Upload(ctx, p.reg.TestID, dir, env, tester.NewToken("up"))
 			return err
 		}, http.StatusUnprocessableEntity, "file not signed", 0, ""},
 		{"a lifecycle event before test_start", func(t *testing.T, p *party) error {
@@ -290,25 +290,25 @@ func TestRefusals(t *testing.T) {
 	}
 	// Registration refuses bad input, naming the field.
 	for _, tc := range []struct {
-		reg   server.Registration
+		reg   tester.Registration
 		field string
 	}{
-		{server.Registration{PublicKey: "x"}, "party"},
-		{server.Registration{Party: "p"}, "public_key"},
-		{server.Registration{Party: "p", PublicKey: "not pem"}, "public_key"},
-		{server.Registration{Party: "p", PublicKey: pemOf(t), RetestAllowance: -1}, "retest_allowance"},
-		{server.Registration{Party: "p", PublicKey: pemOf(t), ExpiresIn: "soon"}, "expires_in"},
-		{server.Registration{Party: "p", PublicKey: pemOf(t), TestID: "../x"}, "test_id"},
+		{tester.Registration{PublicKey: "x"}, "party"},
+		{tester.Registration{Party: "p"}, "public_key"},
+		{tester.Registration{Party: "p", PublicKey: "not pem"}, "public_key"},
+		{tester.Registration{Party: "p", PublicKey: pemOf(t), RetestAllowance: -1}, "retest_allowance"},
+		{tester.Registration{Party: "p", PublicKey: pemOf(t), ExpiresIn: "soon"}, "expires_in"},
+		{tester.Registration{Party: "p", PublicKey: pemOf(t), TestID: "../x"}, "test_id"},
 	} {
 		_, err := s.adminClient().Register(ctx, tc.reg)
 		refusedWith(t, err, http.StatusBadRequest, tc.field)
 	}
 	c := s.adminClient()
 	c.Token = "wrong"
-	_, err := c.Register(ctx, server.Registration{Party: "p", PublicKey: pemOf(t)})
+	_, err := c.Register(ctx, tester.Registration{Party: "p", PublicKey: pemOf(t)})
 	refusedWith(t, err, http.StatusUnauthorized, "admin token")
 	// Nothing refused left a file in the staging area.
-	if ents, _ := os.ReadDir(filepath.Join(s.dataDir, server.StagingDir)); len(ents) != 0 {
+	if ents, _ := os.ReadDir(filepath.Join(s.dataDir, tester.StagingDir)); len(ents) != 0 {
 		t.Errorf("staging holds %d entries", len(ents))
 	}
 }
@@ -331,10 +331,10 @@ func TestKilledMidUpload(t *testing.T) {
 	envJSON, _ := env.Marshal()
 	var body bytes.Buffer
 	mw := multipart.NewWriter(&body)
-	w, _ := mw.CreateFormFile(server.EnvelopePart, "e.json")
+	w, _ := mw.CreateFormFile(tester.EnvelopePart, "e.json")
 	w.Write(envJSON)
-	w, _ = mw.CreateFormFile(server.BundlePart, "b.tar")
-	server.WriteTar(w, dir)
+	w, _ = mw.CreateFormFile(tester.BundlePart, "b.tar")
+	tester.WriteTar(w, dir)
 	mw.Close()
 	full := body.Bytes()
 	for _, cut := range []int{len(full) / 4, len(full) / 2, len(full) - 100} {
@@ -348,14 +348,14 @@ func TestKilledMidUpload(t *testing.T) {
 		req.ContentLength = int64(len(full))
 		req.Header.Set("Content-Type", mw.FormDataContentType())
 		req.Header.Set("Authorization", "Bearer "+p.reg.Token)
-		req.Header.Set(server.UploadIDHeader, server.NewToken("up"))
+		req.Header.Set(tester.UploadIDHeader, tester.NewToken("up"))
 		if resp, err := p.client.HTTP.Do(req); err == nil {
 			resp.Body.Close()
 			if resp.StatusCode < 400 {
 				t.Fatalf("cut at %d: HTTP %d", cut, resp.StatusCode)
 			}
 		}
-		waitEmpty(t, filepath.Join(s.dataDir, server.StagingDir))
+		waitEmpty(t, filepath.Join(s.dataDir, tester.StagingDir))
 		if runs, _ := s.st.Runs(ctx, store.RunFilter{}); len(runs) != 0 {
 			t.Fatalf("cut at %d: %d runs stored", cut, len(runs))
 		}
@@ -372,7 +372,7 @@ func TestKilledMidUpload(t *testing.T) {
 			}
 		}
 	}
-	if _, err := p.client.Upload(ctx, p.reg.TestID, dir, env, server.NewToken("up")); err != nil {
+	if _, err := p.client.Upload(ctx, p.reg.TestID, dir, env, tester.NewToken("up")); err != nil {
 		t.Fatal(err)
 	}
 }

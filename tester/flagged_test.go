@@ -1,4 +1,4 @@
-package server_test
+package tester_test
 
 import (
 	"context"
@@ -12,8 +12,8 @@ import (
 
 	"aimeter/bundle"
 	"aimeter/internal/bundletest"
-	"aimeter/server"
 	"aimeter/store"
+	"aimeter/tester"
 )
 
 // With Options.StoreFlagged, a bundle signed with the registered key whose
@@ -28,7 +28,7 @@ func TestStoreFlagged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := server.New(server.Options{Store: st, DataDir: dataDir, StoreFlagged: true})
+	srv, err := tester.New(tester.Options{Store: st, DataDir: dataDir, StoreFlagged: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func TestStoreFlagged(t *testing.T) {
 	if rep.Status != store.StatusFlagged || len(rep.Differences) == 0 || !strings.Contains(strings.Join(rep.Differences, "\n"), claim) {
 		t.Fatalf("reply %+v, want flagged naming %q", rep, claim)
 	}
-	var run server.RunView
+	var run tester.RunView
 	getJSON(t, s, "/api/v1/runs/"+strconv.FormatInt(rep.RunID, 10), &run)
 	if run.Status != store.StatusFlagged || !strings.Contains(run.StatusReason, claim) {
 		t.Errorf("API: status %s, reason %q", run.Status, run.StatusReason)
@@ -65,7 +65,7 @@ func TestStoreFlagged(t *testing.T) {
 	if !strings.Contains(string(page), ">flagged<") || !strings.Contains(string(page), "latency_ns.p99 claimed 1") {
 		t.Errorf("the dashboard's run page does not show the flag and its reason:\n%s", page)
 	}
-	var at server.AuditTrail
+	var at tester.AuditTrail
 	getJSON(t, s, "/api/v1/events?test="+p.reg.TestID, &at)
 	last := at.Events[len(at.Events)-1]
 	var d struct {

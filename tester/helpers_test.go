@@ -1,4 +1,4 @@
-package server_test
+package tester_test
 
 import (
 	"context"
@@ -16,8 +16,8 @@ import (
 	"aimeter/derived"
 	"aimeter/internal/bundletest"
 	"aimeter/internal/pgtest"
-	"aimeter/server"
 	"aimeter/store"
+	"aimeter/tester"
 )
 
 func TestMain(m *testing.M) {
@@ -51,7 +51,7 @@ func backends(t *testing.T) []backend {
 // service is a running service over real HTTPS on loopback, with its
 // self-signed certificate.
 type service struct {
-	srv     *server.Server
+	srv     *tester.Server
 	st      *store.Store
 	ts      *httptest.Server
 	dataDir string
@@ -69,7 +69,7 @@ func start(t *testing.T, dsn, dataDir string) *service {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := server.New(server.Options{Store: st, DataDir: dataDir})
+	srv, err := tester.New(tester.Options{Store: st, DataDir: dataDir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,9 +78,9 @@ func start(t *testing.T, dsn, dataDir string) *service {
 
 // serve serves srv over HTTPS on loopback with a self-signed certificate
 // kept in dataDir.
-func serve(t *testing.T, srv *server.Server, st *store.Store, dataDir, dsn string) *service {
+func serve(t *testing.T, srv *tester.Server, st *store.Store, dataDir, dsn string) *service {
 	t.Helper()
-	cfg, _, err := server.TLSConfig("", "", dataDir, nil)
+	cfg, _, err := tester.TLSConfig("", "", dataDir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,15 +90,15 @@ func serve(t *testing.T, srv *server.Server, st *store.Store, dataDir, dsn strin
 	// before it is told to accept it; those handshakes fail by design.
 	ts.Config.ErrorLog = log.New(io.Discard, "", 0)
 	ts.StartTLS()
-	pem, err := os.ReadFile(filepath.Join(dataDir, filepath.FromSlash(server.SelfSignedCertFile)))
+	pem, err := os.ReadFile(filepath.Join(dataDir, filepath.FromSlash(tester.SelfSignedCertFile)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	hc, err := server.TrustPEM(pem)
+	hc, err := tester.TrustPEM(pem)
 	if err != nil {
 		t.Fatal(err)
 	}
-	admin, err := server.LoadAdminToken(dataDir)
+	admin, err := tester.LoadAdminToken(dataDir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,16 +119,16 @@ func newService(t *testing.T, b backend) *service {
 	return start(t, b.dsn(t), t.TempDir())
 }
 
-func (s *service) adminClient() *server.Client {
-	return &server.Client{BaseURL: s.ts.URL, Token: s.admin, HTTP: s.http}
+func (s *service) adminClient() *tester.Client {
+	return &tester.Client{BaseURL: s.ts.URL, Token: s.admin, HTTP: s.http}
 }
 
 // party is a tested party: its key pair and its registered test item.
 type party struct {
 	pub    ed25519.PublicKey
 	key    ed25519.PrivateKey
-	reg    *server.Registered
-	client *server.Client
+	reg    *tester.Registered
+	client *tester.Client
 }
 
 func (s *service) register(t *testing.T, retests int, expiresIn string) *party {
@@ -138,18 +138,18 @@ func (s *service) register(t *testing.T, retests int, expiresIn string) *party {
 		t.Fatal(err)
 	}
 	pp, _ := attest.MarshalPublicKey(pub)
-	reg, err := s.adminClient().Register(context.Background(), server.Registration{
+	reg, err := s.adminClient().Register(context.Background(), tester.Registration{
 		Party: "Example Lab", RetestAllowance: retests, PublicKey: string(pp), ExpiresIn: expiresIn,
 		Info: []byte(`{"system":"test rig"}`),
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	hc, err := server.TrustPEM([]byte(reg.Config.ServerCertificate))
+	hc, err := tester.TrustPEM([]byte(reg.Config.ServerCertificate))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &party{pub: pub, key: key, reg: reg, client: &server.Client{BaseURL: reg.Config.Server, Token: reg.Token, HTTP: hc}}
+	return &party{pub: pub, key: key, reg: reg, client: &tester.Client{BaseURL: reg.Config.Server, Token: reg.Token, HTTP: hc}}
 }
 
 // variant writes a new, genuine bundle into a directory of t's: the shared

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"aimeter/loadgen"
-	"aimeter/loadgentest"
+	"aimeter/loadgen/loadgentest"
 )
 
 // A SingleStream run against a SUT that answers every sample after 1 ms,

@@ -2,7 +2,7 @@
 // GCC/libstdc++ implementation of std::mt19937 and the <random>/<algorithm>
 // pieces MLPerf LoadGen uses.
 //
-// Regenerate (from internal/stdrand/testdata):
+// Regenerate (from stdrand/testdata):
 //
 //	g++ -std=c++14 -O2 -o /tmp/gen gen_golden.cc && /tmp/gen > golden.txt
 //
