@@ -525,11 +525,79 @@ func (r *runner) phase(ph Phase) {
 	}
 }
 
-// measure runs the test on the opened SUT and writes the bundle.
+// measure runs the test on the opened SUT, with its recorders beside it
+// (recorder), and writes the bundle.
 func (r *runner) measure(st *resolved, o *opened, gp *gbt.RunPlan, manual gbt.TestInfo) (*Outcome, error) {
 	p := r.plan
-	// The host, once: the bundle's system and the GB/T test information
-	// come from the same detection.
+	system, info := r.host(o, gp, manual)
+	opts := r.runOptions(st, gp)
+	recs := r.recorders(st, o, gp)
+	defer closeAll(recs) // once the bundle is written, a no-op
+	var foreign *loadgen.Result
+	var foreignErr error
+	res, runErr := runBeside(r.ctx, recs, func() error { return r.warmup(o, st) }, func(opts *loadgen.Options) (*loadgen.Result, error) {
+		// Mode 5: foreign jobs of another workload, with their own
+		// accounting, run beside the main jobs on the same SUT (IN-50).
+		// They draw from samples of the main QSL that they load
+		// themselves, so that the main jobs' unloading never takes a
+		// sample from under them.
+		var wg sync.WaitGroup
+		if gp != nil && gp.Foreign != nil {
+			fopts := gp.ForeignOptions()
+			fopts.SpinWindow, fopts.StallTimeout, fopts.MaxMemory = -1, opts.StallTimeout, p.MaxMemory
+			fqsl := newForeignQSL(o.qsl, gp.Test.Mixed.QSLSize)
+			wg.Go(func() { foreign, foreignErr = loadgen.Run(r.ctx, o.sut, fqsl, *gp.Foreign, &fopts) })
+		}
+		res, err := loadgen.Run(r.ctx, o.sut, o.qsl, st.settings, opts)
+		wg.Wait()
+		if res == nil { // loadgen refused the settings before issuing anything
+			return nil, &UsageError{Err: err}
+		}
+		return res, err
+	}, opts)
+	if res == nil {
+		return nil, runErr
+	}
+
+	b := &bundle.Bundle{Result: res, Version: r.version(), Name: p.Name, System: system, Trace: p.Trace, NoReport: p.NoReport,
+		Nodes: o.nodes(), Invocation: r.invocation(st, o)}
+	out := &Outcome{Dir: p.OutputDir, Bundle: b, Result: res, Foreign: foreign}
+	out.Accuracy, runErr = score(res, o, runErr)
+	out.Score = subsetScorer(o)
+	b.AccuracyCheck = out.Accuracy
+	attachAll(recs, b)
+	if gp != nil {
+		b.GBT = r.gbtTest(gp, o, info, res)
+		if foreign != nil {
+			b.Foreign = &bundle.Bundle{Result: foreign, Version: r.version(), System: system, NoReport: true}
+		}
+	}
+	d := derived.Of(b)
+	out.Derived = d
+	if gp != nil {
+		m, err := d.GBTMetrics()
+		if err != nil {
+			return nil, err
+		}
+		out.GBT = &m
+	}
+	finishAll(recs, b)
+	out.WriteErr = d.Write(p.OutputDir)
+	out.Verdict = verdictOf(out)
+	r.replayOutcome(out)
+	if w := loadWarning(out, b.HostLoad); w != "" {
+		r.notify(Warning, "%s", w)
+	}
+	if w := scheduleWarning(d.SendLateness(), p.SpinWindow); w != "" {
+		r.notify(Warning, "%s", w)
+	}
+	out.Notices = r.notices
+	return out, r.runError(out, runErr, foreignErr)
+}
+
+// host detects the host once: the bundle's system and, for a GB/T test,
+// its test information come from the same detection.
+func (r *runner) host(o *opened, gp *gbt.RunPlan, manual gbt.TestInfo) (sysinfo.System, gbt.TestInfo) {
 	var system sysinfo.System
 	var info gbt.TestInfo
 	if gp != nil {
@@ -540,7 +608,12 @@ func (r *runner) measure(st *resolved, o *opened, gp *gbt.RunPlan, manual gbt.Te
 		system = sysinfo.SystemOf(sysinfo.DetectHardware())
 	}
 	system.AimeterVersion = r.version()
+	return system, info
+}
 
+// runOptions are loadgen's options of the measured run.
+func (r *runner) runOptions(st *resolved, gp *gbt.RunPlan) *loadgen.Options {
+	p := r.plan
 	opts := &loadgen.Options{Timeout: p.Timeout, StallTimeout: p.StallTimeout, Warnings: st.warnings, SpinWindow: p.SpinWindow,
 		FindPeakResolution: p.FindPeakResolution, KeepProbeRecords: p.KeepProbeRecords, MaxMemory: p.MaxMemory}
 	if p.Progress != nil {
@@ -558,142 +631,42 @@ func (r *runner) measure(st *resolved, o *opened, gp *gbt.RunPlan, manual gbt.Te
 		opts.Arrivals, opts.SampleTimeout, opts.ExtendToDuration = g.Arrivals, g.SampleTimeout, g.ExtendToDuration
 	}
 	r.replayOptions(opts)
+	return opts
+}
 
-	// Power is read from before the warm-up, so that its energy is cut
-	// from the same telemetry as the measured run's (result.json's
-	// power phases).
-	power := r.startPower()
-	if err := r.warmup(o, st); err != nil {
-		r.stopPower(power, nil)
-		return nil, err
+// gbtTest is the GB/T test of the bundle of a run that measured res.
+func (r *runner) gbtTest(gp *gbt.RunPlan, o *opened, info gbt.TestInfo, res *loadgen.Result) *gbt.Test {
+	test := gp.Test
+	test.Generator = "aimeter " + r.version()
+	test.Info = info
+	if o.correct != nil {
+		test.Correct = o.correct.score(o.qsl.TotalSampleCount(), o.labels)
 	}
-	var life gbt.Lifecycle
-	if gp != nil {
-		life.Mark(gbt.EventTestStart)
-		life.Mark(gbt.EventDatasetLoadStart)
-		life.Mark(gbt.EventDatasetLoadEnd)
+	test.Start, test.EndNs = reportedPassSpan(res)
+	test.Precision = info.Precision
+	test.Notes = []string{o.infoNote(info)}
+	if !res.HasStages() {
+		test.Notes = append(test.Notes, "The SUT reported no stage times: only tester-side time metrics are available.")
 	}
-	// The scraper starts before anything else that runs beside the test
-	// (but the power sampler, stopped here when it fails), so that an
-	// endpoint it refuses leaves nothing running.
-	scraper, err := r.startScrape(o)
-	if err != nil {
-		r.stopPower(power, nil)
-		return nil, err
-	}
-	meter := sysinfo.StartLoad()
+	return &test
+}
 
-	// Mode 5: foreign jobs of another workload, with their own accounting,
-	// run beside the main jobs on the same SUT (IN-50). They draw from
-	// samples of the main QSL that they load themselves, so that the main
-	// jobs' unloading never takes a sample from under them.
-	var foreign *loadgen.Result
-	var foreignErr error
-	var wg sync.WaitGroup
-	if gp != nil && gp.Foreign != nil {
-		fopts := gp.ForeignOptions()
-		fopts.SpinWindow, fopts.StallTimeout, fopts.MaxMemory = -1, opts.StallTimeout, p.MaxMemory
-		fqsl := newForeignQSL(o.qsl, gp.Test.Mixed.QSLSize)
-		wg.Go(func() {
-			foreign, foreignErr = loadgen.Run(r.ctx, o.sut, fqsl, *gp.Foreign, &fopts)
-		})
-	}
-	// The records file is written while a timed run goes (issue 27): at
-	// its end only the last records and the derived files remain (Server,
-	// 100 k queries/s for 5 s: the process ends 60–70 ms sooner, with 15 %
-	// less memory). An Offline run issues everything at once and its
-	// records complete in one burst on the issuer's processor: encoding
-	// them during it costs more processor time than at its end (the
-	// ranges of completed samples are found and copied twice), so they are
-	// written at its end, on every core. So is a find-peak search that
-	// drops its probes' records.
-	var stream *bundle.RecordStream
-	if st.settings.Scenario != loadgen.Offline && (st.settings.Mode != loadgen.FindPeakPerformance || opts.KeepProbeRecords) {
-		stream = bundle.NewRecordStream(p.OutputDir)
-		defer stream.Discard() // once the bundle is written, a no-op
-		opts.RecordColumns = stream.AddColumns
-	}
-	res, runErr := loadgen.Run(r.ctx, o.sut, o.qsl, st.settings, opts)
-	wg.Wait()
-	powerLog := r.stopPower(power, res)
-	var serverMetrics *bundle.ServerMetrics
-	if res != nil {
-		serverMetrics = r.stopScrape(scraper, res.StartTime)
-	} else if scraper != nil {
-		scraper.Stop(time.Now())
-	}
-	load, loadErr := meter.Stop()
-	if loadErr != nil {
-		load = nil
-	}
-	if res == nil {
-		// loadgen refused the settings before issuing anything.
-		return nil, &UsageError{Err: runErr}
-	}
-
-	b := &bundle.Bundle{Result: res, Version: r.version(), Name: p.Name, System: system, Trace: p.Trace, NoReport: p.NoReport,
-		HostLoad: load, Nodes: o.nodes(), Invocation: r.invocation(st, o), Records: stream, Telemetry: powerLog,
-		ServerMetrics: serverMetrics}
-	out := &Outcome{Dir: p.OutputDir, Bundle: b, Result: res, Foreign: foreign}
-	out.Accuracy, runErr = score(res, o, runErr)
-	out.Score = subsetScorer(o)
-	b.AccuracyCheck = out.Accuracy
-	if gp != nil {
-		life.Mark(gbt.EventTestEnd)
-		test := gp.Test
-		test.Generator = "aimeter " + r.version()
-		test.Info = info
-		if o.correct != nil {
-			test.Correct = o.correct.score(o.qsl.TotalSampleCount(), o.labels)
-		}
-		test.Start, test.EndNs = reportedPassSpan(res)
-		test.Precision = info.Precision
-		test.Notes = []string{o.infoNote(info)}
-		if !res.HasStages() {
-			test.Notes = append(test.Notes, "The SUT reported no stage times: only tester-side time metrics are available.")
-		}
-		b.GBT = &test
-		if foreign != nil {
-			b.Foreign = &bundle.Bundle{Result: foreign, Version: r.version(), System: system, NoReport: true}
-		}
-	}
-	d := derived.Of(b)
-	out.Derived = d
-	if gp != nil {
-		m, err := d.GBTMetrics()
-		if err != nil {
-			return nil, err
-		}
-		out.GBT = &m
-		// The results are "uploaded" when the bundle is written: the event
-		// is marked just before, so that the result file carries it
-		// (GB-7.7.1-j-1).
-		life.Mark(gbt.EventResultUploadComplete)
-		b.GBT.Lifecycle = life.Events()
-	}
-	out.WriteErr = d.Write(p.OutputDir)
-	out.Verdict = verdictOf(out)
-	r.replayOutcome(out)
-	if w := loadWarning(out, load); w != "" {
-		r.notify(Warning, "%s", w)
-	}
-	if w := scheduleWarning(d.SendLateness(), p.SpinWindow); w != "" {
-		r.notify(Warning, "%s", w)
-	}
-	out.Notices = r.notices
+// runError is the error Run returns with out: the bundle's writing, the
+// run's, or the foreign jobs'; nil when none failed.
+func (r *runner) runError(out *Outcome, runErr, foreignErr error) error {
 	switch {
 	case out.WriteErr != nil:
-		err := fmt.Errorf("writing the run bundle to %s (the result was measured but its files are incomplete): %w", p.OutputDir, out.WriteErr)
+		err := fmt.Errorf("writing the run bundle to %s (the result was measured but its files are incomplete): %w", r.plan.OutputDir, out.WriteErr)
 		if runErr != nil {
 			err = fmt.Errorf("%w; the run itself: %w", err, runErr)
 		}
-		return out, err
+		return err
 	case runErr != nil:
-		return out, runErr
+		return runErr
 	case foreignErr != nil && !errors.Is(foreignErr, loadgen.ErrInterrupted):
-		return out, fmt.Errorf("foreign jobs: %w", foreignErr)
+		return fmt.Errorf("foreign jobs: %w", foreignErr)
 	}
-	return out, nil
+	return nil
 }
 
 // warmup runs the plan's warm-up, if any: the fixed-concurrency load, or

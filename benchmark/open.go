@@ -67,14 +67,19 @@ func (o *opened) close() {
 	}
 }
 
-// nodes names the nodes of a dispatched run for its bundle; nil for any
-// other SUT.
-func (o *opened) nodes() []bundle.Node {
-	ns, ok := o.sut.(*netsut.SUT)
-	if !ok {
-		return nil
+// endpointOf is the Endpoint a network SUT sends with; nil for any other
+// SUT.
+func endpointOf(s loadgen.SUT) Endpoint {
+	if ns, ok := s.(interface{ Endpoint() netsut.Endpoint }); ok {
+		return ns.Endpoint()
 	}
-	disp, ok := ns.Endpoint().(*dispatch.Dispatcher)
+	return nil
+}
+
+// nodes names the nodes of a dispatched run (an Endpoint that is
+// netsut.Nodes) for its bundle; nil for any other SUT.
+func (o *opened) nodes() []bundle.Node {
+	disp, ok := endpointOf(o.sut).(netsut.Nodes)
 	if !ok {
 		return nil
 	}
@@ -200,7 +205,7 @@ func (r *runner) openServer(o *opened, st *resolved) error {
 	if c.Kind == sut.OpenAI {
 		r.notify(Info, "%s; %d prompts from %s", ep.Name(), o.prompts.Len(), o.prompts.Name())
 		o.qsl = o.prompts
-	} else if in := ep.(*kserve.Endpoint).Inputs(); in != nil {
+	} else if in := ownInputs(ep); in != nil {
 		// A model other than the reference model: its own inputs, built
 		// from its metadata, and no labels to score.
 		r.notify(Info, "%s; %s", ep.Name(), in.Name())
@@ -510,33 +515,32 @@ func (r *runner) kserveEndpoint(o *opened, rawURL string) (*kserve.Endpoint, err
 	return ep, nil
 }
 
-// clientStats are the network client's own counters after a run; nil for
-// other SUTs.
+// ownInputs is the sample library an endpoint built from its model's
+// metadata (netsut.InputsProvider); nil where it sends the reference data
+// set.
+func ownInputs(ep Endpoint) loadgen.QSL {
+	if p, ok := ep.(netsut.InputsProvider); ok {
+		return p.OwnInputs()
+	}
+	return nil
+}
+
+// clientStats are the network client's own counters after a run (an
+// Endpoint that is a netsut.StatsReporter); nil for other SUTs, a
+// dispatcher, and an endpoint that counted nothing.
 func clientStats(s loadgen.SUT) *bundle.ClientStats {
-	ns, ok := s.(*netsut.SUT)
+	sr, ok := endpointOf(s).(netsut.StatsReporter)
 	if !ok {
 		return nil
 	}
-	var out bundle.ClientStats
-	var lateness netsut.Durations
-	switch ep := ns.Endpoint().(type) {
-	case *openai.Endpoint:
-		st := ep.Stats()
-		out = bundle.ClientStats{Requests: st.Requests, Errors: st.Errors, TokenMismatches: st.TokenMismatches,
-			MissingUsage: st.MissingUsage, TokenTimesDropped: st.TokenTimesDropped}
-		lateness = st.SendLateness
-	case *kserve.Endpoint:
-		st := ep.Stats()
-		if st.Requests == 0 { // HTTP: nothing counted
-			return nil
-		}
-		out = bundle.ClientStats{Requests: st.Requests, Errors: st.Errors}
-		lateness = st.SendLateness
-	default:
+	st, ok := sr.ClientStats()
+	if !ok {
 		return nil
 	}
-	out.SendLatenessCount, out.SendLatenessP50, out.SendLatenessP99, out.SendLatenessMax = lateness.Count, lateness.P50, lateness.P99, lateness.Max
-	return &out
+	l := st.SendLateness
+	return &bundle.ClientStats{Requests: st.Requests, Errors: st.Errors, TokenMismatches: st.TokenMismatches,
+		MissingUsage: st.MissingUsage, TokenTimesDropped: st.TokenTimesDropped,
+		SendLatenessCount: l.Count, SendLatenessP50: l.P50, SendLatenessP99: l.P99, SendLatenessMax: l.Max}
 }
 
 // onlineScorer keeps the class the SUT predicted for each QSL index, so

@@ -4,46 +4,53 @@ import (
 	"context"
 	"time"
 
+	"aimeter/bundle"
 	"aimeter/loadgen"
 	"aimeter/telemetry"
 )
 
-// startPower starts sampling the plan's power sources; nil without any.
-func (r *runner) startPower() *telemetry.Sampler {
-	if len(r.plan.Power) == 0 {
-		return nil
-	}
-	return telemetry.Start(time.Now(), r.plan.Power, r.plan.PowerOptions)
+// powerRecorder samples the plan's power, energy and utilisation sources
+// (package telemetry) into the bundle's telemetry.json. It is an early
+// recorder: it starts before the warm-up, so that the warm-up's energy is
+// cut from the same telemetry as the measured run's (result.json's power
+// phases), and its log is put on the run's clock at Stop (ns from its time
+// zero, the clock of the records and of a replay's t_ns). Stop runs after
+// an interrupted run too: the windowed sources are asked without the run's
+// cancellation, each within its own timeout (PowerOptions), so a failing
+// or silent source neither fails nor holds up the run: its reads that gave
+// nothing are gaps in the log, with a warning, and a log that cannot be
+// made at all is a warning and no telemetry.json.
+type powerRecorder struct {
+	sources []telemetry.Source
+	opts    telemetry.Options
+	notify  func(NoticeKind, string, ...any)
+	ctx     context.Context
+	s       *telemetry.Sampler
+	log     *telemetry.Log
 }
 
-// stopPower stops s and returns its log on the clock of res (ns from its
-// start; nil when res is), warning about reads that gave nothing. It runs after an
-// interrupted run too: the windowed sources are asked without the run's
-// cancellation, each within its own timeout.
-func (r *runner) stopPower(s *telemetry.Sampler, res *loadgen.Result) *telemetry.Log {
-	if s == nil {
-		return nil
-	}
-	if res == nil { // loadgen refused the settings: nothing to keep
-		s.Stop(context.WithoutCancel(r.ctx))
-		return nil
-	}
-	// The sampler started before the warm-up: the log counts from the
-	// run's start, the clock of the records and of a replay's t_ns.
-	if !res.StartTime.IsZero() {
-		s.SetOrigin(res.StartTime)
-	}
-	l, err := s.Stop(context.WithoutCancel(r.ctx))
-	if err != nil {
-		r.notify(Warning, "power: %v", err)
-		return nil
-	}
-	if !res.StartTime.IsZero() {
-		l.Rebase(res.StartTime)
+func (p *powerRecorder) BeforeWarmup() {}
+
+func (p *powerRecorder) Start(ctx context.Context) error {
+	p.ctx = ctx
+	p.s = telemetry.Start(time.Now(), p.sources, p.opts)
+	return nil
+}
+
+func (p *powerRecorder) Stop(res *loadgen.Result) {
+	l, ok, err := stopSampler(p.ctx, p.s, res)
+	switch {
+	case !ok: // no run: nothing to keep
+		return
+	case err != nil:
+		p.notify(Warning, "power: %v", err)
+		return
 	}
 	if n := len(l.Gaps); n > 0 {
 		g := l.Gaps[0]
-		r.notify(Warning, "power: %d reads gave nothing (the first, of %s: %s); telemetry.json lists them and result.json's coverage counts them", n, g.Source, g.Reason)
+		p.notify(Warning, "power: %d reads gave nothing (the first, of %s: %s); telemetry.json lists them and result.json's coverage counts them", n, g.Source, g.Reason)
 	}
-	return l
+	p.log = l
 }
+
+func (p *powerRecorder) Attach(b *bundle.Bundle) { b.Telemetry = p.log }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"aimeter/bundle"
+	"aimeter/loadgen"
 	"aimeter/scrape"
 )
 
@@ -32,23 +33,36 @@ type ServerMetrics struct {
 // probeTimeout bounds the check of a default endpoint before the run.
 const probeTimeout = 2 * time.Second
 
-// startScrape starts scraping the server's metrics for the run, or
-// returns nil when there is nothing to scrape: an in-process SUT, Off, or
-// no default endpoint that answers.
-func (r *runner) startScrape(o *opened) (*scrape.Scraper, error) {
-	sm := r.plan.ServerMetrics
-	if sm.Off || o.cfg == nil || !o.cfg.KindOrNull().IsNetwork() && len(sm.URLs) == 0 {
-		return nil, nil
-	}
-	targets := sm.URLs
+// scrapeRecorder scrapes the servers' metrics while the run goes (package
+// scrape) into the bundle's server_metrics.jsonl. It starts after the
+// warm-up: Start checks the default endpoints (each server's /metrics,
+// probeTimeout each; one that does not answer is left out with a notice)
+// and starts scraping, or does nothing when none answers; an endpoint the
+// scraper refuses (ServerMetrics.URLs) fails Start, and with it the run,
+// as a *UsageError. Stop puts the record on the run's clock and says how
+// the scraping went (a warning when a scrape failed; the failures are
+// gaps in the record). Scraping ends with the run's ctx too, and never
+// holds up the run.
+type scrapeRecorder struct {
+	cfg    ServerMetrics
+	urls   []string // the servers' base URLs
+	notify func(NoticeKind, string, ...any)
+	ctx    context.Context
+	s      *scrape.Scraper
+	m      *bundle.ServerMetrics
+}
+
+func (r *scrapeRecorder) Start(ctx context.Context) error {
+	r.ctx = ctx
+	targets := r.cfg.URLs
 	if targets == nil {
-		for _, u := range o.cfg.Net.URLs {
+		for _, u := range r.urls {
 			t, ok := defaultMetricsURL(u)
 			if !ok {
 				continue
 			}
-			ctx, cancel := context.WithTimeout(r.ctx, probeTimeout)
-			err := scrape.Probe(ctx, nil, t, probeTimeout)
+			pctx, cancel := context.WithTimeout(ctx, probeTimeout)
+			err := scrape.Probe(pctx, nil, t, probeTimeout)
 			cancel()
 			if err != nil {
 				r.notify(Info, "server metrics: %s not scraped (%v); name endpoints with ServerMetrics.URLs", t, err)
@@ -57,23 +71,25 @@ func (r *runner) startScrape(o *opened) (*scrape.Scraper, error) {
 			targets = append(targets, t)
 		}
 		if len(targets) == 0 {
-			return nil, nil
+			return nil
 		}
 	}
-	s, err := scrape.Start(r.ctx, scrape.Options{Targets: targets, Interval: sm.Interval})
+	s, err := scrape.Start(ctx, scrape.Options{Targets: targets, Interval: r.cfg.Interval})
 	if err != nil {
-		return nil, &UsageError{Err: err}
+		return &UsageError{Err: err}
 	}
-	return s, nil
+	r.s = s
+	return nil
 }
 
-// stopScrape ends the scraping and returns its record on the run's clock;
-// nil for no scraper.
-func (r *runner) stopScrape(s *scrape.Scraper, origin time.Time) *bundle.ServerMetrics {
-	if s == nil {
-		return nil
+func (r *scrapeRecorder) Stop(res *loadgen.Result) {
+	if r.s == nil {
+		return
 	}
-	m := s.Stop(origin)
+	m, ok, _ := stopSampler(r.ctx, r.s, res) // a Scraper's Stop does not fail
+	if !ok {
+		return
+	}
 	kind := Info
 	for _, sc := range m.Scrapes {
 		if sc.Error != "" {
@@ -82,8 +98,10 @@ func (r *runner) stopScrape(s *scrape.Scraper, origin time.Time) *bundle.ServerM
 		}
 	}
 	r.notify(kind, "server metrics: %s", scrape.Summary(m))
-	return m
+	r.m = m
 }
+
+func (r *scrapeRecorder) Attach(b *bundle.Bundle) { b.ServerMetrics = r.m }
 
 // defaultMetricsURL is the /metrics of a server's base URL, which is where
 // vLLM, SGLang and TGI serve their metrics; false for a URL that is not

@@ -52,7 +52,8 @@ func ExampleStart() {
 	// first has ended whatever the machine's speed.
 	<-requests
 	<-requests
-	m := s.Stop(start)
+	s.SetOrigin(start)
+	m, _ := s.Stop(context.Background())
 	for _, series := range scrape.Known(m) {
 		fmt.Println(series.Quantity, series.Server, series.Metric, series.Points[0].Value)
 	}

@@ -108,7 +108,10 @@ func checkURL(t string) error {
 	return nil
 }
 
-// Scraper scrapes its endpoints from Start to Stop.
+// Scraper scrapes its endpoints from Start to Stop. Its lifecycle is a
+// telemetry.Sampler's: started before the run, on a clock that counts from
+// its start, given the run's time zero with SetOrigin once it is known,
+// and stopped with Stop, which returns its record on that clock.
 type Scraper struct {
 	opts   Options
 	cancel context.CancelFunc
@@ -117,7 +120,8 @@ type Scraper struct {
 	done   []scrapeAt
 	stop   sync.Once
 	out    *bundle.ServerMetrics
-	origin time.Time
+	start  time.Time
+	origin time.Time // the record's clock origin; zero: start
 }
 
 // scrapeAt is a scrape with its start on the monotonic clock.
@@ -145,7 +149,7 @@ func Start(ctx context.Context, opts Options) (*Scraper, error) {
 		opts.Client = &http.Client{Transport: &http.Transport{Proxy: http.ProxyFromEnvironment, MaxIdleConnsPerHost: 2, DisableCompression: false}}
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	s := &Scraper{opts: opts, cancel: cancel}
+	s := &Scraper{opts: opts, cancel: cancel, start: time.Now()}
 	for i := range opts.Targets {
 		s.wg.Go(func() { s.loop(ctx, i) })
 	}
@@ -351,15 +355,31 @@ func leString(v float64) string {
 	return model.FloatString(v).String()
 }
 
+// SetOrigin makes origin the clock origin of the record Stop returns: the
+// run's start (loadgen.Result.StartTime, which keeps its monotonic reading
+// in a live run), when the Scraper started before it. Without it the
+// clock counts from Start. Call it before Stop.
+func (s *Scraper) SetOrigin(origin time.Time) {
+	s.mu.Lock()
+	s.origin = origin
+	s.mu.Unlock()
+}
+
 // Stop ends the scraping, cancelling the requests in flight, and returns
-// every scrape with its time from origin, the run's start
-// (loadgen.Result.StartTime, which keeps its monotonic reading in a live
-// run). It returns at once, and the same value when called again.
-func (s *Scraper) Stop(origin time.Time) *bundle.ServerMetrics {
+// every scrape with its time from the origin (SetOrigin, or Start). It
+// returns at once, and the same value when called again; its error is
+// always nil, and ctx is not needed (nothing is asked after the run): they
+// are there so that a Scraper stops as a telemetry.Sampler does.
+func (s *Scraper) Stop(ctx context.Context) (*bundle.ServerMetrics, error) {
 	s.stop.Do(func() {
 		s.cancel()
 		s.wg.Wait()
-		s.origin = origin
+		s.mu.Lock()
+		origin := s.origin
+		s.mu.Unlock()
+		if origin.IsZero() {
+			origin = s.start
+		}
 		out := &bundle.ServerMetrics{IntervalNs: int64(s.opts.Interval)}
 		for _, t := range s.opts.Targets {
 			out.Targets = append(out.Targets, redact(t))
@@ -373,7 +393,7 @@ func (s *Scraper) Stop(origin time.Time) *bundle.ServerMetrics {
 		s.done = nil
 		s.out = out
 	})
-	return s.out
+	return s.out, nil
 }
 
 // redact removes the password of a URL's user information, as every URL

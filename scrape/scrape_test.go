@@ -193,7 +193,8 @@ func TestScraperSchedule(t *testing.T) {
 			t.Fatal(err)
 		}
 		time.Sleep(5100 * time.Millisecond) // scrapes at 0, 1, 2 (slow), 3 (HTML), 4, 5
-		m := s.Stop(origin)
+		s.SetOrigin(origin)
+		m, _ := s.Stop(t.Context())
 		type row struct {
 			t   time.Duration
 			err string
@@ -242,14 +243,15 @@ func TestScraperStopInFlight(t *testing.T) {
 			t.Fatal(err)
 		}
 		time.Sleep(time.Second)
-		m := s.Stop(origin)
+		s.SetOrigin(origin)
+		m, _ := s.Stop(t.Context())
 		if time.Since(origin) != time.Second {
 			t.Errorf("Stop took %v of fake time", time.Since(origin)-time.Second)
 		}
 		if len(m.Scrapes) != 0 {
 			t.Errorf("scrapes %+v, want none: the one cut short is not the server's gap", m.Scrapes)
 		}
-		if m2 := s.Stop(origin); m2 != m {
+		if m2, _ := s.Stop(t.Context()); m2 != m {
 			t.Error("a second Stop returned another value")
 		}
 	})
@@ -302,7 +304,8 @@ func TestScraperRealSockets(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	m := s.Stop(origin)
+	s.SetOrigin(origin)
+	m, _ := s.Stop(t.Context())
 	for _, sc := range m.Scrapes {
 		switch sc.Target {
 		case 0:

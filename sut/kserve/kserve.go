@@ -309,6 +309,15 @@ func (e *Endpoint) Inputs() *Inputs {
 	return nil
 }
 
+// OwnInputs is Inputs as a netsut.InputsProvider gives it: a nil QSL
+// where Inputs is nil.
+func (e *Endpoint) OwnInputs() loadgen.QSL {
+	if in := e.Inputs(); in != nil {
+		return in
+	}
+	return nil
+}
+
 // NodeName asks the server's metadata for its name and version.
 func (e *Endpoint) NodeName(ctx context.Context) (string, error) {
 	if e.g != nil {
@@ -378,6 +387,16 @@ type Stats struct {
 // Stats returns a snapshot of the counters.
 func (e *Endpoint) Stats() Stats {
 	return Stats{Requests: e.requests.Load(), Errors: e.failures.Load(), SendLateness: e.lateness.Summary()}
+}
+
+// ClientStats returns Stats as a netsut.StatsReporter reports them, and
+// false over HTTP, where nothing is counted.
+func (e *Endpoint) ClientStats() (netsut.ClientStats, bool) {
+	st := e.Stats()
+	if st.Requests == 0 {
+		return netsut.ClientStats{}, false
+	}
+	return netsut.ClientStats{Requests: st.Requests, Errors: st.Errors, SendLateness: st.SendLateness}, true
 }
 
 // Close closes the connections.

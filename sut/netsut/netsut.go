@@ -44,6 +44,47 @@ type Endpoint interface {
 	Close() error
 }
 
+// The optional interfaces below are what an Endpoint may offer beside
+// Endpoint, for the programs that run it (package benchmark) to ask for
+// without naming its concrete type.
+
+// ClientStats are an Endpoint's own counters of a run: what the client
+// saw, beside what LoadGen measured.
+type ClientStats struct {
+	// Requests is the number of samples sent; Errors how many of them
+	// ended with an error.
+	Requests, Errors uint64
+	// TokenMismatches, MissingUsage and TokenTimesDropped are an
+	// OpenAI-compatible client's token accounting (openai.Stats); 0 for
+	// other clients.
+	TokenMismatches, MissingUsage, TokenTimesDropped uint64
+	// SendLateness is the time from Do's start to the moment the request
+	// was written to the connection: the client's own delay.
+	SendLateness Durations
+}
+
+// StatsReporter is an Endpoint that counts its requests.
+type StatsReporter interface {
+	// ClientStats returns the counters so far, and false when the
+	// endpoint counted nothing it can report (a KServe client over HTTP).
+	ClientStats() (ClientStats, bool)
+}
+
+// Nodes is an Endpoint that sends to several servers (a dispatcher).
+type Nodes interface {
+	// NodeNames returns the name of every node, in node-number order.
+	NodeNames() []string
+}
+
+// InputsProvider is an Endpoint that may build its own sample library
+// from what its server says of the model (a KServe client over a model
+// other than the reference data set's).
+type InputsProvider interface {
+	// OwnInputs returns that library, the QSL of the run, after Check;
+	// nil when the endpoint sends the samples of another QSL.
+	OwnInputs() loadgen.QSL
+}
+
 // Options configure a SUT. The zero value of every field is usable.
 type Options struct {
 	// RequestTimeout bounds each request, from the moment the SUT hands it

@@ -149,6 +149,14 @@ type Stats struct {
 	SendLateness Durations
 }
 
+// ClientStats returns Stats as a netsut.StatsReporter reports them; an
+// OpenAI client always has counters to report.
+func (e *Endpoint) ClientStats() (netsut.ClientStats, bool) {
+	st := e.Stats()
+	return netsut.ClientStats{Requests: st.Requests, Errors: st.Errors, TokenMismatches: st.TokenMismatches,
+		MissingUsage: st.MissingUsage, TokenTimesDropped: st.TokenTimesDropped, SendLateness: st.SendLateness}, true
+}
+
 // Durations summarises a distribution of durations; it is netsut's, shared
 // with the other network adapters.
 type Durations = netsut.Durations
