@@ -533,27 +533,9 @@ func (r *runner) measure(st *resolved, o *opened, gp *gbt.RunPlan, manual gbt.Te
 	opts := r.runOptions(st, gp)
 	recs := r.recorders(st, o, gp)
 	defer closeAll(recs) // once the bundle is written, a no-op
-	var foreign *loadgen.Result
-	var foreignErr error
+	var fj foreignJobs
 	res, runErr := runBeside(r.ctx, recs, func() error { return r.warmup(o, st) }, func(opts *loadgen.Options) (*loadgen.Result, error) {
-		// Mode 5: foreign jobs of another workload, with their own
-		// accounting, run beside the main jobs on the same SUT (IN-50).
-		// They draw from samples of the main QSL that they load
-		// themselves, so that the main jobs' unloading never takes a
-		// sample from under them.
-		var wg sync.WaitGroup
-		if gp != nil && gp.Foreign != nil {
-			fopts := gp.ForeignOptions()
-			fopts.SpinWindow, fopts.StallTimeout, fopts.MaxMemory = -1, opts.StallTimeout, p.MaxMemory
-			fqsl := newForeignQSL(o.qsl, gp.Test.Mixed.QSLSize)
-			wg.Go(func() { foreign, foreignErr = loadgen.Run(r.ctx, o.sut, fqsl, *gp.Foreign, &fopts) })
-		}
-		res, err := loadgen.Run(r.ctx, o.sut, o.qsl, st.settings, opts)
-		wg.Wait()
-		if res == nil { // loadgen refused the settings before issuing anything
-			return nil, &UsageError{Err: err}
-		}
-		return res, err
+		return r.runTest(o, st, gp, opts, &fj)
 	}, opts)
 	if res == nil {
 		return nil, runErr
@@ -561,15 +543,15 @@ func (r *runner) measure(st *resolved, o *opened, gp *gbt.RunPlan, manual gbt.Te
 
 	b := &bundle.Bundle{Result: res, Version: r.version(), Name: p.Name, System: system, Trace: p.Trace, NoReport: p.NoReport,
 		Nodes: o.nodes(), Invocation: r.invocation(st, o)}
-	out := &Outcome{Dir: p.OutputDir, Bundle: b, Result: res, Foreign: foreign}
+	out := &Outcome{Dir: p.OutputDir, Bundle: b, Result: res, Foreign: fj.res}
 	out.Accuracy, runErr = score(res, o, runErr)
 	out.Score = subsetScorer(o)
 	b.AccuracyCheck = out.Accuracy
 	attachAll(recs, b)
 	if gp != nil {
 		b.GBT = r.gbtTest(gp, o, info, res)
-		if foreign != nil {
-			b.Foreign = &bundle.Bundle{Result: foreign, Version: r.version(), System: system, NoReport: true}
+		if fj.res != nil {
+			b.Foreign = &bundle.Bundle{Result: fj.res, Version: r.version(), System: system, NoReport: true}
 		}
 	}
 	d := derived.Of(b)
@@ -592,7 +574,36 @@ func (r *runner) measure(st *resolved, o *opened, gp *gbt.RunPlan, manual gbt.Te
 		r.notify(Warning, "%s", w)
 	}
 	out.Notices = r.notices
-	return out, r.runError(out, runErr, foreignErr)
+	return out, r.runError(out, runErr, fj.err)
+}
+
+// foreignJobs are the Result and error of a mixed test's foreign jobs.
+type foreignJobs struct {
+	res *loadgen.Result
+	err error
+}
+
+// runTest runs the test with opts, and the foreign jobs of a mixed test
+// (GB/T mode 5) into fj beside it; a nil Result comes with a *UsageError
+// (loadgen refused the settings before issuing anything).
+func (r *runner) runTest(o *opened, st *resolved, gp *gbt.RunPlan, opts *loadgen.Options, fj *foreignJobs) (*loadgen.Result, error) {
+	// Foreign jobs of another workload, with their own accounting, run
+	// beside the main jobs on the same SUT (IN-50). They draw from samples
+	// of the main QSL that they load themselves, so that the main jobs'
+	// unloading never takes a sample from under them.
+	var wg sync.WaitGroup
+	if gp != nil && gp.Foreign != nil {
+		fopts := gp.ForeignOptions()
+		fopts.SpinWindow, fopts.StallTimeout, fopts.MaxMemory = -1, opts.StallTimeout, r.plan.MaxMemory
+		fqsl := newForeignQSL(o.qsl, gp.Test.Mixed.QSLSize)
+		wg.Go(func() { fj.res, fj.err = loadgen.Run(r.ctx, o.sut, fqsl, *gp.Foreign, &fopts) })
+	}
+	res, err := loadgen.Run(r.ctx, o.sut, o.qsl, st.settings, opts)
+	wg.Wait()
+	if res == nil {
+		return nil, &UsageError{Err: err}
+	}
+	return res, err
 }
 
 // host detects the host once: the bundle's system and, for a GB/T test,
