@@ -35,8 +35,8 @@ import (
 //  4. Attach(b), for every recorder, once the run is scored, before the
 //     bundle's derived files are computed.
 //  5. Finish(b), for a finisher, just before the bundle is written.
-//  6. Close, for every recorder built (started or not) that is an
-//     io.Closer-like closer, once the bundle is written or the run gave up.
+//  6. Close, for every recorder built (started or not) that is a closer,
+//     once the bundle is written or the run gave up.
 type recorder interface {
 	// Start begins recording; ctx is the run's (cancelled on interrupt).
 	Start(ctx context.Context) error

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -346,5 +347,47 @@ func TestRedact(t *testing.T) {
 	}
 	if got := redact("http://h:1/metrics"); got != "http://h:1/metrics" {
 		t.Errorf("redact changed a URL without a password: %s", got)
+	}
+}
+
+// TestStopOrigin: the record counts from SetOrigin's time zero, the run's
+// start after the Scraper's (a scrape before it is at a negative time),
+// and from Start without it.
+func TestStopOrigin(t *testing.T) {
+	for _, tc := range []struct {
+		why    string
+		origin time.Duration // after Start; < 0: no SetOrigin
+		want   []int64       // the scrapes' times, in ms
+	}{
+		{"SetOrigin 1.5 s after Start", 1500 * time.Millisecond, []int64{-1500, -500, 500}},
+		{"no SetOrigin", -1, []int64{0, 1000, 2000}},
+	} {
+		synctest.Test(t, func(t *testing.T) {
+			h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+				w.Write([]byte("up 1\n"))
+			})
+			start := time.Now()
+			s, err := Start(t.Context(), Options{Targets: []string{"http://sut:8000/metrics"}, Interval: time.Second,
+				Client: &http.Client{Transport: handlerTransport{h}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(2500 * time.Millisecond)
+			if tc.origin >= 0 {
+				s.SetOrigin(start.Add(tc.origin))
+			}
+			m, err := s.Stop(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []int64
+			for _, sc := range m.Scrapes {
+				got = append(got, sc.TimeNs/1e6)
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("%s: scrapes at %v ms, want %v", tc.why, got, tc.want)
+			}
+		})
 	}
 }
