@@ -2,10 +2,10 @@ package benchmark_test
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"context"
 	"flag"
 	"os"
 	"path/filepath"
@@ -180,7 +180,6 @@ func bundleFiles(t *testing.T, dir string) map[string][]byte {
 	}
 	return out
 }
-
 
 // TestTrainGolden runs aimeter train over a child program, the reference
 // model and --logs, and compares every file of each bundle, byte for
