@@ -18,6 +18,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"aimeter/benchmark"
 	"aimeter/internal/cli"
 )
 
@@ -29,6 +30,9 @@ type goldenCase struct {
 	name string
 	// args are the train command's arguments after --output-dir DIR.
 	args []string
+	// plan is the same test as a benchmark.TrainPlan, without its output
+	// directory.
+	plan benchmark.TrainPlan
 	// bubble runs the case in a synctest bubble: its clock is fake and
 	// stands still while the training computes, so every time the run
 	// records is the bubble's fixed start (2000-01-01 UTC) and the CPU
@@ -39,12 +43,15 @@ type goldenCase struct {
 var goldenCases = []goldenCase{
 	// A child program printing a two-rank MLPerf Training log whose times
 	// are fixed (time_ms).
-	{name: "child", args: []string{"--trials", "1", "--scenario-id", "T1-1", "--training-set-mb", "150", "--", "sh", "testdata/train/child.sh"}},
+	{name: "child", args: []string{"--trials", "1", "--scenario-id", "T1-1", "--training-set-mb", "150", "--", "sh", "testdata/train/child.sh"},
+		plan: benchmark.TrainPlan{Command: &benchmark.TrainCommand{Argv: []string{"sh", "testdata/train/child.sh"}, Trials: 1}, ScenarioID: "T1-1", TrainingSetMB: 150}},
 	// The built-in reference model on the synthetic set, two short
 	// trials, on the bubble's fake clock.
-	{name: "reference", args: []string{"--workload", "reference", "--dataset", "synthetic", "--trials", "2", "--epochs", "1"}, bubble: true},
+	{name: "reference", args: []string{"--workload", "reference", "--dataset", "synthetic", "--trials", "2", "--epochs", "1"}, bubble: true,
+		plan: benchmark.TrainPlan{Reference: &benchmark.TrainReference{Dataset: "synthetic", Trials: 2, Epochs: 1}}},
 	// A checked-in MLPerf Training result log.
-	{name: "logs", args: []string{"--logs", "testdata/train/result_0.txt", "--alpha", "50"}},
+	{name: "logs", args: []string{"--logs", "testdata/train/result_0.txt", "--alpha", "50"},
+		plan: benchmark.TrainPlan{Logs: []string{"testdata/train/result_0.txt"}, Alpha: 50}},
 }
 
 // runCLITrain runs aimeter train through the command line's entry point
@@ -181,36 +188,68 @@ func bundleFiles(t *testing.T, dir string) map[string][]byte {
 	return out
 }
 
+// runLibraryTrain runs the case's plan through benchmark.Train into dir.
+func runLibraryTrain(t *testing.T, dir string, c goldenCase) (int, string) {
+	t.Helper()
+	p := c.plan
+	p.OutputDir, p.Node, p.Version = dir, "golden-node", cli.Version
+	out, err := benchmark.Train(context.Background(), p)
+	switch {
+	case err != nil:
+		return cli.ExitFailure, err.Error()
+	case out.Incomplete != "" || out.NoScore != "":
+		return cli.ExitInvalid, out.Incomplete + out.NoScore
+	}
+	return cli.ExitOK, ""
+}
+
 // TestTrainGolden runs aimeter train over a child program, the reference
-// model and --logs, and compares every file of each bundle, byte for
-// byte after normalising, with the golden bundles in testdata/train/golden.
+// model and --logs, both through the command line and through
+// benchmark.Train, and compares every file of each bundle, byte for byte
+// after normalising, with the golden bundles in testdata/train/golden
+// (made by the command line before benchmark.Train existed).
 func TestTrainGolden(t *testing.T) {
 	// The bundle records the local time zone and the log prints local
 	// times: the goldens are in UTC wherever the test runs.
 	defer func(l *time.Location) { time.Local = l }(time.Local)
 	time.Local = time.UTC
-	for _, c := range goldenCases {
-		t.Run(c.name, func(t *testing.T) {
-			dir := filepath.Join(t.TempDir(), "out")
-			var code int
-			var out string
-			if c.bubble {
-				// The model computes on the calling goroutine alone with
-				// one P: its worker pool, which lives as long as the
-				// process, cannot be started inside the bubble.
-				defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-				synctest.Test(t, func(t *testing.T) { code, out = runCLITrain(t, dir, c.args) })
-			} else {
-				code, out = runCLITrain(t, dir, c.args)
-			}
-			if code != cli.ExitOK {
-				t.Fatalf("exit %d:\n%s", code, out)
-			}
-			files := bundleFiles(t, dir)
-			checkManifest(t, files)
-			compareGolden(t, filepath.Join("testdata", "train", "golden", c.name), files)
-		})
+	paths := []struct {
+		name string
+		run  func(t *testing.T, dir string, c goldenCase) (int, string)
+	}{
+		{"cli", func(t *testing.T, dir string, c goldenCase) (int, string) { return runCLITrain(t, dir, c.args) }},
+		{"library", runLibraryTrain},
 	}
+	for _, path := range paths {
+		if *updateGolden && path.name != "cli" {
+			continue
+		}
+		for _, c := range goldenCases {
+			t.Run(path.name+"/"+c.name, func(t *testing.T) { goldenRun(t, c, path.run) })
+		}
+	}
+}
+
+// goldenRun runs one case one way and compares its bundle with the golden.
+func goldenRun(t *testing.T, c goldenCase, run func(t *testing.T, dir string, c goldenCase) (int, string)) {
+	dir := filepath.Join(t.TempDir(), "out")
+	var code int
+	var out string
+	if c.bubble {
+		// The model computes on the calling goroutine alone with
+		// one P: its worker pool, which lives as long as the
+		// process, cannot be started inside the bubble.
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+		synctest.Test(t, func(t *testing.T) { code, out = run(t, dir, c) })
+	} else {
+		code, out = run(t, dir, c)
+	}
+	if code != cli.ExitOK {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	files := bundleFiles(t, dir)
+	checkManifest(t, files)
+	compareGolden(t, filepath.Join("testdata", "train", "golden", c.name), files)
 }
 
 // compareGolden compares files, normalised, with the golden directory.

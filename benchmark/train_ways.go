@@ -84,7 +84,6 @@ func redactArgv(argv []string) []string {
 	return out
 }
 
-
 // trainCollect serves the event endpoint until the ranks are done.
 func (t *trainer) collect(run *bundle.TrainingRun, tr *bundle.Training) error {
 	ctx, l := t.ctx, t.plan.Listen
@@ -350,7 +349,6 @@ func sampleCPU(rec *train.Recorder, period time.Duration) (stop func()) {
 		wg.Wait()
 	}
 }
-
 
 // trialLog is one result log read as a trial (TrainPlan.Logs).
 type trialLog struct {

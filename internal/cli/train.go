@@ -491,4 +491,3 @@ func printTraining(w io.Writer, res *train.ResultFile, run *bundle.TrainingRun, 
 	}
 	fmt.Fprintf(w, "Results in %s (%s, %s, report.html)\n", dir, train.ResultFileName, train.LogFile)
 }
-
