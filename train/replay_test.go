@@ -38,6 +38,7 @@ func TestReadPowerReplay(t *testing.T) {
 		{"time,node,watts\n1764050402,n,-3\n", "line 2: watts", "negative power"},
 		{"time,node,watts\n1764050402,n,NaN\n", "line 2: watts", "not a number"},
 		{"time,node,watts\n1764050402,n\n", "line 2: want 3 fields", "a short line"},
+		{"t_ns,node,device,watts\n0,n,gpu0,300\n", "want the header time,node,watts", "the run-clock format of aimeter run's replays"},
 	} {
 		if _, err := ReadPowerReplay(strings.NewReader(tc.in), origin); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want one containing %q", tc.why, err, tc.want)

@@ -186,6 +186,11 @@ func flagOf(path string) (string, bool) {
 			return flagOf(rest)
 		}
 	}
+	for _, e := range trainPlanFlags {
+		if e.field == path {
+			return e.flag, true
+		}
+	}
 	return "", false
 }
 

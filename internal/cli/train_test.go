@@ -383,8 +383,9 @@ func TestTrainUsageErrors(t *testing.T) {
 		{"a bad listen address", []string{"--listen", "9400"}, "--listen"},
 		{"zero trials", []string{"--workload", "reference", "--trials", "0"}, "--trials"},
 		{"a missing --info file", []string{"--info", "no-such.yaml", "--", "true"}, "--info"},
-		{"a missing power replay", []string{"--power-replay", "no-such.csv", "--", "true"}, "--power-replay"},
-		{"a power replay without its header", []string{"--power-replay", "testdata/train_bad_replay.csv", "--", "true"}, "time,node,watts"},
+		{"a missing power replay", []string{"--power", "replay:no-such.csv", "--", "true"}, "no-such.csv"},
+		{"a power replay without its header", []string{"--power", "replay:testdata/train_bad_replay.csv", "--", "true"}, "time,node,watts"},
+		{"the deprecated --power-replay without its header", []string{"--power-replay", "testdata/train_bad_replay.csv", "--", "true"}, "time,node,watts"},
 		{"a parallelism code out of range", []string{"--parallelism", "7", "--", "true"}, "--parallelism"},
 		{"other parallelism without its algorithm", []string{"--parallelism", "4", "--", "true"}, "--parallel-algorithm"},
 		{"arguments before --", []string{"python", "--", "train.py"}, "before --"},
@@ -400,23 +401,6 @@ func TestTrainCommandNotFound(t *testing.T) {
 	r := runCLI(t, "", "train", "--output-dir", t.TempDir(), "--", "no-such-trainer-xyz")
 	if r.code != ExitFailure || !strings.Contains(r.stderr, "no-such-trainer-xyz") {
 		t.Errorf("exit %d, stderr %q: want 1 naming the command", r.code, r.stderr)
-	}
-}
-
-func TestRedactArgv(t *testing.T) {
-	for _, tc := range []struct {
-		name     string
-		in, want []string
-	}{
-		{"a secret option's separate value is hidden", []string{"python", "--api-key", "sk-1", "x"}, []string{"python", "--api-key", "REDACTED", "x"}},
-		{"a secret option's joined value is hidden", []string{"--token=abc"}, []string{"--token=REDACTED"}},
-		{"other options are kept", []string{"--epochs", "3", "--lr=0.1"}, []string{"--epochs", "3", "--lr=0.1"}},
-		{"a secret flag followed by another flag keeps the flag", []string{"--use-auth", "--epochs", "3"}, []string{"--use-auth", "--epochs", "3"}},
-	} {
-		got := redactArgv(tc.in)
-		if strings.Join(got, " ") != strings.Join(tc.want, " ") {
-			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
-		}
 	}
 }
 
@@ -440,7 +424,7 @@ func TestTrainListenUntilWithoutRanks(t *testing.T) {
 	// the result is incomplete.
 	out := filepath.Join(t.TempDir(), "out")
 	r := runCLI(t, "", "train", "--listen", "127.0.0.1:0", "--ranks", "2", "--until", "300ms", "--output-dir", out)
-	if r.code != ExitInvalid || !strings.Contains(r.stderr, "--until 300ms reached") {
+	if r.code != ExitInvalid || !strings.Contains(r.stderr, "the time limit of 300ms reached") {
 		t.Fatalf("exit %d, want %d saying --until was reached: %v", r.code, ExitInvalid, r)
 	}
 	run := readTrainingRun(t, out)
@@ -472,10 +456,11 @@ func TestTrainCommandAutoMLLines(t *testing.T) {
 	checkRegenerates(t, out)
 }
 
-// TestTrainPowerReplay: --power-replay adds an outside meter's samples to
-// the events, so the reference run gets Table 7's P_TR from them (the
+// TestTrainPowerReplay: --power replay:FILE adds an outside meter's samples
+// to the events, so the reference run gets Table 7's P_TR from them (the
 // file's samples, one a second, cover the run), and training_run.json names
-// the file by its base name only.
+// the file by its base name only; the deprecated --power-replay FILE does
+// the same and says so.
 func TestTrainPowerReplay(t *testing.T) {
 	dir := t.TempDir()
 	replay := filepath.Join(dir, "meter.csv")
@@ -488,12 +473,24 @@ func TestTrainPowerReplay(t *testing.T) {
 	if err := os.WriteFile(replay, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out := filepath.Join(dir, "out")
-	r := runCLI(t, "", "train", "-q", "--workload", "reference", "--dataset", "synthetic", "--trials", "1", "--epochs", "1",
-		"--power-replay", replay, "--output-dir", out)
-	if r.code != ExitOK && r.code != ExitInvalid {
-		t.Fatalf("%v", r)
+	for _, form := range [][]string{{"--power", "replay:" + replay}, {"--power-replay", replay}} {
+		out := filepath.Join(dir, form[0])
+		r := runCLI(t, "", append([]string{"train", "-q", "--workload", "reference", "--dataset", "synthetic", "--trials", "1", "--epochs", "1",
+			"--output-dir", out}, form...)...)
+		if r.code != ExitOK && r.code != ExitInvalid {
+			t.Fatalf("%v", r)
+		}
+		if deprecated := strings.Contains(r.stderr, "use --power replay:FILE"); deprecated != (form[0] == "--power-replay") {
+			t.Errorf("%s: the deprecation notice shown %v:\n%s", form[0], deprecated, r.stderr)
+		}
+		checkPowerReplay(t, dir, out)
 	}
+}
+
+// checkPowerReplay checks the bundle in out of a run with the power replay
+// in dir: P_TR 500 W, and the file named by its base name only.
+func checkPowerReplay(t *testing.T, dir, out string) {
+	t.Helper()
 	res, err := os.ReadFile(filepath.Join(out, train.ResultFileName))
 	if err != nil {
 		t.Fatal(err)
@@ -514,7 +511,7 @@ func TestTrainPowerReplay(t *testing.T) {
 // trains: an outside meter's replay (400 W) and a polled nvidia-smi (a
 // stand-in script printing its query's format: 300 W, 50 %) are summed
 // into this machine's power, so P_TR is 700 W and each epoch has an
-// energy; --power with --logs is refused.
+// energy; --power of a live meter with --logs is refused.
 func TestTrainPower(t *testing.T) {
 	dir := t.TempDir()
 	replay := filepath.Join(dir, "meter.csv")
@@ -560,8 +557,8 @@ func TestTrainPower(t *testing.T) {
 	if tm.EnergyKWh == nil {
 		t.Error("no energy to the end of training (T_TR)")
 	}
-	bad := runCLI(t, "", "train", "--logs", replay, "--power", "replay:"+replay, "--output-dir", filepath.Join(dir, "bad"))
-	if bad.code != ExitUsage || !strings.Contains(bad.stderr, "--power-replay") {
-		t.Errorf("--power with --logs: %v", bad)
+	bad := runCLI(t, "", "train", "--logs", replay, "--power", "nvidia-smi:"+smi, "--output-dir", filepath.Join(dir, "bad"))
+	if bad.code != ExitUsage || !strings.Contains(bad.stderr, "--power samples the meters") || !strings.Contains(bad.stderr, "replay:FILE") {
+		t.Errorf("--power of a live meter with --logs: %v", bad)
 	}
 }

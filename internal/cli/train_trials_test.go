@@ -179,7 +179,7 @@ func TestTrainTrialsFailuresAreRecorded(t *testing.T) {
 	if f := run.Trials[1].Failure; f != "exited with status 1" {
 		t.Errorf("trial 2's failure %q", f)
 	}
-	if f := run.Trials[2].Failure; !strings.Contains(f, "timed out after 1s (--timeout)") {
+	if f := run.Trials[2].Failure; !strings.Contains(f, "timed out after 1s (the trial timeout)") {
 		t.Errorf("trial 3's failure %q", f)
 	}
 	res := readTrainingResult(t, out)
