@@ -91,7 +91,7 @@ failed to start or to write its bundle, 4 interrupted. See docs/audit.md.`,
 			}
 			p.Settings.AuditConfig = "" // the audit brings its own
 			p.Done = recordDone(cmd.Context(), st, f.store, f.quiet)
-			setGoMemoryLimit(f.goMemLimit)
+			f.goMemLimit.SetGoMemoryLimit()
 			return runAudit(cmd, st, test, p, o, f.quiet)
 		},
 	}

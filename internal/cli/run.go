@@ -49,8 +49,8 @@ type runFlags struct {
 	keepProbes bool
 	// maxMemory is Options.MaxMemory.
 	maxMemory memoryFlag
-	// goMemLimit is the budget planFromFlags took, for setGoMemoryLimit.
-	goMemLimit memoryBudget
+	// goMemLimit is the budget planFromFlags took, for its SetGoMemoryLimit.
+	goMemLimit benchmark.MemoryBudget
 	// dispatch holds the flags of --sut dispatch (sut_dispatch.go).
 	dispatch dispatchFlags
 	// concurrency is Settings.Concurrency (--concurrency).
@@ -143,7 +143,7 @@ on stderr. Exit codes: 0 VALID or PASS, 1 failure, 2 bad flags (nothing ran),
 			if err := p.Validate(); err != nil {
 				return withCode(ExitUsage, err)
 			}
-			setGoMemoryLimit(f.goMemLimit)
+			f.goMemLimit.SetGoMemoryLimit()
 			if up.server != "" || up.config != "" { // aimeter run --server (server.go)
 				return runAndSubmit(cmd.Context(), st, &up, func(phase func(benchmark.Phase)) error {
 					p.Phase = phase
@@ -259,7 +259,7 @@ func planFromFlags(cmd *cobra.Command, st *State, f *runFlags, g *gbtFlags) (*be
 			Set: f.set, Concurrency: f.concurrency, MaxErrorRate: f.maxErrorRate,
 		},
 		OutputDir: f.outputDir, Trace: f.trace,
-		Timeout: f.timeout, StallTimeout: f.stallTimeout, MaxMemory: mb.bytes, MaxMemorySource: mb.source,
+		Timeout: f.timeout, StallTimeout: f.stallTimeout, MaxMemory: mb.Bytes, MaxMemorySource: mb.Source,
 		FindPeakResolution: f.peakResolution, KeepProbeRecords: f.keepProbes,
 		CommandLine: append([]string{"aimeter"}, st.Args...),
 		Backends:    st.Backends,
