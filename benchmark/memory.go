@@ -145,6 +145,14 @@ func AutoMemoryBudget(l sysinfo.MemoryLimits) (MemoryBudget, error) {
 	return best, nil
 }
 
+// ProcessMemoryBudget is AutoMemoryBudget of this process's memory
+// limits (sysinfo.MemoryLimit: a limit file that cannot be parsed is
+// ignored, and the others still count).
+func ProcessMemoryBudget() (MemoryBudget, error) {
+	lim, _ := sysinfo.MemoryLimit()
+	return AutoMemoryBudget(lim)
+}
+
 // rlimitReserve is the address space kept aside under an RLIMIT_AS or
 // RLIMIT_DATA beside what is mapped when the budget is set (see
 // AutoMemoryBudget), and minRlimitBudget the smallest budget such a limit

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"aimeter/benchmark"
-	"aimeter/sysinfo"
 )
 
 // memoryFlag is --max-memory: a byte count with an optional unit
@@ -52,14 +51,12 @@ func (m *memoryFlag) limit() int64 {
 	return b.Bytes
 }
 
-// budget returns the flag's budget; for auto, benchmark.AutoMemoryBudget
-// of the process's memory limits (sysinfo.MemoryLimit: a limit file that
-// cannot be parsed is ignored, and the others still count), or an error
-// when an address-space limit leaves no room for a run.
+// budget returns the flag's budget; for auto,
+// benchmark.ProcessMemoryBudget, or an error when an address-space limit
+// leaves no room for a run.
 func (m *memoryFlag) budget() (benchmark.MemoryBudget, error) {
 	if m.set {
 		return benchmark.FixedMemoryBudget(m.bytes, "--max-memory"), nil
 	}
-	lim, _ := sysinfo.MemoryLimit()
-	return benchmark.AutoMemoryBudget(lim)
+	return benchmark.ProcessMemoryBudget()
 }
