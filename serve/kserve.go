@@ -15,6 +15,10 @@ import (
 	"aimeter/sut/servertiming"
 )
 
+// DefaultMaxBatch is KServeOptions.MaxBatch when it is zero: the largest
+// batch of the reference model (mlp.MaxBatch).
+const DefaultMaxBatch = 64
+
 // KServeOptions configure a KServe server.
 type KServeOptions struct {
 	// Model is the model served; required unless NullModel is set.
@@ -34,7 +38,8 @@ type KServeOptions struct {
 	// empty means "aimeter" and "dev".
 	ServerName, ServerVersion string
 	// MaxBatch is the largest batch the model runs; the server batches the
-	// requests that wait while the model is busy. Zero means 64.
+	// requests that wait while the model is busy. Zero means
+	// DefaultMaxBatch.
 	MaxBatch int
 	// Workers is the number of batches run at once. Zero means 1.
 	Workers int
@@ -106,7 +111,7 @@ func NewKServe(opts KServeOptions) (*KServe, error) {
 		opts.ServerVersion = "dev"
 	}
 	if opts.MaxBatch <= 0 {
-		opts.MaxBatch = 64
+		opts.MaxBatch = DefaultMaxBatch
 	}
 	if opts.Workers <= 0 {
 		opts.Workers = 1

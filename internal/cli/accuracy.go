@@ -99,10 +99,8 @@ func scoreLogCommand(cmd *cobra.Command, st *State, dir, labelsFile, targetText 
 	if err := json.Unmarshal(lb, &labels); err != nil {
 		return usageError("--labels %s: want a JSON array of class numbers: %v", labelsFile, err)
 	}
-	for i, l := range labels {
-		if l < 0 || l > 255 {
-			return usageError("--labels %s: entry %d is %d, want a class of 0 to 255 (one byte a response)", labelsFile, i, l)
-		}
+	if err := accuracy.CheckLabels(labels); err != nil {
+		return usageError("--labels %s: %v", labelsFile, err)
 	}
 	f, err := os.Open(filepath.Join(dir, "mlperf_log_accuracy.json"))
 	if err != nil {
@@ -113,20 +111,14 @@ func scoreLogCommand(cmd *cobra.Command, st *State, dir, labelsFile, targetText 
 	if err != nil {
 		return usageError("%s: %v", f.Name(), err)
 	}
-	s, err := accuracy.Top1(entries, len(labels), func(i uint64) uint8 { return uint8(labels[i]) })
+	score, err := accuracy.ScoreLabels(entries, labels, target)
 	if err != nil {
 		return usageError("%s: %v", f.Name(), err)
 	}
-	out := map[string]any{"metric": "top-1", "accuracy": 100 * s.Value, "correct": s.Correct, "scored": s.Scored, "missing": s.Missing}
-	pass := true
-	if target != nil {
-		pass = 100*s.Value >= target.Value
-		out["target"], out["target_text"], out["pass"] = target.Value, target.Text, pass
-	}
-	b, _ := json.Marshal(out)
+	b, _ := json.Marshal(score)
 	fmt.Fprintf(st.Stdout, "%s\n", b)
-	if !pass {
-		return withCode(ExitInvalid, fmt.Errorf("top-1 %.4f%% is below the target %s = %.4f%%", 100*s.Value, target.Text, target.Value))
+	if !score.Passed() {
+		return withCode(ExitInvalid, fmt.Errorf("top-1 %.4f%% is below the target %s = %.4f%%", score.Accuracy, target.Text, target.Value))
 	}
 	return nil
 }

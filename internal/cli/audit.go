@@ -2,13 +2,10 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -94,7 +91,7 @@ failed to start or to write its bundle, 4 interrupted. See docs/audit.md.`,
 			}
 			p.Settings.AuditConfig = "" // the audit brings its own
 			p.Done = recordDone(cmd.Context(), st, f.store, f.quiet)
-			setGoMemoryLimit(f.goMemLimit)
+			f.goMemLimit.SetGoMemoryLimit()
 			return runAudit(cmd, st, test, p, o, f.quiet)
 		},
 	}
@@ -167,7 +164,7 @@ func runAudit(cmd *cobra.Command, st *State, test compliance.Test, p *benchmark.
 	fmt.Fprint(st.Stdout, res.Output())
 	fmt.Fprintf(st.Stdout, "%s verification written to %s\n", test, filepath.Join(res.Dir, string(test)))
 	if !res.Pass {
-		if hint := auditHint(res); hint != "" {
+		if hint := res.Hint(); hint != "" {
 			fmt.Fprintln(st.Stderr, hint)
 		}
 		return withCode(ExitInvalid, fmt.Errorf("%s: TEST FAIL", test))
@@ -175,117 +172,12 @@ func runAudit(cmd *cobra.Command, st *State, test compliance.Test, p *benchmark.
 	return nil
 }
 
-// sizingFile is the file in the audit's folder that records how its runs
-// were sized for the SUT (benchmark.Sizing as JSON).
-const sizingFile = "sizing.json"
-
 // sizeAudit sizes the performance runs of a TEST01 or TEST04 audit for a
-// network SUT (benchmark.SizeForSUT: a short probe of the SUT), appending
-// its overrides to the plan's --set, and records the sizing on the
-// console and in sizing.json of the audit's folder. A SUT that is not a
-// network server keeps its defaults silently.
+// network SUT (compliance.Size) and prints the sizing.
 func sizeAudit(ctx context.Context, st *State, test compliance.Test, p *benchmark.Plan) error {
-	sz, err := benchmark.SizeForSUT(ctx, *p)
-	if err != nil {
-		return err
+	sz, err := compliance.Size(ctx, p)
+	if sz != nil {
+		fmt.Fprintf(st.Stdout, "%s sizing: %s\n", test, flagText(sz.String()))
 	}
-	if sz.Set == nil && sz.Probes == nil && (p.Custom != nil || !p.SUT.KindOrNull().IsNetwork()) {
-		return nil
-	}
-	p.Settings.Set = append(slices.Clip(p.Settings.Set), sz.Set...)
-	if sz.MaxConns > 0 {
-		p.SUT.Net.MaxConns = sz.MaxConns
-	}
-	fmt.Fprintf(st.Stdout, "%s sizing: %s\n", test, flagText(sz.String()))
-	b, err := json.MarshalIndent(sz, "", "  ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(p.OutputDir, sizingFile), append(b, '\n'), 0o644)
-}
-
-// shortAudit is the pass length under which a failed performance
-// comparison gets auditHint's advice to lengthen the pass.
-const shortAudit = 10 * time.Second
-
-// auditHint explains a failed performance verification (TEST01, TEST04)
-// with its real cause and tolerance. Where the reference or the audit run
-// was INVALID, MLPerf's script fails without comparing: the hint names
-// the run and its reasons (the run's verdict), and for a TEST04 audit run
-// that ended before min_duration says what that points to (the repeated
-// sample answered faster, as by a result cache). Where both were VALID
-// and the scores differ by more than the tolerance (10 %, or 20 % for
-// short SingleStream and MultiStream latencies), it says so, with the
-// causes (a cache, the machine's other load), and for passes under
-// shortAudit that the machine's other load weighs as much as the SUT. It
-// returns "" for any other outcome.
-func auditHint(res *compliance.Result) string {
-	v := res.Verification
-	if v == nil || v.Pass {
-		return ""
-	}
-	tol := fmt.Sprintf("%.0f %%", v.Threshold*100)
-	var invalid []string
-	for _, run := range []struct {
-		name string
-		out  *benchmark.Outcome
-	}{{"reference run", res.Reference}, {"audit run", res.Audit}} {
-		if run.out == nil || run.out.Verdict.Pass {
-			continue
-		}
-		line := fmt.Sprintf("the %s was %s: %s", run.name, run.out.Verdict.Word(), runReasons(run.out))
-		if res.Test == compliance.TEST04 && run.name == "audit run" && len(invalid) == 0 && minDurationMissed(run.out) {
-			line += " TEST04's audit run issues one sample again and again: a SUT that answers it much faster than the reference run's samples, as a result cache does, ends the pass before min_duration."
-		}
-		invalid = append(invalid, "\n  * "+line)
-	}
-	if len(invalid) > 0 {
-		return fmt.Sprintf("hint: %s failed on an INVALID run, not on its score (the comparison within %s was not made):%s",
-			res.Test, tol, strings.Join(invalid, ""))
-	}
-	if res.Reference == nil || res.Reference.Result == nil || res.Reference.Result.Summary == nil {
-		return ""
-	}
-	pr := res.Reference.Result.Summary.Result
-	d := time.Duration(pr.FinalQueryAllSamplesDoneTime * float64(time.Second))
-	if d > 0 && d < shortAudit {
-		return fmt.Sprintf("hint: the reference run's pass lasted %v; a comparison within %s of runs this short depends on the machine's other load as much as on the SUT: repeat with a longer pass (e.g. --set min_duration=60000)",
-			d.Round(time.Millisecond), tol)
-	}
-	why := "the machine's other load, or a SUT whose speed changed"
-	if res.Test == compliance.TEST04 {
-		why = "a SUT that answers TEST04's repeated sample faster, as a result cache does, or the machine's other load"
-	}
-	return fmt.Sprintf("hint: the audit run's score %.6g is not within %s of the reference run's %.6g, both runs VALID: the SUT ran at another speed in the audit run (%s)",
-		v.TestScore, tol, v.RefScore, why)
-}
-
-// hintReasons is the most reasons of a run auditHint quotes, and
-// hintReasonLen the most bytes of each.
-const hintReasons, hintReasonLen = 3, 300
-
-// runReasons are the reasons of a run's verdict for auditHint: the first
-// hintReasons, each cut at hintReasonLen, and a count of the others.
-func runReasons(out *benchmark.Outcome) string {
-	why := out.Verdict.Reasons
-	if len(why) == 0 {
-		return "see " + filepath.Join(out.Dir, "mlperf_log_summary.txt") + "."
-	}
-	var parts []string
-	for _, r := range why[:min(len(why), hintReasons)] {
-		if len(r) > hintReasonLen {
-			r = strings.ToValidUTF8(r[:hintReasonLen], "") + "…"
-		}
-		parts = append(parts, r)
-	}
-	if more := len(why) - hintReasons; more > 0 {
-		parts = append(parts, fmt.Sprintf("(%d more reasons in %s)", more, filepath.Join(out.Dir, "result.json")))
-	}
-	return strings.Join(parts, " ")
-}
-
-// minDurationMissed reports whether a run's pass ended before its
-// min_duration.
-func minDurationMissed(out *benchmark.Outcome) bool {
-	return out.Result != nil && out.Result.Summary != nil && !out.Result.Summary.MinDurationMet
+	return err
 }

@@ -118,7 +118,7 @@ func printGBT(w io.Writer, out *benchmark.Outcome) {
 	}
 	if out.Derived != nil {
 		if l := out.Derived.SendLateness(); l != nil { // the modes on LoadGen's Server scenario
-			fmt.Fprintln(w, sendLatenessText(l))
+			fmt.Fprintln(w, l.Text())
 		}
 	}
 	fmt.Fprintf(w, "Lost: %d of %d samples (rate %.4f, threshold %.4f): %s\n", m.Loss.Lost, m.Loss.Sent, m.Loss.Rate, m.Loss.Threshold, passFail(m.Loss.Valid))

@@ -12,9 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"aimeter/loadgen"
 	"aimeter/store"
-	"aimeter/sysinfo"
 )
 
 // mainEnv makes the test binary run aimeter's Main instead of the tests, so
@@ -197,60 +195,12 @@ func TestMaxMemoryFlag(t *testing.T) {
 	if err := four.Set("4GiB"); err != nil {
 		t.Fatal(err)
 	}
-	if b, err := four.budget(); err != nil || b.goLimit != 5<<30 {
-		t.Errorf("--max-memory 4GiB sets Go's soft limit to %d, %v; want 5/4 of it", b.goLimit, err)
+	if b, err := four.budget(); err != nil || b.GoLimit != 5<<30 {
+		t.Errorf("--max-memory 4GiB sets Go's soft limit to %d, %v; want 5/4 of it", b.GoLimit, err)
 	}
 	var auto memoryFlag
 	if auto.String() != "auto" {
 		t.Errorf("the unset flag shows %q, want auto", auto.String())
-	}
-	for _, tc := range []struct {
-		total  uint64
-		want   int64
-		reason string
-	}{
-		{16 << 30, 8 << 30, "half of the machine"},
-		{0, 8 << 30, "unknown memory: loadgen's default"},
-	} {
-		if got := halfOfMemory(tc.total); got != tc.want {
-			t.Errorf("%s: halfOfMemory(%d) = %d, want %d", tc.reason, tc.total, got, tc.want)
-		}
-	}
-}
-
-func TestAutoBudget(t *testing.T) {
-	const gib = 1 << 30
-	mapped := uint64(1700 << 20) // what aimeter has mapped when it starts
-	rlimit := func(limit uint64) sysinfo.MemoryLimits {
-		return sysinfo.MemoryLimits{Binding: sysinfo.SourceRlimitAS, Bytes: limit, RlimitAS: sysinfo.Limit{Bytes: limit, From: "RLIMIT_AS"},
-			RAM: sysinfo.Limit{Bytes: 64 * gib}, AddressSpace: mapped}
-	}
-	for _, tc := range []struct {
-		lim     sysinfo.MemoryLimits
-		want    int64
-		goLimit int64
-		source  string
-		reason  string
-	}{
-		{sysinfo.MemoryLimits{Binding: sysinfo.SourceRAM, Bytes: 16 * gib, RAM: sysinfo.Limit{Bytes: 16 * gib}}, 8 * gib, 0, "half of ram", "the machine's memory: half, Go's limit untouched"},
-		{sysinfo.MemoryLimits{Binding: sysinfo.SourceCgroupV2, Bytes: 4 * gib, CgroupV2: sysinfo.Limit{Bytes: 4 * gib, From: "/sys/fs/cgroup/a/memory.max"}, RAM: sysinfo.Limit{Bytes: 16 * gib}}, gib, 3 * gib, "a quarter of cgroup-v2", "a cgroup limit: a quarter, Go's limit at 3/4"},
-		{sysinfo.MemoryLimits{Binding: sysinfo.SourceCgroupV1, Bytes: 4 * gib, CgroupV1: sysinfo.Limit{Bytes: 4 * gib}}, gib, 3 * gib, "a quarter of cgroup-v1", "a v1 cgroup limit: as v2"},
-		{rlimit(6 * gib), int64(6*gib-mapped-rlimitReserve) / 2, 6 * gib / 4 * 3, "half of what rlimit-as", "an address-space limit: half of what the mapped space and the reserve leave"},
-		{sysinfo.MemoryLimits{Binding: sysinfo.SourceRlimitAS, Bytes: 6 * gib, RlimitAS: sysinfo.Limit{Bytes: 6 * gib}, RAM: sysinfo.Limit{Bytes: 2 * gib}, AddressSpace: mapped}, gib, 0,
-			"half of ram", "the smallest share wins, not the smallest limit: half of 2 GiB of RAM is below half of what 6 GiB of address space leaves"},
-		{sysinfo.MemoryLimits{}, loadgen.DefaultMaxMemory, 0, "loadgen's default", "nothing readable: loadgen's default"},
-	} {
-		b, err := autoBudget(tc.lim)
-		if err != nil || b.bytes != tc.want || b.goLimit != tc.goLimit || !strings.Contains(b.source, tc.source) {
-			t.Errorf("%s: budget %d, Go limit %d, source %q, %v; want %d, %d, %q", tc.reason, b.bytes, b.goLimit, b.source, err, tc.want, tc.goLimit, tc.source)
-		}
-	}
-	// ulimit -v 1900000: the runtime's reservations and the reserve leave
-	// less than the smallest budget; the run is refused with the limit
-	// that would do.
-	_, err := autoBudget(rlimit(1900000 << 10))
-	if err == nil || !strings.Contains(err.Error(), "ulimit -v") || !strings.Contains(err.Error(), "already mapped") {
-		t.Errorf("a 1.9 GB address-space limit: %v, want a refusal naming ulimit -v and the mapped space", err)
 	}
 }
 

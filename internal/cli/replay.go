@@ -67,7 +67,7 @@ See docs/replay.md.`,
 			if p.SLO, err = parseRunSLO(slo); err != nil {
 				return err
 			}
-			setGoMemoryLimit(f.goMemLimit)
+			f.goMemLimit.SetGoMemoryLimit()
 			return runPlan(cmd.Context(), st, p, f.quiet, f.json, f.store)
 		},
 	}

@@ -2,18 +2,14 @@ package cli
 
 import (
 	"context"
-	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -134,36 +130,22 @@ func parseRunIDs(args []string) ([]int64, error) {
 	return ids, nil
 }
 
+// loadRuns loads the runs ids name; a missing one is a usage error.
 func loadRuns(ctx context.Context, s *store.Store, ids []int64) ([]store.Run, error) {
-	out := make([]store.Run, 0, len(ids))
-	for _, id := range ids {
-		r, err := s.Run(ctx, id)
-		if errors.Is(err, store.ErrNotFound) {
-			return nil, withCode(ExitUsage, fmt.Errorf("no run %d in the results store", id))
-		}
-		if err != nil {
-			return nil, withCode(ExitFailure, err)
-		}
-		out = append(out, *r)
-	}
-	return out, nil
+	runs, err := s.RunsByID(ctx, ids)
+	return runs, storeCode(err)
 }
 
-func headlineText(r *store.Run) string {
-	if r.HeadlineName == "" {
-		return "-"
+// storeCode gives a store error its exit code: ExitUsage for a run that
+// is not there (or no run at all), ExitFailure for any other.
+func storeCode(err error) error {
+	if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrNoRuns) {
+		return withCode(ExitUsage, err)
 	}
-	return fmt.Sprintf("%s %s %s", r.HeadlineName, formatValue(r.HeadlineValue), r.HeadlineUnit)
-}
-
-func formatValue(v float64) string {
-	switch {
-	case math.IsInf(v, 0) || math.IsNaN(v):
-		return fmt.Sprint(v)
-	case v == math.Trunc(v) && math.Abs(v) < 1e15:
-		return strconv.FormatInt(int64(v), 10)
+	if err != nil {
+		return withCode(ExitFailure, err)
 	}
-	return strconv.FormatFloat(v, 'g', 6, 64)
+	return nil
 }
 
 func newResultsAddCommand(st *State, dsn *string) *cobra.Command {
@@ -204,7 +186,7 @@ func newResultsListCommand(st *State, dsn *string) *cobra.Command {
 					return withCode(ExitFailure, err)
 				}
 				if asJSON {
-					return writeJSON(st.Stdout, runsForList(runs))
+					return writeJSON(st.Stdout, store.WithoutDocuments(runs))
 				}
 				if len(runs) == 0 {
 					fmt.Fprintln(st.Stdout, "no runs in the results store")
@@ -215,7 +197,7 @@ func newResultsListCommand(st *State, dsn *string) *cobra.Command {
 				for i := range runs {
 					r := &runs[i]
 					fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.RecordedAt.Format("2006-01-02 15:04:05"), r.Kind,
-						dash(r.Scenario), dash(r.Mode), dash(r.SUT), r.VerdictWord, r.Status, headlineText(r), r.SeriesKey)
+						dash(r.Scenario), dash(r.Mode), dash(r.SUT), r.VerdictWord, r.Status, r.HeadlineText(), r.SeriesKey)
 				}
 				return tw.Flush()
 			})
@@ -226,15 +208,6 @@ func newResultsListCommand(st *State, dsn *string) *cobra.Command {
 	cmd.Flags().StringVar(&item, "item", "", "only the runs of this test item")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the runs as a JSON array")
 	return cmd
-}
-
-// runsForList drops the bulky documents from runs for list --json.
-func runsForList(runs []store.Run) []store.Run {
-	out := slices.Clone(runs)
-	for i := range out {
-		out[i].Result, out[i].SUTConfig, out[i].System = nil, nil, nil
-	}
-	return out
 }
 
 func dash(s string) string {
@@ -248,14 +221,6 @@ func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
-}
-
-// runDetail is everything of one run, as show --json and export print it.
-type runDetail struct {
-	Run       store.Run        `json:"run"`
-	Metrics   []store.Metric   `json:"metrics"`
-	Artifacts []store.Artifact `json:"artifacts,omitempty"`
-	Events    []store.Event    `json:"events,omitempty"`
 }
 
 func newResultsShowCommand(st *State, dsn *string) *cobra.Command {
@@ -274,98 +239,19 @@ func newResultsShowCommand(st *State, dsn *string) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				r := runs[0]
-				d := runDetail{Run: r}
-				if d.Metrics, err = s.Metrics(ctx, r.ID); err != nil {
-					return withCode(ExitFailure, err)
-				}
-				if d.Artifacts, err = s.Artifacts(ctx, r.ID); err != nil {
-					return withCode(ExitFailure, err)
-				}
-				if d.Events, err = s.Events(ctx, store.EventFilter{RunID: r.ID}); err != nil {
+				d, err := s.Detail(ctx, runs[0])
+				if err != nil {
 					return withCode(ExitFailure, err)
 				}
 				if asJSON {
 					return writeJSON(st.Stdout, d)
 				}
-				printRunDetail(st.Stdout, s, &d)
-				return nil
+				return s.WriteDetail(st.Stdout, d)
 			})
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the run, its metrics, files and events as JSON")
 	return cmd
-}
-
-func printRunDetail(w io.Writer, s *store.Store, d *runDetail) {
-	r := &d.Run
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	row := func(k, v string) { fmt.Fprintf(tw, "%s\t%s\n", k, v) }
-	row("run", strconv.FormatInt(r.ID, 10))
-	row("key", r.Key)
-	if r.TestItemID != "" {
-		row("test item", fmt.Sprintf("%s, attempt %d", r.TestItemID, r.Attempt))
-	}
-	row("kind", r.Kind)
-	row("scenario", dash(r.Scenario))
-	row("mode", dash(r.Mode))
-	if r.ArrivalMode >= 0 {
-		row("arrival mode", strconv.Itoa(r.ArrivalMode))
-	}
-	row("SUT", dash(r.SUT))
-	row("QSL", dash(r.QSL))
-	if r.Model != "" {
-		row("model", r.Model)
-	}
-	if r.DataSet != "" {
-		row("data set", r.DataSet)
-	}
-	row("verdict", fmt.Sprintf("%s (%s)", r.VerdictWord, r.VerdictKind))
-	status := string(r.Status)
-	if r.StatusReason != "" {
-		status += ": " + r.StatusReason
-	}
-	row("status", status)
-	row("headline", headlineText(r))
-	row("started", r.StartedAt.Format(time.RFC3339))
-	row("recorded", r.RecordedAt.Format(time.RFC3339))
-	row("aimeter", dash(r.Version))
-	row("series", fmt.Sprintf("%s (system %s, SUT configuration %s, workload %s)", r.SeriesKey, r.SystemKey, r.ConfigKey, r.WorkloadKey))
-	row("bundle digest", "sha256:"+r.BundleDigest)
-	row("source", r.Source)
-	row("stored in", s.Path(r.Dir))
-	tw.Flush()
-
-	fmt.Fprintln(w, "\nmetrics:")
-	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "  NAME\tVALUE\tUNIT\tBETTER\tCOUNT\tSTDDEV\tP50\tP90\tP99\tMAX")
-	opt := func(p *float64) string {
-		if p == nil {
-			return "-"
-		}
-		return formatValue(*p)
-	}
-	for _, m := range d.Metrics {
-		count := "-"
-		if m.Count > 0 {
-			count = strconv.FormatInt(m.Count, 10)
-		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", m.Name, formatValue(m.Value), dash(m.Unit), dash(string(m.Better)),
-			count, opt(m.Stddev), opt(m.P50), opt(m.P90), opt(m.P99), opt(m.Max))
-	}
-	tw.Flush()
-
-	fmt.Fprintln(w, "\nfiles:")
-	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	for _, a := range d.Artifacts {
-		fmt.Fprintf(tw, "  %s\t%s\t%d bytes\tsha256:%s\n", a.Name, a.Role, a.Bytes, a.SHA256)
-	}
-	tw.Flush()
-
-	fmt.Fprintln(w, "\nevents:")
-	for _, e := range d.Events {
-		fmt.Fprintf(w, "  %d  %s  %s  %s\n", e.Seq, e.At.Format(time.RFC3339Nano), e.Kind, e.Detail)
-	}
 }
 
 // thresholdFlags describe one threshold on the command line.
@@ -431,85 +317,23 @@ change of the headline metric against the previous run.
 				if given {
 					ts = []store.Threshold{th}
 				}
-				var cand store.Run
-				var base []store.Run
-				var checks []store.Check
-				switch len(ids) {
-				case 0, 1:
-					if len(ids) == 0 {
-						latest, err := s.Runs(ctx, store.RunFilter{Limit: 1})
-						if err != nil {
-							return withCode(ExitFailure, err)
-						}
-						if len(latest) == 0 {
-							return withCode(ExitUsage, errors.New("no runs in the results store to compare"))
-						}
-						cand = latest[0]
-					} else {
-						runs, err := loadRuns(ctx, s, ids)
-						if err != nil {
-							return err
-						}
-						cand = runs[0]
-					}
-					if checks, err = s.CheckRun(ctx, &cand, ts); err != nil {
-						return withCode(ExitFailure, err)
-					}
-					lookback := 1
-					for _, c := range checks {
-						lookback = max(lookback, c.Threshold.Lookback)
-					}
-					if base, err = s.Baseline(ctx, &cand, min(lookback, 4)); err != nil {
-						return withCode(ExitFailure, err)
-					}
-				default:
-					runs, err := loadRuns(ctx, s, ids)
-					if err != nil {
-						return err
-					}
-					slices.SortFunc(runs, func(a, b store.Run) int { return -cmpInt64(a.ID, b.ID) })
-					cand, base = runs[0], runs[1:]
-					if ts == nil {
-						if ts, err = s.Thresholds(ctx, cand.SeriesKey); err != nil {
-							return withCode(ExitFailure, err)
-						}
-					}
-					for _, b := range base {
-						if b.SeriesKey != cand.SeriesKey {
-							fmt.Fprintf(st.Stderr, "warning: run %d is in series %s, run %d in %s: they differ in system, SUT configuration or workload\n", b.ID, b.SeriesKey, cand.ID, cand.SeriesKey)
-						}
-					}
-					if ts == nil {
-						ts = []store.Threshold{{}}
-					}
-					for i := range ts {
-						if ts[i].Lookback == 0 {
-							ts[i].Lookback = len(base) // every run named
-						}
-					}
-					if checks, err = s.CheckAgainst(ctx, &cand, base, ts); err != nil {
-						return withCode(ExitFailure, err)
-					}
-				}
-				all, err := s.WithMetrics(ctx, append([]store.Run{cand}, base...))
+				c, err := s.Compare(ctx, ids, ts)
 				if err != nil {
-					return withCode(ExitFailure, err)
+					return storeCode(err)
 				}
-				slices.Reverse(all) // oldest first, the candidate last
+				for _, b := range c.OtherSeries {
+					fmt.Fprintf(st.Stderr, "warning: run %d is in series %s, run %d in %s: they differ in system, SUT configuration or workload\n", b.ID, b.SeriesKey, c.Candidate.ID, c.Candidate.SeriesKey)
+				}
 				if asJSON {
-					err = writeJSON(st.Stdout, struct {
-						Runs      []store.RunMetrics `json:"runs"`
-						Checks    []store.Check      `json:"checks"`
-						Regressed bool               `json:"regressed"`
-					}{all, checks, store.Regressed(checks)})
+					err = writeJSON(st.Stdout, c)
 				} else {
-					printComparison(st.Stdout, all, checks)
+					err = c.WriteComparison(st.Stdout)
 				}
 				if err != nil {
 					return withCode(ExitFailure, err)
 				}
-				if failOn && store.Regressed(checks) {
-					return withCode(ExitRegression, fmt.Errorf("run %d regressed", cand.ID))
+				if failOn && c.Regressed {
+					return withCode(ExitRegression, fmt.Errorf("run %d regressed", c.Candidate.ID))
 				}
 				return nil
 			})
@@ -529,83 +353,6 @@ func cmpInt64(a, b int64) int {
 		return 1
 	}
 	return 0
-}
-
-// comparedMetrics are the rows of the side-by-side table, when present.
-var comparedMetrics = []string{"headline", "samples.ok", "samples.failed", "samples.lost", "latency_ns.mean", "latency_ns.p50", "latency_ns.p90", "latency_ns.p99", "latency_ns.max", "tokens.ttft_ns.p99", "tokens.tpot_ns.p99", "gbt.throughput.samples_per_s", "gbt.loss.rate", "power.energy_j"}
-
-func printComparison(w io.Writer, runs []store.RunMetrics, checks []store.Check) {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-	head := []string{"run"}
-	for _, r := range runs {
-		head = append(head, strconv.FormatInt(r.Run.ID, 10))
-	}
-	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
-	line := func(name string, cell func(r *store.RunMetrics) string) {
-		cells := []string{name}
-		for i := range runs {
-			cells = append(cells, cell(&runs[i]))
-		}
-		fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t")
-	}
-	line("recorded", func(r *store.RunMetrics) string { return r.Run.RecordedAt.Format("01-02 15:04:05") })
-	line("scenario", func(r *store.RunMetrics) string { return dash(r.Run.Scenario) })
-	line("verdict", func(r *store.RunMetrics) string { return r.Run.VerdictWord })
-	line("series", func(r *store.RunMetrics) string { return r.Run.SeriesKey })
-	for _, name := range comparedMetrics {
-		has := slices.ContainsFunc(runs, func(r store.RunMetrics) bool { _, ok := r.Metrics[name]; return ok })
-		if !has {
-			continue
-		}
-		label := name
-		if name == "headline" && len(runs) > 0 {
-			label = dash(runs[len(runs)-1].Run.HeadlineName)
-		}
-		line(label, func(r *store.RunMetrics) string {
-			m, ok := r.Metrics[name]
-			if !ok {
-				return "-"
-			}
-			return formatValue(m.Value)
-		})
-	}
-	line("latency stddev", func(r *store.RunMetrics) string {
-		if m, ok := r.Metrics["latency_ns"]; ok && m.Stddev != nil {
-			return formatValue(math.Round(*m.Stddev))
-		}
-		return "-"
-	})
-	tw.Flush()
-	if len(checks) == 0 {
-		return
-	}
-	fmt.Fprintln(w)
-	for _, c := range checks {
-		t := c.Threshold
-		desc := fmt.Sprintf("%s %s", t.Test, t.Metric)
-		var verdict string
-		switch {
-		case !c.Judged:
-			verdict = "not judged: " + c.Note
-		case c.Regressed:
-			verdict = "REGRESSION"
-		default:
-			verdict = "ok"
-		}
-		detail := fmt.Sprintf("run %d: %s against %s of runs %v (%+.2f %%", c.RunID, formatValue(c.Value), formatValue(c.BaselineValue), c.Baseline, c.Change)
-		switch t.Test {
-		case store.Percent:
-			detail += fmt.Sprintf(", limit %g %%)", t.Limit)
-		case store.ZScore:
-			detail += fmt.Sprintf(", z = %.2f, limit %g)", c.Statistic, t.Limit)
-		case store.Welch:
-			detail += fmt.Sprintf(", t = %.2f, df = %.1f, p = %.3g, alpha %g)", c.Statistic, c.DF, c.P, t.Limit)
-		}
-		if !c.Judged {
-			detail = ""
-		}
-		fmt.Fprintf(w, "%s: %s %s\n", desc, verdict, detail)
-	}
 }
 
 func newResultsExportCommand(st *State, dsn *string) *cobra.Command {
@@ -634,13 +381,9 @@ of a run, with the run's ID, key, time, test, verdict and series.`,
 				if err != nil {
 					return withCode(ExitFailure, err)
 				}
-				var details []runDetail
-				for _, r := range runs {
-					ms, err := s.Metrics(ctx, r.ID)
-					if err != nil {
-						return withCode(ExitFailure, err)
-					}
-					details = append(details, runDetail{Run: r, Metrics: ms})
+				details, err := s.WithMetricList(ctx, runs)
+				if err != nil {
+					return withCode(ExitFailure, err)
 				}
 				w := st.Stdout
 				var f *os.File
@@ -651,12 +394,9 @@ of a run, with the run's ID, key, time, test, verdict and series.`,
 					w = f
 				}
 				if format == "json" {
-					if details == nil {
-						details = []runDetail{}
-					}
 					err = writeJSON(w, details)
 				} else {
-					err = writeResultsCSV(w, details)
+					err = store.WriteCSV(w, details)
 				}
 				if f != nil {
 					err = errors.Join(err, f.Close())
@@ -671,35 +411,6 @@ of a run, with the run's ID, key, time, test, verdict and series.`,
 	cmd.Flags().StringVar(&format, "format", "json", "json or csv")
 	cmd.Flags().StringVarP(&output, "output", "o", "", "file to write (default: standard output)")
 	return cmd
-}
-
-// ResultsCSVHeader is the header of aimeter results export --format csv.
-const resultsCSVHeader = "run_id,run_key,recorded_at,test_item_id,attempt,kind,scenario,mode,sut,verdict,status,series_key,metric,unit,better,value,count,mean,stddev,min,p50,p90,p95,p99,p99_9,max"
-
-func writeResultsCSV(w io.Writer, details []runDetail) error {
-	cw := csv.NewWriter(w)
-	cw.Write(strings.Split(resultsCSVHeader, ","))
-	opt := func(p *float64) string {
-		if p == nil {
-			return ""
-		}
-		return strconv.FormatFloat(*p, 'g', -1, 64)
-	}
-	for _, d := range details {
-		r := &d.Run
-		for _, m := range d.Metrics {
-			count := ""
-			if m.Count > 0 {
-				count = strconv.FormatInt(m.Count, 10)
-			}
-			cw.Write([]string{strconv.FormatInt(r.ID, 10), r.Key, r.RecordedAt.Format(time.RFC3339Nano), r.TestItemID, strconv.Itoa(r.Attempt),
-				r.Kind, r.Scenario, r.Mode, r.SUT, r.VerdictWord, string(r.Status), r.SeriesKey,
-				m.Name, m.Unit, string(m.Better), strconv.FormatFloat(m.Value, 'g', -1, 64), count,
-				opt(m.Mean), opt(m.Stddev), opt(m.Min), opt(m.P50), opt(m.P90), opt(m.P95), opt(m.P99), opt(m.P999), opt(m.Max)})
-		}
-	}
-	cw.Flush()
-	return cw.Error()
 }
 
 func newResultsThresholdCommand(st *State, dsn *string) *cobra.Command {

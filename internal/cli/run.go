@@ -23,7 +23,6 @@ import (
 	"aimeter/mlperflog"
 	"aimeter/report"
 	"aimeter/sut"
-	"aimeter/workload/trace"
 )
 
 type runFlags struct {
@@ -49,8 +48,8 @@ type runFlags struct {
 	keepProbes bool
 	// maxMemory is Options.MaxMemory.
 	maxMemory memoryFlag
-	// goMemLimit is the budget planFromFlags took, for setGoMemoryLimit.
-	goMemLimit memoryBudget
+	// goMemLimit is the budget planFromFlags took, for its SetGoMemoryLimit.
+	goMemLimit benchmark.MemoryBudget
 	// dispatch holds the flags of --sut dispatch (sut_dispatch.go).
 	dispatch dispatchFlags
 	// concurrency is Settings.Concurrency (--concurrency).
@@ -143,7 +142,7 @@ on stderr. Exit codes: 0 VALID or PASS, 1 failure, 2 bad flags (nothing ran),
 			if err := p.Validate(); err != nil {
 				return withCode(ExitUsage, err)
 			}
-			setGoMemoryLimit(f.goMemLimit)
+			f.goMemLimit.SetGoMemoryLimit()
 			if up.server != "" || up.config != "" { // aimeter run --server (server.go)
 				return runAndSubmit(cmd.Context(), st, &up, func(phase func(benchmark.Phase)) error {
 					p.Phase = phase
@@ -259,7 +258,7 @@ func planFromFlags(cmd *cobra.Command, st *State, f *runFlags, g *gbtFlags) (*be
 			Set: f.set, Concurrency: f.concurrency, MaxErrorRate: f.maxErrorRate,
 		},
 		OutputDir: f.outputDir, Trace: f.trace,
-		Timeout: f.timeout, StallTimeout: f.stallTimeout, MaxMemory: mb.bytes, MaxMemorySource: mb.source,
+		Timeout: f.timeout, StallTimeout: f.stallTimeout, MaxMemory: mb.Bytes, MaxMemorySource: mb.Source,
 		FindPeakResolution: f.peakResolution, KeepProbeRecords: f.keepProbes,
 		CommandLine: append([]string{"aimeter"}, st.Args...),
 		Backends:    st.Backends,
@@ -498,9 +497,11 @@ func printRun(st *State, out *benchmark.Outcome) {
 	if out.GBT != nil {
 		printGBT(st.Stdout, out)
 	} else {
-		var late *trace.LatenessSummary
+		var late string
 		if out.Derived != nil && out.Lateness == nil { // a replay prints its own (printReplay)
-			late = out.Derived.SendLateness()
+			if l := out.Derived.SendLateness(); l != nil {
+				late = l.Text()
+			}
 		}
 		printOutcome(st, out.Result, out.Verdict, late, out.Dir, out.WriteErr)
 		printAccuracy(st.Stdout, out.Accuracy)
@@ -512,13 +513,6 @@ func printRun(st *State, out *benchmark.Outcome) {
 	printReplay(st.Stdout, out)
 	printSessions(st.Stdout, out)
 	printPower(st.Stdout, out)
-}
-
-// sendLatenessText is the console's line of a run's send lateness
-// (derived.Set.SendLateness, not nil), an MLPerf run's and a GB/T test's.
-func sendLatenessText(l *trace.LatenessSummary) string {
-	return fmt.Sprintf("Send lateness (issued − scheduled) p50 %v, p99 %v, max %v; %d of %d later than %v",
-		benchmark.RoundLateness(l.P50), benchmark.RoundLateness(l.P99), benchmark.RoundLateness(l.Max), l.Late, l.Count, l.LateAfter)
 }
 
 // lostJobs counts the samples of the run that never completed (a GB/T
@@ -551,9 +545,10 @@ func summaryHeadline(s *loadgen.Summary, value float64) string {
 
 // printOutcome prints the result of a run under its verdict v (each
 // reason on a line), with the send lateness of a run on a schedule
-// (derived.Set.SendLateness; nil prints none); writeErr is the error of
+// (trace.LatenessSummary.Text of derived.Set.SendLateness; "" prints
+// none); writeErr is the error of
 // writing its bundle into dir (nil when every file was written).
-func printOutcome(st *State, res *loadgen.Result, v benchmark.Verdict, late *trace.LatenessSummary, dir string, writeErr error) {
+func printOutcome(st *State, res *loadgen.Result, v benchmark.Verdict, late string, dir string, writeErr error) {
 	w := st.Stdout
 	fmt.Fprintf(w, "SUT %s, QSL %s (%d samples), %s, %s\n", res.SUTName, res.QSLName, res.QSLTotalCount, scenarioLabel(res.Effective), res.Effective.Mode)
 	if res.Interrupted != "" && res.Summary == nil {
@@ -567,8 +562,8 @@ func printOutcome(st *State, res *loadgen.Result, v benchmark.Verdict, late *tra
 			fmt.Fprintln(w, line)
 		}
 		printLines(w, tokenFigures(res))
-		if late != nil {
-			fmt.Fprintln(w, "  "+sendLatenessText(late))
+		if late != "" {
+			fmt.Fprintln(w, "  "+late)
 		}
 		if s.HasPerfConstraints() {
 			fmt.Fprintf(w, "  Performance constraints satisfied : %s\n", yesNo(s.PerfConstraintsMet))

@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"aimeter/serve"
-	"aimeter/sut/reference/mlp"
 )
 
 type serveKServeFlags struct {
@@ -59,7 +58,7 @@ port 0 picks a free port (the addresses are printed).`,
 	fl.StringVar(&f.grpc, "grpc", "127.0.0.1:8001", "gRPC listen address (empty = no gRPC)")
 	fl.StringVar(&f.modelName, "model-name", "fashion-mlp", "the name the model is served under")
 	fl.StringVar(&f.weights, "weights", "", "trained weights file (default: the demo's, in the user cache directory)")
-	fl.IntVar(&f.maxBatch, "max-batch", mlp.MaxBatch, "largest batch the model runs")
+	fl.IntVar(&f.maxBatch, "max-batch", serve.DefaultMaxBatch, "largest batch the model runs")
 	fl.BoolVar(&f.nullModel, "null-model", false, "run no model: answer every request at once with zero logits of the right shape (a roofline server for benchmarking clients)")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no training progress")
 	cmd.SetOut(st.Stdout)

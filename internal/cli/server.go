@@ -331,7 +331,7 @@ func (u *uploadFlags) testID(ctx context.Context, cl *tester.Client) (string, er
 // printUpload prints a stored upload; for a run stored flagged it prints
 // the differences on stderr and returns an ExitRefused error.
 func printUpload(st *State, rep *tester.UploadReply) error {
-	if rep.Status == store.StatusFlagged {
+	if rep.Flagged() {
 		fmt.Fprintf(st.Stdout, "uploaded: run %d of test item %s, attempt %d, flagged (signature with key %s and digests agree; the raw records do not support %d claim(s)); verdict %s\n",
 			rep.RunID, rep.TestID, rep.Attempt, rep.KeyID, len(rep.Differences), rep.Verdict)
 		for _, d := range rep.Differences {
@@ -391,11 +391,11 @@ func runAndSubmit(ctx context.Context, st *State, uf *uploadFlags, run func(phas
 	if err != nil {
 		return err
 	}
-	ev, err := cl.Event(ctx, id, store.EventTestStart, nil)
+	at, err := cl.StartAttempt(ctx, id)
 	if err != nil {
 		return refusedCode(err)
 	}
-	fmt.Fprintf(st.Stderr, "test item %s: attempt %d started\n", id, ev.Attempt)
+	fmt.Fprintf(st.Stderr, "test item %s: attempt %d started\n", id, at.Number)
 	runErr := run(func(ph benchmark.Phase) {
 		detail := map[string]any{}
 		if ph.Kind == benchmark.DataLoadEnd {
@@ -407,20 +407,17 @@ func runAndSubmit(ctx context.Context, st *State, uf *uploadFlags, run func(phas
 		}
 		// The run goes on without the event: the service refuses the
 		// upload later if the token no longer works.
-		if _, err := cl.Event(context.WithoutCancel(ctx), id, ph.Kind.String(), detail); err != nil {
+		if err := at.Event(context.WithoutCancel(ctx), ph.Kind.String(), detail); err != nil {
 			fmt.Fprintf(st.Stderr, "warning: test item %s: the service did not take %s: %v\n", id, ph.Kind, err)
 		}
 	})
 	var xe *exitError
 	if runErr != nil && (!errors.As(runErr, &xe) || (xe.code != ExitInvalid && xe.code != ExitOK)) {
 		// The run did not complete: say so, and upload nothing.
-		cl.Event(context.WithoutCancel(ctx), id, store.EventTestEnd, map[string]string{"error": runErr.Error()})
+		at.Fail(context.WithoutCancel(ctx), runErr)
 		return runErr
 	}
-	if _, err := cl.Event(ctx, id, store.EventTestEnd, nil); err != nil {
-		return refusedCode(err)
-	}
-	rep, err := cl.Submit(ctx, id, outputDir, key)
+	rep, err := at.Finish(ctx, outputDir, key)
 	if err != nil {
 		return refusedCode(err)
 	}

@@ -83,7 +83,7 @@ turn over turn time, think time excluded). See docs/sessions.md.`,
 			if p.SLO, err = parseRunSLO(slo); err != nil {
 				return err
 			}
-			setGoMemoryLimit(f.goMemLimit)
+			f.goMemLimit.SetGoMemoryLimit()
 			return runPlan(cmd.Context(), st, p, f.quiet, f.json, f.store)
 		},
 	}

@@ -81,7 +81,7 @@ goodput target, 4 interrupted (the points so far are written).`,
 				if err != nil {
 					return err
 				}
-				setGoMemoryLimit(f.goMemLimit)
+				f.goMemLimit.SetGoMemoryLimit()
 				rp.Base.Done = recordDone(cmd.Context(), st, f.store, f.quiet)
 				return runRateSearch(cmd.Context(), st, rp, f.quiet)
 			}
@@ -89,7 +89,7 @@ goodput target, 4 interrupted (the points so far are written).`,
 			if err != nil {
 				return err
 			}
-			setGoMemoryLimit(f.goMemLimit)
+			f.goMemLimit.SetGoMemoryLimit()
 			sp.Base.Done = recordDone(cmd.Context(), st, f.store, f.quiet)
 			return runSweep(cmd.Context(), st, sp, f.quiet)
 		},

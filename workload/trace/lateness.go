@@ -35,6 +35,21 @@ func (l LatenessSummary) String() string {
 	return fmt.Sprintf("send lateness over %d requests: p50 %v, p99 %v, max %v; %d later than %v", l.Count, l.P50, l.P99, l.Max, l.Late, l.LateAfter)
 }
 
+// Text is the summary as aimeter's console prints it for a run on a
+// schedule, the percentiles rounded to the microsecond from a millisecond
+// up (below it, to the nanosecond): "Send lateness (issued − scheduled)
+// p50 …, p99 …, max …; N of M later than …".
+func (l LatenessSummary) Text() string {
+	round := func(d time.Duration) time.Duration {
+		if d >= time.Millisecond {
+			return d.Round(time.Microsecond)
+		}
+		return d
+	}
+	return fmt.Sprintf("Send lateness (issued − scheduled) p50 %v, p99 %v, max %v; %d of %d later than %v",
+		round(l.P50), round(l.P99), round(l.Max), l.Late, l.Count, l.LateAfter)
+}
+
 // Lateness summarises the send lateness of recs (a run's records, e.g.
 // loadgen.Result.Records); lateAfter ≤ 0 means DefaultLateAfter.
 func Lateness(recs iter.Seq[loadgen.Record], lateAfter time.Duration) LatenessSummary {
