@@ -34,6 +34,7 @@ import (
 	"sync"
 	"time"
 
+	"aimeter/benchmark/invocation"
 	"aimeter/bundle"
 	"aimeter/derived"
 	"aimeter/gbt"
@@ -632,8 +633,10 @@ func (r *runner) measure(st *resolved, o *opened, gp *gbt.RunPlan, manual gbt.Te
 	}
 
 	b := &bundle.Bundle{Result: res, Version: r.version(), Name: p.Name, System: system, Trace: p.Trace, NoReport: p.NoReport,
-		HostLoad: load, Nodes: o.nodes(), Invocation: r.invocation(st, o), Records: stream, Telemetry: powerLog,
+		HostLoad: load, Nodes: o.nodes(), Records: stream,
 		ServerMetrics: serverMetrics}
+	invocation.Set(b, r.invocation(st, o))
+	telemetry.SetLog(b, powerLog)
 	out := &Outcome{Dir: p.OutputDir, Bundle: b, Result: res, Foreign: foreign}
 	out.Accuracy, runErr = score(res, o, runErr)
 	out.Score = subsetScorer(o)
@@ -652,7 +655,7 @@ func (r *runner) measure(st *resolved, o *opened, gp *gbt.RunPlan, manual gbt.Te
 		if !res.HasStages() {
 			test.Notes = append(test.Notes, "The SUT reported no stage times: only tester-side time metrics are available.")
 		}
-		b.GBT = &test
+		gbt.SetTest(b, &test)
 		if foreign != nil {
 			b.Foreign = &bundle.Bundle{Result: foreign, Version: r.version(), System: system, NoReport: true}
 		}
@@ -669,7 +672,7 @@ func (r *runner) measure(st *resolved, o *opened, gp *gbt.RunPlan, manual gbt.Te
 		// is marked just before, so that the result file carries it
 		// (GB-7.7.1-j-1).
 		life.Mark(gbt.EventResultUploadComplete)
-		b.GBT.Lifecycle = life.Events()
+		gbt.TestOf(b).Lifecycle = life.Events()
 	}
 	out.WriteErr = d.Write(p.OutputDir)
 	out.Verdict = verdictOf(out)
@@ -856,7 +859,7 @@ func OutcomeOf(b *bundle.Bundle, dir string) (*Outcome, error) {
 	if b.Foreign != nil {
 		out.Foreign = b.Foreign.Result
 	}
-	if b.GBT != nil {
+	if gbt.TestOf(b) != nil {
 		m, err := d.GBTMetrics()
 		if err != nil {
 			return nil, err

@@ -115,15 +115,13 @@ type Bundle struct {
 	Manifest *Manifest
 	dir      string // where Read or Write found or put the bundle
 
-	// parts are the raw parts of packages above this one, set or decoded
-	// (see Part), by their main file; raw the bytes of the raw files Read
-	// did not read itself, by name, until a part decodes them. A GB/T
-	// test's description (gbt.TestOf), the run's telemetry
-	// (telemetry.LogOf), how it was asked for (invocation.Of) and a
-	// training run (trainbundle.Of, a bundle without a Result) are parts.
-	parts    map[string]*partValue
-	raw      map[string][]byte
-	rawOrder []string // the names of raw, in the order of the manifest read
+	// ps are the raw parts of packages above this one, set or decoded (see
+	// Part), and the bytes of the raw files Read did not read itself,
+	// until a part decodes them. A GB/T test's description (gbt.TestOf),
+	// the run's telemetry (telemetry.LogOf), how it was asked for
+	// (invocation.Of) and a training run (trainbundle.Of, a bundle without
+	// a Result) are parts. Nil for none.
+	ps *partSet
 }
 
 // AccuracyCheck is the outcome of scoring a run's accuracy log against the
@@ -236,7 +234,7 @@ func WriteWith(dir string, b *Bundle, derivations []Derivation, opts WriteOption
 	if b != nil && hasPart(b, TrainingRunFile) && b.Result != nil {
 		return errors.New("bundle: Write of a bundle with both a Result and a Training")
 	}
-	if b != nil && b.Result == nil && len(b.parts)+len(b.raw) > 0 {
+	if b != nil && b.Result == nil && b.hasParts() {
 		return writePartsOnly(dir, b, derivations)
 	}
 	if b == nil || b.Result == nil {

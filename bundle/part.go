@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Raw parts that packages above this one define.
@@ -73,7 +75,7 @@ func (p PartType[T]) Value(b *Bundle) T { v, _ := p.Get(b); return v }
 func (p PartType[T]) Has(b *Bundle) bool { return hasPart(b, p.Name) }
 
 // Set makes v the part of b, written by Write.
-func (p PartType[T]) Set(b *Bundle, v T) { setPart(b, p.Name, v, p.writer, nil) }
+func (p PartType[T]) Set(b *Bundle, v T) { setPart(b, p.Name, v, p.writer) }
 
 // Remove takes the part out of b: Write writes no file for it.
 func (p PartType[T]) Remove(b *Bundle) { removePart(b, p.Name) }
@@ -118,23 +120,10 @@ func (p FileSetType[T]) Has(b *Bundle) bool { return hasPart(b, p.Name) }
 
 // Set makes v the part of b, written by Write. The files of a part b was
 // read with, which Read used, are no longer written as they were.
-func (p FileSetType[T]) Set(b *Bundle, v T) {
-	var used []string
-	if old := b.parts[p.Name]; old != nil {
-		used = old.used
-	}
-	setPart(b, p.Name, v, p.Write, used)
-}
+func (p FileSetType[T]) Set(b *Bundle, v T) { setPart(b, p.Name, v, p.Write) }
 
 // Remove takes the part out of b, and with it the files Read used.
-func (p FileSetType[T]) Remove(b *Bundle) {
-	if old := b.parts[p.Name]; old != nil {
-		for _, name := range old.used {
-			delete(b.raw, name)
-		}
-	}
-	removePart(b, p.Name)
-}
+func (p FileSetType[T]) Remove(b *Bundle) { removePart(b, p.Name) }
 
 // Check decodes the part of b, when b has it, and returns the error.
 func (p FileSetType[T]) Check(b *Bundle) error { _, err := p.Get(b); return err }
@@ -150,7 +139,7 @@ type Files struct {
 // holds it. The file becomes the part's: it is written by the part's
 // Write from then on, no longer as it was read.
 func (f Files) Bytes(name string) ([]byte, bool) {
-	data, ok := f.b.raw[name]
+	data, ok := f.b.ps.raw[name]
 	if ok && f.used != nil && !slices.Contains(*f.used, name) {
 		*f.used = append(*f.used, name)
 	}
@@ -165,79 +154,119 @@ type FileWriter struct {
 // Add adds the file name, written by write, to the bundle.
 func (fw FileWriter) Add(name string, write func(io.Writer) error) { fw.add(name, write) }
 
+// partSet holds a bundle's parts and the raw files kept for them.
+type partSet struct {
+	mu       sync.Mutex // guards decoding: derived files are written concurrently
+	parts    map[string]*partValue
+	raw      map[string][]byte
+	rawOrder []string // the names of raw, in the order of the manifest read
+}
+
 // partValue is a part that was set or decoded.
 type partValue struct {
 	v     any
-	err   error                                 // Read's error: the raw bytes are written back as they were
+	err   error                                // Read's error: the raw bytes are written back as they were
 	write func(b *Bundle, fw FileWriter) error // nil when err is set
-	used  []string                              // the raw files Read used
+	used  []string                             // the raw files Read used
+}
+
+// partSet returns b's parts, making them when b has none.
+func (b *Bundle) partSet() *partSet {
+	if b.ps == nil {
+		b.ps = &partSet{parts: map[string]*partValue{}, raw: map[string][]byte{}}
+	}
+	return b.ps
 }
 
 func getPart[T any](b *Bundle, name string, read func(Files) (T, error), write func(*Bundle, T, FileWriter) error) (T, error) {
 	var zero T
-	if b == nil {
+	if b == nil || b.ps == nil {
 		return zero, nil
 	}
-	if pv := b.parts[name]; pv != nil {
+	ps := b.ps
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	if pv := ps.parts[name]; pv != nil {
 		if pv.err != nil {
 			return zero, pv.err
 		}
 		return pv.v.(T), nil
 	}
-	if _, ok := b.raw[name]; !ok {
+	if _, ok := ps.raw[name]; !ok {
 		return zero, nil
 	}
 	var used []string
 	v, err := read(Files{b: b, used: &used})
-	if b.parts == nil {
-		b.parts = make(map[string]*partValue)
-	}
 	if err != nil {
 		if !strings.HasPrefix(err.Error(), name) { // name the file once
 			err = fmt.Errorf("%s: %w", name, err)
 		}
-		b.parts[name] = &partValue{err: err}
+		ps.parts[name] = &partValue{err: err}
 		return zero, err
 	}
-	b.parts[name] = &partValue{v: v, write: func(b *Bundle, fw FileWriter) error { return write(b, v, fw) }, used: used}
+	ps.parts[name] = &partValue{v: v, write: func(b *Bundle, fw FileWriter) error { return write(b, v, fw) }, used: used}
 	for _, u := range used {
-		delete(b.raw, u)
+		delete(ps.raw, u)
 	}
 	return v, nil
 }
 
 func hasPart(b *Bundle, name string) bool {
-	if b == nil {
+	if b == nil || b.ps == nil {
 		return false
 	}
-	if _, ok := b.parts[name]; ok {
+	b.ps.mu.Lock()
+	defer b.ps.mu.Unlock()
+	if _, ok := b.ps.parts[name]; ok {
 		return true
 	}
-	_, ok := b.raw[name]
+	_, ok := b.ps.raw[name]
 	return ok
 }
 
-func setPart[T any](b *Bundle, name string, v T, write func(*Bundle, T, FileWriter) error, used []string) {
-	if b.parts == nil {
-		b.parts = make(map[string]*partValue)
-	}
-	delete(b.raw, name)
-	for _, u := range used {
-		delete(b.raw, u)
-	}
-	b.parts[name] = &partValue{v: v, write: func(b *Bundle, fw FileWriter) error { return write(b, v, fw) }}
+// setPart makes v the part name of b. The raw files a part of that name
+// was decoded from are dropped with it.
+func setPart[T any](b *Bundle, name string, v T, write func(*Bundle, T, FileWriter) error) {
+	removePart(b, name)
+	ps := b.partSet()
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	ps.parts[name] = &partValue{v: v, write: func(b *Bundle, fw FileWriter) error { return write(b, v, fw) }}
 }
 
+// removePart takes the part name out of b, with the raw files it was
+// decoded from.
 func removePart(b *Bundle, name string) {
-	delete(b.parts, name)
-	delete(b.raw, name)
+	if b.ps == nil {
+		return
+	}
+	ps := b.ps
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	if old := ps.parts[name]; old != nil {
+		for _, u := range old.used {
+			delete(ps.raw, u)
+		}
+	}
+	delete(ps.parts, name)
+	delete(ps.raw, name)
+}
+
+// hasParts reports whether b has any part or kept raw file.
+func (b *Bundle) hasParts() bool {
+	return b.ps != nil && len(b.ps.parts)+len(b.ps.raw) > 0
 }
 
 // RawFile returns the bytes of a raw file that Read kept for a part (one
 // this package does not read itself) and that is still written as it was
 // read, and whether there is one.
 func (b *Bundle) RawFile(name string) ([]byte, bool) {
-	data, ok := b.raw[name]
+	if b.ps == nil {
+		return nil, false
+	}
+	b.ps.mu.Lock()
+	defer b.ps.mu.Unlock()
+	data, ok := b.ps.raw[name]
 	return data, ok
 }
 
@@ -254,18 +283,22 @@ func partOrder() []string { return []string{GBTTestFile, InvocationFile, Telemet
 // the order of the manifest they were read from. It runs every part's
 // Write, which may fill defaults in b.
 func (b *Bundle) extraParts(prefix string) (first, rest []part, err error) {
+	if b.ps == nil {
+		return nil, nil, nil
+	}
+	ps := b.ps
 	var files []part
 	fw := FileWriter{add: func(name string, write func(io.Writer) error) {
 		files = append(files, part{name, Raw, write})
 	}}
-	names := make([]string, 0, len(b.parts))
-	for name := range b.parts {
+	names := make([]string, 0, len(ps.parts))
+	for name := range ps.parts {
 		names = append(names, name)
 	}
 	slices.Sort(names)
 	claimed := map[string]bool{}
 	for _, name := range names {
-		pv := b.parts[name]
+		pv := ps.parts[name]
 		for _, u := range pv.used {
 			claimed[u] = true
 		}
@@ -279,8 +312,8 @@ func (b *Bundle) extraParts(prefix string) (first, rest []part, err error) {
 	written := func(name string) bool {
 		return slices.ContainsFunc(files, func(p part) bool { return p.name == name })
 	}
-	for _, name := range b.rawOrder {
-		data, ok := b.raw[name]
+	for _, name := range ps.rawOrder {
+		data, ok := ps.raw[name]
 		if !ok || claimed[name] || written(name) {
 			continue
 		}
@@ -313,11 +346,9 @@ func (b *Bundle) keepRaw(dir string, m *Manifest, prefix string, own []string) e
 		if err := readFile(dir, e.Name, func(r io.Reader) error {
 			data, err := io.ReadAll(r)
 			if err == nil {
-				if b.raw == nil {
-					b.raw = make(map[string][]byte)
-				}
-				b.raw[name] = data
-				b.rawOrder = append(b.rawOrder, name)
+				ps := b.partSet()
+				ps.raw[name] = data
+				ps.rawOrder = append(ps.rawOrder, name)
 			}
 			return err
 		}); err != nil {
@@ -325,4 +356,18 @@ func (b *Bundle) keepRaw(dir string, m *Manifest, prefix string, own []string) e
 		}
 	}
 	return nil
+}
+
+// Copy returns a copy of b whose parts can be set or removed without
+// changing b's: the values themselves (the test description, the
+// telemetry …) are shared, as b's other fields are. A Bundle copied as a
+// struct shares its parts with the original.
+func (b *Bundle) Copy() *Bundle {
+	c := *b
+	if ps := b.ps; ps != nil {
+		ps.mu.Lock()
+		defer ps.mu.Unlock()
+		c.ps = &partSet{parts: maps.Clone(ps.parts), raw: maps.Clone(ps.raw), rawOrder: slices.Clone(ps.rawOrder)}
+	}
+	return &c
 }

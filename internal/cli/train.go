@@ -29,6 +29,7 @@ import (
 	"aimeter/telemetry"
 	"aimeter/train"
 	"aimeter/train/collect"
+	"aimeter/train/trainbundle"
 )
 
 // trainFlags are the flags of aimeter train.
@@ -413,8 +414,8 @@ func runTrain(parent context.Context, st *State, fs *pflag.FlagSet, f *trainFlag
 	}
 	ctx, stop := interruptible(parent, st)
 	defer stop()
-	run := bundle.TrainingRun{Version: Version, Name: f.name, System: sysinfo.DetectSystem(), Info: p.info, Training: p.training, Scenario: p.scenario, Config: p.cfg}
-	tr := &bundle.Training{}
+	run := trainbundle.TrainingRun{Version: Version, Name: f.name, System: sysinfo.DetectSystem(), Info: p.info, Training: p.training, Scenario: p.scenario, Config: p.cfg}
+	tr := &trainbundle.Training{}
 	var sampler *telemetry.Sampler
 	if p.power != nil {
 		sampler = telemetry.Start(time.Now(), p.power, f.power.options())
@@ -462,7 +463,8 @@ func runTrain(parent context.Context, st *State, fs *pflag.FlagSet, f *trainFlag
 		run.Incomplete = context.Cause(ctx).Error()
 	}
 	tr.Run = run
-	b := &bundle.Bundle{Training: tr, Version: Version}
+	b := &bundle.Bundle{Version: Version}
+	trainbundle.Set(b, tr)
 	d := derived.Of(b)
 	writeErr := d.Write(f.outputDir)
 	res, err := d.TrainingResult()
@@ -515,7 +517,7 @@ func incompleteReason(res *train.ResultFile) string {
 }
 
 // printTraining writes the console summary: headline metrics and the log.
-func printTraining(w io.Writer, res *train.ResultFile, run *bundle.TrainingRun, dir string) {
+func printTraining(w io.Writer, res *train.ResultFile, run *trainbundle.TrainingRun, dir string) {
 	m := res.Metrics
 	ms := func(p *float64) string {
 		if p == nil {
@@ -659,7 +661,7 @@ func redactArgv(argv []string) []string {
 }
 
 // trainCollect serves the event endpoint until the ranks are done.
-func trainCollect(ctx context.Context, st *State, f *trainFlags, p *trainPlan, run *bundle.TrainingRun, tr *bundle.Training) error {
+func trainCollect(ctx context.Context, st *State, f *trainFlags, p *trainPlan, run *trainbundle.TrainingRun, tr *trainbundle.Training) error {
 	ln, err := net.Listen("tcp", f.listen)
 	if err != nil {
 		return &trainStartError{fmt.Errorf("--listen %s: %w", f.listen, err)}
@@ -702,8 +704,8 @@ func trainCollect(ctx context.Context, st *State, f *trainFlags, p *trainPlan, r
 	defer cancel()
 	_ = hs.Shutdown(sctx)
 	status := srv.Status()
-	run.Source = bundle.SourceCollector
-	run.Collector = &bundle.TrainingCollector{Listen: ln.Addr().String(), ExpectedRanks: f.ranks, Status: status, EndReason: reason}
+	run.Source = trainbundle.SourceCollector
+	run.Collector = &trainbundle.TrainingCollector{Listen: ln.Addr().String(), ExpectedRanks: f.ranks, Status: status, EndReason: reason}
 	run.SetLocation(time.Local)
 	tr.Events = srv.Events()
 	fmt.Fprintf(st.Stderr, "aimeter: collection ended (%s): %d events from %d ranks\n", reason, status.Events, len(status.Ranks))
@@ -711,7 +713,7 @@ func trainCollect(ctx context.Context, st *State, f *trainFlags, p *trainPlan, r
 }
 
 // trainReference trains the reference model through train.Recorder.
-func trainReference(ctx context.Context, st *State, f *trainFlags, p *trainPlan, run *bundle.TrainingRun, tr *bundle.Training) error {
+func trainReference(ctx context.Context, st *State, f *trainFlags, p *trainPlan, run *trainbundle.TrainingRun, tr *trainbundle.Training) error {
 	rec := train.NewRecorder(train.RecorderOptions{Node: p.node})
 	run.Origin = rec.Origin()
 	run.SetLocation(time.Local)
@@ -740,8 +742,8 @@ func trainReference(ctx context.Context, st *State, f *trainFlags, p *trainPlan,
 		run.Config.TrainingSetMB = float64(data.Train.Len()*(data.Train.Rows*data.Train.Cols+1)) / 1e6
 	}
 	layers := model.DefaultLayers()
-	run.Source = bundle.SourceGoAPI
-	run.Workload = &bundle.TrainingWorkload{Name: "reference", Dataset: data.Train.Name, Model: fmt.Sprintf("MLP %v", layers), Trials: trials, Epochs: f.epochs}
+	run.Source = trainbundle.SourceGoAPI
+	run.Workload = &trainbundle.TrainingWorkload{Name: "reference", Dataset: data.Train.Name, Model: fmt.Sprintf("MLP %v", layers), Trials: trials, Epochs: f.epochs}
 	// The reference trainer's own facts fill what the flags leave out.
 	if run.Training.Optimizer == "" {
 		run.Training.Optimizer = "SGD with momentum"

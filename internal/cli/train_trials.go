@@ -18,6 +18,7 @@ import (
 	"aimeter/bundle"
 	"aimeter/train"
 	"aimeter/train/mllog"
+	"aimeter/train/trainbundle"
 )
 
 // trialLog is one result log read as a trial (--logs).
@@ -167,16 +168,16 @@ func applyMLPerf(cfg *train.Config, benchmark string) (train.MLPerfBenchmark, bo
 }
 
 // trainLogs turns the logs read by planTrain into the run's trials.
-func trainLogs(st *State, p *trainPlan, run *bundle.TrainingRun, tr *bundle.Training) {
+func trainLogs(st *State, p *trainPlan, run *trainbundle.TrainingRun, tr *trainbundle.Training) {
 	trials := make([]mllog.Trial, len(p.logs))
-	run.Trials = make([]bundle.TrainingTrial, len(p.logs))
-	tr.TrialOutputs = make([]bundle.TrialOutput, len(p.logs))
+	run.Trials = make([]trainbundle.TrainingTrial, len(p.logs))
+	tr.TrialOutputs = make([]trainbundle.TrialOutput, len(p.logs))
 	for i, l := range p.logs {
 		trials[i] = l.trial
-		run.Trials[i] = bundle.TrainingTrial{Trial: i + 1, Log: l.path, LogSHA256: l.sha256, Stats: l.trial.Stats, StdoutBytes: l.size}
-		tr.TrialOutputs[i] = bundle.TrialOutput{Stdout: l.data}
+		run.Trials[i] = trainbundle.TrainingTrial{Trial: i + 1, Log: l.path, LogSHA256: l.sha256, Stats: l.trial.Stats, StdoutBytes: l.size}
+		tr.TrialOutputs[i] = trainbundle.TrialOutput{Stdout: l.data}
 	}
-	run.Source = bundle.SourceMLLOG
+	run.Source = trainbundle.SourceMLLOG
 	tr.Events, run.Origin = mllog.MergeTrials(trials)
 	run.SetLocation(time.Local)
 	if benchmark := p.logs[0].trial.Stats.InfoValue("submission_benchmark"); benchmark != "" {
@@ -190,7 +191,7 @@ func trainLogs(st *State, p *trainPlan, run *bundle.TrainingRun, tr *bundle.Trai
 // trainTrials runs argv as a child once per trial and reads its MLLOG
 // lines; a single run keeps the one-run layout (Command's Exit and Stats,
 // training_stdout.log, and a failing child is exit code 1).
-func trainTrials(ctx context.Context, st *State, fs interface{ Changed(string) bool }, f *trainFlags, p *trainPlan, argv []string, run *bundle.TrainingRun, tr *bundle.Training) error {
+func trainTrials(ctx context.Context, st *State, fs interface{ Changed(string) bool }, f *trainFlags, p *trainPlan, argv []string, run *trainbundle.TrainingRun, tr *trainbundle.Training) error {
 	n, fixed := f.trials, fs.Changed("trials")
 	if !fixed {
 		n = 1
@@ -198,8 +199,8 @@ func trainTrials(ctx context.Context, st *State, fs interface{ Changed(string) b
 			n, fixed = p.scenario.TrialCount(), true
 		}
 	}
-	run.Source = bundle.SourceMLLOG
-	run.Command = &bundle.TrainingCommand{Argv: redactArgv(argv), CaptureLimit: captureLimit}
+	run.Source = trainbundle.SourceMLLOG
+	run.Command = &trainbundle.TrainingCommand{Argv: redactArgv(argv), CaptureLimit: captureLimit}
 	var trials []mllog.Trial
 	var stats []mllog.Stats
 	var names []string
@@ -283,8 +284,8 @@ const trialMarkNode = "\x00aimeter-trial"
 // runTrial runs the program once as trial i. The returned Trial holds its
 // MLLOG events between a TrialStart and a TrialEnd whose status says how the
 // run ended; err is non-nil only when the program could not be started.
-func runTrial(ctx context.Context, st *State, f *trainFlags, p *trainPlan, argv []string, i int) (mllog.Trial, bundle.TrainingTrial, bundle.TrialOutput, error) {
-	rec := bundle.TrainingTrial{Trial: i}
+func runTrial(ctx context.Context, st *State, f *trainFlags, p *trainPlan, argv []string, i int) (mllog.Trial, trainbundle.TrainingTrial, trainbundle.TrialOutput, error) {
+	rec := trainbundle.TrainingTrial{Trial: i}
 	stdout, stderr := &cappedBuffer{limit: captureLimit}, &cappedBuffer{limit: captureLimit}
 	var outW, errW io.Writer = stdout, stderr
 	if !f.quiet {
@@ -304,7 +305,7 @@ func runTrial(ctx context.Context, st *State, f *trainFlags, p *trainPlan, argv 
 		mark := func(k train.Kind, at time.Time, status string) train.Event {
 			return train.Event{Kind: k, Wall: at.Round(0), Node: trialMarkNode, Status: status}
 		}
-		return mllog.Trial{Events: []train.Event{mark(train.TrialStart, start, ""), mark(train.TrialEnd, end, "failed: "+err.Error())}}, rec, bundle.TrialOutput{}, err
+		return mllog.Trial{Events: []train.Event{mark(train.TrialStart, start, ""), mark(train.TrialEnd, end, "failed: "+err.Error())}}, rec, trainbundle.TrialOutput{}, err
 	}
 	exit := res.Exit
 	rec.Exit, rec.Stats = &exit, res.Stats
@@ -332,12 +333,12 @@ func runTrial(ctx context.Context, st *State, f *trainFlags, p *trainPlan, argv 
 	evs = append(evs, train.Event{Kind: train.TrialStart, Wall: start.Round(0), Node: trialMarkNode})
 	evs = append(evs, res.Events...)
 	evs = append(evs, train.Event{Kind: train.TrialEnd, Wall: end.Round(0), Node: trialMarkNode, Status: status})
-	return mllog.Trial{Events: evs, Stats: res.Stats}, rec, bundle.TrialOutput{Stdout: stdout.bytes(), Stderr: stderr.bytes()}, nil
+	return mllog.Trial{Events: evs, Stats: res.Stats}, rec, trainbundle.TrialOutput{Stdout: stdout.bytes(), Stderr: stderr.bytes()}, nil
 }
 
 // setOrigin sets the run's clock origin from its first event with a wall
 // time, or from the child's duration before now.
-func setOrigin(run *bundle.TrainingRun, evs []train.Event, d time.Duration) {
+func setOrigin(run *trainbundle.TrainingRun, evs []train.Event, d time.Duration) {
 	for _, e := range evs {
 		if !e.Wall.IsZero() {
 			run.Origin = e.Wall.Add(-time.Duration(e.Time))
