@@ -82,4 +82,3 @@ type ClientStats struct {
 	SendLatenessP99   time.Duration `json:"send_lateness_p99_ns,omitempty"`
 	SendLatenessMax   time.Duration `json:"send_lateness_max_ns,omitempty"`
 }
-
