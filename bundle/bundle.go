@@ -13,19 +13,20 @@ import (
 	"sync"
 	"time"
 
+	"aimeter/bundle/internal/parquet"
 	"aimeter/loadgen"
 	"aimeter/sysinfo"
 )
 
 // Names of the raw files of a bundle.
 const (
-	SettingsFile = "settings.json"   // the requested and effective settings, the passes, the counters
-	RunFile      = "run.json"        // what the run was beyond its settings: name, process, time zone, system
-	RecordsFile  = "records.parquet" // one row per issued sample (format version 2)
+	SettingsFile = "settings.json"     // the requested and effective settings, the passes, the counters
+	RunFile      = "run.json"          // what the run was beyond its settings: name, process, time zone, system
+	RecordsFile  = parquet.RecordsFile // one row per issued sample (format version 2)
 	// RecordsCSVFile is the record file of a format version 1 bundle,
 	// which Read still reads and WriteWith writes on request.
-	RecordsCSVFile = "records.csv"
-	StagesFile     = "stages.parquet"           // the SUT-side stage times (GB/T 45087 Table 16), when the SUT reported any (format version 3)
+	RecordsCSVFile = parquet.RecordsCSVFile
+	StagesFile     = parquet.StagesFile         // the SUT-side stage times (GB/T 45087 Table 16), when the SUT reported any (format version 3)
 	StagesCSVFile  = "stages.csv"               // StagesFile in bundles of format versions 1 and 2
 	AccuracyFile   = "mlperf_log_accuracy.json" // LoadGen's accuracy log (raw: the responses)
 	GBTTestFile    = "gbt_test.json"            // a GB/T test's description (package gbt's part)
@@ -417,7 +418,7 @@ func (b *Bundle) rawParts(prefix string, version int, streamed bool) ([]part, er
 			parts = append(parts, part{prefix + StagesCSVFile, Raw, func(w io.Writer) error { return WriteStages(w, r.Records(), b.stageSeq()) }})
 		} else {
 			parts = append(parts, part{prefix + StagesFile, Raw, func(w io.Writer) error {
-				return writeStagesParquet(w, r.Records(), b.stageSeq(), DefaultRowGroupRows)
+				return parquet.WriteStages(w, r.Records(), b.stageSeq(), DefaultRowGroupRows)
 			}})
 		}
 	}
@@ -425,7 +426,7 @@ func (b *Bundle) rawParts(prefix string, version int, streamed bool) ([]part, er
 		if csv {
 			parts = append(parts, part{prefix + SamplesCSVFile, Raw, func(w io.Writer) error { return writeSamples(w, r.Records()) }})
 		} else {
-			parts = append(parts, part{prefix + SamplesFile, Raw, func(w io.Writer) error { return writeSamplesParquet(w, r.Records(), DefaultRowGroupRows) }})
+			parts = append(parts, part{prefix + SamplesFile, Raw, func(w io.Writer) error { return parquet.WriteSamples(w, r.Records(), DefaultRowGroupRows) }})
 		}
 	}
 	if len(r.Errors) > 0 {
@@ -435,7 +436,7 @@ func (b *Bundle) rawParts(prefix string, version int, streamed bool) ([]part, er
 		if csv {
 			parts = append(parts, part{prefix + TokensCSVFile, Raw, func(w io.Writer) error { return writeTokens(w, r.TokenTimes()) }})
 		} else {
-			parts = append(parts, part{prefix + TokensFile, Raw, func(w io.Writer) error { return writeTokensParquet(w, r.TokenTimes(), DefaultRowGroupRows) }})
+			parts = append(parts, part{prefix + TokensFile, Raw, func(w io.Writer) error { return parquet.WriteTokens(w, r.TokenTimes(), DefaultRowGroupRows) }})
 		}
 	}
 	// The parts of packages above, where they have always been listed.
@@ -719,7 +720,7 @@ func readRun(dir string, m *Manifest, prefix string) (*Bundle, error) {
 			if csv {
 				return readSamples(r, recs, len(res.Errors))
 			}
-			return readSamplesParquet(r, recs, len(res.Errors))
+			return parquet.ReadSamples(r, recs, len(res.Errors))
 		}); err != nil {
 			return nil, err
 		}
@@ -732,7 +733,7 @@ func readRun(dir string, m *Manifest, prefix string) (*Bundle, error) {
 			if csv {
 				traces, err = readTokens(r)
 			} else {
-				traces, err = readTokensParquet(r)
+				traces, err = parquet.ReadTokens(r)
 			}
 			res.AttachTokenTimes(traces)
 			return err
@@ -754,7 +755,7 @@ func readRun(dir string, m *Manifest, prefix string) (*Bundle, error) {
 			if csv {
 				seqs, stages, err = ReadStages(r)
 			} else {
-				seqs, stages, err = readStagesParquet(r)
+				seqs, stages, err = parquet.ReadStages(r)
 			}
 			if err != nil {
 				return err
