@@ -159,7 +159,7 @@ func (s *Set) Files() []bundle.Derivation {
 }
 
 // GBTMetrics returns the clause 7.6 metrics of a GB/T bundle,
-// gbt.Evaluate(b.GBTRun()), computed once.
+// gbt.Evaluate(gbt.RunOf(b)), computed once.
 func (s *Set) GBTMetrics() (gbt.Metrics, error) {
 	if gbt.TestOf(s.b) == nil || s.b.Result == nil {
 		return gbt.Metrics{}, errors.New("derived: not a GB/T bundle")

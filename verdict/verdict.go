@@ -70,7 +70,7 @@ func (v Verdict) Word() string {
 // bundle's GB/T metrics (derived.Set.GBTMetrics); nil for a GB/T
 // bundle evaluates them from its records (gbt.Evaluate).
 //
-// A GB/T test (b.GBT set) passes when its loss rate, and its foreign
+// A GB/T test (gbt.TestOf(b) set) passes when its loss rate, and its foreign
 // jobs', are within the threshold (GB-7.7.1-c-2, IN-79, IN-50) and it ran
 // its whole duration: a test whose LoadGen pass ran out of queries, was
 // stopped or was interrupted before its duration is not a PASS, whatever
