@@ -1,13 +1,10 @@
 // Package accuracy scores the responses of an accuracy run against ground
-// truth, and reads mlperf_log_accuracy.json back.
+// truth (bundle.ReadAccuracyLog reads mlperf_log_accuracy.json).
 package accuracy
 
 import (
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 
 	"aimeter/loadgen"
 )
@@ -50,50 +47,4 @@ func Top1(entries []loadgen.AccuracyEntry, n int, label func(index uint64) uint8
 	}
 	s.Value = float64(s.Correct) / float64(n)
 	return s, nil
-}
-
-// ReadLog reads mlperf_log_accuracy.json: a JSON array of objects with
-// seq_id, qsl_idx, data (hex) and optionally token_data and token_count.
-func ReadLog(r io.Reader) ([]loadgen.AccuracyEntry, error) {
-	dec := json.NewDecoder(r)
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, fmt.Errorf("accuracy log: %w", err)
-	}
-	if d, ok := tok.(json.Delim); !ok || d != '[' {
-		return nil, fmt.Errorf("accuracy log: want a JSON array, got %v", tok)
-	}
-	var out []loadgen.AccuracyEntry
-	for dec.More() {
-		var raw struct {
-			SeqID      *uint64 `json:"seq_id"`
-			QSLIdx     *uint64 `json:"qsl_idx"`
-			Data       *string `json:"data"`
-			TokenData  *string `json:"token_data"`
-			TokenCount *int64  `json:"token_count"`
-		}
-		if err := dec.Decode(&raw); err != nil {
-			return nil, fmt.Errorf("accuracy log entry %d: %w", len(out), err)
-		}
-		if raw.SeqID == nil || raw.QSLIdx == nil || raw.Data == nil {
-			return nil, fmt.Errorf("accuracy log entry %d: seq_id, qsl_idx and data are required", len(out))
-		}
-		e := loadgen.AccuracyEntry{SeqID: *raw.SeqID, QSLIndex: *raw.QSLIdx}
-		if e.Data, err = hex.DecodeString(*raw.Data); err != nil {
-			return nil, fmt.Errorf("accuracy log entry %d (seq_id %d): data: %w", len(out), e.SeqID, err)
-		}
-		if raw.TokenCount != nil {
-			e.HasTokens, e.TokenCount = true, *raw.TokenCount
-		}
-		if raw.TokenData != nil {
-			if e.TokenData, err = hex.DecodeString(*raw.TokenData); err != nil {
-				return nil, fmt.Errorf("accuracy log entry %d (seq_id %d): token_data: %w", len(out), e.SeqID, err)
-			}
-		}
-		out = append(out, e)
-	}
-	if _, err := dec.Token(); err != nil {
-		return nil, fmt.Errorf("accuracy log: unterminated array: %w", err)
-	}
-	return out, nil
 }

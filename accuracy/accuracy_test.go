@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"aimeter/bundle"
 	"aimeter/loadgen"
-	"aimeter/mlperflog"
 )
 
 func TestTop1(t *testing.T) {
@@ -40,10 +40,10 @@ func TestReadLogRoundTrip(t *testing.T) {
 		{SeqID: 1, QSLIndex: 5, Data: []byte{0x05}, TokenData: []byte{0x05}, TokenCount: 7, HasTokens: true},
 	}
 	var buf bytes.Buffer
-	if err := mlperflog.WriteAccuracy(&buf, in); err != nil {
+	if err := bundle.WriteAccuracyLog(&buf, in); err != nil {
 		t.Fatal(err)
 	}
-	out, err := ReadLog(&buf)
+	out, err := bundle.ReadAccuracyLog(&buf)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +51,7 @@ func TestReadLogRoundTrip(t *testing.T) {
 		t.Errorf("%+v", out)
 	}
 	for _, bad := range []string{`{}`, `[{"seq_id": 0}]`, `[{"seq_id":0,"qsl_idx":1,"data":"XZ"}]`, `[{"seq_id":0,"qsl_idx":1,"data":"00"}`} {
-		if _, err := ReadLog(strings.NewReader(bad)); err == nil {
+		if _, err := bundle.ReadAccuracyLog(strings.NewReader(bad)); err == nil {
 			t.Errorf("%q must be rejected", bad)
 		}
 	}
@@ -61,15 +61,15 @@ func FuzzReadLog(f *testing.F) {
 	f.Add([]byte("[\n{ \"seq_id\" : 0, \"qsl_idx\" : 22, \"data\" : \"16C0B0A0\" }\n]\n"))
 	f.Add([]byte("[\n]\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		entries, err := ReadLog(bytes.NewReader(b))
+		entries, err := bundle.ReadAccuracyLog(bytes.NewReader(b))
 		if err != nil {
 			return
 		}
 		var buf bytes.Buffer
-		if err := mlperflog.WriteAccuracy(&buf, entries); err != nil {
+		if err := bundle.WriteAccuracyLog(&buf, entries); err != nil {
 			t.Fatal(err)
 		}
-		again, err := ReadLog(&buf)
+		again, err := bundle.ReadAccuracyLog(&buf)
 		if err != nil || len(again) != len(entries) {
 			t.Fatalf("round trip: %v, %d vs %d", err, len(again), len(entries))
 		}

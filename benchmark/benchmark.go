@@ -34,6 +34,7 @@ import (
 	"sync"
 	"time"
 
+	"aimeter/benchmark/invocation"
 	"aimeter/bundle"
 	"aimeter/derived"
 	"aimeter/gbt"
@@ -542,14 +543,15 @@ func (r *runner) measure(st *resolved, o *opened, gp *gbt.RunPlan, manual gbt.Te
 	}
 
 	b := &bundle.Bundle{Result: res, Version: r.version(), Name: p.Name, System: system, Trace: p.Trace, NoReport: p.NoReport,
-		Nodes: o.nodes(), Invocation: r.invocation(st, o)}
+		Nodes: o.nodes()}
+	invocation.Set(b, r.invocation(st, o))
 	out := &Outcome{Dir: p.OutputDir, Bundle: b, Result: res, Foreign: fj.res}
 	out.Accuracy, runErr = score(res, o, runErr)
 	out.Score = subsetScorer(o)
 	b.AccuracyCheck = out.Accuracy
 	attachAll(recs, b)
 	if gp != nil {
-		b.GBT = r.gbtTest(gp, o, info, res)
+		gbt.SetTest(b, r.gbtTest(gp, o, info, res))
 		if fj.res != nil {
 			b.Foreign = &bundle.Bundle{Result: fj.res, Version: r.version(), System: system, NoReport: true}
 		}
@@ -840,7 +842,7 @@ func OutcomeOf(b *bundle.Bundle, dir string) (*Outcome, error) {
 	if b.Foreign != nil {
 		out.Foreign = b.Foreign.Result
 	}
-	if b.GBT != nil {
+	if gbt.TestOf(b) != nil {
 		m, err := d.GBTMetrics()
 		if err != nil {
 			return nil, err

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"aimeter/benchmark/invocation"
 	"aimeter/bundle"
 	"aimeter/gbt"
 	"aimeter/loadgen"
@@ -144,7 +145,8 @@ func TestVerdictCountsForeignLoss(t *testing.T) {
 		if c.foreign != nil {
 			m.Foreign = &gbt.PartMetrics{Loss: gbt.Loss{LossCheck: *c.foreign}}
 		}
-		o := &Outcome{GBT: &m, Bundle: &bundle.Bundle{Result: &loadgen.Result{}, GBT: &gbt.Test{}}}
+		o := &Outcome{GBT: &m, Bundle: &bundle.Bundle{Result: &loadgen.Result{}}}
+		gbt.SetTest(o.Bundle, &gbt.Test{})
 		if got := verdictOf(o); got.Pass != c.want || got.Kind != VerdictGBT {
 			t.Errorf("%s: verdict %+v, want pass %v", c.why, got, c.want)
 		}
@@ -261,7 +263,7 @@ func TestPlanFromBundleRepeatsTheRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	inv := out.Bundle.Invocation
+	inv := invocation.Of(out.Bundle)
 	if inv == nil || inv.SUT.Kind != sut.NullAsync || inv.SUT.QSLSize != 77 || inv.SLO == nil || inv.SLO.E2ENs != 5e6 {
 		t.Fatalf("invocation %+v", inv)
 	}
@@ -280,8 +282,8 @@ func TestPlanFromBundleRepeatsTheRun(t *testing.T) {
 	if again.Result.Requested != out.Result.Requested {
 		t.Errorf("requested settings differ:\n%+v\n%+v", again.Result.Requested, out.Result.Requested)
 	}
-	if again.Bundle.Invocation.SLO == nil || *again.Bundle.Invocation.SLO != *inv.SLO {
-		t.Errorf("the repeated run's SLO %+v, want %+v", again.Bundle.Invocation.SLO, inv.SLO)
+	if invocation.Of(again.Bundle).SLO == nil || *invocation.Of(again.Bundle).SLO != *inv.SLO {
+		t.Errorf("the repeated run's SLO %+v, want %+v", invocation.Of(again.Bundle).SLO, inv.SLO)
 	}
 	if again.Result.QSLTotalCount != 77 {
 		t.Errorf("QSL of %d samples, want 77", again.Result.QSLTotalCount)
@@ -327,9 +329,11 @@ func TestPlanFromBundleBadInput(t *testing.T) {
 	}
 	// A bundle whose prompts file is gone.
 	gone := t.TempDir()
-	inv := &bundle.Invocation{SUT: sut.Config{Kind: sut.OpenAI, Net: sut.Net{URLs: []string{"http://127.0.0.1:1"}},
+	inv := &invocation.Invocation{SUT: sut.Config{Kind: sut.OpenAI, Net: sut.Net{URLs: []string{"http://127.0.0.1:1"}},
 		OpenAI: &sut.OpenAIConfig{Prompts: filepath.Join(gone, "prompts.jsonl"), PromptsSHA256: "00"}}}
-	if err := bundle.Write(gone, &bundle.Bundle{Result: res, Version: "test", Invocation: inv}, nil); err != nil {
+	gb := &bundle.Bundle{Result: res, Version: "test"}
+	invocation.Set(gb, inv)
+	if err := bundle.Write(gone, gb, nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := PlanFromBundle(gone); err == nil || !strings.Contains(err.Error(), "prompts.jsonl") {
@@ -337,8 +341,10 @@ func TestPlanFromBundleBadInput(t *testing.T) {
 	}
 	// A custom SUT cannot be rebuilt.
 	custom := t.TempDir()
-	inv = &bundle.Invocation{SUT: sut.Config{Kind: sut.Custom, Name: "MySUT"}}
-	if err := bundle.Write(custom, &bundle.Bundle{Result: res, Version: "test", Invocation: inv}, nil); err != nil {
+	inv = &invocation.Invocation{SUT: sut.Config{Kind: sut.Custom, Name: "MySUT"}}
+	cb := &bundle.Bundle{Result: res, Version: "test"}
+	invocation.Set(cb, inv)
+	if err := bundle.Write(custom, cb, nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := PlanFromBundle(custom); err == nil || !strings.Contains(err.Error(), "MySUT") {

@@ -7,7 +7,9 @@ import (
 	"os"
 	"path/filepath"
 
+	"aimeter/benchmark/invocation"
 	"aimeter/bundle"
+	"aimeter/derived"
 	"aimeter/sut"
 	"aimeter/tokenize"
 )
@@ -38,11 +40,11 @@ func PlanFromBundle(dir string) (*Plan, error) {
 		return nil, usage("PlanFromBundle", "PlanFromBundle %s: the bundle has no %s (written by %s, before aimeter recorded how a run was asked for), so its run cannot be repeated",
 			dir, bundle.InvocationFile, orUnknown(m.Generator))
 	}
-	b, err := bundle.Read(dir)
+	b, err := derived.Read(dir)
 	if err != nil {
 		return nil, usage("PlanFromBundle", "PlanFromBundle %s: %w", dir, err)
 	}
-	inv := b.Invocation
+	inv := invocation.Of(b)
 	if inv.SUT.Kind == sut.Custom {
 		return nil, usage("PlanFromBundle", "PlanFromBundle %s: %s names a custom SUT (%s) that a Go program built; only that program can run it again",
 			dir, filepath.Join(dir, bundle.InvocationFile), inv.SUT.Name)

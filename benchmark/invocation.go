@@ -4,15 +4,16 @@ import (
 	"slices"
 	"strings"
 
+	"aimeter/benchmark/invocation"
 	"aimeter/bundle"
 	"aimeter/sut"
 	"aimeter/tokenize"
 )
 
 // invocation is how the run was asked for, as the bundle records it.
-func (r *runner) invocation(st *resolved, o *opened) *bundle.Invocation {
+func (r *runner) invocation(st *resolved, o *opened) *invocation.Invocation {
 	p := r.plan
-	inv := &bundle.Invocation{
+	inv := &invocation.Invocation{
 		CommandLine: RedactArgs(p.CommandLine),
 		SUT:         o.cfg.Redacted(),
 		Settings: bundle.SettingsInput{Model: p.Settings.Model, Scenario: p.Settings.Scenario, Mode: p.Settings.Mode,

@@ -53,4 +53,4 @@ func (p *powerRecorder) Stop(res *loadgen.Result) {
 	p.log = l
 }
 
-func (p *powerRecorder) Attach(b *bundle.Bundle) { b.Telemetry = p.log }
+func (p *powerRecorder) Attach(b *bundle.Bundle) { telemetry.SetLog(b, p.log) }

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"aimeter/benchmark/invocation"
 	"aimeter/bundle"
 	"aimeter/gbt"
 	"aimeter/loadgen/loadgentest"
@@ -50,7 +51,7 @@ func TestRunWithPowerReplay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if l := out.Bundle.Telemetry; l == nil || len(l.Readings) != 2*66 || l.StartUnixNs != out.Result.StartTime.UnixNano() {
+	if l := telemetry.LogOf(out.Bundle); l == nil || len(l.Readings) != 2*66 || l.StartUnixNs != out.Result.StartTime.UnixNano() {
 		t.Fatalf("telemetry %+v: want the 132 replayed readings on the run's clock", l)
 	}
 	r, err := out.Derived.Result()
@@ -122,13 +123,13 @@ func TestRunWithPowerAndWarmup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wu := out.Bundle.Invocation.Warmup
+	wu := invocation.Of(out.Bundle).Warmup
 	if wu == nil || wu.StartUnixNs == 0 || wu.StartUnixNs > out.Result.StartTime.UnixNano() {
 		t.Fatalf("warm-up %+v: want its start, before the run's (%d)", wu, out.Result.StartTime.UnixNano())
 	}
 	// The replay's t_ns are on the run's clock, however long before the
 	// run the sampler started: its first reading is at -5 s exactly.
-	if l := out.Bundle.Telemetry; l.Readings[0].T != -5e9 || l.StartUnixNs != out.Result.StartTime.UnixNano() {
+	if l := telemetry.LogOf(out.Bundle); l.Readings[0].T != -5e9 || l.StartUnixNs != out.Result.StartTime.UnixNano() {
 		t.Errorf("first reading at %d ns on a log from %d: want -5 s on the run's clock (%d)", l.Readings[0].T, l.StartUnixNs, out.Result.StartTime.UnixNano())
 	}
 	r, err := out.Derived.Result()

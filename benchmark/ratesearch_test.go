@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"aimeter/benchmark"
+	"aimeter/benchmark/invocation"
 	"aimeter/bundle"
 	"aimeter/sweep"
 )
@@ -53,7 +54,7 @@ func TestRateSearchAgainstSimulator(t *testing.T) {
 		if e.Scenario.String() != "Server" || e.TargetQPS != pr.TargetQPS || e.Concurrency != 0 {
 			t.Errorf("probe %s ran %v at %g requests/s (concurrency %d), want Server at %g", pr.Dir, e.Scenario, e.TargetQPS, e.Concurrency, pr.TargetQPS)
 		}
-		if s := b.Invocation.SLO; s == nil || s.E2ENs != int64(30*time.Second) {
+		if s := invocation.Of(b).SLO; s == nil || s.E2ENs != int64(30*time.Second) {
 			t.Errorf("probe %s recorded SLO %+v", pr.Dir, s)
 		}
 		if p := sum.Points[i]; p.Verdict == "" || p.Goodput == nil || p.Goodput.Fraction != pr.Fraction || pr.Fraction != 1 || p.Dir != pr.Dir {

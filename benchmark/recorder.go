@@ -225,8 +225,8 @@ func (l *lifecycleRecorder) Attach(*bundle.Bundle) { l.life.Mark(gbt.EventTestEn
 
 func (l *lifecycleRecorder) Finish(b *bundle.Bundle) {
 	l.life.Mark(gbt.EventResultUploadComplete)
-	if b.GBT != nil {
-		b.GBT.Lifecycle = l.life.Events()
+	if gbt.TestOf(b) != nil {
+		gbt.TestOf(b).Lifecycle = l.life.Events()
 	}
 }
 

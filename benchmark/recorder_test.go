@@ -224,15 +224,15 @@ func TestPowerRecorder(t *testing.T) {
 			}
 			time.Sleep(2500 * time.Millisecond) // the last read is Stop's
 			p.Stop(res)
-			var b bundle.Bundle
-			p.Attach(&b)
+			b := &bundle.Bundle{}
+			p.Attach(b)
 			if tc.noRun {
-				if b.Telemetry != nil || len(notes) > 0 {
-					t.Errorf("%s: telemetry %v, notices %q; want none", tc.why, b.Telemetry, notes)
+				if telemetry.LogOf(b) != nil || len(notes) > 0 {
+					t.Errorf("%s: telemetry %v, notices %q; want none", tc.why, telemetry.LogOf(b), notes)
 				}
 				return
 			}
-			l := b.Telemetry
+			l := telemetry.LogOf(b)
 			if l == nil || l.StartUnixNs != res.StartTime.UnixNano() {
 				t.Fatalf("%s: log %+v, want one that starts at the run's time zero", tc.why, l)
 			}
@@ -264,12 +264,12 @@ func TestLifecycleRecorder(t *testing.T) {
 		time.Sleep(3 * time.Second)
 		l.Stop(&loadgen.Result{})
 		time.Sleep(time.Second) // scoring
-		b := bundle.Bundle{}
-		l.Attach(&b)
-		b.GBT = &gbt.Test{}
+		b := &bundle.Bundle{}
+		l.Attach(b)
+		gbt.SetTest(b, &gbt.Test{})
 		time.Sleep(time.Second) // the derived files
-		l.Finish(&b)
-		ev := b.GBT.Lifecycle
+		l.Finish(b)
+		ev := gbt.TestOf(b).Lifecycle
 		got := []time.Duration{ev.TestStart.Sub(t0), ev.DatasetLoadStart.Sub(t0), ev.DatasetLoadEnd.Sub(t0), ev.TestEnd.Sub(t0), ev.ResultUploadComplete.Sub(t0)}
 		want := []time.Duration{0, 0, 0, 4 * time.Second, 5 * time.Second}
 		if !slices.Equal(got, want) {

@@ -3,6 +3,7 @@ package benchmark
 import (
 	"fmt"
 
+	"aimeter/benchmark/invocation"
 	"aimeter/bundle"
 	"aimeter/dataset/prompts"
 	"aimeter/loadgen"
@@ -144,10 +145,10 @@ func (r *runner) replayOutcome(out *Outcome) {
 // invocation.json, so that `aimeter report` gives them again.
 func workloadOutcome(out *Outcome) error {
 	b := out.Bundle
-	if b == nil || b.Invocation == nil || out.Result == nil {
+	if b == nil || invocation.Of(b) == nil || out.Result == nil {
 		return nil
 	}
-	if b.Invocation.Replay != nil {
+	if invocation.Of(b).Replay != nil {
 		// The summary result.json and the report give, of the replay's
 		// one pass, sorted once (derived.Set.SendLateness); from every
 		// record only for a run without a reported pass.
@@ -159,7 +160,7 @@ func workloadOutcome(out *Outcome) error {
 			out.Lateness = &l
 		}
 	}
-	if ss := b.Invocation.Sessions; ss != nil {
+	if ss := invocation.Of(b).Sessions; ss != nil {
 		m, err := SessionMetrics(out.Result, ss.TurnsPerSession)
 		if err != nil {
 			return fmt.Errorf("the sessions' metrics: %w", err)

@@ -6,7 +6,9 @@ import (
 	"os"
 	"path/filepath"
 
+	"aimeter/benchmark/invocation"
 	"aimeter/bundle"
+	"aimeter/derived"
 	"aimeter/sut"
 )
 
@@ -29,7 +31,7 @@ func ScoreBundle(ctx context.Context, dir string, notify func(Notice)) (*bundle.
 	if _, err := os.Stat(filepath.Join(dir, bundle.ManifestFile)); err != nil {
 		return nil, fmt.Errorf("%s: not a run bundle: %w", dir, err)
 	}
-	b, err := bundle.Read(dir)
+	b, err := derived.Read(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -37,8 +39,8 @@ func ScoreBundle(ctx context.Context, dir string, notify func(Notice)) (*bundle.
 		return nil, fmt.Errorf("%s: the run logged no responses (%s is empty)", dir, bundle.AccuracyFile)
 	}
 	var cfg sut.Config
-	if b.Invocation != nil {
-		cfg = b.Invocation.SUT
+	if invocation.Of(b) != nil {
+		cfg = invocation.Of(b).SUT
 	}
 	switch cfg.KindOrNull() {
 	case sut.Reference, sut.KServe, sut.Dispatch:

@@ -18,6 +18,7 @@ import (
 	"aimeter/sysinfo"
 	"aimeter/telemetry"
 	"aimeter/train"
+	"aimeter/train/trainbundle"
 	"aimeter/version"
 )
 
@@ -190,7 +191,7 @@ type TrainOutcome struct {
 }
 
 // Run is the training run as training_run.json records it.
-func (o *TrainOutcome) Run() *bundle.TrainingRun { return &o.Bundle.Training.Run }
+func (o *TrainOutcome) Run() *trainbundle.TrainingRun { return &trainbundle.Of(o.Bundle).Run }
 
 // ErrTrainInterrupted is wrapped by Train's error for a run its context
 // ended.
@@ -384,14 +385,14 @@ func Train(ctx context.Context, p TrainPlan) (*TrainOutcome, error) {
 	if ver == "" {
 		ver = version.String()
 	}
-	run := bundle.TrainingRun{Version: ver, Name: p.Name, System: sysinfo.SystemOf(host.Hardware), Info: info, Training: p.Training, Scenario: scenario, Config: cfg}
+	run := trainbundle.TrainingRun{Version: ver, Name: p.Name, System: sysinfo.SystemOf(host.Hardware), Info: info, Training: p.Training, Scenario: scenario, Config: cfg}
 	for _, src := range p.Power {
 		if src.Name() == "replay" && run.PowerReplay == "" {
 			// The file by its base name only: no machine paths in a bundle.
 			run.PowerReplay = filepath.Base(strings.TrimPrefix(src.Spec(), "replay:"))
 		}
 	}
-	tr := &bundle.Training{}
+	tr := &trainbundle.Training{}
 	var sampler *telemetry.Sampler
 	if p.Power != nil {
 		sampler = telemetry.Start(time.Now(), p.Power, p.PowerOptions)
@@ -423,7 +424,8 @@ func Train(ctx context.Context, p TrainPlan) (*TrainOutcome, error) {
 		run.Incomplete = context.Cause(ctx).Error()
 	}
 	tr.Run = run
-	out.Bundle = &bundle.Bundle{Training: tr, Version: ver}
+	out.Bundle = &bundle.Bundle{Version: ver}
+	trainbundle.Set(out.Bundle, tr)
 	out.Derived = derived.Of(out.Bundle)
 	out.WriteErr = out.Derived.Write(p.OutputDir)
 	out.Notices = t.notices
@@ -449,7 +451,7 @@ func Train(ctx context.Context, p TrainPlan) (*TrainOutcome, error) {
 
 // power adds what the power sources read to the events, on the training
 // events' clock (that of a replay's t_ns too).
-func (t *trainer) power(sampler *telemetry.Sampler, run *bundle.TrainingRun, tr *bundle.Training) {
+func (t *trainer) power(sampler *telemetry.Sampler, run *trainbundle.TrainingRun, tr *trainbundle.Training) {
 	if !run.Origin.IsZero() {
 		sampler.SetOrigin(run.Origin)
 	}
@@ -464,7 +466,7 @@ func (t *trainer) power(sampler *telemetry.Sampler, run *bundle.TrainingRun, tr 
 }
 
 // incomplete says why a result is incomplete (exit code 3), or "".
-func incomplete(run *bundle.TrainingRun, res *train.ResultFile) string {
+func incomplete(run *trainbundle.TrainingRun, res *train.ResultFile) string {
 	if run.Incomplete != "" {
 		return run.Incomplete
 	}
@@ -488,7 +490,7 @@ func incomplete(run *bundle.TrainingRun, res *train.ResultFile) string {
 }
 
 // noScore says why several trials have no MLPerf score, or "".
-func noScore(run *bundle.TrainingRun, res *train.ResultFile) string {
+func noScore(run *trainbundle.TrainingRun, res *train.ResultFile) string {
 	if mp := res.Metrics.MLPerf; len(run.Trials) > 1 && mp.OlympicAverageMin == nil && mp.Failed > mp.Drop {
 		return mp.Reason
 	}

@@ -27,6 +27,7 @@ import (
 	"aimeter/train"
 	"aimeter/train/collect"
 	"aimeter/train/mllog"
+	"aimeter/train/trainbundle"
 )
 
 // cappedBuffer keeps the first limit bytes written and counts them all.
@@ -85,7 +86,7 @@ func redactArgv(argv []string) []string {
 }
 
 // trainCollect serves the event endpoint until the ranks are done.
-func (t *trainer) collect(run *bundle.TrainingRun, tr *bundle.Training) error {
+func (t *trainer) collect(run *trainbundle.TrainingRun, tr *trainbundle.Training) error {
 	ctx, l := t.ctx, t.plan.Listen
 	untilRanksDone := l.UntilRanksDone || l.Ranks == 0 && l.Until == 0
 	ln, err := net.Listen("tcp", l.Addr)
@@ -129,8 +130,8 @@ func (t *trainer) collect(run *bundle.TrainingRun, tr *bundle.Training) error {
 	defer cancel()
 	_ = hs.Shutdown(sctx)
 	status := srv.Status()
-	run.Source = bundle.SourceCollector
-	run.Collector = &bundle.TrainingCollector{Listen: ln.Addr().String(), ExpectedRanks: l.Ranks, Status: status, EndReason: reason}
+	run.Source = trainbundle.SourceCollector
+	run.Collector = &trainbundle.TrainingCollector{Listen: ln.Addr().String(), ExpectedRanks: l.Ranks, Status: status, EndReason: reason}
 	run.SetLocation(time.Local)
 	tr.Events = srv.Events()
 	t.notify(Info, "collection ended (%s): %d events from %d ranks", reason, status.Events, len(status.Ranks))
@@ -138,7 +139,7 @@ func (t *trainer) collect(run *bundle.TrainingRun, tr *bundle.Training) error {
 }
 
 // trainReference trains the reference model through train.Recorder.
-func (t *trainer) reference(run *bundle.TrainingRun, tr *bundle.Training) error {
+func (t *trainer) reference(run *trainbundle.TrainingRun, tr *trainbundle.Training) error {
 	ctx, ref := t.ctx, t.plan.Reference
 	epochs := cmp.Or(ref.Epochs, DefaultReferenceEpochs)
 	rec := train.NewRecorder(train.RecorderOptions{Node: t.node})
@@ -172,8 +173,8 @@ func (t *trainer) reference(run *bundle.TrainingRun, tr *bundle.Training) error 
 		run.Config.TrainingSetMB = float64(data.Train.Len()*(data.Train.Rows*data.Train.Cols+1)) / 1e6
 	}
 	layers := model.DefaultLayers()
-	run.Source = bundle.SourceGoAPI
-	run.Workload = &bundle.TrainingWorkload{Name: "reference", Dataset: data.Train.Name, Model: fmt.Sprintf("MLP %v", layers), Trials: trials, Epochs: epochs}
+	run.Source = trainbundle.SourceGoAPI
+	run.Workload = &trainbundle.TrainingWorkload{Name: "reference", Dataset: data.Train.Name, Model: fmt.Sprintf("MLP %v", layers), Trials: trials, Epochs: epochs}
 	// The reference trainer's own facts fill what the flags leave out.
 	if run.Training.Optimizer == "" {
 		run.Training.Optimizer = "SGD with momentum"
@@ -497,17 +498,17 @@ func applyMLPerf(cfg *train.Config, benchmark string) (train.MLPerfBenchmark, bo
 }
 
 // readLogs turns the logs read before the run into its trials.
-func (t *trainer) readLogs(run *bundle.TrainingRun, tr *bundle.Training) {
+func (t *trainer) readLogs(run *trainbundle.TrainingRun, tr *trainbundle.Training) {
 	p := t
 	trials := make([]mllog.Trial, len(p.logs))
-	run.Trials = make([]bundle.TrainingTrial, len(p.logs))
-	tr.TrialOutputs = make([]bundle.TrialOutput, len(p.logs))
+	run.Trials = make([]trainbundle.TrainingTrial, len(p.logs))
+	tr.TrialOutputs = make([]trainbundle.TrialOutput, len(p.logs))
 	for i, l := range p.logs {
 		trials[i] = l.trial
-		run.Trials[i] = bundle.TrainingTrial{Trial: i + 1, Log: l.path, LogSHA256: l.sha256, Stats: l.trial.Stats, StdoutBytes: l.size}
-		tr.TrialOutputs[i] = bundle.TrialOutput{Stdout: l.data}
+		run.Trials[i] = trainbundle.TrainingTrial{Trial: i + 1, Log: l.path, LogSHA256: l.sha256, Stats: l.trial.Stats, StdoutBytes: l.size}
+		tr.TrialOutputs[i] = trainbundle.TrialOutput{Stdout: l.data}
 	}
-	run.Source = bundle.SourceMLLOG
+	run.Source = trainbundle.SourceMLLOG
 	tr.Events, run.Origin = mllog.MergeTrials(trials)
 	run.SetLocation(time.Local)
 	if benchmark := p.logs[0].trial.Stats.InfoValue("submission_benchmark"); benchmark != "" {
@@ -521,7 +522,7 @@ func (t *trainer) readLogs(run *bundle.TrainingRun, tr *bundle.Training) {
 // trainTrials runs argv as a child once per trial and reads its MLLOG
 // lines; a single run keeps the one-run layout (Command's Exit and Stats,
 // training_stdout.log, and a failing child is exit code 1).
-func (t *trainer) trials(run *bundle.TrainingRun, tr *bundle.Training) error {
+func (t *trainer) trials(run *trainbundle.TrainingRun, tr *trainbundle.Training) error {
 	ctx, c := t.ctx, t.plan.Command
 	argv := c.Argv
 	n, fixed := c.Trials, c.Trials > 0
@@ -531,8 +532,8 @@ func (t *trainer) trials(run *bundle.TrainingRun, tr *bundle.Training) error {
 			n, fixed = t.scenario.TrialCount(), true
 		}
 	}
-	run.Source = bundle.SourceMLLOG
-	run.Command = &bundle.TrainingCommand{Argv: redactArgv(argv), CaptureLimit: TrainCaptureLimit}
+	run.Source = trainbundle.SourceMLLOG
+	run.Command = &trainbundle.TrainingCommand{Argv: redactArgv(argv), CaptureLimit: TrainCaptureLimit}
 	var trials []mllog.Trial
 	var stats []mllog.Stats
 	var names []string
@@ -616,9 +617,9 @@ const trialMarkNode = "\x00aimeter-trial"
 // runTrial runs the program once as trial i. The returned Trial holds its
 // MLLOG events between a TrialStart and a TrialEnd whose status says how the
 // run ended; err is non-nil only when the program could not be started.
-func (t *trainer) runTrial(argv []string, i int) (mllog.Trial, bundle.TrainingTrial, bundle.TrialOutput, error) {
+func (t *trainer) runTrial(argv []string, i int) (mllog.Trial, trainbundle.TrainingTrial, trainbundle.TrialOutput, error) {
 	ctx, c := t.ctx, t.plan.Command
-	rec := bundle.TrainingTrial{Trial: i}
+	rec := trainbundle.TrainingTrial{Trial: i}
 	stdout, stderr := &cappedBuffer{limit: TrainCaptureLimit}, &cappedBuffer{limit: TrainCaptureLimit}
 	var outW, errW io.Writer = stdout, stderr
 	if c.Stdout != nil {
@@ -641,7 +642,7 @@ func (t *trainer) runTrial(argv []string, i int) (mllog.Trial, bundle.TrainingTr
 		mark := func(k train.Kind, at time.Time, status string) train.Event {
 			return train.Event{Kind: k, Wall: at.Round(0), Node: trialMarkNode, Status: status}
 		}
-		return mllog.Trial{Events: []train.Event{mark(train.TrialStart, start, ""), mark(train.TrialEnd, end, "failed: "+err.Error())}}, rec, bundle.TrialOutput{}, err
+		return mllog.Trial{Events: []train.Event{mark(train.TrialStart, start, ""), mark(train.TrialEnd, end, "failed: "+err.Error())}}, rec, trainbundle.TrialOutput{}, err
 	}
 	exit := res.Exit
 	rec.Exit, rec.Stats = &exit, res.Stats
@@ -669,12 +670,12 @@ func (t *trainer) runTrial(argv []string, i int) (mllog.Trial, bundle.TrainingTr
 	evs = append(evs, train.Event{Kind: train.TrialStart, Wall: start.Round(0), Node: trialMarkNode})
 	evs = append(evs, res.Events...)
 	evs = append(evs, train.Event{Kind: train.TrialEnd, Wall: end.Round(0), Node: trialMarkNode, Status: status})
-	return mllog.Trial{Events: evs, Stats: res.Stats}, rec, bundle.TrialOutput{Stdout: stdout.bytes(), Stderr: stderr.bytes()}, nil
+	return mllog.Trial{Events: evs, Stats: res.Stats}, rec, trainbundle.TrialOutput{Stdout: stdout.bytes(), Stderr: stderr.bytes()}, nil
 }
 
 // setOrigin sets the run's clock origin from its first event with a wall
 // time, or from the child's duration before now.
-func setOrigin(run *bundle.TrainingRun, evs []train.Event, d time.Duration) {
+func setOrigin(run *trainbundle.TrainingRun, evs []train.Event, d time.Duration) {
 	for _, e := range evs {
 		if !e.Wall.IsZero() {
 			run.Origin = e.Wall.Add(-time.Duration(e.Time))

@@ -149,7 +149,9 @@ func (p *StreamProber) Probe(ctx context.Context, n int) (gbt.StreamProbe, error
 		return gbt.StreamProbe{}, err
 	}
 	test := plan.Test
-	m, err := derived.Of(&bundle.Bundle{Result: res, GBT: &test}).GBTMetrics()
+	b := &bundle.Bundle{Result: res}
+	gbt.SetTest(b, &test)
+	m, err := derived.Of(b).GBTMetrics()
 	if err != nil {
 		return gbt.StreamProbe{}, err
 	}

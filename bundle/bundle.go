@@ -13,26 +13,23 @@ import (
 	"sync"
 	"time"
 
-	"aimeter/accuracy"
-	"aimeter/gbt"
+	"aimeter/bundle/internal/parquet"
 	"aimeter/loadgen"
-	"aimeter/mlperflog"
 	"aimeter/sysinfo"
-	"aimeter/telemetry"
 )
 
 // Names of the raw files of a bundle.
 const (
-	SettingsFile = "settings.json"   // the requested and effective settings, the passes, the counters
-	RunFile      = "run.json"        // what the run was beyond its settings: name, process, time zone, system
-	RecordsFile  = "records.parquet" // one row per issued sample (format version 2)
+	SettingsFile = "settings.json"     // the requested and effective settings, the passes, the counters
+	RunFile      = "run.json"          // what the run was beyond its settings: name, process, time zone, system
+	RecordsFile  = parquet.RecordsFile // one row per issued sample (format version 2)
 	// RecordsCSVFile is the record file of a format version 1 bundle,
 	// which Read still reads and WriteWith writes on request.
-	RecordsCSVFile = "records.csv"
-	StagesFile     = "stages.parquet"           // the SUT-side stage times (GB/T 45087 Table 16), when the SUT reported any (format version 3)
+	RecordsCSVFile = parquet.RecordsCSVFile
+	StagesFile     = parquet.StagesFile         // the SUT-side stage times (GB/T 45087 Table 16), when the SUT reported any (format version 3)
 	StagesCSVFile  = "stages.csv"               // StagesFile in bundles of format versions 1 and 2
 	AccuracyFile   = "mlperf_log_accuracy.json" // LoadGen's accuracy log (raw: the responses)
-	GBTTestFile    = gbt.TestFileName           // a GB/T test's description
+	GBTTestFile    = "gbt_test.json"            // a GB/T test's description (package gbt's part)
 	// ForeignDir holds the run of a GB/T mixed test's foreign jobs (mode 5,
 	// IN-50), laid out as a bundle of its own without a manifest: the
 	// outer manifest lists its files.
@@ -47,8 +44,8 @@ const (
 	ReportFile  = "report.html"
 	// GBTResultFile and GBTLogFile are a GB/T test's results (7.3) and
 	// inference log (7.3 f)).
-	GBTResultFile = gbt.ResultFileName
-	GBTLogFile    = gbt.InferenceLogFileName
+	GBTResultFile = "gbt_result.json"
+	GBTLogFile    = "gbt_inference.log"
 	// ResultFile is the machine-readable result (package derived).
 	ResultFile = "result.json"
 )
@@ -98,34 +95,14 @@ type Bundle struct {
 	// bundles written before it was kept.
 	Nodes []Node
 
-	// Telemetry is what the run's power, energy and utilisation sources
-	// read (telemetry.json); nil for a run without one.
-	Telemetry *telemetry.Log
-
-	// Invocation says how the run was asked for (invocation.json): the
-	// command line, the SUT configuration, the plan's inputs and the
-	// client's figures. Nil writes none (and a bundle written before
-	// aimeter kept it reads back with none).
-	Invocation *Invocation
-
 	// ServerMetrics are the scrapes of the server's Prometheus endpoints
 	// during a network run (server_metrics.jsonl, package scrape); nil
 	// when none was scraped.
 	ServerMetrics *ServerMetrics
 
-	// GBT describes a GB/T 45087 inference test; nil for an MLPerf run.
-	// With it, gbt_result.json and gbt_inference.log are derived.
-	GBT *gbt.Test
 	// Foreign is the run of a mixed test's foreign jobs (mode 5), stored
 	// in foreign/; nil otherwise.
 	Foreign *Bundle
-
-	// Training is a GB/T 45087 training run (clause 6); nil for an
-	// inference run. A training bundle has no Result: its raw files are
-	// training_run.json, training_events.jsonl and the captured output,
-	// its derived files gbt_training.json, gbt_training.log and
-	// report.html (see Training).
-	Training *Training
 
 	// Records, when not nil, wrote the records file while the run went
 	// (loadgen.Options.Records was its Add): Write finishes that file
@@ -138,6 +115,14 @@ type Bundle struct {
 	// Manifest is the manifest Read verified or Write wrote; nil before.
 	Manifest *Manifest
 	dir      string // where Read or Write found or put the bundle
+
+	// ps are the raw parts of packages above this one, set or decoded (see
+	// Part), and the bytes of the raw files Read did not read itself,
+	// until a part decodes them. A GB/T test's description (gbt.TestOf),
+	// the run's telemetry (telemetry.LogOf), how it was asked for
+	// (invocation.Of) and a training run (trainbundle.Of, a bundle without
+	// a Result) are parts. Nil for none.
+	ps *partSet
 }
 
 // AccuracyCheck is the outcome of scoring a run's accuracy log against the
@@ -222,7 +207,8 @@ func (b *Bundle) ProcessID() int {
 // joins one error per failed file, each naming its file, and the manifest is
 // written only when every file was. Before writing, the files of an earlier
 // run in dir that this bundle does not write (see removeStale) are removed.
-// A Bundle with Training (and no Result) is written as a training bundle.
+// A Bundle without a Result but with raw parts (a training run's,
+// trainbundle.Set) is written as those parts alone.
 func Write(dir string, b *Bundle, derivations []Derivation) error {
 	return WriteWith(dir, b, derivations, WriteOptions{})
 }
@@ -246,11 +232,11 @@ func WriteWith(dir string, b *Bundle, derivations []Derivation, opts WriteOption
 	if version < minFormatVersion || version > FormatVersion {
 		return fmt.Errorf("bundle: cannot write layout version %d (this aimeter writes %d to %d)", version, minFormatVersion, FormatVersion)
 	}
-	if b != nil && b.Training != nil {
-		if b.Result != nil {
-			return errors.New("bundle: Write of a bundle with both a Result and a Training")
-		}
-		return writeTraining(dir, b, derivations)
+	if b != nil && hasPart(b, TrainingRunFile) && b.Result != nil {
+		return errors.New("bundle: Write of a bundle with both a Result and a Training")
+	}
+	if b != nil && b.Result == nil && b.hasParts() {
+		return writePartsOnly(dir, b, derivations)
 	}
 	if b == nil || b.Result == nil {
 		return errors.New("bundle: Write of a bundle without a Result")
@@ -282,9 +268,17 @@ func WriteWith(dir string, b *Bundle, derivations []Derivation, opts WriteOption
 		streamed = version >= 2 && s.Count() == b.Result.RecordCount() && sameDir(s.dir, dir)
 		defer s.Discard() // no-op once finished; else its file goes
 	}
-	parts := append(b.rawParts("", version, streamed), b.derivedParts("", derivations)...)
+	parts, err := b.rawParts("", version, streamed)
+	if err != nil {
+		return err
+	}
+	parts = append(parts, b.derivedParts("", derivations)...)
 	if f := b.Foreign; f != nil {
-		parts = append(parts, f.rawParts(ForeignDir+"/", version, false)...)
+		fparts, err := f.rawParts(ForeignDir+"/", version, false)
+		if err != nil {
+			return err
+		}
+		parts = append(parts, fparts...)
 		parts = append(parts, f.derivedParts(ForeignDir+"/", derivations)...)
 	}
 	if err := removeStale(dir, parts); err != nil {
@@ -402,7 +396,7 @@ func writeParts(dir string, parts []part, finished map[string]func() (ManifestEn
 // rawParts lists the raw files of b in layout version (1 to 3); with
 // streamed, the records file was written while the run went (its part has
 // no write: writeParts finishes it).
-func (b *Bundle) rawParts(prefix string, version int, streamed bool) []part {
+func (b *Bundle) rawParts(prefix string, version int, streamed bool) ([]part, error) {
 	r := b.Result
 	records := part{prefix + RecordsFile, Raw, func(w io.Writer) error { return WriteResultRecordsParquet(w, r, RecordWriterOptions{}) }}
 	if version == 1 {
@@ -413,7 +407,7 @@ func (b *Bundle) rawParts(prefix string, version int, streamed bool) []part {
 		{prefix + RunFile, Raw, func(w io.Writer) error { return b.writeMeta(w) }},
 		{prefix + EventsFile, Raw, func(w io.Writer) error { return WriteEvents(w, r.Events) }},
 		records,
-		{prefix + AccuracyFile, Raw, func(w io.Writer) error { return mlperflog.WriteAccuracy(w, r.Accuracy) }},
+		{prefix + AccuracyFile, Raw, func(w io.Writer) error { return WriteAccuracyLog(w, r.Accuracy) }},
 	}
 	if streamed {
 		parts[3].write = nil
@@ -424,7 +418,7 @@ func (b *Bundle) rawParts(prefix string, version int, streamed bool) []part {
 			parts = append(parts, part{prefix + StagesCSVFile, Raw, func(w io.Writer) error { return WriteStages(w, r.Records(), b.stageSeq()) }})
 		} else {
 			parts = append(parts, part{prefix + StagesFile, Raw, func(w io.Writer) error {
-				return writeStagesParquet(w, r.Records(), b.stageSeq(), DefaultRowGroupRows)
+				return parquet.WriteStages(w, r.Records(), b.stageSeq(), DefaultRowGroupRows)
 			}})
 		}
 	}
@@ -432,7 +426,7 @@ func (b *Bundle) rawParts(prefix string, version int, streamed bool) []part {
 		if csv {
 			parts = append(parts, part{prefix + SamplesCSVFile, Raw, func(w io.Writer) error { return writeSamples(w, r.Records()) }})
 		} else {
-			parts = append(parts, part{prefix + SamplesFile, Raw, func(w io.Writer) error { return writeSamplesParquet(w, r.Records(), DefaultRowGroupRows) }})
+			parts = append(parts, part{prefix + SamplesFile, Raw, func(w io.Writer) error { return parquet.WriteSamples(w, r.Records(), DefaultRowGroupRows) }})
 		}
 	}
 	if len(r.Errors) > 0 {
@@ -442,20 +436,19 @@ func (b *Bundle) rawParts(prefix string, version int, streamed bool) []part {
 		if csv {
 			parts = append(parts, part{prefix + TokensCSVFile, Raw, func(w io.Writer) error { return writeTokens(w, r.TokenTimes()) }})
 		} else {
-			parts = append(parts, part{prefix + TokensFile, Raw, func(w io.Writer) error { return writeTokensParquet(w, r.TokenTimes(), DefaultRowGroupRows) }})
+			parts = append(parts, part{prefix + TokensFile, Raw, func(w io.Writer) error { return parquet.WriteTokens(w, r.TokenTimes(), DefaultRowGroupRows) }})
 		}
 	}
-	if b.GBT != nil {
-		parts = append(parts, part{prefix + GBTTestFile, Raw, func(w io.Writer) error { return gbt.WriteTest(w, *b.GBT) }})
+	// The parts of packages above, where they have always been listed.
+	first, rest, err := b.extraParts(prefix)
+	if err != nil {
+		return nil, err
 	}
-	if b.Invocation != nil {
-		parts = append(parts, part{prefix + InvocationFile, Raw, func(w io.Writer) error { return writeInvocation(w, b.Invocation) }})
-	}
-	parts = append(parts, b.telemetryParts(prefix)...)
+	parts = append(parts, first...)
 	if b.ServerMetrics != nil {
 		parts = append(parts, part{prefix + ServerMetricsFile, Raw, func(w io.Writer) error { return WriteServerMetrics(w, b.ServerMetrics) }})
 	}
-	return parts
+	return append(parts, rest...), nil
 }
 
 func (b *Bundle) hasStages() bool { return b.Stages != nil || b.Result.HasStages() }
@@ -496,23 +489,14 @@ func (b *Bundle) derivedParts(prefix string, derivations []Derivation) []part {
 	return parts
 }
 
-// GBTRun is the input of gbt.Evaluate for b: its GB/T description, its
-// records and stage times and those of its foreign jobs.
-func (b *Bundle) GBTRun() gbt.RunData {
-	run := gbt.RunData{Test: b.GBT, Main: b.runPart()}
-	if b.Foreign != nil {
-		fp := b.Foreign.runPart()
-		run.Foreign = &fp
+// StageTimes returns the SUT-side stage times of b's records, one per
+// record in their order (NoStages for a record without), or nil when the
+// run reported none.
+func (b *Bundle) StageTimes() []loadgen.StageTimes {
+	if !b.hasStages() {
+		return nil
 	}
-	return run
-}
-
-func (b *Bundle) runPart() gbt.RunPart {
-	p := gbt.RunPart{Records: slices.Collect(b.Result.Records())}
-	if b.hasStages() {
-		p.Stages = slices.Collect(b.stageSeq())
-	}
-	return p
+	return slices.Collect(b.stageSeq())
 }
 
 // Regenerate writes the derived files of derivations that b has into dir
@@ -574,6 +558,10 @@ type ReadOptions struct {
 	// manifest's digests (for example to study a bundle edited on purpose).
 	// The zero value verifies.
 	SkipVerify bool
+	// Parts are decoded as the bundle is read (in its run and its foreign
+	// run): a malformed one is an error naming its file. The others are
+	// decoded when first asked for. derived.Parts lists every known part.
+	Parts []Part
 }
 
 // Read reads the bundle in dir, checking every file against the manifest's
@@ -597,7 +585,13 @@ func ReadWith(dir string, opts ReadOptions) (*Bundle, error) {
 		}
 	}
 	if _, ok := m.Entry(TrainingRunFile); ok {
-		return readTraining(dir, m)
+		// A training bundle: its raw files are all a part's.
+		b := &Bundle{}
+		if err := b.keepRaw(dir, m, "", nil); err != nil {
+			return nil, err
+		}
+		b.Manifest, b.dir = m, dir
+		return b, checkParts(dir, "", b, opts.Parts)
 	}
 	b, err := readRun(dir, m, "")
 	if err != nil {
@@ -609,7 +603,33 @@ func ReadWith(dir string, opts ReadOptions) (*Bundle, error) {
 			return nil, err
 		}
 	}
+	if err := checkParts(dir, "", b, opts.Parts); err != nil {
+		return nil, err
+	}
+	if b.Foreign != nil {
+		if err := checkParts(dir, ForeignDir+"/", b.Foreign, opts.Parts); err != nil {
+			return nil, err
+		}
+	}
 	return b, nil
+}
+
+// checkParts decodes parts of b, read from dir (its files under prefix),
+// and returns the first error, naming the file's path.
+func checkParts(dir, prefix string, b *Bundle, parts []Part) error {
+	for _, p := range parts {
+		if err := p.Check(b); err != nil {
+			return fmt.Errorf("%s: %w", filepath.Join(dir, filepath.FromSlash(prefix)), err)
+		}
+	}
+	return nil
+}
+
+// ownFiles are the raw files of a run that this package reads itself; Read
+// keeps the bytes of any other for the parts of packages above it.
+func ownFiles() []string {
+	return []string{SettingsFile, RunFile, EventsFile, RecordsFile, RecordsCSVFile, AccuracyFile, StagesFile, StagesCSVFile,
+		SamplesFile, SamplesCSVFile, ErrorsFile, TokensFile, TokensCSVFile, ServerMetricsFile}
 }
 
 // readRun reads the run whose files m lists under prefix ("" for the
@@ -700,7 +720,7 @@ func readRun(dir string, m *Manifest, prefix string) (*Bundle, error) {
 			if csv {
 				return readSamples(r, recs, len(res.Errors))
 			}
-			return readSamplesParquet(r, recs, len(res.Errors))
+			return parquet.ReadSamples(r, recs, len(res.Errors))
 		}); err != nil {
 			return nil, err
 		}
@@ -713,7 +733,7 @@ func readRun(dir string, m *Manifest, prefix string) (*Bundle, error) {
 			if csv {
 				traces, err = readTokens(r)
 			} else {
-				traces, err = readTokensParquet(r)
+				traces, err = parquet.ReadTokens(r)
 			}
 			res.AttachTokenTimes(traces)
 			return err
@@ -722,7 +742,7 @@ func readRun(dir string, m *Manifest, prefix string) (*Bundle, error) {
 		}
 	}
 	if err := read(AccuracyFile, func(r io.Reader) (err error) {
-		res.Accuracy, err = accuracy.ReadLog(r)
+		res.Accuracy, err = ReadAccuracyLog(r)
 		return err
 	}); err != nil {
 		return nil, err
@@ -735,7 +755,7 @@ func readRun(dir string, m *Manifest, prefix string) (*Bundle, error) {
 			if csv {
 				seqs, stages, err = ReadStages(r)
 			} else {
-				seqs, stages, err = readStagesParquet(r)
+				seqs, stages, err = parquet.ReadStages(r)
 			}
 			if err != nil {
 				return err
@@ -750,19 +770,6 @@ func readRun(dir string, m *Manifest, prefix string) (*Bundle, error) {
 			return nil, err
 		}
 	}
-	if has(TelemetryFile) {
-		if err := read(TelemetryFile, b.readTelemetry); err != nil {
-			return nil, err
-		}
-	}
-	if has(InvocationFile) {
-		if err := read(InvocationFile, func(r io.Reader) (err error) {
-			b.Invocation, err = ReadInvocation(r)
-			return err
-		}); err != nil {
-			return nil, err
-		}
-	}
 	if has(ServerMetricsFile) {
 		if err := read(ServerMetricsFile, func(r io.Reader) (err error) {
 			b.ServerMetrics, err = ReadServerMetrics(r)
@@ -771,14 +778,8 @@ func readRun(dir string, m *Manifest, prefix string) (*Bundle, error) {
 			return nil, err
 		}
 	}
-	if has(GBTTestFile) {
-		if err := read(GBTTestFile, func(r io.Reader) error {
-			t, err := gbt.ReadTest(r)
-			b.GBT = &t
-			return err
-		}); err != nil {
-			return nil, err
-		}
+	if err := b.keepRaw(dir, m, prefix, ownFiles()); err != nil {
+		return nil, err
 	}
 	if idx := slices.IndexFunc(info.Passes, func(p loadgen.PassInfo) bool { return p.Reported }); idx >= 0 {
 		var err error

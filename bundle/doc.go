@@ -27,6 +27,8 @@
 //     reads that gave nothing (package telemetry, docs/power.md);
 //   - gbt_test.json, for a GB/T 45087 inference test: its description
 //     (arrival as scheduled, thresholds, test information, lifecycle);
+//   - invocation.json: how the run was asked for (command line, system
+//     under test, the plan's inputs, the client's figures);
 //   - foreign/, for a GB/T mixed test (mode 5): the foreign jobs' run, laid
 //     out the same way.
 //
@@ -43,8 +45,20 @@
 // train.Event as received) and, for a child, training_stdout.log and
 // training_stderr.log (its output, bounded). Its derived files are
 // gbt_training.json, gbt_training.log and report.html; Read recognises it
-// by training_run.json and returns a Bundle whose Training is set and whose
-// Result is nil.
+// by training_run.json and returns a Bundle whose Result is nil, whose
+// training run trainbundle.Of decodes.
+//
+// telemetry.json, gbt_test.json, invocation.json and a training run's
+// files are raw parts of the packages that define them (telemetry, gbt,
+// benchmark/invocation, train/trainbundle), which import this package,
+// never the other way round: each declares a PartType or FileSetType and
+// its accessors (telemetry.LogOf, gbt.TestOf, invocation.Of,
+// trainbundle.Of and their setters). Read keeps the bytes of those files;
+// a part is decoded when first asked for, and written back byte for byte
+// when it never was. derived.Read checks every known part as it reads, so
+// that a malformed one is an error naming its file. This package imports
+// only loadgen, sysinfo, the standard library and its own codecs
+// (internal/parquet).
 //
 // The derived files are functions of the raw files alone:
 // mlperf_log_summary.txt, mlperf_log_detail.txt, mlperf_log_trace.json

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"aimeter/bundle/internal/parquet"
 	"aimeter/internal/peerstest"
 	"aimeter/loadgen"
 	"aimeter/loadgen/loadgentest"
@@ -142,10 +143,10 @@ func TestTablesReadByDuckDB(t *testing.T) {
 	dir := t.TempDir()
 	files := map[string]func(io.Writer) error{
 		StagesFile: func(w io.Writer) error {
-			return writeStagesParquet(w, staged.Records(), slices.Values(stages), 100)
+			return parquet.WriteStages(w, staged.Records(), slices.Values(stages), 100)
 		},
-		SamplesFile: func(w io.Writer) error { return writeSamplesParquet(w, wire.Records(), 100) },
-		TokensFile:  func(w io.Writer) error { return writeTokensParquet(w, wire.TokenTimes(), 100) },
+		SamplesFile: func(w io.Writer) error { return parquet.WriteSamples(w, wire.Records(), 100) },
+		TokensFile:  func(w io.Writer) error { return parquet.WriteTokens(w, wire.TokenTimes(), 100) },
 	}
 	for name, write := range files {
 		var buf bytes.Buffer

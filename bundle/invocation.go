@@ -1,56 +1,12 @@
 package bundle
 
-import (
-	"encoding/json"
-	"fmt"
-	"io"
-	"time"
-
-	"aimeter/gbt"
-	"aimeter/sut"
-)
+import "time"
 
 // InvocationFile is the raw file that says how a run was asked for: the
 // command line, the system under test and the inputs of the plan, enough
-// to run it again (`aimeter run --from DIR`).
+// to run it again (`aimeter run --from DIR`). It is a part of package
+// benchmark/invocation (invocation.Of); its plain parts are these types.
 const InvocationFile = "invocation.json"
-
-// Invocation is how a run was asked for (invocation.json). Bundles written
-// before aimeter kept it have none (Bundle.Invocation is nil). Nothing in
-// it is secret: URLs are stored without user information, keys and tokens
-// only by the name of the variable that held them, and the command line
-// with the values of secret-looking options replaced.
-type Invocation struct {
-	// CommandLine is the command that ran the test (argv without the
-	// program's path); nil for a run started from Go code.
-	CommandLine []string `json:"command_line,omitempty"`
-	// SUT is the system under test and its sample library.
-	SUT sut.Config `json:"sut"`
-	// Settings says where the settings came from. The settings
-	// themselves, as requested, are in settings.json.
-	Settings SettingsInput `json:"settings"`
-	// GBT is the GB/T 45087 plan of an inference test; nil for an MLPerf
-	// run.
-	GBT *gbt.PlanInput `json:"gbt,omitempty"`
-	// Control holds the run's bounds, which are not LoadGen settings.
-	Control Control `json:"control"`
-	// Client holds the network client's own figures, measured during the
-	// run; nil for an in-process SUT.
-	Client *ClientStats `json:"client,omitempty"`
-	// Warmup is the warm-up run before the measured run, whose results
-	// are in no file; nil when there was none.
-	Warmup *Warmup `json:"warmup,omitempty"`
-	// Replay is the trace a replay run took its schedule and prompts
-	// from; nil for a run with a generated schedule.
-	Replay *ReplayInput `json:"replay,omitempty"`
-	// Sessions is the multi-turn workload of a sessions run; nil for
-	// other runs.
-	Sessions *SessionsInput `json:"sessions,omitempty"`
-	// SLO is the per-request service-level objective the run's goodput is
-	// measured against (aimeter run --slo, or a sweep's --slo); nil for
-	// none.
-	SLO *SLO `json:"slo,omitempty"`
-}
 
 // Warmup is a warm-up before the measured run: what it asked for is in
 // Control (by the plan), what it did here.
@@ -125,17 +81,4 @@ type ClientStats struct {
 	SendLatenessP50   time.Duration `json:"send_lateness_p50_ns,omitempty"`
 	SendLatenessP99   time.Duration `json:"send_lateness_p99_ns,omitempty"`
 	SendLatenessMax   time.Duration `json:"send_lateness_max_ns,omitempty"`
-}
-
-func writeInvocation(w io.Writer, inv *Invocation) error { return writeJSON(w, inv) }
-
-// ReadInvocation reads invocation.json; an unknown field is an error.
-func ReadInvocation(r io.Reader) (*Invocation, error) {
-	dec := json.NewDecoder(r)
-	dec.DisallowUnknownFields()
-	var inv Invocation
-	if err := dec.Decode(&inv); err != nil {
-		return nil, fmt.Errorf("%s: %w", InvocationFile, err)
-	}
-	return &inv, nil
 }

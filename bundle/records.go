@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"aimeter/bundle/internal/parquet"
 	"aimeter/loadgen"
 )
 
@@ -50,27 +51,9 @@ func WriteResultRecords(w io.Writer, r *loadgen.Result) error {
 }
 
 // RecordsError is a bad record in a record file: the 1-based line of
-// records.csv (the header is line 1) or row of records.parquet, the field
-// when one is to blame, and what is wrong.
-type RecordsError struct {
-	// File is the record file: RecordsFile (records.parquet) or, when
-	// empty, RecordsCSVFile (records.csv).
-	File  string
-	Line  int    // the line of records.csv or the row of records.parquet, from 1
-	Field string // "" when the whole line is wrong
-	Msg   string
-}
-
-func (e *RecordsError) Error() string {
-	where := fmt.Sprintf("%s line %d", RecordsCSVFile, e.Line)
-	if e.File == RecordsFile {
-		where = fmt.Sprintf("%s row %d", RecordsFile, e.Line)
-	}
-	if e.Field == "" {
-		return fmt.Sprintf("%s: %s", where, e.Msg)
-	}
-	return fmt.Sprintf("%s: field %s: %s", where, e.Field, e.Msg)
-}
+// records.csv or row of records.parquet, the field when one is to blame
+// (package internal/parquet defines it, for the codec's errors).
+type RecordsError = parquet.RecordsError
 
 // maxRecordLine bounds a records.csv line; a valid one is under 200 bytes.
 const maxRecordLine = 4096

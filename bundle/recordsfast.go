@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"aimeter/bundle/internal/ordered"
 	"aimeter/loadgen"
 )
 
@@ -518,7 +519,7 @@ func writeRecordChunks(w io.Writer, chunks []iter.Seq[loadgen.Record], workers i
 	if _, err := io.WriteString(w, RecordsHeader+"\n"); err != nil {
 		return err
 	}
-	return encodeInOrder(len(chunks), workers,
+	return ordered.Encode(len(chunks), workers,
 		func() func(int, []byte) ([]byte, struct{}, error) {
 			batch := make([]loadgen.Record, 0, 1024)
 			return func(k int, buf []byte) ([]byte, struct{}, error) {

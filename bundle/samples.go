@@ -9,6 +9,7 @@ import (
 	"iter"
 	"strconv"
 
+	"aimeter/bundle/internal/parquet"
 	"aimeter/loadgen"
 )
 
@@ -18,15 +19,15 @@ const (
 	// SamplesFile holds, for every record, what a SUT reported beyond its
 	// completion: bytes on the wire, the node that served it and the error
 	// it failed with (an index into errors.json). Format version 3.
-	SamplesFile = "samples.parquet"
+	SamplesFile = parquet.SamplesFile
 	// SamplesCSVFile is SamplesFile in bundles of format versions 1 and 2.
 	SamplesCSVFile = "samples.csv"
 	// ErrorsFile is the table of distinct (category, message) failures.
-	ErrorsFile = "errors.json"
+	ErrorsFile = parquet.ErrorsFile
 	// TokensFile holds the arrival time of every output token of the
 	// samples whose SUT reported them (streaming responses), one row a
 	// token. Format version 3.
-	TokensFile = "tokens.parquet"
+	TokensFile = parquet.TokensFile
 	// TokensCSVFile is TokensFile in bundles of format versions 1 and 2.
 	TokensCSVFile = "tokens.csv"
 )

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"sync"
 
+	"aimeter/bundle/internal/parquet"
 	"aimeter/loadgen"
 )
 
@@ -37,8 +38,7 @@ type RecordStream struct {
 // streamGroup is one row group on its way to the file.
 type streamGroup struct {
 	cols *loadgen.RecordColumns
-	data []byte // the row group, encoded
-	g    pqGroup
+	enc  parquet.EncodedGroup // the row group, encoded
 	err  error
 	done chan struct{}
 }
@@ -60,27 +60,24 @@ var errStreamDiscarded = errors.New("bundle: record stream discarded")
 // if needed, and an error in writing is Write's). The caller must hand it
 // to Write in Bundle.Records, or Discard it.
 func NewRecordStream(dir string) *RecordStream {
-	opts := RecordWriterOptions{}
 	workers := streamWorkers()
 	s := &RecordStream{
 		dir:   dir,
-		rows:  opts.rowGroupRows(),
+		rows:  DefaultRowGroupRows,
 		free:  make(chan *loadgen.RecordColumns, workers+streamAhead+1),
 		work:  make(chan *streamGroup, workers+streamAhead),
 		order: make(chan *streamGroup, workers+streamAhead),
 		abort: make(chan struct{}),
 		done:  make(chan struct{}),
 	}
-	codec, _, _ := opts.codec() // the default: zstd
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
-			enc := newPQEncoder(codec())
+			enc := parquet.NewGroupEncoder() // the default options: zstd
 			for g := range s.work {
 				// The group's columns become the encoder's, and its empty
 				// ones go back with the group to be reused.
-				enc.cols, *g.cols = *g.cols, enc.cols
-				g.data, g.g, g.err = enc.encodeRowGroup(nil)
+				g.enc, g.err = enc.Encode(g.cols)
 				close(g.done)
 			}
 		})
@@ -88,17 +85,17 @@ func NewRecordStream(dir string) *RecordStream {
 	go func() {
 		defer close(s.done)
 		wf, err := writeFile(dir, RecordsFile, func(w io.Writer) error {
-			rw := NewRecordWriter(w, opts)
+			rw := NewRecordWriter(w, RecordWriterOptions{})
 			var err error
 			for g := range s.order {
 				<-g.done
 				if err == nil {
 					err = g.err
 				}
-				if err == nil && g.g.rows > 0 {
-					err = rw.writeGroup(g.data, g.g)
+				if err == nil && g.enc.Rows() > 0 {
+					err = rw.WriteGroup(g.enc)
 				}
-				g.data = nil
+				g.enc = parquet.EncodedGroup{}
 				g.cols.Reset()
 				select {
 				case s.free <- g.cols:

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 
-	"aimeter/accuracy"
+	"aimeter/bundle"
 	"aimeter/loadgen"
 )
 
@@ -25,7 +25,7 @@ func ReadAccuracyLog(path string) ([]loadgen.AccuracyEntry, error) {
 		return nil, err
 	}
 	defer f.Close()
-	entries, err := accuracy.ReadLog(f)
+	entries, err := bundle.ReadAccuracyLog(f)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

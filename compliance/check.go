@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 
+	"aimeter/benchmark/invocation"
 	"aimeter/bundle"
 	"aimeter/derived"
 	"aimeter/loadgen"
@@ -313,7 +314,7 @@ func (r *Report) checkRun(dir string, opts CheckOptions) (model string) {
 	var b *bundle.Bundle
 	if exists(filepath.Join(dir, bundle.ManifestFile)) {
 		var err error
-		if b, err = bundle.Read(dir); err != nil {
+		if b, err = derived.Read(dir); err != nil {
 			var de *bundle.DigestError
 			if errors.As(err, &de) {
 				r.add(SeverityError, dir, "digest", "%v", err)
@@ -323,8 +324,8 @@ func (r *Report) checkRun(dir string, opts CheckOptions) (model string) {
 			b = nil
 		}
 	}
-	if b != nil && b.Invocation != nil {
-		model = b.Invocation.Settings.Model
+	if b != nil && invocation.Of(b) != nil {
+		model = invocation.Of(b).Settings.Model
 	}
 	summaryPath := filepath.Join(dir, "mlperf_log_summary.txt")
 	summary, err := os.ReadFile(summaryPath)

@@ -21,7 +21,9 @@ import (
 	"aimeter/gbt"
 	"aimeter/mlperflog"
 	"aimeter/report"
+	"aimeter/telemetry"
 	"aimeter/train"
+	"aimeter/train/trainbundle"
 	"aimeter/workload/trace"
 )
 
@@ -104,10 +106,10 @@ var files = []entry{
 	{bundle.TraceFile, func(b *bundle.Bundle) bool { return isRun(b) && b.Trace }, func(_ *Set, b *bundle.Bundle, w io.Writer) error {
 		return mlperflog.WriteTrace(w, b.Result)
 	}, false},
-	{bundle.ReportFile, func(b *bundle.Bundle) bool { return b.Training != nil || (isRun(b) && !b.NoReport) }, writeReport, false},
+	{bundle.ReportFile, func(b *bundle.Bundle) bool { return trainbundle.Of(b) != nil || (isRun(b) && !b.NoReport) }, writeReport, false},
 	{bundle.GBTLogFile, isGBT, func(s *Set, b *bundle.Bundle, w io.Writer) error {
 		s.evaluateGBT()
-		return gbt.WriteInferenceLog(w, b.GBT, s.gbtRun.Main.Records)
+		return gbt.WriteInferenceLog(w, gbt.TestOf(b), s.gbtRun.Main.Records)
 	}, false},
 	{bundle.GBTResultFile, isGBT, func(s *Set, _ *bundle.Bundle, w io.Writer) error {
 		m, err := s.GBTMetrics()
@@ -124,14 +126,14 @@ var files = []entry{
 		return train.WriteResult(w, res)
 	}, false},
 	{bundle.TrainingLogFile, isTraining, func(_ *Set, b *bundle.Bundle, w io.Writer) error {
-		t := b.Training
+		t := trainbundle.Of(b)
 		return train.WriteLog(w, t.Events, train.LogOptions{Location: t.Run.Location(), Origin: t.Run.Origin})
 	}, false},
 }
 
 func isRun(b *bundle.Bundle) bool      { return b.Result != nil }
-func isGBT(b *bundle.Bundle) bool      { return b.Result != nil && b.GBT != nil }
-func isTraining(b *bundle.Bundle) bool { return b.Training != nil }
+func isGBT(b *bundle.Bundle) bool      { return b.Result != nil && gbt.TestOf(b) != nil }
+func isTraining(b *bundle.Bundle) bool { return trainbundle.Of(b) != nil }
 
 // Names returns the names of every derived file a bundle can have.
 func Names() []string {
@@ -157,9 +159,9 @@ func (s *Set) Files() []bundle.Derivation {
 }
 
 // GBTMetrics returns the clause 7.6 metrics of a GB/T bundle,
-// gbt.Evaluate(b.GBTRun()), computed once.
+// gbt.Evaluate(gbt.RunOf(b)), computed once.
 func (s *Set) GBTMetrics() (gbt.Metrics, error) {
-	if s.b.GBT == nil || s.b.Result == nil {
+	if gbt.TestOf(s.b) == nil || s.b.Result == nil {
 		return gbt.Metrics{}, errors.New("derived: not a GB/T bundle")
 	}
 	s.evaluateGBT()
@@ -168,7 +170,7 @@ func (s *Set) GBTMetrics() (gbt.Metrics, error) {
 
 func (s *Set) evaluateGBT() {
 	s.gbtOnce.Do(func() {
-		s.gbtRun = s.b.GBTRun()
+		s.gbtRun = gbt.RunOf(s.b)
 		s.gbtRun.Power = gbtPowerGrid(s.b)
 		s.gbtM, s.gbtErr = gbt.Evaluate(s.gbtRun)
 	})
@@ -177,14 +179,14 @@ func (s *Set) evaluateGBT() {
 // TrainingResult returns the result of a training bundle
 // (gbt_training.json's content), computed once.
 func (s *Set) TrainingResult() (*train.ResultFile, error) {
-	if s.b.Training == nil {
+	if trainbundle.Of(s.b) == nil {
 		return nil, errors.New("derived: not a training bundle")
 	}
-	s.trainOnce.Do(func() { s.trainRes, s.trainErr = trainingResult(s.b.Training) })
+	s.trainOnce.Do(func() { s.trainRes, s.trainErr = trainingResult(trainbundle.Of(s.b)) })
 	return s.trainRes, s.trainErr
 }
 
-func trainingResult(t *bundle.Training) (*train.ResultFile, error) {
+func trainingResult(t *trainbundle.Training) (*train.ResultFile, error) {
 	run := &t.Run
 	m, err := train.Compute(t.Events, run.Config)
 	if err != nil {
@@ -205,7 +207,7 @@ func writeSummary(s *Set, b *bundle.Bundle, w io.Writer) error {
 	if err := mlperflog.WriteSummary(w, b.Result); err != nil {
 		return err
 	}
-	if b.GBT == nil || b != s.b {
+	if gbt.TestOf(b) == nil || b != s.b {
 		return nil
 	}
 	m, err := s.GBTMetrics()
@@ -213,18 +215,18 @@ func writeSummary(s *Set, b *bundle.Bundle, w io.Writer) error {
 		return err
 	}
 	v := VerdictOf(b, &m)
-	return mlperflog.WriteSummaryNote(w, gbt.SummaryNote(b.GBT, m, v.Reasons))
+	return mlperflog.WriteSummaryNote(w, gbt.SummaryNote(gbt.TestOf(b), m, v.Reasons))
 }
 
 // writeReport writes report.html: the training page of a training bundle,
 // else the run's page.
 func writeReport(s *Set, b *bundle.Bundle, w io.Writer) error {
-	if b.Training != nil {
+	if trainbundle.Of(b) != nil {
 		res, err := s.TrainingResult()
 		if err != nil {
 			return err
 		}
-		t := b.Training
+		t := trainbundle.Of(b)
 		return report.WriteTraining(w, &report.Training{Name: t.Run.Name, Source: t.Run.SourceText(), System: t.Run.System,
 			Result: res, Events: t.Events, Notes: t.Run.Notes()})
 	}
@@ -263,16 +265,16 @@ func (s *Set) ReportRun() (report.Run, error) {
 	sc := report.Run{Name: name, Result: b.Result, Accuracy: ReportAccuracy(b.AccuracyCheck), Nodes: ReportNodes(b.Nodes),
 		ServerMetrics: ReportServerMetrics(b.ServerMetrics, b.Result), Steady: ReportSteady(b.Result),
 		Serving: reportServing(b, s.SendLateness())}
-	if b.Telemetry != nil {
+	if telemetry.LogOf(b) != nil {
 		samples := sampleCounts(b.Result)
 		sc.Power = ReportPower(b, powerFigures(b, samples))
 	}
-	if b.GBT != nil {
+	if gbt.TestOf(b) != nil {
 		m, err := s.GBTMetrics()
 		if err != nil {
 			return sc, err
 		}
-		sc.GBT = &report.GBTRun{Test: b.GBT, Metrics: m}
+		sc.GBT = &report.GBTRun{Test: gbt.TestOf(b), Metrics: m}
 		if b.Foreign != nil {
 			sc.GBT.Foreign = b.Foreign.Result
 		}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 
+	"aimeter/benchmark/invocation"
 	"aimeter/bundle"
 	"aimeter/gbt"
 	"aimeter/loadgen"
@@ -131,10 +132,10 @@ func passWork(res *loadgen.Result, i int) (samples uint64, tokens int64, last in
 // warm-up, each pass (from its start to its end), the MLPerf power window
 // of the reported pass and a GB/T test's T_I.
 func powerPhases(b *bundle.Bundle) []PhaseEnergy {
-	l, res := b.Telemetry, b.Result
+	l, res := telemetry.LogOf(b), b.Result
 	origin := res.StartTime.UnixNano()
 	var out []PhaseEnergy
-	if inv := b.Invocation; inv != nil && inv.Warmup != nil && inv.Warmup.StartUnixNs != 0 {
+	if inv := invocation.Of(b); inv != nil && inv.Warmup != nil && inv.Warmup.StartUnixNs != 0 {
 		wu := inv.Warmup
 		from := wu.StartUnixNs - origin
 		w := telemetry.Window{FromNs: from, ToNs: from + wu.DurationNs}
@@ -154,7 +155,7 @@ func powerPhases(b *bundle.Bundle) []PhaseEnergy {
 		}
 	}
 	out = append(out, steadyPhases(b)...)
-	if g := b.GBT; g != nil && g.EndNs > 0 {
+	if g := gbt.TestOf(b); g != nil && g.EndNs > 0 {
 		// The records' time zero is the test's (gbt.Test.Start).
 		from := g.Start.UnixNano() - origin
 		if g.Start.IsZero() {
@@ -177,8 +178,8 @@ func powerPhases(b *bundle.Bundle) []PhaseEnergy {
 // test's T_I, on the records' clock, for gbt.Evaluate's Table 17 and
 // Annex E figures (IN-73); nil without telemetry or without a node.
 func gbtPowerGrid(b *bundle.Bundle) *gbt.PowerGrid {
-	g := b.GBT
-	if b.Telemetry == nil || g == nil || b.Result == nil {
+	g := gbt.TestOf(b)
+	if telemetry.LogOf(b) == nil || g == nil || b.Result == nil {
 		return nil
 	}
 	// The records count from the test's time zero (gbt.Test.Start), the
@@ -193,7 +194,7 @@ func gbtPowerGrid(b *bundle.Bundle) *gbt.PowerGrid {
 			end = max(end, p.EndNs)
 		}
 	}
-	ts, nodes := telemetry.Grid(b.Telemetry, telemetry.Window{FromNs: off, ToNs: off + end}, 0)
+	ts, nodes := telemetry.Grid(telemetry.LogOf(b), telemetry.Window{FromNs: off, ToNs: off + end}, 0)
 	if len(nodes) == 0 {
 		return nil
 	}
@@ -214,7 +215,7 @@ func gbtPowerGrid(b *bundle.Bundle) *gbt.PowerGrid {
 // readings, at their midpoint) and result.json's phases. Nil without
 // telemetry or without a reported pass.
 func ReportPower(b *bundle.Bundle, f *PowerFigures) *report.Power {
-	l, res := b.Telemetry, b.Result
+	l, res := telemetry.LogOf(b), b.Result
 	if l == nil || res == nil || f == nil {
 		return nil
 	}
@@ -304,7 +305,7 @@ func steadyPhases(b *bundle.Bundle) []PhaseEnergy {
 		}
 		m := w.Metrics
 		tokens := int64(math.Round(m.OutputTokensPerSec * float64(m.SpanNs) / 1e9))
-		out = append(out, phaseOf(b.Telemetry, name, telemetry.Window{FromNs: shift + w.StartNs, ToNs: shift + w.EndNs}, uint64(m.Completed), tokens))
+		out = append(out, phaseOf(telemetry.LogOf(b), name, telemetry.Window{FromNs: shift + w.StartNs, ToNs: shift + w.EndNs}, uint64(m.Completed), tokens))
 	}
 	return out
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"aimeter/benchmark/invocation"
 	"aimeter/bundle"
 	"aimeter/loadgen"
 	"aimeter/loadgen/loadgentest"
@@ -34,8 +35,8 @@ func TestPowerPhases(t *testing.T) {
 	b := runBundle(t, &loadgentest.WireSUT{}, loadgentest.SmallSettings(loadgen.Offline, loadgen.PerformanceOnly))
 	res := b.Result
 	// A warm-up of 2 s that ended 1 s before the run.
-	b.Invocation = &bundle.Invocation{Warmup: &bundle.Warmup{Requests: 10, Failed: 2, DurationNs: 2e9, StartUnixNs: res.StartTime.UnixNano() - 3e9}}
-	b.Telemetry = constantLog(res.StartTime, -4e9, 60e9)
+	invocation.Set(b, &invocation.Invocation{Warmup: &bundle.Warmup{Requests: 10, Failed: 2, DurationNs: 2e9, StartUnixNs: res.StartTime.UnixNano() - 3e9}})
+	telemetry.SetLog(b, constantLog(res.StartTime, -4e9, 60e9))
 	r, err := Of(b).Result()
 	if err != nil {
 		t.Fatal(err)
@@ -81,9 +82,9 @@ func TestPowerPhases(t *testing.T) {
 		t.Errorf("clock checks %+v: want the replay's, passed (its readings hold the window)", p.Clocks)
 	}
 	// A trace that ends before power_end fails MLPerf Power's check.
-	short := *b
-	short.Telemetry = constantLog(res.StartTime, -4e9, mw.ToNs/2)
-	if rs, err := Of(&short).Result(); err != nil || len(rs.Power.Clocks) != 1 || rs.Power.Clocks[0].Pass {
+	short := b.Copy()
+	telemetry.SetLog(short, constantLog(res.StartTime, -4e9, mw.ToNs/2))
+	if rs, err := Of(short).Result(); err != nil || len(rs.Power.Clocks) != 1 || rs.Power.Clocks[0].Pass {
 		t.Errorf("a short trace: %+v, %v: want a failed clock check", rs.Power.Clocks, err)
 	}
 	if p.JPerToken == nil || *p.JPerToken != *mw.JPerToken || p.Samples != ok {
@@ -131,8 +132,8 @@ func TestReportPower(t *testing.T) {
 	b := runBundle(t, &loadgentest.WireSUT{}, loadgentest.SmallSettings(loadgen.Offline, loadgen.PerformanceOnly))
 	res := b.Result
 	shift := res.Passes[res.ReportedPass()].StartUnixNs - res.StartTime.UnixNano()
-	b.Telemetry = constantLog(res.StartTime, -1e9, 5e9)
-	b.Telemetry.Readings = append(b.Telemetry.Readings,
+	telemetry.SetLog(b, constantLog(res.StartTime, -1e9, 5e9))
+	telemetry.LogOf(b).Readings = append(telemetry.LogOf(b).Readings,
 		telemetry.Reading{T: 0, Source: "nvml", Device: "gpu1", Kind: telemetry.Energy, Value: 10},
 		telemetry.Reading{T: 2e9, Source: "nvml", Device: "gpu1", Kind: telemetry.Energy, Value: 110},
 		telemetry.Reading{T: 3e9, Source: "nvml", Device: "gpu1", Kind: telemetry.Energy, Value: 100}) // went down
@@ -181,7 +182,7 @@ func TestSteadyPowerPhases(t *testing.T) {
 	st.ServerTTFTLatencyNs, st.ServerTPOTLatencyNs = 1_000_000, 1_000_000
 	b := runBundle(t, &loadgentest.WireSUT{}, st)
 	res := b.Result
-	b.Telemetry = constantLog(res.StartTime, -1e9, 120e9)
+	telemetry.SetLog(b, constantLog(res.StartTime, -1e9, 120e9))
 	steady := ReportSteady(res)
 	if steady == nil {
 		t.Fatal("no steady state for a token run")

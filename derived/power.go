@@ -54,7 +54,7 @@ func PowerWindow(res *loadgen.Result) (w telemetry.Window, ok bool) {
 
 // powerFigures summarises b's telemetry; nil when it has none.
 func powerFigures(b *bundle.Bundle, samples SampleCounts) *PowerFigures {
-	if b.Telemetry == nil || b.Result == nil {
+	if telemetry.LogOf(b) == nil || b.Result == nil {
 		return nil
 	}
 	res := b.Result
@@ -62,8 +62,8 @@ func powerFigures(b *bundle.Bundle, samples SampleCounts) *PowerFigures {
 	if !ok {
 		return nil
 	}
-	f := &PowerFigures{Summary: telemetry.Summarize(b.Telemetry, w), Gaps: len(b.Telemetry.Gaps), Phases: powerPhases(b),
-		Clocks: telemetry.CheckClocks(b.Telemetry, w)}
+	f := &PowerFigures{Summary: telemetry.Summarize(telemetry.LogOf(b), w), Gaps: len(telemetry.LogOf(b).Gaps), Phases: powerPhases(b),
+		Clocks: telemetry.CheckClocks(telemetry.LogOf(b), w)}
 	for _, p := range f.Phases {
 		if p.Name == PhaseMLPerfWindow {
 			f.WorkEnergy = p.WorkEnergy

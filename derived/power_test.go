@@ -22,9 +22,9 @@ func TestTelemetryRoundTrip(t *testing.T) {
 		t.Fatalf("power window %+v", w)
 	}
 	// 100 W before, during and after the window: 100 W × the window.
-	b.Telemetry = &telemetry.Log{StartUnixNs: b.Result.StartTime.UnixNano(), PeriodNs: 1e9, Sources: []telemetry.SourceInfo{{Name: "replay", Spec: "replay:x.csv"}},
+	telemetry.SetLog(b, &telemetry.Log{StartUnixNs: b.Result.StartTime.UnixNano(), PeriodNs: 1e9, Sources: []telemetry.SourceInfo{{Name: "replay", Spec: "replay:x.csv"}},
 		Readings: []telemetry.Reading{{T: w.FromNs - 1e8, Source: "replay", Device: "node", Kind: telemetry.Power, Value: 100},
-			{T: w.ToNs + 1e8, Source: "replay", Device: "node", Kind: telemetry.Power, Value: 100}}}
+			{T: w.ToNs + 1e8, Source: "replay", Device: "node", Kind: telemetry.Power, Value: 100}}})
 	dir := t.TempDir()
 	if err := Write(dir, b); err != nil {
 		t.Fatal(err)
@@ -42,8 +42,8 @@ func TestTelemetryRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if back.Telemetry == nil || len(back.Telemetry.Readings) != 2 || back.Telemetry.Readings[1] != b.Telemetry.Readings[1] {
-		t.Fatalf("telemetry read back %+v", back.Telemetry)
+	if telemetry.LogOf(back) == nil || len(telemetry.LogOf(back).Readings) != 2 || telemetry.LogOf(back).Readings[1] != telemetry.LogOf(b).Readings[1] {
+		t.Fatalf("telemetry read back %+v", telemetry.LogOf(back))
 	}
 	again := t.TempDir()
 	if _, err := Regenerate(again, back); err != nil {

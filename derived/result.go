@@ -45,7 +45,7 @@ func VerdictOf(b *bundle.Bundle, m *gbt.Metrics) Verdict { return verdict.Of(b, 
 // the bundle alone.
 func (s *Set) Verdict() (Verdict, error) {
 	var m *gbt.Metrics
-	if s.b.GBT != nil {
+	if gbt.TestOf(s.b) != nil {
 		gm, err := s.GBTMetrics()
 		if err != nil {
 			return Verdict{}, err
@@ -245,12 +245,12 @@ func (s *Set) Result() (*Result, error) {
 		r.Errors = append(r.Errors, ErrorGroup{Group: e.Label(), Category: e.Category, Code: e.Code, CodeName: e.CodeName, Count: e.Count,
 			Message: e.Message, Examples: e.Examples, FirstNs: e.FirstNs, LastNs: e.LastNs})
 	}
-	if b.GBT != nil {
+	if gbt.TestOf(b) != nil {
 		m, err := s.GBTMetrics()
 		if err != nil {
 			return nil, err
 		}
-		r.ArrivalMode = int(b.GBT.Arrival.Mode)
+		r.ArrivalMode = int(gbt.TestOf(b).Arrival.Mode)
 		r.GBT = &GBTFigures{Loss: m.Loss, Throughput: m.Throughput}
 		if m.Foreign != nil {
 			fl := m.Foreign.Loss

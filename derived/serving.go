@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"aimeter/benchmark/invocation"
 	"aimeter/bundle"
 	"aimeter/loadgen"
 	"aimeter/report"
@@ -95,7 +96,7 @@ func goodputOf(b *bundle.Bundle) *GoodputFigures {
 	res := b.Result
 	var slo bundle.SLO
 	source := ""
-	if inv := b.Invocation; inv != nil && inv.SLO != nil && *inv.SLO != (bundle.SLO{}) {
+	if inv := invocation.Of(b); inv != nil && inv.SLO != nil && *inv.SLO != (bundle.SLO{}) {
 		slo, source = *inv.SLO, SLOFromInvocation
 	} else if e := res.Effective; e.UseTokenLatencies && (e.TTFTLatencyNs > 0 || e.TPOTLatencyNs > 0) {
 		slo, source = bundle.SLO{TTFTNs: e.TTFTLatencyNs, TPOTNs: e.TPOTLatencyNs}, SLOFromSettings
@@ -145,7 +146,7 @@ func steadyOf(s *report.Steady) *SteadyFigures {
 // sessionsOf computes the session figures of a sessions run; nil for
 // other runs, or when its records do not fit its sessions.
 func sessionsOf(b *bundle.Bundle) *SessionFigures {
-	inv := b.Invocation
+	inv := invocation.Of(b)
 	if inv == nil || inv.Sessions == nil || len(inv.Sessions.TurnsPerSession) == 0 {
 		return nil
 	}

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"aimeter/benchmark/invocation"
 	"aimeter/bundle"
 	"aimeter/loadgen"
 	"aimeter/loadgen/loadgentest"
@@ -35,7 +36,7 @@ func TestServingFigures(t *testing.T) {
 			met++
 		}
 	}
-	b.Invocation = &bundle.Invocation{SLO: &bundle.SLO{E2ENs: bound}}
+	invocation.Set(b, &invocation.Invocation{SLO: &bundle.SLO{E2ENs: bound}})
 	r, err := Of(b).Result()
 	if err != nil {
 		t.Fatal(err)
@@ -46,7 +47,7 @@ func TestServingFigures(t *testing.T) {
 	}
 
 	// Without an SLO given, the token-latency bounds stand for one.
-	b.Invocation = nil
+	invocation.Set(b, nil)
 	set := Of(b)
 	r, err = set.Result()
 	if err != nil {

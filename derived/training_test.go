@@ -13,6 +13,7 @@ import (
 	"aimeter/gbt"
 	"aimeter/train"
 	"aimeter/train/mllog"
+	"aimeter/train/trainbundle"
 )
 
 // trainingBundle is the two-rank MLPerf fixture of train/mllog as a
@@ -27,14 +28,16 @@ func trainingBundle(t *testing.T) *bundle.Bundle {
 	if err != nil {
 		t.Fatal(err)
 	}
-	run := bundle.TrainingRun{
-		Version: "test", Name: "resnet 2 ranks", Source: bundle.SourceMLLOG, Origin: time.UnixMilli(1700000000000),
+	run := trainbundle.TrainingRun{
+		Version: "test", Name: "resnet 2 ranks", Source: trainbundle.SourceMLLOG, Origin: time.UnixMilli(1700000000000),
 		Info: gbt.TestInfo{OrgName: "Example Lab"}, Config: train.Config{TrainingSetMB: 150, Target: &train.Target{Value: 0.6}},
-		Command: &bundle.TrainingCommand{Argv: []string{"sh", "train.sh"}, Exit: mllog.Exit{Reason: "exited with status 0"}, Stats: stats,
+		Command: &trainbundle.TrainingCommand{Argv: []string{"sh", "train.sh"}, Exit: mllog.Exit{Reason: "exited with status 0"}, Stats: stats,
 			StdoutBytes: int64(len(data)), CaptureLimit: 1 << 20},
 	}
 	run.SetLocation(time.FixedZone("CST", 8*3600))
-	return &bundle.Bundle{Training: &bundle.Training{Run: run, Events: events, Stdout: data, Stderr: []byte{}}}
+	b := &bundle.Bundle{}
+	trainbundle.Set(b, &trainbundle.Training{Run: run, Events: events, Stdout: data, Stderr: []byte{}})
+	return b
 }
 
 func TestTrainingRegenerateByteIdentical(t *testing.T) {
@@ -46,7 +49,7 @@ func TestTrainingRegenerateByteIdentical(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if back.Training == nil || back.Result != nil {
+	if trainbundle.Of(back) == nil || back.Result != nil {
 		t.Fatal("bundle.Read did not recognise the training bundle")
 	}
 	regen := t.TempDir()
@@ -105,7 +108,7 @@ func TestReadTrainingEventsErrors(t *testing.T) {
 		{"an unknown field is refused", `{"kind":"epoch_start","bogus":1,"wall":"2024-01-01T00:00:00Z","rank":0}` + "\n", "bogus"},
 		{"an event without a kind is refused", `{"t_ns":1,"wall":"2024-01-01T00:00:00Z","rank":0}` + "\n", "no kind"},
 	} {
-		_, err := bundle.ReadTrainingEvents(strings.NewReader(tc.in))
+		_, err := trainbundle.ReadTrainingEvents(strings.NewReader(tc.in))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want one containing %q", tc.name, err, tc.want)
 		}
@@ -115,18 +118,18 @@ func TestReadTrainingEventsErrors(t *testing.T) {
 func TestTrainingEventsRoundTrip(t *testing.T) {
 	b := trainingBundle(t)
 	var buf bytes.Buffer
-	if err := bundle.WriteTrainingEvents(&buf, b.Training.Events); err != nil {
+	if err := trainbundle.WriteTrainingEvents(&buf, trainbundle.Of(b).Events); err != nil {
 		t.Fatal(err)
 	}
-	back, err := bundle.ReadTrainingEvents(&buf)
+	back, err := trainbundle.ReadTrainingEvents(&buf)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(back) != len(b.Training.Events) {
-		t.Fatalf("%d events back, want %d", len(back), len(b.Training.Events))
+	if len(back) != len(trainbundle.Of(b).Events) {
+		t.Fatalf("%d events back, want %d", len(back), len(trainbundle.Of(b).Events))
 	}
 	for i := range back {
-		a, w := back[i], b.Training.Events[i]
+		a, w := back[i], trainbundle.Of(b).Events[i]
 		if a.Kind != w.Kind || a.Time != w.Time || !a.Wall.Equal(w.Wall) || a.Node != w.Node || a.Rank != w.Rank || (a.Value == nil) != (w.Value == nil) {
 			t.Fatalf("event %d: %+v back, want %+v", i, a, w)
 		}
@@ -137,15 +140,15 @@ func FuzzReadTrainingEvents(f *testing.F) {
 	f.Add([]byte(`{"kind":"epoch_end","t_ns":5,"wall":"2024-01-01T00:00:00Z","rank":1,"count":3,"value":0.5}` + "\n"))
 	f.Add([]byte("\n\n{}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		ev, err := bundle.ReadTrainingEvents(bytes.NewReader(data))
+		ev, err := trainbundle.ReadTrainingEvents(bytes.NewReader(data))
 		if err != nil {
 			return
 		}
 		var buf bytes.Buffer
-		if err := bundle.WriteTrainingEvents(&buf, ev); err != nil {
+		if err := trainbundle.WriteTrainingEvents(&buf, ev); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := bundle.ReadTrainingEvents(&buf); err != nil {
+		if _, err := trainbundle.ReadTrainingEvents(&buf); err != nil {
 			t.Fatalf("events read back do not read again: %v", err)
 		}
 	})

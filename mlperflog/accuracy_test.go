@@ -7,13 +7,14 @@ import (
 	"strings"
 	"testing"
 
+	"aimeter/bundle"
 	"aimeter/loadgen"
 )
 
 func writeAccuracy(t *testing.T, entries []loadgen.AccuracyEntry) string {
 	t.Helper()
 	var buf bytes.Buffer
-	if err := WriteAccuracy(&buf, entries); err != nil {
+	if err := bundle.WriteAccuracyLog(&buf, entries); err != nil {
 		t.Fatal(err)
 	}
 	return buf.String()
@@ -63,7 +64,7 @@ func TestAccuracyTokenVariants(t *testing.T) {
 
 func TestAccuracyGolden(t *testing.T) {
 	var buf bytes.Buffer
-	if err := WriteAccuracy(&buf, accuracyOnly(t).Accuracy); err != nil {
+	if err := bundle.WriteAccuracyLog(&buf, accuracyOnly(t).Accuracy); err != nil {
 		t.Fatal(err)
 	}
 	checkGolden(t, "accuracy.accuracy.json", buf.Bytes())
@@ -103,7 +104,7 @@ var errShortWrite = bytes.ErrTooLarge
 
 func TestAccuracyWriteError(t *testing.T) {
 	entries := make([]loadgen.AccuracyEntry, 10000)
-	if err := WriteAccuracy(&failWriter{n: 1000}, entries); err == nil {
+	if err := bundle.WriteAccuracyLog(&failWriter{n: 1000}, entries); err == nil {
 		t.Error("no error from a failing writer")
 	}
 }

@@ -8,7 +8,7 @@
 //
 //   - mlperf_log_summary.txt: WriteSummary
 //   - mlperf_log_detail.txt: WriteDetail (":::MLLOG {…}" lines)
-//   - mlperf_log_accuracy.json: WriteAccuracy
+//   - mlperf_log_accuracy.json: bundle.WriteAccuracyLog (with its reader)
 //   - mlperf_log_trace.json: WriteTrace (Chrome trace, per-sample events only)
 //
 // LoadGen's config files (mlperf.conf, user.conf, audit.config) are read by

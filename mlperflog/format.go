@@ -132,16 +132,6 @@ func appendQuoted(dst []byte, s string) []byte {
 	return append(dst, '"')
 }
 
-// appendHex appends b as uppercase hexadecimal, two characters per byte in
-// memory order (LoadGen's LogBinaryAsHexString).
-func appendHex(dst []byte, b []byte) []byte {
-	const hex = "0123456789ABCDEF"
-	for _, c := range b {
-		dst = append(dst, hex[c>>4], hex[c&0xF])
-	}
-	return dst
-}
-
 // yesNo is LoadGen's summary spelling of a check outcome.
 func yesNo(b bool) string {
 	if b {

@@ -104,7 +104,7 @@ var jsonFiles = map[string]bool{
 // *bundle.RecordsError) or regenerated; a bundle that reads but claims
 // what its records do not support gives a Report with Differences.
 func Check(dir string, opts Options) (*Report, error) {
-	b, err := bundle.Read(dir)
+	b, err := derived.Read(dir)
 	if err != nil {
 		return nil, err
 	}

@@ -19,10 +19,12 @@ import (
 	"sync"
 	"time"
 
+	"aimeter/benchmark/invocation"
 	"aimeter/bundle"
 	"aimeter/derived"
 	"aimeter/loadgen"
 	"aimeter/stats"
+	"aimeter/train/trainbundle"
 )
 
 // LocalDir is the directory, under FilesDir, of the runs of no test item.
@@ -102,7 +104,7 @@ func (s *Store) Ingest(ctx context.Context, dir string, opts IngestOptions) (*Ru
 	}
 	b := opts.Bundle
 	if b == nil {
-		if b, err = bundle.Read(abs); err != nil {
+		if b, err = derived.Read(abs); err != nil {
 			return nil, fmt.Errorf("store: read bundle: %w", err)
 		}
 	}
@@ -452,8 +454,8 @@ func describe(set *derived.Set) (*Run, []Metric, error) {
 		return nil, nil, fmt.Errorf("store: %w", err)
 	}
 	r.System = sys
-	if b.Invocation != nil {
-		cfg, err := json.Marshal(b.Invocation.SUT)
+	if invocation.Of(b) != nil {
+		cfg, err := json.Marshal(invocation.Of(b).SUT)
 		if err != nil {
 			return nil, nil, fmt.Errorf("store: %w", err)
 		}
@@ -469,7 +471,7 @@ func describe(set *derived.Set) (*Run, []Metric, error) {
 
 	var metrics []Metric
 	var shape any
-	if b.Training != nil {
+	if trainbundle.Of(b) != nil {
 		r.Kind, r.Mode = "training", "training"
 		tr, err := set.TrainingResult()
 		if err != nil {
@@ -497,9 +499,9 @@ func describe(set *derived.Set) (*Run, []Metric, error) {
 			}
 		}
 		shape = map[string]any{"config": tr.Config, "scenario": r.Scenario}
-		r.StartedAt = b.Training.Run.Origin.UTC()
+		r.StartedAt = trainbundle.Of(b).Run.Origin.UTC()
 		if b.System.Hostname == "" && b.System.CPU == "" {
-			b.System = b.Training.Run.System
+			b.System = trainbundle.Of(b).Run.System
 			if r.System, err = json.Marshal(b.System); err != nil {
 				return nil, nil, fmt.Errorf("store: %w", err)
 			}

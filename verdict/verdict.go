@@ -70,7 +70,7 @@ func (v Verdict) Word() string {
 // bundle's GB/T metrics (derived.Set.GBTMetrics); nil for a GB/T
 // bundle evaluates them from its records (gbt.Evaluate).
 //
-// A GB/T test (b.GBT set) passes when its loss rate, and its foreign
+// A GB/T test (gbt.TestOf(b) set) passes when its loss rate, and its foreign
 // jobs', are within the threshold (GB-7.7.1-c-2, IN-79, IN-50) and it ran
 // its whole duration: a test whose LoadGen pass ran out of queries, was
 // stopped or was interrupted before its duration is not a PASS, whatever
@@ -82,15 +82,15 @@ func (v Verdict) Word() string {
 func Of(b *bundle.Bundle, m *gbt.Metrics) Verdict {
 	res, acc := b.Result, b.AccuracyCheck
 	var why []string
-	if m == nil && b.GBT != nil && res != nil {
-		if gm, err := gbt.Evaluate(b.GBTRun()); err == nil {
+	if m == nil && gbt.TestOf(b) != nil && res != nil {
+		if gm, err := gbt.Evaluate(gbt.RunOf(b)); err == nil {
 			m = &gm
 		} else {
 			return Verdict{Kind: GBT, Reasons: []string{"The GB/T test cannot be evaluated: " + err.Error()}}
 		}
 	}
-	if m != nil && b.GBT != nil {
-		why = append(why, gbtReasons(b.GBT, res, m)...)
+	if m != nil && gbt.TestOf(b) != nil {
+		why = append(why, gbtReasons(gbt.TestOf(b), res, m)...)
 		return Verdict{Kind: GBT, Pass: len(why) == 0, Reasons: why}
 	}
 	if res != nil && res.Summary != nil {

@@ -111,7 +111,8 @@ func TestOf(t *testing.T) {
 		if row.sum != nil {
 			row.sum(s)
 		}
-		b := &bundle.Bundle{Result: &loadgen.Result{Summary: s, Events: row.events, Interrupted: row.interr}, GBT: row.test, AccuracyCheck: row.acc}
+		b := &bundle.Bundle{Result: &loadgen.Result{Summary: s, Events: row.events, Interrupted: row.interr}, AccuracyCheck: row.acc}
+		gbt.SetTest(b, row.test)
 		v := Of(b, row.m)
 		if v.Word() != row.word {
 			t.Errorf("%s: verdict %s, want %s (%q)", row.why, v.Word(), row.word, v.Reasons)

@@ -12,6 +12,7 @@ import (
 
 	"aimeter/accuracy"
 	"aimeter/benchmark"
+	"aimeter/bundle"
 )
 
 // maxScoreInput bounds what aimeter accuracy score reads: 1 GiB of JSON.
@@ -107,7 +108,7 @@ func scoreLogCommand(cmd *cobra.Command, st *State, dir, labelsFile, targetText 
 		return withCode(ExitFailure, err)
 	}
 	defer f.Close()
-	entries, err := accuracy.ReadLog(f)
+	entries, err := bundle.ReadAccuracyLog(f)
 	if err != nil {
 		return usageError("%s: %v", f.Name(), err)
 	}

@@ -91,11 +91,11 @@ that reports its stage times) with the tester-side span, naming the runs.`,
 // bundle's raw records (checked against the manifest), not from the
 // gbt_result.json beside them, with its basis (gbt.Throughput.Basis).
 func runThroughput(dir string, tokens bool) (float64, string, error) {
-	b, err := bundle.Read(dir)
+	b, err := derived.Read(dir)
 	if err != nil {
 		return 0, "", err
 	}
-	if b.GBT == nil {
+	if gbt.TestOf(b) == nil {
 		return 0, "", fmt.Errorf("%s: not a GB/T run (no %s); run it with aimeter run --arrival-mode", dir, bundle.GBTTestFile)
 	}
 	m, err := derived.Of(b).GBTMetrics()

@@ -87,7 +87,7 @@ func (g *gbtFlags) planInput() gbt.PlanInput {
 // throughput, the send lateness of a mode on a schedule, the loss verdict of the main jobs and, in a mixed test, of
 // the foreign jobs, the accuracy where scored, the bundle's files.
 func printGBT(w io.Writer, out *benchmark.Outcome) {
-	res, t, m, dir := out.Result, out.Bundle.GBT, out.GBT, out.Dir
+	res, t, m, dir := out.Result, gbt.TestOf(out.Bundle), out.GBT, out.Dir
 	fmt.Fprintf(w, "GB/T 45087 arrival mode %d (%s), %s carried by LoadGen's %s scenario\n",
 		t.Arrival.Mode, t.Arrival.Mode, timeoutText(t.Arrival.Timeout), res.Effective.Scenario)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)

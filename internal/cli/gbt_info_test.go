@@ -20,7 +20,9 @@ func TestPrintGBTElasticity(t *testing.T) {
 	test := &gbt.Test{Arrival: gbt.Arrival{Mode: gbt.ModePeak, Timeout: 2 * time.Second}}
 	m := &gbt.Metrics{Elasticity: &gbt.Elasticity{Available: true, Value: 0.0123, Percent: 1.23, PercentPerMB: 45.6}, PressureTolerance: &gbt.PressureTolerance{}}
 	var b bytes.Buffer
-	printGBT(&b, &benchmark.Outcome{Dir: "out", Result: res, Bundle: &bundle.Bundle{Result: res, GBT: test}, GBT: m})
+	bb := &bundle.Bundle{Result: res}
+	gbt.SetTest(bb, test)
+	printGBT(&b, &benchmark.Outcome{Dir: "out", Result: res, Bundle: bb, GBT: m})
 	out := b.String()
 	for _, want := range []string{"Elasticity (EL, Table 19): 1.2300 %\n", "Elasticity variant (IN-76, non-standard): 45.6000 %/MB\n"} {
 		if !strings.Contains(out, want) {

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 
+	"aimeter/benchmark/invocation"
 	"aimeter/bundle"
 )
 
@@ -60,10 +61,10 @@ func TestOutputLengthsFlag(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.ContainsFunc(b.Invocation.Settings.Files, func(f bundle.InputFile) bool {
+	if !slices.ContainsFunc(invocation.Of(b).Settings.Files, func(f bundle.InputFile) bool {
 		return f.Role == "output-lengths" && f.Path == hist && len(f.SHA256) == 64
-	}) || b.Invocation.SUT.OpenAI.OutputLengths != "hist:"+hist {
-		t.Errorf("the bundle's input files %+v, SUT %+v: want the output lengths file", b.Invocation.Settings.Files, b.Invocation.SUT.OpenAI)
+	}) || invocation.Of(b).SUT.OpenAI.OutputLengths != "hist:"+hist {
+		t.Errorf("the bundle's input files %+v, SUT %+v: want the output lengths file", invocation.Of(b).Settings.Files, invocation.Of(b).SUT.OpenAI)
 	}
 
 	prompts := filepath.Join(dir, "p.jsonl")

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"testing"
 
+	"aimeter/benchmark/invocation"
 	"aimeter/bundle"
 	"aimeter/loadgen"
 	"aimeter/sut/openai"
@@ -125,7 +126,7 @@ func TestOpenAIHeadersBodyTemperature(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o := b.Invocation.SUT.OpenAI; o == nil || strings.Join(o.Headers, "|") != "X-Tenant: blue|X-Api-Key: REDACTED" ||
+	if o := invocation.Of(b).SUT.OpenAI; o == nil || strings.Join(o.Headers, "|") != "X-Tenant: blue|X-Api-Key: REDACTED" ||
 		o.ExtraBody != `{"top_k": 5}` || o.Temperature == nil || *o.Temperature != 0.7 || o.HTTPClient != "net/http" {
 		t.Errorf("recorded SUT %+v", o)
 	}

@@ -60,7 +60,7 @@ func (pf *powerFlags) options() telemetry.Options { return telemetry.Options{Per
 // printPower prints the run's power figures over the MLPerf power window,
 // or why there are none; nothing for a run without --power.
 func printPower(w io.Writer, out *benchmark.Outcome) {
-	if out.Bundle == nil || out.Bundle.Telemetry == nil || out.Derived == nil {
+	if out.Bundle == nil || telemetry.LogOf(out.Bundle) == nil || out.Derived == nil {
 		return
 	}
 	r, err := out.Derived.Result()

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"testing"
 
+	"aimeter/benchmark/invocation"
 	"aimeter/bundle"
 	"aimeter/loadgen"
 	"aimeter/serve"
@@ -75,7 +76,7 @@ func TestReplayAgainstServeOpenAI(t *testing.T) {
 			t.Errorf("request %d sent before its time", k)
 		}
 	}
-	rp := b.Invocation.Replay
+	rp := invocation.Of(b).Replay
 	if rp == nil || rp.Requests != 25 || rp.Format != "csv" || rp.Speedup != 2 || rp.SHA256 == "" || !strings.Contains(rp.Truncated, "the first 25 of 30") {
 		t.Fatalf("invocation's replay: %+v", rp)
 	}

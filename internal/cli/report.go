@@ -10,6 +10,7 @@ import (
 	"aimeter/benchmark"
 	"aimeter/bundle"
 	"aimeter/derived"
+	"aimeter/train/trainbundle"
 )
 
 func newReportCommand(st *State) *cobra.Command {
@@ -71,12 +72,12 @@ func regenerateReport(st *State, dir, outDir string, ignoreDigests bool) error {
 		return withCode(ExitFailure, err)
 	}
 	fmt.Fprintf(st.Stderr, "regenerated %s in %s\n", strings.Join(names, ", "), outDir)
-	if b.Training != nil {
+	if trainbundle.Of(b) != nil {
 		tres, err := d.TrainingResult()
 		if err != nil {
 			return withCode(ExitFailure, err)
 		}
-		printTraining(st.Stdout, tres, &b.Training.Run, outDir)
+		printTraining(st.Stdout, tres, &trainbundle.Of(b).Run, outDir)
 		return nil
 	}
 	out, err := benchmark.OutcomeOf(b, outDir)
@@ -96,7 +97,7 @@ func regenerateReport(st *State, dir, outDir string, ignoreDigests bool) error {
 // aimeter export), checking its manifest digests unless ignoreDigests: a
 // bundle changed after its run is an error that names --ignore-digests.
 func readBundleArg(dir string, ignoreDigests bool) (*bundle.Bundle, error) {
-	b, err := bundle.ReadWith(dir, bundle.ReadOptions{SkipVerify: ignoreDigests})
+	b, err := derived.ReadWith(dir, bundle.ReadOptions{SkipVerify: ignoreDigests})
 	if err != nil {
 		var de *bundle.DigestError
 		if errors.As(err, &de) {

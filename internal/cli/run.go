@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"aimeter/benchmark"
+	"aimeter/benchmark/invocation"
 	"aimeter/bundle"
 	"aimeter/derived"
 	"aimeter/gbt"
@@ -507,7 +508,7 @@ func printRun(st *State, out *benchmark.Outcome) {
 		printAccuracy(st.Stdout, out.Accuracy)
 		printNetworkOutcome(st.Stdout, out.Result, out.Bundle.Nodes)
 	}
-	if inv := out.Bundle.Invocation; inv != nil {
+	if inv := invocation.Of(out.Bundle); inv != nil {
 		printClientStats(st.Stdout, inv.Client, inv.Warmup, lostJobs(out))
 	}
 	printReplay(st.Stdout, out)

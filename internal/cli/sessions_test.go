@@ -13,6 +13,7 @@ import (
 	"sync"
 	"testing"
 
+	"aimeter/benchmark/invocation"
 	"aimeter/loadgen"
 	"aimeter/serve"
 )
@@ -39,7 +40,7 @@ func TestSessionsAgainstServeOpenAI(t *testing.T) {
 		t.Errorf("aimeter report's sessions line %q, the run's %q", lineWith(rep.stdout, "e2e_interactivity"), line)
 	}
 	b, recs := replayRecords(t, out)
-	ss := b.Invocation.Sessions
+	ss := invocation.Of(b).Sessions
 	if ss == nil || len(ss.TurnsPerSession) != 6 {
 		t.Fatalf("invocation's sessions: %+v", ss)
 	}

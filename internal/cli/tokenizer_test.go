@@ -14,6 +14,7 @@ import (
 	"sync"
 	"testing"
 
+	"aimeter/benchmark/invocation"
 	"aimeter/bundle"
 	"aimeter/loadgen"
 	"aimeter/tokenize"
@@ -79,7 +80,7 @@ func TestTokenizerFlag(t *testing.T) {
 			t.Fatalf("record %+v: want ok with 4 tokens", rec)
 		}
 	}
-	if o := b.Invocation.SUT.OpenAI; o == nil || o.Tokenizer != "cl100k_base" || o.TokenizerSHA256 != "" {
+	if o := invocation.Of(b).SUT.OpenAI; o == nil || o.Tokenizer != "cl100k_base" || o.TokenizerSHA256 != "" {
 		t.Errorf("recorded SUT %+v", o)
 	}
 
@@ -142,9 +143,9 @@ func TestTokenizerFlag(t *testing.T) {
 		t.Fatal(err)
 	}
 	sum := sha256.Sum256([]byte("length,weight\n5,1\n40,3\n"))
-	if !slices.Contains(hb.Invocation.Settings.Files, bundle.InputFile{Role: "input-lengths", Path: hist, SHA256: hex.EncodeToString(sum[:])}) ||
-		hb.Invocation.SUT.OpenAI.InputLengthsSHA256 != hex.EncodeToString(sum[:]) {
-		t.Errorf("the bundle's input files %+v, SUT %+v: want the lengths file with its SHA-256", hb.Invocation.Settings.Files, hb.Invocation.SUT.OpenAI)
+	if !slices.Contains(invocation.Of(hb).Settings.Files, bundle.InputFile{Role: "input-lengths", Path: hist, SHA256: hex.EncodeToString(sum[:])}) ||
+		invocation.Of(hb).SUT.OpenAI.InputLengthsSHA256 != hex.EncodeToString(sum[:]) {
+		t.Errorf("the bundle's input files %+v, SUT %+v: want the lengths file with its SHA-256", invocation.Of(hb).Settings.Files, invocation.Of(hb).SUT.OpenAI)
 	}
 	if err := os.WriteFile(hist, []byte("5,1\n40,-3\n"), 0o644); err != nil {
 		t.Fatal(err)

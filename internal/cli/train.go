@@ -15,9 +15,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"aimeter/benchmark"
-	"aimeter/bundle"
 	"aimeter/gbt"
 	"aimeter/train"
+	"aimeter/train/trainbundle"
 )
 
 // trainFlags are the flags of aimeter train.
@@ -404,7 +404,7 @@ func runTrain(parent context.Context, st *State, fs *pflag.FlagSet, f *trainFlag
 }
 
 // printTraining writes the console summary: headline metrics and the log.
-func printTraining(w io.Writer, res *train.ResultFile, run *bundle.TrainingRun, dir string) {
+func printTraining(w io.Writer, res *train.ResultFile, run *trainbundle.TrainingRun, dir string) {
 	m := res.Metrics
 	ms := func(p *float64) string {
 		if p == nil {

@@ -19,6 +19,7 @@ import (
 	"aimeter/sysinfo"
 	"aimeter/train"
 	"aimeter/train/collect"
+	"aimeter/train/trainbundle"
 )
 
 // readTrainingResult reads gbt_training.json of the bundle in dir.
@@ -59,13 +60,13 @@ func checkRegenerates(t *testing.T, dir string) {
 	}
 }
 
-func readTrainingRun(t *testing.T, dir string) bundle.TrainingRun {
+func readTrainingRun(t *testing.T, dir string) trainbundle.TrainingRun {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(dir, bundle.TrainingRunFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var run bundle.TrainingRun
+	var run trainbundle.TrainingRun
 	if err := json.Unmarshal(data, &run); err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"aimeter/bundle"
 	"aimeter/train"
+	"aimeter/train/trainbundle"
 )
 
 // resnetLog is a small MLPerf Training log of resnet: run_start at startMs,
@@ -128,7 +129,7 @@ func TestTrainTrialsAndLogsAgree(t *testing.T) {
 		t.Errorf("training_run.json of the runs: %+v", run.Trials)
 	}
 	for i := 1; i <= 5; i++ {
-		if _, err := os.Stat(filepath.Join(byRun, bundle.TrialOutputFile(i, "stdout"))); err != nil {
+		if _, err := os.Stat(filepath.Join(byRun, trainbundle.TrialOutputFile(i, "stdout"))); err != nil {
 			t.Errorf("trial %d's output is not in the bundle: %v", i, err)
 		}
 	}
@@ -144,7 +145,7 @@ func TestTrainTrialsAndLogsAgree(t *testing.T) {
 			t.Fatal(err)
 		}
 		var start [6]int64
-		for _, e := range b.Training.Events {
+		for _, e := range trainbundle.Of(b).Events {
 			if e.Kind == train.TrainStart {
 				start[e.Trial] = e.Time
 			}
@@ -189,7 +190,7 @@ func TestTrainTrialsFailuresAreRecorded(t *testing.T) {
 	if tm := res.Metrics.Trials[2]; !strings.Contains(tm.MLPerfFailure, "timed out") {
 		t.Errorf("trial 3: %q", tm.MLPerfFailure)
 	}
-	stderr, err := os.ReadFile(filepath.Join(out, bundle.TrialOutputFile(2, "stderr")))
+	stderr, err := os.ReadFile(filepath.Join(out, trainbundle.TrialOutputFile(2, "stderr")))
 	if err != nil || string(stderr) != "trainer crashed\n" {
 		t.Errorf("trial 2's stderr %q, %v", stderr, err)
 	}

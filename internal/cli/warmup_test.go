@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"aimeter/benchmark/invocation"
 	"aimeter/bundle"
 	"aimeter/derived"
 	"aimeter/serve"
@@ -48,7 +49,7 @@ func TestServerWarmup(t *testing.T) {
 	if got := posts.Load(); got != 150 {
 		t.Errorf("the server answered %d requests, want 30 of the warm-up and 120 measured", got)
 	}
-	var inv bundle.Invocation
+	var inv invocation.Invocation
 	if err := json.Unmarshal([]byte(readFileT(t, filepath.Join(out, bundle.InvocationFile))), &inv); err != nil {
 		t.Fatal(err)
 	}

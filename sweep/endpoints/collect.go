@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"aimeter/benchmark/invocation"
 	"aimeter/bundle"
 	"aimeter/derived"
 	"aimeter/loadgen"
@@ -111,7 +112,7 @@ func Collect(dir string) (*Sweep, error) {
 }
 
 func collectPoint(dir string, sp sweep.Point) (Point, error) {
-	b, err := bundle.Read(dir)
+	b, err := derived.Read(dir)
 	if err != nil {
 		return Point{}, err
 	}
@@ -144,7 +145,7 @@ func collectPoint(dir string, sp sweep.Point) (Point, error) {
 	for r := range res.PassRecords(pass) {
 		p.Samples = append(p.Samples, sweep.SampleOf(r))
 	}
-	if inv := b.Invocation; inv != nil {
+	if inv := invocation.Of(b); inv != nil {
 		p.Warmup = inv.Warmup
 		if oc := inv.SUT.OpenAI; oc != nil {
 			p.SaltSeed = oc.SaltSeed

@@ -1,4 +1,4 @@
-package bundle
+package parquet
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package bundle
+package parquet
 
 import (
 	"errors"
@@ -140,10 +140,10 @@ func (tw *tableWriter) close() error {
 	return tw.pqFileWriter.close()
 }
 
-// writeStagesParquet writes stages.parquet: one row per record, in the
+// WriteStages writes stages.parquet: one row per record, in the
 // order of records, with the stage times at the same position (as
 // WriteStages writes stages.csv).
-func writeStagesParquet(w io.Writer, records iter.Seq[loadgen.Record], stages iter.Seq[loadgen.StageTimes], rowsMax int) error {
+func WriteStages(w io.Writer, records iter.Seq[loadgen.Record], stages iter.Seq[loadgen.StageTimes], rowsMax int) error {
 	tw := newTableWriter(w, stagesTable, rowsMax)
 	next, stop := iter.Pull(stages)
 	defer stop()
@@ -170,9 +170,9 @@ func writeStagesParquet(w io.Writer, records iter.Seq[loadgen.Record], stages it
 	return tw.close()
 }
 
-// writeSamplesParquet writes samples.parquet: one row per record, in
+// WriteSamples writes samples.parquet: one row per record, in
 // record order (as writeSamples writes samples.csv).
-func writeSamplesParquet(w io.Writer, recs iter.Seq[loadgen.Record], rowsMax int) error {
+func WriteSamples(w io.Writer, recs iter.Seq[loadgen.Record], rowsMax int) error {
 	tw := newTableWriter(w, samplesTable, rowsMax)
 	for r := range recs {
 		c := tw.cols
@@ -188,10 +188,10 @@ func writeSamplesParquet(w io.Writer, recs iter.Seq[loadgen.Record], rowsMax int
 	return tw.close()
 }
 
-// writeTokensParquet writes tokens.parquet: one row per token of every
+// WriteTokens writes tokens.parquet: one row per token of every
 // sample that reported token times, in sequence order (as writeTokens
 // writes tokens.csv).
-func writeTokensParquet(w io.Writer, traces iter.Seq2[uint64, []int64], rowsMax int) error {
+func WriteTokens(w io.Writer, traces iter.Seq2[uint64, []int64], rowsMax int) error {
 	tw := newTableWriter(w, tokensTable, rowsMax)
 	for seq, times := range traces {
 		if uint64(len(times)) > 1<<32 {
@@ -336,9 +336,9 @@ func readAllLimited(r io.Reader) ([]byte, error) {
 	return data, nil
 }
 
-// readStagesParquet reads stages.parquet back: the seq_id of each row and
+// ReadStages reads stages.parquet back: the seq_id of each row and
 // its stage times (as ReadStages reads stages.csv).
-func readStagesParquet(r io.Reader) ([]uint64, []loadgen.StageTimes, error) {
+func ReadStages(r io.Reader) ([]uint64, []loadgen.StageTimes, error) {
 	data, err := readAllLimited(r)
 	if err != nil {
 		return nil, nil, err
@@ -364,10 +364,10 @@ func readStagesParquet(r io.Reader) ([]uint64, []loadgen.StageTimes, error) {
 	return seqs, out, nil
 }
 
-// readSamplesParquet reads samples.parquet into recs, matching rows by
+// ReadSamples reads samples.parquet into recs, matching rows by
 // sequence id (as readSamples reads samples.csv). An error index must name
 // an entry of the error table (nErrors entries).
-func readSamplesParquet(r io.Reader, recs []loadgen.Record, nErrors int) error {
+func ReadSamples(r io.Reader, recs []loadgen.Record, nErrors int) error {
 	data, err := readAllLimited(r)
 	if err != nil {
 		return err
@@ -394,10 +394,10 @@ func readSamplesParquet(r io.Reader, recs []loadgen.Record, nErrors int) error {
 	})
 }
 
-// readTokensParquet reads tokens.parquet (as readTokens reads tokens.csv):
+// ReadTokens reads tokens.parquet (as readTokens reads tokens.csv):
 // rows of one sample are consecutive and numbered from 0, and samples come
 // in increasing sequence order.
-func readTokensParquet(r io.Reader) ([]loadgen.TokenTrace, error) {
+func ReadTokens(r io.Reader) ([]loadgen.TokenTrace, error) {
 	data, err := readAllLimited(r)
 	if err != nil {
 		return nil, err

@@ -1,11 +1,9 @@
-package bundle
+package parquet
 
 import (
 	"bytes"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -13,7 +11,6 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"aimeter/loadgen"
-	"aimeter/loadgen/loadgentest"
 )
 
 // stagesFixture is records with stage times covering every column's
@@ -71,10 +68,10 @@ func TestTablesParquetRoundTrip(t *testing.T) {
 	for _, rows := range []int{1, 2, 3, DefaultRowGroupRows} {
 		t.Run(fmt.Sprint(rows), func(t *testing.T) {
 			var buf bytes.Buffer
-			if err := writeStagesParquet(&buf, slices.Values(recs), slices.Values(stages), rows); err != nil {
+			if err := WriteStages(&buf, slices.Values(recs), slices.Values(stages), rows); err != nil {
 				t.Fatal(err)
 			}
-			seqs, got, err := readStagesParquet(bytes.NewReader(buf.Bytes()))
+			seqs, got, err := ReadStages(bytes.NewReader(buf.Bytes()))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -89,14 +86,14 @@ func TestTablesParquetRoundTrip(t *testing.T) {
 
 			buf.Reset()
 			want := samplesFixture()
-			if err := writeSamplesParquet(&buf, slices.Values(want), rows); err != nil {
+			if err := WriteSamples(&buf, slices.Values(want), rows); err != nil {
 				t.Fatal(err)
 			}
 			back := make([]loadgen.Record, len(want))
 			for i := range back {
 				back[i].SeqID = want[len(want)-1-i].SeqID // matched by seq_id, not position
 			}
-			if err := readSamplesParquet(bytes.NewReader(buf.Bytes()), back, 2); err != nil {
+			if err := ReadSamples(bytes.NewReader(buf.Bytes()), back, 2); err != nil {
 				t.Fatal(err)
 			}
 			slices.Reverse(back)
@@ -106,10 +103,10 @@ func TestTablesParquetRoundTrip(t *testing.T) {
 
 			buf.Reset()
 			traces := tokensFixture()
-			if err := writeTokensParquet(&buf, traceSeq(append(traces, loadgen.TokenTrace{SeqID: 20})), rows); err != nil {
+			if err := WriteTokens(&buf, traceSeq(append(traces, loadgen.TokenTrace{SeqID: 20})), rows); err != nil {
 				t.Fatal(err)
 			}
-			gotTraces, err := readTokensParquet(bytes.NewReader(buf.Bytes()))
+			gotTraces, err := ReadTokens(bytes.NewReader(buf.Bytes()))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -124,10 +121,10 @@ func TestTablesParquetRoundTrip(t *testing.T) {
 // back as no rows.
 func TestTablesParquetEmpty(t *testing.T) {
 	var buf bytes.Buffer
-	if err := writeTokensParquet(&buf, traceSeq(nil), 10); err != nil {
+	if err := WriteTokens(&buf, traceSeq(nil), 10); err != nil {
 		t.Fatal(err)
 	}
-	got, err := readTokensParquet(&buf)
+	got, err := ReadTokens(&buf)
 	if err != nil || len(got) != 0 {
 		t.Fatalf("read %v, %v; want nothing", got, err)
 	}
@@ -156,7 +153,7 @@ type stageRow struct {
 func TestTablesParquetReadByLibrary(t *testing.T) {
 	recs, stages := stagesFixture()
 	var buf bytes.Buffer
-	if err := writeStagesParquet(&buf, slices.Values(recs), slices.Values(stages), 2); err != nil {
+	if err := WriteStages(&buf, slices.Values(recs), slices.Values(stages), 2); err != nil {
 		t.Fatal(err)
 	}
 	rows, err := parquet.Read[stageRow](bytes.NewReader(buf.Bytes()), int64(buf.Len()))
@@ -187,7 +184,7 @@ func TestTablesParquetReadByLibrary(t *testing.T) {
 	}
 
 	buf.Reset()
-	if err := writeSamplesParquet(&buf, slices.Values(samplesFixture()), 3); err != nil {
+	if err := WriteSamples(&buf, slices.Values(samplesFixture()), 3); err != nil {
 		t.Fatal(err)
 	}
 	type sampleRow struct {
@@ -207,7 +204,7 @@ func TestTablesParquetReadByLibrary(t *testing.T) {
 	}
 
 	buf.Reset()
-	if err := writeTokensParquet(&buf, traceSeq(tokensFixture()), 4); err != nil {
+	if err := WriteTokens(&buf, traceSeq(tokensFixture()), 4); err != nil {
 		t.Fatal(err)
 	}
 	type tokenRow struct {
@@ -230,7 +227,7 @@ func TestTablesParquetReadByLibrary(t *testing.T) {
 func TestTablesParquetBadInput(t *testing.T) {
 	recs, stages := stagesFixture()
 	var stagesBuf bytes.Buffer
-	if err := writeStagesParquet(&stagesBuf, slices.Values(recs), slices.Values(stages), 2); err != nil {
+	if err := WriteStages(&stagesBuf, slices.Values(recs), slices.Values(stages), 2); err != nil {
 		t.Fatal(err)
 	}
 	good := stagesBuf.Bytes()
@@ -266,15 +263,15 @@ func TestTablesParquetBadInput(t *testing.T) {
 		return tw.w.(*bytes.Buffer).Bytes()
 	}
 	var samplesBuf bytes.Buffer
-	if err := writeSamplesParquet(&samplesBuf, slices.Values(samplesFixture()), 2); err != nil {
+	if err := WriteSamples(&samplesBuf, slices.Values(samplesFixture()), 2); err != nil {
 		t.Fatal(err)
 	}
 	var recordsBuf bytes.Buffer
-	if err := WriteRecordsParquet(&recordsBuf, parquetFixture(), RecordWriterOptions{}); err != nil {
+	if err := WriteRecords(&recordsBuf, parquetFixture(), RecordWriterOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	readStages := func(d []byte) error { _, _, err := readStagesParquet(bytes.NewReader(d)); return err }
-	readTok := func(d []byte) error { _, err := readTokensParquet(bytes.NewReader(d)); return err }
+	readStages := func(d []byte) error { _, _, err := ReadStages(bytes.NewReader(d)); return err }
+	readTok := func(d []byte) error { _, err := ReadTokens(bytes.NewReader(d)); return err }
 	cases := []struct {
 		name, why string
 		read      func() error
@@ -290,10 +287,10 @@ func TestTablesParquetBadInput(t *testing.T) {
 		{"unknown clock", "a clock other than test or sut", func() error { return readStages(mb.Bytes()) },
 			[]string{"row group 0: column clock", `"moon" is none of`}},
 		{"sample not in the records", "every row joins a record", func() error {
-			return readSamplesParquet(bytes.NewReader(samplesBuf.Bytes()), []loadgen.Record{{SeqID: 0}}, 2)
+			return ReadSamples(bytes.NewReader(samplesBuf.Bytes()), []loadgen.Record{{SeqID: 0}}, 2)
 		}, []string{"row group 0", "row 2: seq_id 1 is not in the records"}},
 		{"error index past the table", "an error names an entry of errors.json", func() error {
-			return readSamplesParquet(bytes.NewReader(samplesBuf.Bytes()), samplesFixture(), 1)
+			return ReadSamples(bytes.NewReader(samplesBuf.Bytes()), samplesFixture(), 1)
 		}, []string{"row group 1", "row 3: field error: 2", "errors.json has 1 entries"}},
 		{"tokens out of order", "samples come in sequence order", func() error { return readTok(tokens([3]int64{5, 0, 1}, [3]int64{4, 0, 1})) },
 			[]string{"row 2: seq_id 4 after 5"}},
@@ -321,119 +318,14 @@ func TestTablesParquetBadInput(t *testing.T) {
 func TestTablesParquetEveryByteFlipped(t *testing.T) {
 	recs, stages := stagesFixture()
 	var buf bytes.Buffer
-	if err := writeStagesParquet(&buf, slices.Values(recs), slices.Values(stages), 2); err != nil {
+	if err := WriteStages(&buf, slices.Values(recs), slices.Values(stages), 2); err != nil {
 		t.Fatal(err)
 	}
 	for i := range buf.Len() {
 		d := slices.Clone(buf.Bytes())
 		d[i] ^= 0xff
-		_, _, _ = readStagesParquet(bytes.NewReader(d))
+		_, _, _ = ReadStages(bytes.NewReader(d))
 	}
-}
-
-// TestReadEveryLayout: runs with stage times, and with bytes, nodes,
-// failures and token times, written in layouts 1, 2 and 3 read back the
-// same; layout 3 holds the Parquet files and no CSV, layouts 1 and 2 the
-// CSV files; WriteTableCSV of every layout gives the CSV of layout 2
-// byte for byte.
-func TestReadEveryLayout(t *testing.T) {
-	for _, sut := range []loadgen.SUT{&loadgentest.StagedSUT{}, &loadgentest.WireSUT{}} {
-		t.Run(sut.Name(), func(t *testing.T) {
-			v3 := writeRunDir(t, sut, loadgentest.SmallSettings(loadgen.Offline, loadgen.PerformanceOnly))
-			b3, err := Read(v3)
-			if err != nil {
-				t.Fatal(err)
-			}
-			dirs := map[int]string{3: v3}
-			for _, v := range []int{1, 2} {
-				dirs[v] = t.TempDir()
-				if err := WriteWith(dirs[v], b3, nil, WriteOptions{FormatVersion: v}); err != nil {
-					t.Fatal(err)
-				}
-			}
-			var tables []Table
-			for _, tb := range Tables[1:] {
-				if b3.HasTable(tb) {
-					tables = append(tables, tb)
-				}
-			}
-			if len(tables) == 0 {
-				t.Fatal("the run has no stages, samples or tokens")
-			}
-			for _, tb := range tables {
-				parquetName := string(tb) + ".parquet"
-				if _, err := os.Stat(filepath.Join(v3, parquetName)); err != nil {
-					t.Errorf("layout 3 lacks %s", parquetName)
-				}
-				if _, err := os.Stat(filepath.Join(v3, tb.csvName())); err == nil {
-					t.Errorf("layout 3 holds %s", tb.csvName())
-				}
-				if _, err := os.Stat(filepath.Join(dirs[2], tb.csvName())); err != nil {
-					t.Errorf("layout 2 lacks %s", tb.csvName())
-				}
-			}
-			csv2 := map[Table][]byte{}
-			for _, tb := range tables {
-				csv2[tb] = readAll(t, filepath.Join(dirs[2], tb.csvName()))
-			}
-			for v, dir := range dirs {
-				b, err := Read(dir)
-				if err != nil {
-					t.Fatalf("layout %d: %v", v, err)
-				}
-				if b.Manifest.FormatVersion != v {
-					t.Errorf("layout %d read as %d", v, b.Manifest.FormatVersion)
-				}
-				for _, tb := range tables {
-					var out bytes.Buffer
-					if err := WriteTableCSV(&out, b, tb); err != nil {
-						t.Fatal(err)
-					}
-					if !bytes.Equal(out.Bytes(), csv2[tb]) {
-						t.Errorf("layout %d: %s exported differs from layout 2's %s", v, tb, tb.csvName())
-					}
-				}
-			}
-		})
-	}
-}
-
-// TestReadCorruptTables: a damaged stages, samples or tokens.parquet in a
-// bundle (read without the manifest's digests) is an error naming the
-// file and the row group.
-func TestReadCorruptTables(t *testing.T) {
-	staged := writeRunDir(t, &loadgentest.StagedSUT{}, loadgentest.SmallSettings(loadgen.Offline, loadgen.PerformanceOnly))
-	wire := writeRunDir(t, &loadgentest.WireSUT{}, loadgentest.SmallSettings(loadgen.Offline, loadgen.PerformanceOnly))
-	for _, c := range []struct{ dir, file string }{{staged, StagesFile}, {wire, SamplesFile}, {wire, TokensFile}} {
-		data := readAll(t, filepath.Join(c.dir, c.file))
-		for _, d := range []struct {
-			name string
-			data []byte
-			want string
-		}{
-			{"flipped byte", flipAt(data, 30), "row group 0"},
-			{"cut", data[:len(data)-20], "the file ends"},
-		} {
-			dir := t.TempDir()
-			copyDir(t, c.dir, dir)
-			if err := os.WriteFile(filepath.Join(dir, c.file), d.data, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			_, err := ReadWith(dir, ReadOptions{SkipVerify: true})
-			if err == nil || !strings.Contains(err.Error(), c.file) || !strings.Contains(err.Error(), d.want) {
-				t.Errorf("%s %s: %v, want an error naming the file and saying %q", c.file, d.name, err, d.want)
-			}
-			if _, err := Read(dir); err == nil || !strings.Contains(err.Error(), c.file) {
-				t.Errorf("%s %s: the manifest's digest did not name it first: %v", c.file, d.name, err)
-			}
-		}
-	}
-}
-
-func flipAt(b []byte, i int) []byte {
-	d := slices.Clone(b)
-	d[i] ^= 0x5a
-	return d
 }
 
 // FuzzReadStagesParquet, FuzzReadSamplesParquet, FuzzReadTokensParquet:
@@ -442,12 +334,12 @@ func flipAt(b []byte, i int) []byte {
 func FuzzReadStagesParquet(f *testing.F) {
 	recs, stages := stagesFixture()
 	var buf bytes.Buffer
-	if err := writeStagesParquet(&buf, slices.Values(recs), slices.Values(stages), 2); err != nil {
+	if err := WriteStages(&buf, slices.Values(recs), slices.Values(stages), 2); err != nil {
 		f.Fatal(err)
 	}
 	f.Add(buf.Bytes())
 	f.Fuzz(func(t *testing.T, data []byte) {
-		seqs, got, err := readStagesParquet(bytes.NewReader(data))
+		seqs, got, err := ReadStages(bytes.NewReader(data))
 		if err != nil {
 			return
 		}
@@ -456,10 +348,10 @@ func FuzzReadStagesParquet(f *testing.F) {
 			recs[i].SeqID = s
 		}
 		var out bytes.Buffer
-		if err := writeStagesParquet(&out, slices.Values(recs), slices.Values(got), DefaultRowGroupRows); err != nil {
+		if err := WriteStages(&out, slices.Values(recs), slices.Values(got), DefaultRowGroupRows); err != nil {
 			t.Fatal(err)
 		}
-		seqs2, again, err := readStagesParquet(&out)
+		seqs2, again, err := ReadStages(&out)
 		if err != nil || !slices.Equal(seqs, seqs2) || !slices.Equal(got, again) {
 			t.Fatalf("accepted stages do not round-trip: %v", err)
 		}
@@ -468,7 +360,7 @@ func FuzzReadStagesParquet(f *testing.F) {
 
 func FuzzReadSamplesParquet(f *testing.F) {
 	var buf bytes.Buffer
-	if err := writeSamplesParquet(&buf, slices.Values(samplesFixture()), 2); err != nil {
+	if err := WriteSamples(&buf, slices.Values(samplesFixture()), 2); err != nil {
 		f.Fatal(err)
 	}
 	f.Add(buf.Bytes(), 2)
@@ -480,7 +372,7 @@ func FuzzReadSamplesParquet(f *testing.F) {
 		for i := range recs {
 			recs[i] = loadgen.Record{SeqID: recs[i].SeqID}
 		}
-		if err := readSamplesParquet(bytes.NewReader(data), recs, nErrors); err != nil {
+		if err := ReadSamples(bytes.NewReader(data), recs, nErrors); err != nil {
 			return
 		}
 		for _, r := range recs {
@@ -493,12 +385,12 @@ func FuzzReadSamplesParquet(f *testing.F) {
 
 func FuzzReadTokensParquet(f *testing.F) {
 	var buf bytes.Buffer
-	if err := writeTokensParquet(&buf, traceSeq(tokensFixture()), 3); err != nil {
+	if err := WriteTokens(&buf, traceSeq(tokensFixture()), 3); err != nil {
 		f.Fatal(err)
 	}
 	f.Add(buf.Bytes())
 	f.Fuzz(func(t *testing.T, data []byte) {
-		traces, err := readTokensParquet(bytes.NewReader(data))
+		traces, err := ReadTokens(bytes.NewReader(data))
 		if err != nil {
 			return
 		}
@@ -508,50 +400,14 @@ func FuzzReadTokensParquet(f *testing.F) {
 			}
 		}
 		var out bytes.Buffer
-		if err := writeTokensParquet(&out, traceSeq(traces), DefaultRowGroupRows); err != nil {
+		if err := WriteTokens(&out, traceSeq(traces), DefaultRowGroupRows); err != nil {
 			t.Fatal(err)
 		}
-		again, err := readTokensParquet(&out)
+		again, err := ReadTokens(&out)
 		if err != nil || fmt.Sprint(again) != fmt.Sprint(traces) {
 			t.Fatalf("accepted tokens do not round-trip: %v", err)
 		}
 	})
-}
-
-// TestWriteReplacesOldLayout: writing a version 3 bundle where a version
-// 2 bundle of a run with the same data was removes its CSV files, and
-// writing version 2 over version 3 removes the Parquet files, so that a
-// directory never holds both.
-func TestWriteReplacesOldLayout(t *testing.T) {
-	dir := writeRunDirVersion(t, &loadgentest.WireSUT{}, loadgentest.SmallSettings(loadgen.Offline, loadgen.PerformanceOnly), 2)
-	b, err := Read(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, step := range []struct {
-		version      int
-		gone, exists []string
-	}{
-		{3, []string{SamplesCSVFile, TokensCSVFile}, []string{SamplesFile, TokensFile}},
-		{2, []string{SamplesFile, TokensFile}, []string{SamplesCSVFile, TokensCSVFile}},
-	} {
-		if err := WriteWith(dir, b, nil, WriteOptions{FormatVersion: step.version}); err != nil {
-			t.Fatal(err)
-		}
-		for _, name := range step.gone {
-			if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
-				t.Errorf("version %d written over the other: %s left behind", step.version, name)
-			}
-		}
-		for _, name := range step.exists {
-			if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
-				t.Errorf("version %d lacks %s", step.version, name)
-			}
-		}
-		if _, err := Read(dir); err != nil {
-			t.Errorf("version %d: %v", step.version, err)
-		}
-	}
 }
 
 // TestTablesParquetOtherWriter: stages, samples and tokens.parquet written
@@ -581,7 +437,7 @@ func TestTablesParquetOtherWriter(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	seqs, got, err := readStagesParquet(bytes.NewReader(buf.Bytes()))
+	seqs, got, err := ReadStages(bytes.NewReader(buf.Bytes()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -605,7 +461,7 @@ func TestTablesParquetOtherWriter(t *testing.T) {
 	if err := tw.Close(); err != nil {
 		t.Fatal(err)
 	}
-	traces, err := readTokensParquet(&buf)
+	traces, err := ReadTokens(&buf)
 	if err != nil || fmt.Sprint(traces) != fmt.Sprint(tokensFixture()) {
 		t.Errorf("another writer's tokens.parquet read as %v, %v; want %v", traces, err, tokensFixture())
 	}

@@ -1,11 +1,13 @@
-package bundle
+// Package ordered encodes chunks of a file on several goroutines and
+// writes them in order, for the record files of package bundle.
+package ordered
 
 import (
 	"sync"
 	"sync/atomic"
 )
 
-// encodeInOrder encodes chunks 0 to n-1 on up to workers goroutines and
+// Encode encodes chunks 0 to n-1 on up to workers goroutines and
 // hands each chunk's bytes to emit, on the calling goroutine, in chunk
 // order. Each worker gets its own encode function from newWorker (its
 // scratch state stays its own), and encode is given a buffer to reuse (nil
@@ -13,7 +15,7 @@ import (
 // emit waits for always has one: at most workers+2 buffers exist at once.
 // After the first error of encode or emit no further chunk is encoded or
 // emitted, and that error is returned once the workers are done.
-func encodeInOrder[M any](n, workers int, newWorker func() func(k int, buf []byte) ([]byte, M, error), emit func(data []byte, meta M) error) error {
+func Encode[M any](n, workers int, newWorker func() func(k int, buf []byte) ([]byte, M, error), emit func(data []byte, meta M) error) error {
 	workers = max(1, min(workers, n))
 	type result struct {
 		data []byte

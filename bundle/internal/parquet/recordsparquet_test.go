@@ -1,21 +1,17 @@
-package bundle
+package parquet
 
 import (
 	"bytes"
 	"errors"
-	"github.com/parquet-go/parquet-go"
 	"io"
 	"math"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 
+	"github.com/parquet-go/parquet-go"
+
 	"aimeter/loadgen"
-	"aimeter/loadgen/loadgentest"
-	"aimeter/sut/null"
 )
 
 // parquetFixture is a few records with every kind of value: NoTime
@@ -44,7 +40,7 @@ func TestRecordsParquetRoundTrip(t *testing.T) {
 		if err := rw.Close(); err != nil {
 			t.Fatal(err)
 		}
-		got, err := ReadRecordsParquet(bytes.NewReader(buf.Bytes()))
+		got, err := ReadRecords(bytes.NewReader(buf.Bytes()))
 		if err != nil {
 			t.Fatalf("%+v: %v", opts, err)
 		}
@@ -53,13 +49,13 @@ func TestRecordsParquetRoundTrip(t *testing.T) {
 		}
 	}
 	var empty bytes.Buffer
-	if err := WriteRecordsParquet(&empty, nil, RecordWriterOptions{}); err != nil {
+	if err := WriteRecords(&empty, nil, RecordWriterOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := ReadRecordsParquet(bytes.NewReader(empty.Bytes())); err != nil || len(got) != 0 {
+	if got, err := ReadRecords(bytes.NewReader(empty.Bytes())); err != nil || len(got) != 0 {
 		t.Errorf("no records read back as %v, %v", got, err)
 	}
-	if err := WriteRecordsParquet(&empty, want, RecordWriterOptions{Compression: "brotli"}); err == nil {
+	if err := WriteRecords(&empty, want, RecordWriterOptions{Compression: "brotli"}); err == nil {
 		t.Error("an unknown compression was accepted")
 	}
 }
@@ -78,7 +74,7 @@ func TestRecordsParquetChunksMatchSerial(t *testing.T) {
 		if err := writeParquetChunks(&buf, fills, RecordWriterOptions{}, workers); err != nil {
 			t.Fatal(err)
 		}
-		got, err := ReadRecordsParquet(bytes.NewReader(buf.Bytes()))
+		got, err := ReadRecords(bytes.NewReader(buf.Bytes()))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -88,118 +84,17 @@ func TestRecordsParquetChunksMatchSerial(t *testing.T) {
 	}
 }
 
-// TestReadBothFormats: a run written in layout 1 (records.csv) and in
-// layout 2 (records.parquet) reads back as the same records.
-func TestReadBothFormats(t *testing.T) {
-	s := loadgentest.SmallSettings(loadgen.Server, loadgen.PerformanceOnly)
-	v2 := writeRunDir(t, null.SUT{}, s)
-	b2, err := Read(v2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if b2.Manifest.FormatVersion != FormatVersion {
-		t.Errorf("format version %d", b2.Manifest.FormatVersion)
-	}
-	if _, err := os.Stat(filepath.Join(v2, RecordsCSVFile)); err == nil {
-		t.Errorf("a version %d bundle holds %s", FormatVersion, RecordsCSVFile)
-	}
-	v1 := t.TempDir()
-	if err := WriteWith(v1, b2, nil, WriteOptions{FormatVersion: 1}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(v1, RecordsFile)); err == nil {
-		t.Errorf("a version 1 bundle holds %s", RecordsFile)
-	}
-	b1, err := Read(v1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if b1.Manifest.FormatVersion != 1 {
-		t.Errorf("format version %d, want 1", b1.Manifest.FormatVersion)
-	}
-	r1, r2 := slices.Collect(b1.Result.Records()), slices.Collect(b2.Result.Records())
-	if len(r1) == 0 || !slices.Equal(r1, r2) {
-		t.Errorf("%d records from %s, %d from %s, or they differ", len(r1), RecordsCSVFile, len(r2), RecordsFile)
-	}
-	if err := WriteWith(t.TempDir(), b2, nil, WriteOptions{FormatVersion: FormatVersion + 1}); err == nil {
-		t.Error("a layout version from the future was written")
-	}
-}
-
-// TestReadCorruptRecordsParquet: a truncated or altered records.parquet
-// gives an error naming the file and, past the footer, the row group;
-// never a panic.
-func TestReadCorruptRecordsParquet(t *testing.T) {
-	s := loadgentest.SmallSettings(loadgen.Server, loadgen.PerformanceOnly)
-	orig := writeRunDir(t, null.SUT{}, s)
-	// Rewrite the records with row groups of 16 so there are several.
-	b, err := Read(orig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	if err := WriteRecordsParquet(&buf, slices.Collect(b.Result.Records()), RecordWriterOptions{RowGroupRows: 16}); err != nil {
-		t.Fatal(err)
-	}
-	good := buf.Bytes()
-	// The first data page starts after the 4-byte magic; flip a byte
-	// inside the first column chunk's pages.
-	cases := []struct {
-		name string
-		data []byte
-		want []string
-	}{
-		{"empty", nil, []string{RecordsFile, "not a Parquet file"}},
-		{"cut mid-row-group", good[:len(good)/2], []string{RecordsFile, "not a whole Parquet file", "the file ends in row group ", "without its footer"}},
-		{"footer gone", good[:len(good)-8], []string{RecordsFile}},
-	}
-	for i := 4; i < 40; i++ {
-		d := slices.Clone(good)
-		d[i] ^= 0x5a
-		cases = append(cases, struct {
-			name string
-			data []byte
-			want []string
-		}{"flipped byte", d, []string{RecordsFile, "row group 0"}})
-	}
-	for _, c := range cases {
-		d := t.TempDir()
-		copyDir(t, orig, d)
-		if err := os.WriteFile(filepath.Join(d, RecordsFile), c.data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		_, err := ReadWith(d, ReadOptions{SkipVerify: true})
-		if err == nil {
-			// A flipped byte can land where it changes nothing the
-			// checks see (a statistic); the records must then be valid.
-			if c.name != "flipped byte" {
-				t.Errorf("%s: read without an error", c.name)
-			}
-			continue
-		}
-		for _, w := range c.want {
-			if !strings.Contains(err.Error(), w) {
-				t.Errorf("%s: error does not say %q: %v", c.name, w, err)
-			}
-		}
-		var de *DigestError
-		if errors.As(err, &de) {
-			t.Errorf("%s: a digest error with SkipVerify: %v", c.name, err)
-		}
-	}
-}
-
 // FuzzReadRecordsParquet: the reader returns records or an error for any
 // input, never panics, and what it accepts writes back to the same
 // records.
 func FuzzReadRecordsParquet(f *testing.F) {
 	var buf bytes.Buffer
-	if err := WriteRecordsParquet(&buf, parquetFixture(), RecordWriterOptions{RowGroupRows: 2}); err != nil {
+	if err := WriteRecords(&buf, parquetFixture(), RecordWriterOptions{RowGroupRows: 2}); err != nil {
 		f.Fatal(err)
 	}
 	f.Add(buf.Bytes())
 	buf.Reset()
-	if err := WriteRecordsParquet(&buf, parquetFixture()[:1], RecordWriterOptions{Compression: "none"}); err != nil {
+	if err := WriteRecords(&buf, parquetFixture()[:1], RecordWriterOptions{Compression: "none"}); err != nil {
 		f.Fatal(err)
 	}
 	f.Add(buf.Bytes())
@@ -209,10 +104,10 @@ func FuzzReadRecordsParquet(f *testing.F) {
 			return
 		}
 		var out bytes.Buffer
-		if err := WriteRecordsParquet(&out, recs, RecordWriterOptions{}); err != nil {
+		if err := WriteRecords(&out, recs, RecordWriterOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		again, err := ReadRecordsParquet(&out)
+		again, err := ReadRecords(&out)
 		if err != nil || !slices.Equal(again, recs) {
 			t.Fatalf("accepted records do not round-trip: %v", err)
 		}
@@ -221,7 +116,7 @@ func FuzzReadRecordsParquet(f *testing.F) {
 
 // BenchmarkWriteRecordsParquet writes the million records of
 // BenchmarkWriteRecords as records.parquet, on every core as a bundle
-// does (WriteResultRecordsParquet).
+// does (WriteResultRecords).
 func BenchmarkWriteRecordsParquet(b *testing.B) {
 	for _, codec := range []string{"zstd", "snappy"} {
 		b.Run(codec, func(b *testing.B) {
@@ -230,13 +125,13 @@ func BenchmarkWriteRecordsParquet(b *testing.B) {
 			res := &loadgen.Result{}
 			res.AttachRecords(recs)
 			var size countWriter
-			if err := WriteResultRecordsParquet(&size, res, opts); err != nil {
+			if err := WriteResultRecords(&size, res, opts); err != nil {
 				b.Fatal(err)
 			}
 			b.ReportAllocs()
 			b.ResetTimer()
 			for range b.N {
-				if err := WriteResultRecordsParquet(io.Discard, res, opts); err != nil {
+				if err := WriteResultRecords(io.Discard, res, opts); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -253,13 +148,13 @@ func BenchmarkReadRecordsParquet(b *testing.B) {
 		b.Run(codec, func(b *testing.B) {
 			recs := benchRecords()
 			var buf bytes.Buffer
-			if err := WriteRecordsParquet(&buf, recs, RecordWriterOptions{Compression: codec}); err != nil {
+			if err := WriteRecords(&buf, recs, RecordWriterOptions{Compression: codec}); err != nil {
 				b.Fatal(err)
 			}
 			b.ReportAllocs()
 			b.ResetTimer()
 			for range b.N {
-				if _, err := ReadRecordsParquet(bytes.NewReader(buf.Bytes())); err != nil {
+				if _, err := ReadRecords(bytes.NewReader(buf.Bytes())); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -274,7 +169,7 @@ func BenchmarkReadRecordsParquet(b *testing.B) {
 func TestRecordsParquetFastPath(t *testing.T) {
 	for _, codec := range []string{"zstd", "snappy", "none"} {
 		var buf bytes.Buffer
-		if err := WriteRecordsParquet(&buf, parquetFixture(), RecordWriterOptions{RowGroupRows: 2, Compression: codec}); err != nil {
+		if err := WriteRecords(&buf, parquetFixture(), RecordWriterOptions{RowGroupRows: 2, Compression: codec}); err != nil {
 			t.Fatal(err)
 		}
 		f, err := openRecordsParquet(buf.Bytes())
@@ -328,9 +223,9 @@ func TestRecordsParquetOtherWriter(t *testing.T) {
 	if err := (&pqDecoder{data: buf.Bytes()}).decodeGroupSafe(&f.Metadata().RowGroups[0], &rc); !errors.Is(err, errOtherPages) {
 		t.Fatalf("pqDecoder on v1 pages: %v, want errOtherPages", err)
 	}
-	got, err := ReadRecordsParquet(bytes.NewReader(buf.Bytes()))
+	got, err := ReadRecords(bytes.NewReader(buf.Bytes()))
 	if err != nil || !slices.Equal(got, want) {
-		t.Errorf("ReadRecordsParquet: %v, %v; want %v", got, err, want)
+		t.Errorf("ReadRecords: %v, %v; want %v", got, err, want)
 	}
 	var cols []loadgen.Record
 	err = DecodeRecordColumns(buf.Bytes(), func(c *loadgen.RecordColumns) error {
@@ -379,7 +274,7 @@ func benchDecode(b *testing.B, kind, codec string) {
 		recs = serverRecords()
 	}
 	var buf bytes.Buffer
-	if err := WriteRecordsParquet(&buf, recs, RecordWriterOptions{Compression: codec}); err != nil {
+	if err := WriteRecords(&buf, recs, RecordWriterOptions{Compression: codec}); err != nil {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()

@@ -1,4 +1,4 @@
-package bundle
+package parquet
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 	"github.com/parquet-go/parquet-go/encoding"
 	"github.com/parquet-go/parquet-go/format"
 
+	"aimeter/bundle/internal/ordered"
 	"aimeter/loadgen"
 )
 
@@ -265,8 +266,8 @@ func (rw *pqFileWriter) close() error {
 	return rw.err
 }
 
-// WriteRecordsParquet writes records.parquet holding recs.
-func WriteRecordsParquet(w io.Writer, recs []loadgen.Record, opts RecordWriterOptions) error {
+// WriteRecords writes records.parquet holding recs.
+func WriteRecords(w io.Writer, recs []loadgen.Record, opts RecordWriterOptions) error {
 	rw := NewRecordWriter(w, opts)
 	if err := rw.Write(recs); err != nil {
 		return err
@@ -274,13 +275,13 @@ func WriteRecordsParquet(w io.Writer, recs []loadgen.Record, opts RecordWriterOp
 	return rw.Close()
 }
 
-// WriteResultRecordsParquet writes records.parquet for every record of r
+// WriteResultRecords writes records.parquet for every record of r
 // with the row groups encoded on every core: the records are cut into
 // chunks of about RowGroupRows (Result.ColumnChunks), workers each encode
 // the next chunk as a row group, and the calling goroutine writes the row
 // groups to w in order. At most workers+2 encoded row groups are held at
 // once.
-func WriteResultRecordsParquet(w io.Writer, r *loadgen.Result, opts RecordWriterOptions) error {
+func WriteResultRecords(w io.Writer, r *loadgen.Result, opts RecordWriterOptions) error {
 	n := max(1, (r.RecordCount()+opts.rowGroupRows()-1)/opts.rowGroupRows())
 	return writeParquetChunks(w, r.ColumnChunks(n), opts, defaultWorkers())
 }
@@ -297,7 +298,7 @@ func writeParquetChunks(w io.Writer, chunks []func(*loadgen.RecordColumns), opts
 	if rw.err != nil {
 		return rw.err
 	}
-	err := encodeInOrder(len(chunks), workers,
+	err := ordered.Encode(len(chunks), workers,
 		func() func(int, []byte) ([]byte, pqGroup, error) {
 			enc := newPQEncoder(rw.codec())
 			return func(k int, buf []byte) ([]byte, pqGroup, error) { return enc.encodeChunk(buf, chunks[k]) }
@@ -314,16 +315,16 @@ func writeParquetChunks(w io.Writer, chunks []func(*loadgen.RecordColumns), opts
 	return rw.Close()
 }
 
-// maxRecordsFileSize bounds what ReadRecordsParquet reads into memory: a
+// maxRecordsFileSize bounds what ReadRecords reads into memory: a
 // billion records at 8 bytes each.
 const maxRecordsFileSize = 8 << 30
 
-// ReadRecordsParquet reads records.parquet as RecordWriter writes it. The
+// ReadRecords reads records.parquet as RecordWriter writes it. The
 // file's schema must be recordsSchema (the same columns, types and
 // optionality, in the same order), and every status a known one. A
 // damaged file gives an error naming the row group and column, never a
 // panic; a status out of range a *RecordsError naming the row.
-func ReadRecordsParquet(r io.Reader) ([]loadgen.Record, error) {
+func ReadRecords(r io.Reader) ([]loadgen.Record, error) {
 	data, err := io.ReadAll(io.LimitReader(r, maxRecordsFileSize+1))
 	if err != nil {
 		return nil, err
