@@ -392,30 +392,24 @@ func Train(ctx context.Context, p TrainPlan) (*TrainOutcome, error) {
 		}
 	}
 	tr := &bundle.Training{}
-	var sampler *telemetry.Sampler
-	if p.Power != nil {
-		sampler = telemetry.Start(time.Now(), p.Power, p.PowerOptions)
-	}
-	var failure error
-	switch {
-	case p.Reference != nil:
-		failure = t.reference(&run, tr)
-	case p.Listen != nil:
-		failure = t.collect(&run, tr)
-	case len(t.logs) > 0:
-		t.readLogs(&run, tr)
-	default:
-		failure = t.trials(&run, tr)
-	}
+	recs := t.recorders()
+	failure := besideTraining(ctx, recs, func() (time.Time, error) {
+		var err error
+		switch {
+		case p.Reference != nil:
+			err = t.reference(&run, tr)
+		case p.Listen != nil:
+			err = t.collect(&run, tr)
+		case len(t.logs) > 0:
+			t.readLogs(&run, tr)
+		default:
+			err = t.trials(&run, tr)
+		}
+		return run.Origin, err
+	})
 	var se *startError
 	if errors.As(failure, &se) {
-		if sampler != nil {
-			_, _ = sampler.Stop(context.WithoutCancel(ctx))
-		}
 		return nil, se.err
-	}
-	if sampler != nil {
-		t.power(sampler, &run, tr)
 	}
 	out := &TrainOutcome{Dir: p.OutputDir, Failure: failure}
 	out.Interrupted = ctx.Err() != nil
@@ -424,6 +418,7 @@ func Train(ctx context.Context, p TrainPlan) (*TrainOutcome, error) {
 	}
 	tr.Run = run
 	out.Bundle = &bundle.Bundle{Training: tr, Version: ver}
+	attachAll(recs, out.Bundle)
 	out.Derived = derived.Of(out.Bundle)
 	out.WriteErr = out.Derived.Write(p.OutputDir)
 	out.Notices = t.notices
@@ -447,20 +442,16 @@ func Train(ctx context.Context, p TrainPlan) (*TrainOutcome, error) {
 	return out, nil
 }
 
-// power adds what the power sources read to the events, on the training
-// events' clock (that of a replay's t_ns too).
-func (t *trainer) power(sampler *telemetry.Sampler, run *bundle.TrainingRun, tr *bundle.Training) {
-	if !run.Origin.IsZero() {
-		sampler.SetOrigin(run.Origin)
+// recorders are what runs beside the training: the power sampler, whose
+// reads become events on the training's clock (trainPowerRecorder).
+func (t *trainer) recorders() []recorder {
+	if t.plan.Power == nil {
+		return nil
 	}
-	l, err := sampler.Stop(context.WithoutCancel(t.ctx))
-	if err != nil || run.Origin.IsZero() {
-		return
-	}
-	tr.Events = append(tr.Events, train.TelemetryEvents(l, t.node)...)
-	if n := len(l.Gaps); n > 0 {
-		t.notify(Info, "power: %d reads gave nothing (the first, of %s: %s)", n, l.Gaps[0].Source, l.Gaps[0].Reason)
-	}
+	return []recorder{&trainPowerRecorder{
+		powerRecorder: powerRecorder{sources: t.plan.Power, opts: t.plan.PowerOptions, notify: t.notify},
+		node:          t.node,
+	}}
 }
 
 // incomplete says why a result is incomplete (exit code 3), or "".
