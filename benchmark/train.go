@@ -192,6 +192,27 @@ type TrainOutcome struct {
 // Run is the training run as training_run.json records it.
 func (o *TrainOutcome) Run() *bundle.TrainingRun { return &o.Bundle.Training.Run }
 
+// TrainAbsent says why the headline figures of a training result (T_TR,
+// Th, Th_CL, the training efficiency) are absent: the trials' reasons, once
+// each, in order; nil when every one is present.
+func TrainAbsent(res *train.ResultFile) []string {
+	m := res.Metrics
+	if m.Throughput != nil && m.ClusterThroughput != nil && m.TrainingEfficiency != nil && m.MeanTTRMs != nil {
+		return nil
+	}
+	seen := map[string]bool{}
+	var why []string
+	for _, t := range m.Trials {
+		for _, k := range []string{"t_tr_ms", "th", "th_cl", "training_efficiency_per_kwh"} {
+			if r := t.NotAvailable[k]; r != "" && !seen[r] {
+				seen[r] = true
+				why = append(why, r)
+			}
+		}
+	}
+	return why
+}
+
 // ErrTrainInterrupted is wrapped by Train's error for a run its context
 // ended.
 var ErrTrainInterrupted = errors.New("interrupted")

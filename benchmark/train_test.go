@@ -513,3 +513,21 @@ func TestTrainPower(t *testing.T) {
 		t.Error("no energy to the end of training (T_TR)")
 	}
 }
+
+// TestTrainAbsent: the reasons for absent headline figures come once
+// each, in the trials' order, and none when every figure is present.
+func TestTrainAbsent(t *testing.T) {
+	one := 1.0
+	res := &train.ResultFile{Metrics: &train.Metrics{Trials: []train.TrialMetrics{
+		{NotAvailable: map[string]string{"t_tr_ms": "no training end", "th": "no samples"}},
+		{NotAvailable: map[string]string{"t_tr_ms": "no training end", "th_cl": "one node", "other": "not a headline"}},
+	}}}
+	got := strings.Join(benchmark.TrainAbsent(res), "; ")
+	if got != "no training end; no samples; one node" {
+		t.Errorf("reasons %q", got)
+	}
+	res.Metrics.Throughput, res.Metrics.ClusterThroughput, res.Metrics.TrainingEfficiency, res.Metrics.MeanTTRMs = &one, &one, &one, &one
+	if got := benchmark.TrainAbsent(res); got != nil {
+		t.Errorf("every figure present, yet reasons %q", got)
+	}
+}
