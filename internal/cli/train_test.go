@@ -220,3 +220,30 @@ func TestTrainPowerWithLogs(t *testing.T) {
 		t.Errorf("--power of a live meter with --logs: %v", bad)
 	}
 }
+
+// TestTrainNoScoreExit: trials with no MLPerf score (more did not converge
+// than the olympic average may drop) exit 3 saying why. benchmark's trials
+// tests check when a result has no score.
+func TestTrainNoScoreExit(t *testing.T) {
+	log, err := os.ReadFile("../../train/mllog/testdata/llama2_70b_lora.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept []string
+	for _, l := range strings.SplitAfter(string(log), "\n") {
+		if !strings.Contains(l, `"run_stop"`) {
+			kept = append(kept, l)
+		}
+	}
+	dir := t.TempDir()
+	// The first trial complete, two cut before their run_stop.
+	for i, text := range []string{string(log), strings.Join(kept, ""), strings.Join(kept, "")} {
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("result_%d.txt", i)), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := runCLI(t, "", "train", "-q", "--logs", dir, "--output-dir", filepath.Join(dir, "out"))
+	if r.code != ExitInvalid || !strings.Contains(r.stderr, "no MLPerf score") {
+		t.Errorf("exit %d, want %d saying there is no MLPerf score: %v", r.code, ExitInvalid, r)
+	}
+}
