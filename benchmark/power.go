@@ -7,6 +7,8 @@ import (
 	"aimeter/bundle"
 	"aimeter/loadgen"
 	"aimeter/telemetry"
+	"aimeter/train"
+	"aimeter/train/trainbundle"
 )
 
 // powerRecorder samples the plan's power, energy and utilisation sources
@@ -54,3 +56,31 @@ func (p *powerRecorder) Stop(res *loadgen.Result) {
 }
 
 func (p *powerRecorder) Attach(b *bundle.Bundle) { telemetry.SetLog(b, p.log) }
+
+// trainPowerRecorder is the power recorder of a training test (Train):
+// the same sampler and lifecycle, but its reads go into the training's
+// events (training_events.jsonl, train.TelemetryEvents) on the training
+// run's clock instead of into telemetry.json, and a log that cannot be
+// made is no events and no notice.
+type trainPowerRecorder struct {
+	powerRecorder
+	// node names the machine in the events.
+	node string
+}
+
+func (p *trainPowerRecorder) Stop(res *loadgen.Result) {
+	l, ok, err := stopSampler(p.ctx, p.s, res)
+	if !ok || err != nil {
+		return
+	}
+	if n := len(l.Gaps); n > 0 {
+		p.notify(Info, "power: %d reads gave nothing (the first, of %s: %s)", n, l.Gaps[0].Source, l.Gaps[0].Reason)
+	}
+	p.log = l
+}
+
+func (p *trainPowerRecorder) Attach(b *bundle.Bundle) {
+	if p.log != nil {
+		trainbundle.Of(b).Events = append(trainbundle.Of(b).Events, train.TelemetryEvents(p.log, p.node)...)
+	}
+}

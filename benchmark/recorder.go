@@ -2,6 +2,7 @@ package benchmark
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"aimeter/bundle"
@@ -128,6 +129,23 @@ func runBeside(ctx context.Context, recs []recorder, warmup func() error, run fu
 	res, err := run(opts)
 	stop(res)
 	return res, err
+}
+
+// besideTraining runs a training test's run with recs beside it, through
+// runBeside (the lifecycle of recorder, steps 1 to 3): a training has no
+// warm-up and no LoadGen records, and its clock is its own, so run returns
+// the training's clock origin and its recorders are stopped with a Result
+// that holds only that origin as its StartTime; with a nil Result (nothing
+// kept) when the training never started (a *startError, or no origin).
+func besideTraining(ctx context.Context, recs []recorder, run func() (origin time.Time, err error)) error {
+	_, err := runBeside(ctx, recs, func() error { return nil }, func(*loadgen.Options) (*loadgen.Result, error) {
+		origin, err := run()
+		if _, ok := errors.AsType[*startError](err); ok || origin.IsZero() {
+			return nil, err
+		}
+		return &loadgen.Result{StartTime: origin}, err
+	}, &loadgen.Options{})
+	return err
 }
 
 // attachAll attaches every recorder's part to b (step 4).

@@ -193,6 +193,27 @@ type TrainOutcome struct {
 // Run is the training run as training_run.json records it.
 func (o *TrainOutcome) Run() *trainbundle.TrainingRun { return &trainbundle.Of(o.Bundle).Run }
 
+// TrainAbsent says why the headline figures of a training result (T_TR,
+// Th, Th_CL, the training efficiency) are absent: the trials' reasons, once
+// each, in order; nil when every one is present.
+func TrainAbsent(res *train.ResultFile) []string {
+	m := res.Metrics
+	if m.Throughput != nil && m.ClusterThroughput != nil && m.TrainingEfficiency != nil && m.MeanTTRMs != nil {
+		return nil
+	}
+	seen := map[string]bool{}
+	var why []string
+	for _, t := range m.Trials {
+		for _, k := range []string{"t_tr_ms", "th", "th_cl", "training_efficiency_per_kwh"} {
+			if r := t.NotAvailable[k]; r != "" && !seen[r] {
+				seen[r] = true
+				why = append(why, r)
+			}
+		}
+	}
+	return why
+}
+
 // ErrTrainInterrupted is wrapped by Train's error for a run its context
 // ended.
 var ErrTrainInterrupted = errors.New("interrupted")
@@ -393,30 +414,24 @@ func Train(ctx context.Context, p TrainPlan) (*TrainOutcome, error) {
 		}
 	}
 	tr := &trainbundle.Training{}
-	var sampler *telemetry.Sampler
-	if p.Power != nil {
-		sampler = telemetry.Start(time.Now(), p.Power, p.PowerOptions)
-	}
-	var failure error
-	switch {
-	case p.Reference != nil:
-		failure = t.reference(&run, tr)
-	case p.Listen != nil:
-		failure = t.collect(&run, tr)
-	case len(t.logs) > 0:
-		t.readLogs(&run, tr)
-	default:
-		failure = t.trials(&run, tr)
-	}
+	recs := t.recorders()
+	failure := besideTraining(ctx, recs, func() (time.Time, error) {
+		var err error
+		switch {
+		case p.Reference != nil:
+			err = t.reference(&run, tr)
+		case p.Listen != nil:
+			err = t.collect(&run, tr)
+		case len(t.logs) > 0:
+			t.readLogs(&run, tr)
+		default:
+			err = t.trials(&run, tr)
+		}
+		return run.Origin, err
+	})
 	var se *startError
 	if errors.As(failure, &se) {
-		if sampler != nil {
-			_, _ = sampler.Stop(context.WithoutCancel(ctx))
-		}
 		return nil, se.err
-	}
-	if sampler != nil {
-		t.power(sampler, &run, tr)
 	}
 	out := &TrainOutcome{Dir: p.OutputDir, Failure: failure}
 	out.Interrupted = ctx.Err() != nil
@@ -426,6 +441,7 @@ func Train(ctx context.Context, p TrainPlan) (*TrainOutcome, error) {
 	tr.Run = run
 	out.Bundle = &bundle.Bundle{Version: ver}
 	trainbundle.Set(out.Bundle, tr)
+	attachAll(recs, out.Bundle)
 	out.Derived = derived.Of(out.Bundle)
 	out.WriteErr = out.Derived.Write(p.OutputDir)
 	out.Notices = t.notices
@@ -449,20 +465,16 @@ func Train(ctx context.Context, p TrainPlan) (*TrainOutcome, error) {
 	return out, nil
 }
 
-// power adds what the power sources read to the events, on the training
-// events' clock (that of a replay's t_ns too).
-func (t *trainer) power(sampler *telemetry.Sampler, run *trainbundle.TrainingRun, tr *trainbundle.Training) {
-	if !run.Origin.IsZero() {
-		sampler.SetOrigin(run.Origin)
+// recorders are what runs beside the training: the power sampler, whose
+// reads become events on the training's clock (trainPowerRecorder).
+func (t *trainer) recorders() []recorder {
+	if t.plan.Power == nil {
+		return nil
 	}
-	l, err := sampler.Stop(context.WithoutCancel(t.ctx))
-	if err != nil || run.Origin.IsZero() {
-		return
-	}
-	tr.Events = append(tr.Events, train.TelemetryEvents(l, t.node)...)
-	if n := len(l.Gaps); n > 0 {
-		t.notify(Info, "power: %d reads gave nothing (the first, of %s: %s)", n, l.Gaps[0].Source, l.Gaps[0].Reason)
-	}
+	return []recorder{&trainPowerRecorder{
+		powerRecorder: powerRecorder{sources: t.plan.Power, opts: t.plan.PowerOptions, notify: t.notify},
+		node:          t.node,
+	}}
 }
 
 // incomplete says why a result is incomplete (exit code 3), or "".

@@ -21,6 +21,7 @@ import (
 
 	"aimeter/bundle"
 	"aimeter/gbt"
+	"aimeter/loadgen"
 	"aimeter/model"
 	"aimeter/sut/reference/mlp"
 	"aimeter/sysinfo"
@@ -193,24 +194,24 @@ func (t *trainer) reference(run *trainbundle.TrainingRun, tr *trainbundle.Traini
 		run.Info.ModelName = mlp.ModelName
 	}
 	testX := data.Test.Floats()
-	stopSampler := sampleCPU(rec, referenceSampleEvery)
-	defer stopSampler()
 	t.notify(Info, "training the reference model (MLP %v) on %s: %d trials of at most %d epochs, target %s > %g",
 		layers, data.Train.Name, trials, epochs, target.Metric, target.Value)
 	// One buffer holds the training set as floats; each trial's data read
 	// converts the pixels into it again, so that memory stays at one copy.
 	x := make([]float32, len(data.Train.Pixels))
-	for trial := 1; trial <= trials; trial++ {
-		if ctx.Err() != nil {
-			break
+	err = besideTraining(ctx, []recorder{&cpuRecorder{rec: rec, period: referenceSampleEvery}}, func() (time.Time, error) {
+		for trial := 1; trial <= trials; trial++ {
+			if ctx.Err() != nil {
+				break
+			}
+			if err := t.referenceTrial(rec, data, x, testX, target, trial, epochs); err != nil {
+				return run.Origin, err
+			}
 		}
-		if err := t.referenceTrial(rec, data, x, testX, target, trial, epochs); err != nil {
-			tr.Events = rec.Events()
-			return err
-		}
-	}
+		return run.Origin, nil
+	})
 	tr.Events = rec.Events()
-	return nil
+	return err
 }
 
 // referenceTrial runs one trial of the reference workload.
@@ -313,24 +314,33 @@ func persist(path string, data []byte) error {
 // (IN-34).
 const referenceSampleEvery = 200 * time.Millisecond
 
-// sampleCPU records, every period, the share of all the machine's CPU time
-// that this process used since the last sample as utilisation samples of
-// chip 0: the reference model's accelerator is the CPU. Where the CPU
-// counters cannot be read (not Linux) it records nothing. The returned
-// function stops the sampler and waits for it.
-func sampleCPU(rec *train.Recorder, period time.Duration) (stop func()) {
+// cpuRecorder records, every period, the share of all the machine's CPU
+// time that this process used since the last sample as utilisation
+// samples of chip 0 on rec (train.Recorder.Utilization): the reference
+// model's accelerator is the CPU. It runs beside the reference trials
+// (besideTraining), from after the data load to the last trial's end, and
+// its part is in rec's events, which the reference way puts into the
+// bundle: its Attach does nothing. Where the CPU counters cannot be read
+// (not Linux) it records nothing.
+type cpuRecorder struct {
+	rec    *train.Recorder
+	period time.Duration
+	done   chan struct{}
+	wg     sync.WaitGroup
+}
+
+func (c *cpuRecorder) Start(context.Context) error {
 	prev, err := sysinfo.ReadCPUUsage()
 	if err != nil {
-		return func() {}
+		return nil
 	}
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		tick := time.NewTicker(period)
+	c.done = make(chan struct{})
+	c.wg.Go(func() {
+		tick := time.NewTicker(c.period)
 		defer tick.Stop()
 		for {
 			select {
-			case <-done:
+			case <-c.done:
 				return
 			case <-tick.C:
 			}
@@ -339,17 +349,23 @@ func sampleCPU(rec *train.Recorder, period time.Duration) (stop func()) {
 				return
 			}
 			if total := cur.Total() - prev.Total(); total > 0 && cur.Self >= prev.Self {
-				rec.Utilization(0, min(float64(cur.Self-prev.Self)/float64(total), 1))
+				c.rec.Utilization(0, min(float64(cur.Self-prev.Self)/float64(total), 1))
 			}
 			prev = cur
 		}
 	})
-	var once sync.Once
-	return func() {
-		once.Do(func() { close(done) })
-		wg.Wait()
+	return nil
+}
+
+// Stop stops the sampler and waits for it.
+func (c *cpuRecorder) Stop(*loadgen.Result) {
+	if c.done != nil {
+		close(c.done)
+		c.wg.Wait()
 	}
 }
+
+func (c *cpuRecorder) Attach(*bundle.Bundle) {}
 
 // trialLog is one result log read as a trial (TrainPlan.Logs).
 type trialLog struct {

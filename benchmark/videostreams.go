@@ -57,6 +57,14 @@ func OpenConfig(cfg sut.Config, notify func(Notice)) OpenFunc {
 // the instance just opened; then a SUT that implements loadgen.Drainer is
 // drained, and any other is replaced by a fresh instance from Open. Make
 // one with NewStreamProber and Close it.
+//
+// A probe does not go through Run's measuring path (runner.measure and its
+// recorders): it is one of many short LoadGen passes of a search, each
+// judged only by its GB/T loss and error counts (gbt.StreamProbePassed), with
+// no warm-up, no bundle, no power, server metrics or host load beside it,
+// and with the SUT made idle (drained or opened afresh) between passes,
+// which Run's single SUT cannot do; the search's result is the
+// gbt.StreamsResult the caller writes out.
 type StreamProber struct {
 	plan     StreamsPlan
 	sut      loadgen.SUT

@@ -135,6 +135,47 @@ func (r StreamsResult) Exact() bool {
 	return r.FirstFail == r.MaxStreams+1
 }
 
+// Answered reports whether r answers the search (the command line's exit
+// 0): every count up to the limit passed (at least MaxStreams), the linear
+// procedure (StreamsOptions.Linear, linear) found its first failure, or
+// the bracket was confirmed. A search in which no count passed, a budget
+// that ran out first and probes that disagree are no answer.
+func (r StreamsResult) Answered(linear bool) bool {
+	switch {
+	case r.Stop == StopLimit:
+		return true
+	case r.MaxStreams == 0 && r.FirstFail > 0 && r.Stop == "":
+		return false
+	case linear && r.FirstFail > 0:
+		return true
+	}
+	return r.Confirmed
+}
+
+// LatestProbe is the latest of r's probes of n streams; a probe with only
+// N set when there is none.
+func (r StreamsResult) LatestProbe(n int) StreamProbe {
+	for i := len(r.Probes) - 1; i >= 0; i-- {
+		if r.Probes[i].N == n {
+			return r.Probes[i]
+		}
+	}
+	return StreamProbe{N: n}
+}
+
+// SingleProbeResult is the result of a single probe of p.N streams, with
+// no search: p.N is the maximum when it passed, the first failure when it
+// failed.
+func SingleProbeResult(p StreamProbe) StreamsResult {
+	r := StreamsResult{Probes: []StreamProbe{p}, Seconds: p.Seconds}
+	if p.OK {
+		r.MaxStreams = p.N
+	} else {
+		r.FirstFail = p.N
+	}
+	return r
+}
+
 // MaxStreams finds the maximum number of video-analysis streams
 // (GB-7.6.7-T21-MVS). probe runs the fixed-period arrival mode with n
 // parallel streams of one frame per job (each stream at the frame rate

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"strconv"
@@ -17,7 +16,6 @@ import (
 	"aimeter/benchmark"
 	"aimeter/gbt"
 	"aimeter/train"
-	"aimeter/train/trainbundle"
 )
 
 // trainFlags are the flags of aimeter train.
@@ -401,93 +399,4 @@ func runTrain(parent context.Context, st *State, fs *pflag.FlagSet, f *trainFlag
 		return withCode(ExitInvalid, fmt.Errorf("no MLPerf score: %s", out.NoScore))
 	}
 	return nil
-}
-
-// printTraining writes the console summary: headline metrics and the log.
-func printTraining(w io.Writer, res *train.ResultFile, run *trainbundle.TrainingRun, dir string) {
-	m := res.Metrics
-	ms := func(p *float64) string {
-		if p == nil {
-			return "--"
-		}
-		return strconv.FormatFloat(*p/1000, 'f', 3, 64) + " s"
-	}
-	num := func(p *float64, unit string) string {
-		if p == nil {
-			return "--"
-		}
-		return strings.TrimSpace(strconv.FormatFloat(*p, 'g', 6, 64) + " " + unit)
-	}
-	fmt.Fprintf(w, "GB/T 45087 training test: %s\n", run.SourceText())
-	if run.Incomplete != "" {
-		fmt.Fprintf(w, "Incomplete: %s\n", run.Incomplete)
-	}
-	fmt.Fprintf(w, "Trials:                 %d\n", len(m.Trials))
-	fmt.Fprintf(w, "Mean T_TR:              %s\n", ms(m.MeanTTRMs))
-	fmt.Fprintf(w, "Throughput Th:          %s\n", num(m.Throughput, m.Unit))
-	fmt.Fprintf(w, "Cluster Th_CL:          %s\n", num(m.ClusterThroughput, m.Unit))
-	if m.ThBar != nil {
-		fmt.Fprintf(w, "Th-bar:                 %s\n", num(m.ThBar, ""))
-	}
-	fmt.Fprintf(w, "Training efficiency:    %s\n", num(m.TrainingEfficiency, "per kWh"))
-	mp := m.MLPerf
-	bench := ""
-	if mp.Benchmark != "" {
-		bench = mp.Benchmark + ", "
-	}
-	fmt.Fprintf(w, "MLPerf time-to-train:   %s (%solympic average of %d trials, dropping %d at each end; %d did not converge)\n", num(mp.OlympicAverageMin, "min"), bench, len(m.Trials), mp.Drop, mp.Failed)
-	if mp.Reason != "" {
-		fmt.Fprintf(w, "  -- %s\n", mp.Reason)
-	}
-	if mp.Note != "" {
-		fmt.Fprintf(w, "  note: %s: %s\n", mp.Note, num(mp.MeanMin, "min"))
-	}
-	if m.Throughput == nil || m.ClusterThroughput == nil || m.TrainingEfficiency == nil || m.MeanTTRMs == nil {
-		// Why the headline figures are absent: the trials' reasons, once
-		// each.
-		seen := map[string]bool{}
-		var why []string
-		for _, t := range m.Trials {
-			for _, k := range []string{"t_tr_ms", "th", "th_cl", "training_efficiency_per_kwh"} {
-				if r := t.NotAvailable[k]; r != "" && !seen[r] {
-					seen[r] = true
-					why = append(why, r)
-				}
-			}
-		}
-		for _, r := range why {
-			fmt.Fprintf(w, "  -- %s\n", r)
-		}
-	}
-	for _, t := range m.Trials {
-		status := t.Status
-		if status == "" {
-			status = "--"
-		}
-		util := "--"
-		if t.Utilization != nil {
-			util = strconv.FormatFloat(100**t.Utilization, 'f', 1, 64) + " %"
-		}
-		fmt.Fprintf(w, "  trial %d: %s, T_T %s, T_TR %s, Th %s, utilisation %s, final accuracy %s, time to train %s\n", t.Trial, status, ms(t.TTMs), ms(t.TTRMs), num(t.Throughput, m.Unit), util, train.FormatAccuracy(t.FinalAccuracy), num(t.TimeToTrainMin, "min"))
-		if t.MLPerfFailure != "" {
-			fmt.Fprintf(w, "    did not converge: %s\n", t.MLPerfFailure)
-		}
-	}
-	if len(m.Problems) > 0 {
-		fmt.Fprintf(w, "Problems (%d):\n", len(m.Problems))
-		for i, p := range m.Problems {
-			if i == 5 {
-				fmt.Fprintf(w, "  … and %d more in %s\n", len(m.Problems)-5, train.ResultFileName)
-				break
-			}
-			fmt.Fprintf(w, "  %s\n", p)
-		}
-	}
-	if len(res.Log) > 0 {
-		fmt.Fprintln(w, "Training log:")
-		for _, l := range res.Log {
-			fmt.Fprintf(w, "  %s\n", l)
-		}
-	}
-	fmt.Fprintf(w, "Results in %s (%s, %s, report.html)\n", dir, train.ResultFileName, train.LogFile)
 }

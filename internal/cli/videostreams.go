@@ -182,20 +182,25 @@ func searchStreams(ctx context.Context, st *State, v *videoFlags, open openSUT, 
 	return nil
 }
 
-// streamsVerdict states the result in one line, and whether it is a
-// confirmed answer (exit 0).
+// streamsVerdict states the result in one line, and whether it answers
+// the search (gbt.StreamsResult.Answered: exit 0).
 func streamsVerdict(v *videoFlags, r gbt.StreamsResult) (string, bool) {
+	return streamsText(v, r), r.Answered(v.linear)
+}
+
+// streamsText states the result in one line.
+func streamsText(v *videoFlags, r gbt.StreamsResult) string {
 	at := fmt.Sprintf("at %g fps", v.fps)
 	took := fmt.Sprintf("%d probes in %.0f s", len(r.Probes), r.Seconds)
 	switch {
 	case r.Stop == gbt.StopLimit:
-		return fmt.Sprintf("Maximum video streams: at least %d %s (every probe up to --max-streams passed; %s)", r.MaxStreams, at, took), true
+		return fmt.Sprintf("Maximum video streams: at least %d %s (every probe up to --max-streams passed; %s)", r.MaxStreams, at, took)
 	case r.MaxStreams == 0 && r.FirstFail > 0 && r.Stop == "":
-		first := lastProbe(r.Probes, r.FirstFail)
+		first := r.LatestProbe(r.FirstFail)
 		return fmt.Sprintf("Maximum video streams: 0 %s: no stream count passed: %d stream lost %.1f %% of its frames (%s)",
-			at, r.FirstFail, 100*first.LostFraction(), took), false
+			at, r.FirstFail, 100*first.LostFraction(), took)
 	case v.linear && r.FirstFail > 0:
-		return fmt.Sprintf("Maximum video streams: %d %s (linear procedure: %d passed, %d failed; %s)", r.MaxStreams, at, r.MaxStreams, r.FirstFail, took), true
+		return fmt.Sprintf("Maximum video streams: %d %s (linear procedure: %d passed, %d failed; %s)", r.MaxStreams, at, r.MaxStreams, r.FirstFail, took)
 	case r.Confirmed:
 		s := fmt.Sprintf("Maximum video streams: %d %s (confirmed by fresh probes: %d passed, %d failed", r.MaxStreams, at, r.MaxStreams, r.FirstFail)
 		if !r.Exact() {
@@ -206,24 +211,14 @@ func streamsVerdict(v *videoFlags, r gbt.StreamsResult) (string, bool) {
 				s += fmt.Sprintf(", within --resolution %g", r.Resolution)
 			}
 		}
-		return s + "; " + took + ")", true
+		return s + "; " + took + ")"
 	case r.Stop == gbt.StopUnstable:
-		return fmt.Sprintf("No confirmed maximum %s: probes at the same count disagree; latest: %d passed, %d failed (%s)", at, r.MaxStreams, r.FirstFail, took), false
+		return fmt.Sprintf("No confirmed maximum %s: probes at the same count disagree; latest: %d passed, %d failed (%s)", at, r.MaxStreams, r.FirstFail, took)
 	case r.FirstFail == 0:
-		return fmt.Sprintf("No confirmed maximum %s: the budget ran out before any count failed; at least %d streams passed (%s)", at, r.MaxStreams, took), false
+		return fmt.Sprintf("No confirmed maximum %s: the budget ran out before any count failed; at least %d streams passed (%s)", at, r.MaxStreams, took)
 	default:
-		return fmt.Sprintf("No confirmed maximum %s: the budget ran out before the confirmation; best bracket: %d passed, %d failed (%s)", at, r.MaxStreams, r.FirstFail, took), false
+		return fmt.Sprintf("No confirmed maximum %s: the budget ran out before the confirmation; best bracket: %d passed, %d failed (%s)", at, r.MaxStreams, r.FirstFail, took)
 	}
-}
-
-// lastProbe is the latest probe of n streams.
-func lastProbe(ps []gbt.StreamProbe, n int) gbt.StreamProbe {
-	for i := len(ps) - 1; i >= 0; i-- {
-		if ps[i].N == n {
-			return ps[i]
-		}
-	}
-	return gbt.StreamProbe{N: n}
 }
 
 func singleStreamProbe(ctx context.Context, st *State, v *videoFlags, p *benchmark.StreamProber) error {
@@ -238,13 +233,7 @@ func singleStreamProbe(ctx context.Context, st *State, v *videoFlags, p *benchma
 	probe.N, probe.Phase, probe.Seconds = v.streams, "single", time.Since(t0).Seconds()
 	printStreamProbes(st.Stdout, []gbt.StreamProbe{probe})
 	if v.jsonFile != "" {
-		res := gbt.StreamsResult{Probes: []gbt.StreamProbe{probe}, Seconds: probe.Seconds}
-		if probe.OK {
-			res.MaxStreams = v.streams
-		} else {
-			res.FirstFail = v.streams
-		}
-		if err := writeStreamsJSON(v, p.SUTName(), res); err != nil {
+		if err := writeStreamsJSON(v, p.SUTName(), gbt.SingleProbeResult(probe)); err != nil {
 			return withCode(ExitFailure, err)
 		}
 	}

@@ -1,4 +1,4 @@
-package cli
+package benchmark_test
 
 import (
 	"fmt"
@@ -9,16 +9,17 @@ import (
 	"testing"
 	"time"
 
+	"aimeter/benchmark"
 	"aimeter/internal/mllogtest"
 )
 
 // TestTrainMatchesMLPerfLogging writes sets of MLPerf Training result logs
 // that MLCommons' tools accept, scores each set with mlperf-logging's own
 // compute_score (PyPI mlperf-logging 4.1.68, closed division, ruleset
-// 4.0.0), and checks that aimeter train gives the same per-run times to
+// 4.0.0), and checks that Train gives the same per-run times to
 // train and the same final score, to the microsecond, both running a
-// program once per log (--trials N -- COMMAND) and reading the logs
-// (--logs DIR).
+// program once per log (TrainPlan.Command) and reading the logs
+// (TrainPlan.Logs).
 func TestTrainMatchesMLPerfLogging(t *testing.T) {
 	python := mllogtest.Python(t)
 	day := 24 * time.Hour
@@ -68,19 +69,17 @@ func TestTrainMatchesMLPerfLogging(t *testing.T) {
 			if score.Final == nil || score.OlympicSkipped {
 				t.Fatalf("%s: mlperf-logging gave no olympic score:\n%s", set.name, score.Output)
 			}
-			runs := filepath.Join(tmp, "runs")
-			r := runCLI(t, "", "train", "-q", "--trials", fmt.Sprint(len(names)), "--output-dir", runs, "--", "sh", "testdata/train_next_log.sh", logs, filepath.Join(tmp, "counter"))
-			read := filepath.Join(tmp, "read")
-			r2 := runCLI(t, "", "train", "-q", "--output-dir", read, "--logs", logs)
+			r, err := trainInto(t, benchmark.TrainPlan{Command: nextLog(logs, filepath.Join(tmp, "counter"), len(names))})
+			r2, err2 := trainInto(t, benchmark.TrainPlan{Logs: []string{logs}})
 			for _, c := range []struct {
 				how string
-				r   cliResult
-				dir string
-			}{{"--trials " + fmt.Sprint(len(names)) + " -- COMMAND", r, runs}, {"--logs DIR", r2, read}} {
-				if c.r.code != ExitOK {
-					t.Fatalf("%s: %s: %v", set.name, c.how, c.r)
+				out *benchmark.TrainOutcome
+				err error
+			}{{"TrainPlan.Command, Trials " + fmt.Sprint(len(names)), r, err}, {"TrainPlan.Logs DIR", r2, err2}} {
+				if c.err != nil || c.out.Incomplete != "" || c.out.NoScore != "" {
+					t.Fatalf("%s: %s: error %v, incomplete %q, no score %q", set.name, c.how, c.err, c.out.Incomplete, c.out.NoScore)
 				}
-				m := readTrainingResult(t, c.dir).Metrics
+				m := readTrainingResult(t, c.out.Dir).Metrics
 				got := m.MLPerf.OlympicAverageMin
 				if got == nil || math.Abs(*got-*score.Final) > 1e-6/60 {
 					t.Errorf("%s: %s: olympic average %v min, mlperf-logging %v min\n%s", set.name, c.how, got, *score.Final, score.Output)
@@ -102,8 +101,8 @@ func TestTrainMatchesMLPerfLogging(t *testing.T) {
 					}
 				}
 			}
-			if !strings.Contains(r.stderr, "trial 5 of") {
-				t.Errorf("the trials were not run one by one:\n%s", r.stderr)
+			if !strings.Contains(noticeText(r), "trial 5 of") {
+				t.Errorf("the trials were not run one by one:\n%s", noticeText(r))
 			}
 		})
 	}

@@ -1,4 +1,4 @@
-package cli
+package benchmark_test
 
 import (
 	"fmt"
@@ -8,7 +8,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"aimeter/benchmark"
 	"aimeter/bundle"
 	"aimeter/train"
 	"aimeter/train/trainbundle"
@@ -73,34 +75,40 @@ func fiveResnetRuns() map[string]string {
 	}
 }
 
+// nextLog is the plan of a training program that prints, at each run, the
+// next log of dir (testdata/train/train_next_log.sh), counting its runs in
+// counter.
+func nextLog(dir, counter string, trials int) *benchmark.TrainCommand {
+	return &benchmark.TrainCommand{Argv: []string{"sh", "testdata/train/train_next_log.sh", dir, counter}, Trials: trials}
+}
+
 func TestTrainTrialsAndLogsAgree(t *testing.T) {
 	tmp := t.TempDir()
 	logs := filepath.Join(tmp, "logs")
 	writeLogs(t, logs, fiveResnetRuns())
-	// The program, run without --trials: the log names resnet, whose
+	// The program, run without a trial count: the log names resnet, whose
 	// rules ask five runs.
-	byRun := filepath.Join(tmp, "run")
-	r := runCLI(t, "", "train", "-q", "--output-dir", byRun, "--", "sh", "testdata/train_next_log.sh", logs, filepath.Join(tmp, "counter"))
-	if r.code != ExitOK {
-		t.Fatalf("--trials by default: %v", r)
+	r, err := trainInto(t, benchmark.TrainPlan{Command: nextLog(logs, filepath.Join(tmp, "counter"), 0)})
+	if err != nil || r.Incomplete != "" || r.NoScore != "" {
+		t.Fatalf("trials by default: error %v, incomplete %q, no score %q", err, r.Incomplete, r.NoScore)
 	}
-	if !strings.Contains(r.stderr, "requires 5 runs: running 4 more") {
-		t.Errorf("the default trial count is not explained:\n%s", r.stderr)
+	if !strings.Contains(noticeText(r), "requires 5 runs: running 4 more") {
+		t.Errorf("the default trial count is not explained:\n%s", noticeText(r))
 	}
 	// The same logs read as files, in the shell's order.
 	files, _ := filepath.Glob(filepath.Join(logs, "result_*.txt"))
 	slices.Sort(files)
-	byLogs := filepath.Join(tmp, "logs-out")
-	r2 := runCLI(t, "", append([]string{"train", "-q", "--output-dir", byLogs, "--logs"}, files...)...)
-	if r2.code != ExitOK {
-		t.Fatalf("--logs: %v", r2)
+	r2, err := trainInto(t, benchmark.TrainPlan{Logs: files})
+	if err != nil || r2.Incomplete != "" || r2.NoScore != "" {
+		t.Fatalf("logs: error %v, incomplete %q, no score %q", err, r2.Incomplete, r2.NoScore)
 	}
 	// And the directory.
-	byDir := filepath.Join(tmp, "dir-out")
-	if r3 := runCLI(t, "", "train", "-q", "--output-dir", byDir, "--logs", logs); r3.code != ExitOK {
-		t.Fatalf("--logs DIR: %v", r3)
+	r3, err := trainInto(t, benchmark.TrainPlan{Logs: []string{logs}})
+	if err != nil || r3.Incomplete != "" || r3.NoScore != "" {
+		t.Fatalf("logs DIR: error %v, incomplete %q, no score %q", err, r3.Incomplete, r3.NoScore)
 	}
-	for _, dir := range []string{byRun, byLogs, byDir} {
+	byRun, byLogs := r.Dir, r2.Dir
+	for _, dir := range []string{byRun, byLogs, r3.Dir} {
 		res := readTrainingResult(t, dir)
 		m := res.Metrics
 		if len(m.Trials) != 5 {
@@ -166,12 +174,14 @@ func TestTrainTrialsFailuresAreRecorded(t *testing.T) {
 	delete(runs, "result_1.txt")
 	delete(runs, "result_2.txt")
 	writeLogs(t, logs, runs)
-	out := filepath.Join(tmp, "out")
-	r := runCLI(t, "", "train", "-q", "--trials", "5", "--timeout", "1s", "--output-dir", out, "--", "sh", "testdata/train_next_log.sh", logs, filepath.Join(tmp, "counter"))
+	cmd := nextLog(logs, filepath.Join(tmp, "counter"), 5)
+	cmd.Timeout = time.Second
+	r, err := trainInto(t, benchmark.TrainPlan{Command: cmd})
+	out := r.Dir
 	// Two runs did not converge, more than the one the olympic average
-	// drops: no MLPerf score, exit 3 saying why.
-	if r.code != ExitInvalid || !strings.Contains(r.stderr, "2 of 5 trials did not converge") {
-		t.Fatalf("want exit 3 naming the two failed trials: %v", r)
+	// drops: no MLPerf score (the command line's exit 3), saying why.
+	if err != nil || !strings.Contains(r.NoScore, "2 of 5 trials did not converge") {
+		t.Fatalf("error %v, no score %q: want the two failed trials named", err, r.NoScore)
 	}
 	run := readTrainingRun(t, out)
 	if len(run.Trials) != 5 {
@@ -205,17 +215,18 @@ func TestTrainTrialsOfDifferentBenchmarks(t *testing.T) {
 	writeLogs(t, logs, runs)
 	// As logs: refused before anything is written.
 	out := filepath.Join(tmp, "out")
-	r := runCLI(t, "", "train", "-q", "--output-dir", out, "--logs", logs)
-	if r.code != ExitUsage || !strings.Contains(r.stderr, "different benchmarks") || !strings.Contains(r.stderr, "bert ("+filepath.Join(logs, "result_3.txt")+")") {
-		t.Fatalf("want exit 2 naming the odd log: %v", r)
+	ref, err := benchmark.Train(t.Context(), benchmark.TrainPlan{Logs: []string{logs}, OutputDir: out})
+	if ref != nil || !benchmark.IsUsage(err) || !strings.Contains(err.Error(), "different benchmarks") || !strings.Contains(err.Error(), "bert ("+filepath.Join(logs, "result_3.txt")+")") {
+		t.Fatalf("outcome %v, error %v: want a usage error naming the odd log", ref, err)
 	}
 	if _, err := os.Stat(out); err == nil {
-		t.Error("a refused --logs wrote a bundle")
+		t.Error("refused logs wrote a bundle")
 	}
-	// As runs: the run stops at the odd one, recorded, exit 3.
-	r = runCLI(t, "", "train", "-q", "--trials", "5", "--output-dir", out, "--", "sh", "testdata/train_next_log.sh", logs, filepath.Join(tmp, "counter"))
-	if r.code != ExitInvalid || !strings.Contains(r.stderr, "not of one test") {
-		t.Fatalf("want exit 3: %v", r)
+	// As runs: the run stops at the odd one, recorded, incomplete (the
+	// command line's exit 3).
+	r, err := trainInto(t, benchmark.TrainPlan{Command: nextLog(logs, filepath.Join(tmp, "counter"), 5), OutputDir: out})
+	if err != nil || !strings.Contains(r.Incomplete, "not of one test") {
+		t.Fatalf("error %v, incomplete %q: want the trials not of one test", err, r.Incomplete)
 	}
 	if run := readTrainingRun(t, out); len(run.Trials) != 4 || !strings.Contains(run.Incomplete, "different benchmarks") {
 		t.Errorf("trials %d, incomplete %q", len(run.Trials), run.Incomplete)
@@ -224,20 +235,20 @@ func TestTrainTrialsOfDifferentBenchmarks(t *testing.T) {
 
 func TestTrainLogsEmptyDirectory(t *testing.T) {
 	dir := t.TempDir()
-	r := runCLI(t, "", "train", "--logs", dir, "--output-dir", filepath.Join(dir, "out"))
-	if r.code != ExitUsage || !strings.Contains(r.stderr, "holds no result_*.txt") {
-		t.Fatalf("%v", r)
+	out, err := benchmark.Train(t.Context(), benchmark.TrainPlan{Logs: []string{dir}, OutputDir: filepath.Join(dir, "out")})
+	if out != nil || !benchmark.IsUsage(err) || !strings.Contains(err.Error(), "holds no result_*.txt") {
+		t.Fatalf("outcome %v, error %v: want a usage error", out, err)
 	}
 }
 
 func TestTrainLoRALog(t *testing.T) {
 	// A llama2_70b_lora log evaluates at samples counts, not epochs.
-	out := filepath.Join(t.TempDir(), "out")
-	r := runCLI(t, "", "train", "-q", "--output-dir", out, "--logs", "../../train/mllog/testdata/llama2_70b_lora.log")
-	if r.code != ExitOK {
-		t.Fatalf("%v", r)
+	r, err := trainInto(t, benchmark.TrainPlan{Logs: []string{"../train/mllog/testdata/llama2_70b_lora.log"}})
+	if err != nil || r.Incomplete != "" || r.NoScore != "" {
+		t.Fatalf("error %v, incomplete %q, no score %q", err, r.Incomplete, r.NoScore)
 	}
-	tm := readTrainingResult(t, out).Metrics.Trials[0]
+	res := readTrainingResult(t, r.Dir)
+	tm := res.Metrics.Trials[0]
 	want := []struct {
 		samples int64
 		acc     float64
@@ -255,8 +266,8 @@ func TestTrainLoRALog(t *testing.T) {
 	if tm.ReachedTarget == nil || !*tm.ReachedTarget || tm.MLPerfFailure != "" {
 		t.Errorf("target reached %v, failure %q", tm.ReachedTarget, tm.MLPerfFailure)
 	}
-	if !strings.Contains(r.stdout, "[12288 samples]-[0.9240]") {
-		t.Errorf("the log lines do not carry the samples counts:\n%s", r.stdout)
+	if log := strings.Join(res.Log, "\n"); !strings.Contains(log, "[12288 samples]-[0.9240]") {
+		t.Errorf("the log lines do not carry the samples counts:\n%s", log)
 	}
 }
 
@@ -270,13 +281,12 @@ func TestTrainLogsWithoutRunStop(t *testing.T) {
 	runs["result_4.txt"] = full[:strings.Index(full, `"key": "run_stop"`)-80]
 	runs["result_4.txt"] = runs["result_4.txt"][:strings.LastIndexByte(runs["result_4.txt"], '\n')+1]
 	writeLogs(t, logs, runs)
-	out := filepath.Join(tmp, "out")
-	r := runCLI(t, "", "train", "-q", "--output-dir", out, "--logs", logs)
-	// Trials 3 and 5 did not converge: no score, exit 3.
-	if r.code != ExitInvalid || !strings.Contains(r.stderr, "trial 5: no run_stop was logged") {
-		t.Fatalf("%v", r)
+	r, err := trainInto(t, benchmark.TrainPlan{Logs: []string{logs}})
+	// Trials 3 and 5 did not converge: no score (the command line's exit 3).
+	if err != nil || !strings.Contains(r.NoScore, "trial 5: no run_stop was logged") {
+		t.Fatalf("error %v, no score %q", err, r.NoScore)
 	}
-	tm := readTrainingResult(t, out).Metrics.Trials[4]
+	tm := readTrainingResult(t, r.Dir).Metrics.Trials[4]
 	if tm.TimeToTrainMin != nil || tm.NotAvailable["time_to_train_min"] != "time to train: no run_stop (TrainEnd) was logged" {
 		t.Errorf("trial 5: time to train %v, reasons %v", tm.TimeToTrainMin, tm.NotAvailable)
 	}
