@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"aimeter/bundle"
+	"aimeter/derived/metrics"
 	"aimeter/gbt"
 	"aimeter/mlperflog"
 	"aimeter/report"
@@ -261,7 +262,7 @@ func (s *Set) ReportRun() (report.Run, error) {
 		name = b.Result.SUTName + " " + b.Result.Effective.Scenario.String()
 	}
 	sc := report.Run{Name: name, Result: b.Result, Accuracy: ReportAccuracy(b.AccuracyCheck), Nodes: ReportNodes(b.Nodes),
-		ServerMetrics: ReportServerMetrics(b.ServerMetrics, b.Result), Steady: ReportSteady(b.Result),
+		ServerMetrics: ReportServerMetrics(b.ServerMetrics, b.Result), Steady: metrics.SteadyOf(b.Result),
 		Serving: reportServing(b, s.SendLateness())}
 	if b.Telemetry != nil {
 		samples := sampleCounts(b.Result)

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"aimeter/bundle"
+	"aimeter/derived/metrics"
 	"aimeter/gbt"
 	"aimeter/loadgen"
 	"aimeter/report"
@@ -31,7 +32,7 @@ const (
 	// end (gbt.Test.EndNs).
 	PhaseGBTRun = "gbt-t_i"
 	// PhaseSteadySuperPass and PhaseSteadyInFlight are the steady-state
-	// windows of a token run's reported pass (ReportSteady), where found:
+	// windows of a token run's reported pass (metrics.SteadyOf), where found:
 	// ML.ENERGY reports joules per output token over the steady state.
 	PhaseSteadySuperPass = "steady-super-pass"
 	PhaseSteadyInFlight  = "steady-in-flight"
@@ -287,7 +288,7 @@ func ReportPower(b *bundle.Bundle, f *PowerFigures) *report.Power {
 // method counts in it and their output tokens.
 func steadyPhases(b *bundle.Bundle) []PhaseEnergy {
 	res := b.Result
-	st := ReportSteady(res)
+	st := metrics.SteadyOf(res)
 	if st == nil {
 		return nil
 	}
@@ -299,7 +300,7 @@ func steadyPhases(b *bundle.Bundle) []PhaseEnergy {
 			continue
 		}
 		name := PhaseSteadyInFlight
-		if w.Label == SuperPassLabel {
+		if w.Label == metrics.SuperPassLabel {
 			name = PhaseSteadySuperPass
 		}
 		m := w.Metrics

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"aimeter/bundle"
+	"aimeter/derived/metrics"
 	"aimeter/loadgen"
 	"aimeter/loadgen/loadgentest"
 	"aimeter/telemetry"
@@ -182,7 +183,7 @@ func TestSteadyPowerPhases(t *testing.T) {
 	b := runBundle(t, &loadgentest.WireSUT{}, st)
 	res := b.Result
 	b.Telemetry = constantLog(res.StartTime, -1e9, 120e9)
-	steady := ReportSteady(res)
+	steady := metrics.SteadyOf(res)
 	if steady == nil {
 		t.Fatal("no steady state for a token run")
 	}
@@ -196,7 +197,7 @@ func TestSteadyPowerPhases(t *testing.T) {
 			continue
 		}
 		name := PhaseSteadyInFlight
-		if w.Label == SuperPassLabel {
+		if w.Label == metrics.SuperPassLabel {
 			name = PhaseSteadySuperPass
 		}
 		var ph *PhaseEnergy

@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"aimeter/bundle"
+	"aimeter/derived/metrics"
 	"aimeter/gbt"
 	"aimeter/loadgen"
 	"aimeter/verdict"
@@ -103,7 +104,7 @@ type Result struct {
 	// nil for other runs.
 	SendLateness *trace.LatenessSummary `json:"send_lateness,omitempty"`
 	// Steady is the steady state of a streaming LLM run: every metric
-	// over the whole pass and over each detector's window (ReportSteady);
+	// over the whole pass and over each detector's window (metrics.SteadyOf);
 	// nil for other runs.
 	Steady *SteadyFigures `json:"steady_state,omitempty"`
 	// Sessions are the per-turn and overall figures of a multi-turn run;
@@ -238,7 +239,7 @@ func (s *Set) Result() (*Result, error) {
 	if res.Summary != nil {
 		r.Goodput = goodputOf(b)
 		r.SendLateness = s.SendLateness()
-		r.Steady = steadyOf(ReportSteady(res))
+		r.Steady = steadyOf(metrics.SteadyOf(res))
 	}
 	r.Sessions = sessionsOf(b)
 	for _, e := range res.Errors {

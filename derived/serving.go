@@ -6,24 +6,30 @@ import (
 	"time"
 
 	"aimeter/bundle"
+	"aimeter/derived/metrics"
 	"aimeter/loadgen"
 	"aimeter/report"
 	"aimeter/steady"
-	"aimeter/sweep"
 	"aimeter/workload/session"
 	"aimeter/workload/trace"
 )
 
 // GoodputFigures are the requests of the reported pass that met a
-// per-request SLO (sweep.SLO: a failed or lost request never does).
+// per-request SLO (metrics.SLO: a failed or lost request never does).
 type GoodputFigures struct {
 	SLO bundle.SLO `json:"slo"`
 	// SLOSource is "invocation" for an SLO the run was given (--slo), or
 	// "settings" for one taken from the run's token-latency settings
 	// (ttft_latency and tpot_latency, each applied per request).
 	SLOSource string `json:"slo_source"`
-	sweep.Goodput
+	metrics.Goodput
 }
+
+// Labels of the steady-state windows (metrics.Window.Label).
+const (
+	SuperPassLabel = metrics.SuperPassLabel
+	InFlightLabel  = metrics.InFlightLabel
+)
 
 // SLO sources of GoodputFigures.
 const (
@@ -32,16 +38,17 @@ const (
 )
 
 // SteadyFigures are a run's metrics over its whole reported pass and over
-// each steady-state window (ReportSteady).
+// each steady-state window (metrics.SteadyOf), for result.json.
 type SteadyFigures struct {
-	Whole   WindowMetrics  `json:"whole"`
-	Windows []SteadyWindow `json:"windows"`
+	Whole   WindowMetrics   `json:"whole"`
+	Windows []WindowFigures `json:"windows"`
 }
 
-// SteadyWindow is one steady-state window: its detector (Label), whether
-// it found one (else its metrics are the whole pass's, as in MLPerf
-// Endpoints), where it lies on the pass's clock, and why.
-type SteadyWindow struct {
+// WindowFigures are a steady-state window (metrics.Window) as result.json
+// holds it: its detector (Label), whether it found one (else its metrics
+// are the whole pass's, as in MLPerf Endpoints), where it lies on the
+// pass's clock, and why.
+type WindowFigures struct {
 	Label   string        `json:"label"`
 	Found   bool          `json:"found"`
 	StartNs int64         `json:"start_ns,omitempty"`
@@ -102,7 +109,7 @@ func goodputOf(b *bundle.Bundle) *GoodputFigures {
 	} else {
 		return nil
 	}
-	pt, err := sweep.MeasureResult(res, sweep.SLO{TTFT: time.Duration(slo.TTFTNs), TPOT: time.Duration(slo.TPOTNs), E2E: time.Duration(slo.E2ENs)})
+	pt, err := metrics.MeasureResult(res, metrics.SLO{TTFT: time.Duration(slo.TTFTNs), TPOT: time.Duration(slo.TPOTNs), E2E: time.Duration(slo.E2ENs)})
 	if err != nil || pt.Goodput == nil {
 		return nil
 	}
@@ -129,15 +136,15 @@ func sendLatenessOf(res *loadgen.Result) *trace.LatenessSummary {
 	return &l
 }
 
-// steadyOf is the steady state of ReportSteady for result.json; nil where
-// ReportSteady is.
-func steadyOf(s *report.Steady) *SteadyFigures {
+// steadyOf is the steady state of metrics.SteadyOf for result.json; nil
+// where that is.
+func steadyOf(s *metrics.Steady) *SteadyFigures {
 	if s == nil {
 		return nil
 	}
 	f := &SteadyFigures{Whole: windowMetrics(s.Whole)}
 	for _, w := range s.Windows {
-		f.Windows = append(f.Windows, SteadyWindow{Label: w.Label, Found: w.Found, StartNs: w.StartNs, EndNs: w.EndNs, Note: w.Note, Metrics: windowMetrics(w.Metrics)})
+		f.Windows = append(f.Windows, WindowFigures{Label: w.Label, Found: w.Found, StartNs: w.StartNs, EndNs: w.EndNs, Note: w.Note, Metrics: windowMetrics(w.Metrics)})
 	}
 	return f
 }
