@@ -44,6 +44,21 @@ type Set struct {
 
 	lateOnce sync.Once
 	late     *trace.LatenessSummary
+
+	streamOnce sync.Once
+	stream     *metrics.Streaming
+}
+
+// Streaming are the token figures of a streamed run's reported pass
+// (metrics.StreamingOf): nil for a run without token times. result.json
+// (streaming), the report and the console give this one computation.
+func (s *Set) Streaming() *metrics.Streaming {
+	s.streamOnce.Do(func() {
+		if s.b != nil {
+			s.stream = metrics.StreamingOf(s.b.Result)
+		}
+	})
+	return s.stream
 }
 
 // SendLateness is how late the reported pass's samples were issued
@@ -263,7 +278,7 @@ func (s *Set) ReportRun() (report.Run, error) {
 	}
 	sc := report.Run{Name: name, Result: b.Result, Accuracy: ReportAccuracy(b.AccuracyCheck), Nodes: ReportNodes(b.Nodes),
 		ServerMetrics: ReportServerMetrics(b.ServerMetrics, b.Result), Steady: metrics.SteadyOf(b.Result),
-		Serving: reportServing(b, s.SendLateness())}
+		Serving: reportServing(b, s.SendLateness(), s.Streaming())}
 	if b.Telemetry != nil {
 		samples := sampleCounts(b.Result)
 		sc.Power = ReportPower(b, powerFigures(b, samples))

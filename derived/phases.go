@@ -284,7 +284,7 @@ func ReportPower(b *bundle.Bundle, f *PowerFigures) *report.Power {
 }
 
 // steadyPhases are the steady-state windows of b's reported pass that
-// ReportSteady finds (a token-latency run), each with the samples its
+// metrics.SteadyOf finds (a token-latency run), each with the samples its
 // method counts in it and their output tokens.
 func steadyPhases(b *bundle.Bundle) []PhaseEnergy {
 	res := b.Result

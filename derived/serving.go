@@ -172,6 +172,16 @@ func sessionsOf(b *bundle.Bundle) *SessionFigures {
 	return f
 }
 
+// StatsText is the p50, p90 and p99 of st as the console and the report
+// give them ("p50 2.000 ms, p90 3.000 ms, p99 3.000 ms"), or "none" for an
+// empty distribution.
+func StatsText(st Stats) string {
+	if st.Count == 0 {
+		return "none"
+	}
+	return "p50 " + report.FormatDuration(st.P50) + ", p90 " + report.FormatDuration(st.P90) + ", p99 " + report.FormatDuration(st.P99)
+}
+
 // finite is x, or 0 for NaN and ±Inf (which JSON cannot hold).
 func finite(x float64) float64 {
 	if x != x || x > 1e308 || x < -1e308 {
@@ -187,15 +197,23 @@ func ReportServing(b *bundle.Bundle) *report.Serving {
 	if b == nil || b.Result == nil {
 		return nil
 	}
-	return reportServing(b, sendLatenessOf(b.Result))
+	return reportServing(b, sendLatenessOf(b.Result), metrics.StreamingOf(b.Result))
 }
 
-// reportServing is ReportServing with the send lateness of b's run
-// (Set.SendLateness) given; b has a Result.
-func reportServing(b *bundle.Bundle, late *trace.LatenessSummary) *report.Serving {
+// reportServing is ReportServing with the send lateness and the streaming
+// figures of b's run (Set.SendLateness, Set.Streaming) given; b has a
+// Result.
+func reportServing(b *bundle.Bundle, late *trace.LatenessSummary, stream *metrics.Streaming) *report.Serving {
 	s := &report.Serving{}
 	add := func(group, name, format string, a ...any) {
 		s.Rows = append(s.Rows, report.ServingRow{Group: group, Name: name, Value: fmt.Sprintf(format, a...)})
+	}
+	if st := stream; st != nil {
+		add("Streaming", "Inter-token latency (ITL)", "%s (%d gaps between tokens of %d streamed samples)", StatsText(st.ITLNs), st.ITLNs.Count, st.StreamedSamples)
+		add("Streaming", "End-to-end latency (E2E)", "%s (%d successful samples)", StatsText(st.E2ENs), st.E2ENs.Count)
+		if st.SpanNs > 0 {
+			add("Streaming", "Output tokens per second", "%.1f (%d tokens in %s)", st.OutputTokensPerS, st.OutputTokens, report.FormatDuration(st.SpanNs))
+		}
 	}
 	if b.Result.Summary != nil {
 		if g := goodputOf(b); g != nil {

@@ -18,6 +18,7 @@ import (
 	"aimeter/benchmark"
 	"aimeter/bundle"
 	"aimeter/derived"
+	"aimeter/derived/metrics"
 	"aimeter/gbt"
 	"aimeter/loadgen"
 	"aimeter/mlperflog"
@@ -499,10 +500,14 @@ func printRun(st *State, out *benchmark.Outcome) {
 		printGBT(st.Stdout, out)
 	} else {
 		var late *trace.LatenessSummary
+		var stream *metrics.Streaming
 		if out.Derived != nil && out.Lateness == nil { // a replay prints its own (printReplay)
 			late = out.Derived.SendLateness()
 		}
-		printOutcome(st, out.Result, out.Verdict, late, out.Dir, out.WriteErr)
+		if out.Derived != nil {
+			stream = out.Derived.Streaming()
+		}
+		printOutcome(st, out.Result, out.Verdict, late, stream, out.Dir, out.WriteErr)
 		printAccuracy(st.Stdout, out.Accuracy)
 		printNetworkOutcome(st.Stdout, out.Result, out.Bundle.Nodes)
 	}
@@ -551,9 +556,10 @@ func summaryHeadline(s *loadgen.Summary, value float64) string {
 
 // printOutcome prints the result of a run under its verdict v (each
 // reason on a line), with the send lateness of a run on a schedule
-// (derived.Set.SendLateness; nil prints none); writeErr is the error of
-// writing its bundle into dir (nil when every file was written).
-func printOutcome(st *State, res *loadgen.Result, v benchmark.Verdict, late *trace.LatenessSummary, dir string, writeErr error) {
+// (derived.Set.SendLateness; nil prints none) and a streamed run's token
+// figures (derived.Set.Streaming; nil prints none); writeErr is the error
+// of writing its bundle into dir (nil when every file was written).
+func printOutcome(st *State, res *loadgen.Result, v benchmark.Verdict, late *trace.LatenessSummary, stream *metrics.Streaming, dir string, writeErr error) {
 	w := st.Stdout
 	fmt.Fprintf(w, "SUT %s, QSL %s (%d samples), %s, %s\n", res.SUTName, res.QSLName, res.QSLTotalCount, scenarioLabel(res.Effective), res.Effective.Mode)
 	if res.Interrupted != "" && res.Summary == nil {
@@ -566,7 +572,7 @@ func printOutcome(st *State, res *loadgen.Result, v benchmark.Verdict, late *tra
 		if line := tokenLatencyLine(s); line != "" {
 			fmt.Fprintln(w, line)
 		}
-		printLines(w, tokenFigures(res))
+		printLines(w, tokenFigures(stream))
 		if late != nil {
 			fmt.Fprintln(w, "  "+sendLatenessText(late))
 		}
