@@ -69,13 +69,13 @@ func TestStreamingOf(t *testing.T) {
 			// gaps 1, 1, 5 ms; E2E 10 and 20 ms (p50 index trunc(2·0.5) = 1);
 			// 3 + 2 tokens in 1 s.
 			&Streaming{StreamedSamples: 2, ITLNs: Stats{Count: 3, Min: 1 * ms, Mean: 2333333, P50: 1 * ms, P90: 5 * ms, P95: 5 * ms, P99: 5 * ms, P999: 5 * ms, Max: 5 * ms},
-				E2ENs: Stats{Count: 2, Min: 10 * ms, Mean: 15 * ms, P50: 20 * ms, P90: 20 * ms, P95: 20 * ms, P99: 20 * ms, P999: 20 * ms, Max: 20 * ms},
+				E2ENs:        Stats{Count: 2, Min: 10 * ms, Mean: 15 * ms, P50: 20 * ms, P90: 20 * ms, P95: 20 * ms, P99: 20 * ms, P999: 20 * ms, Max: 20 * ms},
 				OutputTokens: 5, SpanNs: 1e9, OutputTokensPerS: 5}},
 		{"a streamed and an unstreamed sample: E2E counts both", []loadgen.PassInfo{perf(0, 2, 4e9)},
 			[]loadgen.Record{ok(0, 0, 30*ms, 3), ok(1, 0, 50*ms, 7)},
 			[]loadgen.TokenTrace{{SeqID: 0, TimesNs: []int64{10 * ms, 20 * ms, 30 * ms}}},
 			&Streaming{StreamedSamples: 1, ITLNs: Stats{Count: 2, Min: 10 * ms, Mean: 10 * ms, P50: 10 * ms, P90: 10 * ms, P95: 10 * ms, P99: 10 * ms, P999: 10 * ms, Max: 10 * ms},
-				E2ENs: Stats{Count: 2, Min: 30 * ms, Mean: 40 * ms, P50: 50 * ms, P90: 50 * ms, P95: 50 * ms, P99: 50 * ms, P999: 50 * ms, Max: 50 * ms},
+				E2ENs:        Stats{Count: 2, Min: 30 * ms, Mean: 40 * ms, P50: 50 * ms, P90: 50 * ms, P95: 50 * ms, P99: 50 * ms, P999: 50 * ms, Max: 50 * ms},
 				OutputTokens: 10, SpanNs: 4e9, OutputTokensPerS: 2.5}},
 		{"single-token samples: no gaps", []loadgen.PassInfo{perf(0, 1, 1e9)},
 			[]loadgen.Record{ok(0, 0, 3*ms, 1)}, []loadgen.TokenTrace{{SeqID: 0, TimesNs: []int64{2 * ms}}},
