@@ -1,7 +1,7 @@
 package derived
 
 import (
-		"fmt"
+	"fmt"
 	"slices"
 	"strings"
 
