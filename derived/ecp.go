@@ -43,6 +43,7 @@ type ECPBasisError struct {
 	Runs map[string][]string
 }
 
+// Error names the runs under each basis, the bases in order.
 func (e *ECPBasisError) Error() string {
 	bases := make([]string, 0, len(e.Runs))
 	for b := range e.Runs {

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"html"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -12,6 +14,7 @@ import (
 	"aimeter/internal/golden"
 	"aimeter/loadgen"
 	"aimeter/loadgen/loadgentest"
+	"aimeter/report"
 )
 
 // streamSUT streams each sample's tokens from a timer: 3 to 6 tokens,
@@ -85,4 +88,20 @@ func TestResultGolden(t *testing.T) {
 		t.Fatalf("result.json does not read back: %v", err)
 	}
 	golden.Check(t, "testdata/result.streaming.golden.json", buf.Bytes())
+
+	// report.html shows the same figures as result.json.
+	rep, err := Of(b).Report()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var page bytes.Buffer
+	if err := report.Write(&page, rep); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Inter-token latency (ITL)", html.EscapeString(StatsText(r.Streaming.ITLNs)),
+		"End-to-end latency (E2E)", html.EscapeString(StatsText(r.Streaming.E2ENs))} {
+		if !strings.Contains(page.String(), want) {
+			t.Errorf("report.html lacks %q", want)
+		}
+	}
 }
