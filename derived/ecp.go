@@ -35,10 +35,13 @@ type ECPRun struct {
 	Name       string
 	Throughput float64
 	Basis      string
+	// Label names the run in an ECPBasisError ("poisson=runs/poisson",
+	// say); "" names it by Name.
+	Label string
 }
 
 // ECPBasisError is the error of ECP given runs measured on different
-// bases, which it cannot combine: Runs are the names of the runs by basis.
+// bases, which it cannot combine: Runs are the runs' labels by basis.
 type ECPBasisError struct {
 	Runs map[string][]string
 }
@@ -69,7 +72,11 @@ func ECP(cfg gbt.ECPConfig, runs []ECPRun) (gbt.ECPResult, error) {
 	byBasis := map[string][]string{}
 	for _, r := range runs {
 		measured[r.Name] = r.Throughput
-		byBasis[r.Basis] = append(byBasis[r.Basis], r.Name)
+		label := r.Label
+		if label == "" {
+			label = r.Name
+		}
+		byBasis[r.Basis] = append(byBasis[r.Basis], label)
 	}
 	if len(byBasis) > 1 {
 		return gbt.ECPResult{}, &ECPBasisError{Runs: byBasis}

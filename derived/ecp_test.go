@@ -21,7 +21,7 @@ func TestECPHandWorked(t *testing.T) {
 	cfg := gbt.ECPConfig{Format: gbt.ECPFormat, Alpha: 100, Scenarios: []gbt.ECPScenario{
 		{Name: "poisson", Weight: 0.5, Baseline: 10}, {Name: "fixed", Weight: 0.5, Baseline: 40}}}
 	u := gbt.BasisTDIPUnion
-	res, err := ECP(cfg, []ECPRun{{"poisson", 20, u}, {"fixed", 10, u}})
+	res, err := ECP(cfg, []ECPRun{{"poisson", 20, u, ""}, {"fixed", 10, u, ""}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,16 +32,17 @@ func TestECPHandWorked(t *testing.T) {
 		t.Errorf("ratios %+v, want 2 and 0.25", res.Ratios)
 	}
 
-	// Runs on two bases are refused, each named under its own.
-	_, err = ECP(cfg, []ECPRun{{"poisson", 20, u}, {"fixed", 10, gbt.BasisTesterSpan}})
+	// Runs on two bases are refused, each named under its own: by its
+	// label where it has one.
+	_, err = ECP(cfg, []ECPRun{{"poisson", 20, u, ""}, {"fixed", 10, gbt.BasisTesterSpan, "fixed=runs/f"}})
 	var be *ECPBasisError
-	if !errors.As(err, &be) || !slices.Equal(be.Runs[u], []string{"poisson"}) || !slices.Equal(be.Runs[gbt.BasisTesterSpan], []string{"fixed"}) ||
-		!strings.Contains(err.Error(), "poisson") || !strings.Contains(err.Error(), "fixed") {
+	if !errors.As(err, &be) || !slices.Equal(be.Runs[u], []string{"poisson"}) || !slices.Equal(be.Runs[gbt.BasisTesterSpan], []string{"fixed=runs/f"}) ||
+		!strings.Contains(err.Error(), "poisson") || !strings.Contains(err.Error(), "fixed=runs/f") {
 		t.Errorf("mixed bases: %v, want an ECPBasisError naming both runs", err)
 	}
 
 	// A weighted scenario without a run does not fit the configuration.
-	if _, err := ECP(cfg, []ECPRun{{"poisson", 20, u}}); !errors.Is(err, gbt.ErrECPConfig) {
+	if _, err := ECP(cfg, []ECPRun{{"poisson", 20, u, ""}}); !errors.Is(err, gbt.ErrECPConfig) {
 		t.Errorf("a missing scenario: %v, want gbt.ErrECPConfig", err)
 	}
 }

@@ -47,7 +47,6 @@ that reports its stage times) with the tester-side span, naming the runs.`,
 				return withCode(ExitUsage, fmt.Errorf("%s: %w", args[0], err))
 			}
 			var runs []derived.ECPRun
-			pairOf := map[string]string{} // run name → its NAME=DIR
 			for _, pair := range args[1:] {
 				name, dir, ok := strings.Cut(pair, "=")
 				if !ok || name == "" || dir == "" {
@@ -60,19 +59,12 @@ that reports its stage times) with the tester-side span, naming the runs.`,
 				if err != nil {
 					return withCode(ExitFailure, err)
 				}
-				runs = append(runs, derived.ECPRun{Name: name, Throughput: th, Basis: basis})
-				pairOf[name] = pair
+				runs = append(runs, derived.ECPRun{Name: name, Throughput: th, Basis: basis, Label: pair})
 			}
 			res, err := derived.ECP(cfg, runs)
 			var basisErr *derived.ECPBasisError
 			if errors.As(err, &basisErr) {
-				pairs := func(basis string) string {
-					var out []string
-					for _, name := range basisErr.Runs[basis] {
-						out = append(out, pairOf[name])
-					}
-					return strings.Join(out, ", ")
-				}
+				pairs := func(basis string) string { return strings.Join(basisErr.Runs[basis], ", ") }
 				return usageError("the runs' throughputs have different bases, which ECP cannot combine: on the T_DIP union (Table 18): %s; on the tester-side span: %s. Measure every scenario the same way (stage times from the SUT: in-process, or a server with --server-timing)",
 					pairs(gbt.BasisTDIPUnion), pairs(gbt.BasisTesterSpan))
 			}
