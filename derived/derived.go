@@ -7,7 +7,12 @@
 // read back from its directory derives the same bytes as the live run.
 //
 // Package bundle stores and reads the raw parts and computes nothing;
-// this package is where they become metrics and pages.
+// this package is where they become metrics and pages. The per-run figures
+// of the records (per-request figures and goodput, ITL and E2E, the
+// steady-state windows) are computed in its subpackage metrics, which sits
+// below sweep and report so that they use the same figures; the GB/T
+// figures (gbt.Evaluate, ECP) need the bundle's test description and
+// power, and are computed here.
 package derived
 
 import (
