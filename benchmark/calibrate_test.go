@@ -40,8 +40,7 @@ func (f *fakeService) serve(n int) {
 // the fastest batched round is 50,000 /s.
 func TestCalibrateHandWorked(t *testing.T) {
 	f := &fakeService{now: time.Unix(0, 0), single: 100 * time.Microsecond, batch: 1600 * time.Microsecond,
-		slow: []float64{1, 2, 1, 0.8, 1}, lastN: 64}
-	f.round = -1
+		slow: []float64{1, 2, 1, 0.8, 1}, round: -1, lastN: 64}
 	o := DemoCalibration()
 	o.Now = func() time.Time { return f.now }
 	c := Calibrate(f.serve, o)
