@@ -15,13 +15,6 @@ import (
 
 // The sizing of performance runs against a network SUT (SizeForSUT).
 const (
-	// sizeOfflineHeadroom is the multiple of the probed throughput an
-	// Offline run expects: LoadGen issues 1.1 x min_duration x the
-	// expected QPS samples, so at the probed speed the pass lasts 2.2 x
-	// min_duration, and stays VALID for a SUT up to 2.2 times faster in
-	// the long run than in the probe (on a shared 2-core machine a 10 s
-	// kserve run measured 1.46 times its probe's rate).
-	sizeOfflineHeadroom = 2
 	// sizeStreamHeadroom divides the probed query interval for
 	// SingleStream and MultiStream: their expected latency only sizes the
 	// queries LoadGen generates (1.1 x min_duration / the expected
@@ -247,18 +240,32 @@ func SizeForSUT(ctx context.Context, p Plan) (*Sizing, error) {
 		return sz, nil
 	}
 	sz.Rate = probeRate(pr)
-	switch s.Scenario {
-	case loadgen.Offline:
-		qps := math.Ceil(sizeOfflineHeadroom * sz.Rate)
-		// LoadGen supports an Offline query of at most 2^31 samples.
-		qps = min(qps, math.Floor(float64(1<<31)/(1.1*sz.MinDuration.Seconds())))
-		sz.Set = []string{"target_qps=" + strconv.FormatFloat(qps, 'f', -1, 64)}
-	default:
+	if s.Scenario != loadgen.Offline {
 		sz.QueryInterval = pr.Pass / time.Duration(max(pr.Queries, 1))
-		ms := max(float64(sz.QueryInterval)/sizeStreamHeadroom/1e6, 0.001)
-		sz.Set = []string{"target_latency=" + strconv.FormatFloat(ms, 'g', 4, 64)}
 	}
+	sz.Set = sz.Calibration().sizeSet(s.Scenario, sz.MinDuration)
 	return sz, nil
+}
+
+// Calibration is what the probe measured as a Calibration: the time per
+// query of a SingleStream or MultiStream probe as Single, the rate of the
+// fastest pass long enough to measure as BatchRate and BatchRateMax.
+func (s *Sizing) Calibration() Calibration {
+	return Calibration{Single: s.QueryInterval, BatchRate: s.Rate, BatchRateMax: s.Rate}
+}
+
+// sizeSet are the overrides that size a run of the scenario for a SUT of
+// calibration c: an Offline target_qps of c.OfflineQPS (at most LoadGen's
+// largest query over 1.1 x minDuration), or a SingleStream or MultiStream
+// target_latency of c.Single / sizeStreamHeadroom (at least 1 µs).
+func (c Calibration) sizeSet(scenario loadgen.Scenario, minDuration time.Duration) []string {
+	if scenario == loadgen.Offline {
+		// LoadGen supports an Offline query of at most 2^31 samples.
+		qps := min(c.OfflineQPS(), math.Floor(float64(1<<31)/(1.1*minDuration.Seconds())))
+		return []string{"target_qps=" + strconv.FormatFloat(qps, 'f', -1, 64)}
+	}
+	ms := max(float64(c.Single)/sizeStreamHeadroom/1e6, 0.001)
+	return []string{"target_latency=" + strconv.FormatFloat(ms, 'g', 4, 64)}
 }
 
 // probeRate is a probe pass's throughput, in samples per second.

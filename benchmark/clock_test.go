@@ -15,10 +15,10 @@ import (
 
 	"aimeter/benchmark"
 	"aimeter/bundle"
+	"aimeter/derived/metrics"
 	"aimeter/loadgen"
 	"aimeter/serve"
 	"aimeter/sut"
-	"aimeter/sweep"
 )
 
 // The bounds of the clock checks below. aimeter and the simulator run in
@@ -280,7 +280,7 @@ func TestClientTimesAgainstServer(t *testing.T) {
 		if q := s.arrival - c.scheduled; q > int64(3*clockP50) {
 			queued++
 		}
-		x := sweep.SampleOf(c.rec)
+		x := metrics.SampleOf(c.rec)
 		truth := s.content[0] - c.scheduled // the server's first token, from the trace's schedule
 		ttftL.add(x.TTFTNs-truth, at)
 		for j := range n {

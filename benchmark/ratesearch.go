@@ -12,6 +12,7 @@ import (
 	"strconv"
 
 	"aimeter/bundle"
+	"aimeter/derived/metrics"
 	"aimeter/loadgen"
 	"aimeter/report"
 	"aimeter/sweep"
@@ -55,7 +56,7 @@ type RateSearchSummary struct {
 	Schema string    `json:"schema"`
 	SLO    sweep.SLO `json:"slo"`
 	sweep.RateSearchResult
-	// Points are the probes' measures (sweep.Measure), one per probe.
+	// Points are the probes' measures (metrics.Measure), one per probe.
 	Points []sweep.Point `json:"points"`
 }
 
@@ -111,7 +112,7 @@ func RunRateSearch(ctx context.Context, sp RateSearchPlan) (*RateSearchSummary, 
 		if out == nil {
 			return 0, err
 		}
-		pt, merr := sweep.Measure(out.Bundle, sp.SLO)
+		pt, merr := metrics.Measure(out.Bundle, sp.SLO)
 		if merr != nil {
 			return 0, errors.Join(err, merr)
 		}

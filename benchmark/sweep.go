@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"aimeter/bundle"
+	"aimeter/derived/metrics"
 	"aimeter/loadgen"
 	"aimeter/report"
 	"aimeter/sweep"
@@ -109,7 +110,7 @@ func RunSweep(ctx context.Context, sp SweepPlan) (*sweep.Summary, error) {
 			return out, errors.Join(err, werr)
 		}
 		if sp.Log != nil {
-			pt, merr := sweep.Measure(out.Bundle, sp.SLO)
+			pt, merr := metrics.Measure(out.Bundle, sp.SLO)
 			if merr == nil {
 				fmt.Fprintf(sp.Log, "%s\n", pointLine(rel, pt))
 			}
@@ -126,7 +127,7 @@ func RunSweep(ctx context.Context, sp SweepPlan) (*sweep.Summary, error) {
 			if err != nil {
 				return 0, err
 			}
-			pt, err := sweep.Measure(out.Bundle, sp.SLO)
+			pt, err := metrics.Measure(out.Bundle, sp.SLO)
 			if err != nil {
 				return 0, err
 			}

@@ -7,7 +7,12 @@
 // read back from its directory derives the same bytes as the live run.
 //
 // Package bundle stores and reads the raw parts and computes nothing;
-// this package is where they become metrics and pages.
+// this package is where they become metrics and pages. The per-run figures
+// of the records (per-request figures and goodput, ITL and E2E, the
+// steady-state windows) are computed in its subpackage metrics, which sits
+// below sweep and report so that they use the same figures; the GB/T
+// figures (gbt.Evaluate, ECP) need the bundle's test description and
+// power, and are computed here.
 package derived
 
 import (
@@ -18,6 +23,7 @@ import (
 	"time"
 
 	"aimeter/bundle"
+	"aimeter/derived/metrics"
 	"aimeter/gbt"
 	"aimeter/mlperflog"
 	"aimeter/report"
@@ -45,6 +51,21 @@ type Set struct {
 
 	lateOnce sync.Once
 	late     *trace.LatenessSummary
+
+	streamOnce sync.Once
+	stream     *metrics.Streaming
+}
+
+// Streaming are the token figures of a streamed run's reported pass
+// (metrics.StreamingOf): nil for a run without token times. result.json
+// (streaming), the report and the console give this one computation.
+func (s *Set) Streaming() *metrics.Streaming {
+	s.streamOnce.Do(func() {
+		if s.b != nil {
+			s.stream = metrics.StreamingOf(s.b.Result)
+		}
+	})
+	return s.stream
 }
 
 // SendLateness is how late the reported pass's samples were issued
@@ -263,8 +284,8 @@ func (s *Set) ReportRun() (report.Run, error) {
 		name = b.Result.SUTName + " " + b.Result.Effective.Scenario.String()
 	}
 	sc := report.Run{Name: name, Result: b.Result, Accuracy: ReportAccuracy(b.AccuracyCheck), Nodes: ReportNodes(b.Nodes),
-		ServerMetrics: ReportServerMetrics(b.ServerMetrics, b.Result), Steady: ReportSteady(b.Result),
-		Serving: reportServing(b, s.SendLateness())}
+		ServerMetrics: ReportServerMetrics(b.ServerMetrics, b.Result), Steady: metrics.SteadyOf(b.Result),
+		Serving: reportServing(b, s.SendLateness(), s.Streaming())}
 	if telemetry.LogOf(b) != nil {
 		samples := sampleCounts(b.Result)
 		sc.Power = ReportPower(b, powerFigures(b, samples))

@@ -8,6 +8,7 @@ import (
 
 	"aimeter/benchmark/invocation"
 	"aimeter/bundle"
+	"aimeter/derived/metrics"
 	"aimeter/gbt"
 	"aimeter/loadgen"
 	"aimeter/report"
@@ -32,7 +33,7 @@ const (
 	// end (gbt.Test.EndNs).
 	PhaseGBTRun = "gbt-t_i"
 	// PhaseSteadySuperPass and PhaseSteadyInFlight are the steady-state
-	// windows of a token run's reported pass (ReportSteady), where found:
+	// windows of a token run's reported pass (metrics.SteadyOf), where found:
 	// ML.ENERGY reports joules per output token over the steady state.
 	PhaseSteadySuperPass = "steady-super-pass"
 	PhaseSteadyInFlight  = "steady-in-flight"
@@ -284,11 +285,11 @@ func ReportPower(b *bundle.Bundle, f *PowerFigures) *report.Power {
 }
 
 // steadyPhases are the steady-state windows of b's reported pass that
-// ReportSteady finds (a token-latency run), each with the samples its
+// metrics.SteadyOf finds (a token-latency run), each with the samples its
 // method counts in it and their output tokens.
 func steadyPhases(b *bundle.Bundle) []PhaseEnergy {
 	res := b.Result
-	st := ReportSteady(res)
+	st := metrics.SteadyOf(res)
 	if st == nil {
 		return nil
 	}
@@ -300,7 +301,7 @@ func steadyPhases(b *bundle.Bundle) []PhaseEnergy {
 			continue
 		}
 		name := PhaseSteadyInFlight
-		if w.Label == SuperPassLabel {
+		if w.Label == metrics.SuperPassLabel {
 			name = PhaseSteadySuperPass
 		}
 		m := w.Metrics

@@ -10,6 +10,7 @@ import (
 
 	"aimeter/benchmark/invocation"
 	"aimeter/bundle"
+	"aimeter/derived/metrics"
 	"aimeter/loadgen"
 	"aimeter/loadgen/loadgentest"
 	"aimeter/telemetry"
@@ -183,7 +184,7 @@ func TestSteadyPowerPhases(t *testing.T) {
 	b := runBundle(t, &loadgentest.WireSUT{}, st)
 	res := b.Result
 	telemetry.SetLog(b, constantLog(res.StartTime, -1e9, 120e9))
-	steady := ReportSteady(res)
+	steady := metrics.SteadyOf(res)
 	if steady == nil {
 		t.Fatal("no steady state for a token run")
 	}
@@ -197,7 +198,7 @@ func TestSteadyPowerPhases(t *testing.T) {
 			continue
 		}
 		name := PhaseSteadyInFlight
-		if w.Label == SuperPassLabel {
+		if w.Label == metrics.SuperPassLabel {
 			name = PhaseSteadySuperPass
 		}
 		var ph *PhaseEnergy

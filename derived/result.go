@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"aimeter/bundle"
+	"aimeter/derived/metrics"
 	"aimeter/gbt"
 	"aimeter/loadgen"
 	"aimeter/verdict"
@@ -87,6 +88,10 @@ type Result struct {
 	LatencyNs *Stats `json:"latency_ns,omitempty"`
 	// Tokens are the token statistics of a token-latency run.
 	Tokens *TokenStats `json:"tokens,omitempty"`
+	// Streaming are the inter-token and end-to-end latencies and the
+	// output token rate of a streamed run's successful samples
+	// (metrics.StreamingOf); nil for a run without token times.
+	Streaming *metrics.Streaming `json:"streaming,omitempty"`
 	// Accuracy is the accuracy check, where scored.
 	Accuracy *bundle.AccuracyCheck `json:"accuracy,omitempty"`
 	// GBT holds a GB/T test's loss and throughput, the foreign jobs' too.
@@ -103,7 +108,7 @@ type Result struct {
 	// nil for other runs.
 	SendLateness *trace.LatenessSummary `json:"send_lateness,omitempty"`
 	// Steady is the steady state of a streaming LLM run: every metric
-	// over the whole pass and over each detector's window (ReportSteady);
+	// over the whole pass and over each detector's window (metrics.SteadyOf);
 	// nil for other runs.
 	Steady *SteadyFigures `json:"steady_state,omitempty"`
 	// Sessions are the per-turn and overall figures of a multi-turn run;
@@ -148,18 +153,8 @@ type ErrorGroup struct {
 }
 
 // Stats summarise a distribution (LoadGen's percentiles: index trunc(n×p)
-// of the sorted values).
-type Stats struct {
-	Count uint64 `json:"count"`
-	Min   int64  `json:"min"`
-	Mean  int64  `json:"mean"`
-	P50   int64  `json:"p50"`
-	P90   int64  `json:"p90"`
-	P95   int64  `json:"p95"`
-	P99   int64  `json:"p99"`
-	P999  int64  `json:"p99_9"`
-	Max   int64  `json:"max"`
-}
+// of the sorted values); metrics.Stats.
+type Stats = metrics.Stats
 
 // TokenStats are the time to first token and time per output token of a
 // token-latency run, ns, over successful samples.
@@ -233,12 +228,13 @@ func (s *Set) Result() (*Result, error) {
 			r.Tokens = t
 		}
 	}
+	r.Streaming = s.Streaming()
 	r.Samples = sampleCounts(res)
 	r.Power = powerFigures(b, r.Samples)
 	if res.Summary != nil {
 		r.Goodput = goodputOf(b)
 		r.SendLateness = s.SendLateness()
-		r.Steady = steadyOf(ReportSteady(res))
+		r.Steady = steadyOf(metrics.SteadyOf(res))
 	}
 	r.Sessions = sessionsOf(b)
 	for _, e := range res.Errors {

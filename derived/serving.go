@@ -7,24 +7,30 @@ import (
 
 	"aimeter/benchmark/invocation"
 	"aimeter/bundle"
+	"aimeter/derived/metrics"
 	"aimeter/loadgen"
 	"aimeter/report"
 	"aimeter/steady"
-	"aimeter/sweep"
 	"aimeter/workload/session"
 	"aimeter/workload/trace"
 )
 
 // GoodputFigures are the requests of the reported pass that met a
-// per-request SLO (sweep.SLO: a failed or lost request never does).
+// per-request SLO (metrics.SLO: a failed or lost request never does).
 type GoodputFigures struct {
 	SLO bundle.SLO `json:"slo"`
 	// SLOSource is "invocation" for an SLO the run was given (--slo), or
 	// "settings" for one taken from the run's token-latency settings
 	// (ttft_latency and tpot_latency, each applied per request).
 	SLOSource string `json:"slo_source"`
-	sweep.Goodput
+	metrics.Goodput
 }
+
+// Labels of the steady-state windows (metrics.Window.Label).
+const (
+	SuperPassLabel = metrics.SuperPassLabel
+	InFlightLabel  = metrics.InFlightLabel
+)
 
 // SLO sources of GoodputFigures.
 const (
@@ -33,16 +39,17 @@ const (
 )
 
 // SteadyFigures are a run's metrics over its whole reported pass and over
-// each steady-state window (ReportSteady).
+// each steady-state window (metrics.SteadyOf), for result.json.
 type SteadyFigures struct {
-	Whole   WindowMetrics  `json:"whole"`
-	Windows []SteadyWindow `json:"windows"`
+	Whole   WindowMetrics   `json:"whole"`
+	Windows []WindowFigures `json:"windows"`
 }
 
-// SteadyWindow is one steady-state window: its detector (Label), whether
-// it found one (else its metrics are the whole pass's, as in MLPerf
-// Endpoints), where it lies on the pass's clock, and why.
-type SteadyWindow struct {
+// WindowFigures are a steady-state window (metrics.Window) as result.json
+// holds it: its detector (Label), whether it found one (else its metrics
+// are the whole pass's, as in MLPerf Endpoints), where it lies on the
+// pass's clock, and why.
+type WindowFigures struct {
 	Label   string        `json:"label"`
 	Found   bool          `json:"found"`
 	StartNs int64         `json:"start_ns,omitempty"`
@@ -103,7 +110,7 @@ func goodputOf(b *bundle.Bundle) *GoodputFigures {
 	} else {
 		return nil
 	}
-	pt, err := sweep.MeasureResult(res, sweep.SLO{TTFT: time.Duration(slo.TTFTNs), TPOT: time.Duration(slo.TPOTNs), E2E: time.Duration(slo.E2ENs)})
+	pt, err := metrics.MeasureResult(res, metrics.SLO{TTFT: time.Duration(slo.TTFTNs), TPOT: time.Duration(slo.TPOTNs), E2E: time.Duration(slo.E2ENs)})
 	if err != nil || pt.Goodput == nil {
 		return nil
 	}
@@ -130,15 +137,15 @@ func sendLatenessOf(res *loadgen.Result) *trace.LatenessSummary {
 	return &l
 }
 
-// steadyOf is the steady state of ReportSteady for result.json; nil where
-// ReportSteady is.
-func steadyOf(s *report.Steady) *SteadyFigures {
+// steadyOf is the steady state of metrics.SteadyOf for result.json; nil
+// where that is.
+func steadyOf(s *metrics.Steady) *SteadyFigures {
 	if s == nil {
 		return nil
 	}
 	f := &SteadyFigures{Whole: windowMetrics(s.Whole)}
 	for _, w := range s.Windows {
-		f.Windows = append(f.Windows, SteadyWindow{Label: w.Label, Found: w.Found, StartNs: w.StartNs, EndNs: w.EndNs, Note: w.Note, Metrics: windowMetrics(w.Metrics)})
+		f.Windows = append(f.Windows, WindowFigures{Label: w.Label, Found: w.Found, StartNs: w.StartNs, EndNs: w.EndNs, Note: w.Note, Metrics: windowMetrics(w.Metrics)})
 	}
 	return f
 }
@@ -166,6 +173,16 @@ func sessionsOf(b *bundle.Bundle) *SessionFigures {
 	return f
 }
 
+// StatsText is the p50, p90 and p99 of st as the console and the report
+// give them ("p50 2.000 ms, p90 3.000 ms, p99 3.000 ms"), or "none" for an
+// empty distribution.
+func StatsText(st Stats) string {
+	if st.Count == 0 {
+		return "none"
+	}
+	return "p50 " + report.FormatDuration(st.P50) + ", p90 " + report.FormatDuration(st.P90) + ", p99 " + report.FormatDuration(st.P99)
+}
+
 // finite is x, or 0 for NaN and ±Inf (which JSON cannot hold).
 func finite(x float64) float64 {
 	if x != x || x > 1e308 || x < -1e308 {
@@ -181,15 +198,23 @@ func ReportServing(b *bundle.Bundle) *report.Serving {
 	if b == nil || b.Result == nil {
 		return nil
 	}
-	return reportServing(b, sendLatenessOf(b.Result))
+	return reportServing(b, sendLatenessOf(b.Result), metrics.StreamingOf(b.Result))
 }
 
-// reportServing is ReportServing with the send lateness of b's run
-// (Set.SendLateness) given; b has a Result.
-func reportServing(b *bundle.Bundle, late *trace.LatenessSummary) *report.Serving {
+// reportServing is ReportServing with the send lateness and the streaming
+// figures of b's run (Set.SendLateness, Set.Streaming) given; b has a
+// Result.
+func reportServing(b *bundle.Bundle, late *trace.LatenessSummary, stream *metrics.Streaming) *report.Serving {
 	s := &report.Serving{}
 	add := func(group, name, format string, a ...any) {
 		s.Rows = append(s.Rows, report.ServingRow{Group: group, Name: name, Value: fmt.Sprintf(format, a...)})
+	}
+	if st := stream; st != nil {
+		add("Streaming", "Inter-token latency (ITL)", "%s (%d gaps between tokens of %d streamed samples)", StatsText(st.ITLNs), st.ITLNs.Count, st.StreamedSamples)
+		add("Streaming", "End-to-end latency (E2E)", "%s (%d successful samples)", StatsText(st.E2ENs), st.E2ENs.Count)
+		if st.SpanNs > 0 {
+			add("Streaming", "Output tokens per second", "%.1f (%d tokens in %s)", st.OutputTokensPerS, st.OutputTokens, report.FormatDuration(st.SpanNs))
+		}
 	}
 	if b.Result.Summary != nil {
 		if g := goodputOf(b); g != nil {

@@ -72,21 +72,35 @@ func TestServingFigures(t *testing.T) {
 	if r.Sessions != nil {
 		t.Errorf("sessions %+v in a run without sessions", r.Sessions)
 	}
+	// WireSUT streams three tokens 1 ns apart for each successful sample:
+	// two gaps of 1 ns each, and the E2E latencies are the records'.
+	if sm := r.Streaming; sm == nil || sm != set.Streaming() || sm.StreamedSamples != len(lats) || sm.ITLNs.Count != 2*uint64(len(lats)) ||
+		sm.ITLNs.Min != 1 || sm.ITLNs.Max != 1 || sm.E2ENs.Count != uint64(len(lats)) || sm.OutputTokens != 3*int64(len(lats)) {
+		t.Errorf("streaming %+v, want %d samples of 2 gaps of 1 ns and 3 tokens", sm, len(lats))
+	}
 	groups := map[string]int{}
 	for _, row := range ReportServing(b).Rows {
 		groups[row.Group]++
 	}
-	if groups["Goodput"] != 4 || groups["Send lateness"] != 2 || groups["Sessions"] != 0 {
+	if groups["Goodput"] != 4 || groups["Send lateness"] != 2 || groups["Streaming"] != 3 || groups["Sessions"] != 0 {
 		t.Errorf("the report's serving rows by group: %v", groups)
 	}
 
-	// An Offline run without token latencies has none of them.
+	// An Offline run without token latencies has none of them but its
+	// streaming figures (WireSUT streams).
 	off := runBundle(t, &loadgentest.WireSUT{}, loadgentest.SmallSettings(loadgen.Offline, loadgen.PerformanceOnly))
 	r, err = Of(off).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Goodput != nil || r.SendLateness != nil || r.Steady != nil || r.Sessions != nil || ReportServing(off) != nil {
-		t.Errorf("an Offline run: goodput %v, lateness %v, steady %v, sessions %v", r.Goodput, r.SendLateness, r.Steady, r.Sessions)
+	if r.Goodput != nil || r.SendLateness != nil || r.Steady != nil || r.Sessions != nil || r.Streaming == nil {
+		t.Errorf("an Offline run: goodput %v, lateness %v, steady %v, sessions %v, streaming %v", r.Goodput, r.SendLateness, r.Steady, r.Sessions, r.Streaming)
+	}
+	groups = map[string]int{}
+	for _, row := range ReportServing(off).Rows {
+		groups[row.Group]++
+	}
+	if len(groups) != 1 || groups["Streaming"] != 3 {
+		t.Errorf("an Offline run's serving rows by group: %v, want the 3 streaming rows only", groups)
 	}
 }

@@ -42,11 +42,8 @@ func rateSearchFixture() RateSearch {
 // file (go test ./report -run TestRateSearchGolden -update rewrites it),
 // and what must be in it whatever the layout.
 func TestRateSearchGolden(t *testing.T) {
-	var buf bytes.Buffer
-	if err := WriteRateSearch(&buf, rateSearchFixture()); err != nil {
-		t.Fatal(err)
-	}
-	page := buf.String()
+	out := rateSearchPage(t)
+	page := string(out)
 	for _, want := range []string{
 		"Goodput search over request rate (SLO ttft=200ms)",
 		"is <strong>13 requests/s</strong> (stop: found; the bracket closed to bounds agreeing in whole requests/s)",
@@ -67,7 +64,17 @@ func TestRateSearchGolden(t *testing.T) {
 	if regexp.MustCompile(`<path|<polyline|<script`).MatchString(page) {
 		t.Error("the page draws lines between probes or has a script")
 	}
-	golden.Check(t, "testdata/rate-search.golden.html", buf.Bytes())
+	golden.Check(t, "testdata/rate-search.golden.html", elideAssets(out))
+}
+
+// rateSearchPage is the page of the fixture.
+func rateSearchPage(t *testing.T) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := WriteRateSearch(&buf, rateSearchFixture()); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
 }
 
 // TestRateSearchOutcomes: each way a search can end is said in words, and

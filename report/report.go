@@ -25,6 +25,7 @@ import (
 	"strings"
 	"time"
 
+	"aimeter/derived/metrics"
 	"aimeter/loadgen"
 	"aimeter/sysinfo"
 )
@@ -52,7 +53,7 @@ type Run struct {
 	// Steady, if set, is the run's steady state: its windows shaded on
 	// the timeline and every metric over each window and the whole run;
 	// nil shows none.
-	Steady *Steady
+	Steady *metrics.Steady
 	// Power, if set, is what the run's power meters read: drawn under
 	// the client's timeline with the run's phases shaded, and the energy
 	// of each phase; nil shows none.

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"aimeter/derived/metrics"
 	"aimeter/steady"
 )
 
@@ -63,7 +64,7 @@ func TestBuildServer(t *testing.T) {
 
 func TestBuildSteady(t *testing.T) {
 	whole := steady.Metrics{Samples: 10, Completed: 9, Failed: 1, SpanNs: 2e9, CompletedPerSec: 4.5, HasTokens: true, TPOT: [3]int64{5e6, 6e6, 7e6}}
-	s := &Steady{Whole: whole, Windows: []SteadyWindow{
+	s := &metrics.Steady{Whole: whole, Windows: []metrics.Window{
 		{Label: "Super-pass", Found: false, Note: "none: too short", Metrics: whole},
 		{Label: "In-flight", Found: true, Note: "≥ 3 in flight", StartNs: 5e8, EndNs: 15e8, Metrics: steady.Metrics{Samples: 4, Completed: 4, SpanNs: 1e9, CompletedPerSec: 4}},
 	}}
@@ -88,7 +89,7 @@ func TestBuildSteady(t *testing.T) {
 	if len(v.Notes) != 2 {
 		t.Errorf("notes %q", v.Notes)
 	}
-	noTokens, _ := buildSteady(&Steady{Whole: steady.Metrics{Samples: 1}})
+	noTokens, _ := buildSteady(&metrics.Steady{Whole: steady.Metrics{Samples: 1}})
 	for _, r := range noTokens.Table.Rows {
 		if strings.HasPrefix(r[0], "TTFT") || strings.HasPrefix(r[0], "TPOT") || strings.HasPrefix(r[0], "Output tokens") {
 			t.Errorf("a run without tokens has row %q", r[0])

@@ -3,33 +3,9 @@ package report
 import (
 	"fmt"
 
+	"aimeter/derived/metrics"
 	"aimeter/steady"
 )
-
-// Steady is the steady state of a run (package steady): its windows, each
-// measured beside the whole reported pass.
-type Steady struct {
-	// Whole is the reported pass measured whole, over its length.
-	Whole steady.Metrics
-	// Windows are the steady-state windows, in the order of the table's
-	// columns.
-	Windows []SteadyWindow
-}
-
-// SteadyWindow is one steady-state window of the reported pass.
-type SteadyWindow struct {
-	// Label heads its column and marks it on the timeline.
-	Label string
-	// Found is false when the method found no window: the window is then
-	// the whole run and Note says why.
-	Found bool
-	// Note says how the window was found, or why not.
-	Note string
-	// StartNs and EndNs bound it on the pass's clock.
-	StartNs, EndNs int64
-	// Metrics measure the samples of the window.
-	Metrics steady.Metrics
-}
 
 // windowMark is a window drawn on the timeline charts: a shaded span from
 // From to To seconds of the pass.
@@ -47,7 +23,7 @@ type steadyView struct {
 
 // buildSteady lays s out as a table: one row per metric, one column for
 // the whole run and one per window.
-func buildSteady(s *Steady) (*steadyView, []windowMark) {
+func buildSteady(s *metrics.Steady) (*steadyView, []windowMark) {
 	if s == nil {
 		return nil, nil
 	}

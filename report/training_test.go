@@ -40,12 +40,17 @@ func trainingFixture(t *testing.T) *Training {
 }
 
 func TestTrainingGolden(t *testing.T) {
+	golden.Check(t, trainingGoldenPath, elideAssets(trainingPage(t)))
+}
+
+// trainingPage is the page of trainingFixture.
+func trainingPage(t *testing.T) []byte {
+	t.Helper()
 	var buf bytes.Buffer
 	if err := WriteTraining(&buf, trainingFixture(t)); err != nil {
 		t.Fatal(err)
 	}
-	got := buf.Bytes()
-	golden.Check(t, trainingGoldenPath, got)
+	return buf.Bytes()
 }
 
 func TestTrainingPageContent(t *testing.T) {

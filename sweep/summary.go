@@ -12,6 +12,7 @@ import (
 	"slices"
 
 	"aimeter/bundle"
+	"aimeter/derived/metrics"
 	"aimeter/verdict"
 )
 
@@ -235,9 +236,9 @@ func Summarize(dir string) (*Summary, error) {
 			}
 			return nil, fmt.Errorf("sweep %s: point %s: %w", dir, r.Dir, err)
 		}
-		pt, err := Measure(b, p.SLO)
+		pt, err := metrics.Measure(b, p.SLO)
 		switch {
-		case errors.Is(err, ErrNoPass):
+		case errors.Is(err, metrics.ErrNoPass):
 			// An interrupted run that issued nothing: listed, unmeasured.
 			pt = Point{Concurrency: b.Result.Effective.Concurrency}
 			if !p.SLO.IsZero() {

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -195,13 +194,14 @@ func runDemo(parent context.Context, st *State, f *demoFlags) error {
 	}
 	defer serverSUT.Close()
 
-	cal := calibrate(m, data.Test, calibrationRounds)
-	plan := newDemoPlan(cal, f.duration)
+	co := benchmark.DemoCalibration()
+	cal := calibrate(m, data.Test, co)
+	plan := benchmark.PlanDemo(cal, f.duration)
 	fmt.Fprintf(st.Stdout, "Model speed: %v per sample alone, %s samples/s in batches of %d (medians of %d rounds)\n",
-		time.Duration(cal.singleNs).Round(100*time.Nanosecond), formatRate(cal.batchMedian), calibrationBatch, calibrationRounds)
+		cal.Single.Round(100*time.Nanosecond), formatRate(cal.BatchRate), co.Batch, co.Rounds)
 	fmt.Fprintf(st.Stdout, "Server: %s samples/s, p99 bound %v, %v; Offline: one query sized for %s samples/s\n",
-		formatRate(plan.server.ServerTargetQPS), time.Duration(plan.server.ServerTargetLatencyNs),
-		time.Duration(plan.server.MinDurationMs)*time.Millisecond, formatRate(plan.offline.OfflineExpectedQPS))
+		formatRate(plan.Server.ServerTargetQPS), time.Duration(plan.Server.ServerTargetLatencyNs),
+		time.Duration(plan.Server.MinDurationMs)*time.Millisecond, formatRate(plan.Offline.OfflineExpectedQPS))
 	var runs []demoRun
 	var interrupted error
 	// do runs one scenario through the one run path (benchmark.Run) and
@@ -252,10 +252,10 @@ func runDemo(parent context.Context, st *State, f *demoFlags) error {
 	acc := loadgen.DefaultSettings()
 	acc.Scenario, acc.Mode = loadgen.Offline, loadgen.AccuracyOnly
 	do("Accuracy", acc)
-	do("SingleStream", plan.singleStream)
-	do("MultiStream", plan.multiStream)
-	do("Server", plan.server)
-	do("Offline", plan.offline)
+	do("SingleStream", plan.SingleStream)
+	do("MultiStream", plan.MultiStream)
+	do("Server", plan.Server)
+	do("Offline", plan.Offline)
 
 	printDemoTable(st.Stdout, runs)
 	if err := writeDemoReport(f.outputDir, data, m, runs); err != nil {
@@ -276,140 +276,15 @@ func runDemo(parent context.Context, st *State, f *demoFlags) error {
 	return nil
 }
 
-// Calibration: calibrationRounds rounds, each timing single samples for
-// 40 ms and batches of calibrationBatch for 60 ms.
-const (
-	calibrationRounds = 5
-	calibrationBatch  = 64
-)
-
-// calibration is the measured speed of the model.
-type calibration struct {
-	// singleNs is the median over the rounds of the mean single-sample
-	// latency.
-	singleNs int64
-	// batchMedian and batchMax are the median and the fastest over the
-	// rounds of the batched throughput, in samples/s.
-	batchMedian, batchMax float64
-}
-
-// calibrate measures the model in rounds rounds and keeps the median (and
-// the fastest batched round): on a machine shared with other processes one
-// round may be slowed down, or sped up when they pause, without moving the
-// median.
-func calibrate(m *model.MLP, set *dataset.Images, rounds int) calibration {
-	inf := m.NewInferencer(calibrationBatch)
-	x := set.Floats()[:calibrationBatch*set.Rows*set.Cols]
+// calibrate measures the model as the demo sizes its runs from it
+// (benchmark.Calibrate with benchmark.DemoCalibration): single samples and
+// batches of the options' size, on the test set's first images.
+func calibrate(m *model.MLP, set *dataset.Images, o benchmark.CalibrateOptions) benchmark.Calibration {
+	inf := m.NewInferencer(o.Batch)
+	px := set.Rows * set.Cols
+	x := set.Floats()[:o.Batch*px]
 	var out []int
-	singles := make([]float64, rounds)
-	batches := make([]float64, rounds)
-	for i := range rounds {
-		start, n := time.Now(), 0
-		for time.Since(start) < 40*time.Millisecond {
-			out = inf.Predict(out[:0], x[:set.Rows*set.Cols], 1)
-			n++
-		}
-		singles[i] = float64(time.Since(start)) / float64(n)
-		start, n = time.Now(), 0
-		for time.Since(start) < 60*time.Millisecond {
-			out = inf.Predict(out[:0], x, calibrationBatch)
-			n += calibrationBatch
-		}
-		batches[i] = float64(n) / time.Since(start).Seconds()
-	}
-	return calibration{singleNs: int64(median(singles)), batchMedian: median(batches), batchMax: slices.Max(batches)}
-}
-
-// median returns the median of v (the mean of the middle two for an even
-// count); v is sorted in place.
-func median(v []float64) float64 {
-	slices.Sort(v)
-	n := len(v)
-	if n%2 == 1 {
-		return v[n/2]
-	}
-	return (v[n/2-1] + v[n/2]) / 2
-}
-
-// The demo's Server load and bound.
-const (
-	// demoServerQPS is the Server target on any machine fast enough: a
-	// fixed figure, so that the reported throughput is the same run after
-	// run.
-	demoServerQPS = 2000
-	// demoServerHeadroom: the target is at most this fraction of the
-	// median batched speed, leaving the model idle most of the time so that
-	// a neighbour process or a scheduler delay does not pile up a queue.
-	// A sample alone costs about 1.5 times a batched one, so the model is
-	// busy at most 40 % of the time even at the limit; a 2-core machine
-	// measures 70,000 samples/s quiet and about 10,000-16,000 beside three
-	// busy processes, and keeps the fixed target in both.
-	demoServerHeadroom = 0.25
-	// demoServerBoundNs is the p99 latency bound: 50 ms, several scheduler
-	// time slices of a shared 2-core machine, so that a neighbour's slice
-	// does not decide the result (ResNet-50's MLPerf bound is 15 ms).
-	demoServerBoundNs = 50_000_000
-	// demoOfflineHeadroom sizes the Offline query for this multiple of the
-	// fastest calibration round: LoadGen issues 1.1 x min_duration x
-	// expected QPS samples, and a machine that processes them faster than
-	// the expected QPS ends before min_duration (INVALID). The calibration
-	// times the bare model, faster than the SUT around it (about 1.5 x on
-	// a 2-core machine), and at 2 x the fastest round the Offline run
-	// takes 2.2 x min_duration at the calibrated speed.
-	demoOfflineHeadroom = 2
-)
-
-// demoPlan is the settings of the demo's four performance runs.
-type demoPlan struct {
-	singleStream, multiStream, server, offline loadgen.Settings
-}
-
-// serverTarget returns the demo's Server target for a model that runs
-// batchMedian samples/s in batches: the first of serverTargets within
-// demoServerHeadroom of batchMedian, and 1 if none is.
-func serverTarget(batchMedian float64) float64 {
-	// From demoServerQPS down the 1-2-5 series.
-	for _, q := range [...]float64{demoServerQPS, 1000, 500, 200, 100, 50, 20, 10, 5, 2, 1} {
-		if q <= demoServerHeadroom*batchMedian {
-			return q
-		}
-	}
-	return 1
-}
-
-// newDemoPlan sizes the performance runs from the calibration: d is the
-// minimum duration of SingleStream and MultiStream; Server runs 4 x d
-// (a longer run dilutes a stall of the host below 1 % of its samples),
-// Offline 0.4 x d.
-func newDemoPlan(cal calibration, d time.Duration) demoPlan {
-	minMs := uint64(d.Milliseconds())
-	var p demoPlan
-	// SingleStream: one sample at a time; the hint only sizes the schedule.
-	p.singleStream = loadgen.DefaultSettings()
-	p.singleStream.MinDurationMs = minMs
-	p.singleStream.SingleStreamExpectedLatencyNs = uint64(max(cal.singleNs/2, 1000))
-
-	// MultiStream: 8 samples per query, p99 over at least 662 queries.
-	p.multiStream = loadgen.DefaultSettings()
-	p.multiStream.Scenario = loadgen.MultiStream
-	p.multiStream.MinDurationMs = minMs
-	p.multiStream.MinQueryCount = 662
-	p.multiStream.MultiStreamExpectedLatencyNs = uint64(max((cal.singleNs+int64(8e9/max(cal.batchMedian, 1)))/4, 1000))
-
-	// Server: Poisson arrivals at a fixed, low target with a bound for a
-	// shared machine.
-	p.server = loadgen.DefaultSettings()
-	p.server.Scenario = loadgen.Server
-	p.server.MinDurationMs = 4 * minMs
-	p.server.ServerTargetQPS = serverTarget(cal.batchMedian)
-	p.server.ServerTargetLatencyNs = demoServerBoundNs
-
-	// Offline: one query sized well above the fastest measured speed.
-	p.offline = loadgen.DefaultSettings()
-	p.offline.Scenario = loadgen.Offline
-	p.offline.MinDurationMs = max(minMs*2/5, 1)
-	p.offline.OfflineExpectedQPS = math.Ceil(demoOfflineHeadroom * max(cal.batchMax, 1))
-	return p
+	return benchmark.Calibrate(func(n int) { out = inf.Predict(out[:0], x[:n*px], n) }, o)
 }
 
 // formatRate writes a rate in samples/s for people: whole numbers with

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -45,8 +46,7 @@ that reports its stage times) with the tester-side span, naming the runs.`,
 			if err != nil {
 				return withCode(ExitUsage, fmt.Errorf("%s: %w", args[0], err))
 			}
-			measured := map[string]float64{}
-			byBasis := map[string][]string{} // basis → the NAME=DIR pairs measured on it
+			var runs []derived.ECPRun
 			for _, pair := range args[1:] {
 				name, dir, ok := strings.Cut(pair, "=")
 				if !ok || name == "" || dir == "" {
@@ -59,14 +59,15 @@ that reports its stage times) with the tester-side span, naming the runs.`,
 				if err != nil {
 					return withCode(ExitFailure, err)
 				}
-				measured[name] = th
-				byBasis[basis] = append(byBasis[basis], pair)
+				runs = append(runs, derived.ECPRun{Name: name, Throughput: th, Basis: basis, Label: pair})
 			}
-			if len(byBasis) > 1 {
+			res, err := derived.ECP(cfg, runs)
+			var basisErr *derived.ECPBasisError
+			if errors.As(err, &basisErr) {
+				pairs := func(basis string) string { return strings.Join(basisErr.Runs[basis], ", ") }
 				return usageError("the runs' throughputs have different bases, which ECP cannot combine: on the T_DIP union (Table 18): %s; on the tester-side span: %s. Measure every scenario the same way (stage times from the SUT: in-process, or a server with --server-timing)",
-					strings.Join(byBasis[gbt.BasisTDIPUnion], ", "), strings.Join(byBasis[gbt.BasisTesterSpan], ", "))
+					pairs(gbt.BasisTDIPUnion), pairs(gbt.BasisTesterSpan))
 			}
-			res, err := gbt.EffectiveComputingPower(cfg, measured)
 			if err != nil {
 				return withCode(ExitUsage, err)
 			}
@@ -87,23 +88,16 @@ that reports its stage times) with the tester-side span, naming the runs.`,
 	return cmd
 }
 
-// runThroughput computes the Table 18 throughput of a GB/T run from its
-// bundle's raw records (checked against the manifest), not from the
-// gbt_result.json beside them, with its basis (gbt.Throughput.Basis).
+// runThroughput reads the bundle in dir and gives its Table 18
+// throughput with its basis (derived.Set.ECPThroughput).
 func runThroughput(dir string, tokens bool) (float64, string, error) {
 	b, err := derived.Read(dir)
 	if err != nil {
 		return 0, "", err
 	}
-	if gbt.TestOf(b) == nil {
-		return 0, "", fmt.Errorf("%s: not a GB/T run (no %s); run it with aimeter run --arrival-mode", dir, bundle.GBTTestFile)
-	}
-	m, err := derived.Of(b).GBTMetrics()
+	th, basis, err := derived.Of(b).ECPThroughput(tokens)
 	if err != nil {
 		return 0, "", fmt.Errorf("%s: %w", dir, err)
 	}
-	if tokens {
-		return m.Throughput.TokensPerSecond, m.Throughput.Basis, nil
-	}
-	return m.Throughput.SamplesPerSecond, m.Throughput.Basis, nil
+	return th, basis, nil
 }

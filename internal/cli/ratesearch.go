@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"aimeter/benchmark"
+	"aimeter/derived/metrics"
 	"aimeter/loadgen"
 	"aimeter/sweep"
 )
@@ -28,7 +29,7 @@ func rateSearchPlanFromFlags(cmd *cobra.Command, st *State, f *runFlags, g *gbtF
 	if s.slo == "" || !changed("goodput-target") {
 		return nil, usageError("--max-rate searches the highest rate meeting a goodput target: it needs --slo and --goodput-target")
 	}
-	slo, err := sweep.ParseSLO(s.slo)
+	slo, err := metrics.ParseSLO(s.slo)
 	if err != nil {
 		return nil, usageError("--slo: %v", err)
 	}

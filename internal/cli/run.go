@@ -19,6 +19,7 @@ import (
 	"aimeter/benchmark/invocation"
 	"aimeter/bundle"
 	"aimeter/derived"
+	"aimeter/derived/metrics"
 	"aimeter/gbt"
 	"aimeter/loadgen"
 	"aimeter/mlperflog"
@@ -499,12 +500,16 @@ func printRun(st *State, out *benchmark.Outcome) {
 		printGBT(st.Stdout, out)
 	} else {
 		var late string
+		var stream *metrics.Streaming
 		if out.Derived != nil && out.Lateness == nil { // a replay prints its own (printReplay)
 			if l := out.Derived.SendLateness(); l != nil {
 				late = l.Text()
 			}
 		}
-		printOutcome(st, out.Result, out.Verdict, late, out.Dir, out.WriteErr)
+		if out.Derived != nil {
+			stream = out.Derived.Streaming()
+		}
+		printOutcome(st, out.Result, out.Verdict, late, stream, out.Dir, out.WriteErr)
 		printAccuracy(st.Stdout, out.Accuracy)
 		printNetworkOutcome(st.Stdout, out.Result, out.Bundle.Nodes)
 	}
@@ -547,9 +552,10 @@ func summaryHeadline(s *loadgen.Summary, value float64) string {
 // printOutcome prints the result of a run under its verdict v (each
 // reason on a line), with the send lateness of a run on a schedule
 // (trace.LatenessSummary.Text of derived.Set.SendLateness; "" prints
-// none); writeErr is the error of
-// writing its bundle into dir (nil when every file was written).
-func printOutcome(st *State, res *loadgen.Result, v benchmark.Verdict, late string, dir string, writeErr error) {
+// none) and a streamed run's token figures (derived.Set.Streaming; nil
+// prints none); writeErr is the error of writing its bundle into dir (nil
+// when every file was written).
+func printOutcome(st *State, res *loadgen.Result, v benchmark.Verdict, late string, stream *metrics.Streaming, dir string, writeErr error) {
 	w := st.Stdout
 	fmt.Fprintf(w, "SUT %s, QSL %s (%d samples), %s, %s\n", res.SUTName, res.QSLName, res.QSLTotalCount, scenarioLabel(res.Effective), res.Effective.Mode)
 	if res.Interrupted != "" && res.Summary == nil {
@@ -562,7 +568,7 @@ func printOutcome(st *State, res *loadgen.Result, v benchmark.Verdict, late stri
 		if line := tokenLatencyLine(s); line != "" {
 			fmt.Fprintln(w, line)
 		}
-		printLines(w, tokenFigures(res))
+		printLines(w, tokenFigures(stream))
 		if late != "" {
 			fmt.Fprintln(w, "  "+late)
 		}

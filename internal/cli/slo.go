@@ -4,7 +4,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"aimeter/bundle"
-	"aimeter/sweep"
+	"aimeter/derived/metrics"
 )
 
 // addSLOFlag adds --slo to a command of one run (run, replay, sessions;
@@ -18,7 +18,7 @@ func parseRunSLO(text string) (*bundle.SLO, error) {
 	if text == "" {
 		return nil, nil
 	}
-	s, err := sweep.ParseSLO(text)
+	s, err := metrics.ParseSLO(text)
 	if err != nil {
 		return nil, usageError("--slo: %v", err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"aimeter/benchmark"
+	"aimeter/derived/metrics"
 	"aimeter/loadgen"
 	"aimeter/report"
 	"aimeter/sweep"
@@ -140,7 +141,7 @@ func sweepPlanFromFlags(cmd *cobra.Command, st *State, f *runFlags, g *gbtFlags,
 	p.Settings.Scenario = ""
 	sp := &benchmark.SweepPlan{Base: *p, Dir: f.outputDir, Name: s.name, CMin: s.cmin, CMax: s.cmax, Count: s.count}
 	if s.slo != "" {
-		if sp.SLO, err = sweep.ParseSLO(s.slo); err != nil {
+		if sp.SLO, err = metrics.ParseSLO(s.slo); err != nil {
 			return nil, usageError("--slo: %v", err)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"aimeter/benchmark/invocation"
 	"aimeter/bundle"
 	"aimeter/derived"
+	"aimeter/derived/metrics"
 	"aimeter/loadgen"
 	"aimeter/sweep"
 	"aimeter/sysinfo"
@@ -19,14 +20,14 @@ import (
 // Point is what the tree needs of one point of a sweep, all of it read
 // from the point's bundle.
 type Point struct {
-	// Point is the sweep's measurement of the bundle (sweep.Measure).
+	// Point is the sweep's measurement of the bundle (metrics.Measure).
 	sweep.Point
 	// OfflineMode is point.yaml's offline: "dedicated" for the Offline
 	// run, "elected" for the Cmax point standing in for an Offline run
 	// that missed 98 %, "none" otherwise.
 	OfflineMode string
-	// Samples are the requests of the reported pass (sweep.SampleOf).
-	Samples []sweep.Sample
+	// Samples are the requests of the reported pass (metrics.SampleOf).
+	Samples []metrics.Sample
 	// MinDurationMs and MinQueryCount are the run's requested settings.
 	MinDurationMs uint64
 	MinQueryCount uint64
@@ -46,7 +47,7 @@ type Point struct {
 	// Steady is the run's super-pass steady-state analysis (the one its
 	// result.json reports); nil for a run it does not cover (no token
 	// times).
-	Steady *derived.SuperPassAnalysis
+	Steady *metrics.SuperPassAnalysis
 	// Config is the client's configuration (config.yaml): the invocation
 	// and the requested settings, as stored in the bundle.
 	Config map[string]any
@@ -127,7 +128,7 @@ func collectPoint(dir string, sp sweep.Point) (Point, error) {
 		}
 	}
 	if pass < 0 {
-		return Point{}, sweep.ErrNoPass
+		return Point{}, metrics.ErrNoPass
 	}
 	p := Point{
 		Point:           sp,
@@ -138,12 +139,12 @@ func collectPoint(dir string, sp sweep.Point) (Point, error) {
 		QSLName:         res.QSLName,
 		System:          b.System,
 	}
-	if sp, ok := derived.SuperPassOf(res); ok {
+	if sp, ok := metrics.SuperPassOf(res); ok {
 		p.Steady = sp
 	}
 	cfg := map[string]any{"settings": res.Requested}
 	for r := range res.PassRecords(pass) {
-		p.Samples = append(p.Samples, sweep.SampleOf(r))
+		p.Samples = append(p.Samples, metrics.SampleOf(r))
 	}
 	if inv := invocation.Of(b); inv != nil {
 		p.Warmup = inv.Warmup

@@ -2,7 +2,6 @@ package endpoints
 
 import (
 	"errors"
-	"flag"
 	"maps"
 	"os"
 	"path/filepath"
@@ -10,13 +9,12 @@ import (
 	"strings"
 	"testing"
 
-	"aimeter/derived"
+	"aimeter/derived/metrics"
+	"aimeter/internal/golden"
 	"aimeter/steady"
 	"aimeter/sweep"
 	"aimeter/sysinfo"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/golden from the output")
 
 func readTestSubmission(t *testing.T) *Submission {
 	t.Helper()
@@ -73,15 +71,15 @@ func goldenSweep() *Sweep {
 	sys := sysinfo.System{Hostname: "h", OS: "linux", Arch: "amd64", CPU: "Example CPU", Cores: 16, MemoryBytes: 64 << 30, AimeterVersion: "1.2.3",
 		Accelerators: []sysinfo.Accelerator{{Vendor: "NVIDIA", Name: "Example GPU", MemoryBytes: 80 << 30}, {Vendor: "NVIDIA", Name: "Example GPU", MemoryBytes: 80 << 30}}}
 	mk := func(c uint64, region, mode string, tokens ...int64) Point {
-		var samples []sweep.Sample
+		var samples []metrics.Sample
 		var out int64
 		for i, n := range tokens {
 			ttft := int64(1_000_000 * (i + 1))
 			e2e := ttft + (n-1)*100_000*int64(c)
-			samples = append(samples, sweep.Sample{OK: true, TTFTNs: ttft, E2ENs: e2e, TPOTNs: (e2e - ttft) / max(n-1, 1), HasTPOT: n > 1, Tokens: n})
+			samples = append(samples, metrics.Sample{OK: true, TTFTNs: ttft, E2ENs: e2e, TPOTNs: (e2e - ttft) / max(n-1, 1), HasTPOT: n > 1, Tokens: n})
 			out += n
 		}
-		samples = append(samples, sweep.Sample{}) // one failed request
+		samples = append(samples, metrics.Sample{}) // one failed request
 		elapsed := 0.5
 		return Point{
 			Point: sweep.Point{Concurrency: c, Region: region, Dir: sweep.PointDir(c, false), Verdict: "VALID",
@@ -105,11 +103,11 @@ func goldenSweep() *Sweep {
 	win := whole
 	win.Completed, win.OutputTokensPerSec, win.TPOT = 24, 1000, [3]int64{4e5, 4e5, 5e5}
 	seqs := make([]uint64, 40)
-	p[0].Steady = &derived.SuperPassAnalysis{DatasetSize: 4, Window: win, Whole: whole, SuperPassResult: steady.SuperPassResult{
+	p[0].Steady = &metrics.SuperPassAnalysis{DatasetSize: 4, Window: win, Whole: whole, SuperPassResult: steady.SuperPassResult{
 		Size: 4, SuperPasses: 10, Warmup: 1, Found: true, Lo: 2, Hi: 8, StartNs: 5e8, EndNs: 1_700_000_000, Samples: seqs[:24]}}
-	p[1].Steady = &derived.SuperPassAnalysis{DatasetSize: 8, Window: whole, Whole: whole, SuperPassResult: steady.SuperPassResult{
+	p[1].Steady = &metrics.SuperPassAnalysis{DatasetSize: 8, Window: whole, Whole: whole, SuperPassResult: steady.SuperPassResult{
 		Size: 8, SuperPasses: 5, Warmup: 2, Reason: "no admissible steady plateau", Samples: seqs}}
-	p[2].Steady = &derived.SuperPassAnalysis{DatasetSize: 4, Window: whole, Whole: whole, SuperPassResult: steady.SuperPassResult{
+	p[2].Steady = &metrics.SuperPassAnalysis{DatasetSize: 4, Window: whole, Whole: whole, SuperPassResult: steady.SuperPassResult{
 		Size: 4, SuperPasses: 9, Warmup: 1, Reason: "all 1 steady plateaus are too short", Samples: seqs[:36]}}
 	return &Sweep{CMax: 40, Points: p}
 }
@@ -120,23 +118,23 @@ func TestSteadyStateStatus(t *testing.T) {
 	seqs := make([]uint64, 100)
 	cases := []struct {
 		name, why              string
-		sp                     *derived.SuperPassAnalysis
+		sp                     *metrics.SuperPassAnalysis
 		status, verdict, basis string
 	}{
 		{"window", "a window found is the official result",
-			&derived.SuperPassAnalysis{DatasetSize: 10, SuperPassResult: steady.SuperPassResult{Size: 10, Warmup: 1, Found: true, Lo: 1, Hi: 5, Samples: seqs[:40]}},
+			&metrics.SuperPassAnalysis{DatasetSize: 10, SuperPassResult: steady.SuperPassResult{Size: 10, Warmup: 1, Found: true, Lo: 1, Hi: 5, Samples: seqs[:40]}},
 			StatusWindowable, VerdictSteady, BasisWindow},
 		{"partial data set", "fewer samples issued than one pass over the data set",
-			&derived.SuperPassAnalysis{DatasetSize: 200, SuperPassResult: steady.SuperPassResult{Size: 200, Samples: seqs}},
+			&metrics.SuperPassAnalysis{DatasetSize: 200, SuperPassResult: steady.SuperPassResult{Size: 200, Samples: seqs}},
 			StatusPartialDataset, VerdictNotFound, BasisTotal},
 		{"three after warm-up", "4 full super-passes, 1 of them warm-up: a plateau needs 4",
-			&derived.SuperPassAnalysis{DatasetSize: 25, SuperPassResult: steady.SuperPassResult{Size: 25, Warmup: 1, Samples: seqs}},
+			&metrics.SuperPassAnalysis{DatasetSize: 25, SuperPassResult: steady.SuperPassResult{Size: 25, Warmup: 1, Samples: seqs}},
 			StatusInsufficientPasses, VerdictNotFound, BasisTotal},
 		{"no plateau", "enough super-passes, none flat: not the official result, and not for want of passes",
-			&derived.SuperPassAnalysis{DatasetSize: 10, SuperPassResult: steady.SuperPassResult{Size: 10, Warmup: 2, Samples: seqs}},
+			&metrics.SuperPassAnalysis{DatasetSize: 10, SuperPassResult: steady.SuperPassResult{Size: 10, Warmup: 2, Samples: seqs}},
 			StatusInsufficientDuration, VerdictNotFound, BasisTotal},
 		{"no analysis", "a run without token times has no block", nil, "", "", ""},
-		{"detector error", "a run without a data set size has no block", &derived.SuperPassAnalysis{Err: errors.New("no size")}, "", "", ""},
+		{"detector error", "a run without a data set size has no block", &metrics.SuperPassAnalysis{Err: errors.New("no size")}, "", "", ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -191,7 +189,7 @@ func TestBuildGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := filepath.Join("testdata", "golden")
-	if *update {
+	if golden.Update() { // the tree as a whole: files Build no longer writes go too
 		if err := os.RemoveAll(dir); err != nil {
 			t.Fatal(err)
 		}
@@ -220,10 +218,7 @@ func TestBuildGolden(t *testing.T) {
 		t.Fatalf("files %v, golden %v", got, onDisk)
 	}
 	for name, data := range files {
-		want, _ := os.ReadFile(filepath.Join(dir, filepath.FromSlash(name)))
-		if string(want) != string(data) {
-			t.Errorf("%s differs from its golden file:\n%s", name, data)
-		}
+		golden.Check(t, filepath.Join(dir, filepath.FromSlash(name)), data)
 	}
 	// The golden tree passes Verify.
 	if err := Verify(filepath.Join(dir, "Example", "example-2026-10")); err != nil {

@@ -292,7 +292,7 @@ const (
 )
 
 // steadyState is point.yaml's steady_state block, from the run's
-// super-pass analysis (derived.SuperPassOf, the one result.json reports);
+// super-pass analysis (metrics.SuperPassOf, the one result.json reports);
 // nil for a run without one (no token times, or no data set size).
 //
 // A window found is status windowable, verdict STEADY STATE, its extent

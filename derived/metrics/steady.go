@@ -1,41 +1,68 @@
-package derived
+package metrics
 
 import (
 	"fmt"
 	"time"
 
 	"aimeter/loadgen"
-	"aimeter/report"
 	"aimeter/steady"
 )
 
-// MaxSteadyRecords bounds the records ReportSteady holds (about 80 bytes
+// MaxSteadyRecords bounds the records SteadyOf holds (about 80 bytes
 // each): a pass with more has no steady-state section, so that the
 // report's memory stays bounded (an LLM run of this many requests would
 // take days).
 const MaxSteadyRecords = 1 << 22
 
-// Labels of the steady-state windows in the report.
+// Labels of the steady-state windows (Window.Label).
 const (
 	SuperPassLabel = "Super-pass window (MLPerf Endpoints)"
 	InFlightLabel  = "In-flight window (SGLang, ≥ 80 % of peak)"
 )
 
-// ReportSteady is the steady state of res's reported pass as the report
-// shows it: the whole pass, the super-pass window of MLPerf Endpoints
+// Steady is the steady state of a run (package steady): its windows, each
+// measured beside the whole reported pass. The report shows it and
+// result.json holds it (steady_state).
+type Steady struct {
+	// Whole is the reported pass measured whole, over its length.
+	Whole steady.Metrics
+	// Windows are the steady-state windows, in the order of the report's
+	// columns.
+	Windows []Window
+}
+
+// Window is one steady-state window of the reported pass: its detector
+// (Label), whether it found one (else its metrics are the whole pass's,
+// as in MLPerf Endpoints), where it lies on the pass's clock, and why.
+type Window struct {
+	// Label names the detector; the report heads its column with it and
+	// marks it on the timeline.
+	Label string
+	// Found is false when the method found no window: the window is then
+	// the whole run and Note says why.
+	Found bool
+	// Note says how the window was found, or why not.
+	Note string
+	// StartNs and EndNs bound it on the pass's clock.
+	StartNs, EndNs int64
+	// Metrics measure the samples of the window.
+	Metrics steady.Metrics
+}
+
+// SteadyOf is the steady state of res's reported pass: the whole pass, the super-pass window of MLPerf Endpoints
 // (steady.SuperPass, over the effective performance sample count at the
 // run's concurrency) and SGLang's in-flight window (steady.InFlight at
 // steady.DefaultInFlightRatio), each measured with steady.Measure. Nil for
 // a run without token times, whose latencies the super-pass method cannot
 // gate on (it needs TPOT), for a run without a reported pass, and for a
 // pass of more than MaxSteadyRecords samples.
-func ReportSteady(res *loadgen.Result) *report.Steady {
+func SteadyOf(res *loadgen.Result) *Steady {
 	recs, sp, ok := superPassOf(res)
 	if !ok {
 		return nil
 	}
-	s := &report.Steady{Whole: sp.Whole}
-	w := report.SteadyWindow{Label: SuperPassLabel}
+	s := &Steady{Whole: sp.Whole}
+	w := Window{Label: SuperPassLabel}
 	switch r := sp.SuperPassResult; {
 	case sp.Err != nil:
 		w.Note = sp.Err.Error()
@@ -50,7 +77,7 @@ func ReportSteady(res *loadgen.Result) *report.Steady {
 			w.Note = fmt.Sprintf("no steady window (%s): the whole run stands for it, as in Endpoints", r.Reason)
 		}
 	}
-	fl := report.SteadyWindow{Label: InFlightLabel}
+	fl := Window{Label: InFlightLabel}
 	if r, err := steady.InFlight(recs, steady.DefaultInFlightRatio); err != nil {
 		fl.Note, fl.Metrics = err.Error(), s.Whole
 	} else {
@@ -59,12 +86,12 @@ func ReportSteady(res *loadgen.Result) *report.Steady {
 		fl.Note = fmt.Sprintf("the longest interval with at least %d requests in flight (%g of the peak of %d, rounded up), %s to %s of the pass; its samples are those sent in it",
 			r.Threshold, r.Ratio, r.Peak, fmtSec(r.StartNs), fmtSec(r.EndNs))
 	}
-	s.Windows = []report.SteadyWindow{w, fl}
+	s.Windows = []Window{w, fl}
 	return s
 }
 
 // SuperPassAnalysis is the super-pass detector's outcome for a run's
-// reported pass, as ReportSteady computes it, with the metrics of the
+// reported pass, as SteadyOf computes it, with the metrics of the
 // window and of the whole pass.
 type SuperPassAnalysis struct {
 	// SuperPassResult is steady.SuperPass's outcome; when Found is false
@@ -84,7 +111,7 @@ type SuperPassAnalysis struct {
 }
 
 // SuperPassOf is the super-pass analysis of res's reported pass, the one
-// ReportSteady reports; false where ReportSteady is nil (no token times, no
+// SteadyOf reports; false where SteadyOf is nil (no token times, no
 // reported pass, too many samples).
 func SuperPassOf(res *loadgen.Result) (*SuperPassAnalysis, bool) {
 	_, sp, ok := superPassOf(res)
@@ -118,7 +145,7 @@ func superPassOf(res *loadgen.Result) ([]loadgen.Record, *SuperPassAnalysis, boo
 
 // steadyRecords are the records of res's reported pass and its index;
 // false for a run the steady-state analysis does not cover (see
-// ReportSteady).
+// SteadyOf).
 func steadyRecords(res *loadgen.Result) ([]loadgen.Record, int, bool) {
 	if res == nil {
 		return nil, 0, false
