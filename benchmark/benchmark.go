@@ -38,6 +38,7 @@ import (
 	"aimeter/bundle"
 	"aimeter/derived"
 	"aimeter/gbt"
+	"aimeter/gbt/testinfo"
 	"aimeter/loadgen"
 	"aimeter/sut"
 	"aimeter/sysinfo"
@@ -492,7 +493,7 @@ func offlineJobs(p *Plan, s *loadgen.Settings, qsl loadgen.QSL) uint64 {
 // load reads the replay trace or sessions, resolves the settings and the
 // GB/T plan, and opens the SUT with its data set: everything between
 // DataLoadStart and DataLoadEnd.
-func (r *runner) load() (st resolved, gp *gbt.RunPlan, manual gbt.TestInfo, o *opened, err error) {
+func (r *runner) load() (st resolved, gp *gbt.RunPlan, manual testinfo.Info, o *opened, err error) {
 	p := r.plan
 	if err = r.loadReplay(); err != nil {
 		return
@@ -508,7 +509,7 @@ func (r *runner) load() (st resolved, gp *gbt.RunPlan, manual gbt.TestInfo, o *o
 			if err = needFile("GBT.InfoFile", p.GBT.InfoFile); err != nil {
 				return
 			}
-			if manual, err = gbt.LoadInfo(p.GBT.InfoFile); err != nil {
+			if manual, err = testinfo.Load(p.GBT.InfoFile); err != nil {
 				err = &UsageError{Field: "GBT.InfoFile", Err: err}
 				return
 			}
@@ -528,7 +529,7 @@ func (r *runner) phase(ph Phase) {
 
 // measure runs the test on the opened SUT, with its recorders beside it
 // (recorder), and writes the bundle.
-func (r *runner) measure(st *resolved, o *opened, gp *gbt.RunPlan, manual gbt.TestInfo) (*Outcome, error) {
+func (r *runner) measure(st *resolved, o *opened, gp *gbt.RunPlan, manual testinfo.Info) (*Outcome, error) {
 	p := r.plan
 	system, info := r.host(o, gp, manual)
 	opts := r.runOptions(st, gp)
@@ -610,13 +611,13 @@ func (r *runner) runTest(o *opened, st *resolved, gp *gbt.RunPlan, opts *loadgen
 
 // host detects the host once: the bundle's system and, for a GB/T test,
 // its test information come from the same detection.
-func (r *runner) host(o *opened, gp *gbt.RunPlan, manual gbt.TestInfo) (sysinfo.System, gbt.TestInfo) {
+func (r *runner) host(o *opened, gp *gbt.RunPlan, manual testinfo.Info) (sysinfo.System, testinfo.Info) {
 	var system sysinfo.System
-	var info gbt.TestInfo
+	var info testinfo.Info
 	if gp != nil {
 		host := sysinfo.Detect()
 		system = sysinfo.SystemOf(host.Hardware)
-		info = gbt.Merge(gbt.Merge(gbt.InfoFromHost(host), o.info), manual)
+		info = testinfo.Merge(testinfo.Merge(testinfo.FromHost(host), o.info), manual)
 	} else {
 		system = sysinfo.SystemOf(sysinfo.DetectHardware())
 	}
@@ -648,7 +649,7 @@ func (r *runner) runOptions(st *resolved, gp *gbt.RunPlan) *loadgen.Options {
 }
 
 // gbtTest is the GB/T test of the bundle of a run that measured res.
-func (r *runner) gbtTest(gp *gbt.RunPlan, o *opened, info gbt.TestInfo, res *loadgen.Result) *gbt.Test {
+func (r *runner) gbtTest(gp *gbt.RunPlan, o *opened, info testinfo.Info, res *loadgen.Result) *gbt.Test {
 	test := gp.Test
 	test.Generator = "aimeter " + r.version()
 	test.Info = info

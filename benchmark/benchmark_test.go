@@ -17,6 +17,7 @@ import (
 	"aimeter/benchmark/invocation"
 	"aimeter/bundle"
 	"aimeter/gbt"
+	"aimeter/gbt/testinfo"
 	"aimeter/loadgen"
 	"aimeter/sut"
 	"aimeter/sut/reference/mlp"
@@ -406,26 +407,26 @@ func TestLoadWarning(t *testing.T) {
 
 func TestSUTInfo(t *testing.T) {
 	ref := referenceInfo("synthetic-test", "test-version")
-	if !slices.Equal(ref.Precision, gbt.PrecisionList{gbt.FP32}) {
+	if !slices.Equal(ref.Precision, testinfo.PrecisionList{testinfo.FP32}) {
 		t.Errorf("reference precision %v, want FP32: the MLP computes in float32 (GB-7.3-c)", ref.Precision)
 	}
-	if ref.BatchSize != mlp.MaxBatch || ref.BatchVariable != gbt.Used {
+	if ref.BatchSize != mlp.MaxBatch || ref.BatchVariable != testinfo.Used {
 		t.Errorf("reference batch %d variable %v, want %d and used: it batches dynamically (GB-7.2-e)", ref.BatchSize, ref.BatchVariable, mlp.MaxBatch)
 	}
-	if ref.Framework.Name != mlp.Framework || ref.Framework.Version != "test-version" || ref.ModelName == "" || ref.DatasetType != gbt.DatasetFixed || ref.Extra["dataset"] != "synthetic-test" {
+	if ref.Framework.Name != mlp.Framework || ref.Framework.Version != "test-version" || ref.ModelName == "" || ref.DatasetType != testinfo.DatasetFixed || ref.Extra["dataset"] != "synthetic-test" {
 		t.Errorf("reference framework/model/data set %+v", ref)
 	}
 	tests := []struct {
 		sut, reason string
-		info        gbt.TestInfo
+		info        testinfo.Info
 		want        []string // in the note
 		notWant     []string
 	}{
 		{"reference", "every knowable field comes from the reference SUT", ref,
 			[]string{"come from the reference SUT"}, []string{"Not provided", "null"}},
-		{"null-async", "a null SUT without --info provides none of them", gbt.TestInfo{},
+		{"null-async", "a null SUT without --info provides none of them", testinfo.Info{},
 			[]string{"null-async SUT computes nothing", "Not provided: framework, model, precision, batch size."}, nil},
-		{"null", "--info declares precision and batch size only", gbt.TestInfo{Precision: gbt.PrecisionList{gbt.INT8}, BatchSize: 8},
+		{"null", "--info declares precision and batch size only", testinfo.Info{Precision: testinfo.PrecisionList{testinfo.INT8}, BatchSize: 8},
 			[]string{"Not provided: framework, model."}, []string{"precision,"}},
 	}
 	for _, tc := range tests {
@@ -441,7 +442,7 @@ func TestSUTInfo(t *testing.T) {
 			}
 		}
 	}
-	if info := gbt.Merge(ref, gbt.TestInfo{Precision: gbt.PrecisionList{gbt.FP16}}); !slices.Equal(info.Precision, gbt.PrecisionList{gbt.FP16}) || info.BatchSize != mlp.MaxBatch {
+	if info := testinfo.Merge(ref, testinfo.Info{Precision: testinfo.PrecisionList{testinfo.FP16}}); !slices.Equal(info.Precision, testinfo.PrecisionList{testinfo.FP16}) || info.BatchSize != mlp.MaxBatch {
 		t.Errorf("--info overrides field by field: %+v", info)
 	}
 }

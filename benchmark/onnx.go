@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 
 	"aimeter/dataset/ocr"
-	"aimeter/gbt"
+	"aimeter/gbt/testinfo"
 	"aimeter/sut"
 	"aimeter/sut/null"
 	"aimeter/sut/onnx"
@@ -53,7 +53,7 @@ func (r *runner) openONNX(o *opened) error {
 	x.ModelSHA256 = sum
 	opts := onnx.Options{Model: model, Input: x.Input, Output: x.Output, IntraOpThreads: x.IntraOpThreads,
 		MaxBatch: x.MaxBatch, Workers: x.Workers, NoSpin: x.NoSpin}
-	var info gbt.TestInfo
+	var info testinfo.Info
 	switch x.Workload {
 	case sut.WorkloadOCRDBNet:
 		size := x.ImageSize
@@ -65,7 +65,7 @@ func (r *runner) openONNX(o *opened) error {
 		o.qsl, o.scoreLog = qsl, ocrScorer(set)
 		opts.Name = "ONNXRuntimeSUT(ocr-dbnet)"
 		opts.Task = &onnx.DBNetTask{Images: qsl}
-		info = gbt.TestInfo{ModelName: "PP-OCRv4 text detection (DBNet)", DatasetType: gbt.DatasetRandom,
+		info = testinfo.Info{ModelName: "PP-OCRv4 text detection (DBNet)", DatasetType: testinfo.DatasetRandom,
 			Extra: map[string]any{"dataset": qsl.Name()}}
 	default:
 		mi, err := onnx.Inspect(model)
@@ -78,19 +78,19 @@ func (r *runner) openONNX(o *opened) error {
 		}
 		opts.Task = &onnx.RandomTask{Shape: shape, Seed: x.Seed}
 		o.qsl = null.QSL{Total: c.QSLSizeOrDefault(), Performance: c.PerformanceSampleCount}
-		info = gbt.TestInfo{ModelName: filepath.Base(model), DatasetType: gbt.DatasetRandom}
+		info = testinfo.Info{ModelName: filepath.Base(model), DatasetType: testinfo.DatasetRandom}
 	}
 	s, err := onnx.New(opts)
 	if err != nil {
 		return usage("SUT.ONNX.Model", "SUT.ONNX.Model: %v", err)
 	}
 	o.sut, o.closers = s, append(o.closers, s.Close)
-	info.Framework = gbt.Component{Name: "ONNX Runtime", Version: onnx.Version()}
-	info.Precision = gbt.PrecisionList{gbt.FP32}
+	info.Framework = testinfo.Component{Name: "ONNX Runtime", Version: onnx.Version()}
+	info.Precision = testinfo.PrecisionList{testinfo.FP32}
 	info.BatchSize = s.MaxBatch()
-	info.BatchVariable = gbt.NotUsed
+	info.BatchVariable = testinfo.NotUsed
 	if s.MaxBatch() > 1 {
-		info.BatchVariable = gbt.Used
+		info.BatchVariable = testinfo.Used
 	}
 	o.info = info
 	threads := max(x.IntraOpThreads, 1)

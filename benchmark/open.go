@@ -13,7 +13,7 @@ import (
 	"aimeter/bundle"
 	"aimeter/dataset"
 	"aimeter/dataset/prompts"
-	"aimeter/gbt"
+	"aimeter/gbt/testinfo"
 	"aimeter/loadgen"
 	"aimeter/sut"
 	"aimeter/sut/dispatch"
@@ -51,7 +51,7 @@ type opened struct {
 	// nil where the SUT reports none.
 	correct *onlineScorer
 	// info is what aimeter knows of the SUT for the GB/T test information.
-	info gbt.TestInfo
+	info testinfo.Info
 	// prompts is the prompt set of an OpenAI run, read or made once.
 	prompts *prompts.Set
 	// images is the data set sent to KServe servers, loaded once.
@@ -96,9 +96,9 @@ func (o *opened) nodes() []bundle.Node {
 
 // infoNote says where the SUT's test information comes from and which of
 // the fields that can be known were not provided.
-func (o *opened) infoNote(info gbt.TestInfo) string { return infoNote(o.cfg.KindOrNull(), info) }
+func (o *opened) infoNote(info testinfo.Info) string { return infoNote(o.cfg.KindOrNull(), info) }
 
-func infoNote(kind sut.Kind, info gbt.TestInfo) string {
+func infoNote(kind sut.Kind, info testinfo.Info) string {
 	var missing []string
 	if info.Framework.Name == "" {
 		missing = append(missing, "framework")

@@ -4,7 +4,7 @@ import (
 	"strings"
 
 	"aimeter/dataset"
-	"aimeter/gbt"
+	"aimeter/gbt/testinfo"
 	"aimeter/sut"
 	"aimeter/sut/reference/mlp"
 )
@@ -70,14 +70,14 @@ func (r *runner) openReference(o *opened, gbtTest bool) error {
 // mlp.MaxBatch samples (GB-7.2-e) and the data set (fixed; its name, under
 // extra.dataset). The test information file (GBT.InfoFile) overrides any
 // of these field by field.
-func referenceInfo(dataset, version string) gbt.TestInfo {
-	return gbt.TestInfo{
+func referenceInfo(dataset, version string) testinfo.Info {
+	return testinfo.Info{
 		ModelName:     mlp.ModelName,
-		DatasetType:   gbt.DatasetFixed,
-		Framework:     gbt.Component{Name: mlp.Framework, Version: version},
-		BatchVariable: gbt.Used,
+		DatasetType:   testinfo.DatasetFixed,
+		Framework:     testinfo.Component{Name: mlp.Framework, Version: version},
+		BatchVariable: testinfo.Used,
 		BatchSize:     mlp.MaxBatch,
-		Precision:     gbt.PrecisionList{gbt.FP32},
+		Precision:     testinfo.PrecisionList{testinfo.FP32},
 		Extra:         map[string]any{"dataset": dataset},
 	}
 }

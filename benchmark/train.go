@@ -14,7 +14,7 @@ import (
 
 	"aimeter/bundle"
 	"aimeter/derived"
-	"aimeter/gbt"
+	"aimeter/gbt/testinfo"
 	"aimeter/sysinfo"
 	"aimeter/telemetry"
 	"aimeter/train"
@@ -65,7 +65,7 @@ type TrainPlan struct {
 
 	// Info is the test information given by hand (6.1 a)); the detected
 	// facts fill what it leaves out.
-	Info gbt.TestInfo
+	Info testinfo.Info
 	// Training is test information fields 21–25.
 	Training train.TrainingInfo
 	// Node names this machine in the events that name none; "" is the
@@ -397,8 +397,8 @@ func Train(ctx context.Context, p TrainPlan) (*TrainOutcome, error) {
 		h := sysinfo.Detect()
 		host = &h
 	}
-	info := gbt.Merge(gbt.InfoFromHost(*host), p.Info)
-	info.TaskType = gbt.TaskTraining
+	info := testinfo.Merge(testinfo.FromHost(*host), p.Info)
+	info.TaskType = testinfo.TaskTraining
 	if scenario != nil && info.ModelNo == "" {
 		info.ModelNo = scenario.ID
 	}

@@ -75,7 +75,7 @@ func runCLITrain(t *testing.T, dir string, args []string) (int, string) {
 
 // hostKeys are the JSON keys whose values describe the machine the run
 // ran on: training_run.json's system description (sysinfo.System) and the
-// test information that gbt.InfoFromHost detects; gbt_training.json and
+// test information that testinfo.FromHost detects; gbt_training.json and
 // report.html repeat the latter.
 var hostKeys = []string{"system", "servers", "os", "framework", "interconnect", "node_topology", "node_count", "virtualization", "virtualization_component"}
 

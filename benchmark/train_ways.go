@@ -20,7 +20,7 @@ import (
 	"time"
 
 	"aimeter/bundle"
-	"aimeter/gbt"
+	"aimeter/gbt/testinfo"
 	"aimeter/loadgen"
 	"aimeter/model"
 	"aimeter/sut/reference/mlp"
@@ -181,10 +181,10 @@ func (t *trainer) reference(run *trainbundle.TrainingRun, tr *trainbundle.Traini
 		run.Training.Optimizer = "SGD with momentum"
 	}
 	if run.Training.MixedPrecision == 0 {
-		run.Training.MixedPrecision = gbt.NotUsed
+		run.Training.MixedPrecision = testinfo.NotUsed
 	}
 	if run.Training.AutoML == 0 {
-		run.Training.AutoML = gbt.NotUsed
+		run.Training.AutoML = testinfo.NotUsed
 	}
 	if run.Training.Parallelism == nil {
 		none := train.ParallelNone

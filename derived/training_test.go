@@ -1,8 +1,6 @@
 package derived
 
 import (
-	"aimeter/bundle"
-	"aimeter/internal/golden"
 	"bytes"
 	"os"
 	"path/filepath"
@@ -10,7 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"aimeter/gbt"
+	"aimeter/bundle"
+	"aimeter/gbt/testinfo"
+	"aimeter/internal/golden"
+
 	"aimeter/train"
 	"aimeter/train/mllog"
 	"aimeter/train/trainbundle"
@@ -30,7 +31,7 @@ func trainingBundle(t *testing.T) *bundle.Bundle {
 	}
 	run := trainbundle.TrainingRun{
 		Version: "test", Name: "resnet 2 ranks", Source: trainbundle.SourceMLLOG, Origin: time.UnixMilli(1700000000000),
-		Info: gbt.TestInfo{OrgName: "Example Lab"}, Config: train.Config{TrainingSetMB: 150, Target: &train.Target{Value: 0.6}},
+		Info: testinfo.Info{OrgName: "Example Lab"}, Config: train.Config{TrainingSetMB: 150, Target: &train.Target{Value: 0.6}},
 		Command: &trainbundle.TrainingCommand{Argv: []string{"sh", "train.sh"}, Exit: mllog.Exit{Reason: "exited with status 0"}, Stats: stats,
 			StdoutBytes: int64(len(data)), CaptureLimit: 1 << 20},
 	}

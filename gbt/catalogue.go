@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"aimeter/gbt/testinfo"
 )
 
 // TimeoutClass selects the timeout-control threshold column of Table 10:
@@ -266,9 +268,9 @@ type CatalogueEntry struct {
 	// Table and Row locate the row in the standard.
 	Table, Row int
 	// Mode is closed (Tables 11, 13) or open (Tables 12, 14) (5.1.2, 5.2.2).
-	Mode TestMode
+	Mode testinfo.TestMode
 	// Class is general (Tables 11, 12) or special (Tables 13, 14) (7.5).
-	Class ScenarioClass
+	Class testinfo.ScenarioClass
 	// Type is the scenario type ("Image recognition", …; Annex D).
 	Type string
 	// Model is the model as the table writes it; empty in open mode, where
@@ -380,16 +382,16 @@ func row(table, r int, typ, model, dataset, metric, unit string, ts ...Threshold
 	switch table {
 	case 11:
 		s.ReqID = fmt.Sprintf("GB-7.4.5-T11-%d", r)
-		s.Mode, s.Class = TestClosed, ScenarioGeneral
+		s.Mode, s.Class = testinfo.TestClosed, testinfo.ScenarioGeneral
 	case 12:
 		s.ReqID = fmt.Sprintf("GB-7.4.5-T12-%d", r)
-		s.Mode, s.Class = TestOpen, ScenarioGeneral
+		s.Mode, s.Class = testinfo.TestOpen, testinfo.ScenarioGeneral
 	case 13:
 		s.ReqID = fmt.Sprintf("GB-7.4.6-T13-%d", r)
-		s.Mode, s.Class = TestClosed, ScenarioSpecial
+		s.Mode, s.Class = testinfo.TestClosed, testinfo.ScenarioSpecial
 	case 14:
 		s.ReqID = fmt.Sprintf("GB-7.4.6-T14-%d", r)
-		s.Mode, s.Class = TestOpen, ScenarioSpecial
+		s.Mode, s.Class = testinfo.TestOpen, testinfo.ScenarioSpecial
 	}
 	if model != "" {
 		s.ModelID, _ = NormalizeModel(model)

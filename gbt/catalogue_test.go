@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"aimeter/gbt/testinfo"
 )
 
 // Table 10 timeout-control thresholds (GB-7.4.2-T10-*, IN-63).
@@ -154,7 +156,7 @@ func TestCatalogueRows(t *testing.T) {
 		if !slices.Equal(s.ArrivalModes, []ArrivalMode{0, 1, 2, 3, 4}) || s.AllowsMode(ModeMixed) {
 			t.Errorf("%s: modes %v", s.ID, s.ArrivalModes)
 		}
-		if (s.Model == "") != (s.Mode == TestOpen) {
+		if (s.Model == "") != (s.Mode == testinfo.TestOpen) {
 			t.Errorf("%s: model %q in %s mode", s.ID, s.Model, s.Mode)
 		}
 		if (len(s.AccuracyThresholds) == 0) != s.ThresholdTesterDefined {
@@ -178,7 +180,7 @@ func TestCatalogueRows(t *testing.T) {
 		{"T11-1", func(s CatalogueEntry) bool {
 			th := s.AccuracyThresholds[0]
 			return s.Model == "inception_v3" && s.Dataset == "imagenet2012" && th.Comparator == Greater && th.Value == 77.3 &&
-				th.Fraction == 0.773 && s.TimeoutClass == Threshold1 && s.Mode == TestClosed && s.Class == ScenarioGeneral
+				th.Fraction == 0.773 && s.TimeoutClass == Threshold1 && s.Mode == testinfo.TestClosed && s.Class == testinfo.ScenarioGeneral
 		}, "GB-7.4.5-T11-1: Top1 > 77.3 %, column 1"},
 		{"T11-7", func(s CatalogueEntry) bool {
 			return len(s.AccuracyThresholds) == 2 && s.AccuracyThresholds[0].Metric == "exact_match" &&
@@ -208,16 +210,16 @@ func TestCatalogueRows(t *testing.T) {
 		}, "GB-7.4.5-T11-12: peak mode j = 2, WER < 2.96 %"},
 		{"T12-7", func(s CatalogueEntry) bool {
 			return len(s.AccuracyThresholds) == 2 && s.AccuracyThresholds[0].Note == "English→German" &&
-				s.AccuracyThresholds[1].Note == "English→Chinese" && s.Mode == TestOpen
+				s.AccuracyThresholds[1].Note == "English→Chinese" && s.Mode == testinfo.TestOpen
 		}, "GB-7.4.5-T12-7, IN-59: BLEU per direction"},
 		{"T13-2", func(s CatalogueEntry) bool {
-			return s.ThresholdTesterDefined && s.Model == "FaceNet" && s.Class == ScenarioSpecial && s.Mode == TestClosed
+			return s.ThresholdTesterDefined && s.Model == "FaceNet" && s.Class == testinfo.ScenarioSpecial && s.Mode == testinfo.TestClosed
 		}, "GB-7.4.6-T13-2, IN-60: no threshold"},
 		{"T13-3", func(s CatalogueEntry) bool {
 			return s.AccuracyThresholds[0].Comparator == Less && s.AccuracyThresholds[0].Fraction == 0.054
 		}, "GB-7.4.6-T13-3: err < 5.4 %"},
 		{"T14-1", func(s CatalogueEntry) bool {
-			return s.DatasetTesterDefined && s.ThresholdTesterDefined && s.Mode == TestOpen && s.Class == ScenarioSpecial
+			return s.DatasetTesterDefined && s.ThresholdTesterDefined && s.Mode == testinfo.TestOpen && s.Class == testinfo.ScenarioSpecial
 		}, "GB-7.4.6-T14-1, -FNb, IN-60"},
 	}
 	for _, r := range rows {

@@ -3,10 +3,10 @@
 // systems") inference tests: the arrival modes of Table 10 and their
 // schedules ([Arrival]), the metrics of 7.6 (time breakdown, throughput,
 // effective computing power, elasticity, pressure tolerance, video streams,
-// job loss), the test information of 6.1 a) and 7.1 a) and its automatic
-// detection (7.7.1 a)), the inference scenario catalogue (Tables 10–14), the
-// periodic inference log (7.3 f)), the lifecycle events (7.7.1 j) 1)) and the
-// result file gbt_result.json (7.3).
+// job loss), the check of the test information against the catalogue (the
+// information itself is package testinfo), the inference scenario catalogue
+// (Tables 10–14), the periodic inference log (7.3 f)), the lifecycle events
+// (7.7.1 j) 1)) and the result file gbt_result.json (7.3).
 //
 // Requirement IDs (GB-…) and implementer's notes (IN-nn) cited in this
 // package are indexed in docs/requirements.md.
@@ -27,27 +27,14 @@
 // functions of the description (stored as gbt_test.json by [WriteTest]) and
 // the records, so a stored run regenerates them byte for byte.
 //
-// # Test information (info.go)
+// # Test information (package testinfo, infocheck.go)
 //
-// [TestInfo] carries fields 1)–20) of 6.1 a) (GB-6.1-a-1 … GB-6.1-a-20) and
-// the sparsification and quantization declarations of 7.1 a) (GB-7.1-a-1,
-// GB-7.1-a-2); the training-only fields 21)–25) are left out (IN-38). It is
-// read from YAML by [LoadInfo] in strict mode: an unknown key is an error that
-// names its line. The standard says the information includes "but is not
-// limited to" these fields (GB-6.1-a), so additional facts go under the
-// free-form "extra" key rather than at the top level, where a misspelt key
-// must not pass silently. Coded fields (test mode, scenario class, …) accept
-// the standard's numeric code or a name ("closed", "open", …); their Go zero
-// value means "not given", so [Merge] can let a manual value override a
-// detected one field by field (GB-7.7.1-a). [TestInfo.Validate] names every
-// missing or inconsistent field with its requirement ID.
-//
-// # Detection (detect.go)
-//
-// Package sysinfo reads the CPU, memory, accelerators, operating system,
-// kernel, container and virtual-machine facts of the machine; [InfoFromHost]
-// turns them into a [TestInfo] to merge with the tested party's YAML, and
-// [Detect] does both for the machine it runs on.
+// The test information of 6.1 a) and 7.1 a) (GB-6.1-a, GB-7.1-a) and its
+// automatic detection (GB-7.7.1-a) are package aimeter/gbt/testinfo:
+// testinfo.Info, its coded fields, precisions, timestamps and capacities,
+// testinfo.Load, testinfo.Merge and testinfo.Detect. [ValidateInfo] validates
+// it as testinfo.Info.Validate does and checks a closed-mode model number
+// against the catalogue below (IN-07).
 //
 // # Scenario catalogue (catalogue.go)
 //

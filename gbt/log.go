@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"aimeter/gbt/testinfo"
 )
 
 // LogAccuracyDecimals is the number of decimals of the accuracy field: a
@@ -33,7 +35,7 @@ func LogLine(t time.Time, accuracy *float64, jobs, samples, lost int64) string {
 	var b strings.Builder
 	b.Grow(64)
 	b.WriteByte('[')
-	b.WriteString(t.Format(TimestampLayout))
+	b.WriteString(t.Format(testinfo.TimestampLayout))
 	b.WriteString("]-[")
 	b.WriteString(formatAccuracy(accuracy))
 	for _, n := range [...]int64{jobs, samples, lost} {
@@ -84,7 +86,7 @@ func ParseLogLine(line string, loc *time.Location) (LogEntry, error) {
 	}
 	var e LogEntry
 	var err error
-	if e.Time, err = time.ParseInLocation(TimestampLayout, m[1], loc); err != nil {
+	if e.Time, err = time.ParseInLocation(testinfo.TimestampLayout, m[1], loc); err != nil {
 		return LogEntry{}, fmt.Errorf("inference log line %q: %v", line, err)
 	}
 	if m[2] != "--" {

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"aimeter/gbt/testinfo"
 )
 
 // ResultFormat identifies the version of the gbt_result.json layout.
@@ -32,7 +34,7 @@ type ResultFile struct {
 	// "aimeter v0.3.0 (1a2b3c4d5e6f)".
 	Generator string `json:"generator,omitempty"`
 	// Info is the test information of 7.1 a) (GB-7.3-a).
-	Info TestInfo `json:"test_info"`
+	Info testinfo.Info `json:"test_info"`
 	// Scenario is the catalogue ID of the scenario row, e.g. "T11-2".
 	Scenario string `json:"scenario,omitempty"`
 	// Arrival is the arrival mode number (Arrival.Mode, GB-7.3-b) with its
@@ -45,7 +47,7 @@ type ResultFile struct {
 	TimeoutClass TimeoutClass `json:"timeout_class,omitempty"`
 	// Precision is the numeric precision actually used for inference
 	// (GB-7.3-c, IN-13).
-	Precision PrecisionList `json:"precision"`
+	Precision testinfo.PrecisionList `json:"precision"`
 	// Accuracy holds the quality metric(s) and the threshold verdicts
 	// (GB-7.2-d, GB-7.3-d); empty for a performance-only run.
 	Accuracy []AccuracyResult `json:"accuracy,omitempty"`
@@ -105,7 +107,7 @@ func UTCOffset(t time.Time) string { return t.Format("-07:00") }
 // Table 10 (GB-7.3-b, GB-7.4.2; mixed mode with its underlying mode), the
 // precision used (GB-7.3-c, one or more of GB-6.7.1-d), the test start and
 // end in order (GB-7.7.1-j-1), and the schedule hash of the seeded modes 2,
-// 3 and 5 (IN-53). It does not validate Info; call Info.Validate for that.
+// 3 and 5 (IN-53). It does not validate Info; call ValidateInfo for that.
 func (r ResultFile) Validate() error {
 	var errs []error
 	if _, ok := ArrivalModeOf(r.Arrival.Mode); !ok {

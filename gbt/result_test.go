@@ -1,7 +1,6 @@
 package gbt
 
 import (
-	"aimeter/internal/golden"
 	"bytes"
 	"encoding/json"
 	"math"
@@ -12,6 +11,9 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"aimeter/gbt/testinfo"
+	"aimeter/internal/golden"
 )
 
 const goldenResultPath = "testdata/golden/gbt_result.json"
@@ -53,7 +55,7 @@ func goldenResult(t *testing.T) ResultFile {
 		Scenario:     spec.ID,
 		Arrival:      a,
 		TimeoutClass: spec.TimeoutClass,
-		Precision:    PrecisionList{INT8, FP16},
+		Precision:    testinfo.PrecisionList{testinfo.INT8, testinfo.FP16},
 		Accuracy:     []AccuracyResult{spec.AccuracyThresholds[0].Evaluate(0.7612)},
 		Metrics: Metrics{
 			Time:       time,
@@ -167,7 +169,7 @@ func TestResultValidate(t *testing.T) {
 		{"underlying mixed", func(r *ResultFile) { r.Arrival.Mode = ModeMixed; r.UnderlyingMode = &mixedBad }, "not one of the modes 0–4"},
 		{"underlying without mixed", func(r *ResultFile) { r.UnderlyingMode = &mixedOK }, "not mixed"},
 		{"GB-7.3-c precision", func(r *ResultFile) { r.Precision = nil }, "precision is missing"},
-		{"GB-6.7.1-d precision", func(r *ResultFile) { r.Precision = PrecisionList{"fp16"} }, "invalid precision"},
+		{"GB-6.7.1-d precision", func(r *ResultFile) { r.Precision = testinfo.PrecisionList{"fp16"} }, "invalid precision"},
 		{"GB-7.7.1-j-1 test end", func(r *ResultFile) { r.Lifecycle.TestEnd = time.Time{} }, "test_start and test_end"},
 		{"GB-7.7.1-j-1 order", func(r *ResultFile) {
 			r.Lifecycle.DatasetLoadEnd = r.Lifecycle.DatasetLoadStart.Add(-time.Nanosecond)

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"time"
+
+	"aimeter/gbt/testinfo"
 )
 
 // MainMode is the mode of the test's main jobs: *UnderlyingMode for a
@@ -66,9 +68,9 @@ type Test struct {
 	// timeout bounds count as lost then.
 	EndNs int64 `json:"end_ns"`
 	// Info is the test information of 7.1 a) (GB-6.1).
-	Info TestInfo `json:"test_info"`
+	Info testinfo.Info `json:"test_info"`
 	// Precision is the numeric precision actually used (GB-7.3-c).
-	Precision PrecisionList `json:"precision,omitempty"`
+	Precision testinfo.PrecisionList `json:"precision,omitempty"`
 	// Accuracy are the accuracy results, when an accuracy pass ran.
 	Accuracy []AccuracyResult `json:"accuracy,omitempty"`
 	// Correct is the online score of the SUT's answers, one byte per QSL

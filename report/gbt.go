@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"aimeter/gbt"
+	"aimeter/gbt/testinfo"
 	"aimeter/loadgen"
 )
 
@@ -380,7 +381,7 @@ func arrivalText(t *gbt.Test) string {
 	return strings.Join(parts, "; ")
 }
 
-func precisionText(l gbt.PrecisionList) string {
+func precisionText(l testinfo.PrecisionList) string {
 	s := make([]string, len(l))
 	for i, p := range l {
 		s[i] = string(p)

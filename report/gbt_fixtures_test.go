@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"aimeter/gbt"
+	"aimeter/gbt/testinfo"
 	"aimeter/loadgen"
 	"aimeter/sut/null"
 )
@@ -49,15 +50,15 @@ func (*stageSUT) FlushQueries() {}
 
 // gbtInfo is the test information of the fixtures (7.1 a)): fixed, so that
 // the golden page does not depend on the machine.
-var gbtInfo = gbt.TestInfo{
+var gbtInfo = testinfo.Info{
 	OrgName:     "Example Lab",
 	TestID:      "T-0042",
 	ModelName:   "aimeter reference MLP",
-	DatasetType: gbt.DatasetFixed,
-	Framework:   gbt.Component{Name: "aimeter pure-Go MLP", Version: "v0.0.0-test"},
+	DatasetType: testinfo.DatasetFixed,
+	Framework:   testinfo.Component{Name: "aimeter pure-Go MLP", Version: "v0.0.0-test"},
 	BatchSize:   64,
-	Precision:   gbt.PrecisionList{gbt.FP32},
-	Servers:     []gbt.ServerInfo{{Count: 1, CPU: gbt.CPUInfo{Model: "Example CPU @ 3.00GHz", Cores: 16}}},
+	Precision:   testinfo.PrecisionList{testinfo.FP32},
+	Servers:     []testinfo.Server{{Count: 1, CPU: testinfo.CPU{Model: "Example CPU @ 3.00GHz", Cores: 16}}},
 	Extra:       map[string]any{"dataset": "NullQSL"},
 }
 
@@ -111,7 +112,7 @@ func gbtFixture(t *testing.T, in gbt.PlanInput, sut loadgen.SUT) (*loadgen.Resul
 		test := p.Test
 		test.Generator = "aimeter v0.0.0-test"
 		test.Info = gbtInfo
-		test.Precision = gbt.PrecisionList{gbt.FP32}
+		test.Precision = testinfo.PrecisionList{testinfo.FP32}
 		for _, ps := range res.Passes {
 			if ps.Reported {
 				test.Start, test.EndNs = time.Unix(0, ps.StartUnixNs).UTC(), ps.EndNs

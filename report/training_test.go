@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"aimeter/gbt"
+	"aimeter/gbt/testinfo"
 	"aimeter/internal/golden"
 	"aimeter/train"
 	"aimeter/train/mllog"
@@ -33,7 +33,7 @@ func trainingFixture(t *testing.T) *Training {
 		t.Fatal(err)
 	}
 	sc, _ := train.LookupScenario("T1-1")
-	res := &train.ResultFile{Version: train.ResultVersion, Info: gbt.TestInfo{OrgName: "Example Lab"}, Scenario: &sc, Config: cfg, Metrics: m,
+	res := &train.ResultFile{Version: train.ResultVersion, Info: testinfo.Info{OrgName: "Example Lab"}, Scenario: &sc, Config: cfg, Metrics: m,
 		Log: []string{"[2023:11:14 22:13:22]-[1]-[1]-[0.4100]"}}
 	return &Training{Name: "resnet (2 ranks)", Source: "MLLOG child: sh train.sh, exited with status 0", System: fixedSystem, Result: res, Events: events,
 		Notes: []string{"48 lines, 46 MLLOG records, 0 malformed"}}

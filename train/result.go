@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"aimeter/gbt"
+	"aimeter/gbt/testinfo"
 )
 
 // ResultFileName is the name of the training result in a run bundle.
@@ -35,7 +35,7 @@ const (
 )
 
 // TrainingInfo holds the fields of the test information that only
-// training has, 21–25 of 6.1 a) (GB-6.1-a); fields 1–20 are gbt.TestInfo.
+// training has, 21–25 of 6.1 a) (GB-6.1-a); fields 1–20 are testinfo.Info.
 // The zero value of each field means "not given".
 type TrainingInfo struct {
 	// Optimizer is the optimizer's algorithm name (field 21,
@@ -43,12 +43,12 @@ type TrainingInfo struct {
 	Optimizer string `json:"optimizer,omitempty"`
 	// MixedPrecision is 0 not used or 1 used (field 22, GB-6.1-a-22);
 	// Precisions lists the precisions used when it is. Zero: not given.
-	MixedPrecision gbt.Flag          `json:"mixed_precision,omitempty"`
-	Precisions     gbt.PrecisionList `json:"precisions,omitempty"`
+	MixedPrecision testinfo.Flag          `json:"mixed_precision,omitempty"`
+	Precisions     testinfo.PrecisionList `json:"precisions,omitempty"`
 	// AutoML is 0 not used or 1 used (field 23, GB-6.1-a-23);
 	// AutoMLAlgorithm names the algorithm when it is. Zero: not given.
-	AutoML          gbt.Flag `json:"automl,omitempty"`
-	AutoMLAlgorithm string   `json:"automl_algorithm,omitempty"`
+	AutoML          testinfo.Flag `json:"automl,omitempty"`
+	AutoMLAlgorithm string        `json:"automl_algorithm,omitempty"`
 	// Parallelism is field 24 (GB-6.1-a-24); nil: not given.
 	// ParallelAlgorithm names the algorithm of code 4 ("other").
 	Parallelism       *Parallelism `json:"parallelism,omitempty"`
@@ -56,7 +56,7 @@ type TrainingInfo struct {
 	// AsyncUpdate is 0 synchronous or 1 asynchronous parameter update
 	// (field 25, GB-6.1-a-25), meaningful with parallel training. Zero:
 	// not given.
-	AsyncUpdate gbt.Flag `json:"async_update,omitempty"`
+	AsyncUpdate testinfo.Flag `json:"async_update,omitempty"`
 }
 
 // Validate checks fields 21–25 and returns an error naming every bad
@@ -68,13 +68,13 @@ func (ti TrainingInfo) Validate() error {
 	if !ti.MixedPrecision.Valid() || !ti.AutoML.Valid() || !ti.AsyncUpdate.Valid() {
 		errs = append(errs, errors.New("mixed_precision, automl and async_update must be 0 or 1 (GB-6.1-a-22, -23, -25)"))
 	}
-	if ti.MixedPrecision == gbt.Used && len(ti.Precisions) == 0 {
+	if ti.MixedPrecision == testinfo.Used && len(ti.Precisions) == 0 {
 		errs = append(errs, errors.New("precisions: missing, required when mixed precision is used (GB-6.1-a-22)"))
 	}
 	if err := ti.Precisions.Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("precisions: %w", err))
 	}
-	if ti.AutoML == gbt.Used && strings.TrimSpace(ti.AutoMLAlgorithm) == "" {
+	if ti.AutoML == testinfo.Used && strings.TrimSpace(ti.AutoMLAlgorithm) == "" {
 		errs = append(errs, errors.New("automl_algorithm: missing, required when AutoML is used (GB-6.1-a-23)"))
 	}
 	if p := ti.Parallelism; p != nil {
@@ -95,7 +95,7 @@ type ResultFile struct {
 	Version string `json:"version"`
 	// Info is the test information, fields 1–20 (GB-6.3-c-1); its task
 	// type is training (field 5), which WriteResult fills in when unset.
-	Info gbt.TestInfo `json:"info"`
+	Info testinfo.Info `json:"info"`
 	// Training holds fields 21–25.
 	Training TrainingInfo `json:"training_info"`
 	// Scenario is the catalogue row run (GB-6.3-c-2); nil when none was
@@ -135,7 +135,7 @@ func WriteResult(w io.Writer, res *ResultFile) error {
 		out.ThroughputMethod = ThroughputMethod
 	}
 	if out.Info.TaskType == 0 {
-		out.Info.TaskType = gbt.TaskTraining
+		out.Info.TaskType = testinfo.TaskTraining
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)

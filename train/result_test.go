@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"aimeter/gbt"
+	"aimeter/gbt/testinfo"
 )
 
 func testResult(t *testing.T) *ResultFile {
@@ -23,9 +23,9 @@ func testResult(t *testing.T) *ResultFile {
 	}
 	data := ParallelData
 	return &ResultFile{
-		Info: gbt.TestInfo{OrgName: "Example Lab", TestID: "T-0001", TestMode: gbt.TestClosed, ScenarioClass: gbt.ScenarioGeneral,
-			ModelNo: "T1-1", SubmitTime: gbt.NewTimestamp(time.Date(2024, 11, 28, 9, 30, 0, 0, time.UTC))},
-		Training:  TrainingInfo{Optimizer: "SGD+Momentum", MixedPrecision: gbt.Used, Precisions: gbt.PrecisionList{gbt.FP16, gbt.FP32}, AutoML: gbt.NotUsed, Parallelism: &data, AsyncUpdate: gbt.NotUsed},
+		Info: testinfo.Info{OrgName: "Example Lab", TestID: "T-0001", TestMode: testinfo.TestClosed, ScenarioClass: testinfo.ScenarioGeneral,
+			ModelNo: "T1-1", SubmitTime: testinfo.NewTimestamp(time.Date(2024, 11, 28, 9, 30, 0, 0, time.UTC))},
+		Training:  TrainingInfo{Optimizer: "SGD+Momentum", MixedPrecision: testinfo.Used, Precisions: testinfo.PrecisionList{testinfo.FP16, testinfo.FP32}, AutoML: testinfo.NotUsed, Parallelism: &data, AsyncUpdate: testinfo.NotUsed},
 		Scenario:  &s,
 		Config:    cfg,
 		UTCOffset: "+00:00",
@@ -48,7 +48,7 @@ func TestResultGoldenAndRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if back.Version != ResultVersion || back.Info.TaskType != gbt.TaskTraining || back.ThroughputMethod != ThroughputMethod {
+	if back.Version != ResultVersion || back.Info.TaskType != testinfo.TaskTraining || back.ThroughputMethod != ThroughputMethod {
 		t.Errorf("filled-in fields: %q %v %q", back.Version, back.Info.TaskType, back.ThroughputMethod)
 	}
 	var again bytes.Buffer
@@ -110,12 +110,12 @@ func TestTrainingInfoValidate(t *testing.T) {
 		want   string // "" valid
 	}{
 		{"nothing given is valid", TrainingInfo{}, ""},
-		{"complete", TrainingInfo{Optimizer: "Adam", MixedPrecision: gbt.Used, Precisions: gbt.PrecisionList{gbt.BF16}, AutoML: gbt.Used, AutoMLAlgorithm: "ENAS", Parallelism: p(ParallelOther), ParallelAlgorithm: "ZeRO-3", AsyncUpdate: gbt.NotUsed}, ""},
-		{"mixed precision without the list", TrainingInfo{MixedPrecision: gbt.Used}, "precisions: missing"},
-		{"AutoML without the algorithm", TrainingInfo{AutoML: gbt.Used}, "automl_algorithm"},
+		{"complete", TrainingInfo{Optimizer: "Adam", MixedPrecision: testinfo.Used, Precisions: testinfo.PrecisionList{testinfo.BF16}, AutoML: testinfo.Used, AutoMLAlgorithm: "ENAS", Parallelism: p(ParallelOther), ParallelAlgorithm: "ZeRO-3", AsyncUpdate: testinfo.NotUsed}, ""},
+		{"mixed precision without the list", TrainingInfo{MixedPrecision: testinfo.Used}, "precisions: missing"},
+		{"AutoML without the algorithm", TrainingInfo{AutoML: testinfo.Used}, "automl_algorithm"},
 		{"parallelism out of range", TrainingInfo{Parallelism: p(5)}, "parallelism: 5"},
 		{"other parallelism without a name", TrainingInfo{Parallelism: p(ParallelOther)}, "parallel_algorithm"},
-		{"unknown precision", TrainingInfo{Precisions: gbt.PrecisionList{"FP8"}}, "precisions"},
+		{"unknown precision", TrainingInfo{Precisions: testinfo.PrecisionList{"FP8"}}, "precisions"},
 		{"flag code out of range", TrainingInfo{AsyncUpdate: 9}, "must be 0 or 1"},
 	}
 	for _, c := range cases {

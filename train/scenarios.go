@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"aimeter/gbt"
+	"aimeter/gbt/testinfo"
 )
 
 // CatalogueEntry is one training scenario row of Tables 1–4 of GB/T 45087
@@ -23,8 +24,8 @@ type CatalogueEntry struct {
 	Row   int `json:"row"`
 	// Mode is closed (Tables 1, 3) or open (2, 4); Class general (1, 2)
 	// or special (3, 4).
-	Mode  gbt.TestMode      `json:"test_mode"`
-	Class gbt.ScenarioClass `json:"scenario_class"`
+	Mode  testinfo.TestMode      `json:"test_mode"`
+	Class testinfo.ScenarioClass `json:"scenario_class"`
 	// Type is the scenario type ("Image recognition", …; Annex D).
 	Type string `json:"type"`
 	// Model is the reference model; "" in open mode, where the tested
@@ -48,7 +49,7 @@ type CatalogueEntry struct {
 	// which do not fix it (see TrialCount).
 	Trials int `json:"trials,omitempty"`
 	// Precisions are the allowed result-model precisions (GB-6.3-a-2).
-	Precisions []gbt.Precision `json:"precisions"`
+	Precisions []testinfo.Precision `json:"precisions"`
 	// TextGeneration marks the rows whose throughput is in tokens/s
 	// (IN-23).
 	TextGeneration bool `json:"text_generation,omitempty"`
@@ -101,8 +102,8 @@ func frac(metric string, c gbt.Comparator, v float64, literal string) *gbt.Thres
 }
 
 var (
-	all3  = []gbt.Precision{gbt.FP16, gbt.FP32, gbt.BF16}
-	noBF  = []gbt.Precision{gbt.FP16, gbt.FP32}
+	all3  = []testinfo.Precision{testinfo.FP16, testinfo.FP32, testinfo.BF16}
+	noBF  = []testinfo.Precision{testinfo.FP16, testinfo.FP32}
 	reqOf = map[int]string{1: "GB-6.4.1-T1-", 2: "GB-6.4.1-T2-", 3: "GB-6.4.2-T3-", 4: "GB-6.4.2-T4-"}
 )
 
@@ -110,12 +111,12 @@ func scenario(table, row int, s CatalogueEntry) CatalogueEntry {
 	s.Table, s.Row = table, row
 	s.ID = "T" + strconv.Itoa(table) + "-" + strconv.Itoa(row)
 	s.ReqID = reqOf[table] + strconv.Itoa(row)
-	s.Mode, s.Class = gbt.TestClosed, gbt.ScenarioGeneral
+	s.Mode, s.Class = testinfo.TestClosed, testinfo.ScenarioGeneral
 	if table == 2 || table == 4 {
-		s.Mode = gbt.TestOpen
+		s.Mode = testinfo.TestOpen
 	}
 	if table >= 3 {
-		s.Class = gbt.ScenarioSpecial
+		s.Class = testinfo.ScenarioSpecial
 	}
 	if s.Precisions == nil {
 		s.Precisions = all3

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"aimeter/gbt"
+	"aimeter/gbt/testinfo"
 )
 
 // TestScenarioCatalogue checks every row of Tables 1–4 against the
@@ -64,12 +65,12 @@ func TestScenarioCatalogue(t *testing.T) {
 		if s.Threshold == nil && s.StepLimit == 0 && !s.ThresholdTesterDefined {
 			t.Errorf("%s: neither threshold, step limit nor tester threshold", s.ID)
 		}
-		if (s.Mode == gbt.TestOpen) != (s.Table == 2 || s.Table == 4) || (s.Class == gbt.ScenarioSpecial) != (s.Table >= 3) {
+		if (s.Mode == testinfo.TestOpen) != (s.Table == 2 || s.Table == 4) || (s.Class == testinfo.ScenarioSpecial) != (s.Table >= 3) {
 			t.Errorf("%s: mode %v class %v", s.ID, s.Mode, s.Class)
 		}
-		wantPrec := []gbt.Precision{gbt.FP16, gbt.FP32, gbt.BF16}
+		wantPrec := []testinfo.Precision{testinfo.FP16, testinfo.FP32, testinfo.BF16}
 		if s.ID == "T2-1" {
-			wantPrec = []gbt.Precision{gbt.FP16, gbt.FP32} // "FP16/FP32" only
+			wantPrec = []testinfo.Precision{testinfo.FP16, testinfo.FP32} // "FP16/FP32" only
 		}
 		if !slices.Equal(s.Precisions, wantPrec) {
 			t.Errorf("%s: precisions %v", s.ID, s.Precisions)
@@ -103,7 +104,7 @@ func TestLookupScenario(t *testing.T) {
 	s.Threshold.Fraction = 9
 	s.Precisions[0] = "X"
 	again, _ := LookupScenario("T1-4")
-	if again.Threshold.Fraction != 0.055 || again.Precisions[0] != gbt.FP16 {
+	if again.Threshold.Fraction != 0.055 || again.Precisions[0] != testinfo.FP16 {
 		t.Error("LookupScenario returned shared state")
 	}
 	if tg := again.Target(); tg == nil || !tg.LowerIsBetter || tg.Value != 0.055 || !tg.Reached(0.05) || tg.Reached(0.055) {

@@ -11,6 +11,7 @@ import (
 
 	"aimeter/bundle"
 	"aimeter/gbt"
+	"aimeter/gbt/testinfo"
 	"aimeter/sut/reference/mlp"
 )
 
@@ -328,7 +329,7 @@ func TestGBTFilesRegenerateFromTheRun(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if !slices.Equal(res.Precision, gbt.PrecisionList{gbt.FP32}) || res.Info.BatchSize != mlp.MaxBatch || res.Info.Framework.Name != mlp.Framework {
+				if !slices.Equal(res.Precision, testinfo.PrecisionList{testinfo.FP32}) || res.Info.BatchSize != mlp.MaxBatch || res.Info.Framework.Name != mlp.Framework {
 					t.Errorf("%s: precision %v (GB-7.3-c), batch size %d (GB-7.2-e), framework %+v", tc.reason, res.Precision, res.Info.BatchSize, res.Info.Framework)
 				}
 			}

@@ -14,7 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"aimeter/benchmark"
-	"aimeter/gbt"
+	"aimeter/gbt/testinfo"
 	"aimeter/train"
 )
 
@@ -283,7 +283,7 @@ func trainPlan(st *State, fs *pflag.FlagSet, f *trainFlags, argv []string) (*ben
 		if err := needFile("--info", f.infoFile); err != nil {
 			return nil, err
 		}
-		manual, err := gbt.LoadInfo(f.infoFile)
+		manual, err := testinfo.Load(f.infoFile)
 		if err != nil {
 			return nil, usageError("--info: %w", err)
 		}
@@ -295,9 +295,9 @@ func trainPlan(st *State, fs *pflag.FlagSet, f *trainFlags, argv []string) (*ben
 		p.Training.Parallelism = &par
 	}
 	if fs.Changed("async-update") {
-		p.Training.AsyncUpdate = gbt.NotUsed
+		p.Training.AsyncUpdate = testinfo.NotUsed
 		if f.asyncUpdate {
-			p.Training.AsyncUpdate = gbt.Used
+			p.Training.AsyncUpdate = testinfo.Used
 		}
 	}
 	p.Node = f.node

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"aimeter/bundle"
-	"aimeter/gbt"
+	"aimeter/gbt/testinfo"
 	"aimeter/sysinfo"
 	"aimeter/train"
 	"aimeter/train/collect"
@@ -94,7 +94,7 @@ type TrainingRun struct {
 	System sysinfo.System `json:"system"`
 	// Info and Training are the test information, fields 1–20 and 21–25
 	// of 6.1 a).
-	Info     gbt.TestInfo       `json:"info"`
+	Info     testinfo.Info      `json:"info"`
 	Training train.TrainingInfo `json:"training_info"`
 	// Scenario is the Tables 1–4 row run; nil when none was named.
 	Scenario *train.CatalogueEntry `json:"scenario,omitempty"`

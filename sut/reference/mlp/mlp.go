@@ -37,7 +37,7 @@ const (
 	// ModelName names the reference model.
 	ModelName = "aimeter reference MLP"
 	// Precision is the precision the model computes in, as GB/T 45087
-	// names it (gbt.FP32).
+	// names it (testinfo.FP32).
 	Precision = "FP32"
 	// MaxBatch is the reference SUT's largest batch.
 	MaxBatch = 64

@@ -1,4 +1,4 @@
-package gbt
+package testinfo
 
 import (
 	"reflect"
@@ -8,16 +8,16 @@ import (
 	"aimeter/sysinfo"
 )
 
-// InfoFromHost turns the facts package sysinfo detected into test
+// FromHost turns the facts package sysinfo detected into test
 // information to Merge with the tested party's (GB-7.7.1-a): one server record (CPU, sockets,
 // accelerators, memory total, DMI model), the OS name and kernel, and the
 // virtualization flag and component. Facts that detection cannot see
 // (framework, storage, bus, nominal compute, …) are left unset.
-func InfoFromHost(h sysinfo.Host) TestInfo {
+func FromHost(h sysinfo.Host) Info {
 	hw, sw := h.Hardware, h.Software
-	var s ServerInfo
+	var s Server
 	s.Model = strings.TrimSpace(hw.Vendor + " " + hw.Product)
-	s.CPU = CPUInfo{Model: hw.CPU.Model, Cores: hw.CPU.PhysicalCores, Threads: hw.CPU.LogicalCores, FrequencyMHz: hw.CPU.FrequencyMHz}
+	s.CPU = CPU{Model: hw.CPU.Model, Cores: hw.CPU.PhysicalCores, Threads: hw.CPU.LogicalCores, FrequencyMHz: hw.CPU.FrequencyMHz}
 	s.CPUSockets = hw.CPU.Sockets
 	s.Memory.Total = ByteSize(hw.MemoryBytes)
 	if n := len(hw.Accelerators); n > 0 {
@@ -37,9 +37,9 @@ func InfoFromHost(h sysinfo.Host) TestInfo {
 			s.Accelerator.Memory = ByteSize(hw.Accelerators[0].MemoryBytes)
 		}
 	}
-	info := TestInfo{OS: OSInfo{Name: sw.OSName, Kernel: sw.Kernel}}
+	info := Info{OS: OS{Name: sw.OSName, Kernel: sw.Kernel}}
 	if !reflect.ValueOf(s).IsZero() {
-		info.Servers = []ServerInfo{s}
+		info.Servers = []Server{s}
 	}
 	var virt []string
 	if sw.VirtualMachine != "" {
@@ -56,5 +56,5 @@ func InfoFromHost(h sysinfo.Host) TestInfo {
 }
 
 // Detect detects the machine it runs on and returns it as test information:
-// InfoFromHost of sysinfo.Detect.
-func Detect() TestInfo { return InfoFromHost(sysinfo.Detect()) }
+// FromHost of sysinfo.Detect.
+func Detect() Info { return FromHost(sysinfo.Detect()) }

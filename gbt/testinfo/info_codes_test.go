@@ -1,4 +1,4 @@
-package gbt
+package testinfo
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package gbt
+package testinfo
 
 import (
 	"encoding/json"
@@ -14,11 +14,11 @@ import (
 
 const examplePath = "testdata/info/example.yaml"
 
-func loadExample(t *testing.T) TestInfo {
+func loadExample(t *testing.T) Info {
 	t.Helper()
-	info, err := LoadInfo(examplePath)
+	info, err := Load(examplePath)
 	if err != nil {
-		t.Fatalf("LoadInfo(%s): %v", examplePath, err)
+		t.Fatalf("Load(%s): %v", examplePath, err)
 	}
 	return info
 }
@@ -28,12 +28,12 @@ func loadExample(t *testing.T) TestInfo {
 // GB-7.1-a-1, GB-7.1-a-2).
 func TestLoadInfoExample(t *testing.T) {
 	info := loadExample(t)
-	if err := info.Validate(); err != nil {
+	if err := info.Validate(nil); err != nil {
 		t.Fatalf("example does not validate: %v", err)
 	}
 	zero := 0
 	wantSubmit, _ := time.ParseInLocation(TimestampLayout, "2024:11:28 09:30:00", time.Local)
-	want := TestInfo{
+	want := Info{
 		OrgName:           "Example AI Lab",
 		TestID:            "GBT-2024-000123",
 		TestMode:          TestClosed,
@@ -47,12 +47,12 @@ func TestLoadInfoExample(t *testing.T) {
 		SubmitTime:        Timestamp{wantSubmit},
 		TargetType:        TargetSingleMachine,
 		NodeCount:         1,
-		Servers: []ServerInfo{{
+		Servers: []Server{{
 			Count:            1,
 			Model:            "Supermicro SYS-821GE-TNHR",
 			NominalCompute:   "8 x 989 TFLOPS FP16 dense",
 			AcceleratorCount: 8,
-			CPU:              CPUInfo{Model: "Intel(R) Xeon(R) Platinum 8480+", Cores: 112, Threads: 224, FrequencyMHz: 2000},
+			CPU:              CPU{Model: "Intel(R) Xeon(R) Platinum 8480+", Cores: 112, Threads: 224, FrequencyMHz: 2000},
 			CPUSockets:       2,
 			Accelerator: Accelerator{Name: "NVIDIA H100 80GB HBM3", CardType: CardTrainingAndInference, ExternalPower: NotUsed,
 				Interface: "SXM5", Memory: 80 << 30, DriverVersion: "550.54.15"},
@@ -62,7 +62,7 @@ func TestLoadInfoExample(t *testing.T) {
 		}},
 		Interconnect:            Interconnect{Protocol: "InfiniBand NDR", Bandwidth: "400 Gb/s"},
 		NodeTopology:            TopologySingleNode,
-		OS:                      OSInfo{Name: "Ubuntu 22.04.4 LTS", Kernel: "5.15.0-105-generic"},
+		OS:                      OS{Name: "Ubuntu 22.04.4 LTS", Kernel: "5.15.0-105-generic"},
 		Framework:               Component{Name: "PyTorch", Version: "2.3.0"},
 		Virtualization:          Used,
 		VirtualizationComponent: Component{Name: "Docker", Version: "26.1.3"},
@@ -84,7 +84,7 @@ func TestLoadInfoExample(t *testing.T) {
 	}
 }
 
-// Every key the example uses is a key of TestInfo and vice versa: the
+// Every key the example uses is a key of Info and vice versa: the
 // example documents every field.
 func TestExampleDocumentsEveryField(t *testing.T) {
 	info := loadExample(t)
@@ -97,13 +97,13 @@ func TestExampleDocumentsEveryField(t *testing.T) {
 		t.Fatal(err)
 	}
 	text, _ := os.ReadFile(examplePath)
-	for _, f := range reflect.VisibleFields(reflect.TypeFor[TestInfo]()) {
+	for _, f := range reflect.VisibleFields(reflect.TypeFor[Info]()) {
 		key, _, _ := strings.Cut(f.Tag.Get("json"), ",")
 		if !strings.Contains(string(text), "\n"+key+":") {
 			t.Errorf("example.yaml has no top-level key %q", key)
 		}
 	}
-	for _, typ := range []reflect.Type{reflect.TypeFor[ServerInfo](), reflect.TypeFor[CPUInfo](), reflect.TypeFor[Accelerator](),
+	for _, typ := range []reflect.Type{reflect.TypeFor[Server](), reflect.TypeFor[CPU](), reflect.TypeFor[Accelerator](),
 		reflect.TypeFor[Storage](), reflect.TypeFor[Memory](), reflect.TypeFor[Bus]()} {
 		for _, f := range reflect.VisibleFields(typ) {
 			key, _, _ := strings.Cut(f.Tag.Get("json"), ",")
@@ -138,7 +138,7 @@ func TestParseInfoStrict(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := ParseInfo([]byte(tc.yaml))
+			_, err := Parse([]byte(tc.yaml))
 			var pe *PositionError
 			if !errors.As(err, &pe) {
 				t.Fatalf("err = %v (%T), want a *PositionError", err, err)
@@ -158,18 +158,18 @@ func TestLoadInfoErrorNamesFileAndLine(t *testing.T) {
 	if err := os.WriteFile(p, []byte("org_name: x\n\nframework:\n  name: torch\n  versoin: 2\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err := LoadInfo(p)
+	_, err := Load(p)
 	want := p + ":5:3: unknown field \"versoin\""
 	if err == nil || err.Error() != want {
 		t.Fatalf("err = %v, want %s", err, want)
 	}
-	if _, err := LoadInfo(filepath.Join(t.TempDir(), "missing.yaml")); !errors.Is(err, os.ErrNotExist) {
+	if _, err := Load(filepath.Join(t.TempDir(), "missing.yaml")); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("missing file: %v", err)
 	}
 }
 
 func TestParseInfoForms(t *testing.T) {
-	info, err := ParseInfo([]byte(`
+	info, err := Parse([]byte(`
 test_mode: open
 scenario_class: 1
 target_type: cluster
@@ -206,90 +206,87 @@ servers:
 	if m := info.Servers[0].Memory; m.Total != 1<<30 || m.ModuleCapacity != 32e9 {
 		t.Errorf("memory = %+v", m)
 	}
-	if info, err := ParseInfo([]byte("  \n")); err != nil || !reflect.ValueOf(info).IsZero() {
+	if info, err := Parse([]byte("  \n")); err != nil || !reflect.ValueOf(info).IsZero() {
 		t.Errorf("empty document: %+v, %v", info, err)
 	}
 }
 
 // validInfo is the example, which validates.
-func validInfo(t *testing.T) TestInfo { return loadExample(t) }
+func validInfo(t *testing.T) Info { return loadExample(t) }
 
 func TestValidate(t *testing.T) {
 	two := 2
 	tests := []struct {
 		name   string
-		mutate func(*TestInfo)
+		mutate func(*Info)
 		fields []string // nil: valid
 	}{
-		{"example is valid", func(*TestInfo) {}, nil},
-		{"GB-6.1-a-1 org name", func(i *TestInfo) { i.OrgName = " " }, []string{"org_name"}},
-		{"GB-6.1-a-2 test ID", func(i *TestInfo) { i.TestID = "" }, []string{"test_id"}},
-		{"GB-6.1-a-3 test mode", func(i *TestInfo) { i.TestMode = 0 }, []string{"test_mode"}},
-		{"GB-6.1-a-4 scenario class", func(i *TestInfo) { i.ScenarioClass = 0 }, []string{"scenario_class"}},
-		{"GB-6.1-a-5 task type", func(i *TestInfo) { i.TaskType = 0 }, []string{"task_type"}},
-		{"IN-38 training is not this information set", func(i *TestInfo) { i.TaskType = TaskTraining }, []string{"task_type"}},
-		{"GB-6.1-a-6 dataset type", func(i *TestInfo) { i.DatasetType = 0 }, []string{"dataset_type"}},
-		{"GB-6.1-a-7 random data set needs epochs (IN-06)", func(i *TestInfo) { i.DatasetType = DatasetRandom; i.RandomTrainEpochs = nil }, []string{"random_train_epochs"}},
-		{"GB-6.1-a-7 few-shot", func(i *TestInfo) { i.DatasetType = DatasetRandom; i.RandomTrainEpochs = &two }, nil},
-		{"GB-6.1-a-7 fixed data set needs no epochs", func(i *TestInfo) { i.RandomTrainEpochs = nil }, nil},
-		{"GB-6.1-a-8 closed needs model_no", func(i *TestInfo) { i.ModelNo = "" }, []string{"model_no"}},
-		{"GB-6.1-a-8 model_no free text accepted", func(i *TestInfo) { i.ModelNo = "lab-model-7" }, nil},
-		{"IN-07 unknown catalogue row", func(i *TestInfo) { i.ModelNo = "T11-13" }, []string{"model_no"}},
-		{"IN-07 open-mode row in closed mode", func(i *TestInfo) { i.ModelNo = "t12-1" }, []string{"model_no"}},
-		{"IN-07 special row in a general test", func(i *TestInfo) { i.ModelNo = "T13-1" }, []string{"model_no"}},
-		{"GB-6.1-a-8 open needs name and version", func(i *TestInfo) {
+		{"example is valid", func(*Info) {}, nil},
+		{"GB-6.1-a-1 org name", func(i *Info) { i.OrgName = " " }, []string{"org_name"}},
+		{"GB-6.1-a-2 test ID", func(i *Info) { i.TestID = "" }, []string{"test_id"}},
+		{"GB-6.1-a-3 test mode", func(i *Info) { i.TestMode = 0 }, []string{"test_mode"}},
+		{"GB-6.1-a-4 scenario class", func(i *Info) { i.ScenarioClass = 0 }, []string{"scenario_class"}},
+		{"GB-6.1-a-5 task type", func(i *Info) { i.TaskType = 0 }, []string{"task_type"}},
+		{"IN-38 training is not this information set", func(i *Info) { i.TaskType = TaskTraining }, []string{"task_type"}},
+		{"GB-6.1-a-6 dataset type", func(i *Info) { i.DatasetType = 0 }, []string{"dataset_type"}},
+		{"GB-6.1-a-7 random data set needs epochs (IN-06)", func(i *Info) { i.DatasetType = DatasetRandom; i.RandomTrainEpochs = nil }, []string{"random_train_epochs"}},
+		{"GB-6.1-a-7 few-shot", func(i *Info) { i.DatasetType = DatasetRandom; i.RandomTrainEpochs = &two }, nil},
+		{"GB-6.1-a-7 fixed data set needs no epochs", func(i *Info) { i.RandomTrainEpochs = nil }, nil},
+		{"GB-6.1-a-8 closed needs model_no", func(i *Info) { i.ModelNo = "" }, []string{"model_no"}},
+		{"GB-6.1-a-8 model_no free text accepted", func(i *Info) { i.ModelNo = "lab-model-7" }, nil},
+		{"GB-6.1-a-8 open needs name and version", func(i *Info) {
 			i.TestMode = TestOpen
 			i.ModelName, i.ModelVersion = "", ""
 		}, []string{"model_name", "model_version"}},
-		{"GB-6.1-a-8 open with name and version", func(i *TestInfo) { i.TestMode = TestOpen; i.ModelNo = "" }, nil},
-		{"GB-6.1-a-9 submission time", func(i *TestInfo) { i.SubmitTime = Timestamp{} }, []string{"submit_time"}},
-		{"GB-6.1-a-10 target type", func(i *TestInfo) { i.TargetType = 0 }, []string{"target_type"}},
-		{"GB-6.1-a-11/-13 cluster", func(i *TestInfo) {
+		{"GB-6.1-a-8 open with name and version", func(i *Info) { i.TestMode = TestOpen; i.ModelNo = "" }, nil},
+		{"GB-6.1-a-9 submission time", func(i *Info) { i.SubmitTime = Timestamp{} }, []string{"submit_time"}},
+		{"GB-6.1-a-10 target type", func(i *Info) { i.TargetType = 0 }, []string{"target_type"}},
+		{"GB-6.1-a-11/-13 cluster", func(i *Info) {
 			i.TargetType = TargetCluster
 			i.NodeCount = 1
 			i.Interconnect = Interconnect{}
 		}, []string{"node_count", "interconnect.protocol", "interconnect.bandwidth"}},
-		{"GB-6.1-a-11 cluster valid", func(i *TestInfo) { i.TargetType = TargetCluster; i.NodeCount = 4 }, nil},
-		{"GB-6.1-a-12 servers", func(i *TestInfo) { i.Servers = nil }, []string{"servers"}},
-		{"GB-6.1-a-12 sub-fields 12.1–12.9", func(i *TestInfo) {
-			i.Servers = []ServerInfo{{AcceleratorCount: 1}}
+		{"GB-6.1-a-11 cluster valid", func(i *Info) { i.TargetType = TargetCluster; i.NodeCount = 4 }, nil},
+		{"GB-6.1-a-12 servers", func(i *Info) { i.Servers = nil }, []string{"servers"}},
+		{"GB-6.1-a-12 sub-fields 12.1–12.9", func(i *Info) {
+			i.Servers = []Server{{AcceleratorCount: 1}}
 		}, []string{"servers[0].model", "servers[0].nominal_compute", "servers[0].cpu.model", "servers[0].cpu.cores",
 			"servers[0].cpu.frequency_mhz", "servers[0].cpu_sockets", "servers[0].accelerator.name",
 			"servers[0].accelerator.card_type", "servers[0].accelerator.external_power", "servers[0].accelerator.interface",
 			"servers[0].storage", "servers[0].memory.model", "servers[0].memory.modules", "servers[0].memory.module_capacity",
 			"servers[0].memory.total", "servers[0].bus.pcie_version", "servers[0].bus.lanes"}},
-		{"GB-6.1-a-12 CPU-only server needs no card info", func(i *TestInfo) {
+		{"GB-6.1-a-12 CPU-only server needs no card info", func(i *Info) {
 			i.Servers[0].AcceleratorCount = 0
 			i.Servers[0].Accelerator = Accelerator{}
 		}, nil},
-		{"GB-6.1-a-12 storage entries", func(i *TestInfo) { i.Servers[0].Storage = []Storage{{}} },
+		{"GB-6.1-a-12 storage entries", func(i *Info) { i.Servers[0].Storage = []Storage{{}} },
 			[]string{"servers[0].storage[0].interface", "servers[0].storage[0].protocol", "servers[0].storage[0].count", "servers[0].storage[0].total_capacity"}},
-		{"GB-6.1-a-14 topology", func(i *TestInfo) { i.NodeTopology = 0 }, []string{"node_topology"}},
-		{"GB-6.1-a-15 OS", func(i *TestInfo) { i.OS = OSInfo{} }, []string{"os.name", "os.kernel"}},
-		{"GB-6.1-a-16 framework", func(i *TestInfo) { i.Framework.Version = "" }, []string{"framework.version"}},
-		{"GB-6.1-a-17 virtualization", func(i *TestInfo) { i.Virtualization = 0 }, []string{"virtualization"}},
-		{"GB-6.1-a-18 component when used", func(i *TestInfo) { i.VirtualizationComponent = Component{} },
+		{"GB-6.1-a-14 topology", func(i *Info) { i.NodeTopology = 0 }, []string{"node_topology"}},
+		{"GB-6.1-a-15 OS", func(i *Info) { i.OS = OS{} }, []string{"os.name", "os.kernel"}},
+		{"GB-6.1-a-16 framework", func(i *Info) { i.Framework.Version = "" }, []string{"framework.version"}},
+		{"GB-6.1-a-17 virtualization", func(i *Info) { i.Virtualization = 0 }, []string{"virtualization"}},
+		{"GB-6.1-a-18 component when used", func(i *Info) { i.VirtualizationComponent = Component{} },
 			[]string{"virtualization_component.name", "virtualization_component.version"}},
-		{"GB-6.1-a-18 no component when not used", func(i *TestInfo) {
+		{"GB-6.1-a-18 no component when not used", func(i *Info) {
 			i.Virtualization = NotUsed
 			i.VirtualizationComponent = Component{}
 		}, nil},
-		{"GB-6.1-a-19 batch variability", func(i *TestInfo) { i.BatchVariable = 0 }, []string{"batch_variable"}},
-		{"GB-6.1-a-20 fixed batch needs a size (IN-05, GB-7.2-e)", func(i *TestInfo) { i.BatchSize = 0 }, []string{"batch_size"}},
-		{"GB-6.1-a-20 variable batch may omit it (IN-05)", func(i *TestInfo) { i.BatchVariable = Used; i.BatchSize = 0 }, nil},
-		{"GB-6.1-a-20 negative", func(i *TestInfo) { i.BatchSize = -1 }, []string{"batch_size"}},
-		{"GB-7.1-a-1 sparsity flag", func(i *TestInfo) { i.Sparsity = 0 }, []string{"sparsity"}},
-		{"GB-7.1-a-1 sparsity method", func(i *TestInfo) { i.Sparsity = Used }, []string{"sparsity_method"}},
-		{"GB-7.1-a-2 quantization flag", func(i *TestInfo) { i.Quantization = 0 }, []string{"quantization"}},
-		{"GB-7.1-a-2 quantization method", func(i *TestInfo) { i.QuantizationMethod = "" }, []string{"quantization_method"}},
-		{"GB-6.7.1-d precision set in code", func(i *TestInfo) { i.Precision = PrecisionList{"FP8"} }, []string{"precision"}},
-		{"GB-6.7.1-d precision optional", func(i *TestInfo) { i.Precision = nil }, nil},
+		{"GB-6.1-a-19 batch variability", func(i *Info) { i.BatchVariable = 0 }, []string{"batch_variable"}},
+		{"GB-6.1-a-20 fixed batch needs a size (IN-05, GB-7.2-e)", func(i *Info) { i.BatchSize = 0 }, []string{"batch_size"}},
+		{"GB-6.1-a-20 variable batch may omit it (IN-05)", func(i *Info) { i.BatchVariable = Used; i.BatchSize = 0 }, nil},
+		{"GB-6.1-a-20 negative", func(i *Info) { i.BatchSize = -1 }, []string{"batch_size"}},
+		{"GB-7.1-a-1 sparsity flag", func(i *Info) { i.Sparsity = 0 }, []string{"sparsity"}},
+		{"GB-7.1-a-1 sparsity method", func(i *Info) { i.Sparsity = Used }, []string{"sparsity_method"}},
+		{"GB-7.1-a-2 quantization flag", func(i *Info) { i.Quantization = 0 }, []string{"quantization"}},
+		{"GB-7.1-a-2 quantization method", func(i *Info) { i.QuantizationMethod = "" }, []string{"quantization_method"}},
+		{"GB-6.7.1-d precision set in code", func(i *Info) { i.Precision = PrecisionList{"FP8"} }, []string{"precision"}},
+		{"GB-6.7.1-d precision optional", func(i *Info) { i.Precision = nil }, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			info := validInfo(t)
 			tc.mutate(&info)
-			err := info.Validate()
+			err := info.Validate(nil)
 			if tc.fields == nil {
 				if err != nil {
 					t.Fatalf("unexpected: %v", err)
@@ -308,7 +305,7 @@ func TestValidate(t *testing.T) {
 }
 
 func TestValidateEmptyNamesRequiredFieldsWithIDs(t *testing.T) {
-	err := TestInfo{}.Validate()
+	err := Info{}.Validate(nil)
 	var ve ValidationError
 	if !errors.As(err, &ve) {
 		t.Fatalf("err = %v", err)
@@ -329,10 +326,62 @@ func TestValidateEmptyNamesRequiredFieldsWithIDs(t *testing.T) {
 	}
 }
 
+// IN-07: the catalogue check sees a closed-mode model number in catalogue
+// form, and only that; its problems come in field order, after the data set
+// and before the submission time. (gbt's tests check the catalogue itself.)
+func TestValidateCatalogueCheck(t *testing.T) {
+	var seen []string
+	check := func(in Info) []FieldError {
+		seen = append(seen, in.ModelNo)
+		return []FieldError{{Field: "model_no", ReqID: "GB-6.1-a-8", Msg: "not in the catalogue"}}
+	}
+	tests := []struct {
+		name   string
+		mutate func(*Info)
+		seen   []string
+	}{
+		{"closed, catalogue form", func(i *Info) { i.ModelNo = "t12-1" }, []string{"t12-1"}},
+		{"closed, free text", func(i *Info) { i.ModelNo = "lab-model-7" }, nil},
+		{"closed, missing", func(i *Info) { i.ModelNo = " " }, nil},
+		{"open", func(i *Info) { i.TestMode = TestOpen }, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			seen = nil
+			info := validInfo(t)
+			tc.mutate(&info)
+			info.Validate(check)
+			if !slices.Equal(seen, tc.seen) {
+				t.Errorf("check saw %q, want %q", seen, tc.seen)
+			}
+		})
+	}
+
+	info := validInfo(t)
+	info.ModelNo = "T11-13"
+	info.DatasetType = DatasetRandom
+	info.RandomTrainEpochs = nil
+	info.SubmitTime = Timestamp{}
+	err := info.Validate(check)
+	var ve ValidationError
+	if !errors.As(err, &ve) {
+		t.Fatalf("err = %v, want a ValidationError", err)
+	}
+	if want := []string{"random_train_epochs", "model_no", "submit_time"}; !slices.Equal(ve.Fields(), want) {
+		t.Errorf("fields = %q, want %q", ve.Fields(), want)
+	}
+	if !strings.Contains(err.Error(), "model_no (GB-6.1-a-8): not in the catalogue") {
+		t.Errorf("message: %v", err)
+	}
+	if err := info.Validate(nil); err == nil || strings.Contains(err.Error(), "catalogue") {
+		t.Errorf("without a catalogue: %v", err)
+	}
+}
+
 // GB-7.7.1-a: manual entry overrides automatic detection field by field.
 func TestMerge(t *testing.T) {
-	detected := InfoFromHost(hostGPU())
-	manual, err := ParseInfo([]byte(`
+	detected := FromHost(hostGPU())
+	manual, err := Parse([]byte(`
 org_name: Lab
 os:
   name: Custom Linux
@@ -378,10 +427,10 @@ extra: {a: 1}
 		t.Errorf("extra = %#v", got.Extra)
 	}
 	// An explicit 0 overrides a detected 1.
-	notUsed := Merge(detected, TestInfo{Virtualization: NotUsed})
+	notUsed := Merge(detected, Info{Virtualization: NotUsed})
 	det2 := detected
 	det2.Virtualization = Used
-	if Merge(det2, TestInfo{Virtualization: NotUsed}).Virtualization != NotUsed || notUsed.Virtualization != NotUsed {
+	if Merge(det2, Info{Virtualization: NotUsed}).Virtualization != NotUsed || notUsed.Virtualization != NotUsed {
 		t.Error("explicit 0 did not override")
 	}
 	// Neither input changed, and the output shares no memory with them.
@@ -392,13 +441,13 @@ extra: {a: 1}
 	if string(detBefore) != string(detAfter) || string(manBefore) != string(manAfter) {
 		t.Error("Merge modified its arguments")
 	}
-	if reflect.DeepEqual(Merge(TestInfo{}, TestInfo{}), TestInfo{}) == false {
+	if reflect.DeepEqual(Merge(Info{}, Info{}), Info{}) == false {
 		t.Error("merge of zero values is not zero")
 	}
 }
 
 func TestCodesJSON(t *testing.T) {
-	b, err := json.Marshal(TestInfo{TestMode: TestClosed, ScenarioClass: ScenarioSpecial, Virtualization: NotUsed, NodeTopology: TopologyOther})
+	b, err := json.Marshal(Info{TestMode: TestClosed, ScenarioClass: ScenarioSpecial, Virtualization: NotUsed, NodeTopology: TopologyOther})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -406,7 +455,7 @@ func TestCodesJSON(t *testing.T) {
 	if want := `{"test_mode":0,"scenario_class":1,"node_topology":4,"virtualization":0}`; string(b) != want {
 		t.Errorf("json = %s, want %s", b, want)
 	}
-	var info TestInfo
+	var info Info
 	if err := json.Unmarshal([]byte(`{"test_mode":"open","virtualization":true,"precision":"int4","submit_time":"[2024:01:02 03:04:05]"}`), &info); err != nil {
 		t.Fatal(err)
 	}

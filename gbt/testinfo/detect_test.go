@@ -1,4 +1,4 @@
-package gbt
+package testinfo
 
 import (
 	"reflect"
@@ -29,20 +29,20 @@ func hostGPU() sysinfo.Host {
 // sysinfo detects it from its host-gpu fixture.
 func TestInfoFromHostGPU(t *testing.T) {
 	h := hostGPU()
-	want := TestInfo{
-		Servers: []ServerInfo{{
+	want := Info{
+		Servers: []Server{{
 			Model:            "Supermicro SYS-821GE-TNHR",
 			AcceleratorCount: 2,
-			CPU:              CPUInfo{Model: "Intel(R) Xeon(R) Platinum 8480+", Cores: 4, Threads: 8, FrequencyMHz: 2000},
+			CPU:              CPU{Model: "Intel(R) Xeon(R) Platinum 8480+", Cores: 4, Threads: 8, FrequencyMHz: 2000},
 			CPUSockets:       2,
 			Accelerator:      Accelerator{Name: "NVIDIA H100 80GB HBM3", Memory: 81559 << 20, DriverVersion: "550.54.15"},
 			Memory:           Memory{Total: 2113451776 * 1024},
 		}},
-		OS:             OSInfo{Name: "Ubuntu 22.04.4 LTS", Kernel: "5.15.0-105-generic"},
+		OS:             OS{Name: "Ubuntu 22.04.4 LTS", Kernel: "5.15.0-105-generic"},
 		Virtualization: NotUsed,
 	}
-	if info := InfoFromHost(h); !reflect.DeepEqual(info, want) {
-		t.Errorf("InfoFromHost = %+v\nwant %+v", info, want)
+	if info := FromHost(h); !reflect.DeepEqual(info, want) {
+		t.Errorf("FromHost = %+v\nwant %+v", info, want)
 	}
 }
 
@@ -61,7 +61,7 @@ func TestInfoFromHostVirtualization(t *testing.T) {
 		{"both: the machine first, then the container", sysinfo.Software{Container: "podman", VirtualMachine: "kvm"}, Used, "virtual machine: kvm; container: podman"},
 	}
 	for _, tc := range tests {
-		info := InfoFromHost(sysinfo.Host{Software: tc.sw})
+		info := FromHost(sysinfo.Host{Software: tc.sw})
 		if info.Virtualization != tc.wantFlag || info.VirtualizationComponent.Name != tc.wantComponent {
 			t.Errorf("%s: virtualization = %v %q, want %v %q", tc.why, info.Virtualization, info.VirtualizationComponent.Name, tc.wantFlag, tc.wantComponent)
 		}
@@ -70,7 +70,7 @@ func TestInfoFromHostVirtualization(t *testing.T) {
 
 // Nothing detected: no server record, only the virtualization flag.
 func TestInfoFromHostNothing(t *testing.T) {
-	if info := InfoFromHost(sysinfo.Host{}); !reflect.DeepEqual(info, TestInfo{Virtualization: NotUsed}) {
+	if info := FromHost(sysinfo.Host{}); !reflect.DeepEqual(info, Info{Virtualization: NotUsed}) {
 		t.Errorf("info = %+v", info)
 	}
 }
@@ -83,7 +83,7 @@ func TestInfoFromHostMixedAccelerators(t *testing.T) {
 		{Name: "B", MemoryBytes: 2, DriverVersion: "1"},
 		{Name: "A", MemoryBytes: 1, DriverVersion: "2"},
 	}}
-	s := InfoFromHost(sysinfo.Host{Hardware: hw}).Servers[0]
+	s := FromHost(sysinfo.Host{Hardware: hw}).Servers[0]
 	if s.AcceleratorCount != 3 || s.Accelerator.Name != "A + B" || s.Accelerator.Memory != 0 || s.Accelerator.DriverVersion != "1, 2" {
 		t.Errorf("server = %+v", s)
 	}
