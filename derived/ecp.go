@@ -10,7 +10,7 @@ import (
 )
 
 // ECPThroughput is the Table 18 throughput of a GB/T bundle
-// (GB-7.6.4-T18) as the effective computing power uses it: from the
+// (GB-7.6.4-T18-samples, GB-7.6.4-T18-tokens) as the effective computing power uses it: from the
 // bundle's raw records (GBTMetrics), not from a gbt_result.json beside
 // them, in samples/s, or output tokens/s with tokens, with its basis
 // (gbt.Throughput.Basis: the T_DIP union or the tester-side span).
