@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"encoding/csv"
 	"encoding/json"
@@ -467,7 +468,7 @@ change of the headline metric against the previous run.
 					if err != nil {
 						return err
 					}
-					slices.SortFunc(runs, func(a, b store.Run) int { return -cmpInt64(a.ID, b.ID) })
+					slices.SortFunc(runs, func(a, b store.Run) int { return cmp.Compare(b.ID, a.ID) })
 					cand, base = runs[0], runs[1:]
 					if ts == nil {
 						if ts, err = s.Thresholds(ctx, cand.SeriesKey); err != nil {
@@ -519,16 +520,6 @@ change of the headline metric against the previous run.
 	cmd.Flags().BoolVar(&failOn, "fail-on-regression", false, "exit with 5 when the newest run regressed (for CI)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the runs, their metrics and the checks as JSON")
 	return cmd
-}
-
-func cmpInt64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // comparedMetrics are the rows of the side-by-side table, when present.
