@@ -13,41 +13,33 @@ import (
 )
 
 // TestAudit: aimeter audit TEST04 runs the reference and audit runs with
-// the run flags, writes both bundles and the verification files, and
-// exits 0 on TEST PASS or 3 on TEST FAIL, as the verification says (the
-// null SUT's 100-nanosecond latencies make either possible); flags an
+// the run flags, writes both bundles and the verification files, shows
+// the verification on the console and exits as it says: 3 on TEST FAIL
+// here (target_qps=1000 issues 220 samples, which the null SUT answers
+// long before min_duration, so both runs are INVALID; a cheap run, where
+// the default's 4.4 million samples cost a minute under -race); flags an
 // audit sets itself, and an unknown test, exit 2 before anything runs.
 // (compliance.TestTEST04 checks the verdicts themselves on synctest's
-// clock, and MLPerf's run_verification.py on the folders.)
+// clock, and MLPerf's run_verification.py on the folders;
+// TestAuditTEST01 runs TEST01's three runs through the command.)
 func TestAudit(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "audit")
-	res := runCLI(t, "", "audit", "TEST04", "--scenario", "Offline", "--set", "min_duration=200", "--output-dir", dir, "-q")
-	if res.code != ExitOK && res.code != ExitInvalid {
-		t.Fatalf("exit %d:\n%s", res.code, res)
+	res := runCLI(t, "", "audit", "TEST04", "--scenario", "Offline", "--set", "min_duration=200", "--set", "target_qps=1000", "--output-dir", dir, "-q")
+	if res.code != ExitInvalid {
+		t.Fatalf("exit %d, want 3:\n%s", res.code, res)
 	}
 	verify, err := os.ReadFile(filepath.Join(dir, "TEST04", "verify_performance.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if pass := strings.Contains(string(verify), "TEST PASS"); pass != (res.code == ExitOK) {
-		t.Errorf("exit %d, but verify_performance.txt says:\n%s", res.code, verify)
+	if !strings.HasSuffix(string(verify), "TEST FAIL: Reference results are invalid\n") {
+		t.Errorf("exit 3, but verify_performance.txt says:\n%s", verify)
 	}
 	if !strings.Contains(res.stdout, string(verify)) {
 		t.Errorf("the console does not show the verification:\n%s", res)
 	}
 	for _, f := range []string{"performance/run_1/manifest.json", "audit/manifest.json", "audit.config", "TEST04/performance/run_1/mlperf_log_detail.txt"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
-			t.Error(err)
-		}
-	}
-	// TEST01 with the null SUT: three runs, both verifications.
-	dir01 := filepath.Join(t.TempDir(), "audit01")
-	res01 := runCLI(t, "", "audit", "TEST01", "--scenario", "Offline", "--set", "min_duration=200", "--output-dir", dir01, "-q")
-	if res01.code != ExitOK && res01.code != ExitInvalid || !strings.Contains(res01.stdout, "num_perf_log_qsl_idx_match") {
-		t.Fatalf("TEST01: %s", res01)
-	}
-	for _, f := range []string{"accuracy/manifest.json", "TEST01/verify_accuracy.txt", "TEST01/verify_performance.txt", "TEST01/accuracy/mlperf_log_accuracy.json"} {
-		if _, err := os.Stat(filepath.Join(dir01, f)); err != nil {
 			t.Error(err)
 		}
 	}
@@ -76,11 +68,12 @@ func TestAudit(t *testing.T) {
 // TestAuditTEST01: aimeter audit TEST01 on the in-process null SUT writes
 // the three bundles and both verifications; the null SUT's empty answers
 // all agree with the accuracy run's, and the exit code follows both
-// verdicts (the performance comparison is left to the real clock's noise;
-// compliance.TestTEST01 checks its verdicts on synctest's clock).
+// verdicts (target_qps=1000 keeps the performance runs to 110 samples,
+// INVALID, so the exit is 3; compliance.TestTEST01 checks the verdicts on
+// synctest's clock).
 func TestAuditTEST01(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "audit")
-	res := runCLI(t, "", "audit", "TEST01", "--scenario", "Offline", "--set", "min_duration=100", "--set", "min_query_count=2000", "--output-dir", dir, "-q")
+	res := runCLI(t, "", "audit", "TEST01", "--scenario", "Offline", "--set", "min_duration=100", "--set", "target_qps=1000", "--output-dir", dir, "-q")
 	acc, err := os.ReadFile(filepath.Join(dir, "TEST01", "verify_accuracy.txt"))
 	if err != nil || !strings.Contains(string(acc), "TEST PASS") {
 		t.Fatalf("verify_accuracy.txt %v:\n%s\n%s", err, acc, res)
