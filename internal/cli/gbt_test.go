@@ -175,7 +175,7 @@ func TestSetCanChooseSeeds(t *testing.T) {
 	// Seeds are read only from mlperf.conf in LoadGen; --set is read the
 	// same way, so a run can be pinned to any seed from the command line.
 	dir := t.TempDir()
-	r := runCLI(t, "", "run", "-q", "--scenario", "Offline", "--output-dir", dir,
+	r := runCLI(t, "", "run", "-q", "--scenario", "Offline", "--output-dir", dir, "--set", "target_qps=1000",
 		"--set", "qsl_rng_seed=42", "--set", "sample_index_rng_seed=7", "--set", "schedule_rng_seed=0x10000002a")
 	// The seeds are the subject, not the verdict: an Offline run that
 	// outpaces its expected rate misses min_duration (exit 3).
