@@ -46,7 +46,7 @@ var readmeAdjustments = map[string]readmeAdjust{
 	"serve kserve --http 127.0.0.1:8000 --grpc 127.0.0.1:8001 &": {
 		skip: "serves until interrupted; TestServeKServe runs it"},
 	"run --sut kserve --url 127.0.0.1:8001 --grpc --scenario Server --set target_qps=500": {
-		skip: "needs the server of the command before it on fixed ports; TestKServeAccuracyMatchesReference runs --sut kserve against aimeter serve kserve, and sut/kserve runs the four scenarios over HTTP and gRPC"},
+		skip: "needs the server of the command before it on fixed ports; TestServeKServe runs aimeter serve kserve and the client, benchmark.TestKServeEveryScenario the four scenarios over HTTP and gRPC"},
 	"train --workload reference": {extra: []string{"--dataset", "synthetic", "--trials", "1", "--epochs", "1", "-q"}},
 	"train --scenario-id T1-1 --training-set-mb 150000 -- torchrun --nproc_per_node 8 train.py": {
 		skip: "needs an MLPerf trainer; TestTrainCommandMLLOG runs a script that prints a two-rank MLLOG stream"},
