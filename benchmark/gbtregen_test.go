@@ -185,4 +185,3 @@ func TestGBTFilesRegenerateFromTheRun(t *testing.T) {
 		})
 	}
 }
-
