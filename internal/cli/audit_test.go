@@ -151,8 +151,8 @@ func startServeOpenAI(t *testing.T, args ...string) string {
 // the model is some 80 times slower under -race; aimeter's defaults for it
 // are checked by benchmark.TestGentleDefaultsForServers; each reference
 // run costs seconds of set-up under -race, so TEST04, whose verdict on a
-// shared machine is the clock's, is left to TestAudit and
-// TestAuditOverSocket). The real model answers a performance run's logged
+// shared machine is the clock's, is left to compliance.TestTEST04 on
+// synctest's clock). The real model answers a performance run's logged
 // samples as its accuracy run did, so TEST01's accuracy verification
 // passes; the performance comparison of sub-second passes on a shared
 // machine may go either way, and a failed one carries a hint with its
