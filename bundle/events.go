@@ -23,16 +23,14 @@ const EventsFile = "events.jsonl"
 // "int", "uint", "float" (written as a string so that NaN, ±Inf and every
 // bit of the value survive) or "uints".
 type eventLine struct {
-	TimeNs  int64           `json:"time_ns"`
-	Key     string          `json:"key"`
-	Kind    string          `json:"kind,omitempty"` // "", "interval_start", "interval_end"
-	Error   bool            `json:"error,omitempty"`
-	Warning bool            `json:"warning,omitempty"`
-	Type    string          `json:"type"`
-	Value   json.RawMessage `json:"value"`
+	TimeNs  int64             `json:"time_ns"`
+	Key     string            `json:"key"`
+	Kind    loadgen.EventKind `json:"kind,omitempty"` // left out for a point; "interval_start", "interval_end"
+	Error   bool              `json:"error,omitempty"`
+	Warning bool              `json:"warning,omitempty"`
+	Type    string            `json:"type"`
+	Value   json.RawMessage   `json:"value"`
 }
-
-var kindNames = [...]string{loadgen.EventPoint: "", loadgen.EventIntervalStart: "interval_start", loadgen.EventIntervalEnd: "interval_end"}
 
 // WriteEvents writes events as JSON Lines.
 func WriteEvents(w io.Writer, events []loadgen.Event) error {
@@ -41,11 +39,10 @@ func WriteEvents(w io.Writer, events []loadgen.Event) error {
 	enc.SetEscapeHTML(false)
 	for i := range events {
 		ev := &events[i]
-		line := eventLine{TimeNs: ev.TimeNs, Key: ev.Key, Error: ev.Error, Warning: ev.Warning}
-		if int(ev.Kind) >= len(kindNames) {
-			return fmt.Errorf("event %d (%s): unknown kind %d", i, ev.Key, ev.Kind)
+		line := eventLine{TimeNs: ev.TimeNs, Key: ev.Key, Kind: ev.Kind, Error: ev.Error, Warning: ev.Warning}
+		if _, err := ev.Kind.MarshalText(); err != nil {
+			return fmt.Errorf("event %d (%s): %w", i, ev.Key, err)
 		}
-		line.Kind = kindNames[ev.Kind]
 		var v any
 		switch x := ev.Value.(type) {
 		case string:
@@ -114,17 +111,7 @@ func parseEvent(b []byte) (loadgen.Event, error) {
 	if line.Key == "" {
 		return loadgen.Event{}, errors.New(`missing "key"`)
 	}
-	ev := loadgen.Event{TimeNs: line.TimeNs, Key: line.Key, Error: line.Error, Warning: line.Warning}
-	switch line.Kind {
-	case "":
-		ev.Kind = loadgen.EventPoint
-	case "interval_start":
-		ev.Kind = loadgen.EventIntervalStart
-	case "interval_end":
-		ev.Kind = loadgen.EventIntervalEnd
-	default:
-		return loadgen.Event{}, fmt.Errorf("unknown kind %q", line.Kind)
-	}
+	ev := loadgen.Event{TimeNs: line.TimeNs, Key: line.Key, Kind: line.Kind, Error: line.Error, Warning: line.Warning}
 	var err error
 	switch line.Type {
 	case "string":

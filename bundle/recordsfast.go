@@ -491,14 +491,7 @@ func parseRecordFast(line []byte) (rec loadgen.Record, ok bool) {
 		v[f] = x
 		p++
 	}
-	switch string(line[p:]) {
-	case "ok":
-		rec.Status = loadgen.StatusOK
-	case "error":
-		rec.Status = loadgen.StatusError
-	case "lost":
-		rec.Status = loadgen.StatusLost
-	default:
+	if rec.Status.UnmarshalText(line[p:]) != nil {
 		return rec, false
 	}
 	rec.SeqID, rec.QueryID, rec.SampleIndex = uint64(v[0]), uint64(v[1]), uint64(v[2])

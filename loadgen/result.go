@@ -1,6 +1,9 @@
 package loadgen
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // NoTime marks a record time that does not apply (no first token, or a
 // sample that never completed).
@@ -44,6 +47,28 @@ func ParseStatus(s string) (Status, bool) {
 		return StatusLost, true
 	}
 	return 0, false
+}
+
+// AppendText appends the status's name ("ok", "error" or "lost", as in
+// records.csv) to b; a status outside those is an error.
+func (s Status) AppendText(b []byte) ([]byte, error) {
+	if s < StatusOK || s > StatusLost {
+		return b, fmt.Errorf("loadgen: unknown status %d", uint8(s))
+	}
+	return append(b, s.String()...), nil
+}
+
+// MarshalText returns the status's name: "ok", "error" or "lost".
+func (s Status) MarshalText() ([]byte, error) { return s.AppendText(nil) }
+
+// UnmarshalText sets s from its name, "ok", "error" or "lost".
+func (s *Status) UnmarshalText(b []byte) error {
+	st, ok := ParseStatus(string(b))
+	if !ok {
+		return fmt.Errorf("unknown status %q (want ok, error or lost)", b)
+	}
+	*s = st
+	return nil
 }
 
 // Record is one issued sample. Times are nanoseconds from the start of
@@ -141,6 +166,45 @@ const (
 	EventIntervalStart
 	EventIntervalEnd
 )
+
+// eventKindNames are the event kinds' names in events.jsonl: a point in
+// time has none (its "kind" is left out).
+var eventKindNames = [...]string{EventPoint: "", EventIntervalStart: "interval_start", EventIntervalEnd: "interval_end"}
+
+// String returns the kind's name in events.jsonl: "" for a point in
+// time, "interval_start" or "interval_end".
+func (k EventKind) String() string {
+	if int(k) < len(eventKindNames) {
+		return eventKindNames[k]
+	}
+	return fmt.Sprintf("EventKind(%d)", uint8(k))
+}
+
+// AppendText appends the kind's name (String) to b; an unknown kind is an
+// error.
+func (k EventKind) AppendText(b []byte) ([]byte, error) {
+	if int(k) >= len(eventKindNames) {
+		return b, fmt.Errorf("loadgen: unknown event kind %d", uint8(k))
+	}
+	return append(b, eventKindNames[k]...), nil
+}
+
+// MarshalText returns the kind's name (String); an unknown kind is an
+// error. EventPoint is the zero value, so a JSON field tagged omitempty
+// leaves it out.
+func (k EventKind) MarshalText() ([]byte, error) { return k.AppendText(nil) }
+
+// UnmarshalText sets k from its name: "" is EventPoint,
+// "interval_start" and "interval_end" the intervals' ends.
+func (k *EventKind) UnmarshalText(b []byte) error {
+	for i, name := range eventKindNames {
+		if string(b) == name {
+			*k = EventKind(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown kind %q", b)
+}
 
 // Event is one entry of the detail log recorded during the test. Value is a
 // string, bool, int64, uint64, float64 or []uint64.

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"html/template"
 	"io"
@@ -182,7 +183,7 @@ func stepChart(class, xLabel, yLabel string, sweeps []sweepOne, logX bool, xy fu
 		if len(pts) == 0 {
 			continue
 		}
-		slices.SortFunc(pts, func(a, b pt) int { return cmpFloat(a.x, b.x) })
+		slices.SortFunc(pts, func(a, b pt) int { return cmp.Compare(a.x, b.x) })
 		color := sweeps[i].Color
 		var d strings.Builder
 		if logX {
@@ -233,16 +234,6 @@ func frontier(ys []float64) []float64 {
 		}
 	}
 	return best
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 var sweepTmpl = template.Must(template.New("sweep").Funcs(template.FuncMap{

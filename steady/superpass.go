@@ -1,6 +1,7 @@
 package steady
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -118,9 +119,9 @@ func SuperPass(recs []loadgen.Record, opts SuperPassOptions) (SuperPassResult, e
 	order := slices.Clone(recs)
 	slices.SortStableFunc(order, func(a, b loadgen.Record) int {
 		if a.IssuedNs != b.IssuedNs {
-			return cmpInt(a.IssuedNs, b.IssuedNs)
+			return cmp.Compare(a.IssuedNs, b.IssuedNs)
 		}
-		return cmpInt(int64(a.SeqID), int64(b.SeqID))
+		return cmp.Compare(a.SeqID, b.SeqID)
 	})
 	var series []superPass
 	for i, r := range order {
@@ -194,16 +195,6 @@ func SuperPass(recs []loadgen.Record, opts SuperPassOptions) (SuperPassResult, e
 		}
 	}
 	return whole(fmt.Sprintf("all %d steady plateaus are too short: the longest spans %v, under the %v required", len(plateaus), longest.Round(time.Millisecond), need.Round(time.Millisecond)))
-}
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // pct is percentileLower of an unsorted slice; NaN for none.

@@ -235,3 +235,19 @@ func FuzzDecodeQuads(f *testing.F) {
 		}
 	})
 }
+
+// TestGenerateExample: Generate lays out a seeded set of word images;
+// Render draws one at the set's size and Boxes gives its ground truth, a
+// box per word (at least MinWords, 2). It skips, saying why, on a machine
+// without the font or the word list.
+func TestGenerateExample(t *testing.T) {
+	need(t)
+	set, err := Generate(Options{Images: 8, Seed: 42})
+	if err != nil {
+		t.Fatal(err)
+	}
+	img := set.Render(0)
+	if set.Name() != "ocr-generated-320x320-n8-seed42" || img.Bounds().Dx() != 320 || img.Bounds().Dy() != 320 || len(set.Boxes(0)) < 2 {
+		t.Errorf("%s: image %v, %d boxes; want ocr-generated-320x320-n8-seed42, 320x320, at least 2", set.Name(), img.Bounds(), len(set.Boxes(0)))
+	}
+}

@@ -1,9 +1,7 @@
 package cli
 
 import (
-	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -13,41 +11,33 @@ import (
 )
 
 // TestAudit: aimeter audit TEST04 runs the reference and audit runs with
-// the run flags, writes both bundles and the verification files, and
-// exits 0 on TEST PASS or 3 on TEST FAIL, as the verification says (the
-// null SUT's 100-nanosecond latencies make either possible); flags an
+// the run flags, writes both bundles and the verification files, shows
+// the verification on the console and exits as it says: 3 on TEST FAIL
+// here (target_qps=1000 issues 220 samples, which the null SUT answers
+// long before min_duration, so both runs are INVALID; a cheap run, where
+// the default's 4.4 million samples cost a minute under -race); flags an
 // audit sets itself, and an unknown test, exit 2 before anything runs.
 // (compliance.TestTEST04 checks the verdicts themselves on synctest's
-// clock, and MLPerf's run_verification.py on the folders.)
+// clock, and MLPerf's run_verification.py on the folders;
+// TestAuditTEST01 runs TEST01's three runs through the command.)
 func TestAudit(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "audit")
-	res := runCLI(t, "", "audit", "TEST04", "--scenario", "Offline", "--set", "min_duration=200", "--output-dir", dir, "-q")
-	if res.code != ExitOK && res.code != ExitInvalid {
-		t.Fatalf("exit %d:\n%s", res.code, res)
+	res := runCLI(t, "", "audit", "TEST04", "--scenario", "Offline", "--set", "min_duration=200", "--set", "target_qps=1000", "--output-dir", dir, "-q")
+	if res.code != ExitInvalid {
+		t.Fatalf("exit %d, want 3:\n%s", res.code, res)
 	}
 	verify, err := os.ReadFile(filepath.Join(dir, "TEST04", "verify_performance.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if pass := strings.Contains(string(verify), "TEST PASS"); pass != (res.code == ExitOK) {
-		t.Errorf("exit %d, but verify_performance.txt says:\n%s", res.code, verify)
+	if !strings.HasSuffix(string(verify), "TEST FAIL: Reference results are invalid\n") {
+		t.Errorf("exit 3, but verify_performance.txt says:\n%s", verify)
 	}
 	if !strings.Contains(res.stdout, string(verify)) {
 		t.Errorf("the console does not show the verification:\n%s", res)
 	}
 	for _, f := range []string{"performance/run_1/manifest.json", "audit/manifest.json", "audit.config", "TEST04/performance/run_1/mlperf_log_detail.txt"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
-			t.Error(err)
-		}
-	}
-	// TEST01 with the null SUT: three runs, both verifications.
-	dir01 := filepath.Join(t.TempDir(), "audit01")
-	res01 := runCLI(t, "", "audit", "TEST01", "--scenario", "Offline", "--set", "min_duration=200", "--output-dir", dir01, "-q")
-	if res01.code != ExitOK && res01.code != ExitInvalid || !strings.Contains(res01.stdout, "num_perf_log_qsl_idx_match") {
-		t.Fatalf("TEST01: %s", res01)
-	}
-	for _, f := range []string{"accuracy/manifest.json", "TEST01/verify_accuracy.txt", "TEST01/verify_performance.txt", "TEST01/accuracy/mlperf_log_accuracy.json"} {
-		if _, err := os.Stat(filepath.Join(dir01, f)); err != nil {
 			t.Error(err)
 		}
 	}
@@ -76,11 +66,12 @@ func TestAudit(t *testing.T) {
 // TestAuditTEST01: aimeter audit TEST01 on the in-process null SUT writes
 // the three bundles and both verifications; the null SUT's empty answers
 // all agree with the accuracy run's, and the exit code follows both
-// verdicts (the performance comparison is left to the real clock's noise;
-// compliance.TestTEST01 checks its verdicts on synctest's clock).
+// verdicts (target_qps=1000 keeps the performance runs to 110 samples,
+// INVALID, so the exit is 3; compliance.TestTEST01 checks the verdicts on
+// synctest's clock).
 func TestAuditTEST01(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "audit")
-	res := runCLI(t, "", "audit", "TEST01", "--scenario", "Offline", "--set", "min_duration=100", "--set", "min_query_count=2000", "--output-dir", dir, "-q")
+	res := runCLI(t, "", "audit", "TEST01", "--scenario", "Offline", "--set", "min_duration=100", "--set", "target_qps=1000", "--output-dir", dir, "-q")
 	acc, err := os.ReadFile(filepath.Join(dir, "TEST01", "verify_accuracy.txt"))
 	if err != nil || !strings.Contains(string(acc), "TEST PASS") {
 		t.Fatalf("verify_accuracy.txt %v:\n%s\n%s", err, acc, res)
@@ -150,140 +141,5 @@ func startServeOpenAI(t *testing.T, args ...string) string {
 		if time.Now().After(deadline) {
 			t.Fatalf("not listening after 30 s:\n%s", tw.stdout.String())
 		}
-	}
-}
-
-// TestAuditOverSocket runs aimeter audit against `aimeter serve openai`
-// over a real socket: TEST04 passes against the plain simulator and fails
-// (exit 3) against one that caches answers (--cache-responses), whose
-// repeated prompt skips its delays (the audit run sends
-// the repeated sample's prompt without the nonce of a performance run);
-// TEST01's answers agree, the simulator's being seeded by the prompt. The
-// TEST04 margins are wide: in a run with token latencies MLPerf's TEST04
-// compares the TPOT estimates, 10 ms against well under 1 ms on a quiet
-// machine (with 3 ms, a CI machine loaded by every package's tests under
-// -race once read the cached answers' TPOT within 20 % of it, and at
-// 10 ms, with 80 queries, once more: MLPerf's estimate is a tail of the
-// sample, which a few slow or uncached answers out of 80 decide; 200 give
-// it room). TEST01's
-// performance comparison (within 10 % either way) is left to the real
-// clock's noise on a shared machine, and only its consistency with the
-// exit code checked.
-func TestAuditOverSocket(t *testing.T) {
-	for _, tc := range []struct {
-		test  string
-		cache bool
-		code  int
-		last  string
-	}{
-		{"TEST04", false, ExitOK, "TEST PASS"},
-		{"TEST04", true, ExitInvalid, "TEST FAIL: Test score invalid"},
-		{"TEST01", false, ExitOK, "TEST PASS"},
-	} {
-		t.Run(fmt.Sprintf("%s cache %v", tc.test, tc.cache), func(t *testing.T) {
-			serveArgs := []string{"--ttft", "1ms", "--tpot", "10ms", "--output-tokens", "4"}
-			if tc.cache {
-				serveArgs = append(serveArgs, "--cache-responses")
-			}
-			url := startServeOpenAI(t, serveArgs...)
-			dir := filepath.Join(t.TempDir(), "audit")
-			res := runCLI(t, "", "audit", tc.test, "-q", "--sut", "openai", "--url", url, "--scenario", "SingleStream",
-				"--qsl-size", "64", "--input-tokens", "8", "--output-tokens", "4", "--output-dir", dir,
-				"--set", "min_duration=100", "--set", "min_query_count=200", "--set", "target_latency=0.1")
-			verify, err := os.ReadFile(filepath.Join(dir, tc.test, "verify_performance.txt"))
-			if tc.test == "TEST01" && res.code == ExitInvalid && strings.HasSuffix(string(verify), "TEST FAIL: Test score invalid\n") {
-				tc.code, tc.last = ExitInvalid, "TEST FAIL: Test score invalid"
-			}
-			if res.code != tc.code {
-				t.Fatalf("exit %d, want %d:\n%s", res.code, tc.code, res)
-			}
-			if err != nil || !strings.HasSuffix(string(verify), tc.last+"\n") {
-				t.Errorf("verify_performance.txt %v:\n%s\nwant it to end %q", err, verify, tc.last)
-			}
-			if tc.test == "TEST01" {
-				acc, _ := os.ReadFile(filepath.Join(dir, "TEST01", "verify_accuracy.txt"))
-				if !strings.Contains(string(acc), "TEST PASS") || strings.Contains(string(acc), "num_perf_log_qsl_idx_match = 0\n") {
-					t.Errorf("verify_accuracy.txt:\n%s", acc)
-				}
-			}
-			if res := runCLI(t, "", "check", dir); (res.code == ExitOK) != (tc.code == ExitOK) {
-				t.Errorf("aimeter check of the audit: %s", res)
-			}
-		})
-	}
-}
-
-// TestAuditReference: the first example of aimeter audit's help, TEST01 on
-// the in-process reference model (its Offline passes cut to 110 samples:
-// the model is some 80 times slower under -race; aimeter's defaults for it
-// are checked by benchmark.TestGentleDefaultsForServers; each reference
-// run costs seconds of set-up under -race, so TEST04, whose verdict on a
-// shared machine is the clock's, is left to TestAudit and
-// TestAuditOverSocket). The real model answers a performance run's logged
-// samples as its accuracy run did, so TEST01's accuracy verification
-// passes; the performance comparison of sub-second passes on a shared
-// machine may go either way, and a failed one carries a hint with its
-// cause (an INVALID run, or passes too short for the machine's load).
-func TestAuditReference(t *testing.T) {
-	for _, tc := range []struct {
-		test, scenario string
-		set            []string
-	}{
-		{"TEST01", "Offline", []string{"--set", "target_qps=2000"}},
-	} {
-		t.Run(tc.test, func(t *testing.T) {
-			dir := filepath.Join(t.TempDir(), "audit")
-			start := time.Now()
-			res := runCLI(t, "", append([]string{"audit", tc.test, "--scenario", tc.scenario, "--sut", "reference", "--output-dir", dir, "-q"}, tc.set...)...)
-			t.Logf("%s took %v", tc.test, time.Since(start))
-			if res.code != ExitOK && res.code != ExitInvalid {
-				t.Fatalf("exit %d:\n%s", res.code, res)
-			}
-			if tc.test == "TEST01" {
-				acc, err := os.ReadFile(filepath.Join(dir, "TEST01", "verify_accuracy.txt"))
-				if err != nil || !strings.Contains(string(acc), "num_perf_log_data_mismatch = 0\n") || !strings.HasSuffix(strings.TrimSpace(string(acc)), "TEST PASS") {
-					t.Errorf("verify_accuracy.txt %v:\n%s", err, acc)
-				}
-			}
-			if tc.test == "TEST01" {
-				// aimeter accuracy DIR rescores the accuracy run's log
-				// against the reloaded data set: the run's own score and
-				// verdict; the audit run's sampled log judges nothing.
-				res := runCLI(t, "", "accuracy", filepath.Join(dir, "accuracy"))
-				var got struct {
-					Accuracy, Target float64
-					Pass             *bool
-				}
-				if err := json.Unmarshal([]byte(res.stdout), &got); err != nil || res.code != ExitOK || got.Pass == nil || !*got.Pass || got.Target != 85 {
-					t.Errorf("aimeter accuracy of the accuracy run (%v): %s", err, res)
-				}
-				runJSON, _ := os.ReadFile(filepath.Join(dir, "accuracy", "run.json"))
-				if !strings.Contains(string(runJSON), fmt.Sprintf(`"Value": %v,`, got.Accuracy)) {
-					t.Errorf("rescored %v, but the run recorded:\n%s", got.Accuracy, runJSON)
-				}
-				res = runCLI(t, "", "accuracy", "log", filepath.Join(dir, "audit"))
-				if res.code != ExitOK || !strings.Contains(res.stdout, "responses logged") || strings.Contains(res.stdout, "pass") {
-					t.Errorf("aimeter accuracy log of the audit run: %s", res)
-				}
-			}
-			perf, err := os.ReadFile(filepath.Join(dir, tc.test, "verify_performance.txt"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			pass := strings.HasSuffix(strings.TrimSpace(string(perf)), "TEST PASS")
-			// The hint names the cause: an INVALID run (110 samples may
-			// end before min_duration) or, between VALID runs this short,
-			// the machine's load.
-			want := "hint: the reference run's pass lasted"
-			if strings.Contains(string(perf), "TEST FAIL: Invalid results in") {
-				want = "hint: TEST01 failed on an INVALID run, not on its score"
-			}
-			if hint := strings.Contains(res.stderr, want); hint == pass {
-				t.Errorf("performance verdict pass=%v, but the hint %q shown=%v:\n%s", pass, want, hint, res)
-			}
-			if tc.test == "TEST04" && pass != (res.code == ExitOK) {
-				t.Errorf("exit %d, but verify_performance.txt says:\n%s", res.code, perf)
-			}
-		})
 	}
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -76,6 +77,18 @@ func TestAccuracyModeReferencePrintsScore(t *testing.T) {
 	regen := runCLI(t, dir, "report", out, "--output-dir", filepath.Join(dir, "regen"))
 	if regen.code != ExitInvalid || !strings.Contains(regen.stdout, "Accuracy: ") {
 		t.Errorf("aimeter report gives another verdict:\n%v", regen)
+	}
+	// aimeter accuracy DIR rescores the log against the reloaded data set
+	// and prints the run's own score and verdict as JSON, exiting 3 below
+	// the target.
+	res := runCLI(t, dir, "accuracy", out)
+	var got struct {
+		Accuracy, Target float64
+		Pass             *bool
+	}
+	if err := json.Unmarshal([]byte(res.stdout), &got); err != nil || res.code != ExitInvalid || got.Pass == nil || *got.Pass ||
+		b.AccuracyCheck == nil || got.Accuracy != b.AccuracyCheck.Value || got.Target != b.AccuracyCheck.Target {
+		t.Errorf("aimeter accuracy of the run (%v): %s", err, res)
 	}
 }
 

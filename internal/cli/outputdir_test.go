@@ -119,7 +119,7 @@ func TestRunWriteFailureStillPrintsResult(t *testing.T) {
 		wantStdout string
 		reason     string
 	}{
-		{"MLPerf run", []string{"--scenario", "Offline"}, "Result is : ", "the LoadGen verdict is printed before the failure"},
+		{"MLPerf run", []string{"--scenario", "Offline", "--set", "target_qps=1000"}, "Result is : ", "the LoadGen verdict is printed before the failure"},
 		{"GB/T run", []string{"--arrival-mode", "1", "--period", "50ms", "--duration", "300ms"}, "Lost: ", "the GB/T metrics are printed before the failure"},
 	}
 	for _, r := range rows {
@@ -165,7 +165,7 @@ func TestRunRemovesStaleFiles(t *testing.T) {
 			t.Fatalf("the first run did not write %s, so the test proves nothing: %v", name, err)
 		}
 	}
-	second := runCLI(t, "", "run", "-q", "--output-dir", dir, "--scenario", "Offline")
+	second := runCLI(t, "", "run", "-q", "--output-dir", dir, "--scenario", "Offline", "--set", "target_qps=1000")
 	if second.code != ExitOK && second.code != ExitInvalid {
 		t.Fatalf("second run:\n%s", second)
 	}

@@ -48,7 +48,9 @@ func abs(t *testing.T, dirs ...string) []string {
 }
 
 // Every run of aimeter sweep (each point) and aimeter audit (each run) is
-// recorded in the results store; --no-store records none.
+// recorded in the results store; --no-store records none. (target_qps
+// keeps the null SUT's Offline audit runs to a few samples, not a million
+// each.)
 func TestStudiesRecordEachRun(t *testing.T) {
 	url := newSimServer(t, "sim")
 	dir := t.TempDir()
@@ -66,7 +68,7 @@ func TestStudiesRecordEachRun(t *testing.T) {
 	}
 
 	au := filepath.Join(dir, "audit")
-	r = runCLI(t, "", "audit", "TEST04", "--scenario", "Offline", "--set", "min_duration=50", "-q", "--output-dir", au, "--store", dsn)
+	r = runCLI(t, "", "audit", "TEST04", "--scenario", "Offline", "--set", "min_duration=50", "--set", "target_qps=1000", "-q", "--output-dir", au, "--store", dsn)
 	if r.code != ExitOK && r.code != ExitInvalid {
 		t.Fatal(r)
 	}
@@ -79,7 +81,7 @@ func TestStudiesRecordEachRun(t *testing.T) {
 	// command says nothing about a store either).
 	for _, args := range [][]string{
 		{"sweep", "--points", "1", "--sut", "openai", "--url", url, "--qsl-size", "8", "--duration", "100ms", "--set", "min_query_count=8", "--output-dir", filepath.Join(dir, "sweep2")},
-		{"audit", "TEST04", "--scenario", "Offline", "--set", "min_duration=50", "--output-dir", filepath.Join(dir, "audit2")},
+		{"audit", "TEST04", "--scenario", "Offline", "--set", "min_duration=50", "--set", "target_qps=1000", "--output-dir", filepath.Join(dir, "audit2")},
 	} {
 		r := runCLI(t, "", append(args, "--no-store")...)
 		if (r.code != ExitOK && r.code != ExitInvalid) || strings.Contains(r.stderr, "recorded as run") {

@@ -345,16 +345,6 @@ change of the headline metric against the previous run.
 	return cmd
 }
 
-func cmpInt64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
 func newResultsExportCommand(st *State, dsn *string) *cobra.Command {
 	var format, output string
 	cmd := &cobra.Command{

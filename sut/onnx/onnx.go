@@ -16,6 +16,7 @@ import (
 	ort "github.com/yalue/onnxruntime_go"
 
 	"aimeter/loadgen"
+	"aimeter/sut/batch"
 )
 
 // LibraryEnv is the environment variable naming the ONNX Runtime shared
@@ -202,22 +203,12 @@ type SUT struct {
 	session       *ort.DynamicAdvancedSession
 	input, output ort.InputOutputInfo
 	maxBatch      int
-
-	mu     sync.Mutex
-	cond   *sync.Cond
-	queue  []job
-	busy   int
-	closed bool
+	// queue holds the issued samples until a worker batches them.
+	queue *batch.Queue
 
 	batches, samples atomic.Uint64
 	stageNs          [numStages]atomic.Int64
 	wg               sync.WaitGroup
-}
-
-type job struct {
-	r        *loadgen.Responder
-	s        loadgen.QuerySample
-	received int64
 }
 
 var (
@@ -290,8 +281,7 @@ func New(opts Options) (*SUT, error) {
 	if err != nil {
 		return nil, fmt.Errorf("onnx: loading the model %s: %w", opts.Model, err)
 	}
-	s := &SUT{opts: opts, session: sess, input: in, output: out, maxBatch: maxBatch}
-	s.cond = sync.NewCond(&s.mu)
+	s := &SUT{opts: opts, session: sess, input: in, output: out, maxBatch: maxBatch, queue: batch.New(maxBatch, 0)}
 	for range opts.Workers {
 		s.wg.Add(1)
 		go s.work()
@@ -313,13 +303,7 @@ func (s *SUT) MaxBatch() int { return s.maxBatch }
 
 // IssueQuery queues the samples; it never blocks on inference.
 func (s *SUT) IssueQuery(r *loadgen.Responder, samples []loadgen.QuerySample) {
-	received := r.Now()
-	s.mu.Lock()
-	for _, q := range samples {
-		s.queue = append(s.queue, job{r: r, s: q, received: received})
-	}
-	s.mu.Unlock()
-	s.cond.Broadcast()
+	s.queue.IssueQuery(r, samples)
 }
 
 // FlushQueries does nothing: workers run whatever is queued.
@@ -328,21 +312,8 @@ func (s *SUT) FlushQueries() {}
 // Drain discards the samples still queued and waits until the batches in
 // progress are complete (loadgen.Drainer); call it only between runs.
 func (s *SUT) Drain(ctx context.Context) error {
-	stop := context.AfterFunc(ctx, func() {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		s.cond.Broadcast()
-	})
-	defer stop()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	clear(s.queue)
-	s.queue = s.queue[:0]
-	for s.busy > 0 && !s.closed {
-		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("onnx SUT: drain: %d batches still in progress: %w", s.busy, err)
-		}
-		s.cond.Wait()
+	if _, err := s.queue.Drain(ctx); err != nil {
+		return fmt.Errorf("onnx SUT: %w", err)
 	}
 	return nil
 }
@@ -350,10 +321,7 @@ func (s *SUT) Drain(ctx context.Context) error {
 // Close stops the workers and releases the session; queued samples are
 // dropped (loadgen counts them lost).
 func (s *SUT) Close() {
-	s.mu.Lock()
-	s.closed = true
-	s.mu.Unlock()
-	s.cond.Broadcast()
+	s.queue.Close()
 	s.wg.Wait()
 	_ = s.session.Destroy()
 }
@@ -367,74 +335,47 @@ func (s *SUT) Stats() Stats {
 	return st
 }
 
-// take waits for work and removes up to maxBatch jobs; empty once closed.
-func (s *SUT) take(batch []job) []job {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for len(s.queue) == 0 && !s.closed {
-		s.cond.Wait()
-	}
-	if s.closed {
-		return batch[:0]
-	}
-	n := min(len(s.queue), s.maxBatch)
-	s.busy++
-	batch = append(batch[:0], s.queue[:n]...)
-	clear(s.queue[:n])
-	s.queue = s.queue[n:]
-	return batch
-}
-
-func (s *SUT) done() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.busy--
-	if s.busy == 0 {
-		s.cond.Broadcast()
-	}
-}
-
 func (s *SUT) work() {
 	defer s.wg.Done()
-	batch := make([]job, 0, s.maxBatch)
+	jobs := make([]batch.Job, 0, s.maxBatch)
 	var x []float32
 	var out []byte
 	resp := make([]loadgen.Response, 0, s.maxBatch)
 	stages := make([]loadgen.StageTimes, s.maxBatch)
 	for {
-		batch = s.take(batch)
-		if len(batch) == 0 {
+		jobs = s.queue.Take(jobs)
+		if len(jobs) == 0 {
 			return
 		}
 		// Run the samples in groups of one input shape, in queue order.
-		for len(batch) > 0 {
-			shape, err := s.opts.Task.InputShape(batch[0].s.Index)
+		for len(jobs) > 0 {
+			shape, err := s.opts.Task.InputShape(jobs[0].S.Index)
 			if err != nil {
-				batch[0].r.Fail(batch[0].s.ID, err)
-				batch = batch[1:]
+				jobs[0].R.Fail(jobs[0].S.ID, err)
+				jobs = jobs[1:]
 				continue
 			}
 			n := 1
-			for n < len(batch) {
-				sh, err := s.opts.Task.InputShape(batch[n].s.Index)
+			for n < len(jobs) {
+				sh, err := s.opts.Task.InputShape(jobs[n].S.Index)
 				if err != nil || !slices.Equal(sh, shape) {
 					break
 				}
 				n++
 			}
-			x, out = s.run(batch[:n], shape, x, out, resp, stages)
-			batch = batch[n:]
+			x, out = s.run(jobs[:n], shape, x, out, resp, stages)
+			jobs = jobs[n:]
 		}
-		s.done()
+		s.queue.Done()
 	}
 }
 
 // run runs one group of samples of one input shape through the model and
 // completes them; it returns its scratch buffers for reuse.
-func (s *SUT) run(group []job, shape []int64, x []float32, out []byte, resp []loadgen.Response, stages []loadgen.StageTimes) ([]float32, []byte) {
+func (s *SUT) run(group []batch.Job, shape []int64, x []float32, out []byte, resp []loadgen.Response, stages []loadgen.StageTimes) ([]float32, []byte) {
 	fail := func(err error) {
 		for _, j := range group {
-			j.r.Fail(j.s.ID, err)
+			j.R.Fail(j.S.ID, err)
 		}
 	}
 	size := 1
@@ -452,8 +393,8 @@ func (s *SUT) run(group []job, shape []int64, x []float32, out []byte, resp []lo
 	}
 	t0 := time.Now()
 	for k, j := range group {
-		if err := s.opts.Task.Preprocess(j.s.Index, x[k*size:(k+1)*size]); err != nil {
-			fail(fmt.Errorf("sample %d: %w", j.s.Index, err))
+		if err := s.opts.Task.Preprocess(j.S.Index, x[k*size:(k+1)*size]); err != nil {
+			fail(fmt.Errorf("sample %d: %w", j.S.Index, err))
 			return x, out
 		}
 	}
@@ -474,7 +415,7 @@ func (s *SUT) run(group []job, shape []int64, x []float32, out []byte, resp []lo
 	defer outputs[0].Destroy()
 	oshape := outputs[0].GetShape()
 	if len(oshape) == 0 || oshape[0] != int64(n) {
-		fail(fmt.Errorf("onnx: the output %s has shape %v for a batch of %d", s.output.Name, oshape, n))
+		fail(fmt.Errorf("onnx: the output %s has shape %v for a jobs of %d", s.output.Name, oshape, n))
 		return x, out
 	}
 	per := 1
@@ -494,9 +435,9 @@ func (s *SUT) run(group []job, shape []int64, x []float32, out []byte, resp []lo
 			fail(fmt.Errorf("onnx: the output %s is of an unsupported type", s.output.Name))
 			return x, out
 		}
-		out, err = s.opts.Task.Postprocess(j.s.Index, o, out)
+		out, err = s.opts.Task.Postprocess(j.S.Index, o, out)
 		if err != nil {
-			fail(fmt.Errorf("sample %d: %w", j.s.Index, err))
+			fail(fmt.Errorf("sample %d: %w", j.S.Index, err))
 			return x, out
 		}
 		ends[k] = len(out)
@@ -505,12 +446,12 @@ func (s *SUT) run(group []job, shape []int64, x []float32, out []byte, resp []lo
 	resp = resp[:0]
 	start := 0
 	for k, j := range group {
-		resp = append(resp, loadgen.Response{ID: j.s.ID, Data: out[start:ends[k]]})
+		resp = append(resp, loadgen.Response{ID: j.S.ID, Data: out[start:ends[k]]})
 		start = ends[k]
 		if !s.opts.NoStageTimes {
-			r := j.r
+			r := j.R
 			stages[k] = loadgen.StageTimes{
-				Received:        j.received,
+				Received:        j.Received,
 				PreprocessStart: r.At(t0), PreprocessEnd: r.At(t1),
 				InferenceStart: r.At(t1), InferenceEnd: r.At(t2),
 				PostprocessStart: r.At(t2), PostprocessEnd: r.At(t3),
@@ -524,11 +465,11 @@ func (s *SUT) run(group []job, shape []int64, x []float32, out []byte, resp []lo
 	s.stageNs[Preprocess].Add(int64(t1.Sub(t0)))
 	s.stageNs[Inference].Add(int64(t2.Sub(t1)))
 	s.stageNs[Postprocess].Add(int64(t3.Sub(t2)))
-	// One completion call per responder (a batch normally has one).
+	// One completion call per responder (a jobs normally has one).
 	from := 0
 	for k := 1; k <= n; k++ {
-		if k == n || group[k].r != group[from].r {
-			group[from].r.CompleteBatch(resp[from:k])
+		if k == n || group[k].R != group[from].R {
+			group[from].R.CompleteBatch(resp[from:k])
 			from = k
 		}
 	}

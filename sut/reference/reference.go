@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"aimeter/loadgen"
+	"aimeter/sut/batch"
 )
 
 // Predictor classifies a batch of inputs. Each worker of the SUT owns one,
@@ -101,12 +102,8 @@ func (st StageStats) MeanBatch() float64 {
 // SUT is the reference system under test. Create it with New and Close it.
 type SUT struct {
 	opts Options
-
-	mu     sync.Mutex
-	cond   *sync.Cond
-	queue  []job
-	busy   int // batches taken from the queue and not yet completed
-	closed bool
+	// queue holds the issued samples until a worker batches them.
+	queue *batch.Queue
 
 	batches atomic.Uint64
 	samples atomic.Uint64
@@ -114,12 +111,6 @@ type SUT struct {
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
-}
-
-type job struct {
-	r        *loadgen.Responder
-	s        loadgen.QuerySample
-	received int64 // t_ITR on the run's clock
 }
 
 var (
@@ -141,8 +132,7 @@ func New(opts Options) (*SUT, error) {
 	if opts.Workers <= 0 {
 		opts.Workers = 1
 	}
-	s := &SUT{opts: opts}
-	s.cond = sync.NewCond(&s.mu)
+	s := &SUT{opts: opts, queue: batch.New(opts.MaxBatch, opts.BatchWait)}
 	ctx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
 	for w := 0; w < opts.Workers; w++ {
@@ -157,13 +147,7 @@ func (s *SUT) Name() string { return s.opts.Name }
 
 // IssueQuery queues the samples; it never blocks on inference.
 func (s *SUT) IssueQuery(r *loadgen.Responder, samples []loadgen.QuerySample) {
-	received := r.Now()
-	s.mu.Lock()
-	for _, q := range samples {
-		s.queue = append(s.queue, job{r: r, s: q, received: received})
-	}
-	s.mu.Unlock()
-	s.cond.Broadcast()
+	s.queue.IssueQuery(r, samples)
 }
 
 // FlushQueries does nothing: workers run whatever is queued.
@@ -182,32 +166,16 @@ func (s *SUT) Drain(ctx context.Context) error {
 
 // DrainCount is Drain, also returning how many queued samples it discarded.
 func (s *SUT) DrainCount(ctx context.Context) (int, error) {
-	stop := context.AfterFunc(ctx, func() {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		s.cond.Broadcast()
-	})
-	defer stop()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	dropped := len(s.queue)
-	clear(s.queue)
-	s.queue = s.queue[:0]
-	for s.busy > 0 && !s.closed {
-		if err := ctx.Err(); err != nil {
-			return dropped, fmt.Errorf("reference SUT: drain: %d batches still in progress: %w", s.busy, err)
-		}
-		s.cond.Wait()
+	dropped, err := s.queue.Drain(ctx)
+	if err != nil {
+		return dropped, fmt.Errorf("reference SUT: %w", err)
 	}
 	return dropped, nil
 }
 
 // Close stops the workers; queued samples are dropped (loadgen counts them lost).
 func (s *SUT) Close() {
-	s.mu.Lock()
-	s.closed = true
-	s.mu.Unlock()
-	s.cond.Broadcast()
+	s.queue.Close()
 	s.cancel()
 	s.wg.Wait()
 }
@@ -230,91 +198,35 @@ func (s *SUT) ResetStats() {
 	}
 }
 
-// take waits for work and removes up to MaxBatch jobs into batch, counting
-// the batch as busy until done is called. It returns an empty batch once the
-// SUT is closed.
-func (s *SUT) take(batch []job) []job {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for {
-		for len(s.queue) == 0 && !s.closed {
-			s.cond.Wait()
-		}
-		if s.closed {
-			return batch[:0]
-		}
-		if len(s.queue) < s.opts.MaxBatch && s.opts.BatchWait > 0 {
-			// Give a partial batch a short window to fill up.
-			deadline := time.Now().Add(s.opts.BatchWait)
-			for len(s.queue) < s.opts.MaxBatch && !s.closed {
-				left := time.Until(deadline)
-				if left <= 0 {
-					break
-				}
-				s.mu.Unlock()
-				time.Sleep(min(left, 50*time.Microsecond))
-				s.mu.Lock()
-			}
-		}
-		if len(s.queue) > 0 || s.closed {
-			break
-		}
-		// Drained while the partial batch waited: wait again.
-	}
-	if s.closed {
-		return batch[:0]
-	}
-	n := min(len(s.queue), s.opts.MaxBatch)
-	s.busy++
-	batch = append(batch[:0], s.queue[:n]...)
-	// Take from the front without moving the rest: copying a long backlog
-	// for every batch would slow an overloaded SUT down further, the more
-	// the longer its queue. append reallocates once the array's end is
-	// reached, copying only what is still queued.
-	clear(s.queue[:n])
-	s.queue = s.queue[n:]
-	return batch
-}
-
-// done marks a batch taken by take as complete, waking a waiting Drain.
-func (s *SUT) done() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.busy--
-	if s.busy == 0 {
-		s.cond.Broadcast()
-	}
-}
-
 func (s *SUT) work(ctx context.Context, p Predictor) {
 	defer s.wg.Done()
 	in := s.opts.InputSize
 	x := make([]float32, s.opts.MaxBatch*in)
 	classes := make([]uint8, s.opts.MaxBatch)
-	batch := make([]job, 0, s.opts.MaxBatch)
+	jobs := make([]batch.Job, 0, s.opts.MaxBatch)
 	resp := make([]loadgen.Response, 0, s.opts.MaxBatch)
 	stages := make([]loadgen.StageTimes, s.opts.MaxBatch)
 	out := make([]byte, s.opts.MaxBatch)
 	for ctx.Err() == nil {
-		batch = s.take(batch)
-		if len(batch) == 0 {
+		jobs = s.queue.Take(jobs)
+		if len(jobs) == 0 {
 			return
 		}
 		t0 := time.Now()
 		n := 0
-		var missing []job
-		for _, j := range batch {
-			px, ok := s.opts.Samples.Sample(j.s.Index)
+		var missing []batch.Job
+		for _, j := range jobs {
+			px, ok := s.opts.Samples.Sample(j.S.Index)
 			if !ok || len(px) != in {
 				missing = append(missing, j)
 				continue
 			}
 			copy(x[n*in:(n+1)*in], px)
-			batch[n] = j
+			jobs[n] = j
 			n++
 		}
 		for _, j := range missing {
-			j.r.Fail(j.s.ID, fmt.Errorf("sample %d is not loaded in the QSL", j.s.Index))
+			j.R.Fail(j.S.ID, fmt.Errorf("sample %d is not loaded in the QSL", j.S.Index))
 		}
 		t1 := time.Now()
 		if n > 0 {
@@ -327,46 +239,46 @@ func (s *SUT) work(ctx context.Context, p Predictor) {
 		for k := 0; k < n; k++ {
 			out[k] = classes[k]
 			if s.opts.OnClassified != nil {
-				s.opts.OnClassified(batch[k].s.Index, classes[k])
+				s.opts.OnClassified(jobs[k].S.Index, classes[k])
 			}
-			resp = append(resp, loadgen.Response{ID: batch[k].s.ID, Data: out[k : k+1]})
+			resp = append(resp, loadgen.Response{ID: jobs[k].S.ID, Data: out[k : k+1]})
 			if !s.opts.NoStageTimes {
 				resp[k].Stages = &stages[k]
 			}
 		}
 		t3 := time.Now()
-		// The batch's stage boundaries are every sample's (GB/T 45087
+		// The jobs's stage boundaries are every sample's (GB/T 45087
 		// Table 16), on the clock of the sample's own run: in process, one
 		// clock serves tester and SUT.
 		for k := 0; k < n; k++ {
-			r := batch[k].r
+			r := jobs[k].R
 			stages[k] = loadgen.StageTimes{
-				Received:        batch[k].received,
+				Received:        jobs[k].Received,
 				PreprocessStart: r.At(t0), PreprocessEnd: r.At(t1),
 				InferenceStart: r.At(t1), InferenceEnd: r.At(t2),
 				PostprocessStart: r.At(t2), PostprocessEnd: r.At(t3),
 				ResultSent: r.At(t3),
 			}
 		}
-		// Count the batch before completing it: once the last sample is
+		// Count the jobs before completing it: once the last sample is
 		// complete, loadgen may end the run and read the stats.
 		s.batches.Add(1)
 		s.samples.Add(uint64(n))
 		s.stageNs[Preprocess].Add(int64(t1.Sub(t0)))
 		s.stageNs[Inference].Add(int64(t2.Sub(t1)))
 		s.stageNs[Postprocess].Add(int64(t3.Sub(t2)))
-		completeByResponder(resp, batch[:n])
-		s.done()
+		completeByResponder(resp, jobs[:n])
+		s.queue.Done()
 	}
 }
 
-// completeByResponder completes a batch with one timestamp per responder
-// (a batch normally has one).
-func completeByResponder(resp []loadgen.Response, batch []job) {
+// completeByResponder completes a jobs with one timestamp per responder
+// (a jobs normally has one).
+func completeByResponder(resp []loadgen.Response, jobs []batch.Job) {
 	start := 0
-	for k := 1; k <= len(batch); k++ {
-		if k == len(batch) || batch[k].r != batch[start].r {
-			batch[start].r.CompleteBatch(resp[start:k])
+	for k := 1; k <= len(jobs); k++ {
+		if k == len(jobs) || jobs[k].R != jobs[start].R {
+			jobs[start].R.CompleteBatch(resp[start:k])
 			start = k
 		}
 	}

@@ -210,9 +210,7 @@ func TestDrainEmptiesTheBacklog(t *testing.T) {
 		t.Fatalf("%d of 40 samples lost; the gated SUT answers none in time", res.LostSamples)
 	}
 	first := <-started // the batch in progress
-	sut.mu.Lock()
-	queued, busy := len(sut.queue), sut.busy
-	sut.mu.Unlock()
+	queued, busy := sut.queue.Pending()
 	if queued != 40-first || busy != 1 {
 		t.Fatalf("after the run: %d queued and %d batches busy; want %d and 1", queued, busy, 40-first)
 	}
@@ -236,10 +234,7 @@ func TestDrainEmptiesTheBacklog(t *testing.T) {
 	// The drain cannot end while the batch is in progress: wait for the
 	// queue to be discarded, then release the batch.
 	for {
-		sut.mu.Lock()
-		empty := len(sut.queue) == 0
-		sut.mu.Unlock()
-		if empty {
+		if queued, _ := sut.queue.Pending(); queued == 0 {
 			break
 		}
 		runtime.Gosched()
