@@ -65,9 +65,8 @@ func runRateSearch(parent context.Context, st *State, rp *benchmark.RateSearchPl
 // rateSearchCode is the exit status of a finished rate search: ExitInvalid
 // when even the starting rate missed the goodput target.
 func rateSearchCode(sum *benchmark.RateSearchSummary) error {
-	if sum.Stop == sweep.StopNone && len(sum.Probes) > 0 {
-		return withCode(ExitInvalid, fmt.Errorf("no request rate met the goodput target %v: even %g requests/s had a goodput fraction of %.4f (SLO %s)",
-			sum.Options.Target, sum.Options.Start, sum.Probes[0].Fraction, sum.SLO))
+	if err := sum.Shortfall(); err != nil {
+		return withCode(ExitInvalid, err)
 	}
 	return nil
 }

@@ -235,17 +235,15 @@ func studyEnded(ctx context.Context, err error) error {
 	return nil
 }
 
-// sweepCode is the exit code of a finished sweep: 3 when a point was
-// INVALID or a search found no concurrency meeting its target.
+// sweepCode is the exit code of a finished sweep: 3 when it fell short
+// (sweep.Summary.Shortfall), saying why unless a point was INVALID (its
+// bundle says why).
 func sweepCode(sum *sweep.Summary) error {
-	if s := sum.Search; s != nil && s.Stop == sweep.StopNone {
-		return withCode(ExitInvalid, fmt.Errorf("no concurrency met the goodput target %v: even %d had a goodput fraction of %.4f (SLO %s)",
-			s.Options.Target, s.Options.Start, s.Probes[0].Fraction, sum.SLO))
-	}
-	for _, p := range sum.Points {
-		if p.Verdict == "INVALID" {
-			return withCode(ExitInvalid, nil)
-		}
+	switch err := sum.Shortfall(); {
+	case errors.Is(err, sweep.ErrInvalidPoint):
+		return withCode(ExitInvalid, nil)
+	case err != nil:
+		return withCode(ExitInvalid, err)
 	}
 	return nil
 }
