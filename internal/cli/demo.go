@@ -4,19 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"aimeter/benchmark"
+	"aimeter/console"
 	"aimeter/dataset"
 	"aimeter/loadgen"
 	"aimeter/model"
@@ -197,11 +194,7 @@ func runDemo(parent context.Context, st *State, f *demoFlags) error {
 	co := benchmark.DemoCalibration()
 	cal := calibrate(m, data.Test, co)
 	plan := benchmark.PlanDemo(cal, f.duration)
-	fmt.Fprintf(st.Stdout, "Model speed: %v per sample alone, %s samples/s in batches of %d (medians of %d rounds)\n",
-		cal.Single.Round(100*time.Nanosecond), formatRate(cal.BatchRate), co.Batch, co.Rounds)
-	fmt.Fprintf(st.Stdout, "Server: %s samples/s, p99 bound %v, %v; Offline: one query sized for %s samples/s\n",
-		formatRate(plan.Server.ServerTargetQPS), time.Duration(plan.Server.ServerTargetLatencyNs),
-		time.Duration(plan.Server.MinDurationMs)*time.Millisecond, formatRate(plan.Offline.OfflineExpectedQPS))
+	console.WriteDemoPlan(st.Stdout, cal, co, plan)
 	var runs []demoRun
 	var interrupted error
 	// do runs one scenario through the one run path (benchmark.Run) and
@@ -257,7 +250,11 @@ func runDemo(parent context.Context, st *State, f *demoFlags) error {
 	do("Server", plan.Server)
 	do("Offline", plan.Offline)
 
-	printDemoTable(st.Stdout, runs)
+	table := make([]console.DemoRun, len(runs))
+	for i, r := range runs {
+		table[i] = console.DemoRun{Name: r.name, Outcome: r.out}
+	}
+	console.WriteDemoTable(st.Stdout, table)
 	if err := writeDemoReport(f.outputDir, data, m, runs); err != nil {
 		return withCode(ExitFailure, err)
 	}
@@ -285,39 +282,6 @@ func calibrate(m *model.MLP, set *dataset.Images, o benchmark.CalibrateOptions) 
 	x := set.Floats()[:o.Batch*px]
 	var out []int
 	return benchmark.Calibrate(func(n int) { out = inf.Predict(out[:0], x[:n*px], n) }, o)
-}
-
-// formatRate writes a rate in samples/s for people: whole numbers with
-// thousands separators, e.g. "49,157".
-func formatRate(v float64) string {
-	digits := strconv.FormatFloat(math.Round(v), 'f', 0, 64)
-	var b strings.Builder
-	for i, c := range digits {
-		if i > 0 && (len(digits)-i)%3 == 0 && digits[i-1] != '-' {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
-}
-
-func printDemoTable(w io.Writer, runs []demoRun) {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "\nScenario\tMetric\tValue\tResult\tAccuracy")
-	for _, r := range runs {
-		metric, value, verdict := "-", "-", "-"
-		if s := r.out.Result.Summary; s != nil {
-			name, v := s.Metric()
-			metric, value = name, summaryHeadline(s, v)
-			verdict = r.out.Verdict.Word()
-		}
-		accText := "-"
-		if a := r.out.Accuracy; a != nil {
-			accText = accuracyText(a)
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.name, metric, value, verdict, accText)
-	}
-	tw.Flush()
 }
 
 func writeDemoReport(dir string, data *mlp.Data, m *model.MLP, runs []demoRun) error {

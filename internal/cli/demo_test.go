@@ -10,26 +10,6 @@ import (
 	"aimeter/sysinfo"
 )
 
-func TestFormatRate(t *testing.T) {
-	tests := []struct {
-		name string
-		v    float64
-		want string
-	}{
-		{"thousands get separators", 70299.4, "70,299"},
-		{"rounded to whole samples", 1999.6, "2,000"},
-		{"below a thousand", 999, "999"},
-		{"millions", 1234567, "1,234,567"},
-		{"zero", 0, "0"},
-		{"negative", -1234, "-1,234"},
-	}
-	for _, tt := range tests {
-		if got := formatRate(tt.v); got != tt.want {
-			t.Errorf("%s: formatRate(%v) = %q, want %q", tt.name, tt.v, got, tt.want)
-		}
-	}
-}
-
 func TestDemoSpinWindow(t *testing.T) {
 	tests := []struct {
 		name  string

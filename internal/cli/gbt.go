@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"io"
 	"maps"
 	"slices"
 	"text/tabwriter"
@@ -81,97 +80,6 @@ func (g *gbtFlags) planInput() gbt.PlanInput {
 		LossThreshold:  g.lossThreshold,
 		SampleBytes:    g.sampleBytes,
 	}
-}
-
-// printGBT prints the result of a GB/T test: the time breakdown, T_I,
-// throughput, the send lateness of a mode on a schedule, the loss verdict of the main jobs and, in a mixed test, of
-// the foreign jobs, the accuracy where scored, the bundle's files.
-func printGBT(w io.Writer, out *benchmark.Outcome) {
-	res, t, m, dir := out.Result, gbt.TestOf(out.Bundle), out.GBT, out.Dir
-	fmt.Fprintf(w, "GB/T 45087 arrival mode %d (%s), %s carried by LoadGen's %s scenario\n",
-		t.Arrival.Mode, t.Arrival.Mode, timeoutText(t.Arrival.Timeout), res.Effective.Scenario)
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "metric\tn\tmin\tmean\tp50\tp90\tp99\tmax\t(ms)")
-	for _, row := range []struct {
-		name string
-		s    gbt.TimeStat
-	}{{"T_TI", m.Time.TTI}, {"T_DIS", m.Time.TDIS}, {"T_IPR", m.Time.TIPR}, {"T_IN", m.Time.TIN},
-		{"T_IPO", m.Time.TIPO}, {"T_IP", m.Time.TIP}, {"T_DIP", m.Time.TDIP}} {
-		if !row.s.Available {
-			fmt.Fprintf(tw, "%s\t-\t%s\n", row.name, row.s.Reason)
-			continue
-		}
-		s := row.s.Stat
-		fmt.Fprintf(tw, "%s\t%d\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t\n", row.name, s.N, s.Min, s.Mean, s.P50, s.P90, s.P99, s.Max)
-	}
-	tw.Flush()
-	if m.Time.TI.Available {
-		fmt.Fprintf(w, "T_I (total inference latency): %.3f ms\n", m.Time.TI.Ms)
-	}
-	if th := m.Throughput; th.Samples == 0 {
-		fmt.Fprintf(w, "%s: -- (no job returned a result)\n", th.Name())
-	} else {
-		fmt.Fprintf(w, "%s: %.2f samples/s\n", th.Name(), th.SamplesPerSecond)
-		if th.Note != "" {
-			fmt.Fprintf(w, "  %s\n", th.Note)
-		}
-	}
-	if out.Derived != nil {
-		if l := out.Derived.SendLateness(); l != nil { // the modes on LoadGen's Server scenario
-			fmt.Fprintln(w, l.Text())
-		}
-	}
-	fmt.Fprintf(w, "Lost: %d of %d samples (rate %.4f, threshold %.4f): %s\n", m.Loss.Lost, m.Loss.Sent, m.Loss.Rate, m.Loss.Threshold, passFail(m.Loss.Valid))
-	if res.LateCompletions > 0 {
-		fmt.Fprintf(w, "  of which %d returned after their timeout and were counted lost (GB-7.4.1-d)\n", res.LateCompletions)
-	}
-	if res.FailedSamples > 0 {
-		fmt.Fprintf(w, "  %d samples failed (errors reported by the SUT)\n", res.FailedSamples)
-	}
-	if f := m.Foreign; f != nil {
-		fmt.Fprintf(w, "Foreign jobs (mode 5, IN-50): lost %d of %d (rate %.4f, threshold %.4f): %s; %.2f samples/s\n",
-			f.Loss.Lost, f.Loss.Sent, f.Loss.Rate, f.Loss.Threshold, passFail(f.Loss.Valid), f.Throughput.SamplesPerSecond)
-		if fr := out.Foreign; fr != nil && fr.FailedSamples > 0 {
-			fmt.Fprintf(w, "  %d foreign samples failed (errors reported by the SUT)\n", fr.FailedSamples)
-		}
-	}
-	if m.Elasticity != nil {
-		if m.Elasticity.Available {
-			// The standard's Table 19 value under its name; IN-76's
-			// non-standard %/MB variant labelled as such.
-			fmt.Fprintf(w, "Elasticity (EL, Table 19): %.4f %%\n", m.Elasticity.Percent)
-			fmt.Fprintf(w, "Elasticity variant (IN-76, non-standard): %.4f %%/MB\n", m.Elasticity.PercentPerMB)
-		} else {
-			fmt.Fprintf(w, "Elasticity: not available: %s\n", m.Elasticity.Reason)
-		}
-		if m.PressureTolerance.Available {
-			fmt.Fprintf(w, "Pressure tolerance: %.4f MB/s\n", m.PressureTolerance.MBPerSecond)
-		} else {
-			fmt.Fprintf(w, "Pressure tolerance: not available: %s\n", m.PressureTolerance.Reason)
-		}
-	}
-	printAccuracy(w, out.Accuracy)
-	fmt.Fprintf(w, "GB/T verdict: %s\n", out.Verdict.Word())
-	printReasons(w, out.Verdict)
-	if out.WriteErr != nil {
-		fmt.Fprintf(w, "Files NOT all written to %s: see the error below\n", dir)
-		return
-	}
-	fmt.Fprintf(w, "Wrote %s (gbt_result.json, gbt_test.json, gbt_inference.log and the MLPerf logs)\n", dir)
-}
-
-func passFail(ok bool) string {
-	if ok {
-		return "PASS"
-	}
-	return "FAIL"
-}
-
-func timeoutText(d time.Duration) string {
-	if d == 0 {
-		return "no timeout"
-	}
-	return "timeout " + d.String()
 }
 
 func newScenariosCommand(st *State) *cobra.Command {

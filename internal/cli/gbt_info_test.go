@@ -1,38 +1,12 @@
 package cli
 
 import (
-	"bytes"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
-	"aimeter/benchmark"
-	"aimeter/bundle"
 	"aimeter/gbt"
-	"aimeter/loadgen"
 )
-
-// TestPrintGBTElasticity checks that "Elasticity" is the standard's Table 19
-// value (EL × 100, in %) and IN-76's %/MB variant is labelled as such.
-func TestPrintGBTElasticity(t *testing.T) {
-	res := &loadgen.Result{}
-	test := &gbt.Test{Arrival: gbt.Arrival{Mode: gbt.ModePeak, Timeout: 2 * time.Second}}
-	m := &gbt.Metrics{Elasticity: &gbt.Elasticity{Available: true, Value: 0.0123, Percent: 1.23, PercentPerMB: 45.6}, PressureTolerance: &gbt.PressureTolerance{}}
-	var b bytes.Buffer
-	bb := &bundle.Bundle{Result: res}
-	gbt.SetTest(bb, test)
-	printGBT(&b, &benchmark.Outcome{Dir: "out", Result: res, Bundle: bb, GBT: m})
-	out := b.String()
-	for _, want := range []string{"Elasticity (EL, Table 19): 1.2300 %\n", "Elasticity variant (IN-76, non-standard): 45.6000 %/MB\n"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("output lacks %q:\n%s", want, out)
-		}
-	}
-	if strings.Contains(out, "Elasticity: 45.6") {
-		t.Errorf("the %%/MB variant is printed as the elasticity:\n%s", out)
-	}
-}
 
 // TestGBTRecordsEveryLifecycleEvent runs a GB/T test and checks that the
 // result file holds every event of 7.7.1 j) 1) (GB-7.7.1-j-1), in the

@@ -3,11 +3,11 @@ package cli
 import (
 	"context"
 	"fmt"
-	"io"
 
 	"github.com/spf13/cobra"
 
 	"aimeter/benchmark"
+	"aimeter/console"
 	"aimeter/derived/metrics"
 	"aimeter/loadgen"
 	"aimeter/sweep"
@@ -55,7 +55,7 @@ func runRateSearch(parent context.Context, st *State, rp *benchmark.RateSearchPl
 	if sum == nil {
 		return studyFailed(ctx, err)
 	}
-	printRateSearch(st.Stdout, sum, rp.Dir)
+	console.WriteRateSearch(st.Stdout, sum, rp.Dir)
 	if err := studyEnded(ctx, err); err != nil {
 		return err
 	}
@@ -65,9 +65,8 @@ func runRateSearch(parent context.Context, st *State, rp *benchmark.RateSearchPl
 // rateSearchCode is the exit status of a finished rate search: ExitInvalid
 // when even the starting rate missed the goodput target.
 func rateSearchCode(sum *benchmark.RateSearchSummary) error {
-	if sum.Stop == sweep.StopNone && len(sum.Probes) > 0 {
-		return withCode(ExitInvalid, fmt.Errorf("no request rate met the goodput target %v: even %g requests/s had a goodput fraction of %.4f (SLO %s)",
-			sum.Options.Target, sum.Options.Start, sum.Probes[0].Fraction, sum.SLO))
+	if err := sum.Shortfall(); err != nil {
+		return withCode(ExitInvalid, err)
 	}
 	return nil
 }
@@ -86,26 +85,6 @@ func regenerateRateSearch(st *State, dir, outDir string, ignoreDigests bool) err
 		return withCode(ExitFailure, err)
 	}
 	fmt.Fprintf(st.Stderr, "regenerated %s in %s\n", benchmark.RateSearchPageFile, dir)
-	printRateSearch(st.Stdout, sum, dir)
+	console.WriteRateSearch(st.Stdout, sum, dir)
 	return rateSearchCode(sum)
-}
-
-// printRateSearch prints every probe and the rate found.
-func printRateSearch(w io.Writer, sum *benchmark.RateSearchSummary, dir string) {
-	fmt.Fprintf(w, "%12s  %-7s %-8s %10s %12s %12s %8s  goodput (%s)\n", "target_qps", "phase", "verdict", "req/s", "TTFT p90", "TPOT p90", "errors", sum.SLO)
-	for i, pr := range sum.Probes {
-		if i >= len(sum.Points) {
-			break
-		}
-		p := sum.Points[i]
-		fmt.Fprintf(w, "%12g  %-7s %-8s %10.2f %12.1f %12.2f %8d  %.1f %% (%.2f req/s, %.1f tok/s)\n", pr.TargetQPS, pr.Phase, p.Verdict, p.RequestRate,
-			p.TTFTP90Ms, p.TPOTP90Ms, p.Errors, 100*pr.Fraction, p.Goodput.RequestsPerS, p.Goodput.TokensPerS)
-	}
-	switch sum.Stop {
-	case sweep.StopFound, sweep.StopLimit:
-		fmt.Fprintf(w, "Goodput search over request rate: the highest rate whose goodput fraction reached %.3g is %g requests/s (stop: %s)\n", sum.Options.Target, sum.Best, sum.Stop)
-	default:
-		fmt.Fprintf(w, "Goodput search over request rate: stop %s\n", sum.Stop)
-	}
-	fmt.Fprintf(w, "Probes in %s/, summary in %s/%s, page in %s/%s\n", dir, dir, benchmark.RateSearchFile, dir, benchmark.RateSearchPageFile)
 }

@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"fmt"
-	"io"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -97,12 +95,4 @@ var replayRefusal = map[string]string{
 	"input-lengths":            "the trace gives each request's input length",
 	"output-tokens":            "the trace gives each request's output length (max_tokens)",
 	"output-lengths":           "the trace gives each request's output length (max_tokens)",
-}
-
-// printReplay prints how closely a replay kept its schedule.
-func printReplay(w io.Writer, out *benchmark.Outcome) {
-	if out.Lateness == nil {
-		return
-	}
-	fmt.Fprintf(w, "Replay: %s\n", out.Lateness)
 }

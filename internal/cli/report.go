@@ -9,6 +9,7 @@ import (
 
 	"aimeter/benchmark"
 	"aimeter/bundle"
+	"aimeter/console"
 	"aimeter/derived"
 	"aimeter/train/trainbundle"
 )
@@ -77,7 +78,7 @@ func regenerateReport(st *State, dir, outDir string, ignoreDigests bool) error {
 		if err != nil {
 			return withCode(ExitFailure, err)
 		}
-		printTraining(st.Stdout, tres, &trainbundle.Of(b).Run, outDir)
+		console.WriteTraining(st.Stdout, tres, &trainbundle.Of(b).Run, outDir)
 		return nil
 	}
 	out, err := benchmark.OutcomeOf(b, outDir)
@@ -89,7 +90,7 @@ func regenerateReport(st *State, dir, outDir string, ignoreDigests bool) error {
 		fmt.Fprintf(st.Stdout, "%s has no performance pass; wrote the accuracy-only summary to %s\n", dir, outDir)
 		return nil
 	}
-	printRun(st, out)
+	console.WriteRun(st.Stdout, out)
 	return outcomeCode(out, nil)
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -16,14 +15,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"aimeter/benchmark"
-	"aimeter/benchmark/invocation"
-	"aimeter/bundle"
-	"aimeter/derived"
-	"aimeter/derived/metrics"
+	"aimeter/console"
 	"aimeter/gbt"
 	"aimeter/loadgen"
-	"aimeter/mlperflog"
-	"aimeter/report"
 	"aimeter/sut"
 )
 
@@ -431,30 +425,17 @@ func runPlan(parent context.Context, st *State, p *benchmark.Plan, quiet, asJSON
 		return withCode(ExitFailure, err)
 	}
 	if asJSON {
-		human := *st
-		human.Stdout = st.Stderr
-		printRun(&human, out)
-		if jerr := printResultJSON(st.Stdout, out); jerr != nil && err == nil {
+		console.WriteRun(st.Stderr, out)
+		if jerr := console.WriteResultJSON(st.Stdout, out); jerr != nil && err == nil {
 			err = jerr
 		}
 	} else {
-		printRun(st, out)
+		console.WriteRun(st.Stdout, out)
 	}
 	if out.WriteErr == nil {
 		recordRun(ctx, st, sf, out.Dir, out.Derived, quiet)
 	}
 	return outcomeCode(out, err)
-}
-
-// printResultJSON writes the run's result.json, with the bundle's
-// directory, to w.
-func printResultJSON(w io.Writer, out *benchmark.Outcome) error {
-	r, err := out.Derived.Result()
-	if err != nil {
-		return err
-	}
-	r.Dir = out.Dir
-	return derived.WriteResult(w, r)
 }
 
 // printNotice prints a notice of a run on stderr, naming the plan fields
@@ -491,199 +472,6 @@ func outcomeCode(out *benchmark.Outcome, err error) error {
 		return withCode(ExitInvalid, nil)
 	}
 	return nil
-}
-
-// printRun prints the outcome of a run: the GB/T test's or the MLPerf
-// run's figures, the accuracy score, the network client's.
-func printRun(st *State, out *benchmark.Outcome) {
-	if out.GBT != nil {
-		printGBT(st.Stdout, out)
-	} else {
-		var late string
-		var stream *metrics.Streaming
-		if out.Derived != nil && out.Lateness == nil { // a replay prints its own (printReplay)
-			if l := out.Derived.SendLateness(); l != nil {
-				late = l.Text()
-			}
-		}
-		if out.Derived != nil {
-			stream = out.Derived.Streaming()
-		}
-		printOutcome(st, out.Result, out.Verdict, late, stream, out.Dir, out.WriteErr)
-		printAccuracy(st.Stdout, out.Accuracy)
-		printNetworkOutcome(st.Stdout, out.Result, out.Bundle.Nodes)
-	}
-	if inv := invocation.Of(out.Bundle); inv != nil {
-		printClientStats(st.Stdout, inv.Client, inv.Warmup, lostJobs(out))
-	}
-	printReplay(st.Stdout, out)
-	printSessions(st.Stdout, out)
-	printPower(st.Stdout, out)
-}
-
-// lostJobs counts the samples of the run that never completed (a GB/T
-// job over its timeout, a sample the SUT never answered), its foreign
-// jobs' too: the client saw no error for them.
-func lostJobs(out *benchmark.Outcome) uint64 {
-	n := out.Result.LostSamples
-	if out.Foreign != nil {
-		n += out.Foreign.LostSamples
-	}
-	return n
-}
-
-// printReasons prints each reason of a verdict that did not pass on a
-// line of its own.
-func printReasons(w io.Writer, v benchmark.Verdict) {
-	for _, r := range v.Reasons {
-		fmt.Fprintf(w, "  * %s\n", r)
-	}
-}
-
-// summaryHeadline is a summary's headline value as the console prints it: "--"
-// and why when no sample succeeded (a value of 0 would read as a result).
-func summaryHeadline(s *loadgen.Summary, value float64) string {
-	if ok := s.SampleCount - s.Result.LostSamples; ok == 0 {
-		return fmt.Sprintf("-- (no sample succeeded: %d failed, %d lost)", s.Result.FailedSamples, s.Result.LostSamples)
-	}
-	return mlperflog.FormatDouble(value)
-}
-
-// printOutcome prints the result of a run under its verdict v (each
-// reason on a line), with the send lateness of a run on a schedule
-// (trace.LatenessSummary.Text of derived.Set.SendLateness; "" prints
-// none) and a streamed run's token figures (derived.Set.Streaming; nil
-// prints none); writeErr is the error of writing its bundle into dir (nil
-// when every file was written).
-func printOutcome(st *State, res *loadgen.Result, v benchmark.Verdict, late string, stream *metrics.Streaming, dir string, writeErr error) {
-	w := st.Stdout
-	fmt.Fprintf(w, "SUT %s, QSL %s (%d samples), %s, %s\n", res.SUTName, res.QSLName, res.QSLTotalCount, scenarioLabel(res.Effective), res.Effective.Mode)
-	if res.Interrupted != "" && res.Summary == nil {
-		// A summary says it itself ("Issuing stopped early: …").
-		fmt.Fprintf(w, "Interrupted: %s\n", res.Interrupted)
-	}
-	if s := res.Summary; s != nil {
-		name, value := s.Metric()
-		fmt.Fprintf(w, "Result is : %s\n%s : %s\n", v.Word(), name, summaryHeadline(s, value))
-		if line := tokenLatencyLine(s); line != "" {
-			fmt.Fprintln(w, line)
-		}
-		printLines(w, tokenFigures(stream))
-		if late != "" {
-			fmt.Fprintln(w, "  "+late)
-		}
-		if s.HasPerfConstraints() {
-			fmt.Fprintf(w, "  Performance constraints satisfied : %s\n", yesNo(s.PerfConstraintsMet))
-		}
-		fmt.Fprintf(w, "  Min duration satisfied : %s\n  Min queries satisfied : %s\n  Early stopping satisfied: %s\n",
-			yesNo(s.MinDurationMet), yesNo(s.MinQueriesMet), yesNo(s.EarlyStoppingMet))
-		printReasons(w, v)
-	}
-	if res.Effective.PrintTimestamps {
-		// LoadGen prints the measurement interval against the system clock
-		// for comparison with an external timer.
-		for _, p := range res.Passes {
-			if p.Kind == loadgen.PassAccuracy {
-				continue
-			}
-			start := time.Unix(0, p.StartUnixNs)
-			fmt.Fprintf(w, "Loadgen :: Perf mode start. system_clock Timestamp = %d\n", start.Unix())
-			fmt.Fprintf(w, "Loadgen :: Perf mode stop. system_clock Timestamp = %d\n", start.Add(time.Duration(p.EndNs)).Unix())
-		}
-	}
-	printProbes(w, res)
-	if n := len(res.Accuracy); n > 0 {
-		fmt.Fprintf(w, "Accuracy log: %d responses\n", n)
-	}
-	printErrorBreakdown(w, res, dir)
-	if writeErr != nil {
-		fmt.Fprintf(w, "Logs NOT all written to %s: see the error below\n", dir)
-		return
-	}
-	fmt.Fprintf(w, "Logs written to %s\n", dir)
-}
-
-// printAccuracy prints the score of an accuracy log, as the demo does.
-func printAccuracy(w io.Writer, a *bundle.AccuracyCheck) {
-	if a == nil {
-		return
-	}
-	fmt.Fprintf(w, "Accuracy: %s\n", accuracyText(a))
-}
-
-// accuracyText is a score for people: "86.57% top-1 (target 85%) PASS".
-func accuracyText(a *bundle.AccuracyCheck) string {
-	pass := "PASS"
-	if !a.Pass {
-		pass = "FAIL"
-	}
-	// The metric's name without its unit and details: "top-1" for
-	// classification, "text detection H-mean at IoU 0.5" for ocr-dbnet.
-	name := "top-1"
-	if m, _, _ := strings.Cut(a.Metric, " ("); m != "" && !strings.HasPrefix(m, "top-1") {
-		name = m
-	}
-	if a.Target == 0 {
-		return fmt.Sprintf("%.2f%% %s", a.Value, name)
-	}
-	return fmt.Sprintf("%.2f%% %s (target %.0f%%) %s", a.Value, name, a.Target, pass)
-}
-
-// tokenLatencyLine gives the time to first token and time per output token
-// at the target percentile of a token-latency run, with their bounds in
-// Server (what LoadGen judges it by), for the console: the summary file
-// has every percentile. Empty for other runs.
-func tokenLatencyLine(s *loadgen.Summary) string {
-	e := &s.Effective
-	if !e.UseTokenLatencies || e.Scenario == loadgen.Offline || s.FirstTokenLatencyMax <= 0 {
-		return ""
-	}
-	p := "p" + strconv.FormatFloat(s.TokenTargetPercentile.Percentile*100, 'f', -1, 64)
-	bound := func(ns int64) string {
-		if e.Scenario != loadgen.Server || ns <= 0 {
-			return ""
-		}
-		return " (bound " + report.FormatDuration(ns) + ")"
-	}
-	return fmt.Sprintf("  TTFT %s %s%s, TPOT %s %s%s", p, report.FormatDuration(s.TokenTargetPercentile.SampleLatency), bound(e.TTFTLatencyNs),
-		p, report.FormatDuration(s.TPOTTargetPercentile.SampleLatency), bound(e.TPOTLatencyNs))
-}
-
-// printProbes lists the probes of a find-peak search, one line each.
-func printProbes(w io.Writer, res *loadgen.Result) {
-	var n int
-	for _, p := range res.Passes {
-		if p.Probe != nil {
-			n++
-		}
-	}
-	if n == 0 {
-		return
-	}
-	fmt.Fprintf(w, "Find-peak probes (%d; records kept for the reported one):\n", n)
-	for _, p := range res.Passes {
-		if p.Probe == nil {
-			continue
-		}
-		verdict := "met"
-		if !p.Probe.PerfConstraintsMet {
-			verdict = "missed"
-		}
-		mark := ""
-		if p.Reported {
-			mark = "  <- reported"
-		}
-		fmt.Fprintf(w, "  target_qps %-12s %8d samples  p%g latency %s (%s)%s\n",
-			fmt.Sprintf("%.6g", p.TargetQPS), p.Probe.Samples, res.Effective.TargetLatencyPercentile*100,
-			time.Duration(p.Probe.TargetPercentileLatencyNs), verdict, mark)
-	}
-}
-
-func yesNo(b bool) string {
-	if b {
-		return "Yes"
-	}
-	return "NO"
 }
 
 // needFile checks that the file a flag or argument names exists, so that a

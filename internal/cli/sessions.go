@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"fmt"
-	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -127,19 +125,4 @@ func parseTurns(v string) (int, int, error) {
 		return 0, 0, usageError("--turns %q: want N or MIN:MAX with 1 ≤ MIN ≤ MAX", v)
 	}
 	return a, b, nil
-}
-
-// printSessions prints the per-turn and per-session figures of a sessions
-// run.
-func printSessions(w io.Writer, out *benchmark.Outcome) {
-	m := out.Sessions
-	if m == nil {
-		return
-	}
-	fmt.Fprintf(w, "Sessions: %d, e2e_interactivity %.2f tokens/s (Σ output tokens / Σ turn time); per session p50 %.2f, p10 %.2f\n",
-		len(m.Sessions), m.E2EInteractivity, m.SessionInteractivityP50, m.SessionInteractivityP10)
-	for _, t := range m.PerTurn {
-		fmt.Fprintf(w, "  turn %d: %d sent, %d failed; TTFT p50 %v p90 %v; latency p50 %v p90 %v\n",
-			t.Turn, t.Count, t.Failed, t.TTFTP50.Round(time.Microsecond), t.TTFTP90.Round(time.Microsecond), t.E2EP50.Round(time.Microsecond), t.E2EP90.Round(time.Microsecond))
-	}
 }

@@ -1,18 +1,11 @@
 package cli
 
 import (
-	"fmt"
-	"io"
 	"strings"
 
 	"github.com/spf13/pflag"
 
 	"aimeter/benchmark"
-	"aimeter/bundle"
-	"aimeter/derived"
-	"aimeter/loadgen"
-	"aimeter/mlperflog"
-	"aimeter/report"
 )
 
 // dispatchFlags are the flags of --sut dispatch.
@@ -38,22 +31,3 @@ func addDispatchFlags(fl *pflag.FlagSet, f *runFlags) {
 
 // dispatchFlagNames lists addDispatchFlags' flags for the help groups.
 var dispatchFlagNames = []string{"backend", "policy", "allow-down-nodes"}
-
-// printNetworkOutcome adds to printOutcome what only some runs have: the
-// throughput of a fixed-concurrency run (its headline figure beside the
-// latency) and the per-node table of a dispatched run.
-func printNetworkOutcome(w io.Writer, res *loadgen.Result, nodes []bundle.Node) {
-	if s := res.Summary; s != nil && s.Effective.Concurrency > 0 && s.SampleCount > 1 && s.Result.FinalQueryAllSamplesDoneTime > 0 {
-		fmt.Fprintf(w, "Completed samples per second : %s (%d in flight)\n", mlperflog.FormatDouble(s.CompletedSamplesPerSecond()), s.Effective.Concurrency)
-	}
-	report.WriteNodeTable(w, report.NodeTable(res, derived.ReportNodes(nodes)))
-}
-
-// scenarioLabel is how the console names the load of a run: the scenario,
-// or the fixed-concurrency mode, which is no MLPerf scenario.
-func scenarioLabel(e loadgen.Effective) string {
-	if e.Concurrency > 0 {
-		return fmt.Sprintf("fixed concurrency %d (aimeter mode, not an MLPerf scenario)", e.Concurrency)
-	}
-	return e.Scenario.String()
-}

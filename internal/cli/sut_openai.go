@@ -1,13 +1,10 @@
 package cli
 
 import (
-	"fmt"
-	"io"
 	"strings"
 
 	"github.com/spf13/pflag"
 
-	"aimeter/bundle"
 	"aimeter/sut/openai"
 	"aimeter/tokenize"
 )
@@ -63,31 +60,4 @@ func addOpenAIFlags(fl *pflag.FlagSet, o *openaiFlags) {
 	fl.BoolVar(&o.salt, "salt", false, "--sut openai: mark each query with MLPerf Endpoints' per-query anti-caching salt, \"[salt: 16 hex digits]\", instead of the leading nonce: after the system prompt in a chat request that has one (so a prefix cache may share the system prompt, never the user content), else at the start of the prompt; recorded in the bundle, and each query's salt follows from --salt-seed and its sequence number")
 	fl.Uint64Var(&o.saltSeed, "salt-seed", 0, "--salt: the seed of the salts; the same seed sends the same salts again (Endpoints seeds them with the seed set's model_seed)")
 	fl.Float64Var(&o.temperature, "temperature", 0, "--sut openai: sampling temperature sent with every request (default: none sent, the server's default)")
-}
-
-// printClientStats prints the client's own counters after a run against an
-// OpenAI-compatible or a KServe v2 server; nil prints nothing. The client
-// counts every request it sent, a warm-up's (warm, nil for none) too: the
-// line says how many of them were the warm-up's, which the measured
-// run's figures leave out. lost counts the run's lost jobs.
-func printClientStats(w io.Writer, s *bundle.ClientStats, warm *bundle.Warmup, lost uint64) {
-	if s == nil {
-		return
-	}
-	fmt.Fprintln(w, "client:")
-	fmt.Fprintf(w, "  requests %d, errors %d", s.Requests, s.Errors)
-	if warm != nil {
-		fmt.Fprintf(w, " (of them the warm-up's: %d requests, %d failed)", warm.Requests, warm.Failed)
-	}
-	// A job lost to its timeout is no error to the client: counted here,
-	// so that "errors 0" never hides a run that lost every job.
-	fmt.Fprintf(w, "; lost %d (never answered in time)\n", lost)
-	if s.TokenMismatches+s.MissingUsage+s.TokenTimesDropped > 0 || s.SendLatenessCount > 0 && s.Requests > 0 {
-		fmt.Fprintf(w, "  token count mismatches (usage vs chunks) %d, responses without usage %d, token times dropped %d\n",
-			s.TokenMismatches, s.MissingUsage, s.TokenTimesDropped)
-	}
-	if s.SendLatenessCount > 0 {
-		fmt.Fprintf(w, "  send lateness (request written − issued) p50 %v, p99 %v, max %v\n",
-			s.SendLatenessP50, s.SendLatenessP99, s.SendLatenessMax)
-	}
 }

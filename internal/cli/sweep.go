@@ -5,15 +5,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"aimeter/benchmark"
+	"aimeter/console"
 	"aimeter/derived/metrics"
 	"aimeter/loadgen"
 	"aimeter/report"
@@ -192,7 +190,7 @@ func runSweep(parent context.Context, st *State, sp *benchmark.SweepPlan, quiet 
 	if sum == nil {
 		return studyFailed(ctx, err)
 	}
-	printSweep(st.Stdout, sum, sp.Dir)
+	console.WriteSweep(st.Stdout, sum, sp.Dir)
 	if err := studyEnded(ctx, err); err != nil {
 		return err
 	}
@@ -237,73 +235,17 @@ func studyEnded(ctx context.Context, err error) error {
 	return nil
 }
 
-// sweepCode is the exit code of a finished sweep: 3 when a point was
-// INVALID or a search found no concurrency meeting its target.
+// sweepCode is the exit code of a finished sweep: 3 when it fell short
+// (sweep.Summary.Shortfall), saying why unless a point was INVALID (its
+// bundle says why).
 func sweepCode(sum *sweep.Summary) error {
-	if s := sum.Search; s != nil && s.Stop == sweep.StopNone {
-		return withCode(ExitInvalid, fmt.Errorf("no concurrency met the goodput target %v: even %d had a goodput fraction of %.4f (SLO %s)",
-			s.Options.Target, s.Options.Start, s.Probes[0].Fraction, sum.SLO))
-	}
-	for _, p := range sum.Points {
-		if p.Verdict == "INVALID" {
-			return withCode(ExitInvalid, nil)
-		}
+	switch err := sum.Shortfall(); {
+	case errors.Is(err, sweep.ErrInvalidPoint):
+		return withCode(ExitInvalid, nil)
+	case err != nil:
+		return withCode(ExitInvalid, err)
 	}
 	return nil
-}
-
-// printSweep prints a sweep's points, its Offline check and its search.
-func printSweep(w io.Writer, sum *sweep.Summary, dir string) {
-	if r := sum.Regions; r != nil {
-		fmt.Fprintf(w, "Endpoints regions for Cmin %d, Cmax %d: ultra-low 1–%d, low %d–%d, medium %d–%d, high %d–%d\n",
-			r.CMin, r.CMax, r.UltraLow.End, r.Low.Start, r.Low.End, r.Medium.Start, r.Medium.End, r.High.Start, r.High.End)
-		if len(sum.Uncovered) > 0 {
-			fmt.Fprintf(w, "  no point in: %s\n", strings.Join(sum.Uncovered, ", "))
-		}
-	}
-	fmt.Fprintf(w, "%11s  %-16s %-8s %12s %12s %12s %12s %10s %8s", "concurrency", "region", "verdict", "system_tps", "tps_per_user", "TTFT p90", "TPOT p90", "req/s", "errors")
-	if sum.SLO != "" {
-		fmt.Fprintf(w, "  goodput (%s)", sum.SLO)
-	}
-	fmt.Fprintln(w)
-	line := func(p sweep.Point, label string) {
-		fmt.Fprintf(w, "%11s  %-16s %-8s %12.1f %12.2f %12s %12s %10.2f %8d", label, p.Region, p.Verdict, p.SystemTPS, p.TPSPerUser,
-			report.FormatDuration(int64(p.TTFTP90Ms*1e6)), report.FormatDuration(int64(p.TPOTP90Ms*1e6)), p.RequestRate, p.Errors)
-		if g := p.Goodput; g != nil {
-			fmt.Fprintf(w, "  %.1f %% (%.2f req/s, %.1f tok/s)", 100*g.Fraction, g.RequestsPerS, g.TokensPerS)
-		}
-		fmt.Fprintln(w)
-	}
-	for _, p := range sum.Points {
-		line(p, strconv.FormatUint(p.Concurrency, 10))
-	}
-	if o := sum.Offline; o != nil {
-		line(o.Point, "Offline")
-		verdict := "reaches 98 %"
-		if !o.Meets {
-			verdict = "misses 98 %: the Cmax point is elected as the Offline point"
-		}
-		fmt.Fprintf(w, "Offline point: %.1f %% of the Cmax point's system_tps (concurrency %d), %s\n", 100*o.Ratio, o.CMax, verdict)
-	}
-	if s := sum.Search; s != nil {
-		fmt.Fprintf(w, "Goodput search (target %g, SLO %s): %d probes\n", s.Options.Target, sum.SLO, len(s.Probes))
-		for i, p := range s.Probes {
-			res := "pass"
-			if !p.Pass {
-				res = "fail"
-			}
-			fmt.Fprintf(w, "  %2d. %-6s concurrency %5d: goodput fraction %.4f %s\n", i+1, p.Phase, p.Concurrency, p.Fraction, res)
-		}
-		switch s.Stop {
-		case sweep.StopNone:
-			fmt.Fprintf(w, "No concurrency from %d meets the target\n", s.Options.Start)
-		case sweep.StopLimit:
-			fmt.Fprintf(w, "Highest concurrency meeting the target: %d (the maximum searched; it may go higher)\n", s.Best)
-		default:
-			fmt.Fprintf(w, "Highest concurrency meeting the target: %d\n", s.Best)
-		}
-	}
-	fmt.Fprintf(w, "Sweep written to %s (%s, %s, one bundle per point)\n", dir, sweep.SummaryFile, sweep.PageFile)
 }
 
 // isSweepDir reports whether dir holds a sweep rather than one run.
@@ -337,7 +279,7 @@ func regenerateSweeps(st *State, dirs []string, outDir string, ignoreDigests boo
 		sums = append(sums, sum)
 	}
 	if len(dirs) == 1 {
-		printSweep(st.Stdout, sums[0], dirs[0])
+		console.WriteSweep(st.Stdout, sums[0], dirs[0])
 		return sweepCode(sums[0])
 	}
 	if err := os.MkdirAll(outDir, 0o755); err != nil {

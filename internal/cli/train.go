@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"aimeter/benchmark"
+	"aimeter/console"
 	"aimeter/gbt/testinfo"
 	"aimeter/train"
 )
@@ -382,7 +383,7 @@ func runTrain(parent context.Context, st *State, fs *pflag.FlagSet, f *trainFlag
 	case out.Result == nil:
 		return withCode(ExitFailure, err)
 	}
-	printTraining(st.Stdout, out.Result, out.Run(), f.outputDir)
+	console.WriteTraining(st.Stdout, out.Result, out.Run(), f.outputDir)
 	if out.WriteErr == nil {
 		recordRun(ctx, st, f.store, f.outputDir, out.Derived, f.quiet)
 	}

@@ -5,13 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"aimeter/benchmark"
+	"aimeter/console"
 	"aimeter/gbt"
 	"aimeter/sut"
 )
@@ -161,7 +161,7 @@ func searchStreams(ctx context.Context, st *State, v *videoFlags, open openSUT, 
 			v.fps, v.duration, v.budget, v.resolution, how)
 	}
 	result, err := p.Search(ctx)
-	printStreamProbes(st.Stdout, result.Probes)
+	console.WriteStreamProbes(st.Stdout, result.Probes)
 	limitReached := errors.Is(err, gbt.ErrStreamsLimit)
 	switch {
 	case err != nil && !limitReached && ctx.Err() != nil:
@@ -231,7 +231,7 @@ func singleStreamProbe(ctx context.Context, st *State, v *videoFlags, p *benchma
 		return withCode(ExitFailure, err)
 	}
 	probe.N, probe.Phase, probe.Seconds = v.streams, "single", time.Since(t0).Seconds()
-	printStreamProbes(st.Stdout, []gbt.StreamProbe{probe})
+	console.WriteStreamProbes(st.Stdout, []gbt.StreamProbe{probe})
 	if v.jsonFile != "" {
 		if err := writeStreamsJSON(v, p.SUTName(), gbt.SingleProbeResult(probe)); err != nil {
 			return withCode(ExitFailure, err)
@@ -243,22 +243,6 @@ func singleStreamProbe(ctx context.Context, st *State, v *videoFlags, p *benchma
 	}
 	fmt.Fprintf(st.Stdout, "%d streams at %g fps: PASS (%d frames, none lost)\n", v.streams, v.fps, probe.Frames)
 	return nil
-}
-
-// printStreamProbes lists the probes, one a line.
-func printStreamProbes(w io.Writer, ps []gbt.StreamProbe) {
-	fmt.Fprintf(w, "%-8s %7s %10s %10s %-4s %8s  %s\n", "phase", "streams", "frames", "lost", "ok", "seconds", "idle SUT by")
-	for _, p := range ps {
-		fmt.Fprintln(w, streamProbeLine(p))
-	}
-}
-
-func streamProbeLine(p gbt.StreamProbe) string {
-	verdict := "pass"
-	if !p.OK {
-		verdict = "FAIL"
-	}
-	return fmt.Sprintf("%-8s %7d %10d %10d %-4s %8.1f  %s", p.Phase, p.N, p.Frames, p.Lost+p.Failed, verdict, p.Seconds, p.Idle)
 }
 
 // streamsFile is the JSON file of --json.

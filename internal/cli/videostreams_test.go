@@ -12,6 +12,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"aimeter/console"
 	"aimeter/gbt"
 	"aimeter/loadgen"
 	"aimeter/sut/null"
@@ -218,7 +219,7 @@ func TestVideoStreamsFindsTheCapacity(t *testing.T) {
 				if i > 0 && p.Idle != wantIdle || p.Frames != int64(p.N*20) || p.OK != (p.N <= 10) || (p.Lost > 0) == p.OK || p.Seconds <= 0 {
 					t.Errorf("probe %d: %+v", i, p)
 				}
-				if !strings.Contains(r.stdout, streamProbeLine(p)) {
+				if !strings.Contains(r.stdout, console.StreamProbeLine(p)) {
 					t.Errorf("probe %d is not printed:\n%s", i, r.stdout)
 				}
 			}

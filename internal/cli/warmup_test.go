@@ -79,29 +79,3 @@ func TestWarmupRefused(t *testing.T) {
 		}
 	}
 }
-
-// TestClientStatsWarmup: the client block counts every request the client
-// sent, and says how many were the warm-up's, which the run's figures
-// leave out.
-func TestClientStatsWarmup(t *testing.T) {
-	s := &bundle.ClientStats{Requests: 150, Errors: 2}
-	rows := []struct {
-		why  string
-		warm *bundle.Warmup
-		lost uint64
-		want string
-	}{
-		{"no warm-up: the measured run's requests alone", nil, 0, "client:\n  requests 150, errors 2; lost 0 (never answered in time)\n"},
-		{"a warm-up: its share named", &bundle.Warmup{Requests: 30, Failed: 1}, 0,
-			"client:\n  requests 150, errors 2 (of them the warm-up's: 30 requests, 1 failed); lost 0 (never answered in time)\n"},
-		{"jobs lost to their timeout: the client saw no error for them, the line counts them (issue 39)", nil, 148,
-			"client:\n  requests 150, errors 2; lost 148 (never answered in time)\n"},
-	}
-	for _, row := range rows {
-		var b strings.Builder
-		printClientStats(&b, s, row.warm, row.lost)
-		if b.String() != row.want {
-			t.Errorf("%s: %q, want %q", row.why, b.String(), row.want)
-		}
-	}
-}

@@ -1,4 +1,4 @@
-package cli
+package console
 
 import (
 	"fmt"
@@ -11,8 +11,11 @@ import (
 	"aimeter/train/trainbundle"
 )
 
-// printTraining writes the console summary: headline metrics and the log.
-func printTraining(w io.Writer, res *train.ResultFile, run *trainbundle.TrainingRun, dir string) {
+// WriteTraining writes the summary of a GB/T 45087 training test: its
+// headline metrics from the result file res, each trial, the problems
+// found, the training log, and where its files are in dir. run is the
+// bundle's training run (benchmark.TrainOutcome.Run).
+func WriteTraining(w io.Writer, res *train.ResultFile, run *trainbundle.TrainingRun, dir string) {
 	m := res.Metrics
 	ms := func(p *float64) string {
 		if p == nil {

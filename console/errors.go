@@ -1,4 +1,4 @@
-package cli
+package console
 
 import (
 	"cmp"
@@ -16,15 +16,16 @@ import (
 // summed as "… N more kinds".
 const maxBreakdownGroups = 8
 
-// printErrorBreakdown prints the failed samples of res by group (category
-// and code, the most frequent first) and where the details are, e.g.
+// WriteErrorBreakdown writes the failed samples of res by group (category
+// and code, the most frequent first) and where the details are in the
+// bundle in dir, e.g.
 //
 //	Failed: 23 of 500 samples (4.6 %): http_5xx/501 ×20, connection_reset ×3; see DIR/errors.json
 //
 // and, where the detail log holds errors that are not sample failures (a
-// SUT's protocol errors), how many errors it logged and where. It prints nothing for a run
-// without errors.
-func printErrorBreakdown(w io.Writer, res *loadgen.Result, dir string) {
+// SUT's protocol errors), how many errors it logged and where. It writes
+// nothing for a run without errors.
+func WriteErrorBreakdown(w io.Writer, res *loadgen.Result, dir string) {
 	if res.FailedSamples > 0 {
 		var total uint64
 		for range res.Records() {

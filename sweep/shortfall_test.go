@@ -1,0 +1,36 @@
+package sweep
+
+import (
+	"errors"
+	"testing"
+)
+
+func TestSummaryShortfall(t *testing.T) {
+	search := func(stop string) *SearchResult {
+		return &SearchResult{Options: SearchOptions{Start: 2, Max: 64, Target: 0.9}, Stop: stop,
+			Probes: []Probe{{Concurrency: 2, Fraction: 0.25}}}
+	}
+	for _, tc := range []struct {
+		why     string
+		s       Summary
+		want    error  // nil, or ErrInvalidPoint
+		message string // the error's text where want is nil and one is expected
+	}{
+		{"every point VALID: none", Summary{Points: []Point{{Verdict: "VALID"}, {Verdict: "VALID"}}}, nil, ""},
+		{"an INVALID point", Summary{Points: []Point{{Verdict: "VALID"}, {Verdict: "INVALID"}}}, ErrInvalidPoint, ""},
+		{"a search that found a concurrency: none", Summary{Search: search(StopFound)}, nil, ""},
+		{"a search whose start missed the target: the start and its fraction named",
+			Summary{SLO: "tpot=8ms", Search: search(StopNone)}, nil,
+			"no concurrency met the goodput target 0.9: even 2 had a goodput fraction of 0.2500 (SLO tpot=8ms)"},
+	} {
+		err := tc.s.Shortfall()
+		switch {
+		case tc.want != nil && !errors.Is(err, tc.want):
+			t.Errorf("%s: %v, want %v", tc.why, err, tc.want)
+		case tc.want == nil && tc.message == "" && err != nil:
+			t.Errorf("%s: %v, want none", tc.why, err)
+		case tc.message != "" && (err == nil || err.Error() != tc.message):
+			t.Errorf("%s: %v, want %q", tc.why, err, tc.message)
+		}
+	}
+}
