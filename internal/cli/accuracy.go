@@ -22,11 +22,7 @@ func newAccuracyCommand(st *State) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "accuracy",
 		Short: "Score model outputs with the reference implementations' metrics",
-		Long: `Score model outputs with scorers that match the reference implementations
-exactly (scikit-learn, pycocotools, sacreBLEU, rouge-score, the official
-SQuAD script, ...; see docs/accuracy.md). "aimeter accuracy score METRIC"
-reads one JSON object and prints one; "aimeter accuracy DIR" (the same as
-"aimeter accuracy log DIR") scores a run's accuracy log.`,
+		Long: helpText("accuracy"),
 		Example: `  aimeter accuracy aimeter-out          # a reference-model run, against its data set's labels
   aimeter accuracy log run --labels labels.json --target "99% of FP32 (76.46)"
   aimeter accuracy score bleu --input hyps.json`,
@@ -47,26 +43,7 @@ func newAccuracyLogCommand(st *State) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "log DIR [--labels LABELS.json] [--target SPEC]",
 		Short: "Score a run's mlperf_log_accuracy.json top-1 against ground-truth labels",
-		Long: `Read DIR/mlperf_log_accuracy.json (an aimeter bundle or any LoadGen result
-folder), whose responses are one class byte each, and score it top-1
-against --labels, a JSON array of class numbers indexed by qsl_idx: each
-sample counts once, with its first response; samples of the labels without
-a response count as wrong (an accuracy run answers every sample). With
---target, written as MLPerf writes its targets ("99% of FP32 (76.46)") or
-as a plain percentage, the score must reach it.
-
-Without --labels, DIR must be an aimeter bundle of a run on the reference
-data set (--sut reference, or a KServe server or dispatcher sent it): the
-data set is reloaded, checked to be the one the run used, and the log
-scored with the run's own scorer against the data set's target (a
-performance run's sampled log is scored over its responses and judges
-nothing).
-
-Prints one JSON object: metric, accuracy (%), correct, scored, missing,
-and target and pass when a target is given (without --labels: metric,
-accuracy, target and pass). Exit codes: 0 scored (and the target met), 3
-below the target, 2 a malformed log or labels (the entry and why), or a
-run without known ground truth, 1 DIR unreadable.`,
+		Long: helpText("accuracy_log"),
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return scoreLogCommand(cmd, st, args[0], labelsFile, targetText)
@@ -135,13 +112,7 @@ func newAccuracyScoreCommand(st *State) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "score METRIC --input FILE.json",
 		Short: "Score one JSON input object with a metric and print the result as JSON",
-		Long: `Read one JSON object from --input (- for standard input), score it with
-METRIC and print the result, one JSON object, on standard output; exit 0.
-A malformed or inconsistent input (mismatched lengths, values out of
-range) is an error naming the field and the entry, and exit 2: never a
-partial score. The metrics (input and output fields in docs/accuracy.md):
-
-` + strings.Join(lines, "\n"),
+		Long: helpText("accuracy_score") + strings.Join(lines, "\n"),
 		Args:      cobra.ExactArgs(1),
 		ValidArgs: names,
 		RunE: func(cmd *cobra.Command, args []string) error {

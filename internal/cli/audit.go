@@ -20,44 +20,7 @@ func newAuditCommand(st *State) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "audit TEST [run flags]",
 		Short: "Run an MLPerf audit test (TEST01, 04, 06, 07, 09) against any SUT and verify it as MLPerf's scripts do",
-		Long: `Run the runs an MLPerf audit test needs, with the run flags of aimeter run
-(the same SUT: in-process, --sut openai, kserve or dispatch), and verify them
-as MLPerf's compliance/TESTnn/run_verification.py does, writing the same
-verification files. Every run is an ordinary run bundle (aimeter report
-regenerates it) and is recorded in the results store unless --no-store
-(docs/store.md). Under --output-dir:
-
-  audit.config                the audit settings the audit run used
-  sizing.json                 TEST01, TEST04 against a network SUT: how the runs were sized
-  accuracy/                   TEST01: the accuracy run
-  performance/run_1/          TEST01, TEST04: the reference performance run
-  audit/                      the run under the test's audit.config
-  TESTnn/verify_*.txt, TESTnn/accuracy/, TESTnn/performance/run_1/
-                              the verification, as run_verification.py writes them
-
-TEST01 compares the answers a performance run logs with the accuracy run's
-(and, where they differ and the data set has labels, their scores) and its
-performance with the reference run's (within 10 %). TEST04 detects a SUT
-that caches results: the audit run issues the same sample every time, and
-its score must stay below the reference's plus 10 % (20 % for short
-SingleStream and MultiStream latencies). TEST06 checks an LLM's logged
-token IDs (--dtype, --eos-token-id); TEST07 scores every answer of a
-performance run against --accuracy-threshold; TEST09 checks that the mean
-output length lies within --min-output-tokens and --max-output-tokens.
---set overrides the audit.config (e.g. --set min_duration=1000 for a
-short audit).
-
-Against a network SUT, TEST01 and TEST04 first probe it for a few seconds
-and size their runs from the measured speed, so that each lasts
-min_duration and is VALID: Offline --set target_qps (twice the measured
-throughput; --max-conns 512 for an OpenAI server without one),
-SingleStream and MultiStream --set target_latency. A value set with --set
-or a user.conf is kept. A failed performance verification ends with a
-hint naming its cause: an INVALID run and why, or the scores and the
-tolerance.
-
-Exit codes: 0 TEST PASS, 3 TEST FAIL, 2 bad flags (nothing ran), 1 a run
-failed to start or to write its bundle, 4 interrupted. See docs/audit.md.`,
+		Long: helpText("audit"),
 		Example: `  aimeter audit TEST01 --scenario Offline --sut reference
   aimeter audit TEST04 --scenario SingleStream --sut reference
   aimeter audit TEST04 --scenario Offline --sut openai --url http://localhost:8000 --output-dir audit-vllm`,

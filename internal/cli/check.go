@@ -14,32 +14,7 @@ func newCheckCommand(st *State) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "check DIR",
 		Short: "Validate a result folder: logs, validity, seeds, errors, accuracy and audit results",
-		Long: `Check every run folder under DIR (a folder holding mlperf_log_summary.txt
-or an aimeter bundle's manifest.json) and every audit verification
-(TESTnn/verify_*.txt): logs present and parseable, bundle files matching
-their manifest digests, the run's verdict, effective seeds equal to the
-requested ones and to MLPerf's official ones, the accuracy log parseable,
-with every index inside the data set (and small in a performance run),
-equal-issue mode where mlperf.conf asks for it (a bundle that names its
---model), audit tests passed, every audit's evidence present, and the audit
-tests MLPerf's compliance table requires of each model present (warnings;
-errors with --require-audits).
-
-The verdict of an aimeter bundle is the one aimeter run decided and exited
-with (an error per reason when it is not VALID or PASS): a GB/T test's, say,
-ignores LoadGen's Server latency bound. MLPerf logs without a bundle must be
-VALID with minimum duration, query count and early stopping met, and no error
-in the detail log.
-
-Every audit folder (audit.config, audit/, as aimeter audit writes it) and
-every TESTnn folder must hold the evidence its test's verification needs,
-each missing file an error: the verification files, and for aimeter's
-audits audit.config, the runs the verification read (bundles) with their
-logs, and the copies of the audit run's logs under TESTnn/. An MLPerf
-submission's TESTnn folder (LoadGen's logs) needs its verification files.
-Per test:
-
-` + compliance.EvidenceTable() + `
+		Long: helpText("check") + compliance.EvidenceTable() + `
 One line per finding, "SEVERITY PATH: message (check)"; a last line counts
 the runs and findings. Exit codes: 0 no error (warnings allowed), 3 any
 error, 2 DIR missing.`,

@@ -38,40 +38,7 @@ func newDemoCommand(st *State) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Benchmark the built-in reference model on real data: accuracy and all four scenarios, with an HTML report",
-		Long: `Benchmark aimeter's reference model, a pure-Go image classifier, end to end.
-
-The command:
-  1. trains the model, if no trained weights are cached (seconds);
-  2. runs an accuracy test on the whole test set, scored top-1 against the
-     ground truth;
-  3. measures the model's speed in five short rounds (medians, so that one
-     slow round on a busy machine does not decide);
-  4. runs short performance tests in SingleStream, MultiStream, Server and
-     Offline against the in-process reference SUT, which batches dynamically;
-  5. prints a table, writes every log, and writes one HTML report.
-
-The runs are sized to give the same figures run after run, also on a small
-machine that other processes share:
-  - Server: Poisson arrivals at a fixed 2,000 samples/s (lowered to 1,000,
-    500, ... where that exceeds a quarter of the measured batched speed), a
-    p99 bound of 50 ms, for 4 x --duration. On fewer than 4 cores the issuer
-    sleeps instead of spinning (see --spin-window), leaving the cores to
-    the model;
-  - Offline: one query sized for 2 x the fastest measured round, so that
-    a machine faster than the measurement still runs its minimum duration;
-  - no per-sample stage times are kept (no stages.parquet): the report gives
-    each stage's mean.
-Each run is recorded in the results store unless --no-store (docs/store.md).
-Each run records how busy the machine was (CPU time of other processes and
-steal, from /proc) in its run.json; an INVALID result on a busy machine
-comes with a warning. With the defaults the demo writes 20-40 MB on a
-2-core machine, mostly each run's records.csv (more on a faster machine).
-
-It uses Fashion-MNIST from the Debian package dataset-fashion-mnist
-(/usr/share/datasets/fashion-mnist), or, if that is missing, a seeded
-synthetic image set generated in the manner of GB/T 45087 clause 7.4.3.
-
-Quality targets: top-1 >= 85 % on Fashion-MNIST, >= 95 % on the synthetic set.`,
+		Long: helpText("demo"),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runDemo(cmd.Context(), st, &f)

@@ -20,18 +20,7 @@ func newECPCommand(st *State) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "ecp CONFIG NAME=DIR...",
 		Short: "Compute the effective computing power of GB/T 45087 Table 18 from several runs",
-		Long: `Combine the throughput of several GB/T runs into the effective computing
-power (GB-7.6.4-T18-ecp): α times the weighted geometric mean of each
-scenario's throughput relative to the baseline system's.
-
-CONFIG is a JSON file naming the scenarios, their weights and baseline
-throughputs (format "aimeter-gbt-ecp/1", see gbt.ECPConfig and
-examples/ecp-weights.json). Each NAME=DIR pairs the "name" of a scenario of
-CONFIG with the output directory of a run
-(aimeter run --arrival-mode …), whose gbt_result.json gives the measured
-throughput in samples/s (or tokens/s with --tokens). Every run must have
-the same time base: ECP refuses to combine Table 18's T_DIP union (a SUT
-that reports its stage times) with the tester-side span, naming the runs.`,
+		Long: helpText("ecp"),
 		Example: `  aimeter ecp examples/ecp-weights.json "poisson=runs/poisson" "fixed-period=runs/fixed-period"`,
 		Args:    cobra.MinimumNArgs(2),
 		RunE: func(_ *cobra.Command, args []string) error {

@@ -21,33 +21,7 @@ func newExportCommand(st *State) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "export DIR",
 		Short: "Write the records (or stages, samples, tokens) of a run bundle as CSV or JSON Lines",
-		Long: `Read the run bundle in DIR (checking its manifest.json, as aimeter report
-does) and write one of its tables to standard output or --output FILE:
-its records (--table records, the default: one row per issued sample),
-the SUT's stage times (stages), the bytes on the wire, node and error of
-each sample (samples) or the arrival time of every token (tokens).
-
-  --format csv    the CSV file exactly as aimeter wrote it before bundles
-                  held Parquet files (records.csv, stages.csv, samples.csv,
-                  tokens.csv); for the records the header
-                  seq_id,query_id,sample_index,scheduled_ns,issued_ns,
-                  first_token_ns,completed_ns,tokens,status, then one row per
-                  record; a missing time is an empty field.
-  --format jsonl  one JSON object per line with the same keys; a missing
-                  time is null.
-
-Works on bundles of every format version (Parquet or CSV files). A table
-the run has no data for (stages of a SUT that reports none) is an error.
-See docs/records.md.
-
-With --endpoints OUT, DIR is a sweep directory (aimeter sweep) and the
-command writes it as an MLPerf Endpoints v1.0 submission tree under OUT:
-<organization>/<submission_id>/results/<system>/<model>/r<N>/ with
-point.yaml, config.yaml, result_summary.json, accuracy_results.json and
-system_desc.json per point, beside src/ and docs/. Every number comes from
-the point bundles; what aimeter cannot know (names, divisions, links, the
-seed set, the system's availability, the accuracy scores) comes from
---submission FILE (YAML or JSON). See docs/endpoints.md.`,
+		Long: helpText("export"),
 		Example: `  aimeter export aimeter-run > records.csv
   aimeter export --endpoints submission --submission submission.yaml aimeter-sweep`,
 		Args: cobra.ExactArgs(1),

@@ -24,25 +24,7 @@ func newReplayCommand(st *State) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "replay TRACE",
 		Short: "Replay a request trace (Mooncake JSONL or CSV) against an OpenAI-compatible server",
-		Long: `Replay a trace: request k goes out at its time in the trace, with a prompt of
-its input length and max_tokens its output length, and its latency (TTFT, TPOT,
-end to end) counts from that scheduled time, never from the send.
-
-TRACE is Mooncake's JSONL (one {"timestamp": ms, "input_length": N,
-"output_length": M, "hash_ids": [...]} a line; prompts whose hash ids are equal
-share equal text block by block, so a prefix cache hits as it did in the trace)
-or a CSV of t_ms,input_tokens,output_tokens[,session] (a session's requests
-share a growing prefix). The first request goes out at once; the others keep
-their gaps, divided by --speedup. --max-requests and --max-duration cut the
-schedule. A malformed trace (unordered or negative times, a missing field, an
-absurd length) is refused before the run, naming its line and field.
-
-The run is a Server performance run with explicit arrivals: it is VALID when
-every request of the schedule went out and the latency bound was met. The send
-lateness (issue time minus trace time: p50, p99, max, and the requests later
-than 1 ms) is printed after the run; the records of the bundle hold both times.
-Add --ignore-eos so that the server writes each request's output length.
-See docs/replay.md.`,
+		Long: helpText("replay"),
 		Example: `  aimeter replay trace.jsonl --sut openai --url http://localhost:8000 --ignore-eos
   aimeter replay trace.jsonl --sut openai --url http://localhost:8000 --speedup 2 --max-duration 5m
   aimeter replay requests.csv --sut openai --url http://localhost:8000 --max-requests 1000`,

@@ -20,23 +20,7 @@ func newReportCommand(st *State) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "report DIR [DIR…]",
 		Short: "Regenerate every derived file of a run (summary, detail, GB/T results, report.html) from its raw records",
-		Long: `Read the run bundle in DIR, check every file against the SHA-256 digests of
-its manifest.json, and regenerate every derived file from the raw parts alone
-(settings.json, run.json, events.jsonl, records.parquet or records.csv, stages.parquet, ...): the
-summary and detail logs (percentiles, early stopping and validity computed
-again from the records), the trace when the run wrote one, the GB/T results
-and inference log of a GB/T run, and report.html.
-
-The raw files are never changed. With the same aimeter version the derived
-files come out byte for byte as the run wrote them. A file that no longer
-matches the manifest is named and nothing is written, unless
---ignore-digests is given (to study a bundle edited on purpose).
-
-A sweep directory ('aimeter sweep') gets its sweep.json and sweep.html again
-from its point bundles; several sweep directories get one sweep.html with
-their curves side by side, written to --output-dir. A rate search directory
-('aimeter sweep --max-rate') gets its rate-search.html again from its
-rate-search.json.`,
+		Long: helpText("report"),
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 && benchmark.IsRateSearch(args[0]) {

@@ -79,18 +79,7 @@ func newResultsCommand(st *State) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "results",
 		Short: "List, show, compare and export the runs of the results store",
-		Long: `The results store keeps every run that 'aimeter run' and 'aimeter train'
-made (unless --no-store): its verdict, every metric of result.json, the
-latency spread and a copy of its bundle. See docs/store.md.
-
-Runs of the same system, SUT configuration and workload form a series.
-'aimeter results compare' puts runs side by side and judges the newest one
-against its series' history (or the runs named) with the thresholds stored
-for the series, or the ones given as flags: a percentage change, a z-score
-over a lookback window, or Welch's t-test on the latency samples.
-
-Exit codes: 0 success, 1 failure, 2 bad usage, 5 a regression with
---fail-on-regression.`,
+		Long: helpText("results"),
 		Example: `  aimeter results list
   aimeter results show 12
   aimeter results compare 11 12
@@ -294,15 +283,7 @@ func newResultsCompareCommand(st *State, dsn *string) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "compare [ID...]",
 		Short: "Runs side by side, and the newest judged against the others or its series' history",
-		Long: `Without IDs, the newest run of the store is compared with the earlier runs
-of its series; with one ID, that run; with two or more, the runs named side
-by side, the newest judged against the others (all of them, unless
---lookback or a stored threshold's lookback says fewer).
-
-The judgement uses the threshold given by --test and its flags, else the
-thresholds stored for the series ('aimeter results threshold'), else a 5 %
-change of the headline metric against the previous run.
---fail-on-regression exits with 5 when the newest run regressed.`,
+		Long: helpText("results_compare"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ids, err := parseRunIDs(args)
 			if err != nil {
@@ -350,9 +331,7 @@ func newResultsExportCommand(st *State, dsn *string) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "export [ID...]",
 		Short: "Export runs and their metrics as JSON or CSV (all runs when no ID is given)",
-		Long: `Export writes the runs named (all runs, newest first, when none is named)
-with every metric. JSON: an array of {run, metrics}. CSV: one row a metric
-of a run, with the run's ID, key, time, test, verdict and series.`,
+		Long: helpText("results_export"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if format != "json" && format != "csv" {
 				return usageError("--format %q: want json or csv", format)
@@ -410,10 +389,7 @@ func newResultsThresholdCommand(st *State, dsn *string) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "threshold",
 		Short: "List, set or delete the thresholds that judge a series",
-		Long: `Without threshold flags, list the stored thresholds (of --series, with the
-defaults that apply to it). With --test and its flags, store that threshold
-for --series (every series without its own when --series is not given);
-with --delete, remove it.`,
+		Long: helpText("results_threshold"),
 		Example: `  aimeter results threshold
   aimeter results threshold --test zscore --metric latency_ns.p99 --lookback 30
   aimeter results threshold --series 3f2a… --test welch --limit 0.01 --min-change 2

@@ -40,20 +40,7 @@ func newRootCommand(st *State) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "aimeter",
 		Short: "Benchmark AI inference systems the MLPerf LoadGen way (and by GB/T 45087-2024)",
-		Long: `aimeter generates load exactly as MLPerf's LoadGen does (SingleStream,
-MultiStream, Server, Offline; seeded schedules; early stopping; validity
-checks; the same log files) and runs the GB/T 45087-2024 inference and
-training tests. It measures systems under test in-process (the null SUTs
-and the reference model, see 'aimeter demo') and over the network:
-OpenAI-compatible servers, KServe v2 / Triton over HTTP and gRPC, and many
-nodes behind one dispatcher ('aimeter run --sut openai|kserve|dispatch');
-'aimeter serve' gives servers to test against, and 'aimeter train' runs
-and measures a training job.
-
-Exit codes: 0 VALID (or success), 1 failure, 2 invalid usage or settings,
-3 run completed but INVALID, 4 interrupted (logs written), 5 regression
-(results compare --fail-on-regression), 130 forced exit.
-Under 'go run' the go command reports these as "exit status N" and exits 1.`,
+		Long: helpText("aimeter"),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       Version,

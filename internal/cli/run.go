@@ -80,37 +80,7 @@ func newRunCommand(st *State) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Run a benchmark (default: aimeter's Server self-benchmark with the null SUT)",
-		Long: `Run one test as LoadGen's StartTest does and write its logs.
-
-Settings come, in this order, from LoadGen's defaults, the built-in mlperf.conf
-(or --mlperf-conf), --user-conf, an audit.config in the working directory, and
---set. With no --model, --mlperf-conf or --user-conf, aimeter benchmarks itself
-instead: its self-test defaults replace mlperf.conf (600-second runs) so that
-every scenario finishes in seconds against the null SUT.
-
---duration sets how long jobs arrive in a GB/T test, and min_duration in an
-MLPerf run. A flag that does not apply to the chosen SUT, scenario, mode or
-arrival mode is refused (exit 2) rather than ignored.
-
---from DIR repeats the run that the bundle in DIR recorded (its SUT, settings,
-GB/T plan and bounds) into --output-dir, refusing a prompts or info file whose
-SHA-256 changed since.
-
-Failures (an HTTP error, a reset, a malformed answer) never count as
-completions: latencies, TTFT/TPOT and throughput are over successful samples,
-and the failures are counted beside them by category. A run with any failure
-is INVALID unless --max-error-rate allows it; a GB/T test counts failures as
-lost jobs against --loss-threshold.
-
---concurrency N is aimeter's fixed-concurrency mode (not an MLPerf scenario):
-N requests always in flight, the next sent the moment one completes, for
---duration (or min_duration), with an optional --warmup of N requests or a
-duration left out of the results. It generates its own queries, so it needs
-no expected latency.
-
---json prints result.json (docs/result-json.md) on stdout and everything else
-on stderr. Exit codes: 0 VALID or PASS, 1 failure, 2 bad flags (nothing ran),
-3 INVALID or FAIL, 4 interrupted (the bundle is written).`,
+		Long: helpText("run"),
 		Example: `  aimeter run
   aimeter run --scenario Offline --sut null-async
   aimeter run --model resnet50 --scenario Server --user-conf examples/user.conf

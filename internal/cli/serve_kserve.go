@@ -27,24 +27,7 @@ func newServeKServeCommand(st *State) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "kserve",
 		Short: "Serve the reference model over KServe v2 (Open Inference Protocol) HTTP/REST and gRPC",
-		Long: `Serve aimeter's reference model (the demo's MLP, trained on first use and
-cached) over the KServe v2 / Open Inference Protocol, until interrupted:
-
-  HTTP/REST (--http): /v2/health/live, /v2/health/ready, /v2,
-    /v2/models/NAME[/versions/V][/ready], POST .../infer with JSON tensors
-    or the binary tensor data extension; GET /metrics (Prometheus, with
-    vLLM's names for running and waiting requests);
-  gRPC (--grpc): inference.GRPCInferenceService, with Triton's
-    ModelStreamInfer.
-
-The model takes input "input" (FP32, [-1, 784]) and returns output "logits"
-(FP32, [-1, 10]). Requests that arrive while the model is busy are batched.
-With --null-model no model is loaded or run: every request is checked as
-usual and answered at once with zero logits of the right shape, a roofline
-server for measuring a client's own speed.
-Each response carries its stage times: a Server-Timing header over HTTP, a
-server-timing trailer over gRPC. An empty address turns that protocol off;
-port 0 picks a free port (the addresses are printed).`,
+		Long: helpText("serve_kserve"),
 		Example: `  aimeter serve kserve
   aimeter run --sut kserve --url http://127.0.0.1:8000 --scenario Offline
   aimeter run --sut kserve --grpc --url 127.0.0.1:8001 --scenario Server`,

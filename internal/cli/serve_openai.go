@@ -45,35 +45,7 @@ func newServeOpenAICommand(st *State) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "openai",
 		Short: "Serve an OpenAI-compatible streaming simulator with seeded latencies and injected faults",
-		Long: `Serve an OpenAI-compatible API (GET /v1/models, POST /v1/completions and
-/v1/chat/completions, streaming or not; GET /metrics with vLLM's metric
-names) whose answers are simulated: seeded
-output lengths, time to first token and time per output token, and faults
-injected with given probabilities (HTTP 500/503/429, connection resets,
-stalls, truncated streams, malformed events, missing usage). It is a real
-server to test clients against and, with no delays, a roofline server for
-measuring a client's own speed.
-
-Distributions (--output-tokens lengths; --ttft and --tpot durations):
-  N or D                 a constant (128, 50ms; 0 needs no unit)
-  uniform:MIN:MAX        uniform
-  normal:MEAN:SD         normal, clipped at 0 (lengths at 1)
-  lognormal:MEDIAN:P99   log-normal by its median and 99th percentile
-  prompt:PER:CONST       PER per prompt token plus CONST (durations only)
-  max_tokens             the request's max_tokens (lengths only; the default)
-A request's max_tokens caps the drawn length; ignore_eos asks for exactly
-max_tokens. Every request draws from a generator seeded by --seed and its
-prompt, so a run is reproducible (--seed-by-counter: by arrival number).
-
---cache-responses simulates a fault for testing aimeter audit TEST04: a
-prompt answered before is answered again at once, without its delays, as a
-server that caches results would; TEST04 must fail against it.
-
-HTTP/1.1 and HTTP/2 without TLS (prior knowledge) are served. Non-streaming
-responses carry a Server-Timing header with the simulated stages; streams
-carry it as a trailer when the client sends "TE: trailers".
-
-It serves until interrupted (Ctrl-C or SIGTERM), then prints its counters.`,
+		Long: helpText("serve_openai"),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runServeOpenAI(cmd.Context(), st, &f)

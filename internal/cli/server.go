@@ -31,11 +31,7 @@ func newKeygenCommand(st *State) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "keygen",
 		Short: "Make an Ed25519 key pair that signs the bundles a tested party uploads",
-		Long: `Write a new Ed25519 key pair: PREFIX.key (PKCS #8 PEM, mode 0600), which
-signs the bundles 'aimeter submit' and 'aimeter run --server' upload, and
-PREFIX.pub (PKIX PEM), which the tester registers with the test item
-('aimeter server register --public-key PREFIX.pub'). Existing files are
-never overwritten.`,
+		Long: helpText("server_keygen"),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			pub, err := attest.WriteKeyPair(out)
@@ -57,20 +53,7 @@ func newServerCommand(st *State) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "server",
 		Short: "Run the tester's service of a GB/T 45087 network test (registration, signed uploads, dashboard)",
-		Long: `Run the tester's service (GB/T 45087 Annex A) over HTTPS: it registers test
-items ('aimeter server register', or POST /api/v1/tests with the admin token),
-receives the lifecycle events and the signed bundles of the tested parties
-('aimeter run --server', 'aimeter submit'), verifies each signature and
-digest, recomputes every metric from the raw records, enforces the retest
-allowance, refuses replays, stores the runs and shows them on a dashboard at
-the same address. A bundle whose claims the raw records do not support is
-refused, or with --store-flagged stored with status flagged and the
-differences as its reason. docs/server.md describes the API and the trust model.
-
-At first start it writes, in --data-dir: admin.token (the admin token, mode
-0600) and, without --tls-cert/--tls-key, a self-signed certificate
-(tls/cert.pem) for localhost, the loopback addresses, the host's name and
-each --host.`,
+		Long: helpText("server"),
 		Example: `  aimeter server --listen 127.0.0.1:8443
   aimeter server --db postgres://aimeter@db/aimeter --tls-cert cert.pem --tls-key key.pem`,
 		Args: cobra.NoArgs,
@@ -209,12 +192,7 @@ func newServerRegisterCommand(st *State) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "register",
 		Short: "Register a test item with the service: prints its test ID and client token, writes its configuration file",
-		Long: `Register a test item (GB/T 45087 Annex A, steps b and c) with the service at
---server, authenticated with the admin token (--token, or the environment
-variable AIMETER_ADMIN_TOKEN). Prints the test ID and the client token (the
-service keeps only its hash; it is shown this once) and writes the
-configuration file for the tested party to --out (default TESTID.json), with
-the service's self-signed certificate when it has one.`,
+		Long: helpText("server_register"),
 		Example: `  aimeter server register --server https://127.0.0.1:8443 --ca ~/.local/share/aimeter/server/tls/cert.pem \
     --token "$(cat ~/.local/share/aimeter/server/admin.token)" --party "Example Lab" --public-key lab.pub --retests 2`,
 		Args: cobra.NoArgs,
@@ -349,12 +327,7 @@ func newSubmitCommand(st *State) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "submit DIR",
 		Short: "Sign a run bundle and upload it to the tester's service",
-		Long: `Sign the run bundle in DIR with --key (an in-toto statement of every file's
-SHA-256 and the run's verdict, in a DSSE envelope) and upload it to the
-test item that --token belongs to. The service verifies the signature and
-the digests, recomputes every metric from the raw records and stores the
-run, or refuses it with its reasons (exit 6; also exit 6 when a service run
-with --store-flagged stores it flagged).`,
+		Long: helpText("server_submit"),
 		Example: `  aimeter submit aimeter-results --config T20261127-080000-abcdef.json --token amt_… --key lab.key`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {

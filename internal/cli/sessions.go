@@ -33,22 +33,7 @@ func newSessionsCommand(st *State) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "sessions",
 		Short: "Run multi-turn chat sessions (ShareGPT or generated) against an OpenAI-compatible server",
-		Long: `Run chat sessions: every turn of every conversation is a sample. A session's
-first turn goes out at its start (session i at i × --interval); each later turn
---think after the previous answer completed, with the whole history so far
-(the data set's reference answers, so that prompts are the same from run to
-run). Each turn's latency counts from that scheduled time. A failed turn ends
-its session.
-
-The conversations come from --sharegpt FILE (a JSON array or JSON lines of
-{"conversations": [{"from": "human", "value": …}, {"from": "gpt", …}, …]}; the
-turns must alternate, none may be empty, a last unanswered turn is left out;
---sessions keeps the first N) or are generated: --sessions N of --turns N (or
-MIN:MAX) turns, --user-words words in and --answer-tokens tokens out each.
-
-After the run: per-turn TTFT and latency (p50, p90) by turn index, the sessions'
-durations, and MLPerf Endpoints' agentic e2e_interactivity (output tokens per
-turn over turn time, think time excluded). See docs/sessions.md.`,
+		Long: helpText("sessions"),
 		Example: `  aimeter sessions --sut openai --url http://localhost:8000 --sessions 100 --turns 2:6 --think 2s
   aimeter sessions --sut openai --url http://localhost:8000 --sharegpt ShareGPT_V3.json --sessions 500 --interval 100ms`,
 		Args: cobra.NoArgs,

@@ -40,34 +40,7 @@ func newSweepCommand(st *State) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "sweep",
 		Short: "Run a Pareto sweep by concurrency (MLPerf Endpoints' points) or search the highest concurrency meeting a goodput SLO",
-		Long: `Run one fixed-concurrency benchmark per point and write one bundle per point
-in a sweep directory, with sweep.json (every point's system_tps, tps_per_user,
-TTFT p90, request rate and errors) and sweep.html (the Pareto curve as a step
-function). Both are functions of the point bundles: 'aimeter report DIR'
-regenerates them, and 'aimeter report A B …' puts several sweeps side by side.
-
-Points are listed (--points 1,2,4,8) or chosen by MLPerf Endpoints v1.0's rule
-from --min-concurrency (Cmin, 1–32) and --max-concurrency (Cmax, > 32): regions
-with I = log2(Cmax − Cmin)/3 and boundaries round(Cmin + 2^I) and
-round(Cmin + 2^(2I)) (round half to even), one point in the ultra-low region
-(Cmin), one in each of the low, medium and high regions, and the rest anywhere
-(--point-count, 7 to 31), then an Offline point (the whole data set in flight)
-that must reach 98 % of the Cmax point's system_tps (--offline=false leaves it
-out; listed points have none unless --offline is given).
-
---slo ttft=200ms,tpot=50ms,e2e=5s (any subset) adds each point's goodput: the
-requests, and their output tokens, per second that succeeded within every
-bound. With --goodput-target F, the command searches instead: the highest
-concurrency from --min-concurrency to --max-concurrency whose goodput fraction
-(requests meeting the SLO / requests issued) reaches F, by LoadGen's find-peak
-procedure (double until a probe fails, then bisect), every probe a bundle.
-
-Every other flag is aimeter run's and applies to every point (--sut, --url,
---duration or --set min_duration, --warmup, …). Every point (every probe of
-a search) is recorded in the results store as it finishes, unless
---no-store (docs/store.md). Exit codes: 0 done, 1 failure,
-2 bad flags (nothing ran), 3 a point INVALID or no concurrency meeting the
-goodput target, 4 interrupted (the points so far are written).`,
+		Long: helpText("sweep"),
 		Example: `  aimeter serve openai --addr 127.0.0.1:8000 --ttft 20ms --tpot 5ms &
   aimeter sweep --sut openai --url http://127.0.0.1:8000 --max-concurrency 64 --duration 20s
   aimeter sweep --sut openai --url http://127.0.0.1:8000 --points 1,2,4,8 --slo ttft=100ms,tpot=10ms --duration 10s

@@ -65,50 +65,7 @@ func newTrainCommand(st *State) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "train [flags] [-- COMMAND [ARG...]]",
 		Short: "Run the GB/T 45087 training test (clause 6, Annexes B and E.1) on a training program, a distributed job or the reference model",
-		Long: `Measure a training run and compute every GB/T 45087 training metric
-(Tables 6–9, Annex E.1) beside the MLPerf time-to-train score. Three ways in:
-
-  aimeter train -- COMMAND [ARG...]
-      runs a training program as a child process, shows its output (unless
-      -q) and reads the MLPerf Training ":::MLLOG" lines it prints, with
-      aimeter's own keys for what MLLOG lacks (docs/training-events.md).
-  aimeter train --listen 127.0.0.1:9400 [--ranks N] [--until-ranks-done | --until 2h]
-      serves the event endpoint (POST /v1/events, /v1/clock, /v1/offset,
-      GET /v1/status) that the ranks of a distributed job post to, and
-      ends when every expected rank has posted its train_end (then waits
-      --linger for late events), at --until, or on Ctrl-C.
-  aimeter train [--trials N] [--timeout D] -- COMMAND [ARG...]
-      runs the program N times, one trial each (a failing or timed-out run
-      is recorded as a trial that did not converge, and the next starts).
-      Without --trials: the Tables 1–4 row's count with --scenario-id, else
-      the run count MLPerf Training requires of the benchmark that the
-      log's submission_benchmark names (5 for resnet, 10 for
-      llama2_70b_lora), else one run.
-  aimeter train --logs result_0.txt [result_1.txt ...] | --logs DIR
-      reads existing MLPerf Training result logs (a directory: its
-      result_*.txt) as the trials of one test, with the same results as
-      running them: every time comes from the logged time_ms.
-  aimeter train --workload reference [--trials N] [--epochs N]
-      trains the reference model (an MLP on Fashion-MNIST or the synthetic
-      set) through the Go API, each trial ending at the quality target or
-      the epoch limit. Without --trials or --scenario-id it runs 3 trials, a
-      quick run; Tables 1–4 ask 5 for a row with a quality threshold.
-
-The run bundle in --output-dir holds training_run.json, training_events.jsonl
-(and the child's output, at most 16 MiB of each stream), gbt_training.json,
-gbt_training.log (the 6.3 c) 4) and Annex B lines) and report.html;
-'aimeter report DIR' regenerates the last three.
-
-With several trials the MLPerf time-to-train score is the olympic average
-(mlperf-logging's: the fastest and the slowest dropped, a run that did not
-converge counting as the slowest), with MLPerf's quality target for the
-benchmark unless --target gives one.
-
-Exit codes: 0 complete; 1 the child failed (non-zero exit or a signal) in
-a single run, or aimeter failed; 2 bad usage; 3 the result is incomplete
-(no trial with both training start and end, contradictory events, or more
-trials that did not converge than the olympic average may drop); 4
-interrupted (Ctrl-C, SIGTERM). The bundle is written in every case but 2.`,
+		Long: helpText("train"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var argv []string
 			before := args

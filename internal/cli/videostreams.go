@@ -44,33 +44,7 @@ func newVideoStreamsCommand(st *State) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "video-streams",
 		Short: "Find the maximum number of video-analysis streams (GB/T 45087 Table 21)",
-		Long: `Find the largest number n of video streams the SUT serves at a frame rate
-with no frame lost (GB-7.6.7-T21-MVS, IN-78): each probe runs arrival mode 1
-(fixed period T = 1/fps, n jobs of one frame per period) for --duration, and
-passes when every frame of every stream returns within the mode-1 timeout
-threshold 1 (4 s).
-
-Every probe starts from an idle SUT: the reference SUT's queue is drained
-(what the last probe left is discarded and the batch in progress awaited);
-a SUT that cannot drain (null, null-async) is replaced by a fresh instance.
-Each probe line says which.
-
-The search multiplies n by 8 from 1 until a probe fails, then bisects
-between the largest pass and the smallest failure until the bracket is
-within --resolution of its lower end (0: one stream, the value of the
-standard's linear procedure), then confirms: a fresh probe at the answer
-must pass and one at the smallest failure must fail. It stops within
---budget and then reports the best bracket it has, saying so. --linear runs
-the standard's procedure literally (n = 1, 2, 3, … until the first failure);
---streams N runs one probe at N only.
-
-Every probe is printed (count, phase, frames, lost, pass or fail, seconds,
-how the SUT was made idle); --json FILE writes them with the result.
-
-Exit codes: 0 a confirmed answer (or every count up to --max-streams
-passed); 3 no stream count passed, the answer could not be confirmed
-within the budget, or a --streams probe failed; 1 a probe could not run;
-2 bad flags; 4 interrupted.`,
+		Long: helpText("video_streams"),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return videoStreams(cmd.Context(), st, &v)
