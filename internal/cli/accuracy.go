@@ -22,7 +22,7 @@ func newAccuracyCommand(st *State) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "accuracy",
 		Short: "Score model outputs with the reference implementations' metrics",
-		Long: helpText("accuracy"),
+		Long:  helpText("accuracy"),
 		Example: `  aimeter accuracy aimeter-out          # a reference-model run, against its data set's labels
   aimeter accuracy log run --labels labels.json --target "99% of FP32 (76.46)"
   aimeter accuracy score bleu --input hyps.json`,
@@ -43,8 +43,8 @@ func newAccuracyLogCommand(st *State) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "log DIR [--labels LABELS.json] [--target SPEC]",
 		Short: "Score a run's mlperf_log_accuracy.json top-1 against ground-truth labels",
-		Long: helpText("accuracy_log"),
-		Args: cobra.ExactArgs(1),
+		Long:  helpText("accuracy_log"),
+		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return scoreLogCommand(cmd, st, args[0], labelsFile, targetText)
 		},
@@ -110,9 +110,9 @@ func newAccuracyScoreCommand(st *State) *cobra.Command {
 		lines = append(lines, fmt.Sprintf("  %-9s %s", m[0], m[1]))
 	}
 	cmd := &cobra.Command{
-		Use:   "score METRIC --input FILE.json",
-		Short: "Score one JSON input object with a metric and print the result as JSON",
-		Long: helpText("accuracy_score") + strings.Join(lines, "\n"),
+		Use:       "score METRIC --input FILE.json",
+		Short:     "Score one JSON input object with a metric and print the result as JSON",
+		Long:      helpText("accuracy_score") + strings.Join(lines, "\n"),
 		Args:      cobra.ExactArgs(1),
 		ValidArgs: names,
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -20,7 +20,7 @@ func newAuditCommand(st *State) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "audit TEST [run flags]",
 		Short: "Run an MLPerf audit test (TEST01, 04, 06, 07, 09) against any SUT and verify it as MLPerf's scripts do",
-		Long: helpText("audit"),
+		Long:  helpText("audit"),
 		Example: `  aimeter audit TEST01 --scenario Offline --sut reference
   aimeter audit TEST04 --scenario SingleStream --sut reference
   aimeter audit TEST04 --scenario Offline --sut openai --url http://localhost:8000 --output-dir audit-vllm`,

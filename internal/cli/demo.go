@@ -38,8 +38,8 @@ func newDemoCommand(st *State) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Benchmark the built-in reference model on real data: accuracy and all four scenarios, with an HTML report",
-		Long: helpText("demo"),
-		Args: cobra.NoArgs,
+		Long:  helpText("demo"),
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runDemo(cmd.Context(), st, &f)
 		},

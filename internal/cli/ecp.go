@@ -18,9 +18,9 @@ import (
 func newECPCommand(st *State) *cobra.Command {
 	var tokens bool
 	cmd := &cobra.Command{
-		Use:   "ecp CONFIG NAME=DIR...",
-		Short: "Compute the effective computing power of GB/T 45087 Table 18 from several runs",
-		Long: helpText("ecp"),
+		Use:     "ecp CONFIG NAME=DIR...",
+		Short:   "Compute the effective computing power of GB/T 45087 Table 18 from several runs",
+		Long:    helpText("ecp"),
 		Example: `  aimeter ecp examples/ecp-weights.json "poisson=runs/poisson" "fixed-period=runs/fixed-period"`,
 		Args:    cobra.MinimumNArgs(2),
 		RunE: func(_ *cobra.Command, args []string) error {

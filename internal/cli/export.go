@@ -21,7 +21,7 @@ func newExportCommand(st *State) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "export DIR",
 		Short: "Write the records (or stages, samples, tokens) of a run bundle as CSV or JSON Lines",
-		Long: helpText("export"),
+		Long:  helpText("export"),
 		Example: `  aimeter export aimeter-run > records.csv
   aimeter export --endpoints submission --submission submission.yaml aimeter-sweep`,
 		Args: cobra.ExactArgs(1),

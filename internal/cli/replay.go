@@ -24,7 +24,7 @@ func newReplayCommand(st *State) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "replay TRACE",
 		Short: "Replay a request trace (Mooncake JSONL or CSV) against an OpenAI-compatible server",
-		Long: helpText("replay"),
+		Long:  helpText("replay"),
 		Example: `  aimeter replay trace.jsonl --sut openai --url http://localhost:8000 --ignore-eos
   aimeter replay trace.jsonl --sut openai --url http://localhost:8000 --speedup 2 --max-duration 5m
   aimeter replay requests.csv --sut openai --url http://localhost:8000 --max-requests 1000`,

@@ -20,8 +20,8 @@ func newReportCommand(st *State) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "report DIR [DIR…]",
 		Short: "Regenerate every derived file of a run (summary, detail, GB/T results, report.html) from its raw records",
-		Long: helpText("report"),
-		Args: cobra.MinimumNArgs(1),
+		Long:  helpText("report"),
+		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 && benchmark.IsRateSearch(args[0]) {
 				return regenerateRateSearch(st, args[0], outDir, ignoreDigests)

@@ -79,7 +79,7 @@ func newResultsCommand(st *State) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "results",
 		Short: "List, show, compare and export the runs of the results store",
-		Long: helpText("results"),
+		Long:  helpText("results"),
 		Example: `  aimeter results list
   aimeter results show 12
   aimeter results compare 11 12
@@ -283,7 +283,7 @@ func newResultsCompareCommand(st *State, dsn *string) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "compare [ID...]",
 		Short: "Runs side by side, and the newest judged against the others or its series' history",
-		Long: helpText("results_compare"),
+		Long:  helpText("results_compare"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ids, err := parseRunIDs(args)
 			if err != nil {
@@ -331,7 +331,7 @@ func newResultsExportCommand(st *State, dsn *string) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "export [ID...]",
 		Short: "Export runs and their metrics as JSON or CSV (all runs when no ID is given)",
-		Long: helpText("results_export"),
+		Long:  helpText("results_export"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if format != "json" && format != "csv" {
 				return usageError("--format %q: want json or csv", format)
@@ -389,7 +389,7 @@ func newResultsThresholdCommand(st *State, dsn *string) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "threshold",
 		Short: "List, set or delete the thresholds that judge a series",
-		Long: helpText("results_threshold"),
+		Long:  helpText("results_threshold"),
 		Example: `  aimeter results threshold
   aimeter results threshold --test zscore --metric latency_ns.p99 --lookback 30
   aimeter results threshold --series 3f2a… --test welch --limit 0.01 --min-change 2

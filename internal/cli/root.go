@@ -38,9 +38,9 @@ func Main(st *State) int {
 
 func newRootCommand(st *State) *cobra.Command {
 	root := &cobra.Command{
-		Use:   "aimeter",
-		Short: "Benchmark AI inference systems the MLPerf LoadGen way (and by GB/T 45087-2024)",
-		Long: helpText("aimeter"),
+		Use:           "aimeter",
+		Short:         "Benchmark AI inference systems the MLPerf LoadGen way (and by GB/T 45087-2024)",
+		Long:          helpText("aimeter"),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       Version,

@@ -80,7 +80,7 @@ func newRunCommand(st *State) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Run a benchmark (default: aimeter's Server self-benchmark with the null SUT)",
-		Long: helpText("run"),
+		Long:  helpText("run"),
 		Example: `  aimeter run
   aimeter run --scenario Offline --sut null-async
   aimeter run --model resnet50 --scenario Server --user-conf examples/user.conf

@@ -27,7 +27,7 @@ func newServeKServeCommand(st *State) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "kserve",
 		Short: "Serve the reference model over KServe v2 (Open Inference Protocol) HTTP/REST and gRPC",
-		Long: helpText("serve_kserve"),
+		Long:  helpText("serve_kserve"),
 		Example: `  aimeter serve kserve
   aimeter run --sut kserve --url http://127.0.0.1:8000 --scenario Offline
   aimeter run --sut kserve --grpc --url 127.0.0.1:8001 --scenario Server`,

@@ -45,8 +45,8 @@ func newServeOpenAICommand(st *State) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "openai",
 		Short: "Serve an OpenAI-compatible streaming simulator with seeded latencies and injected faults",
-		Long: helpText("serve_openai"),
-		Args: cobra.NoArgs,
+		Long:  helpText("serve_openai"),
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runServeOpenAI(cmd.Context(), st, &f)
 		},

@@ -31,8 +31,8 @@ func newKeygenCommand(st *State) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "keygen",
 		Short: "Make an Ed25519 key pair that signs the bundles a tested party uploads",
-		Long: helpText("server_keygen"),
-		Args: cobra.NoArgs,
+		Long:  helpText("server_keygen"),
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			pub, err := attest.WriteKeyPair(out)
 			if err != nil {
@@ -53,7 +53,7 @@ func newServerCommand(st *State) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "server",
 		Short: "Run the tester's service of a GB/T 45087 network test (registration, signed uploads, dashboard)",
-		Long: helpText("server"),
+		Long:  helpText("server"),
 		Example: `  aimeter server --listen 127.0.0.1:8443
   aimeter server --db postgres://aimeter@db/aimeter --tls-cert cert.pem --tls-key key.pem`,
 		Args: cobra.NoArgs,
@@ -192,7 +192,7 @@ func newServerRegisterCommand(st *State) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "register",
 		Short: "Register a test item with the service: prints its test ID and client token, writes its configuration file",
-		Long: helpText("server_register"),
+		Long:  helpText("server_register"),
 		Example: `  aimeter server register --server https://127.0.0.1:8443 --ca ~/.local/share/aimeter/server/tls/cert.pem \
     --token "$(cat ~/.local/share/aimeter/server/admin.token)" --party "Example Lab" --public-key lab.pub --retests 2`,
 		Args: cobra.NoArgs,
@@ -325,9 +325,9 @@ func printUpload(st *State, rep *tester.UploadReply) error {
 func newSubmitCommand(st *State) *cobra.Command {
 	var uf uploadFlags
 	cmd := &cobra.Command{
-		Use:   "submit DIR",
-		Short: "Sign a run bundle and upload it to the tester's service",
-		Long: helpText("server_submit"),
+		Use:     "submit DIR",
+		Short:   "Sign a run bundle and upload it to the tester's service",
+		Long:    helpText("server_submit"),
 		Example: `  aimeter submit aimeter-results --config T20261127-080000-abcdef.json --token amt_… --key lab.key`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -33,7 +33,7 @@ func newSessionsCommand(st *State) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "sessions",
 		Short: "Run multi-turn chat sessions (ShareGPT or generated) against an OpenAI-compatible server",
-		Long: helpText("sessions"),
+		Long:  helpText("sessions"),
 		Example: `  aimeter sessions --sut openai --url http://localhost:8000 --sessions 100 --turns 2:6 --think 2s
   aimeter sessions --sut openai --url http://localhost:8000 --sharegpt ShareGPT_V3.json --sessions 500 --interval 100ms`,
 		Args: cobra.NoArgs,

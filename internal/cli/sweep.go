@@ -40,7 +40,7 @@ func newSweepCommand(st *State) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "sweep",
 		Short: "Run a Pareto sweep by concurrency (MLPerf Endpoints' points) or search the highest concurrency meeting a goodput SLO",
-		Long: helpText("sweep"),
+		Long:  helpText("sweep"),
 		Example: `  aimeter serve openai --addr 127.0.0.1:8000 --ttft 20ms --tpot 5ms &
   aimeter sweep --sut openai --url http://127.0.0.1:8000 --max-concurrency 64 --duration 20s
   aimeter sweep --sut openai --url http://127.0.0.1:8000 --points 1,2,4,8 --slo ttft=100ms,tpot=10ms --duration 10s

@@ -65,7 +65,7 @@ func newTrainCommand(st *State) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "train [flags] [-- COMMAND [ARG...]]",
 		Short: "Run the GB/T 45087 training test (clause 6, Annexes B and E.1) on a training program, a distributed job or the reference model",
-		Long: helpText("train"),
+		Long:  helpText("train"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var argv []string
 			before := args

@@ -44,8 +44,8 @@ func newVideoStreamsCommand(st *State) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "video-streams",
 		Short: "Find the maximum number of video-analysis streams (GB/T 45087 Table 21)",
-		Long: helpText("video_streams"),
-		Args: cobra.NoArgs,
+		Long:  helpText("video_streams"),
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return videoStreams(cmd.Context(), st, &v)
 		},
