@@ -24,7 +24,7 @@ func predicateOf(dir string, m *bundle.Manifest) (*Predicate, error) {
 	if err != nil {
 		return nil, err
 	}
-	var r derived.Result
+	var r derived.ResultJSON
 	if err := json.Unmarshal(data, &r); err != nil {
 		return nil, fmt.Errorf("%s: %w", bundle.ResultFile, err)
 	}
@@ -39,7 +39,7 @@ func predicateOf(dir string, m *bundle.Manifest) (*Predicate, error) {
 // HeadlineMetrics are the figures of a result that the predicate carries,
 // keyed by their JSON path in result.json: the sample counts and, with a
 // performance pass, the latency percentiles.
-func HeadlineMetrics(r *derived.Result) map[string]float64 {
+func HeadlineMetrics(r *derived.ResultJSON) map[string]float64 {
 	m := map[string]float64{
 		"samples.issued":     float64(r.Samples.Issued),
 		"samples.ok":         float64(r.Samples.OK),

@@ -233,7 +233,7 @@ type Warmup struct {
 // GBT is a GB/T 45087 inference test.
 type GBT struct {
 	// Input is the arrival mode and its parameters, the timeout class and
-	// the loss threshold (gbt.Plan's input). Arrival parameters left at
+	// the loss threshold (gbt.NewRunPlan's input). Arrival parameters left at
 	// zero take the standard's defaults (gbt.Arrival.WithDefaults: λ, the
 	// period T and n).
 	Input gbt.PlanInput

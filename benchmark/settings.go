@@ -44,7 +44,7 @@ type resolved struct {
 	settings loadgen.Settings
 	warnings []string
 	sources  mlperfconf.Sources
-	// userConf are the settings a user.conf set, for gbt.Plan's conflict
+	// userConf are the settings a user.conf set, for gbt.NewRunPlan's conflict
 	// check.
 	userConf []gbt.UserSetting
 	// files are the config files read, with their digests.
@@ -279,7 +279,7 @@ func gentleDefaults(c *sut.Config, s *loadgen.Settings, src mlperfconf.Sources) 
 	}
 }
 
-// planGBT turns the plan's GB/T input into a run plan with gbt.Plan: a
+// planGBT turns the plan's GB/T input into a run plan with gbt.NewRunPlan: a
 // Settings.Set override or user.conf line that the arrival mode overrides
 // is a usage error naming both.
 func planGBT(g *GBT, st resolved) (*gbt.RunPlan, error) {
@@ -300,7 +300,7 @@ func planGBT(g *GBT, st resolved) (*gbt.RunPlan, error) {
 	}
 	in := g.Input
 	in.Arrival = in.Arrival.WithDefaults()
-	p, err := gbt.Plan(in, st.settings, user)
+	p, err := gbt.NewRunPlan(in, st.settings, user)
 	if err != nil {
 		if gbt.IsUsage(err) {
 			return nil, gbtUsage(err)
@@ -310,7 +310,7 @@ func planGBT(g *GBT, st resolved) (*gbt.RunPlan, error) {
 	return p, nil
 }
 
-// gbtUsage names the Plan field of a gbt.Plan parameter error.
+// gbtUsage names the Plan field of a gbt.NewRunPlan parameter error.
 func gbtUsage(err error) error {
 	var ae *gbt.ParamError
 	if errors.As(err, &ae) {

@@ -145,7 +145,7 @@ func (p *StreamProber) Probe(ctx context.Context, n int) (gbt.StreamProbe, error
 	if err != nil {
 		return gbt.StreamProbe{}, err
 	}
-	plan, err := gbt.Plan(gbt.StreamPlanInput(p.plan.FPS, n, p.plan.Duration, p.plan.Timeout), loadgen.DefaultSettings(), nil)
+	plan, err := gbt.NewRunPlan(gbt.StreamPlanInput(p.plan.FPS, n, p.plan.Duration, p.plan.Timeout), loadgen.DefaultSettings(), nil)
 	if err != nil {
 		return gbt.StreamProbe{}, err
 	}

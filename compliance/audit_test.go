@@ -24,12 +24,12 @@ func labelledPlan(dir string, s *serviceSUT) benchmark.Plan {
 	return p
 }
 
-func runAudit(t *testing.T, test Test, p benchmark.Plan, o Options) *Result {
+func runAudit(t *testing.T, test Test, p benchmark.Plan, o Options) *AuditResult {
 	t.Helper()
-	var res *Result
+	var res *AuditResult
 	var err error
 	synctest.Test(t, func(t *testing.T) {
-		res, err = RunWith(context.Background(), test, p, o)
+		res, err = AuditWith(context.Background(), test, p, o)
 	})
 	if err != nil {
 		t.Fatalf("%s: %v", test, err)

@@ -212,8 +212,8 @@ func AuditConfig(test Test, opts Options) (string, error) {
 	return b.String(), nil
 }
 
-// Result is an audit's outcome.
-type Result struct {
+// AuditResult is an audit's outcome.
+type AuditResult struct {
 	Test Test
 	// Dir is the audit's directory (see the package comment).
 	Dir string
@@ -232,7 +232,7 @@ type Result struct {
 }
 
 // Output is the verifications' output, as the scripts print it.
-func (r *Result) Output() string {
+func (r *AuditResult) Output() string {
 	var s string
 	if r.Accuracy != nil {
 		s += r.Accuracy.Output
@@ -243,18 +243,18 @@ func (r *Result) Output() string {
 	return s
 }
 
-// Run is RunWith with MLPerf's default options.
-func Run(ctx context.Context, test Test, plan benchmark.Plan) (*Result, error) {
-	return RunWith(ctx, test, plan, Options{})
+// Audit is AuditWith with MLPerf's default options.
+func Audit(ctx context.Context, test Test, plan benchmark.Plan) (*AuditResult, error) {
+	return AuditWith(ctx, test, plan, Options{})
 }
 
-// RunWith runs audit test with the runs it needs, each plan a copy of plan
+// AuditWith runs audit test with the runs it needs, each plan a copy of plan
 // with its own OutputDir under plan.OutputDir (which must be set) and, for
 // the audit run, the test's audit.config; it then verifies them and writes
 // the verification files (see the package comment). A run that fails to
 // start or to write its bundle, or an accuracy log that cannot be read, is
 // an error; a failing verification is not (Result.Pass is false).
-func RunWith(ctx context.Context, test Test, plan benchmark.Plan, opts Options) (*Result, error) {
+func AuditWith(ctx context.Context, test Test, plan benchmark.Plan, opts Options) (*AuditResult, error) {
 	if plan.OutputDir == "" {
 		return nil, errors.New("compliance: the plan has no OutputDir")
 	}
@@ -277,7 +277,7 @@ func RunWith(ctx context.Context, test Test, plan benchmark.Plan, opts Options) 
 	if err := os.WriteFile(confPath, []byte(conf), 0o644); err != nil {
 		return nil, err
 	}
-	r := &Result{Test: test, Dir: dir}
+	r := &AuditResult{Test: test, Dir: dir}
 	runAs := func(sub, mode, what string) (*benchmark.Outcome, error) {
 		p := plan
 		p.OutputDir = filepath.Join(dir, sub)
@@ -318,7 +318,7 @@ func RunWith(ctx context.Context, test Test, plan benchmark.Plan, opts Options) 
 
 // verify runs the test's verifications on the runs' files and writes
 // their outputs.
-func (r *Result) verify(opts Options) error {
+func (r *AuditResult) verify(opts Options) error {
 	dir, out := r.Dir, filepath.Join(r.Dir, string(r.Test))
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
@@ -401,7 +401,7 @@ func (r *Result) verify(opts Options) error {
 
 // copyLogs copies the audit run's logs where run_verification.py puts
 // them: TESTnn/accuracy/ and TESTnn/performance/run_1/.
-func (r *Result) copyLogs() error {
+func (r *AuditResult) copyLogs() error {
 	out, audit := filepath.Join(r.Dir, string(r.Test)), filepath.Join(r.Dir, "audit")
 	if err := os.MkdirAll(filepath.Join(out, "performance", "run_1"), 0o755); err != nil {
 		return err

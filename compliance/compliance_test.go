@@ -98,10 +98,10 @@ func TestTEST04(t *testing.T) {
 		pass  bool
 	}{{false, true}, {true, false}} {
 		dir := t.TempDir()
-		var res *Result
+		var res *AuditResult
 		var err error
 		synctest.Test(t, func(t *testing.T) {
-			res, err = Run(context.Background(), TEST04, auditPlan(dir, &serviceSUT{service: time.Millisecond, cache: tc.cache}))
+			res, err = Audit(context.Background(), TEST04, auditPlan(dir, &serviceSUT{service: time.Millisecond, cache: tc.cache}))
 		})
 		if err != nil {
 			t.Fatalf("cache %v: %v", tc.cache, err)

@@ -12,7 +12,7 @@ import (
 )
 
 // Evidence is what one audit test's verification is computed from and
-// what it leaves behind: the files RunWith (aimeter audit) writes and
+// what it leaves behind: the files AuditWith (aimeter audit) writes and
 // Check (aimeter check) requires, so that a folder whose verification or
 // runs were deleted fails the check. Paths are slash-separated; Runs and
 // Logs are relative to the audit's folder (its --output-dir), Verify,
@@ -58,7 +58,7 @@ var (
 )
 
 // AuditEvidence is the evidence of every audit test, in the order of
-// Tests: the one table that RunWith's layout follows, Check enforces and
+// Tests: the one table that AuditWith's layout follows, Check enforces and
 // aimeter check's help prints (EvidenceTable).
 var AuditEvidence = []Evidence{
 	{

@@ -28,7 +28,7 @@ func ExampleRun() {
 		OutputDir: dir,
 		NoReport:  true,
 	}
-	res, err := compliance.Run(context.Background(), compliance.TEST01, plan)
+	res, err := compliance.Audit(context.Background(), compliance.TEST01, plan)
 	if err != nil {
 		panic(err)
 	}

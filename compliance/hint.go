@@ -57,7 +57,7 @@ const shortAudit = 10 * time.Second
 // cache, the machine's other load), and for passes under 10 s that the
 // machine's other load weighs as much as the SUT. It returns "" for any
 // other outcome.
-func (r *Result) Hint() string {
+func (r *AuditResult) Hint() string {
 	v := r.Verification
 	if v == nil || v.Pass {
 		return ""

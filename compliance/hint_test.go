@@ -53,7 +53,7 @@ func TestHint(t *testing.T) {
 			[]string{"hint: the audit run's score 1200 is not within 10 % of the reference run's 1000, both runs VALID", "other load"}, []string{"INVALID", "result cache"}},
 	} {
 		v := tc.v
-		got := (&compliance.Result{Test: tc.test, Verification: &v, Reference: tc.ref, Audit: tc.aud}).Hint()
+		got := (&compliance.AuditResult{Test: tc.test, Verification: &v, Reference: tc.ref, Audit: tc.aud}).Hint()
 		for _, w := range tc.want {
 			if !strings.Contains(got, w) {
 				t.Errorf("%s: hint %q\nwant it to say %q", tc.name, got, w)
@@ -72,7 +72,7 @@ func TestHint(t *testing.T) {
 func TestHintQuotesFewReasons(t *testing.T) {
 	long := strings.Repeat("é", 200) // 400 bytes
 	ref := &benchmark.Outcome{Dir: "ref", Verdict: benchmark.Verdict{Kind: benchmark.VerdictMLPerf, Reasons: []string{long, "b", "c", "d", "e"}}}
-	got := (&compliance.Result{Test: compliance.TEST01, Verification: &compliance.Verification{Threshold: 0.1}, Reference: ref}).Hint()
+	got := (&compliance.AuditResult{Test: compliance.TEST01, Verification: &compliance.Verification{Threshold: 0.1}, Reference: ref}).Hint()
 	if want := strings.Repeat("é", 150) + "… b c (2 more reasons in ref/result.json)"; !strings.HasSuffix(got, want) {
 		t.Errorf("hint %q\nwant it to end %q", got, want)
 	}

@@ -28,7 +28,7 @@ func TestTEST01Reference(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "audit")
 	p := benchmark.Plan{SUT: sut.Config{Kind: sut.Reference}, Settings: benchmark.Settings{Scenario: "Offline", Set: []string{"target_qps=2000"}},
 		OutputDir: dir, NoReport: true, Notify: func(benchmark.Notice) {}}
-	res, err := Run(context.Background(), TEST01, p)
+	res, err := Audit(context.Background(), TEST01, p)
 	if err != nil {
 		t.Fatal(err)
 	}

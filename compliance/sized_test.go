@@ -58,7 +58,7 @@ func kserveServer(t *testing.T) (httpAddr, grpcAddr string) {
 
 // TestSizedAuditAgainstServers: TEST01 and TEST04 Offline against real
 // servers over real sockets, sized as aimeter audit sizes them
-// (benchmark.SizeForSUT, then RunWith with its overrides): an honest
+// (benchmark.SizeForSUT, then AuditWith with its overrides): an honest
 // OpenAI-compatible simulator (aimeter audit's help example), the
 // reference model over KServe HTTP (TEST01) and gRPC (TEST04), and a
 // simulator whose delays set its speed (16 connections, 8 tokens 10 ms
@@ -106,7 +106,7 @@ func TestSizedAuditAgainstServers(t *testing.T) {
 			if sz.MaxConns > 0 {
 				p.SUT.Net.MaxConns = sz.MaxConns
 			}
-			res, err := RunWith(context.Background(), tc.test, p, Options{})
+			res, err := AuditWith(context.Background(), tc.test, p, Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -50,7 +50,7 @@ func TestAuditOverSocket(t *testing.T) {
 				OutputDir: dir,
 				NoReport:  true,
 			}
-			res, err := Run(context.Background(), tc.test, p)
+			res, err := Audit(context.Background(), tc.test, p)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -116,7 +116,7 @@ func VerifyAccuracy(acc, test []loadgen.AccuracyEntry, dtype, accName, testName 
 // passes when the scores differ by at most opts.AccuracyDelta (relative).
 // The verdict replaces the last line of a's output; the baseline and both
 // scores are written beside it.
-func (r *Result) fallback(a *AccuracyVerification, opts Options) error {
+func (r *AuditResult) fallback(a *AccuracyVerification, opts Options) error {
 	accLog, testLog := r.Dir+"/accuracy/mlperf_log_accuracy.json", r.Dir+"/audit/mlperf_log_accuracy.json"
 	acc, err := ReadAccuracyLog(accLog)
 	if err != nil {

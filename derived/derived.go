@@ -266,7 +266,7 @@ func (s *Set) Report() (*report.Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &report.Report{System: b.System, Runs: []report.Run{sc}}
+	r := &report.Report{System: b.System, Runs: []report.RunSection{sc}}
 	if b.HostLoad != nil {
 		r.Notes = append(r.Notes, "During the run "+b.HostLoad.String()+".")
 	}
@@ -274,16 +274,16 @@ func (s *Set) Report() (*report.Report, error) {
 }
 
 // ReportRun is the bundle as one scenario of a report.
-func (s *Set) ReportRun() (report.Run, error) {
+func (s *Set) ReportRun() (report.RunSection, error) {
 	b := s.b
 	if b.Result == nil {
-		return report.Run{}, fmt.Errorf("derived: a report scenario of a bundle without a run")
+		return report.RunSection{}, fmt.Errorf("derived: a report scenario of a bundle without a run")
 	}
 	name := b.Name
 	if name == "" {
 		name = b.Result.SUTName + " " + b.Result.Effective.Scenario.String()
 	}
-	sc := report.Run{Name: name, Result: b.Result, Accuracy: ReportAccuracy(b.AccuracyCheck), Nodes: ReportNodes(b.Nodes),
+	sc := report.RunSection{Name: name, Result: b.Result, Accuracy: ReportAccuracy(b.AccuracyCheck), Nodes: ReportNodes(b.Nodes),
 		ServerMetrics: ReportServerMetrics(b.ServerMetrics, b.Result), Steady: metrics.SteadyOf(b.Result),
 		Serving: reportServing(b, s.SendLateness(), s.Streaming())}
 	if telemetry.LogOf(b) != nil {

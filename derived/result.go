@@ -56,8 +56,8 @@ func (s *Set) Verdict() (Verdict, error) {
 	return VerdictOf(s.b, m), nil
 }
 
-// Result is result.json.
-type Result struct {
+// ResultJSON is result.json.
+type ResultJSON struct {
 	Schema  string  `json:"schema"`
 	Verdict Verdict `json:"verdict"`
 	// VerdictWord is Verdict.Word: VALID, INVALID, PASS, FAIL or "-".
@@ -185,7 +185,7 @@ type ResultSettings struct {
 }
 
 // Result computes result.json of the Set's bundle.
-func (s *Set) Result() (*Result, error) {
+func (s *Set) Result() (*ResultJSON, error) {
 	b := s.b
 	res := b.Result
 	v, err := s.Verdict()
@@ -193,7 +193,7 @@ func (s *Set) Result() (*Result, error) {
 		return nil, err
 	}
 	e := res.Effective
-	r := &Result{Schema: ResultSchema, Verdict: v, VerdictWord: v.Word(), Reasons: v.Reasons, SUT: res.SUTName, QSL: res.QSLName,
+	r := &ResultJSON{Schema: ResultSchema, Verdict: v, VerdictWord: v.Word(), Reasons: v.Reasons, SUT: res.SUTName, QSL: res.QSLName,
 		Scenario: e.Scenario.String(), Mode: e.Mode.String(), Concurrency: e.Concurrency, ArrivalMode: -1,
 		Accuracy: b.AccuracyCheck,
 		Settings: ResultSettings{TargetQPS: e.TargetQPS, TargetLatencyNs: e.TargetLatencyNs, TargetPercentile: e.TargetLatencyPercentile,
@@ -309,7 +309,7 @@ func fillPercentiles(s *Stats, ps [6]loadgen.PercentileEntry) {
 }
 
 // WriteResult writes r as indented JSON with a final newline.
-func WriteResult(w io.Writer, r *Result) error {
+func WriteResult(w io.Writer, r *ResultJSON) error {
 	enc, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return err

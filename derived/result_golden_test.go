@@ -85,7 +85,7 @@ func TestResultGolden(t *testing.T) {
 	if err := WriteResult(&buf, r); err != nil {
 		t.Fatal(err)
 	}
-	var back Result
+	var back ResultJSON
 	if err := json.Unmarshal(buf.Bytes(), &back); err != nil {
 		t.Fatalf("result.json does not read back: %v", err)
 	}

@@ -13,7 +13,7 @@
 //
 // # A test as library calls (plan.go, evaluate.go, testdesc.go)
 //
-// [Plan] turns a [PlanInput] (the arrival, the mode-5 foreign workload, the
+// [NewRunPlan] turns a [PlanInput] (the arrival, the mode-5 foreign workload, the
 // timeout class, the loss threshold) and the user's LoadGen settings into a
 // [RunPlan]: the loadgen.Settings and the Arrivals and SampleTimeout options
 // that carry the test, the offsets it scheduled with their hash (IN-53), and

@@ -168,14 +168,14 @@ type settingRule struct {
 func fmtU(v uint64) string  { return fmt.Sprint(v) }
 func fmtF(v float64) string { return fmt.Sprint(v) }
 
-// Plan turns a GB/T test into LoadGen settings and options. base are the
+// NewRunPlan turns a GB/T test into LoadGen settings and options. base are the
 // settings LoadGen would otherwise run with (configuration files and user
 // overrides applied); user lists the settings the user chose explicitly.
 // Every user setting that the arrival mode sets to another value is
 // reported in one *ConflictError; out-of-range parameters are a
 // *PlanError or an arrival *ParamError. The scheduled offsets of modes 1
 // and 3 are kept in the plan and their hash in Test.Schedule (IN-53).
-func Plan(in PlanInput, base loadgen.Settings, user []UserSetting) (*RunPlan, error) {
+func NewRunPlan(in PlanInput, base loadgen.Settings, user []UserSetting) (*RunPlan, error) {
 	mode := in.Arrival.Mode
 	if !mode.Valid() {
 		return nil, &PlanError{"arrival.mode", int(mode), "Table 10 defines modes 0 to 5"}

@@ -41,7 +41,7 @@ func TestPlanMode0SendsJobsForTheDuration(t *testing.T) {
 				in.Arrival.Duration = 3 * time.Second
 				base := loadgen.DefaultSettings()
 				base.SingleStreamExpectedLatencyNs = uint64(time.Second)
-				p, err := Plan(in, base, nil)
+				p, err := NewRunPlan(in, base, nil)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -91,7 +91,7 @@ func TestPlanOfflineJobs(t *testing.T) {
 	for _, c := range cases {
 		in := planInput(ModeOffline)
 		in.Arrival.Jobs = c.jobs
-		p, err := Plan(in, base, c.user)
+		p, err := NewRunPlan(in, base, c.user)
 		if err != nil {
 			t.Fatalf("%s: %v", c.why, err)
 		}
@@ -118,7 +118,7 @@ func TestPlanOfflineJobs(t *testing.T) {
 	// Mode 5 over 4: the foreign jobs still arrive for the duration.
 	in := planInput(ModeMixed)
 	in.UnderlyingMode = ModeOffline
-	p, err := Plan(in, base, nil)
+	p, err := NewRunPlan(in, base, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,13 +131,13 @@ func TestPlanOfflineJobs(t *testing.T) {
 	in = planInput(ModePoisson)
 	in.Arrival.Jobs = 5
 	var pe *PlanError
-	if _, err := Plan(in, base, nil); !errors.As(err, &pe) || pe.Param != "arrival.jobs" {
+	if _, err := NewRunPlan(in, base, nil); !errors.As(err, &pe) || pe.Param != "arrival.jobs" {
 		t.Errorf("a jobs count for mode 2: %v, want a PlanError on arrival.jobs", err)
 	}
 	in = planInput(ModeOffline)
 	in.Arrival.Jobs = 37
 	var ce *ConflictError
-	if _, err := Plan(in, base, set); !errors.As(err, &ce) || !strings.Contains(err.Error(), "offline jobs 37") {
+	if _, err := NewRunPlan(in, base, set); !errors.As(err, &ce) || !strings.Contains(err.Error(), "offline jobs 37") {
 		t.Errorf("jobs 37 with --set min_query_count=10: %v, want a conflict naming both", err)
 	}
 }

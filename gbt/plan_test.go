@@ -56,7 +56,7 @@ func TestPlanConflicts(t *testing.T) {
 			[]UserSetting{set("min_duration", "3000")}, []string{"mode 5 sets min_duration"}, 1},
 	}
 	for _, tc := range tests {
-		p, err := Plan(planInput(tc.mode), base, tc.user)
+		p, err := NewRunPlan(planInput(tc.mode), base, tc.user)
 		if tc.want == nil {
 			if err != nil {
 				t.Errorf("%s: %v", tc.reason, err)
@@ -99,7 +99,7 @@ func TestPlanSettingsAndSchedule(t *testing.T) {
 		{"mode 5 over mode 1 schedules like mode 1", ModeMixed, loadgen.Server, 40, 4 * time.Second},
 	}
 	for _, tc := range tests {
-		p, err := Plan(planInput(tc.mode), base, nil)
+		p, err := NewRunPlan(planInput(tc.mode), base, nil)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.reason, err)
 		}
@@ -122,14 +122,14 @@ func TestPlanSettingsAndSchedule(t *testing.T) {
 		}
 	}
 	// The description keeps only what the mode uses.
-	if p, _ := Plan(planInput(ModeFixedPeriod), base, nil); p.Test.Arrival.Lambda != 0 || p.Test.Arrival.Period == 0 || p.Test.Arrival.Bursts != 0 {
+	if p, _ := NewRunPlan(planInput(ModeFixedPeriod), base, nil); p.Test.Arrival.Lambda != 0 || p.Test.Arrival.Period == 0 || p.Test.Arrival.Bursts != 0 {
 		t.Errorf("mode 1 description %+v", p.Test.Arrival)
 	}
-	if p, _ := Plan(planInput(ModePoisson), base, nil); p.Test.Arrival.Lambda != 50 || p.Test.Arrival.Period != 0 || p.Test.Arrival.N != 0 {
+	if p, _ := NewRunPlan(planInput(ModePoisson), base, nil); p.Test.Arrival.Lambda != 50 || p.Test.Arrival.Period != 0 || p.Test.Arrival.N != 0 {
 		t.Errorf("mode 2 description %+v", p.Test.Arrival)
 	}
 	// A peak plan keeps the bursts it placed, so the test records them.
-	p, err := Plan(planInput(ModePeak), base, nil)
+	p, err := NewRunPlan(planInput(ModePeak), base, nil)
 	if err != nil || len(p.Test.Arrival.BurstStarts) != 1 || p.SampleTimeout != time.Minute {
 		t.Fatalf("peak plan %+v, %v", p, err)
 	}
@@ -154,7 +154,7 @@ func TestPlanRejects(t *testing.T) {
 	for _, tc := range tests {
 		in := planInput(ModePoisson)
 		tc.mutate(&in)
-		_, err := Plan(in, loadgen.DefaultSettings(), nil)
+		_, err := NewRunPlan(in, loadgen.DefaultSettings(), nil)
 		if err == nil || !IsUsage(err) || !strings.Contains(err.Error(), tc.param) {
 			t.Errorf("%s: err = %v, want a usage error naming %s", tc.reason, err, tc.param)
 		}

@@ -215,7 +215,7 @@ func probeNs(ps []StreamProbe) []int {
 // A stream probe is a mode-1 test planned like any other (IN-78 (3)): n
 // frames every 1/fps, the mode-1 timeout of Table 10 by default.
 func TestStreamPlanInput(t *testing.T) {
-	p, err := Plan(StreamPlanInput(25, 3, time.Second, 0), loadgen.DefaultSettings(), nil)
+	p, err := NewRunPlan(StreamPlanInput(25, 3, time.Second, 0), loadgen.DefaultSettings(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -78,7 +78,7 @@ type Report struct {
 	// stands.
 	Differences []Difference `json:"differences,omitempty"`
 	// Result is the recomputed result.json; nil for a training bundle.
-	Result *derived.Result `json:"result,omitempty"`
+	Result *derived.ResultJSON `json:"result,omitempty"`
 	// Bundle is the bundle as bundle.Read returned it (its digests
 	// verified), for a caller that stores it next.
 	Bundle *bundle.Bundle `json:"-"`

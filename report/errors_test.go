@@ -59,7 +59,7 @@ func TestFailuresAreNotLatencies(t *testing.T) {
 		}
 	}
 	var buf bytes.Buffer
-	if err := Write(&buf, &Report{Runs: []Run{{Result: res}}}); err != nil {
+	if err := Write(&buf, &Report{Runs: []RunSection{{Result: res}}}); err != nil {
 		t.Fatal(err)
 	}
 	page := buf.String()

@@ -186,7 +186,7 @@ func testReport(t *testing.T) *Report {
 			"Synthetic results made on a fake clock.",
 			`Escaping check: <script>alert("x")</script> & co.`,
 		},
-		Runs: []Run{
+		Runs: []RunSection{
 			{Name: "delay SUT SingleStream", Result: singleStreamResult(t),
 				Accuracy: &AccuracyInfo{Metric: "top-1 accuracy (%)", Value: 86.57000000000001, Target: 75.6954, Pass: true}},
 			{Name: "delay SUT MultiStream", Result: multiStreamResult(t)},

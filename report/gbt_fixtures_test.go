@@ -63,7 +63,7 @@ var gbtInfo = testinfo.Info{
 }
 
 // gbtFixture runs a GB/T test for real, as `aimeter run --arrival-mode`
-// does (internal/cli runGBT): gbt.Plan, loadgen.Run of the main jobs over
+// does (internal/cli runGBT): gbt.NewRunPlan, loadgen.Run of the main jobs over
 // a null.QSL and, for a mixed test (mode 5), a second loadgen.Run of the
 // foreign jobs over their own null.QSL on the same SUT (IN-50), then
 // gbt.Evaluate. It runs on synctest's fake clock, so every time is exact
@@ -76,9 +76,9 @@ func gbtFixture(t *testing.T, in gbt.PlanInput, sut loadgen.SUT) (*loadgen.Resul
 	)
 	synctest.Test(t, func(t *testing.T) {
 		in.Arrival = in.Arrival.WithDefaults()
-		p, err := gbt.Plan(in, loadgen.DefaultSettings(), nil)
+		p, err := gbt.NewRunPlan(in, loadgen.DefaultSettings(), nil)
 		if err != nil {
-			t.Fatalf("gbt.Plan: %v", err)
+			t.Fatalf("gbt.NewRunPlan: %v", err)
 		}
 		life := gbt.Lifecycle{Now: func() time.Time { return time.Now().UTC() }}
 		for _, e := range []gbt.LifecycleEvent{gbt.EventTestStart, gbt.EventDatasetLoadStart, gbt.EventDatasetLoadEnd} {

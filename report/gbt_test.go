@@ -13,15 +13,15 @@ import (
 const gbtGoldenPath = "testdata/report.gbt.golden.html"
 
 // gbtReport is a report of GB/T scenarios.
-func gbtReport(scenarios ...Run) *Report {
+func gbtReport(scenarios ...RunSection) *Report {
 	return &Report{Title: "aimeter GB/T test report", Generated: fixedTime, System: fixedSystem, Runs: scenarios}
 }
 
 // gbtScenario runs a gbtCase and makes it a report scenario.
-func gbtScenario(t *testing.T, c gbtCase) Run {
+func gbtScenario(t *testing.T, c gbtCase) RunSection {
 	t.Helper()
 	res, g := gbtFixture(t, c.in, c.sut())
-	return Run{Name: c.name, Result: res, GBT: g}
+	return RunSection{Name: c.name, Result: res, GBT: g}
 }
 
 var (
@@ -241,7 +241,7 @@ func TestInfoRows(t *testing.T) {
 // TestGBTNeedsTest checks that a GB/T run without its test description is
 // refused rather than shown without its verdict.
 func TestGBTNeedsTest(t *testing.T) {
-	r := gbtReport(Run{Name: "x", Result: singleStreamResult(t), GBT: &GBTRun{}})
+	r := gbtReport(RunSection{Name: "x", Result: singleStreamResult(t), GBT: &GBTRun{}})
 	var buf bytes.Buffer
 	if err := Write(&buf, r); err == nil || !strings.Contains(err.Error(), "test description") {
 		t.Errorf("Write = %v, want an error naming the missing test description", err)
@@ -271,7 +271,7 @@ func TestGBTWriteIsDeterministic(t *testing.T) {
 // TestMLPerfScenarioUnchanged checks that a scenario without GBT keeps
 // LoadGen's verdict and recommendations (the golden file checks the rest).
 func TestMLPerfScenarioUnchanged(t *testing.T) {
-	page := string(render(t, &Report{Runs: []Run{{Name: "server", Result: serverResult(t)}}}))
+	page := string(render(t, &Report{Runs: []RunSection{{Name: "server", Result: serverResult(t)}}}))
 	for _, want := range []string{`<span class="badge invalid">INVALID</span>`, "Reduce target QPS to improve latency.", "<h3>Checks</h3>"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("MLPerf page lacks %q", want)

@@ -77,7 +77,7 @@ func TestNodeTable(t *testing.T) {
 	}
 	// The page shows the same table.
 	buf.Reset()
-	if err := Write(&buf, &Report{Runs: []Run{{Result: res, Nodes: []Node{{Number: 1, Name: "a"}}}}}); err != nil {
+	if err := Write(&buf, &Report{Runs: []RunSection{{Result: res, Nodes: []Node{{Number: 1, Name: "a"}}}}}); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(buf.String(), "<h3>Per node</h3>") || !strings.Contains(buf.String(), "<th>1 a</th>") {

@@ -89,7 +89,7 @@ func TestBrowserPowerChart(t *testing.T) {
 	res := offlineResult(t)
 	end := res.Passes[res.ReportedPass()].EndNs
 	r := &Report{Title: "power", Generated: fixedTime, System: fixedSystem,
-		Runs: []Run{{Name: "batching SUT Offline", Result: res, Power: powerFixture(end)}}}
+		Runs: []RunSection{{Name: "batching SUT Offline", Result: res, Power: powerFixture(end)}}}
 	page := filepath.Join(t.TempDir(), "report.html")
 	if err := os.WriteFile(page, render(t, r), 0o644); err != nil {
 		t.Fatal(err)

@@ -30,8 +30,8 @@ import (
 	"aimeter/sysinfo"
 )
 
-// Run is one benchmark run shown in the report.
-type Run struct {
+// RunSection is one benchmark run shown in the report.
+type RunSection struct {
 	// Name labels the run in the report (for example "resnet50 Server").
 	Name string
 	// Result is the outcome of loadgen.Run, or a Result rebuilt from stored
@@ -93,7 +93,7 @@ type Report struct {
 	// System describes the machine the benchmark ran on (see DetectSystem).
 	System sysinfo.System
 	// Runs are the runs, shown in this order.
-	Runs []Run
+	Runs []RunSection
 	// Notes are free-form remarks shown under the overview.
 	Notes []string
 }
@@ -358,7 +358,7 @@ func acceleratorSummary(accs []sysinfo.Accelerator) string {
 	return strings.Join(parts, "; ")
 }
 
-func buildScenario(anchor string, sc Run) *scenarioView {
+func buildScenario(anchor string, sc RunSection) *scenarioView {
 	res := sc.Result
 	sum := res.Summary
 	eff := res.Effective

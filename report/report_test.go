@@ -296,7 +296,7 @@ func TestWriteErrors(t *testing.T) {
 	if err := Write(&buf, nil); err == nil {
 		t.Error("nil report accepted")
 	}
-	if err := Write(&buf, &Report{Runs: []Run{{Name: "x"}}}); err == nil || !strings.Contains(err.Error(), `"x"`) {
+	if err := Write(&buf, &Report{Runs: []RunSection{{Name: "x"}}}); err == nil || !strings.Contains(err.Error(), `"x"`) {
 		t.Errorf("scenario without Result: %v", err)
 	}
 }
@@ -307,7 +307,7 @@ func TestResultWithoutRecords(t *testing.T) {
 	full := serverResult(t)
 	res := *full
 	res.AttachRecords(nil)
-	page := string(render(t, &Report{Runs: []Run{{Name: "no records", Result: &res}}}))
+	page := string(render(t, &Report{Runs: []RunSection{{Name: "no records", Result: &res}}}))
 	if !strings.Contains(page, "not available") || !strings.Contains(page, `data-charts="0"`) {
 		t.Error("missing note for a result without records")
 	}
@@ -390,7 +390,7 @@ func TestLinearHist(t *testing.T) {
 func TestInterruptedBeforeSummary(t *testing.T) {
 	res := &loadgen.Result{Interrupted: "context canceled"}
 	res.Effective.Mode = loadgen.PerformanceOnly
-	page := string(render(t, &Report{Runs: []Run{{Result: res}}}))
+	page := string(render(t, &Report{Runs: []RunSection{{Result: res}}}))
 	for _, want := range []string{`<span class="badge invalid">NO RESULT</span>`, "The run was interrupted: context canceled", "<h2>SingleStream "} {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %q", want)

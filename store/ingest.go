@@ -673,7 +673,7 @@ func headlineBetter(name, unit string) Better {
 // sample standard deviation of the same latencies (the loadgen Summary's
 // moments: completed samples, lost ones censored at the end of the pass,
 // failed ones left out).
-func distributions(res *loadgen.Result, r *derived.Result) []Metric {
+func distributions(res *loadgen.Result, r *derived.ResultJSON) []Metric {
 	if res == nil || res.Summary == nil || r.LatencyNs == nil {
 		return nil
 	}

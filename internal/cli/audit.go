@@ -104,7 +104,7 @@ func runAudit(cmd *cobra.Command, st *State, test compliance.Test, p *benchmark.
 			return withCode(ExitFailure, err)
 		}
 	}
-	res, err := compliance.RunWith(ctx, test, *p, o)
+	res, err := compliance.AuditWith(ctx, test, *p, o)
 	if res != nil {
 		for _, run := range []struct {
 			name string

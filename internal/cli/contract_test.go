@@ -199,7 +199,7 @@ func TestRunContract(t *testing.T) {
 
 // checkContract checks one bundle against result.json: the report's
 // badge, the summary's GB/T note, the headline, and `aimeter check`.
-func checkContract(t *testing.T, c contractCell, dir string, r *derived.Result, res cliResult) {
+func checkContract(t *testing.T, c contractCell, dir string, r *derived.ResultJSON, res cliResult) {
 	t.Helper()
 	page, err := os.ReadFile(filepath.Join(dir, "report.html"))
 	if err != nil {
@@ -270,9 +270,9 @@ func bundleDirs(t *testing.T, out string) []string {
 	return dirs
 }
 
-func readResultT(t *testing.T, dir string) *derived.Result {
+func readResultT(t *testing.T, dir string) *derived.ResultJSON {
 	t.Helper()
-	var r derived.Result
+	var r derived.ResultJSON
 	if err := json.Unmarshal([]byte(readFileT(t, filepath.Join(dir, derived.ResultFile))), &r); err != nil {
 		t.Fatal(err)
 	}

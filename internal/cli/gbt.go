@@ -64,7 +64,7 @@ func addGBTFlags(fl *pflag.FlagSet, g *gbtFlags) {
 	fl.Uint64Var(&g.mixedQSLSize, "mixed-qsl-size", 256, "mode 5: samples in the foreign jobs' own QSL")
 }
 
-// planInput is gbt.Plan's input from the flags.
+// planInput is gbt.NewRunPlan's input from the flags.
 func (g *gbtFlags) planInput() gbt.PlanInput {
 	return gbt.PlanInput{
 		Arrival: gbt.Arrival{

@@ -70,7 +70,7 @@ var memoryBombs = []struct {
 	{"SingleStream min_duration", "the self-test's 100 ns latency over 2×20 000 s: 4e11 queries", []string{"--scenario", "SingleStream", "--set", "min_duration=20000000"}, "min_duration ≤ "},
 	{"MultiStream samples_per_query", "1e5 samples in each of the 2000 queries it must issue", []string{"--scenario", "MultiStream", "--set", "samples_per_query=100000", "--set", "min_query_count=2000"}, "samples_per_query ≤ "},
 	{"target_qps", "1e12 queries a second", []string{"--set", "target_qps=1e12"}, "target_qps ≤ "},
-	{"GB/T fixed period", "3.6e12 arrivals in gbt.Plan's schedule", []string{"--arrival-mode", "1", "--period", "1ns", "--duration", "1h"}, "at most 67108864"},
+	{"GB/T fixed period", "3.6e12 arrivals in gbt.NewRunPlan's schedule", []string{"--arrival-mode", "1", "--period", "1ns", "--duration", "1h"}, "at most 67108864"},
 }
 
 func TestRunRefusesMemoryBombsInProcess(t *testing.T) {

@@ -43,7 +43,7 @@ func TestFailuresNeverCountAsCompletions(t *testing.T) {
 	if r.code != ExitInvalid {
 		t.Fatalf("want exit %d:\n%v", ExitInvalid, r)
 	}
-	var res derived.Result
+	var res derived.ResultJSON
 	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil {
 		t.Fatalf("stdout is not result.json: %v\n%s", err, r.stdout)
 	}
@@ -107,7 +107,7 @@ func TestConcurrencyValidByDefault(t *testing.T) {
 	if r.code != ExitOK {
 		t.Fatalf("want exit 0:\n%v", r)
 	}
-	var res derived.Result
+	var res derived.ResultJSON
 	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil {
 		t.Fatal(err)
 	}

@@ -39,7 +39,7 @@ func TestServerWarmup(t *testing.T) {
 	if r.code != ExitOK && r.code != ExitInvalid {
 		t.Fatalf("the run did not run:\n%v", r)
 	}
-	var res derived.Result
+	var res derived.ResultJSON
 	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil {
 		t.Fatal(err)
 	}
