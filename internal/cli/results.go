@@ -9,7 +9,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -47,14 +46,11 @@ func recordRun(ctx context.Context, st *State, f storeFlags, dir string, d *deri
 	if f.noStore || dir == "" || d == nil {
 		return
 	}
-	ctx = context.WithoutCancel(ctx)
-	s, err := openStore(ctx, st, f.dsn)
-	if err != nil {
-		fmt.Fprintf(st.Stderr, "warning: the run was not recorded in the results store (the bundle in %s is complete): %v\n", dir, err)
-		return
+	dsn := f.dsn
+	if dsn == "" {
+		dsn = st.Store
 	}
-	defer s.Close()
-	run, err := s.Ingest(ctx, dir, store.IngestOptions{Bundle: d.Bundle(), Derived: d})
+	run, err := store.Record(context.WithoutCancel(ctx), dsn, dir, store.IngestOptions{Bundle: d.Bundle(), Derived: d})
 	if err != nil {
 		fmt.Fprintf(st.Stderr, "warning: the run was not recorded in the results store (the bundle in %s is complete): %v\n", dir, err)
 		return
@@ -177,18 +173,7 @@ func newResultsListCommand(st *State, dsn *string) *cobra.Command {
 				if asJSON {
 					return writeJSON(st.Stdout, store.WithoutDocuments(runs))
 				}
-				if len(runs) == 0 {
-					fmt.Fprintln(st.Stdout, "no runs in the results store")
-					return nil
-				}
-				tw := tabwriter.NewWriter(st.Stdout, 0, 4, 2, ' ', 0)
-				fmt.Fprintln(tw, "ID\tRECORDED (UTC)\tKIND\tSCENARIO\tMODE\tSUT\tVERDICT\tSTATUS\tHEADLINE\tSERIES")
-				for i := range runs {
-					r := &runs[i]
-					fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.RecordedAt.Format("2006-01-02 15:04:05"), r.Kind,
-						dash(r.Scenario), dash(r.Mode), dash(r.SUT), r.VerdictWord, r.Status, r.HeadlineText(), r.SeriesKey)
-				}
-				return tw.Flush()
+				return store.WriteRuns(st.Stdout, runs)
 			})
 		},
 	}
@@ -197,13 +182,6 @@ func newResultsListCommand(st *State, dsn *string) *cobra.Command {
 	cmd.Flags().StringVar(&item, "item", "", "only the runs of this test item")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the runs as a JSON array")
 	return cmd
-}
-
-func dash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }
 
 func writeJSON(w io.Writer, v any) error {
@@ -333,7 +311,7 @@ func newResultsExportCommand(st *State, dsn *string) *cobra.Command {
 		Short: "Export runs and their metrics as JSON or CSV (all runs when no ID is given)",
 		Long:  helpText("results_export"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if format != "json" && format != "csv" {
+			if format != store.ExportJSON && format != store.ExportCSV {
 				return usageError("--format %q: want json or csv", format)
 			}
 			ids, err := parseRunIDs(args)
@@ -341,16 +319,7 @@ func newResultsExportCommand(st *State, dsn *string) *cobra.Command {
 				return err
 			}
 			return withStore(cmd, st, *dsn, func(ctx context.Context, s *store.Store) error {
-				var runs []store.Run
-				if len(ids) == 0 {
-					runs, err = s.Runs(ctx, store.RunFilter{})
-				} else {
-					runs, err = loadRuns(ctx, s, ids)
-				}
-				if err != nil {
-					return withCode(ExitFailure, err)
-				}
-				details, err := s.WithMetricList(ctx, runs)
+				details, err := s.Export(ctx, ids)
 				if err != nil {
 					return withCode(ExitFailure, err)
 				}
@@ -362,11 +331,7 @@ func newResultsExportCommand(st *State, dsn *string) *cobra.Command {
 					}
 					w = f
 				}
-				if format == "json" {
-					err = writeJSON(w, details)
-				} else {
-					err = store.WriteCSV(w, details)
-				}
+				err = store.WriteExport(w, details, format)
 				if f != nil {
 					err = errors.Join(err, f.Close())
 				}
@@ -419,16 +384,7 @@ func newResultsThresholdCommand(st *State, dsn *string) *cobra.Command {
 				if err != nil {
 					return withCode(ExitFailure, err)
 				}
-				if len(ts) == 0 {
-					fmt.Fprintln(st.Stdout, "no thresholds stored: compare uses a 5 % change of the headline metric against the previous run")
-					return nil
-				}
-				tw := tabwriter.NewWriter(st.Stdout, 0, 4, 2, ' ', 0)
-				fmt.Fprintln(tw, "SERIES\tMETRIC\tTEST\tLIMIT\tLOOKBACK\tMIN SAMPLES\tMIN CHANGE %")
-				for _, t := range ts {
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%g\t%d\t%d\t%g\n", dash(t.SeriesKey), t.Metric, t.Test, t.Limit, t.Lookback, t.MinSamples, t.MinChange)
-				}
-				return tw.Flush()
+				return store.WriteThresholds(st.Stdout, ts)
 			})
 		},
 	}

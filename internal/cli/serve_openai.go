@@ -1,13 +1,10 @@
 package cli
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
-	"os"
 	"strings"
 	"time"
 
@@ -15,9 +12,6 @@ import (
 
 	"aimeter/serve"
 )
-
-// serveShutdownTimeout bounds the graceful shutdown of `aimeter serve`.
-const serveShutdownTimeout = 5 * time.Second
 
 type serveOpenAIFlags struct {
 	addr          string
@@ -123,59 +117,35 @@ func runServeOpenAI(parent context.Context, st *State, f *serveOpenAIFlags) erro
 	if err != nil {
 		return withCode(ExitUsage, err)
 	}
-	var logFile *os.File
-	var logBuf *bufio.Writer
-	if f.sendLog != "" {
-		if logFile, err = os.Create(f.sendLog); err != nil {
-			return withCode(ExitFailure, fmt.Errorf("--send-log: %w", err))
-		}
-		defer logFile.Close()
-		logBuf = bufio.NewWriterSize(logFile, 64<<10)
-		opts.SendLog = logBuf
-	}
-	sim, err := serve.NewOpenAI(opts)
-	if err != nil {
-		return withCode(ExitUsage, err)
-	}
-	ln, err := net.Listen("tcp", f.addr)
-	if err != nil {
-		return withCode(ExitFailure, fmt.Errorf("--addr %s: %w", f.addr, err))
-	}
-	var protocols http.Protocols
-	protocols.SetHTTP1(true)
-	protocols.SetUnencryptedHTTP2(true)
-	srv := &http.Server{Handler: sim, ReadHeaderTimeout: 30 * time.Second, Protocols: &protocols}
-
 	ctx, stop := interruptible(parent, st)
 	defer stop()
-	fmt.Fprintf(st.Stdout, "aimeter serve openai: listening on http://%s (models %s; output tokens %s, TTFT %s, TPOT %s, seed %d)\n",
-		ln.Addr(), strings.Join(opts.Models, ", "), f.outputTokens, f.ttft, f.tpot, f.seed)
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	var serveErr error
-	select {
-	case <-ctx.Done():
-	case serveErr = <-errc:
+	stats, err := serve.ServeOpenAI(ctx, opts, serve.OpenAIServeOptions{
+		Addr: f.addr, SendLog: f.sendLog,
+		Ready: func(addr net.Addr) {
+			fmt.Fprintf(st.Stdout, "aimeter serve openai: listening on http://%s (models %s; output tokens %s, TTFT %s, TPOT %s, seed %d)\n",
+				addr, strings.Join(opts.Models, ", "), f.outputTokens, f.ttft, f.tpot, f.seed)
+		},
+		ShutdownFailed: func(timeout time.Duration, err error) {
+			fmt.Fprintf(st.Stderr, "aimeter serve openai: shutdown after %v: %v; connections closed\n", timeout, err)
+		},
+	})
+	if stats != nil {
+		fmt.Fprintf(st.Stdout, "aimeter serve openai: stopped; %s\n", *stats)
 	}
-	sim.Close() // ends stalls and streams, so that Shutdown is prompt
-	sctx, cancel := context.WithTimeout(context.Background(), serveShutdownTimeout)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		srv.Close()
-		fmt.Fprintf(st.Stderr, "aimeter serve openai: shutdown after %v: %v; connections closed\n", serveShutdownTimeout, err)
-	}
-	if serveErr == nil {
-		serveErr = <-errc
-	}
-	fmt.Fprintf(st.Stdout, "aimeter serve openai: stopped; %s\n", sim.Stats())
-	if logBuf != nil {
-		err := errors.Join(sim.SendLogErr(), logBuf.Flush(), logFile.Close())
-		if err != nil {
-			return withCode(ExitFailure, fmt.Errorf("--send-log %s: %w", f.sendLog, err))
-		}
-	}
-	if serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
-		return withCode(ExitFailure, fmt.Errorf("serving on %s: %w", ln.Addr(), serveErr))
+	var le *serve.ListenError
+	var se *serve.SendLogError
+	var oe *serve.OptionsError
+	switch {
+	case errors.As(err, &se) && se.Create:
+		return withCode(ExitFailure, fmt.Errorf("--send-log: %w", se.Err))
+	case errors.As(err, &se):
+		return withCode(ExitFailure, fmt.Errorf("--send-log %s: %w", se.Path, se.Err))
+	case errors.As(err, &oe):
+		return withCode(ExitUsage, err)
+	case errors.As(err, &le):
+		return withCode(ExitFailure, fmt.Errorf("--addr %s: %w", le.Addr, le.Err))
+	case err != nil:
+		return withCode(ExitFailure, err)
 	}
 	return nil
 }

@@ -7,10 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
-	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -18,7 +15,6 @@ import (
 
 	"aimeter/attest"
 	"aimeter/benchmark"
-	"aimeter/store"
 	"aimeter/tester"
 )
 
@@ -58,60 +54,35 @@ func newServerCommand(st *State) *cobra.Command {
   aimeter server --db postgres://aimeter@db/aimeter --tls-cert cert.pem --tls-key key.pem`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if dataDir == "" {
-				d, err := store.DataDir()
-				if err != nil {
-					return withCode(ExitFailure, err)
-				}
-				dataDir = filepath.Join(d, "server")
-			}
-			if dsn == "" {
-				dsn = filepath.Join(dataDir, "server.db")
-			}
-			if err := os.MkdirAll(dataDir, 0o700); err != nil {
-				return withCode(ExitFailure, err)
-			}
-			tlsCfg, created, err := tester.TLSConfig(certFile, keyFile, dataDir, hosts)
-			if err != nil {
-				return withCode(ExitUsage, err)
-			}
 			ctx, stop := interruptible(cmd.Context(), st)
 			defer stop()
-			db, err := store.Open(ctx, store.Options{DSN: dsn, FilesDir: filepath.Join(dataDir, "results")})
-			if err != nil {
+			err := tester.Serve(ctx, tester.ServeOptions{
+				Listen: listen, DataDir: dataDir, DSN: dsn, CertFile: certFile, KeyFile: keyFile, Hosts: hosts,
+				StoreFlagged: storeFlagged, Logger: slog.New(slog.NewTextHandler(st.Stderr, nil)),
+				Ready: func(l tester.Listening) {
+					fmt.Fprintf(st.Stdout, "aimeter server on https://%s/ (dashboard and /api/v1)\n", l.Addr)
+					fmt.Fprintf(st.Stdout, "admin token: %s\n", l.AdminTokenFile)
+					if l.SelfSignedCert != "" {
+						what := "self-signed certificate"
+						if l.CertCreated {
+							what = "new self-signed certificate"
+						}
+						fmt.Fprintf(st.Stdout, "%s: %s\n", what, l.SelfSignedCert)
+					}
+				},
+				Stopping: func() { fmt.Fprintln(st.Stderr, "aimeter server: shutting down") },
+			})
+			var le *tester.ListenError
+			var te *tester.TLSError
+			switch {
+			case errors.As(err, &le):
+				return withCode(ExitUsage, fmt.Errorf("--listen %s: %w", le.Addr, le.Err))
+			case errors.As(err, &te):
+				return withCode(ExitUsage, err)
+			case err != nil:
 				return withCode(ExitFailure, err)
 			}
-			defer db.Close()
-			srv, err := tester.New(tester.Options{Store: db, DataDir: dataDir, Logger: slog.New(slog.NewTextHandler(st.Stderr, nil)), StoreFlagged: storeFlagged})
-			if err != nil {
-				return withCode(ExitFailure, err)
-			}
-			ln, err := net.Listen("tcp", listen)
-			if err != nil {
-				return withCode(ExitUsage, fmt.Errorf("--listen %s: %w", listen, err))
-			}
-			hs := &http.Server{Handler: srv, TLSConfig: tlsCfg, ReadHeaderTimeout: 10 * time.Second}
-			fmt.Fprintf(st.Stdout, "aimeter server on https://%s/ (dashboard and /api/v1)\n", ln.Addr())
-			fmt.Fprintf(st.Stdout, "admin token: %s\n", filepath.Join(dataDir, tester.AdminTokenFile))
-			if certFile == "" {
-				what := "self-signed certificate"
-				if created {
-					what = "new self-signed certificate"
-				}
-				fmt.Fprintf(st.Stdout, "%s: %s\n", what, filepath.Join(dataDir, filepath.FromSlash(tester.SelfSignedCertFile)))
-			}
-			errc := make(chan error, 1)
-			go func() { errc <- hs.ServeTLS(ln, "", "") }()
-			select {
-			case err := <-errc:
-				return withCode(ExitFailure, err)
-			case <-ctx.Done():
-				fmt.Fprintln(st.Stderr, "aimeter server: shutting down")
-				if err := tester.Shutdown(hs, 10*time.Second); err != nil {
-					return withCode(ExitFailure, err)
-				}
-				return nil
-			}
+			return nil
 		},
 	}
 	fl := cmd.Flags()
@@ -364,38 +335,26 @@ func runAndSubmit(ctx context.Context, st *State, uf *uploadFlags, run func(phas
 	if err != nil {
 		return err
 	}
-	at, err := cl.StartAttempt(ctx, id)
-	if err != nil {
-		return refusedCode(err)
-	}
-	fmt.Fprintf(st.Stderr, "test item %s: attempt %d started\n", id, at.Number)
-	runErr := run(func(ph benchmark.Phase) {
-		detail := map[string]any{}
-		if ph.Kind == benchmark.DataLoadEnd {
-			if ph.Err != nil {
-				detail["error"] = ph.Err.Error()
-			} else {
-				detail["qsl"], detail["total_samples"], detail["performance_samples"] = ph.QSL, ph.TotalSamples, ph.PerformanceSamples
-			}
-		}
-		// The run goes on without the event: the service refuses the
-		// upload later if the token no longer works.
-		if err := at.Event(context.WithoutCancel(ctx), ph.Kind.String(), detail); err != nil {
-			fmt.Fprintf(st.Stderr, "warning: test item %s: the service did not take %s: %v\n", id, ph.Kind, err)
-		}
+	o, err := cl.RunAttempt(ctx, id, run, tester.AttemptOptions{
+		Dir: outputDir, Key: key,
+		// An invalid result completed the run: it is uploaded.
+		Completed: func(err error) bool {
+			var xe *exitError
+			return errors.As(err, &xe) && (xe.code == ExitInvalid || xe.code == ExitOK)
+		},
+		Started: func(at *tester.Attempt) { fmt.Fprintf(st.Stderr, "test item %s: attempt %d started\n", id, at.Number) },
+		EventFailed: func(kind benchmark.PhaseKind, err error) {
+			fmt.Fprintf(st.Stderr, "warning: test item %s: the service did not take %s: %v\n", id, kind, err)
+		},
 	})
-	var xe *exitError
-	if runErr != nil && (!errors.As(runErr, &xe) || (xe.code != ExitInvalid && xe.code != ExitOK)) {
-		// The run did not complete: say so, and upload nothing.
-		at.Fail(context.WithoutCancel(ctx), runErr)
-		return runErr
-	}
-	rep, err := at.Finish(ctx, outputDir, key)
 	if err != nil {
 		return refusedCode(err)
 	}
-	if err := printUpload(st, rep); err != nil {
+	if o.Reply == nil {
+		return o.RunErr
+	}
+	if err := printUpload(st, o.Reply); err != nil {
 		return err
 	}
-	return runErr
+	return o.RunErr
 }

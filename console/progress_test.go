@@ -1,12 +1,14 @@
-package cli
+package console
 
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"aimeter/benchmark"
 	"aimeter/loadgen"
 	"aimeter/sut/null"
 )
@@ -17,7 +19,7 @@ import (
 func TestPlainProgressEveryTenSeconds(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var out syncBuffer
-		pl := &progressLine{w: &out, target: 25 * time.Second}
+		pl := &ProgressLine{W: &out}
 		s := loadgen.DefaultSettings()
 		s.Scenario = loadgen.Server
 		s.ServerTargetQPS = 50
@@ -25,7 +27,9 @@ func TestPlainProgressEveryTenSeconds(t *testing.T) {
 		s.MinDurationMs = 25_000
 		s.MinQueryCount = 1
 		res, err := loadgen.Run(context.Background(), null.SUT{}, null.QSL{Total: 16}, s,
-			&loadgen.Options{SpinWindow: -1, Progress: pl.update})
+			&loadgen.Options{SpinWindow: -1, Progress: func(pr loadgen.Progress) {
+				pl.Update(benchmark.Progress{Progress: pr, Target: 25 * time.Second})
+			}})
 		if err != nil || res.Summary == nil {
 			t.Fatalf("run: %v", err)
 		}
@@ -81,9 +85,9 @@ func TestPlainProgressLine(t *testing.T) {
 	}
 	for _, tc := range tests {
 		var out strings.Builder
-		pl := &progressLine{w: &out, target: tc.target, now: clock}
+		pl := &ProgressLine{W: &out, Now: clock}
 		for _, s := range tc.snaps {
-			pl.update(s)
+			pl.Update(benchmark.Progress{Progress: s, Target: tc.target})
 		}
 		got := out.String()
 		lines := strings.SplitAfter(got, "\n")
@@ -102,4 +106,23 @@ func TestPlainProgressLine(t *testing.T) {
 			}
 		}
 	}
+}
+
+// syncBuffer is a strings.Builder safe for the progress goroutine and the
+// test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
