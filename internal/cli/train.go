@@ -205,7 +205,7 @@ func trainPlan(st *State, fs *pflag.FlagSet, f *trainFlags, argv []string) (*ben
 		return nil, usageError("--parallelism %d: want 0 none, 1 model, 2 data, 3 hybrid or 4 other", f.parallelism)
 	}
 	p := &benchmark.TrainPlan{Logs: f.logs, ScenarioID: f.scenarioID, TargetMetric: f.targetMetric, TrainingSetSize: f.trainingSetSize,
-		TextGeneration: f.textGeneration, TrainingSetMB: f.trainingSetMB, Alpha: f.alpha, OutputDir: f.outputDir, Name: f.name, Version: Version}
+		TextGeneration: f.textGeneration, TrainingSetMB: f.trainingSetMB, Alpha: f.alpha, OutputDir: f.outputDir, Name: f.name}
 	switch {
 	case f.workload != "":
 		p.Reference = &benchmark.TrainReference{Dataset: f.dataset, Trials: f.trials, Epochs: f.epochs}
