@@ -49,6 +49,11 @@ func (in PlanInput) MainMode() ArrivalMode {
 	return in.Arrival.Mode
 }
 
+// ForeignSeed is the seed of a mixed test's foreign jobs (Mixed.Seed)
+// when one arrival seed (Arrival.Seed, IN-53) is to fix both schedules:
+// the next seed, so that the two schedules differ.
+func ForeignSeed(arrivalSeed uint64) uint64 { return arrivalSeed + 1 }
+
 // UserSetting is one LoadGen setting that the user chose explicitly, named
 // by its mlperf.conf key (e.g. "min_duration"), with the value as written
 // and where it was written (e.g. "--set" or "user.conf"). Plan reports an

@@ -185,3 +185,13 @@ func TestArrivalModeJSONAndString(t *testing.T) {
 		}
 	}
 }
+
+// TestForeignSeed: one arrival seed fixes the foreign jobs' schedule too,
+// and it is not the main jobs' schedule.
+func TestForeignSeed(t *testing.T) {
+	for _, s := range []uint64{0, 1, 42} {
+		if f := ForeignSeed(s); f == s || f != ForeignSeed(s) {
+			t.Errorf("ForeignSeed(%d) = %d", s, f)
+		}
+	}
+}

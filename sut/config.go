@@ -16,6 +16,7 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -291,6 +292,38 @@ type KServeConfig struct {
 // reference data set, whatever the model's metadata says.
 func (k *KServeConfig) OwnInputs() bool {
 	return k != nil && (len(k.Shapes) > 0 || k.BatchSize > 1 || k.InputData != "" || k.DataMode != "")
+}
+
+// ParseShapes reads the shapes of KServeConfig.Shapes, one NAME:d1,d2,…
+// each (as perf_analyzer's --shape): an input's name, the last colon, and
+// its dimensions, each an integer ≥ 1; nil for none. An error begins with
+// the value it refuses, so that a caller can put the name of the option
+// that gave it in front.
+func ParseShapes(vals []string) (map[string][]int64, error) {
+	if len(vals) == 0 {
+		return nil, nil
+	}
+	out := make(map[string][]int64, len(vals))
+	for _, v := range vals {
+		i := strings.LastIndexByte(v, ':')
+		if i <= 0 || i == len(v)-1 {
+			return nil, fmt.Errorf("%q: want NAME:d1,d2,…", v)
+		}
+		name := v[:i]
+		if _, dup := out[name]; dup {
+			return nil, fmt.Errorf("%s given twice", name)
+		}
+		var dims []int64
+		for _, f := range strings.Split(v[i+1:], ",") {
+			d, err := strconv.ParseInt(strings.TrimSpace(f), 10, 64)
+			if err != nil || d < 1 {
+				return nil, fmt.Errorf("%q: dimension %q is not an integer ≥ 1", v, f)
+			}
+			dims = append(dims, d)
+		}
+		out[name] = dims
+	}
+	return out, nil
 }
 
 // DispatchConfig is a dispatcher over several servers.

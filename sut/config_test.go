@@ -88,3 +88,28 @@ func TestValidateONNX(t *testing.T) {
 		t.Errorf("Kinds() %v should list onnx, an in-process kind", Kinds())
 	}
 }
+
+func TestParseShapes(t *testing.T) {
+	got, err := ParseShapes([]string{"INPUT0:3,224,224", "ns:name:1"})
+	if err != nil || len(got) != 2 || len(got["INPUT0"]) != 3 || got["INPUT0"][2] != 224 || got["ns:name"][0] != 1 {
+		t.Fatalf("got %v, %v", got, err)
+	}
+	if got, err := ParseShapes(nil); got != nil || err != nil {
+		t.Errorf("no shapes: got %v, %v; want nil", got, err)
+	}
+	for _, c := range []struct {
+		in   []string
+		want string
+	}{
+		{[]string{"INPUT0"}, `"INPUT0": want NAME:d1,d2,…`},
+		{[]string{":3"}, `":3": want`},
+		{[]string{"x:"}, `"x:": want`},
+		{[]string{"x:1", "x:2"}, "x given twice"},
+		{[]string{"x:0"}, `"x:0": dimension "0" is not an integer ≥ 1`},
+		{[]string{"x:1,a"}, `dimension "a"`},
+	} {
+		if _, err := ParseShapes(c.in); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("ParseShapes(%q): %v; want %q", c.in, err, c.want)
+		}
+	}
+}

@@ -2,8 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"maps"
-	"slices"
 	"text/tabwriter"
 	"time"
 
@@ -12,7 +10,6 @@ import (
 
 	"aimeter/benchmark"
 	"aimeter/gbt"
-	"aimeter/sut"
 )
 
 // gbtFlags are the GB/T 45087 options of `aimeter run`.
@@ -73,7 +70,7 @@ func (g *gbtFlags) planInput() gbt.PlanInput {
 			BurstStarts: g.burstStarts, Seed: g.seed,
 		},
 		UnderlyingMode: gbt.ArrivalMode(g.mixedBase),
-		Mixed:          gbt.Mixed{Lambda: g.mixedLambda, QSLSize: g.mixedQSLSize, Seed: g.seed + 1},
+		Mixed:          gbt.Mixed{Lambda: g.mixedLambda, QSLSize: g.mixedQSLSize, Seed: gbt.ForeignSeed(g.seed)},
 		Scenario:       g.scenarioID,
 		TimeoutClass:   gbt.TimeoutClass(g.timeoutClass),
 		Timeout:        g.timeout,
@@ -95,13 +92,12 @@ func newScenariosCommand(st *State) *cobra.Command {
 			}
 			tw.Flush()
 			fmt.Fprintln(st.Stdout, "\nWorkloads aimeter runs (--scenario-id):")
-			for _, id := range slices.Sorted(maps.Keys(scenarioWorkloads)) {
-				w := scenarioWorkloads[id]
+			for _, w := range benchmark.GBTWorkloads() {
 				note := ""
-				if w.kind == sut.ONNX && !benchmark.ONNXAvailable {
+				if !w.Available() {
 					note = " (this build lacks ONNX Runtime: build with -tags onnx)"
 				}
-				fmt.Fprintf(st.Stdout, "  %s  %s: --sut %s --onnx-workload %s, generated data, its own quality target%s\n", id, w.workload, w.kind, w.workload, note)
+				fmt.Fprintf(st.Stdout, "  %s  %s: --sut %s --onnx-workload %s, generated data, its own quality target%s\n", w.Scenario, w.Workload, w.Kind, w.Workload, note)
 			}
 			fmt.Fprintln(st.Stdout, "\nArrival modes (Table 10): timeout thresholds 1 / 2")
 			for _, m := range gbt.ArrivalModes() {
@@ -123,9 +119,10 @@ func newScenariosCommand(st *State) *cobra.Command {
 
 // refuseScenarioID refuses --scenario-id: a GB/T scenario of Tables 11–14
 // names a workload (model and data set), and a run may carry the scenario's
-// label only if it ran that workload. Apart from T13-1 (applyScenarioID),
-// none of aimeter's SUTs is the workload of a catalogue row yet, so every
-// other ID is refused, naming what is missing.
+// label only if it ran that workload. Apart from those of
+// benchmark.GBTWorkloads (applyScenarioID), none of aimeter's SUTs is the
+// workload of a catalogue row yet, so every other ID is refused, naming
+// what is missing.
 func refuseScenarioID(id, sut string) error {
 	if id == "" {
 		return nil

@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -239,12 +238,8 @@ func planFromFlags(cmd *cobra.Command, st *State, f *runFlags, g *gbtFlags) (*be
 		p.SpinWindow = f.spinWindow
 	}
 	if f.warmup != "" {
-		if n, err := strconv.ParseUint(f.warmup, 10, 64); err == nil && n > 0 {
-			p.Warmup.Requests = n
-		} else if d, err := time.ParseDuration(f.warmup); err == nil && d > 0 {
-			p.Warmup.Duration = d
-		} else {
-			return nil, usageError("--warmup %q: want a number of requests (100) or a duration (10s)", f.warmup)
+		if p.Warmup, err = benchmark.ParseWarmup(f.warmup); err != nil {
+			return nil, usageError("--warmup %v", err)
 		}
 	}
 	if changed("mode") {
@@ -320,9 +315,9 @@ func sutConfig(changed func(string) bool, f *runFlags) (sut.Config, error) {
 		cfg.KServe = &sut.KServeConfig{GRPC: k.grpc, Model: k.modelName, ModelVersion: k.modelVersion, BinaryData: k.binaryData,
 			Stream: k.stream, TokenEnv: k.tokenEnv, ServerTiming: k.stageTimes,
 			InputData: k.inputData, DataMode: k.dataMode, Seed: k.dataSeed}
-		shapes, err := parseShapes(k.shapes)
+		shapes, err := sut.ParseShapes(k.shapes)
 		if err != nil {
-			return cfg, usageError("%v", err)
+			return cfg, usageError("--shape %v", err)
 		}
 		cfg.KServe.Shapes = shapes
 		if k.batchSize < 1 {

@@ -1,10 +1,6 @@
 package cli
 
 import (
-	"fmt"
-	"strconv"
-	"strings"
-
 	"github.com/spf13/pflag"
 )
 
@@ -45,32 +41,4 @@ func addKServeFlags(fl *pflag.FlagSet, k *kserveFlags) {
 	fl.StringVar(&k.inputData, "input-data", "", `kserve: a JSON input data file in perf_analyzer's format ({"data": [{"INPUT0": [...]}, ...]}), one sample per entry, instead of the reference data set`)
 	fl.StringVar(&k.dataMode, "input-data-mode", "", "kserve, a model's own inputs: random (seeded, the default for a model the reference data set does not fit) or zero; setting it sends generated data to any model")
 	fl.Uint64Var(&k.dataSeed, "input-data-seed", 0, "kserve: the seed of random input data")
-}
-
-// parseShapes reads --shape NAME:d1,d2 values.
-func parseShapes(vals []string) (map[string][]int64, error) {
-	if len(vals) == 0 {
-		return nil, nil
-	}
-	out := make(map[string][]int64, len(vals))
-	for _, v := range vals {
-		i := strings.LastIndexByte(v, ':')
-		if i <= 0 || i == len(v)-1 {
-			return nil, fmt.Errorf("--shape %q: want NAME:d1,d2,…", v)
-		}
-		name := v[:i]
-		if _, dup := out[name]; dup {
-			return nil, fmt.Errorf("--shape %s given twice", name)
-		}
-		var dims []int64
-		for _, f := range strings.Split(v[i+1:], ",") {
-			d, err := strconv.ParseInt(strings.TrimSpace(f), 10, 64)
-			if err != nil || d < 1 {
-				return nil, fmt.Errorf("--shape %q: dimension %q is not an integer ≥ 1", v, f)
-			}
-			dims = append(dims, d)
-		}
-		out[name] = dims
-	}
-	return out, nil
 }

@@ -4,7 +4,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"aimeter/benchmark"
-	"aimeter/gbt"
 	"aimeter/sut"
 )
 
@@ -52,13 +51,6 @@ func (x *onnxFlags) config() (*sut.ONNXConfig, error) {
 		IntraOpThreads: x.threads, NoSpin: x.noSpin, MaxBatch: x.batch, Workers: x.workers, Images: x.images, ImageSize: x.imageSize, Seed: x.seed}, nil
 }
 
-// scenarioWorkloads are the GB/T scenarios whose workload aimeter runs:
-// the SUT kind and workload of each.
-var scenarioWorkloads = map[string]struct {
-	kind     sut.Kind
-	workload string
-}{"T13-1": {sut.ONNX, sut.WorkloadOCRDBNet}}
-
 // applyScenarioID checks --scenario-id and, for a scenario whose workload
 // aimeter runs (T13-1, alias ocr-dbnet), chooses that workload: --sut onnx
 // (when --sut is not given) with --onnx-workload ocr-dbnet. Any other
@@ -67,24 +59,23 @@ func applyScenarioID(changed func(string) bool, f *runFlags, g *gbtFlags) error 
 	if g.scenarioID == "" {
 		return nil
 	}
-	spec, ok := gbt.Lookup(g.scenarioID)
-	w, runs := scenarioWorkloads[spec.ID]
-	if !ok || !runs {
+	w, ok := benchmark.GBTWorkloadOf(g.scenarioID)
+	if !ok {
 		return refuseScenarioID(g.scenarioID, f.sut)
 	}
 	if !changed("sut") {
-		f.sut = string(w.kind)
+		f.sut = string(w.Kind)
 	}
-	if f.sut != string(w.kind) {
-		return usageError("--scenario-id %s: that scenario's workload runs on --sut %s, not --sut %s", spec.ID, w.kind, f.sut)
+	if f.sut != string(w.Kind) {
+		return usageError("--scenario-id %s: that scenario's workload runs on --sut %s, not --sut %s", w.Scenario, w.Kind, f.sut)
 	}
-	if changed("onnx-workload") && f.onnx.workload != w.workload {
-		return usageError("--scenario-id %s: that scenario's workload is --onnx-workload %s, not %q", spec.ID, w.workload, f.onnx.workload)
+	if changed("onnx-workload") && f.onnx.workload != w.Workload {
+		return usageError("--scenario-id %s: that scenario's workload is --onnx-workload %s, not %q", w.Scenario, w.Workload, f.onnx.workload)
 	}
-	if w.kind == sut.ONNX && !benchmark.ONNXAvailable {
-		return usageError("--scenario-id %s: %s", spec.ID, benchmark.ONNXBuildHint)
+	if !w.Available() {
+		return usageError("--scenario-id %s: %s", w.Scenario, benchmark.ONNXBuildHint)
 	}
-	f.onnx.workload = w.workload
-	g.scenarioID = spec.ID
+	f.onnx.workload = w.Workload
+	g.scenarioID = w.Scenario
 	return nil
 }

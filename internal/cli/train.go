@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -207,7 +205,7 @@ func trainPlan(st *State, fs *pflag.FlagSet, f *trainFlags, argv []string) (*ben
 		return nil, usageError("--parallelism %d: want 0 none, 1 model, 2 data, 3 hybrid or 4 other", f.parallelism)
 	}
 	p := &benchmark.TrainPlan{Logs: f.logs, ScenarioID: f.scenarioID, TargetMetric: f.targetMetric, TrainingSetSize: f.trainingSetSize,
-		TextGeneration: f.textGeneration, TrainingSetMB: f.trainingSetMB, Alpha: f.alpha, OutputDir: f.outputDir, Name: f.name, Version: Version}
+		TextGeneration: f.textGeneration, TrainingSetMB: f.trainingSetMB, Alpha: f.alpha, OutputDir: f.outputDir, Name: f.name}
 	switch {
 	case f.workload != "":
 		p.Reference = &benchmark.TrainReference{Dataset: f.dataset, Trials: f.trials, Epochs: f.epochs}
@@ -231,7 +229,7 @@ func trainPlan(st *State, fs *pflag.FlagSet, f *trainFlags, argv []string) (*ben
 		p.LowerIsBetter = &f.lowerIsBetter
 	}
 	for _, s := range f.baselines {
-		w, err := parseBaseline(s)
+		w, err := benchmark.ParseTrainWorkload(s)
 		if err != nil {
 			return nil, usageError("--baseline %q: %w", s, err)
 		}
@@ -282,33 +280,6 @@ func trainUsage(err error) error {
 		return usageError("test information fields 21–25 (--optimizer, --parallelism, --parallel-algorithm, --async-update): %w", errors.Unwrap(ue.Err))
 	}
 	return usageError("%s", flagText(err.Error()))
-}
-
-// parseBaseline parses NAME=BASELINE[:WEIGHT[:THROUGHPUT]].
-func parseBaseline(s string) (train.Workload, error) {
-	name, rest, ok := strings.Cut(s, "=")
-	if !ok || name == "" || rest == "" {
-		return train.Workload{}, errors.New("want NAME=BASELINE[:WEIGHT[:THROUGHPUT]], such as T1-1=1200:0.5")
-	}
-	parts := strings.Split(rest, ":")
-	if len(parts) > 3 {
-		return train.Workload{}, errors.New("at most BASELINE:WEIGHT:THROUGHPUT after =")
-	}
-	var nums [3]float64
-	for i, p := range parts {
-		v, err := strconv.ParseFloat(p, 64)
-		if err != nil || v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
-			return train.Workload{}, fmt.Errorf("%q is not a finite number ≥ 0", p)
-		}
-		nums[i] = v
-	}
-	if nums[0] <= 0 {
-		return train.Workload{}, errors.New("the baseline throughput must be > 0")
-	}
-	if nums[1] > 1 {
-		return train.Workload{}, errors.New("the weight must be in [0, 1]")
-	}
-	return train.Workload{Name: name, Baseline: nums[0], Weight: nums[1], Throughput: nums[2]}, nil
 }
 
 func runTrain(parent context.Context, st *State, fs *pflag.FlagSet, f *trainFlags, argv []string) error {

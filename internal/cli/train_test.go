@@ -167,21 +167,6 @@ func TestTrainCommandNotFound(t *testing.T) {
 	}
 }
 
-func FuzzParseBaseline(f *testing.F) {
-	for _, s := range []string{"T1-1=1200", "T1-1=1200:0.5", "a=1:0.2:300", "=1", "x=", "x=1:2:3:4", "x=NaN"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		w, err := parseBaseline(s)
-		if err != nil {
-			return
-		}
-		if w.Name == "" || !(w.Baseline > 0) || w.Weight < 0 || w.Weight > 1 || w.Throughput < 0 {
-			t.Fatalf("%q parsed to an unusable workload %+v", s, w)
-		}
-	})
-}
-
 // TestTrainPowerReplay: --power replay:FILE and the deprecated
 // --power-replay FILE (which says so) both give the plan the replay:
 // training_run.json names it. benchmark's TestTrainPowerReplay checks what
