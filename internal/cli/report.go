@@ -11,6 +11,7 @@ import (
 	"aimeter/bundle"
 	"aimeter/console"
 	"aimeter/derived"
+	"aimeter/sweep"
 	"aimeter/train/trainbundle"
 )
 
@@ -26,7 +27,7 @@ func newReportCommand(st *State) *cobra.Command {
 			if len(args) == 1 && benchmark.IsRateSearch(args[0]) {
 				return regenerateRateSearch(st, args[0], outDir, ignoreDigests)
 			}
-			if len(args) > 1 || isSweepDir(args[0]) {
+			if len(args) > 1 || sweep.IsSweep(args[0]) {
 				return regenerateSweeps(st, args, outDir, ignoreDigests)
 			}
 			return regenerateReport(st, args[0], outDir, ignoreDigests)
