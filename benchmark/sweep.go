@@ -291,3 +291,18 @@ func WriteSweepFiles(dir string) (*sweep.Summary, error) {
 	}
 	return sum, os.WriteFile(filepath.Join(dir, sweep.PageFile), page.Bytes(), 0o644)
 }
+
+// WriteSweepsPage writes the page of several sweeps side by side
+// (report.WriteSweeps) to sweep.PageFile in dir, creating dir, and returns
+// its path.
+func WriteSweepsPage(dir string, sums []*sweep.Summary) (string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	var page bytes.Buffer
+	if err := report.WriteSweeps(&page, sums); err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, sweep.PageFile)
+	return path, os.WriteFile(path, page.Bytes(), 0o644)
+}

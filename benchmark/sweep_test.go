@@ -133,6 +133,15 @@ func TestRunSweepAgainstSimulator(t *testing.T) {
 	if page, err := os.ReadFile(filepath.Join(dir, sweep.PageFile)); err != nil || !bytes.Contains(page, []byte(`class="pareto"`)) {
 		t.Errorf("sweep.html: %v, want the Pareto chart", err)
 	}
+	// Two sweeps side by side: one page in a new directory.
+	side := filepath.Join(t.TempDir(), "side", "by")
+	path, err := benchmark.WriteSweepsPage(side, []*sweep.Summary{sum, sum})
+	if err != nil || path != filepath.Join(side, sweep.PageFile) {
+		t.Fatalf("WriteSweepsPage: %q, %v", path, err)
+	}
+	if page, err := os.ReadFile(path); err != nil || !bytes.Contains(page, []byte(`class="pareto"`)) {
+		t.Errorf("%s: %v, want the Pareto chart", path, err)
+	}
 	// A changed bundle is refused by its digests.
 	os.WriteFile(filepath.Join(dir, "c00002", "records.parquet"), []byte("edited"), 0o644)
 	if _, err := benchmark.WriteSweepFiles(dir); err == nil || !strings.Contains(err.Error(), "c00002") {

@@ -2,8 +2,11 @@ package benchmark
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
 	"time"
 
@@ -37,7 +40,11 @@ type StreamsPlan struct {
 	// Search are gbt.MaxStreams's options (limit, linear, resolution,
 	// budget); ProbeEstimate is filled from Duration and Timeout when 0.
 	Search gbt.StreamsOptions
-	// Log, if set, gets one line per probe.
+	// Streams, if > 0, makes RunStreams run one probe of this many
+	// streams on a fresh SUT instead of the search.
+	Streams int
+	// Log, if set, gets one line per probe (and RunStreams' line saying
+	// how the search goes about it).
 	Log io.Writer
 }
 
@@ -176,4 +183,89 @@ func (p *StreamProber) Probe(ctx context.Context, n int) (gbt.StreamProbe, error
 		fmt.Fprintf(p.plan.Log, "  %6d streams: %9d frames, %s, %.1f s, SUT %s\n", n, out.Frames, verdict, out.Seconds, how)
 	}
 	return out, nil
+}
+
+// StreamsOutcome is what RunStreams found: the SUT probed, the plan as it
+// ran (Timeout resolved) and the result of the search or single probe.
+type StreamsOutcome struct {
+	// SUT is the name of the SUT probed.
+	SUT string
+	// Plan is the plan run, its Timeout resolved.
+	Plan StreamsPlan
+	// Result is the search's result; for a single probe
+	// (StreamsPlan.Streams), gbt.SingleProbeResult of the probe, whose
+	// Phase is "single".
+	Result gbt.StreamsResult
+}
+
+// RunStreams runs the plan: the search of the maximum number of video
+// streams (StreamProber.Search), or one probe (StreamsPlan.Streams), on
+// instances from plan.Open. A search in which every count up to the limit
+// passed has ended (Result.Stop is gbt.StopLimit), with no error. The
+// outcome is nil where there is nothing to report (the SUT did not open, the
+// single probe failed to run); where a search ends early (a probe error, a
+// cancelled ctx), the probes so far come with the error.
+func RunStreams(ctx context.Context, plan StreamsPlan) (*StreamsOutcome, error) {
+	p, err := NewStreamProber(ctx, plan)
+	if err != nil {
+		return nil, err
+	}
+	defer p.Close()
+	out := &StreamsOutcome{SUT: p.SUTName(), Plan: p.plan}
+	if plan.Streams > 0 {
+		t0 := time.Now()
+		probe, err := p.Probe(ctx, plan.Streams)
+		if err != nil {
+			return nil, err
+		}
+		probe.N, probe.Phase, probe.Seconds = plan.Streams, "single", time.Since(t0).Seconds()
+		out.Result = gbt.SingleProbeResult(probe)
+		return out, nil
+	}
+	if plan.Log != nil {
+		how := "a fresh " + p.SUTName() + " instance for each probe"
+		if p.Drains() {
+			how = p.SUTName() + " drained before each probe"
+		}
+		fmt.Fprintf(plan.Log, "video streams at %g fps, %v a probe, budget %v, resolution %g; %s\n",
+			plan.FPS, plan.Duration, plan.Search.Budget, plan.Search.Resolution, how)
+	}
+	out.Result, err = p.Search(ctx)
+	if errors.Is(err, gbt.ErrStreamsLimit) {
+		err = nil
+	}
+	return out, err
+}
+
+// StreamsFile is the JSON file of a stream search (StreamsOutcome.WriteJSON):
+// its plan and its result with every probe.
+type StreamsFile struct {
+	SUT             string  `json:"sut"`
+	FPS             float64 `json:"fps"`
+	ProbeSeconds    float64 `json:"probe_seconds"`
+	JobTimeoutSecs  float64 `json:"job_timeout_seconds"`
+	BudgetSeconds   float64 `json:"budget_seconds"`
+	MaxStreamsLimit int     `json:"max_streams_limit"`
+	gbt.StreamsResult
+}
+
+// File is the outcome as its JSON file.
+func (o *StreamsOutcome) File() StreamsFile {
+	r := o.Result
+	if r.Probes == nil {
+		r.Probes = []gbt.StreamProbe{}
+	}
+	return StreamsFile{
+		SUT: o.SUT, FPS: o.Plan.FPS, ProbeSeconds: o.Plan.Duration.Seconds(), JobTimeoutSecs: o.Plan.Timeout.Seconds(),
+		BudgetSeconds: o.Plan.Search.Budget.Seconds(), MaxStreamsLimit: o.Plan.Search.Limit, StreamsResult: r,
+	}
+}
+
+// WriteJSON writes the outcome's StreamsFile, indented, to path.
+func (o *StreamsOutcome) WriteJSON(path string) error {
+	b, err := json.MarshalIndent(o.File(), "", "  ")
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
 }

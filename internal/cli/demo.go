@@ -4,21 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"runtime"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"aimeter/benchmark"
 	"aimeter/console"
-	"aimeter/dataset"
 	"aimeter/loadgen"
 	"aimeter/model"
-	"aimeter/report"
-	"aimeter/sut/reference"
 	"aimeter/sut/reference/mlp"
 )
 
@@ -54,22 +48,9 @@ func newDemoCommand(st *State) *cobra.Command {
 	addStoreFlags(cmd, &f.store)
 	fl.DurationVar(&f.spinWindow, "spin-window", loadgen.DefaultSpinWindow, "Server: busy-wait this close to each scheduled query (negative = never spin; default: never on fewer than 4 cores; see aimeter run --help)")
 	cmd.PreRun = func(cmd *cobra.Command, _ []string) {
-		f.spinWindow = demoSpinWindow(f.spinWindow, cmd.Flags().Changed("spin-window"), runtime.NumCPU())
+		f.spinWindow = benchmark.DemoSpinWindow(f.spinWindow, cmd.Flags().Changed("spin-window"), runtime.NumCPU())
 	}
 	return cmd
-}
-
-// demoSpinWindow returns the Server spin window of the demo: the flag's
-// value where it was given, else the default on 4 cores or more and never
-// spinning (-1) on fewer. A spinning issuer takes one of two cores from the
-// model and, with any other process running, leaves the Server latency to
-// the scheduler (p99 over 100 ms seen on a 2-core machine with one busy
-// neighbour, under 10 ms without spinning).
-func demoSpinWindow(flag time.Duration, given bool, cpus int) time.Duration {
-	if given || cpus >= 4 {
-		return flag
-	}
-	return -1
 }
 
 // loadDemoData loads the data set --dataset names (mlp.LoadData), with a
@@ -111,13 +92,6 @@ func obtainModel(ctx context.Context, st *State, f *demoFlags, data *mlp.Data) (
 	return m, got.String(), nil
 }
 
-// demoRun is one benchmark run of the demo.
-type demoRun struct {
-	name   string
-	out    *benchmark.Outcome
-	stages reference.StageStats
-}
-
 func runDemo(parent context.Context, st *State, f *demoFlags) error {
 	ctx, stop := interruptible(parent, st)
 	defer stop()
@@ -142,150 +116,50 @@ func runDemo(parent context.Context, st *State, f *demoFlags) error {
 	fmt.Fprintf(st.Stdout, "Reference model: MLP %v, %d parameters, %s\n", m.Layers(), m.NumParams(), how)
 	fmt.Fprintf(st.Stdout, "Data set: %s (%d test images, %d classes)\n", data.Test.Name, data.Test.Len(), len(data.Test.Classes))
 
-	// The demo keeps no per-sample stage times (no stages.parquet): the
-	// report gives each stage's mean from the SUT's sums.
-	qsl := dataset.NewQSL(data.Test, mlp.QSLPerformanceSamples)
-	sut, err := mlp.Serve(m, qsl, mlp.ServeOptions{NoStageTimes: true})
-	if err != nil {
-		return withCode(ExitFailure, err)
-	}
-	defer sut.Close()
-	// In Server the issuer may keep one core busy to issue on time, so
-	// that run gets a SUT whose model uses the other cores only.
-	serverSUT, err := mlp.Serve(m, qsl, mlp.ServeOptions{Threads: max(1, runtime.NumCPU()-1), NoStageTimes: true})
-	if err != nil {
-		return withCode(ExitFailure, err)
-	}
-	defer serverSUT.Close()
-
-	co := benchmark.DemoCalibration()
-	cal := calibrate(m, data.Test, co)
-	plan := benchmark.PlanDemo(cal, f.duration)
-	console.WriteDemoPlan(st.Stdout, cal, co, plan)
-	var runs []demoRun
-	var interrupted error
-	// do runs one scenario through the one run path (benchmark.Run) and
-	// writes its bundle; an accuracy run is scored against the labels
-	// there, so the bundle keeps the outcome.
-	do := func(name string, s loadgen.Settings) {
-		if interrupted != nil {
-			return
-		}
-		sut := sut
-		if s.Scenario == loadgen.Server {
-			sut = serverSUT
-		}
-		sut.ResetStats()
-		p := benchmark.Plan{
-			Custom:    &benchmark.Custom{SUT: sut, QSL: qsl, Labels: qsl.Label, Target: data.Target},
-			Settings:  benchmark.Settings{Explicit: &s},
-			OutputDir: filepath.Join(f.outputDir, strings.ToLower(strings.ReplaceAll(name, " ", "-"))),
-			Name:      name, StallTimeout: time.Minute,
-			CommandLine: append([]string{"aimeter"}, st.Args...),
-			Done:        recordDone(ctx, st, f.store, f.quiet),
-			Notify: func(n benchmark.Notice) {
+	demo, err := benchmark.NewDemo(benchmark.DemoPlan{
+		Data: data, Model: m, OutputDir: f.outputDir, Duration: f.duration, SpinWindow: f.spinWindow,
+		Prepare: func(name string, p *benchmark.Plan) {
+			p.CommandLine = append([]string{"aimeter"}, st.Args...)
+			p.Done = recordDone(ctx, st, f.store, f.quiet)
+			p.Notify = func(n benchmark.Notice) {
 				n.Text = "the " + name + " run: " + n.Text
 				printNotice(st, n, f.quiet)
-			},
-		}
-		if s.Scenario == loadgen.Server { // a spin window applies to a schedule only
-			p.SpinWindow = f.spinWindow
-		}
-		if !f.quiet {
-			pl := &progressLine{w: st.Stderr, terminal: st.StderrIsTerminal}
-			p.Progress = func(pr benchmark.Progress) {
-				pl.target = pr.Target
-				pr.Pass = loadgen.PassKind(name)
-				pl.update(pr.Progress)
 			}
-		}
-		out, err := benchmark.Run(ctx, p)
-		if err != nil {
-			interrupted = err
-		}
-		if out != nil {
-			runs = append(runs, demoRun{name: name, out: out, stages: sut.Stats()})
-		}
-	}
-
-	// Accuracy: every test image once, Offline (one batched query per set).
-	acc := loadgen.DefaultSettings()
-	acc.Scenario, acc.Mode = loadgen.Offline, loadgen.AccuracyOnly
-	do("Accuracy", acc)
-	do("SingleStream", plan.SingleStream)
-	do("MultiStream", plan.MultiStream)
-	do("Server", plan.Server)
-	do("Offline", plan.Offline)
-
-	table := make([]console.DemoRun, len(runs))
-	for i, r := range runs {
-		table[i] = console.DemoRun{Name: r.name, Outcome: r.out}
-	}
-	console.WriteDemoTable(st.Stdout, table)
-	if err := writeDemoReport(f.outputDir, data, m, runs); err != nil {
+			if !f.quiet {
+				pl := &progressLine{w: st.Stderr, terminal: st.StderrIsTerminal}
+				p.Progress = func(pr benchmark.Progress) {
+					pl.target = pr.Target
+					pr.Pass = loadgen.PassKind(name)
+					pl.update(pr.Progress)
+				}
+			}
+		},
+	})
+	if err != nil {
 		return withCode(ExitFailure, err)
 	}
-	fmt.Fprintf(st.Stdout, "Logs in %s/<run>/, report in %s\n", f.outputDir, filepath.Join(f.outputDir, "report.html"))
+	defer demo.Close()
+	console.WriteDemoPlan(st.Stdout, demo.Calibration, demo.CalibrateOptions, demo.Plans)
+	out, interrupted := demo.Run(ctx)
+
+	table := make([]console.DemoRun, len(out.Runs))
+	for i, r := range out.Runs {
+		table[i] = console.DemoRun{Name: r.Name, Outcome: r.Outcome}
+	}
+	console.WriteDemoTable(st.Stdout, table)
+	path, err := out.WriteReport(f.outputDir)
+	if err != nil {
+		return withCode(ExitFailure, err)
+	}
+	fmt.Fprintf(st.Stdout, "Logs in %s/<run>/, report in %s\n", f.outputDir, path)
 	if interrupted != nil {
 		if errors.Is(interrupted, loadgen.ErrInterrupted) {
 			return withCode(ExitInterrupted, interrupted)
 		}
 		return withCode(ExitFailure, interrupted)
 	}
-	for _, r := range runs {
-		if r.out.Verdict.Kind != benchmark.VerdictNone && !r.out.Verdict.Pass {
-			return withCode(ExitInvalid, nil)
-		}
+	if out.Invalid() {
+		return withCode(ExitInvalid, nil)
 	}
 	return nil
-}
-
-// calibrate measures the model as the demo sizes its runs from it
-// (benchmark.Calibrate with benchmark.DemoCalibration): single samples and
-// batches of the options' size, on the test set's first images.
-func calibrate(m *model.MLP, set *dataset.Images, o benchmark.CalibrateOptions) benchmark.Calibration {
-	inf := m.NewInferencer(o.Batch)
-	px := set.Rows * set.Cols
-	x := set.Floats()[:o.Batch*px]
-	var out []int
-	return benchmark.Calibrate(func(n int) { out = inf.Predict(out[:0], x[:n*px], n) }, o)
-}
-
-func writeDemoReport(dir string, data *mlp.Data, m *model.MLP, runs []demoRun) error {
-	rep := &report.Report{
-		Title:     "aimeter demo: reference MLP on " + data.Test.Name,
-		Generated: time.Now(),
-	}
-	if len(runs) > 0 {
-		rep.System = runs[0].out.Bundle.System
-	}
-	rep.Notes = append(rep.Notes, fmt.Sprintf("Model: pure-Go MLP %v, %d parameters, %d FLOP per sample.", m.Layers(), m.NumParams(), m.FLOPsPerSample()))
-	for _, r := range runs {
-		sc, err := r.out.Derived.ReportRun()
-		if err != nil {
-			return err
-		}
-		rep.Runs = append(rep.Runs, sc)
-		if l := r.out.Bundle.HostLoad; l != nil {
-			rep.Notes = append(rep.Notes, fmt.Sprintf("%s: during the run %s.", r.name, l))
-		}
-		if r.stages.Samples > 0 {
-			rep.Notes = append(rep.Notes, fmt.Sprintf("%s: SUT stage times per sample: preprocess %v, inference %v, postprocess %v (mean batch %.1f).",
-				r.name, r.stages.MeanPerSample(reference.Preprocess), r.stages.MeanPerSample(reference.Inference),
-				r.stages.MeanPerSample(reference.Postprocess), r.stages.MeanBatch()))
-		}
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	path := filepath.Join(dir, "report.html")
-	out, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := report.Write(out, rep); err != nil {
-		out.Close()
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	return out.Close()
 }

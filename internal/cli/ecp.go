@@ -6,11 +6,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"aimeter/bundle"
+	"aimeter/console"
 	"aimeter/derived"
 	"aimeter/gbt"
 )
@@ -44,11 +44,11 @@ func newECPCommand(st *State) *cobra.Command {
 				if err := needFile(name+"=DIR", filepath.Join(dir, bundle.GBTTestFile)); err != nil {
 					return usageError("%s: %s holds no %s: give the output directory of a GB/T run (aimeter run --arrival-mode …)", pair, dir, bundle.GBTTestFile)
 				}
-				th, basis, err := runThroughput(dir, tokens)
+				run, err := derived.ReadECPRun(name, dir, pair, tokens)
 				if err != nil {
 					return withCode(ExitFailure, err)
 				}
-				runs = append(runs, derived.ECPRun{Name: name, Throughput: th, Basis: basis, Label: pair})
+				runs = append(runs, run)
 			}
 			res, err := derived.ECP(cfg, runs)
 			var basisErr *derived.ECPBasisError
@@ -60,33 +60,14 @@ func newECPCommand(st *State) *cobra.Command {
 			if err != nil {
 				return withCode(ExitUsage, err)
 			}
-			tw := tabwriter.NewWriter(st.Stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "scenario\tweight\tthroughput\tbaseline\tratio")
-			for _, r := range res.Ratios {
-				fmt.Fprintf(tw, "%s\t%g\t%.4g\t%.4g\t%.4f\n", r.Name, r.Weight, r.Throughput, r.Baseline, r.Ratio)
-			}
-			tw.Flush()
+			console.WriteECPTable(st.Stdout, res)
 			for _, w := range res.Warnings {
 				fmt.Fprintln(st.Stderr, "warning:", w)
 			}
-			fmt.Fprintf(st.Stdout, "Effective computing power: %.4f (α = %g)\n", res.Value, res.Alpha)
+			console.WriteECPValue(st.Stdout, res)
 			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&tokens, "tokens", false, "use tokens/s instead of samples/s")
 	return cmd
-}
-
-// runThroughput reads the bundle in dir and gives its Table 18
-// throughput with its basis (derived.Set.ECPThroughput).
-func runThroughput(dir string, tokens bool) (float64, string, error) {
-	b, err := derived.Read(dir)
-	if err != nil {
-		return 0, "", err
-	}
-	th, basis, err := derived.Of(b).ECPThroughput(tokens)
-	if err != nil {
-		return 0, "", fmt.Errorf("%s: %w", dir, err)
-	}
-	return th, basis, nil
 }

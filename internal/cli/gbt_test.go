@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"aimeter/derived"
 	"aimeter/gbt"
 )
 
@@ -131,14 +132,16 @@ func TestECPFromTwoRuns(t *testing.T) {
 			t.Fatal(r)
 		}
 	}
-	thA, _, err := runThroughput(dirA, false)
+	runA, err := derived.ReadECPRun("a", dirA, "", false)
+	thA := runA.Throughput
 	if err != nil || !(thA > 0) {
 		t.Fatalf("throughput %v, %v", thA, err)
 	}
 	cfg := filepath.Join(t.TempDir(), "w.json")
 	// Baselines equal to the measured throughputs: every ratio is 1, so
 	// the effective computing power is α (GB-7.6.4-T18-ecp).
-	thB, _, _ := runThroughput(dirB, false)
+	runB, _ := derived.ReadECPRun("b", dirB, "", false)
+	thB := runB.Throughput
 	os.WriteFile(cfg, []byte(fmt.Sprintf(`{"format":"aimeter-gbt-ecp/1","alpha":100,"scenarios":[
 		{"name":"a","weight":0.5,"baseline":%v},{"name":"b","weight":0.5,"baseline":%v}]}`, thA, thB)), 0o644)
 	r := runCLI(t, "", "ecp", cfg, "a="+dirA, "b="+dirB)

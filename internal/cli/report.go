@@ -11,7 +11,7 @@ import (
 	"aimeter/bundle"
 	"aimeter/console"
 	"aimeter/derived"
-	"aimeter/train/trainbundle"
+	"aimeter/sweep"
 )
 
 func newReportCommand(st *State) *cobra.Command {
@@ -26,7 +26,7 @@ func newReportCommand(st *State) *cobra.Command {
 			if len(args) == 1 && benchmark.IsRateSearch(args[0]) {
 				return regenerateRateSearch(st, args[0], outDir, ignoreDigests)
 			}
-			if len(args) > 1 || isSweepDir(args[0]) {
+			if len(args) > 1 || sweep.IsSweep(args[0]) {
 				return regenerateSweeps(st, args, outDir, ignoreDigests)
 			}
 			return regenerateReport(st, args[0], outDir, ignoreDigests)
@@ -51,26 +51,19 @@ func regenerateReport(st *State, dir, outDir string, ignoreDigests bool) error {
 				strings.ReplaceAll(err.Error(), "\n", "\n  "))
 		}
 	}
-	d := derived.Of(b)
-	names, err := d.Regenerate(outDir)
+	reg, err := benchmark.Regenerate(b, outDir)
+	if reg != nil {
+		fmt.Fprintf(st.Stderr, "regenerated %s in %s\n", strings.Join(reg.Files, ", "), outDir)
+	}
 	if err != nil {
 		return withCode(ExitFailure, err)
 	}
-	fmt.Fprintf(st.Stderr, "regenerated %s in %s\n", strings.Join(names, ", "), outDir)
-	if trainbundle.Of(b) != nil {
-		tres, err := d.TrainingResult()
-		if err != nil {
-			return withCode(ExitFailure, err)
-		}
-		console.WriteTraining(st.Stdout, tres, &trainbundle.Of(b).Run, outDir)
+	if t := reg.Training; t != nil {
+		console.WriteTraining(st.Stdout, t.Result, t.Run(), outDir)
 		return nil
 	}
-	out, err := benchmark.OutcomeOf(b, outDir)
-	if err != nil {
-		return withCode(ExitFailure, err)
-	}
-	out.Derived = d
-	if out.GBT == nil && out.Result.Summary == nil && out.Accuracy == nil {
+	out := reg.Outcome
+	if !out.HasFigures() {
 		fmt.Fprintf(st.Stdout, "%s has no performance pass; wrote the accuracy-only summary to %s\n", dir, outDir)
 		return nil
 	}

@@ -1,12 +1,9 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -14,7 +11,6 @@ import (
 	"aimeter/console"
 	"aimeter/derived/metrics"
 	"aimeter/loadgen"
-	"aimeter/report"
 	"aimeter/sweep"
 )
 
@@ -221,9 +217,6 @@ func sweepCode(sum *sweep.Summary) error {
 	return nil
 }
 
-// isSweepDir reports whether dir holds a sweep rather than one run.
-func isSweepDir(dir string) bool { return sweep.IsSweep(dir) }
-
 // regenerateSweeps is `aimeter report` over sweep directories: each gets
 // its sweep.json and sweep.html again from its point bundles; several get
 // one page side by side in outDir.
@@ -255,15 +248,8 @@ func regenerateSweeps(st *State, dirs []string, outDir string, ignoreDigests boo
 		console.WriteSweep(st.Stdout, sums[0], dirs[0])
 		return sweepCode(sums[0])
 	}
-	if err := os.MkdirAll(outDir, 0o755); err != nil {
-		return withCode(ExitFailure, err)
-	}
-	var page bytes.Buffer
-	if err := report.WriteSweeps(&page, sums); err != nil {
-		return withCode(ExitFailure, err)
-	}
-	path := filepath.Join(outDir, sweep.PageFile)
-	if err := os.WriteFile(path, page.Bytes(), 0o644); err != nil {
+	path, err := benchmark.WriteSweepsPage(outDir, sums)
+	if err != nil {
 		return withCode(ExitFailure, err)
 	}
 	fmt.Fprintf(st.Stdout, "%d sweeps side by side in %s\n", len(sums), path)

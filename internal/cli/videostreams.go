@@ -2,10 +2,8 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -112,43 +110,31 @@ func checkVideoFlags(v *videoFlags) error {
 // searchStreams runs the search (or the single probe of --streams) on
 // instances from open. spin is loadgen's SpinWindow (0: its default).
 func searchStreams(ctx context.Context, st *State, v *videoFlags, open openSUT, spin time.Duration) error {
-	plan := benchmark.StreamsPlan{Open: open, FPS: v.fps, Duration: v.duration, Timeout: v.timeout, SpinWindow: spin,
+	plan := benchmark.StreamsPlan{Open: open, FPS: v.fps, Duration: v.duration, Timeout: v.timeout, SpinWindow: spin, Streams: v.streams,
 		Search: gbt.StreamsOptions{Limit: v.limit, Linear: v.linear, Resolution: v.resolution, Budget: v.budget}}
 	if !v.quiet {
 		plan.Log = st.Stderr
 	}
-	p, err := benchmark.NewStreamProber(ctx, plan)
-	if err != nil {
+	out, err := benchmark.RunStreams(ctx, plan)
+	if out == nil {
 		return err
 	}
-	defer p.Close()
-
-	if v.streams > 0 {
-		return singleStreamProbe(ctx, st, v, p)
-	}
-	if !v.quiet {
-		how := "a fresh " + p.SUTName() + " instance for each probe"
-		if p.Drains() {
-			how = p.SUTName() + " drained before each probe"
-		}
-		fmt.Fprintf(st.Stderr, "video streams at %g fps, %v a probe, budget %v, resolution %g; %s\n",
-			v.fps, v.duration, v.budget, v.resolution, how)
-	}
-	result, err := p.Search(ctx)
-	console.WriteStreamProbes(st.Stdout, result.Probes)
-	limitReached := errors.Is(err, gbt.ErrStreamsLimit)
+	console.WriteStreamProbes(st.Stdout, out.Result.Probes)
 	switch {
-	case err != nil && !limitReached && ctx.Err() != nil:
+	case err != nil && ctx.Err() != nil:
 		return withCode(ExitInterrupted, err)
-	case err != nil && !limitReached:
+	case err != nil:
 		return withCode(ExitFailure, err)
 	}
 	if v.jsonFile != "" {
-		if err := writeStreamsJSON(v, p.SUTName(), result); err != nil {
-			return withCode(ExitFailure, err)
+		if err := out.WriteJSON(v.jsonFile); err != nil {
+			return withCode(ExitFailure, fmt.Errorf("--json: %w", err))
 		}
 	}
-	verdict, ok := streamsVerdict(v, result)
+	if v.streams > 0 {
+		return singleProbeVerdict(st, v, out.Result.Probes[0])
+	}
+	verdict, ok := streamsVerdict(v, out.Result)
 	fmt.Fprintln(st.Stdout, verdict)
 	if !ok {
 		return withCode(ExitInvalid, errors.New("video-streams: no confirmed answer"))
@@ -195,54 +181,12 @@ func streamsText(v *videoFlags, r gbt.StreamsResult) string {
 	}
 }
 
-func singleStreamProbe(ctx context.Context, st *State, v *videoFlags, p *benchmark.StreamProber) error {
-	t0 := time.Now()
-	probe, err := p.Probe(ctx, v.streams)
-	if err != nil {
-		if ctx.Err() != nil {
-			return withCode(ExitInterrupted, err)
-		}
-		return withCode(ExitFailure, err)
-	}
-	probe.N, probe.Phase, probe.Seconds = v.streams, "single", time.Since(t0).Seconds()
-	console.WriteStreamProbes(st.Stdout, []gbt.StreamProbe{probe})
-	if v.jsonFile != "" {
-		if err := writeStreamsJSON(v, p.SUTName(), gbt.SingleProbeResult(probe)); err != nil {
-			return withCode(ExitFailure, err)
-		}
-	}
+// singleProbeVerdict states the result of the single probe of --streams.
+func singleProbeVerdict(st *State, v *videoFlags, probe gbt.StreamProbe) error {
 	if !probe.OK {
 		fmt.Fprintf(st.Stdout, "%d streams at %g fps: FAIL (%d of %d frames lost, %d failed)\n", v.streams, v.fps, probe.Lost, probe.Frames, probe.Failed)
 		return withCode(ExitInvalid, fmt.Errorf("video-streams: %d streams failed", v.streams))
 	}
 	fmt.Fprintf(st.Stdout, "%d streams at %g fps: PASS (%d frames, none lost)\n", v.streams, v.fps, probe.Frames)
-	return nil
-}
-
-// streamsFile is the JSON file of --json.
-type streamsFile struct {
-	SUT             string  `json:"sut"`
-	FPS             float64 `json:"fps"`
-	ProbeSeconds    float64 `json:"probe_seconds"`
-	JobTimeoutSecs  float64 `json:"job_timeout_seconds"`
-	BudgetSeconds   float64 `json:"budget_seconds"`
-	MaxStreamsLimit int     `json:"max_streams_limit"`
-	gbt.StreamsResult
-}
-
-func writeStreamsJSON(v *videoFlags, sut string, r gbt.StreamsResult) error {
-	if r.Probes == nil {
-		r.Probes = []gbt.StreamProbe{}
-	}
-	b, err := json.MarshalIndent(streamsFile{
-		SUT: sut, FPS: v.fps, ProbeSeconds: v.duration.Seconds(), JobTimeoutSecs: v.timeout.Seconds(),
-		BudgetSeconds: v.budget.Seconds(), MaxStreamsLimit: v.limit, StreamsResult: r,
-	}, "", "  ")
-	if err != nil {
-		return fmt.Errorf("--json %s: %w", v.jsonFile, err)
-	}
-	if err := os.WriteFile(v.jsonFile, append(b, '\n'), 0o644); err != nil {
-		return fmt.Errorf("--json: %w", err)
-	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"aimeter/benchmark"
 	"aimeter/console"
 	"aimeter/gbt"
 	"aimeter/loadgen"
@@ -133,7 +134,7 @@ type streamsRun struct {
 	stdout string
 	stderr string
 	took   time.Duration
-	result streamsFile
+	result benchmark.StreamsFile
 }
 
 // runStreamSearch runs the search of v over SUT instances from open, in a
