@@ -18,7 +18,7 @@ import (
 // Table 18 throughput; an MLPerf run's is refused, naming its directory.
 func TestReadECPRun(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		plan, err := gbt.Plan(gbt.StreamPlanInput(50, 2, 400*time.Millisecond, 4*time.Second), loadgen.DefaultSettings(), nil)
+		plan, err := gbt.NewRunPlan(gbt.StreamPlanInput(50, 2, 400*time.Millisecond, 4*time.Second), loadgen.DefaultSettings(), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
