@@ -45,4 +45,3 @@ func ScoreLogLabels(dir, labelsFile string, target *accuracy.Target) (*accuracy.
 	}
 	return score, nil
 }
-
