@@ -3,7 +3,6 @@ package serve
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -104,24 +103,6 @@ type Faults struct {
 	// for it with stream_options.include_usage; the usage object of a
 	// non-streaming response).
 	NoUsage float64
-}
-
-func (f Faults) check() error {
-	p := [...]struct {
-		name string
-		v    float64
-	}{{"Status5xx", f.Status5xx}, {"Reset", f.Reset}, {"Stall", f.Stall}, {"Truncate", f.Truncate}, {"Malformed", f.Malformed}, {"NoUsage", f.NoUsage}}
-	sum := 0.0
-	for _, x := range p {
-		if !(x.v >= 0 && x.v <= 1) {
-			return fmt.Errorf("fault probability %s = %v is outside [0, 1]", x.name, x.v)
-		}
-		sum += x.v
-	}
-	if sum > 1+1e-9 {
-		return fmt.Errorf("fault probabilities add up to %v, more than 1", sum)
-	}
-	return nil
 }
 
 // OpenAIStats counts what the simulator did. Each injected fault kind has
@@ -241,31 +222,90 @@ var words = [...]string{
 	"sample", "latency", "window", "batch",
 }
 
-// NewOpenAI returns a simulator with the given options, or an error naming
-// the option that is out of range.
-func NewOpenAI(opts OpenAIOptions) (*OpenAIServer, error) {
-	if err := opts.Faults.check(); err != nil {
-		return nil, fmt.Errorf("serve: faults: %w", err)
+// FieldError is an option of OpenAIOptions that is out of range or
+// cannot be read (Check, ParseDists): Field is its path from
+// OpenAIOptions ("TTFT", "Faults.Reset"; "Faults" for the faults
+// together), Err says what is wrong without naming the field.
+type FieldError struct {
+	Field string
+	Err   error
+}
+
+func (e *FieldError) Error() string { return "serve: " + e.Field + ": " + e.Err.Error() }
+func (e *FieldError) Unwrap() error { return e.Err }
+
+// Check returns a *FieldError for the first option out of range, nil if
+// all are in range.
+func (opts OpenAIOptions) Check() error {
+	bad := func(field, format string, args ...any) error {
+		return &FieldError{Field: field, Err: fmt.Errorf(format, args...)}
+	}
+	sum := 0.0
+	for _, x := range [...]struct {
+		name string
+		v    float64
+	}{{"Status5xx", opts.Faults.Status5xx}, {"Reset", opts.Faults.Reset}, {"Stall", opts.Faults.Stall}, {"Truncate", opts.Faults.Truncate}, {"Malformed", opts.Faults.Malformed}, {"NoUsage", opts.Faults.NoUsage}} {
+		if !(x.v >= 0 && x.v <= 1) {
+			return bad("Faults."+x.name, "%v: a probability is in [0, 1]", x.v)
+		}
+		sum += x.v
+	}
+	if sum > 1+1e-9 {
+		return bad("Faults", "the fault probabilities add up to %v, more than 1 (one fault at most per request)", sum)
 	}
 	if opts.OutputTokens.Duration {
-		return nil, errors.New("serve: OutputTokens is a distribution of durations, not of lengths")
+		return bad("OutputTokens", "a distribution of durations, not of lengths")
 	}
 	if opts.OutputTokens.Kind == DistPerPromptToken {
-		return nil, errors.New("serve: OutputTokens cannot be prompt: (per prompt token)")
+		return bad("OutputTokens", "cannot be prompt: (per prompt token)")
 	}
-	for name, d := range map[string]Dist{"TTFT": opts.TTFT, "TPOT": opts.TPOT} {
-		if d.Kind == DistMaxTokens {
-			return nil, fmt.Errorf("serve: %s cannot be max_tokens", name)
+	for _, d := range [...]struct {
+		name string
+		d    Dist
+	}{{"TTFT", opts.TTFT}, {"TPOT", opts.TPOT}} {
+		if d.d.Kind == DistMaxTokens {
+			return bad(d.name, "cannot be max_tokens")
 		}
-		if err := d.check(); err != nil {
-			return nil, fmt.Errorf("serve: %s: %w", name, err)
+		if err := d.d.check(); err != nil {
+			return &FieldError{Field: d.name, Err: err}
 		}
 	}
 	if err := opts.OutputTokens.check(); err != nil {
-		return nil, fmt.Errorf("serve: OutputTokens: %w", err)
+		return &FieldError{Field: "OutputTokens", Err: err}
 	}
 	if opts.DefaultMaxTokens < 0 {
-		return nil, fmt.Errorf("serve: DefaultMaxTokens = %d is negative", opts.DefaultMaxTokens)
+		return bad("DefaultMaxTokens", "%d is negative", opts.DefaultMaxTokens)
+	}
+	for _, m := range opts.Models {
+		if m == "" {
+			return bad("Models", "an empty model id")
+		}
+	}
+	return nil
+}
+
+// ParseDists sets OutputTokens, TTFT and TPOT from their text forms
+// (ParseLengthDist, ParseDurationDist); a form it cannot read is a
+// *FieldError whose Err lists the accepted forms.
+func (opts *OpenAIOptions) ParseDists(outputTokens, ttft, tpot string) error {
+	var err error
+	if opts.OutputTokens, err = ParseLengthDist(outputTokens); err != nil {
+		return &FieldError{Field: "OutputTokens", Err: fmt.Errorf("%w (accepted forms: %s)", err, LengthDistForms)}
+	}
+	if opts.TTFT, err = ParseDurationDist(ttft); err != nil {
+		return &FieldError{Field: "TTFT", Err: fmt.Errorf("%w (accepted forms: %s)", err, DurationDistForms)}
+	}
+	if opts.TPOT, err = ParseDurationDist(tpot); err != nil {
+		return &FieldError{Field: "TPOT", Err: fmt.Errorf("%w (accepted forms: %s)", err, DurationDistForms)}
+	}
+	return nil
+}
+
+// NewOpenAI returns a simulator with the given options, or a *FieldError
+// naming the option that is out of range (Check).
+func NewOpenAI(opts OpenAIOptions) (*OpenAIServer, error) {
+	if err := opts.Check(); err != nil {
+		return nil, err
 	}
 	if len(opts.Models) == 0 {
 		opts.Models = []string{"sim"}
@@ -290,9 +330,6 @@ func NewOpenAI(opts OpenAIOptions) (*OpenAIServer, error) {
 	var list bytes.Buffer
 	list.WriteString(`{"object":"list","data":[`)
 	for i, m := range opts.Models {
-		if m == "" {
-			return nil, errors.New("serve: empty model id in Models")
-		}
 		q, _ := json.Marshal(m) // a string always marshals
 		s.models[m] = q
 		if i == 0 {

@@ -44,7 +44,7 @@ func (e *SendLogError) Error() string { return "send log " + e.Path + ": " + e.E
 func (e *SendLogError) Unwrap() error { return e.Err }
 
 // OptionsError is ServeOpenAI's error when NewOpenAI refuses the options;
-// its text is NewOpenAI's.
+// its text is NewOpenAI's, and it wraps NewOpenAI's *FieldError.
 type OptionsError struct{ Err error }
 
 func (e *OptionsError) Error() string { return e.Err.Error() }
@@ -56,6 +56,9 @@ func (e *OptionsError) Unwrap() error { return e.Err }
 // returns what the simulator did, nil when it never served; the error is a
 // *SendLogError, an *OptionsError, a *ListenError or the server's.
 func ServeOpenAI(ctx context.Context, opts OpenAIOptions, so OpenAIServeOptions) (*OpenAIStats, error) {
+	if err := opts.Check(); err != nil {
+		return nil, &OptionsError{err} // before the send log is created
+	}
 	var logFile *os.File
 	var logBuf *bufio.Writer
 	if so.SendLog != "" {

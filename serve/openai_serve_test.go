@@ -67,4 +67,14 @@ func TestServeOpenAIErrors(t *testing.T) {
 	if !errors.As(err, &oe) {
 		t.Errorf("bad options: %v (%T)", err, err)
 	}
+	// Options are checked before the send log is created.
+	logPath := filepath.Join(t.TempDir(), "send.jsonl")
+	var fe *FieldError
+	_, err = ServeOpenAI(context.Background(), OpenAIOptions{Faults: Faults{Reset: 2}}, OpenAIServeOptions{Addr: "127.0.0.1:0", SendLog: logPath})
+	if !errors.As(err, &oe) || !errors.As(err, &fe) || fe.Field != "Faults.Reset" {
+		t.Errorf("bad fault: %v (%T), want an OptionsError wrapping a FieldError", err, err)
+	}
+	if _, err := os.Stat(logPath); !os.IsNotExist(err) {
+		t.Errorf("send log created for refused options: %v", err)
+	}
 }

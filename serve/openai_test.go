@@ -506,21 +506,46 @@ func TestOpenAIFaultMix(t *testing.T) {
 
 func TestOpenAIOptionsRefused(t *testing.T) {
 	tests := []struct {
-		opts OpenAIOptions
-		why  string
+		opts  OpenAIOptions
+		field string
+		why   string
 	}{
-		{OpenAIOptions{Faults: Faults{Reset: 1.5}}, "a probability above 1"},
-		{OpenAIOptions{Faults: Faults{Stall: -0.1}}, "a negative probability"},
-		{OpenAIOptions{Faults: Faults{Stall: 0.6, Reset: 0.6}}, "probabilities adding up to more than 1"},
-		{OpenAIOptions{TTFT: Dist{Kind: DistMaxTokens}}, "max_tokens is not a delay"},
-		{OpenAIOptions{OutputTokens: Dist{Kind: DistUniform, A: 5, B: 1}}, "reversed uniform bounds"},
-		{OpenAIOptions{OutputTokens: Dist{Kind: DistConst, A: 5, Duration: true}}, "a duration distribution as lengths"},
-		{OpenAIOptions{Models: []string{""}}, "an empty model id"},
-		{OpenAIOptions{DefaultMaxTokens: -1}, "negative default max_tokens"},
+		{OpenAIOptions{Faults: Faults{Reset: 1.5}}, "Faults.Reset", "a probability above 1"},
+		{OpenAIOptions{Faults: Faults{Stall: -0.1}}, "Faults.Stall", "a negative probability"},
+		{OpenAIOptions{Faults: Faults{Stall: 0.6, Reset: 0.6}}, "Faults", "probabilities adding up to more than 1"},
+		{OpenAIOptions{TTFT: Dist{Kind: DistMaxTokens}}, "TTFT", "max_tokens is not a delay"},
+		{OpenAIOptions{OutputTokens: Dist{Kind: DistUniform, A: 5, B: 1}}, "OutputTokens", "reversed uniform bounds"},
+		{OpenAIOptions{OutputTokens: Dist{Kind: DistConst, A: 5, Duration: true}}, "OutputTokens", "a duration distribution as lengths"},
+		{OpenAIOptions{Models: []string{""}}, "Models", "an empty model id"},
+		{OpenAIOptions{DefaultMaxTokens: -1}, "DefaultMaxTokens", "negative default max_tokens"},
 	}
 	for _, tt := range tests {
-		if _, err := NewOpenAI(tt.opts); err == nil {
-			t.Errorf("NewOpenAI accepted %s", tt.why)
+		var fe *FieldError
+		if _, err := NewOpenAI(tt.opts); !errors.As(err, &fe) || fe.Field != tt.field {
+			t.Errorf("NewOpenAI on %s: %v, want a FieldError on %s", tt.why, err, tt.field)
+		}
+	}
+}
+
+// TestOpenAIParseDists reads the three distributions and names the one it
+// cannot read, with the accepted forms.
+func TestOpenAIParseDists(t *testing.T) {
+	var o OpenAIOptions
+	if err := o.ParseDists("uniform:1:5", "50ms", "prompt:1ms:2ms"); err != nil {
+		t.Fatal(err)
+	}
+	if o.OutputTokens.Kind != DistUniform || o.TTFT.Kind != DistConst || o.TPOT.Kind != DistPerPromptToken {
+		t.Errorf("parsed %+v", o)
+	}
+	for _, tt := range []struct{ out, ttft, tpot, field, forms string }{
+		{"50ms", "0", "0", "OutputTokens", LengthDistForms},
+		{"1", "50", "0", "TTFT", DurationDistForms},
+		{"1", "0", "gamma:1ms:2ms", "TPOT", DurationDistForms},
+	} {
+		var fe *FieldError
+		err := o.ParseDists(tt.out, tt.ttft, tt.tpot)
+		if !errors.As(err, &fe) || fe.Field != tt.field || !strings.Contains(fe.Err.Error(), tt.forms) {
+			t.Errorf("ParseDists(%q, %q, %q) = %v, want a FieldError on %s listing the forms", tt.out, tt.ttft, tt.tpot, err, tt.field)
 		}
 	}
 }

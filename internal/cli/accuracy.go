@@ -2,17 +2,16 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"aimeter/accuracy"
 	"aimeter/benchmark"
-	"aimeter/bundle"
 )
 
 // maxScoreInput bounds what aimeter accuracy score reads: 1 GiB of JSON.
@@ -69,29 +68,15 @@ func scoreLogCommand(cmd *cobra.Command, st *State, dir, labelsFile, targetText 
 		}
 		target = &t
 	}
-	lb, err := os.ReadFile(labelsFile)
-	if err != nil {
-		return usageError("--labels: %v", err)
-	}
-	var labels []int
-	if err := json.Unmarshal(lb, &labels); err != nil {
-		return usageError("--labels %s: want a JSON array of class numbers: %v", labelsFile, err)
-	}
-	if err := accuracy.CheckLabels(labels); err != nil {
-		return usageError("--labels %s: %v", labelsFile, err)
-	}
-	f, err := os.Open(filepath.Join(dir, "mlperf_log_accuracy.json"))
-	if err != nil {
+	score, err := benchmark.ScoreLogLabels(dir, labelsFile, target)
+	var ue *benchmark.UsageError
+	switch {
+	case errors.As(err, &ue) && ue.Field == "Labels":
+		return usageError("--labels: %v", ue.Err)
+	case errors.As(err, &ue):
+		return usageError("%v", ue.Err)
+	case err != nil:
 		return withCode(ExitFailure, err)
-	}
-	defer f.Close()
-	entries, err := bundle.ReadAccuracyLog(f)
-	if err != nil {
-		return usageError("%s: %v", f.Name(), err)
-	}
-	score, err := accuracy.ScoreLabels(entries, labels, target)
-	if err != nil {
-		return usageError("%s: %v", f.Name(), err)
 	}
 	b, _ := json.Marshal(score)
 	fmt.Fprintf(st.Stdout, "%s\n", b)

@@ -12,8 +12,6 @@ import (
 	"aimeter/benchmark"
 	"aimeter/console"
 	"aimeter/loadgen"
-	"aimeter/model"
-	"aimeter/sut/reference/mlp"
 )
 
 type demoFlags struct {
@@ -53,43 +51,41 @@ func newDemoCommand(st *State) *cobra.Command {
 	return cmd
 }
 
-// loadDemoData loads the data set --dataset names (mlp.LoadData), with a
-// note on stderr where "auto" falls back to the synthetic set.
-func loadDemoData(st *State, name string) (*mlp.Data, error) {
-	data, err := mlp.LoadData(name, mlp.DataOptions{Notify: func(note string) {
-		fmt.Fprintf(st.Stderr, "note: %s\n", note)
-	}})
-	if errors.Is(err, mlp.ErrUnknownData) {
-		return nil, fmt.Errorf("--dataset %q: want fashion-mnist, synthetic or auto", name)
-	}
-	return data, err
-}
-
-// obtainModel obtains the reference model (mlp.ObtainModel) with a
-// training progress bar, and says where it came from.
-func obtainModel(ctx context.Context, st *State, f *demoFlags, data *mlp.Data) (*model.MLP, string, error) {
-	bar := newBar(st, f.quiet, "training", model.DefaultTrainConfig().Epochs)
-	m, got, err := mlp.ObtainModel(ctx, data.Train, mlp.ModelOptions{
-		Weights: f.weights,
-		Retrain: f.retrain,
-		Progress: func(epoch, _ int, loss, acc float64) {
-			bar.set(epoch, fmt.Sprintf("loss %.3f  train top-1 %.1f%%", loss, 100*acc))
+// obtainReference obtains the reference model and its data set
+// (benchmark.ObtainReference) with a training progress bar, a note on
+// stderr where "auto" falls back to the synthetic set, and a warning where
+// the weights could not be cached.
+func obtainReference(ctx context.Context, st *State, f *demoFlags) (*benchmark.Reference, error) {
+	var b *bar
+	ref, err := benchmark.ObtainReference(ctx, benchmark.ReferenceOptions{
+		Dataset: f.dataset, Weights: f.weights, Retrain: f.retrain,
+		Notify: func(note string) { fmt.Fprintf(st.Stderr, "note: %s\n", note) },
+		Progress: func(epoch, epochs int, loss, acc float64) {
+			if b == nil {
+				b = newBar(st, f.quiet, "training", epochs)
+			}
+			b.set(epoch, fmt.Sprintf("loss %.3f  train top-1 %.1f%%", loss, 100*acc))
 		},
 	})
-	bar.done()
-	if we := (*mlp.WeightsError)(nil); errors.As(err, &we) {
-		if we.Err == nil {
-			return nil, "", fmt.Errorf("%w: delete it or run with --retrain", err)
-		}
-		return nil, "", fmt.Errorf("%w: delete the file or run `aimeter demo --retrain`", err)
+	if b != nil {
+		b.done()
 	}
-	if err != nil {
-		return nil, "", err
+	var ue *benchmark.UsageError
+	var we *benchmark.WeightsError
+	switch {
+	case errors.As(err, &ue) && ue.Field == "ReferenceOptions.Dataset":
+		return nil, fmt.Errorf("--dataset %w", ue.Err)
+	case errors.As(err, &we) && we.Err == nil:
+		return nil, fmt.Errorf("%w: delete it or run with --retrain", err)
+	case errors.As(err, &we):
+		return nil, fmt.Errorf("%w: delete the file or run `aimeter demo --retrain`", err)
+	case err != nil:
+		return nil, err
 	}
-	if got.SaveErr != nil {
-		fmt.Fprintf(st.Stderr, "warning: could not cache the weights: %v\n", got.SaveErr)
+	if ref.SaveErr != nil {
+		fmt.Fprintf(st.Stderr, "warning: could not cache the weights: %v\n", ref.SaveErr)
 	}
-	return m, got.String(), nil
+	return ref, nil
 }
 
 func runDemo(parent context.Context, st *State, f *demoFlags) error {
@@ -99,21 +95,15 @@ func runDemo(parent context.Context, st *State, f *demoFlags) error {
 		return usageError("--duration must be > 0")
 	}
 
-	data, err := loadDemoData(st, f.dataset)
-	if err != nil {
-		return withCode(ExitFailure, err)
-	}
-	m, how, err := obtainModel(ctx, st, f, data)
+	ref, err := obtainReference(ctx, st, f)
 	if err != nil {
 		if ctx.Err() != nil {
 			return withCode(ExitInterrupted, err)
 		}
 		return withCode(ExitFailure, err)
 	}
-	// The training set is no longer needed: let it go before the runs,
-	// which keep every record in memory for the report.
-	data.Train = nil
-	fmt.Fprintf(st.Stdout, "Reference model: MLP %v, %d parameters, %s\n", m.Layers(), m.NumParams(), how)
+	m, data := ref.Model, ref.Data
+	fmt.Fprintf(st.Stdout, "Reference model: MLP %v, %d parameters, %s\n", m.Layers(), m.NumParams(), ref.How)
 	fmt.Fprintf(st.Stdout, "Data set: %s (%d test images, %d classes)\n", data.Test.Name, data.Test.Len(), len(data.Test.Classes))
 
 	demo, err := benchmark.NewDemo(benchmark.DemoPlan{

@@ -257,7 +257,7 @@ func readAccuracyT(t *testing.T, dir string) []accuracyLogEntry {
 func useUntrainedWeights(t *testing.T, dir string) {
 	t.Helper()
 	t.Setenv("XDG_CACHE_HOME", dir)
-	data, err := loadDemoData(&State{Stderr: io.Discard}, "auto")
+	data, err := mlp.LoadData("auto", mlp.DataOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

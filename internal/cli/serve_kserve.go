@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -59,27 +58,27 @@ func runServeKServe(parent context.Context, st *State, f *serveKServeFlags) erro
 	defer stop()
 	opts := serve.KServeOptions{ModelName: f.modelName, ServerVersion: Version, MaxBatch: f.maxBatch, NullModel: f.nullModel}
 	if !f.nullModel {
-		data, err := loadDemoData(st, "auto")
+		ref, err := obtainReference(ctx, st, &demoFlags{dataset: "auto", weights: f.weights, quiet: f.quiet})
 		if err != nil {
 			return withCode(ExitFailure, err)
 		}
-		m, how, err := obtainModel(ctx, st, &demoFlags{weights: f.weights, quiet: f.quiet}, data)
-		if err != nil {
-			return withCode(ExitFailure, err)
-		}
-		data.Train = nil
-		opts.Model = m
-		fmt.Fprintf(st.Stdout, "Reference model: MLP %v, %s\n", m.Layers(), how)
+		opts.Model = ref.Model
+		fmt.Fprintf(st.Stdout, "Reference model: MLP %v, %s\n", ref.Model.Layers(), ref.How)
 	} else {
 		fmt.Fprintf(st.Stdout, "Null model: every request answered at once with zero logits [N, %d]\n", serve.NullClasses)
 	}
-	k, err := serve.NewKServe(opts)
-	if err != nil {
-		return withCode(ExitFailure, err)
-	}
-	defer k.Close()
-
-	srv, err := k.Listen(f.http, f.grpc)
+	err := serve.ServeKServe(ctx, opts, serve.KServeServeOptions{
+		HTTP: f.http, GRPC: f.grpc,
+		Ready: func(srv *serve.Listening) {
+			if srv.HTTPAddr != nil {
+				fmt.Fprintf(st.Stdout, "KServe v2 HTTP/REST: %s (model %q)\n", srv.HTTPURL(), f.modelName)
+			}
+			if srv.GRPCAddr != nil {
+				fmt.Fprintf(st.Stdout, "KServe v2 gRPC: %s (model %q)\n", srv.GRPCAddr, f.modelName)
+			}
+			fmt.Fprintln(st.Stdout, "Serving until interrupted (Ctrl-C).")
+		},
+	})
 	var le *serve.ListenError
 	switch {
 	case errors.As(err, &le):
@@ -90,24 +89,6 @@ func runServeKServe(parent context.Context, st *State, f *serveKServeFlags) erro
 		return withCode(ExitFailure, fmt.Errorf("%s %s: %w", flag, le.Addr, le.Err))
 	case err != nil:
 		return withCode(ExitFailure, err)
-	}
-	if srv.HTTPAddr != nil {
-		fmt.Fprintf(st.Stdout, "KServe v2 HTTP/REST: %s (model %q)\n", srv.HTTPURL(), f.modelName)
-	}
-	if srv.GRPCAddr != nil {
-		fmt.Fprintf(st.Stdout, "KServe v2 gRPC: %s (model %q)\n", srv.GRPCAddr, f.modelName)
-	}
-	fmt.Fprintln(st.Stdout, "Serving until interrupted (Ctrl-C).")
-	var serveErr error
-	select {
-	case <-ctx.Done():
-	case serveErr = <-srv.Err():
-	}
-	shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	srv.Shutdown(shut)
-	if serveErr != nil {
-		return withCode(ExitFailure, serveErr)
 	}
 	fmt.Fprintln(st.Stdout, "Stopped.")
 	return nil

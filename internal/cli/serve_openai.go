@@ -67,49 +67,45 @@ func newServeOpenAICommand(st *State) *cobra.Command {
 	return cmd
 }
 
-// openAIOptions turns the flags into simulator options; errors name the
-// flag.
+// openAIFlags names the flag of each serve.OpenAIOptions field that
+// serve.FieldError reports.
+var openAIFlags = map[string]string{
+	"OutputTokens": "--output-tokens", "TTFT": "--ttft", "TPOT": "--tpot",
+	"DefaultMaxTokens": "--max-tokens", "Models": "--model", "Faults": "--fault-*",
+	"Faults.Status5xx": "--fault-5xx", "Faults.Reset": "--fault-reset", "Faults.Stall": "--fault-stall",
+	"Faults.Truncate": "--fault-truncate", "Faults.Malformed": "--fault-malformed", "Faults.NoUsage": "--fault-no-usage",
+}
+
+// openAIOptions turns the flags into simulator options, checked
+// (serve.OpenAIOptions.Check); errors name the flag.
 func (f *serveOpenAIFlags) openAIOptions() (serve.OpenAIOptions, error) {
 	o := serve.OpenAIOptions{
 		Models: f.models, OwnedBy: f.ownedBy, DefaultMaxTokens: f.maxTokens,
 		Seed: f.seed, SeedByCounter: f.seedByCounter, CacheResponses: f.cacheResponses,
+		Faults: serve.Faults{Status5xx: f.fault5xx, Reset: f.faultReset, Stall: f.faultStall,
+			Truncate: f.faultTruncate, Malformed: f.faultMalform, NoUsage: f.faultNoUsage},
 	}
-	var err error
-	if o.OutputTokens, err = serve.ParseLengthDist(f.outputTokens); err != nil {
-		return o, fmt.Errorf("--output-tokens: %w (accepted forms: %s)", err, serve.LengthDistForms)
-	}
-	for _, d := range []struct {
-		name string
-		val  string
-		dst  *serve.Dist
-	}{{"--ttft", f.ttft, &o.TTFT}, {"--tpot", f.tpot, &o.TPOT}} {
-		if *d.dst, err = serve.ParseDurationDist(d.val); err != nil {
-			return o, fmt.Errorf("%s: %w (accepted forms: %s)", d.name, err, serve.DurationDistForms)
-		}
-	}
-	if f.maxTokens < 1 {
+	if f.maxTokens < 1 { // 0 is the library's default, not a value to give
 		return o, fmt.Errorf("--max-tokens %d: must be at least 1", f.maxTokens)
 	}
-	sum := 0.0
-	for _, p := range []struct {
-		name string
-		v    float64
-		dst  *float64
-	}{
-		{"--fault-5xx", f.fault5xx, &o.Faults.Status5xx}, {"--fault-reset", f.faultReset, &o.Faults.Reset},
-		{"--fault-stall", f.faultStall, &o.Faults.Stall}, {"--fault-truncate", f.faultTruncate, &o.Faults.Truncate},
-		{"--fault-malformed", f.faultMalform, &o.Faults.Malformed}, {"--fault-no-usage", f.faultNoUsage, &o.Faults.NoUsage},
-	} {
-		if !(p.v >= 0 && p.v <= 1) {
-			return o, fmt.Errorf("%s %v: a probability is in [0, 1]", p.name, p.v)
+	err := o.ParseDists(f.outputTokens, f.ttft, f.tpot)
+	if err == nil {
+		err = o.Check()
+	}
+	return o, openAIFlagError(err)
+}
+
+// openAIFlagError names the flag of a serve.FieldError.
+func openAIFlagError(err error) error {
+	var fe *serve.FieldError
+	if errors.As(err, &fe) && openAIFlags[fe.Field] != "" {
+		sep := " "
+		if !strings.HasPrefix(fe.Field, "Faults.") {
+			sep = ": " // a probability's Err starts with its value
 		}
-		*p.dst = p.v
-		sum += p.v
+		return fmt.Errorf("%s%s%w", openAIFlags[fe.Field], sep, fe.Err)
 	}
-	if sum > 1 {
-		return o, fmt.Errorf("the --fault-* probabilities add up to %v, more than 1 (one fault at most per request)", sum)
-	}
-	return o, nil
+	return err
 }
 
 func runServeOpenAI(parent context.Context, st *State, f *serveOpenAIFlags) error {
@@ -141,7 +137,7 @@ func runServeOpenAI(parent context.Context, st *State, f *serveOpenAIFlags) erro
 	case errors.As(err, &se):
 		return withCode(ExitFailure, fmt.Errorf("--send-log %s: %w", se.Path, se.Err))
 	case errors.As(err, &oe):
-		return withCode(ExitUsage, err)
+		return withCode(ExitUsage, openAIFlagError(err))
 	case errors.As(err, &le):
 		return withCode(ExitFailure, fmt.Errorf("--addr %s: %w", le.Addr, le.Err))
 	case err != nil:

@@ -14,6 +14,7 @@ import (
 
 	"aimeter/serve"
 	"aimeter/sut/kserve"
+	"aimeter/sut/reference/mlp"
 )
 
 // TestKServeRunRefuses: bad flags and a down server are refused before the
@@ -62,7 +63,7 @@ func TestServeKServe(t *testing.T) {
 	if addrs == nil {
 		t.Fatalf("no addresses printed:\n%s\n%s", tw.stdout.String(), tw.stderr.String())
 	}
-	data, err := loadDemoData(&State{Stderr: &strings.Builder{}}, "auto")
+	data, err := mlp.LoadData("auto", mlp.DataOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
