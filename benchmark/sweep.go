@@ -77,7 +77,7 @@ func RunSweep(ctx context.Context, sp SweepPlan) (*sweep.Summary, error) {
 	if err := PrepareOutputDir(sp.Dir); err != nil {
 		return nil, err
 	}
-	if err := sweep.WritePlan(sp.Dir, plan.Plan); err != nil {
+	if err := sweep.WriteJournal(sp.Dir, plan.Journal); err != nil {
 		return nil, err
 	}
 	var qslSize uint64
@@ -105,8 +105,8 @@ func RunSweep(ctx context.Context, sp SweepPlan) (*sweep.Summary, error) {
 			return nil, fmt.Errorf("concurrency %d: %w", c, err)
 		}
 		qslSize = out.Result.QSLTotalCount
-		plan.Runs = append(plan.Runs, sweep.Run{Concurrency: c, Offline: offline, Phase: phase, Dir: rel})
-		if werr := sweep.WritePlan(sp.Dir, plan.Plan); werr != nil {
+		plan.Runs = append(plan.Runs, sweep.Step{Concurrency: c, Offline: offline, Phase: phase, Dir: rel})
+		if werr := sweep.WriteJournal(sp.Dir, plan.Journal); werr != nil {
 			return out, errors.Join(err, werr)
 		}
 		if sp.Log != nil {
@@ -169,7 +169,7 @@ func pointLine(dir string, p sweep.Point) string {
 // sweepSetup is the plan file of a sweep about to run, with the
 // automatically chosen points.
 type sweepSetup struct {
-	*sweep.Plan
+	*sweep.Journal
 	autoPoints []int
 }
 
@@ -194,7 +194,7 @@ func (sp *SweepPlan) check() (*sweepSetup, error) {
 	if name == "" {
 		name = string(sp.Base.SUT.KindOrNull())
 	}
-	out := &sweepSetup{Plan: &sweep.Plan{Name: name, Kind: sweep.KindSweep, SLO: sp.SLO}}
+	out := &sweepSetup{Journal: &sweep.Journal{Name: name, Kind: sweep.KindSweep, SLO: sp.SLO}}
 	if sp.Search != nil {
 		if sp.SLO.IsZero() {
 			return nil, usage("SweepPlan.SLO", "SweepPlan.SLO: a goodput search needs an SLO (ttft=…,tpot=…,e2e=…)")

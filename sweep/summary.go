@@ -42,10 +42,10 @@ const (
 // must reach (Endpoints v1.0 section 5.7: 98 %).
 const OfflineShare = 0.98
 
-// Plan is the raw record of a sweep: what was asked, and every run in the
+// Journal is the raw record of a sweep (its PlanFile): what was asked, and every run in the
 // order it ran. The runner rewrites it after each run, so that an
 // interrupted sweep still records the runs it finished.
-type Plan struct {
+type Journal struct {
 	Schema string `json:"schema"`
 	Name   string `json:"name,omitempty"`
 	Kind   string `json:"kind"`
@@ -57,11 +57,11 @@ type Plan struct {
 	// Search is the search's bounds and target (KindSearch only).
 	Search *SearchOptions `json:"search,omitempty"`
 	// Runs are the runs, in order.
-	Runs []Run `json:"runs"`
+	Runs []Step `json:"runs"`
 }
 
-// Run is one run of a sweep.
-type Run struct {
+// Step is one run of a sweep.
+type Step struct {
 	Concurrency uint64 `json:"concurrency"`
 	Offline     bool   `json:"offline,omitempty"`
 	Phase       string `json:"phase,omitempty"`
@@ -77,8 +77,8 @@ func PointDir(c uint64, offline bool) string {
 	return fmt.Sprintf("c%05d", c)
 }
 
-// WritePlan writes p into dir as PlanFile, whole or not at all.
-func WritePlan(dir string, p *Plan) error {
+// WriteJournal writes p into dir as PlanFile, whole or not at all.
+func WriteJournal(dir string, p *Journal) error {
 	p.Schema = PlanSchema
 	data, err := json.MarshalIndent(p, "", "  ")
 	if err != nil {
@@ -101,27 +101,27 @@ func writeAtomic(path string, data []byte) error {
 	return os.Rename(f.Name(), path)
 }
 
-// ReadPlan reads the PlanFile of dir (DecodePlan).
-func ReadPlan(dir string) (*Plan, error) {
+// ReadJournal reads the PlanFile of dir (DecodePlan).
+func ReadJournal(dir string) (*Journal, error) {
 	data, err := os.ReadFile(filepath.Join(dir, PlanFile))
 	if err != nil {
 		return nil, err
 	}
-	p, err := DecodePlan(data)
+	p, err := DecodeJournal(data)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, PlanFile), err)
 	}
 	return p, nil
 }
 
-// DecodePlan reads a plan file's JSON, refusing unknown fields, another
+// DecodeJournal reads a plan file's JSON, refusing unknown fields, another
 // schema or kind, a run directory outside the sweep, a search without its
 // options or with bad ones, and regions that are not Endpoints' for their
 // Cmin and Cmax; the error names the field or run.
-func DecodePlan(data []byte) (*Plan, error) {
+func DecodeJournal(data []byte) (*Journal, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
-	var p Plan
+	var p Journal
 	if err := dec.Decode(&p); err != nil {
 		return nil, err
 	}
@@ -220,7 +220,7 @@ type Offline struct {
 // Summarize computes the summary of the sweep in dir from its plan and
 // point bundles (read with bundle.Read, digests checked).
 func Summarize(dir string) (*Summary, error) {
-	p, err := ReadPlan(dir)
+	p, err := ReadJournal(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -268,7 +268,7 @@ func verdictWord(b *bundle.Bundle) string {
 }
 
 // summarize is Summarize over measured points, keyed by directory.
-func summarize(p *Plan, points map[string]Point) (*Summary, error) {
+func summarize(p *Journal, points map[string]Point) (*Summary, error) {
 	s := &Summary{Schema: SummarySchema, Name: p.Name, Kind: p.Kind, Regions: p.Regions, Points: []Point{}}
 	if !p.SLO.IsZero() {
 		s.SLO = p.SLO.String()
@@ -322,7 +322,7 @@ func summarize(p *Plan, points map[string]Point) (*Summary, error) {
 // replay runs the search again over the recorded probes, so that its
 // result is a function of the bundles: each step must ask for the
 // concurrency the plan recorded next.
-func replay(p *Plan, points map[string]Point) (SearchResult, error) {
+func replay(p *Journal, points map[string]Point) (SearchResult, error) {
 	i := 0
 	res, err := FindMaxConcurrency(context.Background(), *p.Search, func(_ context.Context, c uint64, phase string) (float64, error) {
 		if i >= len(p.Runs) {

@@ -8,8 +8,8 @@ import (
 
 func TestDecodePlan(t *testing.T) {
 	r, _ := ComputeRegions(1, 64)
-	good := Plan{Schema: PlanSchema, Kind: KindSweep, Regions: &r, Runs: []Run{{Concurrency: 1, Dir: "c00001"}}}
-	enc := func(p Plan) string { b, _ := json.Marshal(p); return string(b) }
+	good := Journal{Schema: PlanSchema, Kind: KindSweep, Regions: &r, Runs: []Step{{Concurrency: 1, Dir: "c00001"}}}
+	enc := func(p Journal) string { b, _ := json.Marshal(p); return string(b) }
 	bad := r
 	bad.Low.End++
 	for _, c := range []struct {
@@ -27,10 +27,10 @@ func TestDecodePlan(t *testing.T) {
 		{`{"schema":"aimeter-sweep-plan/1","kind":"goodput-search","runs":[]}`, "search: a goodput search needs its options", "a search without options"},
 		{`{"schema":"aimeter-sweep-plan/1","kind":"goodput-search","search":{"start":1,"max":8,"target":0.9},"runs":[]}`, "slo:", "a search without an SLO"},
 		{`{"schema":"aimeter-sweep-plan/1","kind":"goodput-search","slo":{"ttft_ns":1},"search":{"start":1,"max":8,"target":2},"runs":[]}`, "search: goodput target 2", "a target above 1"},
-		{enc(Plan{Schema: PlanSchema, Kind: KindSweep, Regions: &bad}), "regions: not Endpoints' regions", "regions that disagree with their Cmin and Cmax"},
+		{enc(Journal{Schema: PlanSchema, Kind: KindSweep, Regions: &bad}), "regions: not Endpoints' regions", "regions that disagree with their Cmin and Cmax"},
 		{enc(good) + "{}", "data after", "two objects"},
 	} {
-		_, err := DecodePlan([]byte(c.in))
+		_, err := DecodeJournal([]byte(c.in))
 		if c.want == "" {
 			if err != nil {
 				t.Errorf("%s: %v", c.reason, err)
@@ -45,12 +45,12 @@ func TestDecodePlan(t *testing.T) {
 
 func FuzzDecodePlan(f *testing.F) {
 	r, _ := ComputeRegions(1, 64)
-	seed, _ := json.Marshal(Plan{Schema: PlanSchema, Kind: KindSweep, Regions: &r, SLO: SLO{TTFT: 5}, Runs: []Run{{Concurrency: 2, Dir: "c00002"}}})
+	seed, _ := json.Marshal(Journal{Schema: PlanSchema, Kind: KindSweep, Regions: &r, SLO: SLO{TTFT: 5}, Runs: []Step{{Concurrency: 2, Dir: "c00002"}}})
 	f.Add(seed)
 	f.Add([]byte(`{"schema":"aimeter-sweep-plan/1","kind":"goodput-search","slo":{"tpot_ns":9},"search":{"start":1,"max":8,"target":0.5},"runs":[{"concurrency":1,"dir":"p"}]}`))
 	f.Add([]byte(`{}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		p, err := DecodePlan(data)
+		p, err := DecodeJournal(data)
 		if err != nil {
 			return
 		}
@@ -67,7 +67,7 @@ func FuzzDecodePlan(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := DecodePlan(again); err != nil {
+		if _, err := DecodeJournal(again); err != nil {
 			t.Fatalf("a plan it accepted does not read back: %v\n%s", err, again)
 		}
 	})
