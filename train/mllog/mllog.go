@@ -116,7 +116,8 @@ type Options struct {
 
 // Quote is one malformed line or one problem, quoted for the reader.
 type Quote struct {
-	// Line is the 1-based line number in the stream.
+	// Line is the 1-based line number in its stream (the child's stdout
+	// or stderr, each numbered on its own).
 	Line int64 `json:"line"`
 	// Reason says what is wrong.
 	Reason string `json:"reason"`
@@ -151,9 +152,11 @@ type Stats struct {
 
 // Parser turns MLLOG lines into events. It is not safe for concurrent use.
 type Parser struct {
-	opts   Options
-	emit   func(train.Event)
-	stats  Stats
+	opts  Options
+	emit  func(train.Event)
+	stats Stats
+	// at is the number of the line being parsed in its stream (Quote.Line).
+	at     int64
 	origin int64 // time_ms of the first record, in ns; valid when haveOrigin
 	// haveOrigin says origin is set.
 	haveOrigin bool
@@ -267,8 +270,17 @@ func NewParser(opts Options, emit func(train.Event)) *Parser {
 // parser until it is done.
 func (p *Parser) Stats() Stats { return p.stats }
 
-// Line parses one line, without its line terminator.
-func (p *Parser) Line(line []byte) {
+// Line parses one line, without its line terminator: the next line of the
+// parser's one stream (a quoted line is numbered by the count of lines so
+// far). A Writer numbers the lines of its own stream instead.
+func (p *Parser) Line(line []byte) { p.lineAt(p.stats.Lines+1, line) }
+
+// lineAt parses line, the n-th of its stream: the number quotes give it.
+// Stdout and stderr of one child feed one parser through two Writers,
+// whose lines interleave as the pipes are read; numbering each stream's
+// own lines makes a quote's number the same whatever that order.
+func (p *Parser) lineAt(n int64, line []byte) {
+	p.at = n
 	p.stats.Lines++
 	p.stats.Bytes += int64(len(line)) + 1
 	if len(line) > p.opts.MaxLine {
@@ -335,14 +347,14 @@ func (p *Parser) Close() {
 func (p *Parser) malformed(line []byte, reason string) {
 	p.stats.Malformed++
 	if len(p.stats.FirstMalformed) < p.opts.MaxQuoted {
-		p.stats.FirstMalformed = append(p.stats.FirstMalformed, Quote{Line: p.stats.Lines, Reason: bounded(reason), Excerpt: excerpt(line)})
+		p.stats.FirstMalformed = append(p.stats.FirstMalformed, Quote{Line: p.at, Reason: bounded(reason), Excerpt: excerpt(line)})
 	}
 }
 
 func (p *Parser) problem(line []byte, reason string) {
 	p.stats.Problems++
 	if len(p.stats.FirstProblems) < p.opts.MaxQuoted {
-		p.stats.FirstProblems = append(p.stats.FirstProblems, Quote{Line: p.stats.Lines, Reason: reason, Excerpt: excerpt(line)})
+		p.stats.FirstProblems = append(p.stats.FirstProblems, Quote{Line: p.at, Reason: reason, Excerpt: excerpt(line)})
 	}
 }
 

@@ -11,14 +11,24 @@ type Writer struct {
 	p    *Parser
 	buf  []byte
 	long int64 // bytes of a line too long to keep; -1 when not in one
-	// line is called for each line; nil means p.Line.
-	line func([]byte)
-	lng  func(int64)
+	// n counts the lines of this Writer's stream, which number its quotes.
+	n int64
 }
 
-// NewWriter returns a Writer feeding p.
+// NewWriter returns a Writer feeding p, numbering the lines of its own
+// stream.
 func NewWriter(p *Parser) *Writer {
-	return &Writer{p: p, long: -1, line: p.Line, lng: p.LineLong}
+	return &Writer{p: p, long: -1}
+}
+
+func (w *Writer) line(l []byte) {
+	w.n++
+	w.p.lineAt(w.n, l)
+}
+
+func (w *Writer) lng(n int64) {
+	w.n++
+	w.p.LineLong(n)
 }
 
 // Write splits b into lines. It never fails.
