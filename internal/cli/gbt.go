@@ -116,27 +116,3 @@ func newScenariosCommand(st *State) *cobra.Command {
 		},
 	}
 }
-
-// refuseScenarioID refuses --scenario-id: a GB/T scenario of Tables 11–14
-// names a workload (model and data set), and a run may carry the scenario's
-// label only if it ran that workload. Apart from those of
-// benchmark.GBTWorkloads (applyScenarioID), none of aimeter's SUTs is the
-// workload of a catalogue row yet, so every other ID is refused, naming
-// what is missing.
-func refuseScenarioID(id, sut string) error {
-	if id == "" {
-		return nil
-	}
-	spec, ok := gbt.Lookup(id)
-	if !ok {
-		return usageError("--scenario-id %q: no such scenario in Tables 11–14 (see aimeter scenarios)", id)
-	}
-	model, data := spec.Model, spec.Dataset
-	if model == "" {
-		model = "a model of the tested party's choice (open mode)"
-	}
-	if data == "" {
-		data = "the tester's data set"
-	}
-	return usageError("--scenario-id %s: that scenario's workload is %s on %s, which aimeter cannot run yet; --sut %s is not that workload, so its results may not carry the scenario's label. Run without --scenario-id (use --timeout-class for the Table 10 threshold)", spec.ID, model, data, sut)
-}

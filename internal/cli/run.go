@@ -187,15 +187,18 @@ func usageError(format string, args ...any) error {
 // the command line's (cliOnlyChecks).
 func planFromFlags(cmd *cobra.Command, st *State, f *runFlags, g *gbtFlags) (*benchmark.Plan, error) {
 	changed := cmd.Flags().Changed
-	if err := applyScenarioID(changed, f, g); err != nil {
-		return nil, err
-	}
+	applyScenarioID(changed, f, g)
 	if err := cliOnlyChecks(changed, f, g); err != nil {
 		return nil, err
 	}
 	cfg, err := sutConfig(changed, f)
 	if err != nil {
 		return nil, err
+	}
+	if g.mode < 0 { // a scenario that chooses the workload of a run without a GB/T test (Plan.Validate checks a GB/T test's)
+		if err := benchmark.CheckGBTScenario(g.scenarioID, cfg); err != nil {
+			return nil, withCode(ExitUsage, err)
+		}
 	}
 	audit := f.auditConfig
 	if audit != "" && !filepath.IsAbs(audit) {

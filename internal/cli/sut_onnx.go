@@ -51,31 +51,21 @@ func (x *onnxFlags) config() (*sut.ONNXConfig, error) {
 		IntraOpThreads: x.threads, NoSpin: x.noSpin, MaxBatch: x.batch, Workers: x.workers, Images: x.images, ImageSize: x.imageSize, Seed: x.seed}, nil
 }
 
-// applyScenarioID checks --scenario-id and, for a scenario whose workload
-// aimeter runs (T13-1, alias ocr-dbnet), chooses that workload: --sut onnx
-// (when --sut is not given) with --onnx-workload ocr-dbnet. Any other
-// scenario is refused as refuseScenarioID says.
-func applyScenarioID(changed func(string) bool, f *runFlags, g *gbtFlags) error {
-	if g.scenarioID == "" {
-		return nil
-	}
+// applyScenarioID chooses, for a --scenario-id whose workload aimeter runs
+// (T13-1, alias ocr-dbnet; benchmark.GBTWorkloadOf), that workload where
+// the flags leave it open: --sut onnx (when --sut is not given) with
+// --onnx-workload ocr-dbnet. Whether the SUT is the scenario's workload is
+// the library's rule (benchmark.CheckGBTScenario).
+func applyScenarioID(changed func(string) bool, f *runFlags, g *gbtFlags) {
 	w, ok := benchmark.GBTWorkloadOf(g.scenarioID)
 	if !ok {
-		return refuseScenarioID(g.scenarioID, f.sut)
+		return
 	}
 	if !changed("sut") {
 		f.sut = string(w.Kind)
 	}
-	if f.sut != string(w.Kind) {
-		return usageError("--scenario-id %s: that scenario's workload runs on --sut %s, not --sut %s", w.Scenario, w.Kind, f.sut)
+	if !changed("onnx-workload") {
+		f.onnx.workload = w.Workload
 	}
-	if changed("onnx-workload") && f.onnx.workload != w.Workload {
-		return usageError("--scenario-id %s: that scenario's workload is --onnx-workload %s, not %q", w.Scenario, w.Workload, f.onnx.workload)
-	}
-	if !w.Available() {
-		return usageError("--scenario-id %s: %s", w.Scenario, benchmark.ONNXBuildHint)
-	}
-	f.onnx.workload = w.Workload
 	g.scenarioID = w.Scenario
-	return nil
 }
