@@ -1,14 +1,12 @@
 package cli
 
 import (
-	"fmt"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"aimeter/benchmark"
+	"aimeter/console"
 	"aimeter/gbt"
 )
 
@@ -85,33 +83,7 @@ func newScenariosCommand(st *State) *cobra.Command {
 		Short: "List the GB/T 45087 inference scenarios of Tables 11–14 and the arrival modes of Table 10",
 		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			tw := tabwriter.NewWriter(st.Stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tType\tModel\tData set\tArrival modes\tTimeout class")
-			for _, s := range gbt.Catalogue() {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%v\t%d\n", s.ID, s.Type, s.Model, s.Dataset, s.ArrivalModes, s.TimeoutClass)
-			}
-			tw.Flush()
-			fmt.Fprintln(st.Stdout, "\nWorkloads aimeter runs (--scenario-id):")
-			for _, w := range benchmark.GBTWorkloads() {
-				note := ""
-				if !w.Available() {
-					note = " (this build lacks ONNX Runtime: build with -tags onnx)"
-				}
-				fmt.Fprintf(st.Stdout, "  %s  %s: --sut %s --onnx-workload %s, generated data, its own quality target%s\n", w.Scenario, w.Workload, w.Kind, w.Workload, note)
-			}
-			fmt.Fprintln(st.Stdout, "\nArrival modes (Table 10): timeout thresholds 1 / 2")
-			for _, m := range gbt.ArrivalModes() {
-				t1, ok1 := gbt.Timeout(m.Mode, gbt.Threshold1)
-				t2, _ := gbt.Timeout(m.Mode, gbt.Threshold2)
-				tt := "N/A"
-				if ok1 {
-					tt = fmt.Sprintf("%v / %v", t1, t2)
-				}
-				if m.Mode == gbt.ModeMixed {
-					tt = "those of the underlying mode"
-				}
-				fmt.Fprintf(st.Stdout, "  %d  %-14s %s\n", m.Mode, m.Mode, tt)
-			}
+			console.WriteScenarios(st.Stdout)
 			return nil
 		},
 	}
