@@ -163,21 +163,10 @@ var trainPlanFlags = []struct{ field, flag string }{
 }
 
 // trainPlan turns the flags into a plan: what only the command line knows
-// (which flags were given, files to read) is checked here, the values by
-// benchmark.TrainPlan.Validate.
+// (which flags were given, files to read) is checked here, the values and
+// the one way in by benchmark.TrainPlan.Validate.
 func trainPlan(st *State, fs *pflag.FlagSet, f *trainFlags, argv []string) (*benchmark.TrainPlan, error) {
-	ways := 0
-	for _, on := range []bool{f.workload != "", f.listen != "", len(argv) > 0, len(f.logs) > 0} {
-		if on {
-			ways++
-		}
-	}
-	switch {
-	case ways == 0:
-		return nil, usageError("nothing to measure: give --workload reference, --listen ADDR, --logs FILE..., or a training command after --")
-	case ways > 1:
-		return nil, usageError("--workload, --listen, --logs and a command after -- are four ways in; give one")
-	case f.workload != "" && f.workload != "reference":
+	if f.workload != "" && f.workload != "reference" {
 		return nil, usageError("--workload %q: the only built-in workload is reference", f.workload)
 	}
 	for _, c := range []struct {
@@ -206,17 +195,20 @@ func trainPlan(st *State, fs *pflag.FlagSet, f *trainFlags, argv []string) (*ben
 	}
 	p := &benchmark.TrainPlan{Logs: f.logs, ScenarioID: f.scenarioID, TargetMetric: f.targetMetric, TrainingSetSize: f.trainingSetSize,
 		TextGeneration: f.textGeneration, TrainingSetMB: f.trainingSetMB, Alpha: f.alpha, OutputDir: f.outputDir, Name: f.name}
-	switch {
-	case f.workload != "":
+	// Each way in the flags give goes into the plan: that there is one is
+	// the library's rule (benchmark.TrainPlan.Validate).
+	if f.workload != "" {
 		p.Reference = &benchmark.TrainReference{Dataset: f.dataset, Trials: f.trials, Epochs: f.epochs}
 		if !f.quiet {
 			p.Reference.Epoch = func(e benchmark.TrainEpoch) {
 				fmt.Fprintf(st.Stderr, "  trial %d epoch %d: loss %.3f, validation top-1 %.4f\n", e.Trial, e.Epoch, e.Loss, e.Accuracy)
 			}
 		}
-	case f.listen != "":
+	}
+	if f.listen != "" {
 		p.Listen = &benchmark.TrainListen{Addr: f.listen, Ranks: f.ranks, Until: f.until, UntilRanksDone: f.untilRanksDone, Linger: f.linger}
-	case len(argv) > 0:
+	}
+	if len(argv) > 0 {
 		p.Command = &benchmark.TrainCommand{Argv: argv, Trials: f.trials, Timeout: f.timeout}
 		if !f.quiet {
 			p.Command.Stdout, p.Command.Stderr = st.Stdout, st.Stderr
@@ -276,8 +268,11 @@ func trainPlan(st *State, fs *pflag.FlagSet, f *trainFlags, argv []string) (*ben
 // their flags.
 func trainUsage(err error) error {
 	var ue *benchmark.UsageError
-	if errors.As(err, &ue) && ue.Field == "TrainPlan.Training" {
+	switch {
+	case errors.As(err, &ue) && ue.Field == "TrainPlan.Training":
 		return usageError("test information fields 21–25 (--optimizer, --parallelism, --parallel-algorithm, --async-update): %w", errors.Unwrap(ue.Err))
+	case errors.As(err, &ue) && ue.Field == "TrainPlan": // the ways in; a command has no flag
+		return usageError("%s", flagText(strings.ReplaceAll(err.Error(), "TrainPlan.Command", "a training command after --")))
 	}
 	return usageError("%s", flagText(err.Error()))
 }
