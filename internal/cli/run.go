@@ -42,7 +42,7 @@ type runFlags struct {
 	// keepProbes is Options.KeepProbeRecords.
 	keepProbes bool
 	// maxMemory is Options.MaxMemory.
-	maxMemory memoryFlag
+	maxMemory benchmark.MemorySetting
 	// goMemLimit is the budget planFromFlags took, for its SetGoMemoryLimit.
 	goMemLimit benchmark.MemoryBudget
 	// dispatch holds the flags of --sut dispatch (sut_dispatch.go).
@@ -214,7 +214,7 @@ func planFromFlags(cmd *cobra.Command, st *State, f *runFlags, g *gbtFlags) (*be
 	if err := needFile("--user-conf", f.userConf); err != nil {
 		return nil, err
 	}
-	mb, err := f.maxMemory.budget()
+	mb, err := f.maxMemory.Budget("--max-memory")
 	if err != nil {
 		return nil, usageError("%v", err)
 	}
