@@ -196,7 +196,7 @@ func planFromFlags(cmd *cobra.Command, st *State, f *runFlags, g *gbtFlags) (*be
 		return nil, err
 	}
 	if g.mode < 0 { // a scenario that chooses the workload of a run without a GB/T test (Plan.Validate checks a GB/T test's)
-		if err := benchmark.CheckGBTScenario(g.scenarioID, cfg); err != nil {
+		if err := benchmark.CheckGBTScenario(g.in.Scenario, cfg); err != nil {
 			return nil, withCode(ExitUsage, err)
 		}
 	}
@@ -264,7 +264,7 @@ func planFromFlags(cmd *cobra.Command, st *State, f *runFlags, g *gbtFlags) (*be
 		p.GBT = &benchmark.GBT{Input: in, InfoFile: g.infoFile}
 	} else if changed("duration") {
 		// An MLPerf run: --duration is its minimum duration.
-		p.Settings.Set = append([]string{fmt.Sprintf("min_duration=%d", g.duration.Milliseconds())}, p.Settings.Set...)
+		p.Settings.Set = append([]string{fmt.Sprintf("min_duration=%d", g.in.Arrival.Duration.Milliseconds())}, p.Settings.Set...)
 	}
 	clearDefaults(changed, p)
 	return p, nil
@@ -331,8 +331,8 @@ func cliOnlyChecks(changed func(string) bool, f *runFlags, g *gbtFlags) error {
 			}
 		}
 	}
-	if changed("duration") && g.duration <= 0 {
-		return usageError("--duration %v: must be > 0", g.duration)
+	if changed("duration") && g.in.Arrival.Duration <= 0 {
+		return usageError("--duration %v: must be > 0", g.in.Arrival.Duration)
 	}
 	return nil
 }

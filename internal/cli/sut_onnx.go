@@ -52,7 +52,7 @@ func (x *onnxFlags) config() (*sut.ONNXConfig, error) {
 // --onnx-workload ocr-dbnet. Whether the SUT is the scenario's workload is
 // the library's rule (benchmark.CheckGBTScenario).
 func applyScenarioID(changed func(string) bool, f *runFlags, g *gbtFlags) {
-	w, ok := benchmark.GBTWorkloadOf(g.scenarioID)
+	w, ok := benchmark.GBTWorkloadOf(g.in.Scenario)
 	if !ok {
 		return
 	}
@@ -62,5 +62,5 @@ func applyScenarioID(changed func(string) bool, f *runFlags, g *gbtFlags) {
 	if !changed("onnx-workload") {
 		f.onnx.cfg.Workload = w.Workload
 	}
-	g.scenarioID = w.Scenario
+	g.in.Scenario = w.Scenario
 }
