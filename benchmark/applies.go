@@ -282,8 +282,8 @@ var rules = func() []Rule {
 }()
 
 // Validate checks what can be checked of p before anything runs: an output
-// directory, every set field applying to the run (Rules), values in range
-// and the SUT configuration. The error is a *UsageError naming the field
+// directory, every set field applying to the run (Rules), values in range,
+// the SUT configuration and the GB/T scenario it may carry. The error is a *UsageError naming the field
 // by its path. Run calls it first, and checks the rules again once the
 // settings cascade has resolved the scenario and the mode.
 func (p *Plan) Validate() error {
@@ -302,6 +302,12 @@ func (p *Plan) Validate() error {
 	if p.Custom == nil {
 		if err := p.SUT.Validate(); err != nil {
 			return sutUsage(err)
+		}
+	}
+	if g := p.GBT; g != nil {
+		// A scenario's label only on a run of its workload (CheckGBTScenario).
+		if err := CheckGBTScenario(g.Input.Scenario, p.SUT); err != nil {
+			return err
 		}
 	}
 	return nil

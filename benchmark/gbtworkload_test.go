@@ -1,6 +1,8 @@
 package benchmark
 
 import (
+	"errors"
+	"strings"
 	"testing"
 
 	"aimeter/gbt"
@@ -26,5 +28,44 @@ func TestGBTWorkloads(t *testing.T) {
 	}
 	if w, _ := GBTWorkloadOf("T13-1"); w.Available() != ONNXAvailable {
 		t.Errorf("T13-1 available %v in a build with ONNX Runtime %v", w.Available(), ONNXAvailable)
+	}
+}
+
+func TestCheckGBTScenario(t *testing.T) {
+	ocr := sut.Config{Kind: sut.ONNX, ONNX: &sut.ONNXConfig{Workload: sut.WorkloadOCRDBNet}}
+	for _, c := range []struct {
+		name, id string
+		cfg      sut.Config
+		want     string // "" for none, else a part of the error
+	}{
+		{"no scenario", "", sut.Config{}, ""},
+		{"not in the catalogue", "T99-9", ocr, `"T99-9": no such scenario`},
+		{"a workload aimeter cannot run", "T11-2", sut.Config{}, "resnet50_v1.5 on imagenet2012, which aimeter cannot run yet; SUT.Kind null is not that workload"},
+		{"another SUT", "T13-1", sut.Config{Kind: sut.Reference}, "runs on SUT.Kind onnx, not SUT.Kind reference"},
+		{"another ONNX workload", "ocr-dbnet", sut.Config{Kind: sut.ONNX, ONNX: &sut.ONNXConfig{Model: "m.onnx"}}, `SUT.ONNX.Workload ocr-dbnet, not ""`},
+	} {
+		err := CheckGBTScenario(c.id, c.cfg)
+		var ue *UsageError
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s: %v", c.name, err)
+		case c.want == "":
+		case err == nil || !strings.Contains(err.Error(), c.want):
+			t.Errorf("%s: error %v, want one with %q", c.name, err, c.want)
+		case !errors.As(err, &ue) || ue.Field != "GBT.Input.Scenario":
+			t.Errorf("%s: error %#v is not a UsageError on GBT.Input.Scenario", c.name, err)
+		}
+	}
+	err := CheckGBTScenario("T13-1", ocr)
+	if ONNXAvailable && err != nil {
+		t.Errorf("the scenario's own workload: %v", err)
+	}
+	if !ONNXAvailable && (err == nil || !strings.Contains(err.Error(), ONNXBuildHint)) {
+		t.Errorf("a build without ONNX Runtime: error %v, want the build hint", err)
+	}
+	// Plan.Validate applies it to a GB/T test.
+	p := Plan{OutputDir: "out", GBT: &GBT{Input: gbt.PlanInput{Arrival: gbt.Arrival{Mode: gbt.ModePoisson}, Scenario: "T13-1"}}}
+	if err := p.Validate(); err == nil || !strings.Contains(err.Error(), "not SUT.Kind null") {
+		t.Errorf("Plan.Validate of a null SUT labelled T13-1: %v", err)
 	}
 }

@@ -414,3 +414,17 @@ func TestWriteDemo(t *testing.T) {
 			write(func(w *strings.Builder) { WriteDemoPlan(w, cal, benchmark.DemoCalibration(), plan) }), "Model speed: 12.3µs per sample alone, 49,157 samples/s in batches of 64 (medians of 5 rounds)\nServer: 2,000 samples/s, p99 bound 50ms, 4s; Offline: one query sized for 100,000 samples/s\n"},
 	})
 }
+
+func TestWriteScenarios(t *testing.T) {
+	var b strings.Builder
+	WriteScenarios(&b)
+	for _, want := range []string{
+		"Timeout class", "T11-2", "resnet50", // the catalogue
+		"T13-1  ocr-dbnet: --sut onnx --onnx-workload ocr-dbnet",   // a workload aimeter runs
+		"Arrival modes (Table 10)", "those of the underlying mode", // Table 10
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("no %q in:\n%s", want, b.String())
+		}
+	}
+}

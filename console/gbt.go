@@ -103,3 +103,38 @@ func timeoutText(d time.Duration) string {
 	}
 	return "timeout " + d.String()
 }
+
+// WriteScenarios writes what aimeter scenarios lists: the GB/T 45087
+// inference scenarios of Tables 11–14 (gbt.Catalogue), the ones whose
+// workload aimeter runs (benchmark.GBTWorkloads, with what this build
+// lacks to run one) and the arrival modes of Table 10 with their timeout
+// thresholds.
+func WriteScenarios(w io.Writer) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tType\tModel\tData set\tArrival modes\tTimeout class")
+	for _, s := range gbt.Catalogue() {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%v\t%d\n", s.ID, s.Type, s.Model, s.Dataset, s.ArrivalModes, s.TimeoutClass)
+	}
+	tw.Flush()
+	fmt.Fprintln(w, "\nWorkloads aimeter runs (--scenario-id):")
+	for _, wl := range benchmark.GBTWorkloads() {
+		note := ""
+		if !wl.Available() {
+			note = " (this build lacks ONNX Runtime: build with -tags onnx)"
+		}
+		fmt.Fprintf(w, "  %s  %s: --sut %s --onnx-workload %s, generated data, its own quality target%s\n", wl.Scenario, wl.Workload, wl.Kind, wl.Workload, note)
+	}
+	fmt.Fprintln(w, "\nArrival modes (Table 10): timeout thresholds 1 / 2")
+	for _, m := range gbt.ArrivalModes() {
+		t1, ok1 := gbt.Timeout(m.Mode, gbt.Threshold1)
+		t2, _ := gbt.Timeout(m.Mode, gbt.Threshold2)
+		tt := "N/A"
+		if ok1 {
+			tt = fmt.Sprintf("%v / %v", t1, t2)
+		}
+		if m.Mode == gbt.ModeMixed {
+			tt = "those of the underlying mode"
+		}
+		fmt.Fprintf(w, "  %d  %-14s %s\n", m.Mode, m.Mode, tt)
+	}
+}

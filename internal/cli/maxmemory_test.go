@@ -162,48 +162,6 @@ func TestRunRefusesMemoryBombsProcess(t *testing.T) {
 	}
 }
 
-func TestMaxMemoryFlag(t *testing.T) {
-	tests := []struct {
-		in     string
-		want   int64
-		reason string
-	}{
-		{"4GiB", 4 << 30, "binary unit"},
-		{"500MB", 500e6, "decimal unit"},
-		{"1.5G", 3 << 29, "a bare letter is binary"},
-		{"123456", 123456, "plain bytes"},
-		{"none", -1, "no limit"},
-		{"0", 0, "refused: a zero budget refuses everything"},
-		{"-1GB", 0, "refused: negative"},
-		{"lots", 0, "refused: not a size"},
-		{"1e30TB", 0, "refused: out of range"},
-	}
-	for _, tc := range tests {
-		var m memoryFlag
-		err := m.Set(tc.in)
-		if tc.want == 0 {
-			if err == nil {
-				t.Errorf("%s: %q accepted as %d", tc.reason, tc.in, m.bytes)
-			}
-			continue
-		}
-		if err != nil || m.limit() != tc.want {
-			t.Errorf("%s: %q gives %d, %v; want %d", tc.reason, tc.in, m.limit(), err, tc.want)
-		}
-	}
-	var four memoryFlag
-	if err := four.Set("4GiB"); err != nil {
-		t.Fatal(err)
-	}
-	if b, err := four.budget(); err != nil || b.GoLimit != 5<<30 {
-		t.Errorf("--max-memory 4GiB sets Go's soft limit to %d, %v; want 5/4 of it", b.GoLimit, err)
-	}
-	var auto memoryFlag
-	if auto.String() != "auto" {
-		t.Errorf("the unset flag shows %q, want auto", auto.String())
-	}
-}
-
 // TestRunUnderMemoryRlimit runs aimeter under ulimit -v: before
 // --max-memory auto read RLIMIT_AS, this run's budget was half of the
 // machine and it died with "fatal error: out of memory" (exit 2) in

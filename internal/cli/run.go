@@ -42,11 +42,11 @@ type runFlags struct {
 	// keepProbes is Options.KeepProbeRecords.
 	keepProbes bool
 	// maxMemory is Options.MaxMemory.
-	maxMemory memoryFlag
+	maxMemory benchmark.MemorySetting
 	// goMemLimit is the budget planFromFlags took, for its SetGoMemoryLimit.
 	goMemLimit benchmark.MemoryBudget
 	// dispatch holds the flags of --sut dispatch (sut_dispatch.go).
-	dispatch dispatchFlags
+	dispatch sut.DispatchConfig
 	// concurrency is Settings.Concurrency (--concurrency).
 	concurrency uint64
 	// openai holds the flags of --sut openai (sut_openai.go).
@@ -187,15 +187,18 @@ func usageError(format string, args ...any) error {
 // the command line's (cliOnlyChecks).
 func planFromFlags(cmd *cobra.Command, st *State, f *runFlags, g *gbtFlags) (*benchmark.Plan, error) {
 	changed := cmd.Flags().Changed
-	if err := applyScenarioID(changed, f, g); err != nil {
-		return nil, err
-	}
+	applyScenarioID(changed, f, g)
 	if err := cliOnlyChecks(changed, f, g); err != nil {
 		return nil, err
 	}
 	cfg, err := sutConfig(changed, f)
 	if err != nil {
 		return nil, err
+	}
+	if g.mode < 0 { // a scenario that chooses the workload of a run without a GB/T test (Plan.Validate checks a GB/T test's)
+		if err := benchmark.CheckGBTScenario(g.in.Scenario, cfg); err != nil {
+			return nil, withCode(ExitUsage, err)
+		}
 	}
 	audit := f.auditConfig
 	if audit != "" && !filepath.IsAbs(audit) {
@@ -211,7 +214,7 @@ func planFromFlags(cmd *cobra.Command, st *State, f *runFlags, g *gbtFlags) (*be
 	if err := needFile("--user-conf", f.userConf); err != nil {
 		return nil, err
 	}
-	mb, err := f.maxMemory.budget()
+	mb, err := f.maxMemory.Budget("--max-memory")
 	if err != nil {
 		return nil, usageError("%v", err)
 	}
@@ -261,78 +264,47 @@ func planFromFlags(cmd *cobra.Command, st *State, f *runFlags, g *gbtFlags) (*be
 		p.GBT = &benchmark.GBT{Input: in, InfoFile: g.infoFile}
 	} else if changed("duration") {
 		// An MLPerf run: --duration is its minimum duration.
-		p.Settings.Set = append([]string{fmt.Sprintf("min_duration=%d", g.duration.Milliseconds())}, p.Settings.Set...)
+		p.Settings.Set = append([]string{fmt.Sprintf("min_duration=%d", g.in.Arrival.Duration.Milliseconds())}, p.Settings.Set...)
 	}
 	clearDefaults(changed, p)
 	return p, nil
 }
 
 // sutConfig is the SUT of the flags.
-func sutConfig(changed func(string) bool, f *runFlags) (sut.Config, error) {
-	cfg := sut.Config{Kind: sut.Kind(f.sut), PerformanceSampleCount: f.perfSamples}
+func sutConfig(changed func(string) bool, f *runFlags) (cfg sut.Config, err error) {
+	cfg = sut.Config{Kind: sut.Kind(f.sut), PerformanceSampleCount: f.perfSamples}
 	if changed("qsl-size") {
 		if f.qslSize == 0 {
 			return cfg, usageError("--qsl-size must be ≥ 1")
 		}
 		cfg.QSLSize = f.qslSize
 	}
-	cfg.Net = sut.Net{URLs: f.net.urls, RequestTimeout: f.net.requestTimeout, CheckTimeout: f.net.checkTimeout, MaxConns: f.net.maxConns}
-	if f.net.requestTimeout < 0 || f.net.checkTimeout <= 0 {
+	cfg.Net = f.net.cfg
+	if cfg.Net.RequestTimeout < 0 || cfg.Net.CheckTimeout <= 0 {
 		return cfg, usageError("--request-timeout must be ≥ 0 and --check-timeout > 0")
 	}
 	// A sub-configuration is built for the kind that uses it, and for a
 	// flag of it the user gave to another kind, which the library's rules
 	// then refuse (clearDefaults keeps only what was given there).
 	if cfg.Kind == sut.Dispatch || anyChanged(changed, dispatchFlagNames) {
-		d := &f.dispatch
-		cfg.Dispatch = &sut.DispatchConfig{Backend: d.backend, Policy: d.policy, AllowDownNodes: d.allowDown}
+		d := f.dispatch
+		cfg.Dispatch = &d
 	}
-	o := &f.openai
 	backend := cfg.Backend()
 	if backend == string(sut.OpenAI) || anyChanged(changed, openaiFlagNames) {
-		if o.inputTokens < 1 || o.outputTokens < 0 {
-			return cfg, usageError("--input-tokens must be ≥ 1; --output-tokens and --max-conns must not be negative")
-		}
-		cfg.OpenAI = &sut.OpenAIConfig{ServedModel: o.model, API: o.api, NoStream: !o.stream, Prompts: o.prompts,
-			InputTokens: o.inputTokens, OutputTokens: o.outputTokens, IgnoreEOS: o.ignoreEOS, APIKeyEnv: o.apiKeyEnv,
-			CACert: o.caCert, InsecureSkipVerify: o.insecure,
-			Headers: o.headers, AllowHeaderOverride: o.allowHeaders, ExtraBody: o.extraBody, Tokenizer: o.tokenizer, InputLengths: o.inputLengths,
-			OutputLengths: o.outputLengths}
-		if o.httpClient != "auto" {
-			cfg.OpenAI.HTTPClient = o.httpClient
-		}
-		if changed("temperature") {
-			t := o.temperature
-			cfg.OpenAI.Temperature = &t
-		}
-		if o.salt {
-			seed := o.saltSeed
-			cfg.OpenAI.SaltSeed = &seed
+		if cfg.OpenAI, err = f.openai.config(changed); err != nil {
+			return cfg, err
 		}
 	}
 	if backend == string(sut.KServe) || anyChanged(changed, kserveFlagNames) {
-		k := &f.kserve
-		cfg.KServe = &sut.KServeConfig{GRPC: k.grpc, Model: k.modelName, ModelVersion: k.modelVersion, BinaryData: k.binaryData,
-			Stream: k.stream, TokenEnv: k.tokenEnv, ServerTiming: k.stageTimes,
-			InputData: k.inputData, DataMode: k.dataMode, Seed: k.dataSeed}
-		shapes, err := sut.ParseShapes(k.shapes)
-		if err != nil {
-			return cfg, usageError("--shape %v", err)
-		}
-		cfg.KServe.Shapes = shapes
-		if k.batchSize < 1 {
-			return cfg, usageError("--batch-size must be ≥ 1")
-		}
-		if changed("batch-size") {
-			cfg.KServe.BatchSize = k.batchSize
+		if cfg.KServe, err = f.kserve.config(changed); err != nil {
+			return cfg, err
 		}
 	}
 	if cfg.Kind == sut.ONNX || anyChanged(changed, onnxFlagNames) {
-		x, err := f.onnx.config()
-		if err != nil {
+		if cfg.ONNX, err = f.onnx.config(); err != nil {
 			return cfg, err
 		}
-		cfg.ONNX = x
 	}
 	return cfg, nil
 }
@@ -359,8 +331,8 @@ func cliOnlyChecks(changed func(string) bool, f *runFlags, g *gbtFlags) error {
 			}
 		}
 	}
-	if changed("duration") && g.duration <= 0 {
-		return usageError("--duration %v: must be > 0", g.duration)
+	if changed("duration") && g.in.Arrival.Duration <= 0 {
+		return usageError("--duration %v: must be > 0", g.in.Arrival.Duration)
 	}
 	return nil
 }

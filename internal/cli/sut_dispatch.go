@@ -8,13 +8,6 @@ import (
 	"aimeter/benchmark"
 )
 
-// dispatchFlags are the flags of --sut dispatch.
-type dispatchFlags struct {
-	backend   string
-	policy    string
-	allowDown bool
-}
-
 // BackendFunc makes the Endpoint of one node of --sut dispatch from its
 // URL and the run's SUT configuration (benchmark.Backend).
 type BackendFunc = benchmark.Backend
@@ -23,9 +16,9 @@ type BackendFunc = benchmark.Backend
 // concurrency mode.
 func addDispatchFlags(fl *pflag.FlagSet, f *runFlags) {
 	d := &f.dispatch
-	fl.StringVar(&d.backend, "backend", "openai", "--sut dispatch: the protocol every node speaks ("+strings.Join(benchmark.BackendNames(nil), ", ")+")")
-	fl.StringVar(&d.policy, "policy", "round-robin", "--sut dispatch: round-robin (equal shares) or least-outstanding (fewest requests in flight)")
-	fl.BoolVar(&d.allowDown, "allow-down-nodes", false, "--sut dispatch: run without the nodes that are down at the start instead of refusing to start")
+	fl.StringVar(&d.Backend, "backend", "openai", "--sut dispatch: the protocol every node speaks ("+strings.Join(benchmark.BackendNames(nil), ", ")+")")
+	fl.StringVar(&d.Policy, "policy", "round-robin", "--sut dispatch: round-robin (equal shares) or least-outstanding (fewest requests in flight)")
+	fl.BoolVar(&d.AllowDownNodes, "allow-down-nodes", false, "--sut dispatch: run without the nodes that are down at the start instead of refusing to start")
 	fl.Uint64Var(&f.concurrency, "concurrency", 0, "aimeter's fixed-concurrency mode (not an MLPerf scenario): keep N requests in flight, the next sent as one completes; runs on SingleStream's issuing (the default --scenario with it)")
 }
 

@@ -7,14 +7,9 @@ import (
 	"aimeter/sut"
 )
 
-// onnxFlags are the flags of --sut onnx.
-type onnxFlags struct {
-	model, library, input, output, workload string
-	threads, batch, workers                 int
-	images, imageSize                       int
-	seed                                    uint64
-	noSpin                                  bool
-}
+// onnxFlags are the flags of --sut onnx: each sets its field of the
+// SUT's configuration.
+type onnxFlags struct{ cfg sut.ONNXConfig }
 
 // onnxFlagNames lists addONNXFlags' flags for the help groups.
 var onnxFlagNames = []string{"onnx-model", "onnx-library", "onnx-input", "onnx-output", "onnx-workload", "onnx-threads", "onnx-no-spin", "onnx-batch", "onnx-workers",
@@ -22,18 +17,18 @@ var onnxFlagNames = []string{"onnx-model", "onnx-library", "onnx-input", "onnx-o
 
 // addONNXFlags registers the flags of --sut onnx on fl.
 func addONNXFlags(fl *pflag.FlagSet, x *onnxFlags) {
-	fl.StringVar(&x.model, "onnx-model", "", "onnx: the .onnx model file (default for --onnx-workload ocr-dbnet: PaddleOCR's v4 detector in $AIMETER_OCR_MODELS)")
-	fl.StringVar(&x.library, "onnx-library", "", "onnx: the ONNX Runtime shared library (default $AIMETER_ONNXRUNTIME_LIB; scripts/setup-onnx.sh fetches it)")
-	fl.StringVar(&x.input, "onnx-input", "", "onnx: the model's input name (default its first)")
-	fl.StringVar(&x.output, "onnx-output", "", "onnx: the model's output name (default its first)")
-	fl.StringVar(&x.workload, "onnx-workload", "", "onnx: ocr-dbnet (text detection on generated word images, scored; the GB/T scenario T13-1), or empty for seeded random inputs of the model's fixed input shape")
-	fl.IntVar(&x.threads, "onnx-threads", 1, "onnx: ONNX Runtime intra-op threads")
-	fl.BoolVar(&x.noSpin, "onnx-no-spin", false, "onnx: keep the intra-op threads from spinning while they wait (for a machine shared with other work)")
-	fl.IntVar(&x.batch, "onnx-batch", 1, "onnx: the most samples of one model call (Offline and Server batch what is queued)")
-	fl.IntVar(&x.workers, "onnx-workers", 1, "onnx: model calls run at once")
-	fl.IntVar(&x.images, "ocr-images", 64, "onnx ocr-dbnet: generated images in the data set")
-	fl.IntVar(&x.imageSize, "ocr-image-size", 320, "onnx ocr-dbnet: side of the square generated images, pixels")
-	fl.Uint64Var(&x.seed, "ocr-seed", 0, "onnx: seed of the generated images (ocr-dbnet) or of the random inputs")
+	fl.StringVar(&x.cfg.Model, "onnx-model", "", "onnx: the .onnx model file (default for --onnx-workload ocr-dbnet: PaddleOCR's v4 detector in $AIMETER_OCR_MODELS)")
+	fl.StringVar(&x.cfg.Library, "onnx-library", "", "onnx: the ONNX Runtime shared library (default $AIMETER_ONNXRUNTIME_LIB; scripts/setup-onnx.sh fetches it)")
+	fl.StringVar(&x.cfg.Input, "onnx-input", "", "onnx: the model's input name (default its first)")
+	fl.StringVar(&x.cfg.Output, "onnx-output", "", "onnx: the model's output name (default its first)")
+	fl.StringVar(&x.cfg.Workload, "onnx-workload", "", "onnx: ocr-dbnet (text detection on generated word images, scored; the GB/T scenario T13-1), or empty for seeded random inputs of the model's fixed input shape")
+	fl.IntVar(&x.cfg.IntraOpThreads, "onnx-threads", 1, "onnx: ONNX Runtime intra-op threads")
+	fl.BoolVar(&x.cfg.NoSpin, "onnx-no-spin", false, "onnx: keep the intra-op threads from spinning while they wait (for a machine shared with other work)")
+	fl.IntVar(&x.cfg.MaxBatch, "onnx-batch", 1, "onnx: the most samples of one model call (Offline and Server batch what is queued)")
+	fl.IntVar(&x.cfg.Workers, "onnx-workers", 1, "onnx: model calls run at once")
+	fl.IntVar(&x.cfg.Images, "ocr-images", 64, "onnx ocr-dbnet: generated images in the data set")
+	fl.IntVar(&x.cfg.ImageSize, "ocr-image-size", 320, "onnx ocr-dbnet: side of the square generated images, pixels")
+	fl.Uint64Var(&x.cfg.Seed, "ocr-seed", 0, "onnx: seed of the generated images (ocr-dbnet) or of the random inputs")
 }
 
 // config is the ONNXConfig of the flags; a count below 1 is refused,
@@ -42,40 +37,30 @@ func (x *onnxFlags) config() (*sut.ONNXConfig, error) {
 	for _, c := range []struct {
 		flag string
 		v    int
-	}{{"onnx-threads", x.threads}, {"onnx-batch", x.batch}, {"onnx-workers", x.workers}, {"ocr-images", x.images}} {
+	}{{"onnx-threads", x.cfg.IntraOpThreads}, {"onnx-batch", x.cfg.MaxBatch}, {"onnx-workers", x.cfg.Workers}, {"ocr-images", x.cfg.Images}} {
 		if c.v < 1 {
 			return nil, usageError("--%s %d: must be ≥ 1", c.flag, c.v)
 		}
 	}
-	return &sut.ONNXConfig{Workload: x.workload, Model: x.model, Library: x.library, Input: x.input, Output: x.output,
-		IntraOpThreads: x.threads, NoSpin: x.noSpin, MaxBatch: x.batch, Workers: x.workers, Images: x.images, ImageSize: x.imageSize, Seed: x.seed}, nil
+	c := x.cfg
+	return &c, nil
 }
 
-// applyScenarioID checks --scenario-id and, for a scenario whose workload
-// aimeter runs (T13-1, alias ocr-dbnet), chooses that workload: --sut onnx
-// (when --sut is not given) with --onnx-workload ocr-dbnet. Any other
-// scenario is refused as refuseScenarioID says.
-func applyScenarioID(changed func(string) bool, f *runFlags, g *gbtFlags) error {
-	if g.scenarioID == "" {
-		return nil
-	}
-	w, ok := benchmark.GBTWorkloadOf(g.scenarioID)
+// applyScenarioID chooses, for a --scenario-id whose workload aimeter runs
+// (T13-1, alias ocr-dbnet; benchmark.GBTWorkloadOf), that workload where
+// the flags leave it open: --sut onnx (when --sut is not given) with
+// --onnx-workload ocr-dbnet. Whether the SUT is the scenario's workload is
+// the library's rule (benchmark.CheckGBTScenario).
+func applyScenarioID(changed func(string) bool, f *runFlags, g *gbtFlags) {
+	w, ok := benchmark.GBTWorkloadOf(g.in.Scenario)
 	if !ok {
-		return refuseScenarioID(g.scenarioID, f.sut)
+		return
 	}
 	if !changed("sut") {
 		f.sut = string(w.Kind)
 	}
-	if f.sut != string(w.Kind) {
-		return usageError("--scenario-id %s: that scenario's workload runs on --sut %s, not --sut %s", w.Scenario, w.Kind, f.sut)
+	if !changed("onnx-workload") {
+		f.onnx.cfg.Workload = w.Workload
 	}
-	if changed("onnx-workload") && f.onnx.workload != w.Workload {
-		return usageError("--scenario-id %s: that scenario's workload is --onnx-workload %s, not %q", w.Scenario, w.Workload, f.onnx.workload)
-	}
-	if !w.Available() {
-		return usageError("--scenario-id %s: %s", w.Scenario, benchmark.ONNXBuildHint)
-	}
-	f.onnx.workload = w.Workload
-	g.scenarioID = w.Scenario
-	return nil
+	g.in.Scenario = w.Scenario
 }

@@ -17,45 +17,29 @@ import (
 	"aimeter/train"
 )
 
-// trainFlags are the flags of aimeter train.
+// trainFlags are the flags of aimeter train. Most set their field of the
+// plan (plan: the metrics configuration, test information fields 21 and
+// 24's algorithm, the logs, the node and the output), of the reference
+// workload (ref; --trials also counts a command's runs) or of the event
+// endpoint (listen); trainPlan puts the others in.
 type trainFlags struct {
-	workload  string
-	dataset   string
-	trials    int
-	epochs    int
-	outputDir string
-	quiet     bool
-	store     storeFlags // --store, --no-store (results.go)
-	name      string
-	node      string
+	plan     benchmark.TrainPlan
+	ref      benchmark.TrainReference
+	listen   benchmark.TrainListen
+	workload string
+	timeout  time.Duration
+	quiet    bool
+	store    storeFlags // --store, --no-store (results.go)
+	infoFile string
 
-	listen         string
-	ranks          int
-	until          time.Duration
-	untilRanksDone bool
-	linger         time.Duration
-
-	scenarioID      string
-	infoFile        string
-	trainingSetSize int64
-	textGeneration  bool
-	trainingSetMB   float64
-	target          float64
-	targetMetric    string
-	lowerIsBetter   bool
-	baselines       []string
-	alpha           float64
-
-	optimizer         string
-	parallelism       int
-	parallelAlgorithm string
-	asyncUpdate       bool
+	target        float64
+	lowerIsBetter bool
+	baselines     []string
+	parallelism   int
+	asyncUpdate   bool
 
 	powerReplay string
 	power       powerFlags
-
-	logs    []string
-	timeout time.Duration
 }
 
 func newTrainCommand(st *State) *cobra.Command {
@@ -71,10 +55,10 @@ func newTrainCommand(st *State) *cobra.Command {
 				before, argv = args[:dash], args[dash:]
 			}
 			switch {
-			case len(before) > 0 && len(f.logs) > 0:
+			case len(before) > 0 && len(f.plan.Logs) > 0:
 				// --logs result_*.txt: the shell's expansion puts every
 				// file but the first after the flag.
-				f.logs = append(f.logs, before...)
+				f.plan.Logs = append(f.plan.Logs, before...)
 			case len(before) > 0 && cmd.ArgsLenAtDash() >= 0:
 				return usageError("unexpected arguments before --: %q (the training command goes after --)", before)
 			case len(before) > 0:
@@ -85,38 +69,38 @@ func newTrainCommand(st *State) *cobra.Command {
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.workload, "workload", "", "train aimeter's own workload through the Go API: reference")
-	fl.StringVar(&f.dataset, "dataset", "auto", "reference workload data set: fashion-mnist, synthetic, or auto (Fashion-MNIST if installed)")
-	fl.IntVar(&f.trials, "trials", 0, "trials: runs of the command, or of the reference workload (default: the scenario's count, else MLPerf's run count for the logged benchmark, else 1; 3 for the reference workload)")
-	fl.StringArrayVar(&f.logs, "logs", nil, "read MLPerf Training result logs as the trials of one test: files, or a directory of result_*.txt (repeatable; --logs result_*.txt works)")
+	fl.StringVar(&f.ref.Dataset, "dataset", "auto", "reference workload data set: fashion-mnist, synthetic, or auto (Fashion-MNIST if installed)")
+	fl.IntVar(&f.ref.Trials, "trials", 0, "trials: runs of the command, or of the reference workload (default: the scenario's count, else MLPerf's run count for the logged benchmark, else 1; 3 for the reference workload)")
+	fl.StringArrayVar(&f.plan.Logs, "logs", nil, "read MLPerf Training result logs as the trials of one test: files, or a directory of result_*.txt (repeatable; --logs result_*.txt works)")
 	fl.DurationVar(&f.timeout, "timeout", 0, "with a command: end a run that takes longer (SIGTERM, then SIGKILL) and record it as not converged (0: no limit)")
-	fl.IntVar(&f.epochs, "epochs", benchmark.DefaultReferenceEpochs, "reference workload epoch limit per trial")
-	fl.StringVar(&f.outputDir, "output-dir", "aimeter-training", "directory for the run bundle")
+	fl.IntVar(&f.ref.Epochs, "epochs", benchmark.DefaultReferenceEpochs, "reference workload epoch limit per trial")
+	fl.StringVar(&f.plan.OutputDir, "output-dir", "aimeter-training", "directory for the run bundle")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "do not show the training program's output")
 	addStoreFlags(cmd, &f.store)
-	fl.StringVar(&f.name, "name", "", "label of the run in report.html")
-	fl.StringVar(&f.node, "node", "", "node name of events that name none (default: this host's name)")
-	fl.StringVar(&f.listen, "listen", "", "serve the event endpoint on this address (host:port) for the ranks of a distributed job")
-	fl.IntVar(&f.ranks, "ranks", 0, "with --listen: the number of ranks expected; collection ends when all have posted train_end")
-	fl.DurationVar(&f.until, "until", 0, "with --listen: end collection after this long (0: no limit)")
-	fl.BoolVar(&f.untilRanksDone, "until-ranks-done", false, "with --listen: end when every rank seen (or --ranks) has posted train_end")
-	fl.DurationVar(&f.linger, "linger", time.Second, "with --listen: after the last train_end, wait until no event has come for this long")
-	fl.StringVar(&f.scenarioID, "scenario-id", "", "Tables 1–4 scenario row, such as T1-1 (docs/requirements.md and go doc aimeter/train Scenarios list them)")
+	fl.StringVar(&f.plan.Name, "name", "", "label of the run in report.html")
+	fl.StringVar(&f.plan.Node, "node", "", "node name of events that name none (default: this host's name)")
+	fl.StringVar(&f.listen.Addr, "listen", "", "serve the event endpoint on this address (host:port) for the ranks of a distributed job")
+	fl.IntVar(&f.listen.Ranks, "ranks", 0, "with --listen: the number of ranks expected; collection ends when all have posted train_end")
+	fl.DurationVar(&f.listen.Until, "until", 0, "with --listen: end collection after this long (0: no limit)")
+	fl.BoolVar(&f.listen.UntilRanksDone, "until-ranks-done", false, "with --listen: end when every rank seen (or --ranks) has posted train_end")
+	fl.DurationVar(&f.listen.Linger, "linger", time.Second, "with --listen: after the last train_end, wait until no event has come for this long")
+	fl.StringVar(&f.plan.ScenarioID, "scenario-id", "", "Tables 1–4 scenario row, such as T1-1 (docs/requirements.md and go doc aimeter/train Scenarios list them)")
 	fl.StringVar(&f.infoFile, "info", "", "test information YAML (6.1 a) fields 1–20); detected facts fill what it leaves out")
 	addPowerFlags(fl, &f.power)
 	// The old form of --power replay:FILE, kept for scripts that use it.
 	fl.StringVar(&f.powerReplay, "power-replay", "", "CSV of whole-machine power samples from an outside meter")
 	_ = fl.MarkHidden("power-replay")
-	fl.Int64Var(&f.trainingSetSize, "training-set-size", 0, "training set size in samples (tokens with --text-generation); 0: from the epoch counts")
-	fl.BoolVar(&f.textGeneration, "text-generation", false, "the workload generates text: sizes and throughput in tokens")
-	fl.Float64Var(&f.trainingSetMB, "training-set-mb", 0, "training set size in MB (10^6 bytes), for the E.1.1 energy efficiency")
+	fl.Int64Var(&f.plan.TrainingSetSize, "training-set-size", 0, "training set size in samples (tokens with --text-generation); 0: from the epoch counts")
+	fl.BoolVar(&f.plan.TextGeneration, "text-generation", false, "the workload generates text: sizes and throughput in tokens")
+	fl.Float64Var(&f.plan.TrainingSetMB, "training-set-mb", 0, "training set size in MB (10^6 bytes), for the E.1.1 energy efficiency")
 	fl.Float64Var(&f.target, "target", 0, "quality target on the 0–1 scale (default: the scenario's threshold)")
-	fl.StringVar(&f.targetMetric, "target-metric", "", "name of the quality metric, such as \"Top1 accuracy\"")
+	fl.StringVar(&f.plan.TargetMetric, "target-metric", "", "name of the quality metric, such as \"Top1 accuracy\"")
 	fl.BoolVar(&f.lowerIsBetter, "lower-is-better", false, "the quality metric is better when lower (WER)")
 	fl.StringArrayVar(&f.baselines, "baseline", nil, "a scenario of the effective computing power Th-bar: NAME=BASELINE[:WEIGHT[:THROUGHPUT]] (repeatable)")
-	fl.Float64Var(&f.alpha, "alpha", 0, "adjustment coefficient α of Th-bar (0: 100)")
-	fl.StringVar(&f.optimizer, "optimizer", "", "test information field 21: the optimizer's algorithm, such as LAMB")
+	fl.Float64Var(&f.plan.Alpha, "alpha", 0, "adjustment coefficient α of Th-bar (0: 100)")
+	fl.StringVar(&f.plan.Training.Optimizer, "optimizer", "", "test information field 21: the optimizer's algorithm, such as LAMB")
 	fl.IntVar(&f.parallelism, "parallelism", -1, "test information field 24: 0 none, 1 model, 2 data, 3 hybrid, 4 other parallel training (-1: not given)")
-	fl.StringVar(&f.parallelAlgorithm, "parallel-algorithm", "", "the algorithm of --parallelism 4")
+	fl.StringVar(&f.plan.Training.ParallelAlgorithm, "parallel-algorithm", "", "the algorithm of --parallelism 4")
 	fl.BoolVar(&f.asyncUpdate, "async-update", false, "test information field 25: parameters are updated asynchronously")
 	groupFlags(cmd,
 		flagGroup{"Trials", []string{"trials", "logs", "timeout"}},
@@ -163,21 +147,10 @@ var trainPlanFlags = []struct{ field, flag string }{
 }
 
 // trainPlan turns the flags into a plan: what only the command line knows
-// (which flags were given, files to read) is checked here, the values by
-// benchmark.TrainPlan.Validate.
+// (which flags were given, files to read) is checked here, the values and
+// the one way in by benchmark.TrainPlan.Validate.
 func trainPlan(st *State, fs *pflag.FlagSet, f *trainFlags, argv []string) (*benchmark.TrainPlan, error) {
-	ways := 0
-	for _, on := range []bool{f.workload != "", f.listen != "", len(argv) > 0, len(f.logs) > 0} {
-		if on {
-			ways++
-		}
-	}
-	switch {
-	case ways == 0:
-		return nil, usageError("nothing to measure: give --workload reference, --listen ADDR, --logs FILE..., or a training command after --")
-	case ways > 1:
-		return nil, usageError("--workload, --listen, --logs and a command after -- are four ways in; give one")
-	case f.workload != "" && f.workload != "reference":
+	if f.workload != "" && f.workload != "reference" {
 		return nil, usageError("--workload %q: the only built-in workload is reference", f.workload)
 	}
 	for _, c := range []struct {
@@ -185,9 +158,9 @@ func trainPlan(st *State, fs *pflag.FlagSet, f *trainFlags, argv []string) (*ben
 		ok    bool
 		why   string
 	}{
-		{[]string{"ranks", "until", "until-ranks-done", "linger"}, f.listen != "", "--%s needs --listen"},
+		{[]string{"ranks", "until", "until-ranks-done", "linger"}, f.listen.Addr != "", "--%s needs --listen"},
 		{[]string{"epochs", "dataset"}, f.workload != "", "--%s applies to --workload reference only"},
-		{[]string{"trials"}, f.listen == "" && len(f.logs) == 0, "--%s applies to a command or --workload reference: --listen collects one job, and --logs takes one trial a file"},
+		{[]string{"trials"}, f.listen.Addr == "" && len(f.plan.Logs) == 0, "--%s applies to a command or --workload reference: --listen collects one job, and --logs takes one trial a file"},
 		{[]string{"timeout"}, len(argv) > 0, "--%s applies to a command after --"},
 	} {
 		for _, name := range c.names {
@@ -197,27 +170,32 @@ func trainPlan(st *State, fs *pflag.FlagSet, f *trainFlags, argv []string) (*ben
 		}
 	}
 	switch {
-	case fs.Changed("trials") && f.trials < 1:
-		return nil, usageError("--trials %d: must be ≥ 1", f.trials)
-	case f.epochs < 1:
-		return nil, usageError("--epochs %d: must be ≥ 1", f.epochs)
+	case fs.Changed("trials") && f.ref.Trials < 1:
+		return nil, usageError("--trials %d: must be ≥ 1", f.ref.Trials)
+	case f.ref.Epochs < 1:
+		return nil, usageError("--epochs %d: must be ≥ 1", f.ref.Epochs)
 	case f.parallelism < -1 || f.parallelism > 4:
 		return nil, usageError("--parallelism %d: want 0 none, 1 model, 2 data, 3 hybrid or 4 other", f.parallelism)
 	}
-	p := &benchmark.TrainPlan{Logs: f.logs, ScenarioID: f.scenarioID, TargetMetric: f.targetMetric, TrainingSetSize: f.trainingSetSize,
-		TextGeneration: f.textGeneration, TrainingSetMB: f.trainingSetMB, Alpha: f.alpha, OutputDir: f.outputDir, Name: f.name}
-	switch {
-	case f.workload != "":
-		p.Reference = &benchmark.TrainReference{Dataset: f.dataset, Trials: f.trials, Epochs: f.epochs}
+	p := new(benchmark.TrainPlan)
+	*p = f.plan
+	// Each way in the flags give goes into the plan: that there is one is
+	// the library's rule (benchmark.TrainPlan.Validate).
+	if f.workload != "" {
+		r := f.ref
+		p.Reference = &r
 		if !f.quiet {
 			p.Reference.Epoch = func(e benchmark.TrainEpoch) {
 				fmt.Fprintf(st.Stderr, "  trial %d epoch %d: loss %.3f, validation top-1 %.4f\n", e.Trial, e.Epoch, e.Loss, e.Accuracy)
 			}
 		}
-	case f.listen != "":
-		p.Listen = &benchmark.TrainListen{Addr: f.listen, Ranks: f.ranks, Until: f.until, UntilRanksDone: f.untilRanksDone, Linger: f.linger}
-	case len(argv) > 0:
-		p.Command = &benchmark.TrainCommand{Argv: argv, Trials: f.trials, Timeout: f.timeout}
+	}
+	if f.listen.Addr != "" {
+		l := f.listen
+		p.Listen = &l
+	}
+	if len(argv) > 0 {
+		p.Command = &benchmark.TrainCommand{Argv: argv, Trials: f.ref.Trials, Timeout: f.timeout}
 		if !f.quiet {
 			p.Command.Stdout, p.Command.Stderr = st.Stdout, st.Stderr
 		}
@@ -245,7 +223,6 @@ func trainPlan(st *State, fs *pflag.FlagSet, f *trainFlags, argv []string) (*ben
 		}
 		p.Info = manual
 	}
-	p.Training.Optimizer, p.Training.ParallelAlgorithm = f.optimizer, f.parallelAlgorithm
 	if f.parallelism >= 0 {
 		par := train.Parallelism(f.parallelism)
 		p.Training.Parallelism = &par
@@ -256,7 +233,6 @@ func trainPlan(st *State, fs *pflag.FlagSet, f *trainFlags, argv []string) (*ben
 			p.Training.AsyncUpdate = testinfo.Used
 		}
 	}
-	p.Node = f.node
 	if p.Node == "" {
 		p.Node, _ = os.Hostname()
 	}
@@ -276,8 +252,11 @@ func trainPlan(st *State, fs *pflag.FlagSet, f *trainFlags, argv []string) (*ben
 // their flags.
 func trainUsage(err error) error {
 	var ue *benchmark.UsageError
-	if errors.As(err, &ue) && ue.Field == "TrainPlan.Training" {
+	switch {
+	case errors.As(err, &ue) && ue.Field == "TrainPlan.Training":
 		return usageError("test information fields 21–25 (--optimizer, --parallelism, --parallel-algorithm, --async-update): %w", errors.Unwrap(ue.Err))
+	case errors.As(err, &ue) && ue.Field == "TrainPlan": // the ways in; a command has no flag
+		return usageError("%s", flagText(strings.ReplaceAll(err.Error(), "TrainPlan.Command", "a training command after --")))
 	}
 	return usageError("%s", flagText(err.Error()))
 }
@@ -311,9 +290,9 @@ func runTrain(parent context.Context, st *State, fs *pflag.FlagSet, f *trainFlag
 	case out.Result == nil:
 		return withCode(ExitFailure, err)
 	}
-	console.WriteTraining(st.Stdout, out.Result, out.Run(), f.outputDir)
+	console.WriteTraining(st.Stdout, out.Result, out.Run(), f.plan.OutputDir)
 	if out.WriteErr == nil {
-		recordRun(ctx, st, f.store, f.outputDir, out.Derived, f.quiet)
+		recordRun(ctx, st, f.store, f.plan.OutputDir, out.Derived, f.quiet)
 	}
 	switch {
 	case out.WriteErr != nil:
