@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"crypto/ed25519"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -113,47 +112,30 @@ func (c *clientFlags) add(cmd *cobra.Command, tokenHelp string) {
 
 // client checks the flags and makes the service's client.
 func (c *clientFlags) client(what string) (*tester.Client, error) {
-	var trust []byte
-	if c.config != "" {
-		b, err := os.ReadFile(c.config)
-		if err != nil {
-			return nil, usageError("--config: %v", err)
-		}
-		var cfg tester.Config
-		if err := json.Unmarshal(b, &cfg); err != nil || cfg.Format != tester.ConfigFormat {
-			return nil, usageError("--config %s: not an aimeter test configuration (%s)", c.config, tester.ConfigFormat)
-		}
-		c.cfg = &cfg
-		if c.server == "" {
-			c.server = cfg.Server
-		}
-		trust = []byte(cfg.ServerCertificate)
+	cl, cfg, err := tester.NewClient(tester.ClientOptions{Server: c.server, Token: c.token, CAFile: c.ca, ConfigFile: c.config})
+	c.cfg = cfg
+	return cl, optionError(what, err)
+}
+
+// optionError maps the tester's option errors to the flags of the same
+// names (usage errors); what names the command.
+func optionError(what string, err error) error {
+	var oe *tester.OptionError
+	switch {
+	case err == nil:
+		return nil
+	case !errors.As(err, &oe):
+		return withCode(ExitFailure, err)
+	case oe.Missing && oe.Field == "server":
+		return usageError("%s needs --server URL (or --config FILE)", what)
+	case oe.Missing && oe.Err != nil:
+		return usageError("%s needs --%s (%v)", what, oe.Field, oe.Err)
+	case oe.Missing:
+		return usageError("%s needs --%s", what, oe.Field)
+	case oe.Value != "":
+		return usageError("--%s %s: %v", oe.Field, oe.Value, oe.Err)
 	}
-	if c.server == "" {
-		return nil, usageError("%s needs --server URL (or --config FILE)", what)
-	}
-	if !strings.HasPrefix(c.server, "https://") {
-		return nil, usageError("--server %s: the service speaks HTTPS only (https://HOST:PORT)", c.server)
-	}
-	if c.token == "" {
-		return nil, usageError("%s needs --token", what)
-	}
-	if c.ca != "" {
-		b, err := os.ReadFile(c.ca)
-		if err != nil {
-			return nil, usageError("--ca: %v", err)
-		}
-		trust = b
-	}
-	cl := &tester.Client{BaseURL: c.server, Token: c.token}
-	if len(trust) > 0 {
-		hc, err := tester.TrustPEM(trust)
-		if err != nil {
-			return nil, usageError("--ca: %v", err)
-		}
-		cl.HTTP = hc
-	}
-	return cl, nil
+	return usageError("--%s: %v", oe.Field, oe.Err)
 }
 
 func newServerRegisterCommand(st *State) *cobra.Command {
@@ -175,33 +157,14 @@ func newServerRegisterCommand(st *State) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if pubFile == "" {
-				return usageError("--public-key: required (the tested party's PREFIX.pub from 'aimeter keygen')")
-			}
-			pb, err := os.ReadFile(pubFile)
-			if err != nil {
-				return usageError("--public-key: %v", err)
-			}
-			reg.PublicKey = string(pb)
-			if infoFile != "" {
-				ib, err := os.ReadFile(infoFile)
-				if err != nil {
-					return usageError("--info: %v", err)
-				}
-				if !json.Valid(ib) {
-					return usageError("--info %s: not JSON", infoFile)
-				}
-				reg.Info = ib
+			if err := tester.LoadRegistration(&reg, pubFile, infoFile); err != nil {
+				return optionError("aimeter server register", err)
 			}
 			got, err := cl.Register(cmd.Context(), reg)
 			if err != nil {
 				return refusedCode(err)
 			}
-			if out == "" {
-				out = got.TestID + ".json"
-			}
-			b, _ := json.MarshalIndent(got.Config, "", "  ")
-			if err := os.WriteFile(out, append(b, '\n'), 0o644); err != nil {
+			if out, err = tester.WriteConfig(out, got.Config); err != nil {
 				return withCode(ExitFailure, err)
 			}
 			fmt.Fprintf(st.Stdout, "test ID:  %s\ntoken:    %s\nexpires:  %s\nconfig:   %s\n", got.TestID, got.Token, got.ExpiresAt.Format(time.RFC3339), out)
@@ -248,33 +211,24 @@ func (u *uploadFlags) prepare(what string) (*tester.Client, ed25519.PrivateKey, 
 	if err != nil {
 		return nil, nil, err
 	}
-	if u.key == "" {
-		if _, err := os.Stat("aimeter-client.key"); err != nil {
-			return nil, nil, usageError("%s needs --key (the private key registered with the test item; 'aimeter keygen' makes one)", what)
-		}
-		u.key = "aimeter-client.key"
-	}
-	kb, err := os.ReadFile(u.key)
+	key, err := tester.SigningKey(u.key)
 	if err != nil {
-		return nil, nil, usageError("--key: %v", err)
-	}
-	key, err := attest.ParsePrivateKey(kb)
-	if err != nil {
-		return nil, nil, usageError("--key %s: %v", u.key, err)
+		return nil, nil, optionError(what, err)
 	}
 	return cl, key, nil
 }
 
 // testID returns the test item the token belongs to.
 func (u *uploadFlags) testID(ctx context.Context, cl *tester.Client) (string, error) {
-	v, err := cl.Whoami(ctx)
-	if err != nil {
+	id, err := cl.TestItemOf(ctx, u.cfg)
+	var oe *tester.OptionError
+	switch {
+	case errors.As(err, &oe):
+		return "", optionError("", err)
+	case err != nil:
 		return "", refusedCode(err)
 	}
-	if u.cfg != nil && u.cfg.TestID != v.ID {
-		return "", usageError("--config is test item %s, --token belongs to %s", u.cfg.TestID, v.ID)
-	}
-	return v.ID, nil
+	return id, nil
 }
 
 // printUpload prints a stored upload; for a run stored flagged it prints
