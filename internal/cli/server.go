@@ -7,13 +7,13 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"aimeter/attest"
 	"aimeter/benchmark"
+	"aimeter/console"
 	"aimeter/tester"
 )
 
@@ -231,19 +231,12 @@ func (u *uploadFlags) testID(ctx context.Context, cl *tester.Client) (string, er
 	return id, nil
 }
 
-// printUpload prints a stored upload; for a run stored flagged it prints
-// the differences on stderr and returns an ExitRefused error.
+// printUpload prints a stored upload; for a run stored flagged it returns
+// an ExitRefused error.
 func printUpload(st *State, rep *tester.UploadReply) error {
-	if rep.Flagged() {
-		fmt.Fprintf(st.Stdout, "uploaded: run %d of test item %s, attempt %d, flagged (signature with key %s and digests agree; the raw records do not support %d claim(s)); verdict %s\n",
-			rep.RunID, rep.TestID, rep.Attempt, rep.KeyID, len(rep.Differences), rep.Verdict)
-		for _, d := range rep.Differences {
-			fmt.Fprintf(st.Stderr, "  %s\n", d)
-		}
+	if console.WriteUpload(st.Stdout, st.Stderr, rep) {
 		return withCode(ExitRefused, fmt.Errorf("the service stored run %d flagged: the raw records do not support %d claim(s) of the bundle", rep.RunID, len(rep.Differences)))
 	}
-	fmt.Fprintf(st.Stdout, "uploaded: run %d of test item %s, attempt %d, %s (signature with key %s, digests and the recomputation of %s agree); verdict %s\n",
-		rep.RunID, rep.TestID, rep.Attempt, rep.Status, rep.KeyID, strings.Join(rep.Recomputed, ", "), rep.Verdict)
 	return nil
 }
 

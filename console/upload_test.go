@@ -1,0 +1,24 @@
+package console
+
+import (
+	"strings"
+	"testing"
+
+	"aimeter/store"
+	"aimeter/tester"
+)
+
+func TestWriteUpload(t *testing.T) {
+	var out, diffs strings.Builder
+	flagged := WriteUpload(&out, &diffs, &tester.UploadReply{RunID: 3, TestID: "T-1", Attempt: 1, Status: store.StatusFlagged, KeyID: "k",
+		Differences: []string{"result.json: latency_ns.p99 claimed 1, recomputed 3571470"}})
+	if !flagged || !strings.Contains(out.String(), "run 3 of test item T-1, attempt 1, flagged") || diffs.String() != "  result.json: latency_ns.p99 claimed 1, recomputed 3571470\n" {
+		t.Errorf("flagged %v: %q, differences %q", flagged, out.String(), diffs.String())
+	}
+	out.Reset()
+	diffs.Reset()
+	flagged = WriteUpload(&out, &diffs, &tester.UploadReply{RunID: 4, TestID: "T-1", Attempt: 2, Status: store.StatusVerified, KeyID: "k", Recomputed: []string{"result.json", "gbt.json"}})
+	if flagged || !strings.Contains(out.String(), "attempt 2, verified") || !strings.Contains(out.String(), "recomputation of result.json, gbt.json agree") || diffs.Len() != 0 {
+		t.Errorf("verified (flagged %v): %q, differences %q", flagged, out.String(), diffs.String())
+	}
+}
