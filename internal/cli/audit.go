@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"slices"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -36,14 +34,9 @@ func newAuditCommand(st *State) *cobra.Command {
 					return usageError("--%s: an audit runs its own runs with its own audit.config, in performance mode, as MLPerf tests; drop it", name)
 				}
 			}
-			for name, tests := range auditFlagTests {
-				if flags.Changed(name) && !slices.Contains(tests, test) {
-					names := make([]string, len(tests))
-					for i, t := range tests {
-						names[i] = string(t)
-					}
-					return usageError("--%s applies to %s, not %s", name, strings.Join(names, " and "), test)
-				}
+			given := func(field string) bool { f, _ := flagOf("Options." + field); return f != "" && flags.Changed(f) }
+			if err := compliance.CheckGiven(test, given); err != nil {
+				return usageError("%s", flagText(err.Error()))
 			}
 			if _, err := compliance.AuditConfig(test, o); err != nil {
 				return usageError("%v", err)
@@ -72,18 +65,6 @@ func newAuditCommand(st *State) *cobra.Command {
 	out.DefValue = "aimeter-audit"
 	_ = out.Value.Set(out.DefValue)
 	return cmd
-}
-
-// auditFlagTests are the tests each test-specific flag of aimeter audit
-// applies to; any other test refuses it.
-var auditFlagTests = map[string][]compliance.Test{
-	"dtype":              {compliance.TEST01, compliance.TEST06},
-	"eos-token-id":       {compliance.TEST06},
-	"sampling-target":    {compliance.TEST01, compliance.TEST06},
-	"accuracy-threshold": {compliance.TEST07},
-	"min-output-tokens":  {compliance.TEST09},
-	"max-output-tokens":  {compliance.TEST09},
-	"accuracy-delta":     {compliance.TEST01},
 }
 
 func runAudit(cmd *cobra.Command, st *State, test compliance.Test, p *benchmark.Plan, o compliance.Options, quiet bool) error {

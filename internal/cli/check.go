@@ -24,15 +24,10 @@ error, 2 DIR missing.`,
 			if err != nil {
 				return usageError("%v", err)
 			}
-			errs, warns := 0, 0
 			for _, f := range rep.Findings {
 				fmt.Fprintln(st.Stdout, f)
-				if f.Severity == compliance.SeverityError {
-					errs++
-				} else {
-					warns++
-				}
 			}
+			errs, warns := rep.Counts()
 			fmt.Fprintf(st.Stdout, "%d runs checked: %d errors, %d warnings\n", len(rep.Runs), errs, warns)
 			if !rep.OK() {
 				return withCode(ExitInvalid, fmt.Errorf("%s: %d errors", args[0], errs))

@@ -167,6 +167,16 @@ var planFlags = []struct{ field, flag string }{
 	{"StreamsPlan.FPS", "fps"},
 	{"StreamsPlan.Duration", "duration"},
 	{"StreamsPlan.Timeout", "job-timeout"},
+
+	// The test-specific options of aimeter audit (compliance.Options):
+	// compliance.CheckGiven names these.
+	{"Options.DType", "dtype"},
+	{"Options.EOSTokenID", "eos-token-id"},
+	{"Options.SamplingTarget", "sampling-target"},
+	{"Options.AccuracyThreshold", "accuracy-threshold"},
+	{"Options.MinOutputTokens", "min-output-tokens"},
+	{"Options.MaxOutputTokens", "max-output-tokens"},
+	{"Options.AccuracyDelta", "accuracy-delta"},
 }
 
 // studyBases are the prefixes of a base plan's fields in a study plan's

@@ -137,12 +137,13 @@ func TestEveryFlagMapsToAPlanFieldWithARule(t *testing.T) {
 	}
 	walk(root)
 	// The table names flags that exist, and fields the library knows (a
-	// Plan's with a rule, or a study plan's, or PlanFromBundle's bundle).
+	// Plan's with a rule, or a study plan's, or PlanFromBundle's bundle, or
+	// an audit's compliance.Options).
 	for _, e := range planFlags {
 		if !defined[e.flag] {
 			t.Errorf("planFlags: %s maps to --%s, which no command defines", e.field, e.flag)
 		}
-		study := strings.HasPrefix(e.field, "SweepPlan.") || strings.HasPrefix(e.field, "RateSearchPlan.") || strings.HasPrefix(e.field, "StreamsPlan.")
+		study := strings.HasPrefix(e.field, "SweepPlan.") || strings.HasPrefix(e.field, "RateSearchPlan.") || strings.HasPrefix(e.field, "StreamsPlan.") || strings.HasPrefix(e.field, "Options.")
 		if _, ok := benchmark.RuleOf(e.field); !ok && !study && e.field != "GBT" && e.field != "PlanFromBundle" {
 			t.Errorf("planFlags: %s (--%s) has no rule in benchmark.Rules", e.field, e.flag)
 		}

@@ -1,0 +1,52 @@
+package compliance
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// optionTests are the tests each test-specific field of Options applies
+// to, by the field's name; any other test refuses it (CheckGiven).
+var optionTests = []struct {
+	field string
+	tests []Test
+}{
+	{"DType", []Test{TEST01, TEST06}},
+	{"EOSTokenID", []Test{TEST06}},
+	{"SamplingTarget", []Test{TEST01, TEST06}},
+	{"AccuracyThreshold", []Test{TEST07}},
+	{"MinOutputTokens", []Test{TEST09}},
+	{"MaxOutputTokens", []Test{TEST09}},
+	{"AccuracyDelta", []Test{TEST01}},
+}
+
+// CheckGiven refuses a field of Options that was given (given reports it,
+// by the field's name) to a test it does not apply to: the error names the
+// field by its path, "Options.DType applies to TEST01 and TEST06, not
+// TEST04", for a command line to name its flag instead.
+func CheckGiven(test Test, given func(field string) bool) error {
+	for _, o := range optionTests {
+		if !given(o.field) || slices.Contains(o.tests, test) {
+			continue
+		}
+		names := make([]string, len(o.tests))
+		for i, t := range o.tests {
+			names[i] = string(t)
+		}
+		return fmt.Errorf("Options.%s applies to %s, not %s", o.field, strings.Join(names, " and "), test)
+	}
+	return nil
+}
+
+// Counts returns how many findings are errors and how many warnings.
+func (r *Report) Counts() (errors, warnings int) {
+	for _, f := range r.Findings {
+		if f.Severity == SeverityError {
+			errors++
+		} else {
+			warnings++
+		}
+	}
+	return errors, warnings
+}
