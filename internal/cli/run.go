@@ -345,11 +345,7 @@ func runPlan(parent context.Context, st *State, p *benchmark.Plan, quiet, asJSON
 	defer stop()
 	p.Notify = func(n benchmark.Notice) { printNotice(st, n, quiet) }
 	if !quiet && p.Progress == nil {
-		pl := &progressLine{w: st.Stderr, terminal: st.StderrIsTerminal}
-		p.Progress = func(pr benchmark.Progress) {
-			pl.target = pr.Target
-			pl.update(pr.Progress)
-		}
+		p.Progress = (&console.ProgressLine{W: st.Stderr, Terminal: st.StderrIsTerminal}).Update
 	}
 	out, err := benchmark.Run(ctx, *p)
 	if out == nil {

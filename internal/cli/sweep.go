@@ -172,11 +172,7 @@ func runSweep(parent context.Context, st *State, sp *benchmark.SweepPlan, quiet 
 func watchStudy(st *State, base *benchmark.Plan, quiet bool) {
 	base.Notify = func(n benchmark.Notice) { printNotice(st, n, quiet) }
 	if !quiet {
-		pl := &progressLine{w: st.Stderr, terminal: st.StderrIsTerminal}
-		base.Progress = func(pr benchmark.Progress) {
-			pl.target = pr.Target
-			pl.update(pr.Progress)
-		}
+		base.Progress = (&console.ProgressLine{W: st.Stderr, Terminal: st.StderrIsTerminal}).Update
 	}
 }
 
