@@ -8,7 +8,6 @@ import (
 
 	"aimeter/benchmark"
 	"aimeter/console"
-	"aimeter/derived/metrics"
 	"aimeter/loadgen"
 	"aimeter/sweep"
 )
@@ -26,12 +25,8 @@ func rateSearchPlanFromFlags(cmd *cobra.Command, st *State, f *runFlags, g *gbtF
 	if changed("scenario") && f.scenario != loadgen.Server.String() {
 		return nil, usageError("--scenario %s: a rate search's probes run the Server scenario; drop --scenario", f.scenario)
 	}
-	if s.slo == "" || !changed("goodput-target") {
+	if s.slo.IsZero() || !changed("goodput-target") {
 		return nil, usageError("--max-rate searches the highest rate meeting a goodput target: it needs --slo and --goodput-target")
-	}
-	slo, err := metrics.ParseSLO(s.slo)
-	if err != nil {
-		return nil, usageError("--slo: %v", err)
 	}
 	if !changed("output-dir") {
 		f.outputDir = "aimeter-rate-search"
@@ -41,7 +36,7 @@ func rateSearchPlanFromFlags(cmd *cobra.Command, st *State, f *runFlags, g *gbtF
 		return nil, err
 	}
 	p.Settings.Scenario = loadgen.Server.String()
-	return &benchmark.RateSearchPlan{Base: *p, Dir: f.outputDir, SLO: slo,
+	return &benchmark.RateSearchPlan{Base: *p, Dir: f.outputDir, SLO: s.slo,
 		Search: sweep.RateSearchOptions{Start: s.minRate, Max: s.maxRate, Target: s.target, Decimals: s.rateDec, Resolution: f.peakResolution}}, nil
 }
 

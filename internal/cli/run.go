@@ -15,6 +15,7 @@ import (
 
 	"aimeter/benchmark"
 	"aimeter/console"
+	"aimeter/derived/metrics"
 	"aimeter/gbt"
 	"aimeter/loadgen"
 	"aimeter/sut"
@@ -73,7 +74,7 @@ type runFlags struct {
 
 func newRunCommand(st *State) *cobra.Command {
 	var f runFlags
-	var slo string
+	var slo metrics.SLO
 	var g gbtFlags
 	var up uploadFlags
 	cmd := &cobra.Command{
@@ -99,9 +100,7 @@ func newRunCommand(st *State) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if p.SLO, err = parseRunSLO(slo); err != nil {
-				return err
-			}
+			p.SLO = slo.Bundle()
 			// A flag that does not apply is refused before anything
 			// starts (an upload's test record included).
 			if err := p.Validate(); err != nil {
