@@ -29,15 +29,15 @@ func rateSearchPlanFromFlags(cmd *cobra.Command, st *State, f *runFlags, g *gbtF
 		return nil, usageError("--max-rate searches the highest rate meeting a goodput target: it needs --slo and --goodput-target")
 	}
 	if !changed("output-dir") {
-		f.outputDir = "aimeter-rate-search"
+		f.plan.OutputDir = "aimeter-rate-search"
 	}
 	p, err := planFromFlags(cmd, st, f, g)
 	if err != nil {
 		return nil, err
 	}
 	p.Settings.Scenario = loadgen.Server.String()
-	return &benchmark.RateSearchPlan{Base: *p, Dir: f.outputDir, SLO: s.slo,
-		Search: sweep.RateSearchOptions{Start: s.minRate, Max: s.maxRate, Target: s.target, Decimals: s.rateDec, Resolution: f.peakResolution}}, nil
+	return &benchmark.RateSearchPlan{Base: *p, Dir: f.plan.OutputDir, SLO: s.slo,
+		Search: sweep.RateSearchOptions{Start: s.minRate, Max: s.maxRate, Target: s.target, Decimals: s.rateDec, Resolution: f.plan.FindPeakResolution}}, nil
 }
 
 // runRateSearch runs the search and prints its probes and outcome.

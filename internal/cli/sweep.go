@@ -94,7 +94,7 @@ func sweepPlanFromFlags(cmd *cobra.Command, st *State, f *runFlags, g *gbtFlags,
 		return nil, usageError("--scenario %s: a sweep's points run at fixed concurrency on SingleStream's issuing; drop --scenario", f.scenario)
 	}
 	if !changed("output-dir") {
-		f.outputDir = "aimeter-sweep"
+		f.plan.OutputDir = "aimeter-sweep"
 	}
 	// The run flags are read as for a fixed-concurrency run (so that
 	// --warmup applies); each point sets its own concurrency.
@@ -106,7 +106,7 @@ func sweepPlanFromFlags(cmd *cobra.Command, st *State, f *runFlags, g *gbtFlags,
 	}
 	p.Settings.Concurrency = 0
 	p.Settings.Scenario = ""
-	sp := &benchmark.SweepPlan{Base: *p, Dir: f.outputDir, Name: s.name, CMin: s.cmin, CMax: s.cmax, Count: s.count, SLO: s.slo}
+	sp := &benchmark.SweepPlan{Base: *p, Dir: f.plan.OutputDir, Name: s.name, CMin: s.cmin, CMax: s.cmax, Count: s.count, SLO: s.slo}
 	if changed("goodput-target") {
 		if s.slo.IsZero() {
 			return nil, usageError("--goodput-target needs --slo: the goodput fraction is of requests meeting it")
