@@ -167,6 +167,8 @@ var planFlags = []struct{ field, flag string }{
 	{"StreamsPlan.FPS", "fps"},
 	{"StreamsPlan.Duration", "duration"},
 	{"StreamsPlan.Timeout", "job-timeout"},
+	{"StreamsPlan.Search.Limit", "max-streams"},
+	{"StreamsPlan.Search.Resolution", "resolution"},
 }
 
 // studyBases are the prefixes of a base plan's fields in a study plan's
