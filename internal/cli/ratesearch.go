@@ -48,7 +48,7 @@ func runRateSearch(parent context.Context, st *State, rp *benchmark.RateSearchPl
 	rp.Log = st.Stderr
 	sum, err := benchmark.RunRateSearch(ctx, *rp)
 	if sum == nil {
-		return studyFailed(ctx, err)
+		return notRunCode(ctx, err)
 	}
 	console.WriteRateSearch(st.Stdout, sum, rp.Dir)
 	if err := studyEnded(ctx, err); err != nil {

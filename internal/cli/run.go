@@ -333,13 +333,7 @@ func runPlan(parent context.Context, st *State, p *benchmark.Plan, quiet, asJSON
 	}
 	out, err := benchmark.Run(ctx, *p)
 	if out == nil {
-		if benchmark.IsUsage(err) {
-			return withCode(ExitUsage, err)
-		}
-		if ctx.Err() != nil {
-			return withCode(ExitInterrupted, err)
-		}
-		return withCode(ExitFailure, err)
+		return notRunCode(ctx, err)
 	}
 	if asJSON {
 		console.WriteRun(st.Stderr, out)

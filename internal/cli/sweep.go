@@ -152,7 +152,7 @@ func runSweep(parent context.Context, st *State, sp *benchmark.SweepPlan, quiet 
 	sp.Log = st.Stderr
 	sum, err := benchmark.RunSweep(ctx, *sp)
 	if sum == nil {
-		return studyFailed(ctx, err)
+		return notRunCode(ctx, err)
 	}
 	console.WriteSweep(st.Stdout, sum, sp.Dir)
 	if err := studyEnded(ctx, err); err != nil {
@@ -171,9 +171,9 @@ func watchStudy(st *State, base *benchmark.Plan, quiet bool) {
 	}
 }
 
-// studyFailed is the exit of a study that measured nothing: a usage error,
-// an interrupt or a failure to start.
-func studyFailed(ctx context.Context, err error) error {
+// notRunCode is the exit of a run or study that measured nothing: a usage
+// error, an interrupt or a failure to start.
+func notRunCode(ctx context.Context, err error) error {
 	switch {
 	case benchmark.IsUsage(err):
 		return withCode(ExitUsage, err)

@@ -75,15 +75,10 @@ func videoStreams(parent context.Context, st *State, v *videoFlags) error {
 	open := benchmark.OpenConfig(sut.Config{Kind: sut.Kind(v.sut)}, func(n benchmark.Notice) { printNotice(st, n, v.quiet) })
 	err := searchStreams(ctx, st, v, open, 0)
 	var ee *exitError
-	switch {
-	case err == nil || errors.As(err, &ee):
+	if err == nil || errors.As(err, &ee) {
 		return err
-	case benchmark.IsUsage(err):
-		return withCode(ExitUsage, err)
-	case ctx.Err() != nil:
-		return withCode(ExitInterrupted, err)
 	}
-	return withCode(ExitFailure, err)
+	return notRunCode(ctx, err)
 }
 
 func checkVideoFlags(v *videoFlags) error {
