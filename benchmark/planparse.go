@@ -58,3 +58,19 @@ func ParseTrainWorkload(s string) (train.Workload, error) {
 	}
 	return train.Workload{Name: name, Baseline: nums[0], Weight: nums[1], Throughput: nums[2]}, nil
 }
+
+// ParseTurns reads the turns of a generated session (Sessions.MinTurns and
+// MaxTurns) as N or MIN:MAX, uniform between them, with 1 ≤ MIN ≤ MAX.
+func ParseTurns(s string) (lo, hi int, err error) {
+	first, last, ranged := strings.Cut(s, ":")
+	lo, err1 := strconv.Atoi(first)
+	hi = lo
+	var err2 error
+	if ranged {
+		hi, err2 = strconv.Atoi(last)
+	}
+	if err1 != nil || err2 != nil || lo < 1 || hi < lo {
+		return 0, 0, fmt.Errorf("%q: want N or MIN:MAX with 1 ≤ MIN ≤ MAX", s)
+	}
+	return lo, hi, nil
+}

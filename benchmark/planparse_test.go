@@ -55,3 +55,20 @@ func FuzzParseTrainWorkload(f *testing.F) {
 		}
 	})
 }
+
+func TestParseTurns(t *testing.T) {
+	for _, c := range []struct {
+		in     string
+		lo, hi int
+	}{{"3", 3, 3}, {"2:6", 2, 6}, {"4:4", 4, 4}} {
+		lo, hi, err := ParseTurns(c.in)
+		if err != nil || lo != c.lo || hi != c.hi {
+			t.Errorf("ParseTurns(%q) = %d, %d, %v; want %d, %d", c.in, lo, hi, err, c.lo, c.hi)
+		}
+	}
+	for _, in := range []string{"", "0", "5:2", "2:", "x", "1:2:3"} {
+		if _, _, err := ParseTurns(in); err == nil || !strings.Contains(err.Error(), "MIN:MAX") {
+			t.Errorf("ParseTurns(%q) = %v; want a refusal", in, err)
+		}
+	}
+}

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"aimeter/bundle"
 	"aimeter/derived/metrics"
 	"aimeter/loadgen"
 	"aimeter/report"
@@ -69,7 +68,7 @@ func RunSweep(ctx context.Context, sp SweepPlan) (*sweep.Summary, error) {
 	point := sp.Base
 	point.Settings.Concurrency, point.OutputDir = 1, sp.Dir
 	if !sp.SLO.IsZero() {
-		point.SLO = &bundle.SLO{TTFTNs: int64(sp.SLO.TTFT), TPOTNs: int64(sp.SLO.TPOT), E2ENs: int64(sp.SLO.E2E)}
+		point.SLO = sp.SLO.Bundle()
 	}
 	if err := point.Validate(); err != nil {
 		return nil, inStudy("SweepPlan", err)
@@ -89,7 +88,7 @@ func RunSweep(ctx context.Context, sp SweepPlan) (*sweep.Summary, error) {
 		p := sp.Base
 		p.Settings.Concurrency = c
 		if !sp.SLO.IsZero() {
-			p.SLO = &bundle.SLO{TTFTNs: int64(sp.SLO.TTFT), TPOTNs: int64(sp.SLO.TPOT), E2ENs: int64(sp.SLO.E2E)}
+			p.SLO = sp.SLO.Bundle()
 		}
 		rel := sweep.PointDir(c, offline)
 		if sp.Search != nil {

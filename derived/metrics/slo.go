@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"aimeter/bundle"
 	"aimeter/loadgen"
 )
 
@@ -73,6 +74,33 @@ func ParseSLO(text string) (SLO, error) {
 		}
 	}
 	return s, nil
+}
+
+// Set reads text into s as ParseSLO does, so that *SLO is a command-line
+// flag's value (pflag.Value); an empty text is no SLO.
+func (s *SLO) Set(text string) error {
+	if strings.TrimSpace(text) == "" {
+		*s = SLO{}
+		return nil
+	}
+	v, err := ParseSLO(text)
+	if err != nil {
+		return err
+	}
+	*s = v
+	return nil
+}
+
+// Type names the value in a flag's usage.
+func (s *SLO) Type() string { return "slo" }
+
+// Bundle is the SLO as a run records it (invocation.json's "slo"); nil
+// when it has no bound.
+func (s SLO) Bundle() *bundle.SLO {
+	if s.IsZero() {
+		return nil
+	}
+	return &bundle.SLO{TTFTNs: int64(s.TTFT), TPOTNs: int64(s.TPOT), E2ENs: int64(s.E2E)}
 }
 
 // Sample is one request's figures, from its record, with aimeter's

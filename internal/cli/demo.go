@@ -116,11 +116,10 @@ func runDemo(parent context.Context, st *State, f *demoFlags) error {
 				printNotice(st, n, f.quiet)
 			}
 			if !f.quiet {
-				pl := &progressLine{w: st.Stderr, terminal: st.StderrIsTerminal}
+				pl := &console.ProgressLine{W: st.Stderr, Terminal: st.StderrIsTerminal}
 				p.Progress = func(pr benchmark.Progress) {
-					pl.target = pr.Target
 					pr.Pass = loadgen.PassKind(name)
-					pl.update(pr.Progress)
+					pl.Update(pr)
 				}
 			}
 		},

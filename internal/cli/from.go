@@ -12,7 +12,7 @@ import (
 // recorded, so it is refused.
 var fromFlags = map[string]bool{"from": true, "output-dir": true, "quiet": true, "json": true, "store": true, "no-store": true}
 
-// runFrom repeats the run the bundle in f.from recorded into f.outputDir.
+// runFrom repeats the run the bundle in f.from recorded into --output-dir.
 func runFrom(cmd *cobra.Command, st *State, f *runFlags) error {
 	var refused []string
 	cmd.Flags().Visit(func(fl *pflag.Flag) {
@@ -27,10 +27,10 @@ func runFrom(cmd *cobra.Command, st *State, f *runFlags) error {
 	if err != nil {
 		return withCode(ExitUsage, err)
 	}
-	p.OutputDir = f.outputDir
+	p.OutputDir = f.plan.OutputDir
 	p.CommandLine = append([]string{"aimeter"}, st.Args...)
 	p.Backends = st.Backends
-	if err := benchmark.SameDir(f.from, f.outputDir); err != nil {
+	if err := benchmark.SameDir(f.from, f.plan.OutputDir); err != nil {
 		return withCode(ExitUsage, err)
 	}
 	return runPlan(cmd.Context(), st, p, f.quiet, f.json, f.store)

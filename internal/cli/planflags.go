@@ -167,6 +167,8 @@ var planFlags = []struct{ field, flag string }{
 	{"StreamsPlan.FPS", "fps"},
 	{"StreamsPlan.Duration", "duration"},
 	{"StreamsPlan.Timeout", "job-timeout"},
+	{"StreamsPlan.Search.Limit", "max-streams"},
+	{"StreamsPlan.Search.Resolution", "resolution"},
 
 	// The test-specific options of aimeter audit (compliance.Options):
 	// compliance.CheckGiven names these.

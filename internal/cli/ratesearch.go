@@ -8,7 +8,6 @@ import (
 
 	"aimeter/benchmark"
 	"aimeter/console"
-	"aimeter/derived/metrics"
 	"aimeter/loadgen"
 	"aimeter/sweep"
 )
@@ -26,23 +25,19 @@ func rateSearchPlanFromFlags(cmd *cobra.Command, st *State, f *runFlags, g *gbtF
 	if changed("scenario") && f.scenario != loadgen.Server.String() {
 		return nil, usageError("--scenario %s: a rate search's probes run the Server scenario; drop --scenario", f.scenario)
 	}
-	if s.slo == "" || !changed("goodput-target") {
+	if s.slo.IsZero() || !changed("goodput-target") {
 		return nil, usageError("--max-rate searches the highest rate meeting a goodput target: it needs --slo and --goodput-target")
 	}
-	slo, err := metrics.ParseSLO(s.slo)
-	if err != nil {
-		return nil, usageError("--slo: %v", err)
-	}
 	if !changed("output-dir") {
-		f.outputDir = "aimeter-rate-search"
+		f.plan.OutputDir = "aimeter-rate-search"
 	}
 	p, err := planFromFlags(cmd, st, f, g)
 	if err != nil {
 		return nil, err
 	}
 	p.Settings.Scenario = loadgen.Server.String()
-	return &benchmark.RateSearchPlan{Base: *p, Dir: f.outputDir, SLO: slo,
-		Search: sweep.RateSearchOptions{Start: s.minRate, Max: s.maxRate, Target: s.target, Decimals: s.rateDec, Resolution: f.peakResolution}}, nil
+	return &benchmark.RateSearchPlan{Base: *p, Dir: f.plan.OutputDir, SLO: s.slo,
+		Search: sweep.RateSearchOptions{Start: s.minRate, Max: s.maxRate, Target: s.target, Decimals: s.rateDec, Resolution: f.plan.FindPeakResolution}}, nil
 }
 
 // runRateSearch runs the search and prints its probes and outcome.
@@ -53,7 +48,7 @@ func runRateSearch(parent context.Context, st *State, rp *benchmark.RateSearchPl
 	rp.Log = st.Stderr
 	sum, err := benchmark.RunRateSearch(ctx, *rp)
 	if sum == nil {
-		return studyFailed(ctx, err)
+		return notRunCode(ctx, err)
 	}
 	console.WriteRateSearch(st.Stdout, sum, rp.Dir)
 	if err := studyEnded(ctx, err); err != nil {

@@ -1,26 +1,17 @@
 package cli
 
 import (
-	"time"
-
 	"github.com/spf13/cobra"
 
 	"aimeter/benchmark"
+	"aimeter/derived/metrics"
 )
-
-// replayFlags are the flags of aimeter replay beyond those of aimeter run.
-type replayFlags struct {
-	speedup     float64
-	maxRequests int
-	maxDuration time.Duration
-	seed        uint64
-}
 
 func newReplayCommand(st *State) *cobra.Command {
 	var f runFlags
-	var slo string
+	var slo metrics.SLO
 	var g gbtFlags
-	var rf replayFlags
+	var rp benchmark.Replay // the flags of the replay; its Path is the argument
 	cmd := &cobra.Command{
 		Use:   "replay TRACE",
 		Short: "Replay a request trace (Mooncake JSONL or CSV) against an OpenAI-compatible server",
@@ -30,36 +21,56 @@ func newReplayCommand(st *State) *cobra.Command {
   aimeter replay requests.csv --sut openai --url http://localhost:8000 --max-requests 1000`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			changed := cmd.Flags().Changed
-			for _, name := range []string{"from", "duration", "concurrency", "warmup", "scenario", "mode", "prompts", "performance-sample-count", "qsl-size", "input-tokens", "input-lengths", "output-tokens", "output-lengths"} {
-				if cmd.Flags().Lookup(name) != nil && changed(name) {
-					return usageError("--%s does not apply to a replay: %s", name, replayRefusal[name])
-				}
-			}
-			if g.mode >= 0 {
-				return usageError("--arrival-mode does not apply to a replay: the trace is the arrival schedule")
+			why := func(name string) string { return replayRefusal[name] }
+			if err := refuseOwnLoad(cmd, &g, "a replay", why, "the trace is the arrival schedule"); err != nil {
+				return err
 			}
 			p, err := planFromFlags(cmd, st, &f, &g)
 			if err != nil {
 				return err
 			}
-			p.Replay = &benchmark.Replay{Path: args[0], Speedup: rf.speedup, MaxRequests: rf.maxRequests, MaxDuration: rf.maxDuration, Seed: rf.seed}
-			if p.SLO, err = parseRunSLO(slo); err != nil {
-				return err
-			}
-			f.goMemLimit.SetGoMemoryLimit()
-			return runPlan(cmd.Context(), st, p, f.quiet, f.json, f.store)
+			rp.Path = args[0]
+			p.Replay = &rp
+			return runOwnLoad(cmd, st, &f, p, slo)
 		},
 	}
 	addRunFlags(cmd, &f, &g)
 	addStoreFlags(cmd, &f.store)
 	addSLOFlag(cmd, &slo)
 	fl := cmd.Flags()
-	fl.Float64Var(&rf.speedup, "speedup", 1, "divide the trace's gaps by this factor (2: twice as fast, 0.5: half speed)")
-	fl.IntVar(&rf.maxRequests, "max-requests", 0, "replay only the first N requests of the trace (0 = all)")
-	fl.DurationVar(&rf.maxDuration, "max-duration", 0, "replay only the requests scheduled before this offset, after --speedup (e.g. 5m; 0 = all)")
-	fl.Uint64Var(&rf.seed, "prompt-seed", 0, "seed of the prompts' words (the same seed and trace give the same prompts)")
+	fl.Float64Var(&rp.Speedup, "speedup", 1, "divide the trace's gaps by this factor (2: twice as fast, 0.5: half speed)")
+	fl.IntVar(&rp.MaxRequests, "max-requests", 0, "replay only the first N requests of the trace (0 = all)")
+	fl.DurationVar(&rp.MaxDuration, "max-duration", 0, "replay only the requests scheduled before this offset, after --speedup (e.g. 5m; 0 = all)")
+	fl.Uint64Var(&rp.Seed, "prompt-seed", 0, "seed of the prompts' words (the same seed and trace give the same prompts)")
 	return cmd
+}
+
+// ownLoadFlags are the run flags that do not apply to a command that
+// brings its own load, prompts and issuing (aimeter replay, aimeter
+// sessions).
+var ownLoadFlags = []string{"from", "duration", "concurrency", "warmup", "scenario", "mode", "prompts", "performance-sample-count", "qsl-size", "input-tokens", "input-lengths", "output-tokens", "output-lengths"}
+
+// refuseOwnLoad refuses the first of ownLoadFlags the user gave, saying
+// why (why), and --arrival-mode (arrival says why not); what names the
+// command's run ("a replay").
+func refuseOwnLoad(cmd *cobra.Command, g *gbtFlags, what string, why func(flag string) string, arrival string) error {
+	for _, name := range ownLoadFlags {
+		if cmd.Flags().Lookup(name) != nil && cmd.Flags().Changed(name) {
+			return usageError("--%s does not apply to %s: %s", name, what, why(name))
+		}
+	}
+	if g.mode >= 0 {
+		return usageError("--arrival-mode does not apply to %s: %s", what, arrival)
+	}
+	return nil
+}
+
+// runOwnLoad runs the plan of aimeter replay or aimeter sessions, with
+// the per-request SLO of --slo, and prints its outcome.
+func runOwnLoad(cmd *cobra.Command, st *State, f *runFlags, p *benchmark.Plan, slo metrics.SLO) error {
+	p.SLO = slo.Bundle()
+	f.goMemLimit.SetGoMemoryLimit()
+	return runPlan(cmd.Context(), st, p, f.quiet, f.json, f.store)
 }
 
 // replayRefusal says why a run flag does not apply to a replay.

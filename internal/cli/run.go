@@ -15,32 +15,25 @@ import (
 
 	"aimeter/benchmark"
 	"aimeter/console"
+	"aimeter/derived/metrics"
 	"aimeter/gbt"
 	"aimeter/loadgen"
 	"aimeter/sut"
 )
 
 type runFlags struct {
-	scenario     string
-	mode         string
-	model        string
-	mlperfConf   string
-	userConf     string
-	auditConfig  string
-	outputDir    string
-	sut          string
-	qslSize      uint64
-	perfSamples  uint64
-	set          []string
-	timeout      time.Duration
-	stallTimeout time.Duration
-	trace        bool
-	quiet        bool
-	spinWindow   time.Duration
-	// peakResolution is Options.FindPeakResolution.
-	peakResolution float64
-	// keepProbes is Options.KeepProbeRecords.
-	keepProbes bool
+	// plan holds the fields of the plan that flags set as they are given
+	// (the settings' files and overrides, the output, the run's control);
+	// planFromFlags starts from it.
+	plan        benchmark.Plan
+	scenario    string
+	mode        string
+	auditConfig string
+	sut         string
+	qslSize     uint64
+	perfSamples uint64
+	quiet       bool
+	spinWindow  time.Duration
 	// maxMemory is Options.MaxMemory.
 	maxMemory benchmark.MemorySetting
 	// goMemLimit is the budget planFromFlags took, for its SetGoMemoryLimit.
@@ -57,8 +50,6 @@ type runFlags struct {
 	kserve kserveFlags
 	// from is a bundle whose run to repeat (--from).
 	from string
-	// maxErrorRate is Settings.MaxErrorRate (--max-error-rate).
-	maxErrorRate float64
 	// warmup is --warmup: a request count or a duration.
 	warmup string
 	// json prints result.json on stdout, the rest on stderr.
@@ -73,7 +64,7 @@ type runFlags struct {
 
 func newRunCommand(st *State) *cobra.Command {
 	var f runFlags
-	var slo string
+	var slo metrics.SLO
 	var g gbtFlags
 	var up uploadFlags
 	cmd := &cobra.Command{
@@ -99,9 +90,7 @@ func newRunCommand(st *State) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if p.SLO, err = parseRunSLO(slo); err != nil {
-				return err
-			}
+			p.SLO = slo.Bundle()
 			// A flag that does not apply is refused before anything
 			// starts (an upload's test record included).
 			if err := p.Validate(); err != nil {
@@ -133,26 +122,26 @@ func addRunFlags(cmd *cobra.Command, f *runFlags, g *gbtFlags) {
 	fl.AddFlagSet(gbtSet)
 	fl.StringVar(&f.scenario, "scenario", "Server", "SingleStream, MultiStream, Server or Offline")
 	fl.StringVar(&f.mode, "mode", "performance", "performance, accuracy, submission or find-peak")
-	fl.StringVar(&f.model, "model", "", "model key of the config files (e.g. resnet50); applies the built-in mlperf.conf")
-	fl.StringVar(&f.mlperfConf, "mlperf-conf", "", "mlperf.conf to use instead of the built-in one")
-	fl.StringVar(&f.userConf, "user-conf", "", "user.conf applied after mlperf.conf")
+	fl.StringVar(&f.plan.Settings.Model, "model", "", "model key of the config files (e.g. resnet50); applies the built-in mlperf.conf")
+	fl.StringVar(&f.plan.Settings.MLPerfConf, "mlperf-conf", "", "mlperf.conf to use instead of the built-in one")
+	fl.StringVar(&f.plan.Settings.UserConf, "user-conf", "", "user.conf applied after mlperf.conf")
 	fl.StringVar(&f.auditConfig, "audit-config", "audit.config", "audit.config applied last if it exists (LoadGen looks in the working directory)")
-	fl.StringVar(&f.outputDir, "output-dir", "aimeter-results", "directory for the logs")
+	fl.StringVar(&f.plan.OutputDir, "output-dir", "aimeter-results", "directory for the logs")
 	fl.StringVar(&f.sut, "sut", "null", "system under test: null (completes inside IssueQuery), null-async (completes from a worker goroutine), reference (the demo's model on its data set), openai (an OpenAI-compatible server at --url), kserve (a KServe v2 / Triton server at --url, sent the demo's data set), dispatch (network servers, one --url per node) or onnx (an ONNX model in process; a build with -tags onnx)")
 	fl.Uint64Var(&f.qslSize, "qsl-size", 1024, "number of samples in the null QSL, or of synthetic prompts (--sut null, null-async, openai, dispatch)")
 	fl.Uint64Var(&f.perfSamples, "performance-sample-count", 0, "performance sample count the QSL reports (0 = its size)")
-	fl.StringArrayVar(&f.set, "set", nil, "override one config key for this scenario: NAME=VALUE as in mlperf.conf (e.g. min_duration=1000, qsl_rng_seed=42); repeatable, applied last")
-	fl.DurationVar(&f.timeout, "timeout", 0, "end the run after this long; outstanding samples are lost and the result INVALID (0 = no limit)")
-	fl.DurationVar(&f.stallTimeout, "stall-timeout", loadgen.DefaultStallTimeout, "give up on outstanding samples when none completes for this long")
+	fl.StringArrayVar(&f.plan.Settings.Set, "set", nil, "override one config key for this scenario: NAME=VALUE as in mlperf.conf (e.g. min_duration=1000, qsl_rng_seed=42); repeatable, applied last")
+	fl.DurationVar(&f.plan.Timeout, "timeout", 0, "end the run after this long; outstanding samples are lost and the result INVALID (0 = no limit)")
+	fl.DurationVar(&f.plan.StallTimeout, "stall-timeout", loadgen.DefaultStallTimeout, "give up on outstanding samples when none completes for this long")
 	fl.Var(&f.maxMemory, "max-memory", "refuse, before generating anything, a run whose estimated memory exceeds this size, and stop a closed-loop run cleanly when its records reach it (e.g. 4GiB, 500MB; none = no limit; auto = a share of the smallest of the machine's memory (half), the cgroup v2/v1 memory limit of the process's cgroup and its parents (a quarter), and the soft RLIMIT_AS and RLIMIT_DATA (half of what they leave beside the address space already mapped and a 300 MB reserve; a run is refused when that is under 32 MB); when a cgroup or rlimit binds, auto also sets Go's soft memory limit to 3/4 of it unless GOMEMLIMIT is set)")
 	fl.DurationVar(&f.spinWindow, "spin-window", loadgen.DefaultSpinWindow, "Server: busy-wait this close to each scheduled query instead of sleeping (precise issue times, one busy core); negative = never spin")
-	fl.Float64Var(&f.peakResolution, "find-peak-resolution", 0.01, "find-peak: end the search once the bounds are within this fraction of the peak (0 = LoadGen's decimals of precision only)")
-	fl.BoolVar(&f.keepProbes, "keep-probe-records", false, "find-peak: keep every probe's records, not only the reported probe's")
-	fl.BoolVar(&f.trace, "trace", false, "also write mlperf_log_trace.json")
+	fl.Float64Var(&f.plan.FindPeakResolution, "find-peak-resolution", 0.01, "find-peak: end the search once the bounds are within this fraction of the peak (0 = LoadGen's decimals of precision only)")
+	fl.BoolVar(&f.plan.KeepProbeRecords, "keep-probe-records", false, "find-peak: keep every probe's records, not only the reported probe's")
+	fl.BoolVar(&f.plan.Trace, "trace", false, "also write mlperf_log_trace.json")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress line")
 	fl.BoolVar(&f.json, "json", false, "print the run's result.json (verdict, headline metric, success and error counts, latency and token statistics; schema in docs/result-json.md) on stdout, and everything else on stderr")
 	fl.StringVar(&f.from, "from", "", "repeat the run the bundle in this directory recorded, into --output-dir")
-	fl.Float64Var(&f.maxErrorRate, "max-error-rate", 0, "fraction of samples that may fail (HTTP errors, resets, malformed answers) with the run still VALID; failures never count as completions either way (0 = any failure is INVALID)")
+	fl.Float64Var(&f.plan.Settings.MaxErrorRate, "max-error-rate", 0, "fraction of samples that may fail (HTTP errors, resets, malformed answers) with the run still VALID; failures never count as completions either way (0 = any failure is INVALID)")
 	fl.StringVar(&f.warmup, "warmup", "", "--concurrency or Server: warm up first with N requests (e.g. 100) or for a duration (e.g. 10s), at the same concurrency or target rate (connections opened, caches filled); excluded from the results and recorded in invocation.json")
 	addNetFlags(fl, &f.net)
 	addDispatchFlags(fl, f)
@@ -208,10 +197,10 @@ func planFromFlags(cmd *cobra.Command, st *State, f *runFlags, g *gbtFlags) (*be
 		}
 		audit = filepath.Join(wd, audit)
 	}
-	if err := needFile("--mlperf-conf", f.mlperfConf); err != nil {
+	if err := needFile("--mlperf-conf", f.plan.Settings.MLPerfConf); err != nil {
 		return nil, err
 	}
-	if err := needFile("--user-conf", f.userConf); err != nil {
+	if err := needFile("--user-conf", f.plan.Settings.UserConf); err != nil {
 		return nil, err
 	}
 	mb, err := f.maxMemory.Budget("--max-memory")
@@ -219,18 +208,13 @@ func planFromFlags(cmd *cobra.Command, st *State, f *runFlags, g *gbtFlags) (*be
 		return nil, usageError("%v", err)
 	}
 	f.goMemLimit = mb
-	p := &benchmark.Plan{
-		SUT: cfg,
-		Settings: benchmark.Settings{
-			Model: f.model, MLPerfConf: f.mlperfConf, UserConf: f.userConf, AuditConfig: audit,
-			Set: f.set, Concurrency: f.concurrency, MaxErrorRate: f.maxErrorRate,
-		},
-		OutputDir: f.outputDir, Trace: f.trace,
-		Timeout: f.timeout, StallTimeout: f.stallTimeout, MaxMemory: mb.Bytes, MaxMemorySource: mb.Source,
-		FindPeakResolution: f.peakResolution, KeepProbeRecords: f.keepProbes,
-		CommandLine: append([]string{"aimeter"}, st.Args...),
-		Backends:    st.Backends,
-	}
+	p := new(benchmark.Plan)
+	*p = f.plan
+	p.SUT = cfg
+	p.Settings.AuditConfig, p.Settings.Concurrency = audit, f.concurrency
+	p.MaxMemory, p.MaxMemorySource = mb.Bytes, mb.Source
+	p.CommandLine = append([]string{"aimeter"}, st.Args...)
+	p.Backends = st.Backends
 	if p.ServerMetrics, err = f.net.metrics.plan(); err != nil {
 		return nil, err
 	}
@@ -325,7 +309,7 @@ func cliOnlyChecks(changed func(string) bool, f *runFlags, g *gbtFlags) error {
 		return usageError("--concurrency 0: the fixed-concurrency mode needs at least 1 request in flight; leave the flag out for the scenario's own load")
 	}
 	if changed("duration") && g.mode < 0 {
-		for _, kv := range f.set {
+		for _, kv := range f.plan.Settings.Set {
 			if name, _, _ := strings.Cut(kv, "="); strings.TrimSpace(name) == "min_duration" {
 				return usageError("--duration and --set min_duration both set an MLPerf run's minimum duration; give one")
 			}
@@ -345,21 +329,11 @@ func runPlan(parent context.Context, st *State, p *benchmark.Plan, quiet, asJSON
 	defer stop()
 	p.Notify = func(n benchmark.Notice) { printNotice(st, n, quiet) }
 	if !quiet && p.Progress == nil {
-		pl := &progressLine{w: st.Stderr, terminal: st.StderrIsTerminal}
-		p.Progress = func(pr benchmark.Progress) {
-			pl.target = pr.Target
-			pl.update(pr.Progress)
-		}
+		p.Progress = (&console.ProgressLine{W: st.Stderr, Terminal: st.StderrIsTerminal}).Update
 	}
 	out, err := benchmark.Run(ctx, *p)
 	if out == nil {
-		if benchmark.IsUsage(err) {
-			return withCode(ExitUsage, err)
-		}
-		if ctx.Err() != nil {
-			return withCode(ExitInterrupted, err)
-		}
-		return withCode(ExitFailure, err)
+		return notRunCode(ctx, err)
 	}
 	if asJSON {
 		console.WriteRun(st.Stderr, out)

@@ -21,7 +21,7 @@ type sweepFlags struct {
 	cmax    int
 	count   int
 	offline bool
-	slo     string
+	slo     metrics.SLO
 	target  float64
 	name    string
 	minRate float64
@@ -70,7 +70,7 @@ func newSweepCommand(st *State) *cobra.Command {
 	fl.IntVar(&s.cmax, "max-concurrency", 0, "Cmax: the highest point (> 32 for Endpoints' regions), or the highest concurrency a goodput search probes")
 	fl.IntVar(&s.count, "point-count", sweep.MinPoints, "number of fixed-concurrency points chosen automatically (7–31)")
 	fl.BoolVar(&s.offline, "offline", true, "add the Offline point (the whole data set in flight, checked against 98 % of the Cmax point's system_tps); on by default for automatic points only")
-	fl.StringVar(&s.slo, "slo", "", "per-request SLO for goodput: ttft=DURATION,tpot=DURATION,e2e=DURATION, any subset")
+	fl.Var(&s.slo, "slo", "per-request SLO for goodput: ttft=DURATION,tpot=DURATION,e2e=DURATION, any subset")
 	fl.Float64Var(&s.target, "goodput-target", 0, "search the highest concurrency whose goodput fraction reaches this (0–1]; needs --slo and --max-concurrency")
 	fl.StringVar(&s.name, "name", "", "label of the sweep in sweep.html (default: the SUT kind)")
 	fl.Float64Var(&s.maxRate, "max-rate", 0, "search over request rate instead of concurrency: the highest Server target_qps a goodput search probes (needs --slo and --goodput-target)")
@@ -94,7 +94,7 @@ func sweepPlanFromFlags(cmd *cobra.Command, st *State, f *runFlags, g *gbtFlags,
 		return nil, usageError("--scenario %s: a sweep's points run at fixed concurrency on SingleStream's issuing; drop --scenario", f.scenario)
 	}
 	if !changed("output-dir") {
-		f.outputDir = "aimeter-sweep"
+		f.plan.OutputDir = "aimeter-sweep"
 	}
 	// The run flags are read as for a fixed-concurrency run (so that
 	// --warmup applies); each point sets its own concurrency.
@@ -106,14 +106,9 @@ func sweepPlanFromFlags(cmd *cobra.Command, st *State, f *runFlags, g *gbtFlags,
 	}
 	p.Settings.Concurrency = 0
 	p.Settings.Scenario = ""
-	sp := &benchmark.SweepPlan{Base: *p, Dir: f.outputDir, Name: s.name, CMin: s.cmin, CMax: s.cmax, Count: s.count}
-	if s.slo != "" {
-		if sp.SLO, err = metrics.ParseSLO(s.slo); err != nil {
-			return nil, usageError("--slo: %v", err)
-		}
-	}
+	sp := &benchmark.SweepPlan{Base: *p, Dir: f.plan.OutputDir, Name: s.name, CMin: s.cmin, CMax: s.cmax, Count: s.count, SLO: s.slo}
 	if changed("goodput-target") {
-		if s.slo == "" {
+		if s.slo.IsZero() {
 			return nil, usageError("--goodput-target needs --slo: the goodput fraction is of requests meeting it")
 		}
 		if s.cmax <= 0 {
@@ -157,7 +152,7 @@ func runSweep(parent context.Context, st *State, sp *benchmark.SweepPlan, quiet 
 	sp.Log = st.Stderr
 	sum, err := benchmark.RunSweep(ctx, *sp)
 	if sum == nil {
-		return studyFailed(ctx, err)
+		return notRunCode(ctx, err)
 	}
 	console.WriteSweep(st.Stdout, sum, sp.Dir)
 	if err := studyEnded(ctx, err); err != nil {
@@ -172,17 +167,13 @@ func runSweep(parent context.Context, st *State, sp *benchmark.SweepPlan, quiet 
 func watchStudy(st *State, base *benchmark.Plan, quiet bool) {
 	base.Notify = func(n benchmark.Notice) { printNotice(st, n, quiet) }
 	if !quiet {
-		pl := &progressLine{w: st.Stderr, terminal: st.StderrIsTerminal}
-		base.Progress = func(pr benchmark.Progress) {
-			pl.target = pr.Target
-			pl.update(pr.Progress)
-		}
+		base.Progress = (&console.ProgressLine{W: st.Stderr, Terminal: st.StderrIsTerminal}).Update
 	}
 }
 
-// studyFailed is the exit of a study that measured nothing: a usage error,
-// an interrupt or a failure to start.
-func studyFailed(ctx context.Context, err error) error {
+// notRunCode is the exit of a run or study that measured nothing: a usage
+// error, an interrupt or a failure to start.
+func notRunCode(ctx context.Context, err error) error {
 	switch {
 	case benchmark.IsUsage(err):
 		return withCode(ExitUsage, err)

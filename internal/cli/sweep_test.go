@@ -116,7 +116,7 @@ func TestSweepCommandFlagErrors(t *testing.T) {
 		{[]string{}, "give --points, or --max-concurrency", "a sweep needs its points"},
 		{[]string{"--max-concurrency", "20"}, "must be > 32", "Endpoints' regions need Cmax above the ultra-low region"},
 		{[]string{"--max-concurrency", "64", "--point-count", "40"}, "point count 40", "more than 31 fixed points"},
-		{[]string{"--points", "1", "--slo", "ttft=fast"}, `--slo: SLO item 1 "ttft=fast"`, "a bad SLO names its item"},
+		{[]string{"--points", "1", "--slo", "ttft=fast"}, `invalid argument "ttft=fast" for "--slo" flag: SLO item 1 "ttft=fast"`, "a bad SLO names its item"},
 		{[]string{"--goodput-target", "0.9", "--max-concurrency", "8"}, "--goodput-target needs --slo", "the fraction is of requests meeting an SLO"},
 		{[]string{"--goodput-target", "0.9", "--slo", "ttft=1s"}, "needs --max-concurrency", "the search needs its upper bound"},
 		{[]string{"--goodput-target", "1.5", "--slo", "ttft=1s", "--max-concurrency", "8"}, "--goodput-target 1.5", "a fraction above 1"},

@@ -75,15 +75,10 @@ func videoStreams(parent context.Context, st *State, v *videoFlags) error {
 	open := benchmark.OpenConfig(sut.Config{Kind: sut.Kind(v.sut)}, func(n benchmark.Notice) { printNotice(st, n, v.quiet) })
 	err := searchStreams(ctx, st, v, open, 0)
 	var ee *exitError
-	switch {
-	case err == nil || errors.As(err, &ee):
+	if err == nil || errors.As(err, &ee) {
 		return err
-	case benchmark.IsUsage(err):
-		return withCode(ExitUsage, err)
-	case ctx.Err() != nil:
-		return withCode(ExitInterrupted, err)
 	}
-	return withCode(ExitFailure, err)
+	return notRunCode(ctx, err)
 }
 
 func checkVideoFlags(v *videoFlags) error {
@@ -95,16 +90,7 @@ func checkVideoFlags(v *videoFlags) error {
 	case !(v.resolution >= 0 && v.resolution < 1):
 		return usageError("--resolution %g: want a fraction in [0, 1)", v.resolution)
 	}
-	timeout := v.timeout
-	if timeout == 0 {
-		timeout, _ = gbt.Timeout(gbt.ModeFixedPeriod, gbt.Threshold1)
-	}
-	period := time.Duration(float64(time.Second) / v.fps)
-	if timeout < period {
-		return usageError("--job-timeout %v is shorter than the frame period %v", timeout, period)
-	}
-	v.timeout = timeout
-	return nil
+	return nil // the library defaults --job-timeout and checks it against the frame period
 }
 
 // searchStreams runs the search (or the single probe of --streams) on
@@ -132,61 +118,16 @@ func searchStreams(ctx context.Context, st *State, v *videoFlags, open openSUT, 
 		}
 	}
 	if v.streams > 0 {
-		return singleProbeVerdict(st, v, out.Result.Probes[0])
+		probe := out.Result.Probes[0]
+		fmt.Fprintln(st.Stdout, console.StreamsProbeVerdict(v.streams, v.fps, probe))
+		if !probe.OK {
+			return withCode(ExitInvalid, fmt.Errorf("video-streams: %d streams failed", v.streams))
+		}
+		return nil
 	}
-	verdict, ok := streamsVerdict(v, out.Result)
-	fmt.Fprintln(st.Stdout, verdict)
-	if !ok {
+	fmt.Fprintln(st.Stdout, flagText(console.StreamsVerdict(out.Result, v.fps, v.linear)))
+	if !out.Result.Answered(v.linear) {
 		return withCode(ExitInvalid, errors.New("video-streams: no confirmed answer"))
 	}
-	return nil
-}
-
-// streamsVerdict states the result in one line, and whether it answers
-// the search (gbt.StreamsResult.Answered: exit 0).
-func streamsVerdict(v *videoFlags, r gbt.StreamsResult) (string, bool) {
-	return streamsText(v, r), r.Answered(v.linear)
-}
-
-// streamsText states the result in one line.
-func streamsText(v *videoFlags, r gbt.StreamsResult) string {
-	at := fmt.Sprintf("at %g fps", v.fps)
-	took := fmt.Sprintf("%d probes in %.0f s", len(r.Probes), r.Seconds)
-	switch {
-	case r.Stop == gbt.StopLimit:
-		return fmt.Sprintf("Maximum video streams: at least %d %s (every probe up to --max-streams passed; %s)", r.MaxStreams, at, took)
-	case r.MaxStreams == 0 && r.FirstFail > 0 && r.Stop == "":
-		first := r.LatestProbe(r.FirstFail)
-		return fmt.Sprintf("Maximum video streams: 0 %s: no stream count passed: %d stream lost %.1f %% of its frames (%s)",
-			at, r.FirstFail, 100*first.LostFraction(), took)
-	case v.linear && r.FirstFail > 0:
-		return fmt.Sprintf("Maximum video streams: %d %s (linear procedure: %d passed, %d failed; %s)", r.MaxStreams, at, r.MaxStreams, r.FirstFail, took)
-	case r.Confirmed:
-		s := fmt.Sprintf("Maximum video streams: %d %s (confirmed by fresh probes: %d passed, %d failed", r.MaxStreams, at, r.MaxStreams, r.FirstFail)
-		if !r.Exact() {
-			s += fmt.Sprintf("; the exact maximum lies in %d–%d", r.MaxStreams, r.FirstFail-1)
-			if r.Stop == gbt.StopBudget {
-				s += ": refining stopped when the budget ran out"
-			} else {
-				s += fmt.Sprintf(", within --resolution %g", r.Resolution)
-			}
-		}
-		return s + "; " + took + ")"
-	case r.Stop == gbt.StopUnstable:
-		return fmt.Sprintf("No confirmed maximum %s: probes at the same count disagree; latest: %d passed, %d failed (%s)", at, r.MaxStreams, r.FirstFail, took)
-	case r.FirstFail == 0:
-		return fmt.Sprintf("No confirmed maximum %s: the budget ran out before any count failed; at least %d streams passed (%s)", at, r.MaxStreams, took)
-	default:
-		return fmt.Sprintf("No confirmed maximum %s: the budget ran out before the confirmation; best bracket: %d passed, %d failed (%s)", at, r.MaxStreams, r.FirstFail, took)
-	}
-}
-
-// singleProbeVerdict states the result of the single probe of --streams.
-func singleProbeVerdict(st *State, v *videoFlags, probe gbt.StreamProbe) error {
-	if !probe.OK {
-		fmt.Fprintf(st.Stdout, "%d streams at %g fps: FAIL (%d of %d frames lost, %d failed)\n", v.streams, v.fps, probe.Lost, probe.Frames, probe.Failed)
-		return withCode(ExitInvalid, fmt.Errorf("video-streams: %d streams failed", v.streams))
-	}
-	fmt.Fprintf(st.Stdout, "%d streams at %g fps: PASS (%d frames, none lost)\n", v.streams, v.fps, probe.Frames)
 	return nil
 }
