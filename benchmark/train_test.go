@@ -116,7 +116,7 @@ func checkRegenerates(t *testing.T, dir string) {
 
 func TestTrainCommandMLLOG(t *testing.T) {
 	par := train.ParallelData
-	out, err := trainInto(t, benchmark.TrainPlan{Command: &benchmark.TrainCommand{Argv: []string{"sh", "testdata/train/train_mllog.sh"}, Trials: 1},
+	out, err := trainInto(t, benchmark.TrainPlan{Command: &benchmark.TrainCommand{Argv: []string{"sh", "testdata/train/child.sh"}, Trials: 1},
 		TrainingSetMB: 150, ScenarioID: "T1-1", Training: train.TrainingInfo{Optimizer: "LARS", Parallelism: &par}})
 	if err != nil {
 		t.Fatal(err)

@@ -208,7 +208,7 @@ func TestResultsOnPostgres(t *testing.T) {
 func TestTrainIsRecorded(t *testing.T) {
 	dsn := filepath.Join(t.TempDir(), "results.db")
 	out := filepath.Join(t.TempDir(), "train")
-	r := runCLI(t, "", "train", "--trials", "1", "--output-dir", out, "--store", dsn, "--", "sh", "testdata/train_mllog.sh")
+	r := runCLI(t, "", "train", "--trials", "1", "--output-dir", out, "--store", dsn, "--", "sh", "../../benchmark/testdata/train/child.sh")
 	if !strings.Contains(r.stderr, "recorded as run 1") {
 		t.Fatal(r)
 	}

@@ -33,7 +33,7 @@ func readTrainingRun(t *testing.T, dir string) trainbundle.TrainingRun {
 // the child's output. benchmark's TestTrainCommandMLLOG checks the bundle.
 func TestTrainCommandMLLOG(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "out")
-	r := runCLI(t, "", "train", "-q", "--trials", "1", "--output-dir", out, "--training-set-mb", "150", "--scenario-id", "T1-1", "--optimizer", "LARS", "--parallelism", "2", "--", "sh", "testdata/train_mllog.sh")
+	r := runCLI(t, "", "train", "-q", "--trials", "1", "--output-dir", out, "--training-set-mb", "150", "--scenario-id", "T1-1", "--optimizer", "LARS", "--parallelism", "2", "--", "sh", "../../benchmark/testdata/train/child.sh")
 	if r.code != ExitOK {
 		t.Fatalf("exit %d, want 0: %v", r.code, r)
 	}
@@ -54,7 +54,7 @@ func TestTrainCommandMLLOG(t *testing.T) {
 
 func TestTrainCommandShowsOutputLive(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "out")
-	r := runCLI(t, "", "train", "--trials", "1", "--output-dir", out, "--", "sh", "testdata/train_mllog.sh")
+	r := runCLI(t, "", "train", "--trials", "1", "--output-dir", out, "--", "sh", "../../benchmark/testdata/train/child.sh")
 	if r.code != ExitOK {
 		t.Fatalf("exit %d: %v", r.code, r)
 	}
@@ -65,7 +65,7 @@ func TestTrainCommandShowsOutputLive(t *testing.T) {
 
 func TestTrainCommandChildFails(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "out")
-	r := runCLI(t, "", "train", "-q", "--output-dir", out, "--", "sh", "testdata/train_fail.sh")
+	r := runCLI(t, "", "train", "-q", "--output-dir", out, "--", "sh", "../../benchmark/testdata/train/train_fail.sh")
 	if r.code != ExitFailure {
 		t.Fatalf("exit %d, want %d (the child failed): %v", r.code, ExitFailure, r)
 	}
@@ -134,12 +134,12 @@ func TestTrainUsageErrors(t *testing.T) {
 		{"two ways in at once", []string{"--workload", "reference", "--listen", "127.0.0.1:0"}, "--workload, --listen, --logs and a training command after -- are four ways in; give one"},
 		{"an unknown workload", []string{"--workload", "bert"}, "--workload"},
 		{"--ranks needs --listen", []string{"--ranks", "2", "--", "true"}, "--ranks needs --listen"},
-		{"--trials: --logs takes one trial a file", []string{"--trials", "2", "--logs", "testdata/train_mllog.sh"}, "--trials"},
+		{"--trials: --logs takes one trial a file", []string{"--trials", "2", "--logs", "../../benchmark/testdata/train/child.sh"}, "--trials"},
 		{"--timeout applies to a command", []string{"--timeout", "1s", "--workload", "reference"}, "--timeout"},
 		{"a negative --timeout", []string{"--timeout", "-1s", "--", "true"}, "--timeout"},
 		{"--logs of a file that is not there", []string{"--logs", "testdata/no-such-result.txt"}, "no such file"},
 		{"--logs of a file with no MLLOG record", []string{"--logs", "root.go"}, "not an MLPerf Training log"},
-		{"--logs and a command are two ways in", []string{"--logs", "testdata/train_mllog.sh", "--", "true"}, "ways in"},
+		{"--logs and a command are two ways in", []string{"--logs", "../../benchmark/testdata/train/child.sh", "--", "true"}, "ways in"},
 		{"an unknown scenario row", []string{"--scenario-id", "T9-9", "--", "true"}, "--scenario-id"},
 		{"a target given in percent", []string{"--target", "85", "--", "true"}, "--target"},
 		{"a baseline without a value", []string{"--baseline", "T1-1", "--", "true"}, "--baseline"},
@@ -201,7 +201,7 @@ func TestTrainPowerWithLogs(t *testing.T) {
 	if err := os.WriteFile(smi, []byte("#!/bin/sh\necho '0, 300.00, 50'\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	bad := runCLI(t, "", "train", "--logs", "testdata/train_mllog.sh", "--power", "nvidia-smi:"+smi, "--output-dir", filepath.Join(dir, "bad"))
+	bad := runCLI(t, "", "train", "--logs", "../../benchmark/testdata/train/child.sh", "--power", "nvidia-smi:"+smi, "--output-dir", filepath.Join(dir, "bad"))
 	if bad.code != ExitUsage || !strings.Contains(bad.stderr, "--power samples the meters") || !strings.Contains(bad.stderr, "replay:FILE") {
 		t.Errorf("--power of a live meter with --logs: %v", bad)
 	}
