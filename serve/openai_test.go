@@ -819,11 +819,14 @@ func TestOpenAISendTimes(t *testing.T) {
 	}
 	p50, p99 := quantiles(skews)
 	t.Logf("client arrival − server send over %d events: p50 %v, p99 %v", len(skews), time.Duration(p50), time.Duration(p99))
-	// The server takes its time after Flush returns, the client may read
-	// before that: allow a little negative skew, but not a client that
-	// reads an event long before it was sent.
-	if min := minOf(skews); min < -int64(5*time.Millisecond) {
-		t.Errorf("an event arrived %v before it was sent", time.Duration(-min))
+	// The server takes its time after Flush returns and the client may read
+	// before that, by as long as the scheduler keeps the server's goroutine
+	// waiting on a loaded machine (5.4 ms seen under CI's -race): one event
+	// proves nothing. A send time taken at the wrong moment (say, once the
+	// stream ended) would put most events' arrivals before their sends, so
+	// the median is what must not be negative beyond a little.
+	if p50 < -int64(time.Millisecond) {
+		t.Errorf("half the events arrived more than %v before they were sent (min %v)", time.Duration(-p50), time.Duration(-minOf(skews)))
 	}
 	lines := strings.Split(strings.TrimSpace(jsonl.String()), "\n")
 	var first, second SendTime
