@@ -30,13 +30,26 @@ func CheckGiven(test Test, given func(field string) bool) error {
 		if !given(o.field) || slices.Contains(o.tests, test) {
 			continue
 		}
-		names := make([]string, len(o.tests))
-		for i, t := range o.tests {
-			names[i] = string(t)
-		}
-		return fmt.Errorf("Options.%s applies to %s, not %s", o.field, strings.Join(names, " and "), test)
+		return &OptionError{Field: "Options." + o.field, AppliesTo: o.tests, Test: test}
 	}
 	return nil
+}
+
+// OptionError is an Options field given to a test it does not apply to.
+// Its message starts with the field's path ("Options.DType applies to TEST01
+// and TEST06, not TEST04"), which a command line replaces with its flag.
+type OptionError struct {
+	Field     string // the field's path, e.g. "Options.DType"
+	AppliesTo []Test // the tests the field applies to
+	Test      Test   // the test it was given to
+}
+
+func (e *OptionError) Error() string {
+	names := make([]string, len(e.AppliesTo))
+	for i, t := range e.AppliesTo {
+		names[i] = string(t)
+	}
+	return fmt.Sprintf("%s applies to %s, not %s", e.Field, strings.Join(names, " and "), e.Test)
 }
 
 // Counts returns how many findings are errors and how many warnings.
