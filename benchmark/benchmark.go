@@ -740,7 +740,7 @@ func scheduleWarning(l *trace.LatenessSummary, spin time.Duration) string {
 	}
 	msg := fmt.Sprintf("the issuer fell behind its schedule: %d of %d queries (%.3g %%) went out more than %v late (p99 %v); "+
 		"latency counts from the scheduled time, so every latency figure includes it", l.Late, l.Count, 100*float64(l.Late)/float64(l.Count),
-		l.LateAfter, RoundLateness(l.P99))
+		l.LateAfter, trace.RoundLateness(l.P99))
 	if spin < 0 {
 		return msg + "; the issuer did not busy-wait (SpinWindow below 0): this machine could not keep the schedule"
 	}
@@ -749,15 +749,6 @@ func scheduleWarning(l *trace.LatenessSummary, spin time.Duration) string {
 	}
 	return msg + fmt.Sprintf("; if the SUT shares this machine's cores, SpinWindow -1ns frees the core the issuer busy-waits on (%v before each query) "+
 		"at the cost of Go's timer precision (about a millisecond), or run the SUT on other cores", spin)
-}
-
-// RoundLateness rounds a lateness d for people: to the microsecond from a
-// millisecond up (the console's and the schedule warning's figures).
-func RoundLateness(d time.Duration) time.Duration {
-	if d >= time.Millisecond {
-		return d.Round(time.Microsecond)
-	}
-	return d
 }
 
 // verdictOf is derived.VerdictOf of the outcome: one rule for the run,

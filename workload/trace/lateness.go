@@ -40,14 +40,17 @@ func (l LatenessSummary) String() string {
 // up (below it, to the nanosecond): "Send lateness (issued − scheduled)
 // p50 …, p99 …, max …; N of M later than …".
 func (l LatenessSummary) Text() string {
-	round := func(d time.Duration) time.Duration {
-		if d >= time.Millisecond {
-			return d.Round(time.Microsecond)
-		}
-		return d
-	}
 	return fmt.Sprintf("Send lateness (issued − scheduled) p50 %v, p99 %v, max %v; %d of %d later than %v",
-		round(l.P50), round(l.P99), round(l.Max), l.Late, l.Count, l.LateAfter)
+		RoundLateness(l.P50), RoundLateness(l.P99), RoundLateness(l.Max), l.Late, l.Count, l.LateAfter)
+}
+
+// RoundLateness rounds a lateness d for people: to the microsecond from a
+// millisecond up (the console's and the schedule warning's figures).
+func RoundLateness(d time.Duration) time.Duration {
+	if d >= time.Millisecond {
+		return d.Round(time.Microsecond)
+	}
+	return d
 }
 
 // Lateness summarises the send lateness of recs (a run's records, e.g.
