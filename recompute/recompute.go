@@ -77,6 +77,12 @@ type Report struct {
 	// Differences are the claims not supported; empty when the bundle
 	// stands.
 	Differences []Difference `json:"differences,omitempty"`
+	// Unclaimed are what this version derives from the raw records but a
+	// bundle of another generator does not hold: whole files, or metrics as
+	// "file: path". They are no claims of the bundle, so no differences
+	// (an older aimeter did not derive them); for a bundle of this version
+	// they are differences instead.
+	Unclaimed []string `json:"unclaimed,omitempty"`
 	// Result is the recomputed result.json; nil for a training bundle.
 	Result *derived.ResultJSON `json:"result,omitempty"`
 	// Bundle is the bundle as bundle.Read returned it (its digests
@@ -157,6 +163,9 @@ func Check(dir string, opts Options) (*Report, error) {
 		case !regenerated[n]:
 			rep.Differences = append(rep.Differences, Difference{File: n, Claimed: "present", Recomputed: "no such file derives from the raw records"})
 			continue
+		case !claimed[n] && !rep.SameVersion:
+			rep.Unclaimed = append(rep.Unclaimed, n)
+			continue
 		case !claimed[n]:
 			rep.Differences = append(rep.Differences, Difference{File: n, Claimed: "absent", Recomputed: "derived from the raw records"})
 			continue
@@ -176,7 +185,13 @@ func Check(dir string, opts Options) (*Report, error) {
 			if err != nil {
 				return nil, err
 			}
-			rep.Differences = append(rep.Differences, diffs...)
+			for _, d := range diffs {
+				if !rep.SameVersion && d.Claimed == absent {
+					rep.Unclaimed = append(rep.Unclaimed, n+": "+d.Metric)
+					continue
+				}
+				rep.Differences = append(rep.Differences, d)
+			}
 			continue
 		}
 		if !rep.SameVersion {
@@ -212,6 +227,9 @@ func sameDir(a, b string) (bool, error) {
 	return os.SameFile(fa, fb), nil
 }
 
+// absent stands for a JSON value one side does not hold.
+const absent = "(absent)"
+
 // compareJSON compares two JSON documents leaf by leaf and names each path
 // whose value differs (numbers compared as numbers, so 1e3 equals 1000).
 func compareJSON(file string, claimed, recomputed []byte) ([]Difference, error) {
@@ -240,10 +258,10 @@ func compareJSON(file string, claimed, recomputed []byte) ([]Difference, error) 
 		cv, cok := cl[k]
 		rv, rok := rl[k]
 		if !cok {
-			cv = "(absent)"
+			cv = absent
 		}
 		if !rok {
-			rv = "(absent)"
+			rv = absent
 		}
 		if cv != rv {
 			out = append(out, Difference{File: file, Metric: k, Claimed: cv, Recomputed: rv})

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -211,4 +212,52 @@ func TestMissingAndUnreadable(t *testing.T) {
 			t.Fatalf("%+v", rep)
 		}
 	})
+}
+
+// TestOtherGeneratorUnclaimed: a metric that this version derives but an
+// older aimeter did not write is no claim of the bundle (an upload of an
+// older version must not be flagged for it), while a claimed metric that
+// differs stays a difference whatever the generator.
+func TestOtherGeneratorUnclaimed(t *testing.T) {
+	edit := func(t *testing.T, f func(doc map[string]any)) string {
+		dir := bundletest.Copy(t, bundletest.MLPerf)
+		p := filepath.Join(dir, bundle.ResultFile)
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc map[string]any
+		if err := json.Unmarshal(data, &doc); err != nil {
+			t.Fatal(err)
+		}
+		f(doc)
+		data, _ = json.MarshalIndent(doc, "", "  ")
+		os.WriteFile(p, data, 0o644)
+		fixManifest(t, dir)
+		return dir
+	}
+	dropped := func(doc map[string]any) { delete(doc["latency_ns"].(map[string]any), "p99") }
+	for _, tc := range []struct {
+		name, version string
+		edit          func(map[string]any)
+		ok            bool
+		why           string
+	}{
+		{"older generator, metric missing", "9.9.9", dropped, true, "the older version did not derive it: not a claim"},
+		{"same generator, metric missing", "", dropped, false, "this version writes it, so leaving it out is a difference"},
+		{"older generator, metric edited", "9.9.9", func(doc map[string]any) { doc["latency_ns"].(map[string]any)["p99"] = 1 }, false, "a claimed value the records do not support"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rep, err := Check(edit(t, tc.edit), Options{Version: tc.version})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.OK() != tc.ok {
+				t.Fatalf("OK = %v, want %v (%s); differences %v", rep.OK(), tc.ok, tc.why, rep.Differences)
+			}
+			if tc.ok && !slices.Contains(rep.Unclaimed, bundle.ResultFile+": latency_ns.p99") {
+				t.Fatalf("Unclaimed = %v, want it to name latency_ns.p99", rep.Unclaimed)
+			}
+		})
+	}
 }
