@@ -1,12 +1,16 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
+	"strings"
 )
 
 // Test names the statistical test of a threshold.
@@ -562,4 +566,329 @@ func betacf(a, b, x float64) float64 {
 		}
 	}
 	return h
+}
+
+// SeriesKeys are the keys that put a run into its series: the system, the
+// SUT configuration and the workload, and the series key that joins them.
+// Two runs are in one series exactly when all three agree.
+type SeriesKeys struct {
+	Key         string `json:"key"`
+	SystemKey   string `json:"system_key"`
+	ConfigKey   string `json:"config_key"`
+	WorkloadKey string `json:"workload_key"`
+}
+
+// Keys returns the keys of r's series.
+func (r *Run) Keys() SeriesKeys {
+	return SeriesKeys{Key: r.SeriesKey, SystemKey: r.SystemKey, ConfigKey: r.ConfigKey, WorkloadKey: r.WorkloadKey}
+}
+
+// String is "KEY (system S, SUT configuration C, workload W)".
+func (k SeriesKeys) String() string {
+	return fmt.Sprintf("%s (system %s, SUT configuration %s, workload %s)", k.Key, k.SystemKey, k.ConfigKey, k.WorkloadKey)
+}
+
+// The components of a series key, as NearSeries.Differs and
+// FieldDiff.Component name them.
+const (
+	ComponentSystem   = "system"
+	ComponentConfig   = "sut_config"
+	ComponentWorkload = "workload"
+)
+
+// ComponentsText is how components read in a sentence: "system, SUT
+// configuration, workload".
+func ComponentsText(cs []string) string {
+	words := make([]string, len(cs))
+	for i, c := range cs {
+		words[i] = c
+		if c == ComponentConfig {
+			words[i] = "SUT configuration"
+		}
+	}
+	return strings.Join(words, ", ")
+}
+
+// Differs returns the components of k that differ from o's, in the order
+// system, SUT configuration, workload.
+func (k SeriesKeys) Differs(o SeriesKeys) []string {
+	var out []string
+	if k.SystemKey != o.SystemKey {
+		out = append(out, ComponentSystem)
+	}
+	if k.ConfigKey != o.ConfigKey {
+		out = append(out, ComponentConfig)
+	}
+	if k.WorkloadKey != o.WorkloadKey {
+		out = append(out, ComponentWorkload)
+	}
+	return out
+}
+
+// FieldDiff is one field of a run's identity whose value differs between
+// the run judged and another series' newest run.
+type FieldDiff struct {
+	// Component is the key the field goes into (ComponentSystem,
+	// ComponentConfig or ComponentWorkload).
+	Component string `json:"component"`
+	// Path is the field's dotted path in the component's document
+	// (run.json's system, invocation.json's sut, or the workload: kind,
+	// model, data_set, scenario, mode, arrival_mode, qsl and result.json's
+	// settings and concurrency), array elements as [i].
+	Path string `json:"path"`
+	// Here is the value of the run judged and There the other run's, as
+	// JSON; "" when the run has no such field.
+	Here  string `json:"here"`
+	There string `json:"there"`
+}
+
+// String is `path "there" there, "here" here`.
+func (d FieldDiff) String() string {
+	return fmt.Sprintf("%s %s there, %s here", d.Path, dash(d.There), dash(d.Here))
+}
+
+// NearSeries is a series close to the one of a run that has no baseline:
+// which of its keys differ, and in which fields.
+type NearSeries struct {
+	Series
+	// Differs names the components whose keys differ (ComponentSystem,
+	// ComponentConfig, ComponentWorkload).
+	Differs []string `json:"differs"`
+	// Fields are the fields that differ between the run judged and the
+	// series' newest run, at most maxFieldDiffs of each component; empty
+	// when the component's key differs in a field the stored documents do
+	// not show.
+	Fields []FieldDiff `json:"fields,omitempty"`
+}
+
+// String describes the series in one line: its key, its runs and what
+// differs.
+func (n NearSeries) String() string {
+	s := fmt.Sprintf("%s (%d runs, newest %d) differs in %s", n.Key, n.Runs, n.LatestID, ComponentsText(n.Differs))
+	if len(n.Fields) > 0 {
+		fields := make([]string, len(n.Fields))
+		for i, f := range n.Fields {
+			fields[i] = f.String()
+		}
+		s += ": " + strings.Join(fields, "; ")
+	}
+	return s
+}
+
+// maxNearSeries is how many nearest series Compare lists; maxFieldDiffs
+// how many fields of one component a NearSeries lists.
+const (
+	maxNearSeries = 3
+	maxFieldDiffs = 6
+)
+
+// NearestSeries returns up to three series other than run's, nearest
+// first: those with the same workload (the same test) before others, then
+// those that differ in fewer keys, then the newest. Each says which keys
+// differ and in which fields of the stored documents.
+func (s *Store) NearestSeries(ctx context.Context, run *Run) ([]NearSeries, error) {
+	all, err := s.AllSeries(ctx)
+	if err != nil {
+		return nil, err
+	}
+	here := run.Keys()
+	var near []NearSeries
+	for _, x := range all {
+		if x.Key == run.SeriesKey {
+			continue
+		}
+		near = append(near, NearSeries{Series: x, Differs: here.Differs(SeriesKeys{Key: x.Key, SystemKey: x.SystemKey, ConfigKey: x.ConfigKey, WorkloadKey: x.WorkloadKey})})
+	}
+	slices.SortStableFunc(near, func(a, b NearSeries) int {
+		aw, bw := slices.Contains(a.Differs, ComponentWorkload), slices.Contains(b.Differs, ComponentWorkload)
+		if aw != bw {
+			if aw {
+				return 1
+			}
+			return -1
+		}
+		if c := len(a.Differs) - len(b.Differs); c != 0 {
+			return c
+		}
+		return cmp.Compare(b.LatestID, a.LatestID)
+	})
+	near = near[:min(len(near), maxNearSeries)]
+	hereDocs := identityDocs(run)
+	for i := range near {
+		other, err := s.Run(ctx, near[i].LatestID)
+		if err != nil {
+			return nil, err
+		}
+		thereDocs := identityDocs(other)
+		for _, c := range near[i].Differs {
+			near[i].Fields = append(near[i].Fields, diffDocs(c, hereDocs[c], thereDocs[c])...)
+		}
+	}
+	return near, nil
+}
+
+// identityDocs returns, by component, the documents a run's keys are
+// computed from, as far as the stored run keeps them: run.json's system
+// (without the Go and aimeter versions, which the key leaves out),
+// invocation.json's sut, and the workload's fields.
+func identityDocs(r *Run) map[string]any {
+	var sys map[string]any
+	json.Unmarshal(r.System, &sys)
+	for k := range sys {
+		switch k {
+		case "Hostname", "OS", "Arch", "CPU", "Cores", "MemoryBytes", "Accelerators":
+		default:
+			delete(sys, k)
+		}
+	}
+	var cfg any
+	json.Unmarshal(r.SUTConfig, &cfg)
+	work := map[string]any{"kind": r.Kind, "model": r.Model, "data_set": r.DataSet, "scenario": r.Scenario, "mode": r.Mode, "arrival_mode": r.ArrivalMode, "qsl": r.QSL}
+	var res map[string]any
+	if json.Unmarshal(r.Result, &res) == nil {
+		for _, k := range []string{"settings", "concurrency", "config"} {
+			if v, ok := res[k]; ok {
+				work[k] = v
+			}
+		}
+	}
+	return map[string]any{ComponentSystem: sys, ComponentConfig: cfg, ComponentWorkload: work}
+}
+
+// diffDocs returns the leaves of two JSON documents that differ, by path,
+// at most maxFieldDiffs.
+func diffDocs(component string, here, there any) []FieldDiff {
+	h, t := map[string]string{}, map[string]string{}
+	leaves("", here, h)
+	leaves("", there, t)
+	paths := make([]string, 0, len(h)+len(t))
+	for p := range h {
+		paths = append(paths, p)
+	}
+	for p := range t {
+		if _, ok := h[p]; !ok {
+			paths = append(paths, p)
+		}
+	}
+	slices.Sort(paths)
+	var out []FieldDiff
+	for _, p := range paths {
+		if h[p] != t[p] && len(out) < maxFieldDiffs {
+			out = append(out, FieldDiff{Component: component, Path: p, Here: h[p], There: t[p]})
+		}
+	}
+	return out
+}
+
+// leaves puts every leaf of doc into out by its path, as JSON.
+func leaves(prefix string, doc any, out map[string]string) {
+	switch v := doc.(type) {
+	case map[string]any:
+		for k, x := range v {
+			p := k
+			if prefix != "" {
+				p = prefix + "." + k
+			}
+			leaves(p, x, out)
+		}
+	case []any:
+		for i, x := range v {
+			leaves(fmt.Sprintf("%s[%d]", prefix, i), x, out)
+		}
+	case nil:
+		if prefix != "" {
+			out[prefix] = "null"
+		}
+	default:
+		b, _ := json.Marshal(v)
+		out[prefix] = string(b)
+	}
+}
+
+// BaselineSource says how Compare chose the baseline.
+type BaselineSource string
+
+const (
+	// FromSeries: the earlier runs of the candidate's series.
+	FromSeries BaselineSource = "series"
+	// FromNamed: the other runs named beside the candidate.
+	FromNamed BaselineSource = "named"
+	// FromRun: a run picked by its ID (aimeter results compare --baseline
+	// ID).
+	FromRun BaselineSource = "run"
+	// FromLatestOf: the newest run of a series recorded before the
+	// candidate (--baseline latest-of:SERIES).
+	FromLatestOf BaselineSource = "latest-of"
+)
+
+// BaselineChoice picks a baseline run explicitly; its zero value picks
+// none (the earlier runs of the candidate's series are the baseline).
+// At most one field is set.
+type BaselineChoice struct {
+	// RunID picks a stored run; 0 none.
+	RunID int64
+	// LatestOf picks the newest run of the series with this key that was
+	// recorded before the candidate; "" none.
+	LatestOf string
+}
+
+// IsZero reports whether c picks nothing.
+func (c BaselineChoice) IsZero() bool { return c.RunID == 0 && c.LatestOf == "" }
+
+// String is the choice as the command line spells it: the run's ID or
+// latest-of:SERIES.
+func (c BaselineChoice) String() string {
+	if c.LatestOf != "" {
+		return "latest-of:" + c.LatestOf
+	}
+	return strconv.FormatInt(c.RunID, 10)
+}
+
+// BaselineError is Compare's error when the baseline a BaselineChoice
+// names is not there; it matches ErrNotFound under errors.Is.
+type BaselineError struct {
+	// Choice is the choice that found nothing.
+	Choice BaselineChoice
+	// Reason says why, in words.
+	Reason string
+}
+
+func (e *BaselineError) Error() string { return e.Reason }
+
+// Is makes errors.Is(err, ErrNotFound) true.
+func (e *BaselineError) Is(target error) bool { return target == ErrNotFound }
+
+// resolveBaseline returns the run c picks as the baseline of candidate.
+func (s *Store) resolveBaseline(ctx context.Context, candidate *Run, c BaselineChoice) (*Run, error) {
+	switch {
+	case c.RunID != 0 && c.LatestOf != "":
+		return nil, errors.New("store: a baseline choice sets a run ID or a series, not both")
+	case c.RunID != 0:
+		r, err := s.Run(ctx, c.RunID)
+		if errors.Is(err, ErrNotFound) {
+			return nil, &BaselineError{Choice: c, Reason: fmt.Sprintf("no run %d in the results store (aimeter results list shows the runs)", c.RunID)}
+		}
+		if err != nil {
+			return nil, err
+		}
+		if r.ID == candidate.ID {
+			return nil, &BaselineError{Choice: c, Reason: fmt.Sprintf("run %d is the run being judged; a run compared with itself never regresses", r.ID)}
+		}
+		return r, nil
+	}
+	runs, err := s.Runs(ctx, RunFilter{SeriesKey: c.LatestOf, BeforeID: candidate.ID, Limit: 1})
+	if err != nil {
+		return nil, err
+	}
+	if len(runs) == 1 {
+		return &runs[0], nil
+	}
+	exists, err := s.Runs(ctx, RunFilter{SeriesKey: c.LatestOf, Limit: 1})
+	if err != nil {
+		return nil, err
+	}
+	if len(exists) == 0 {
+		return nil, &BaselineError{Choice: c, Reason: fmt.Sprintf("no series %s in the results store (aimeter results list shows each run's series key)", c.LatestOf)}
+	}
+	return nil, &BaselineError{Choice: c, Reason: fmt.Sprintf("series %s has no run recorded before run %d", c.LatestOf, candidate.ID)}
 }

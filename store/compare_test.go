@@ -1,9 +1,20 @@
 package store_test
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
 	"math"
+	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
+	"time"
 
+	"aimeter/benchmark"
+	"aimeter/loadgen"
+	"aimeter/loadgen/loadgentest"
 	"aimeter/store"
 )
 
@@ -202,4 +213,142 @@ func TestThresholdValidate(t *testing.T) {
 	if err := (store.Threshold{}).Validate(); err != nil {
 		t.Errorf("the zero threshold: %v", err)
 	}
+}
+
+// namedSUT is a DelaySUT under another name.
+type namedSUT struct {
+	loadgentest.DelaySUT
+	name string
+}
+
+func (n namedSUT) Name() string { return n.name }
+
+// makeNamedBundle is makeBundle with the SUT's name set: the name is in
+// the SUT configuration, so runs of another name have another config_key
+// and start a series of their own, as a server on another port does.
+func makeNamedBundle(t testing.TB, name string, delay time.Duration) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "bundle")
+	s := loadgentest.SmallSettings(loadgen.Offline, loadgen.PerformanceOnly)
+	_, err := benchmark.Run(context.Background(), benchmark.Plan{
+		Custom:    &benchmark.Custom{SUT: namedSUT{loadgentest.DelaySUT{Delay: delay}, name}, QSL: &loadgentest.QSL{Total: 64}},
+		Settings:  benchmark.Settings{Explicit: &s},
+		OutputDir: dir,
+		NoReport:  true,
+	})
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	return dir
+}
+
+// TestCompareNoBaseline: a slower run of a SUT configuration no earlier run
+// shares has no baseline; the comparison says so, prints the series keys
+// and names the nearest series and the field that differs. On the old
+// code it said only "not judged" and Regressed was false.
+func TestCompareNoBaseline(t *testing.T) {
+	fast, slow := makeNamedBundle(t, "build-a", time.Millisecond), makeNamedBundle(t, "build-b", 30*time.Millisecond)
+	forEach(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		a := must[*store.Run](t)(store.RecordBundle(ctx, s, fast))
+		b := must[*store.Run](t)(store.RecordBundle(ctx, s, slow))
+		if a.SeriesKey == b.SeriesKey || a.WorkloadKey != b.WorkloadKey || a.ConfigKey == b.ConfigKey {
+			t.Fatalf("keys %+v and %+v: want the same workload, another SUT configuration", a.Keys(), b.Keys())
+		}
+		c := must[*store.Comparison](t)(s.Compare(ctx, nil, nil))
+		if !c.NoBaseline || c.Regressed || len(c.Baseline.RunIDs) != 0 || c.Baseline.Source != store.FromSeries {
+			t.Fatalf("comparison: no baseline %v, regressed %v, baseline %+v", c.NoBaseline, c.Regressed, c.Baseline)
+		}
+		if c.Series != b.Keys() {
+			t.Errorf("series %+v, want the candidate's %+v", c.Series, b.Keys())
+		}
+		if len(c.Nearest) != 1 || c.Nearest[0].Key != a.SeriesKey || !slices.Equal(c.Nearest[0].Differs, []string{store.ComponentConfig}) {
+			t.Fatalf("nearest %+v, want %s differing in the SUT configuration", c.Nearest, a.SeriesKey)
+		}
+		want := store.FieldDiff{Component: store.ComponentConfig, Path: "name", Here: `"build-b"`, There: `"build-a"`}
+		if !slices.Contains(c.Nearest[0].Fields, want) {
+			t.Errorf("fields %+v lack %+v", c.Nearest[0].Fields, want)
+		}
+		var text bytes.Buffer
+		if err := c.WriteComparison(&text); err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{
+			"series of run 2: " + b.Keys().String(),
+			"no baseline: no run of series " + b.SeriesKey + " was recorded before run 2",
+			"nearest series:\n  " + a.SeriesKey + " (1 runs, newest 1) differs in SUT configuration: name \"build-a\" there, \"build-b\" here",
+		} {
+			if !strings.Contains(text.String(), want) {
+				t.Errorf("text lacks %q:\n%s", want, text.String())
+			}
+		}
+		js := must[[]byte](t)(json.Marshal(c))
+		var doc struct {
+			NoBaseline bool             `json:"no_baseline"`
+			Series     store.SeriesKeys `json:"series"`
+			Nearest    []struct {
+				Key     string   `json:"key"`
+				Differs []string `json:"differs"`
+			} `json:"nearest_series"`
+		}
+		if err := json.Unmarshal(js, &doc); err != nil || !doc.NoBaseline || doc.Series.Key != b.SeriesKey || doc.Series.ConfigKey != b.ConfigKey ||
+			len(doc.Nearest) != 1 || doc.Nearest[0].Key != a.SeriesKey || doc.Nearest[0].Differs[0] != "sut_config" {
+			t.Errorf("JSON (%v): %s", err, js)
+		}
+	})
+}
+
+// TestCompareBaselineChoice: a baseline picked by run ID or as the newest
+// earlier run of a named series judges the run; a choice that finds no
+// run is a *BaselineError that says why.
+func TestCompareBaselineChoice(t *testing.T) {
+	fast, slow := makeNamedBundle(t, "build-a", time.Millisecond), makeNamedBundle(t, "build-b", 30*time.Millisecond)
+	forEach(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		a := must[*store.Run](t)(store.RecordBundle(ctx, s, fast))
+		b := must[*store.Run](t)(store.RecordBundle(ctx, s, slow))
+		ts := []store.Threshold{{Limit: 50}}
+		for _, tc := range []struct {
+			name   string
+			choice store.BaselineChoice
+			source store.BaselineSource
+		}{
+			{"by ID", store.BaselineChoice{RunID: a.ID}, store.FromRun},
+			{"newest of a series", store.BaselineChoice{LatestOf: a.SeriesKey}, store.FromLatestOf},
+		} {
+			c, err := s.CompareWith(ctx, store.CompareOptions{Thresholds: ts, Baseline: tc.choice})
+			if err != nil {
+				t.Fatalf("%s: %v", tc.name, err)
+			}
+			if c.NoBaseline || !c.Regressed || c.Baseline.Source != tc.source || !slices.Equal(c.Baseline.RunIDs, []int64{a.ID}) ||
+				len(c.Baseline.Series) != 1 || c.Baseline.Series[0] != a.Keys() || len(c.OtherSeries) != 1 {
+				t.Errorf("%s: a 30× slower run against run %d: regressed %v, baseline %+v, checks %+v", tc.name, a.ID, c.Regressed, c.Baseline, c.Checks)
+			}
+			var text bytes.Buffer
+			c.WriteComparison(&text)
+			if !strings.Contains(text.String(), "series of the baseline: "+a.Keys().String()+", differs in SUT configuration") {
+				t.Errorf("%s: text:\n%s", tc.name, text.String())
+			}
+		}
+		for _, tc := range []struct {
+			name   string
+			ids    []int64
+			choice store.BaselineChoice
+			reason string
+		}{
+			{"a run the store lacks", nil, store.BaselineChoice{RunID: 999}, "no run 999 in the results store"},
+			{"a series the store lacks", nil, store.BaselineChoice{LatestOf: "0123456789abcdef"}, "no series 0123456789abcdef in the results store"},
+			{"a series with no earlier run", []int64{a.ID}, store.BaselineChoice{LatestOf: b.SeriesKey}, "series " + b.SeriesKey + " has no run recorded before run 1"},
+			{"the run judged itself", nil, store.BaselineChoice{RunID: b.ID}, "run 2 is the run being judged"},
+		} {
+			_, err := s.CompareWith(ctx, store.CompareOptions{IDs: tc.ids, Baseline: tc.choice})
+			var be *store.BaselineError
+			if !errors.As(err, &be) || be.Choice != tc.choice || !errors.Is(err, store.ErrNotFound) || !strings.Contains(err.Error(), tc.reason) {
+				t.Errorf("%s: %v, want a *BaselineError saying %q", tc.name, err, tc.reason)
+			}
+		}
+		if _, err := s.CompareWith(ctx, store.CompareOptions{IDs: []int64{a.ID, b.ID}, Baseline: store.BaselineChoice{RunID: a.ID}}); err == nil {
+			t.Error("a baseline choice with two runs named: no error")
+		}
+	})
 }

@@ -111,44 +111,108 @@ type Comparison struct {
 	Checks []Check `json:"checks"`
 	// Regressed is Regressed(Checks).
 	Regressed bool `json:"regressed"`
+	// Series are the keys of the candidate's series.
+	Series SeriesKeys `json:"series"`
+	// Baseline says how the baseline was chosen, which runs it holds and
+	// their series.
+	Baseline BaselineInfo `json:"baseline"`
+	// NoBaseline is true when no baseline run was found (the candidate's
+	// series has no earlier run): the checks judged nothing, and a gate
+	// must not pass on that by accident.
+	NoBaseline bool `json:"no_baseline"`
+	// Nearest are, when NoBaseline, the series nearest the candidate's
+	// (Store.NearestSeries): why the run started a series of its own.
+	Nearest []NearSeries `json:"nearest_series,omitempty"`
 	// Candidate is the run judged.
 	Candidate Run `json:"-"`
-	// OtherSeries are the runs named beside the candidate that are in
-	// another series (another system, SUT configuration or workload).
+	// OtherSeries are the baseline runs that are in another series than
+	// the candidate (another system, SUT configuration or workload).
 	OtherSeries []Run `json:"-"`
 }
 
-// Compare judges a run as aimeter results compare does. With no ids the
-// newest run of the store (ErrNoRuns when there is none), with one that
-// run, is checked against its series' history with ts, else the series'
-// stored thresholds; the comparison shows it beside up to four earlier
-// runs of its series (more when a threshold looks further back). With two
-// or more ids the newest is judged against all the others (each
-// threshold's Lookback defaulting to their number) with ts, else the
-// candidate's series' stored thresholds, else the default threshold. A
-// missing run is a *RunNotFoundError.
+// BaselineInfo is where a comparison's baseline came from.
+type BaselineInfo struct {
+	// Source says how the runs were chosen.
+	Source BaselineSource `json:"source"`
+	// RunIDs are the baseline runs shown beside the candidate, newest
+	// first (each check lists the ones it used); empty when none was
+	// found.
+	RunIDs []int64 `json:"run_ids"`
+	// Series are the keys of the baseline runs' series, the newest run's
+	// first, each once.
+	Series []SeriesKeys `json:"series"`
+}
+
+// CompareOptions say which run Compare judges and against what; the zero
+// value judges the newest run of the store against the earlier runs of its
+// series with its series' thresholds.
+type CompareOptions struct {
+	// IDs name the runs: none, the newest run of the store; one, that
+	// run; two or more, the runs side by side, the newest judged against
+	// the others.
+	IDs []int64
+	// Thresholds judge the candidate; nil means the thresholds stored for
+	// its series, else a 5 % change of the headline metric.
+	Thresholds []Threshold
+	// Baseline picks the baseline run explicitly; its zero value means the
+	// earlier runs of the candidate's series (with two or more IDs, the
+	// others named). It goes with at most one ID.
+	Baseline BaselineChoice
+}
+
+// Compare is CompareWith of the runs ids name and thresholds ts.
 func (s *Store) Compare(ctx context.Context, ids []int64, ts []Threshold) (*Comparison, error) {
+	return s.CompareWith(ctx, CompareOptions{IDs: ids, Thresholds: ts})
+}
+
+// CompareWith judges a run as aimeter results compare does. With no IDs
+// the newest run of the store (ErrNoRuns when there is none), with one
+// that run, is checked against its series' history with the thresholds,
+// else the series' stored thresholds; the comparison shows it beside up to
+// four earlier runs of its series (more when a threshold looks further
+// back). When the series has no earlier run, NoBaseline is set and Nearest
+// lists the series nearest the candidate's. With o.Baseline, the run it
+// picks is the baseline instead (a *BaselineError when there is none),
+// judged as a named run. With two or more IDs the newest is judged against
+// all the others (each threshold's Lookback defaulting to their number)
+// with the thresholds, else the candidate's series' stored thresholds,
+// else the default threshold. A missing run is a *RunNotFoundError.
+func (s *Store) CompareWith(ctx context.Context, o CompareOptions) (*Comparison, error) {
 	var c Comparison
 	var base []Run
 	var err error
-	switch len(ids) {
-	case 0, 1:
-		if len(ids) == 0 {
-			latest, err := s.Runs(ctx, RunFilter{Limit: 1})
-			if err != nil {
-				return nil, err
-			}
-			if len(latest) == 0 {
-				return nil, ErrNoRuns
-			}
-			c.Candidate = latest[0]
-		} else {
-			runs, err := s.RunsByID(ctx, ids)
-			if err != nil {
-				return nil, err
-			}
-			c.Candidate = runs[0]
+	ts := o.Thresholds
+	if len(o.IDs) > 1 && !o.Baseline.IsZero() {
+		return nil, errors.New("store: a baseline choice goes with at most one run ID; with more, the others named are the baseline")
+	}
+	switch len(o.IDs) {
+	case 0:
+		latest, err := s.Runs(ctx, RunFilter{Limit: 1})
+		if err != nil {
+			return nil, err
 		}
+		if len(latest) == 0 {
+			return nil, ErrNoRuns
+		}
+		c.Candidate = latest[0]
+	case 1:
+		runs, err := s.RunsByID(ctx, o.IDs)
+		if err != nil {
+			return nil, err
+		}
+		c.Candidate = runs[0]
+	default:
+		runs, err := s.RunsByID(ctx, o.IDs)
+		if err != nil {
+			return nil, err
+		}
+		slices.SortFunc(runs, func(a, b Run) int { return cmp.Compare(b.ID, a.ID) })
+		c.Candidate, base = runs[0], runs[1:]
+		c.Baseline.Source = FromNamed
+	}
+	switch {
+	case len(o.IDs) < 2 && o.Baseline.IsZero():
+		c.Baseline.Source = FromSeries
 		if c.Checks, err = s.CheckRun(ctx, &c.Candidate, ts); err != nil {
 			return nil, err
 		}
@@ -160,21 +224,21 @@ func (s *Store) Compare(ctx context.Context, ids []int64, ts []Threshold) (*Comp
 			return nil, err
 		}
 	default:
-		runs, err := s.RunsByID(ctx, ids)
-		if err != nil {
-			return nil, err
+		if len(o.IDs) < 2 {
+			b, err := s.resolveBaseline(ctx, &c.Candidate, o.Baseline)
+			if err != nil {
+				return nil, err
+			}
+			base = []Run{*b}
+			c.Baseline.Source = FromRun
+			if o.Baseline.LatestOf != "" {
+				c.Baseline.Source = FromLatestOf
+			}
 		}
-		slices.SortFunc(runs, func(a, b Run) int { return cmp.Compare(b.ID, a.ID) })
-		c.Candidate, base = runs[0], runs[1:]
 		ts = slices.Clone(ts)
 		if ts == nil {
 			if ts, err = s.Thresholds(ctx, c.Candidate.SeriesKey); err != nil {
 				return nil, err
-			}
-		}
-		for _, b := range base {
-			if b.SeriesKey != c.Candidate.SeriesKey {
-				c.OtherSeries = append(c.OtherSeries, b)
 			}
 		}
 		if ts == nil {
@@ -186,6 +250,24 @@ func (s *Store) Compare(ctx context.Context, ids []int64, ts []Threshold) (*Comp
 			}
 		}
 		if c.Checks, err = s.CheckAgainst(ctx, &c.Candidate, base, ts); err != nil {
+			return nil, err
+		}
+	}
+	c.Series = c.Candidate.Keys()
+	c.Baseline.RunIDs = make([]int64, 0, len(base))
+	c.Baseline.Series = []SeriesKeys{}
+	for _, b := range base {
+		c.Baseline.RunIDs = append(c.Baseline.RunIDs, b.ID)
+		if !slices.ContainsFunc(c.Baseline.Series, func(k SeriesKeys) bool { return k.Key == b.SeriesKey }) {
+			c.Baseline.Series = append(c.Baseline.Series, b.Keys())
+		}
+		if b.SeriesKey != c.Candidate.SeriesKey {
+			c.OtherSeries = append(c.OtherSeries, b)
+		}
+	}
+	if len(base) == 0 {
+		c.NoBaseline = true
+		if c.Nearest, err = s.NearestSeries(ctx, &c.Candidate); err != nil {
 			return nil, err
 		}
 	}
@@ -350,7 +432,11 @@ func (c *Comparison) WriteComparison(w io.Writer) error {
 		}
 		return "-"
 	})
-	if err := tw.Flush(); err != nil || len(c.Checks) == 0 {
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	if err := c.writeBaseline(w); err != nil || len(c.Checks) == 0 {
 		return err
 	}
 	fmt.Fprintln(w)
@@ -358,6 +444,50 @@ func (c *Comparison) WriteComparison(w io.Writer) error {
 		if _, err := fmt.Fprintln(w, ch.String()); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// writeBaseline writes the series of the run judged, where its baseline
+// came from and, when it has none, the nearest series and what differs.
+func (c *Comparison) writeBaseline(w io.Writer) error {
+	id := c.Candidate.ID
+	fmt.Fprintf(w, "series of run %d: %s\n", id, c.Series)
+	if c.NoBaseline {
+		fmt.Fprintf(w, "no baseline: no run of series %s was recorded before run %d\n", c.Series.Key, id)
+		if len(c.Nearest) == 0 {
+			_, err := fmt.Fprintln(w, "no other series in the store")
+			return err
+		}
+		fmt.Fprintln(w, "nearest series:")
+		for _, n := range c.Nearest {
+			if _, err := fmt.Fprintf(w, "  %s\n", n); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	how := map[BaselineSource]string{
+		FromSeries:   "the earlier runs of its series",
+		FromNamed:    "the runs named",
+		FromRun:      "the run picked by ID",
+		FromLatestOf: "the newest earlier run of the series picked",
+	}[c.Baseline.Source]
+	ids := make([]string, len(c.Baseline.RunIDs))
+	for i, b := range c.Baseline.RunIDs {
+		ids[i] = strconv.FormatInt(b, 10)
+	}
+	runs := "runs"
+	if len(ids) == 1 {
+		runs = "run"
+	}
+	fmt.Fprintf(w, "baseline: %s %s (%s)\n", runs, strings.Join(ids, ", "), how)
+	for _, k := range c.Baseline.Series {
+		if k.Key == c.Series.Key {
+			fmt.Fprintf(w, "series of the baseline: %s, the same\n", k.Key)
+			continue
+		}
+		fmt.Fprintf(w, "series of the baseline: %s, differs in %s\n", k, ComponentsText(k.Differs(c.Series)))
 	}
 	return nil
 }

@@ -255,14 +255,71 @@ func (f *thresholdFlags) threshold(cmd *cobra.Command) (store.Threshold, bool, e
 	return t, given, nil
 }
 
+// parseBaseline reads --baseline: a run ID or latest-of:SERIES. args are
+// the command's arguments, to show the one-word form when the series was
+// given as the next one.
+func parseBaseline(v string, args []string) (store.BaselineChoice, error) {
+	if key, ok := strings.CutPrefix(v, "latest-of:"); ok {
+		if key == "" {
+			return store.BaselineChoice{}, usageError("--baseline %s: name the series after the colon, as in latest-of:6b9ce791e35c0f45 (aimeter results list shows each run's series key)", v)
+		}
+		return store.BaselineChoice{LatestOf: key}, nil
+	}
+	if v == "latest-of" {
+		key := "SERIES"
+		if len(args) > 0 {
+			key = args[0]
+		}
+		return store.BaselineChoice{}, usageError("--baseline latest-of: write the series in the same word, --baseline latest-of:%s (latest-of SERIES as two words is not taken)", key)
+	}
+	id, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || id <= 0 {
+		return store.BaselineChoice{}, usageError("--baseline %q: want a run ID or latest-of:SERIES (aimeter results list shows both)", v)
+	}
+	return store.BaselineChoice{RunID: id}, nil
+}
+
+// noBaselineError is the error of a gate that had nothing to compare
+// with: why the run has no baseline, the nearest series, and how to pick
+// one.
+func noBaselineError(c *store.Comparison) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "run %d was not judged: it has no baseline, because no earlier run shares its series %s", c.Candidate.ID, c.Series)
+	pick := "--baseline latest-of:SERIES"
+	if len(c.Nearest) > 0 {
+		fmt.Fprintf(&b, "; nearest series: %s", c.Nearest[0])
+		pick = "--baseline latest-of:" + c.Nearest[0].Key
+	}
+	fmt.Fprintf(&b, ". A gate without a baseline does not pass: pick one with --baseline ID or %s, or let a run without one pass with --allow-no-baseline", pick)
+	return withCode(ExitNoBaseline, errors.New(b.String()))
+}
+
 func newResultsCompareCommand(st *State, dsn *string) *cobra.Command {
 	var tf thresholdFlags
-	var failOn, asJSON bool
+	var failOn, allowNoBase, asJSON bool
+	var baseline string
 	cmd := &cobra.Command{
 		Use:   "compare [ID...]",
 		Short: "Runs side by side, and the newest judged against the others or its series' history",
 		Long:  helpText("results_compare"),
+		Example: `  aimeter results compare --fail-on-regression
+  aimeter results compare 23 --baseline 22 --fail-on-regression
+  aimeter results compare --baseline latest-of:6b9ce791e35c0f45 --fail-on-regression
+  aimeter results compare --fail-on-regression --allow-no-baseline`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if allowNoBase && !failOn {
+				return usageError("--allow-no-baseline applies only with --fail-on-regression; drop it")
+			}
+			var choice store.BaselineChoice
+			if cmd.Flags().Changed("baseline") {
+				var err error
+				if choice, err = parseBaseline(baseline, args); err != nil {
+					return err
+				}
+				if len(args) > 1 {
+					return usageError("--baseline applies only to one run ID or none: with %d IDs the others named are the baseline; drop it", len(args))
+				}
+			}
 			ids, err := parseRunIDs(args)
 			if err != nil {
 				return err
@@ -276,12 +333,17 @@ func newResultsCompareCommand(st *State, dsn *string) *cobra.Command {
 				if given {
 					ts = []store.Threshold{th}
 				}
-				c, err := s.Compare(ctx, ids, ts)
+				c, err := s.CompareWith(ctx, store.CompareOptions{IDs: ids, Thresholds: ts, Baseline: choice})
+				var be *store.BaselineError
+				if errors.As(err, &be) {
+					return withCode(ExitUsage, fmt.Errorf("--baseline %s: %w", be.Choice, err))
+				}
 				if err != nil {
 					return storeCode(err)
 				}
 				for _, b := range c.OtherSeries {
-					fmt.Fprintf(st.Stderr, "warning: run %d is in series %s, run %d in %s: they differ in system, SUT configuration or workload\n", b.ID, b.SeriesKey, c.Candidate.ID, c.Candidate.SeriesKey)
+					differs := store.ComponentsText(c.Series.Differs(b.Keys()))
+					fmt.Fprintf(st.Stderr, "warning: run %d is in series %s, run %d in %s: they differ in %s\n", b.ID, b.SeriesKey, c.Candidate.ID, c.Candidate.SeriesKey, differs)
 				}
 				if asJSON {
 					err = writeJSON(st.Stdout, c)
@@ -291,7 +353,13 @@ func newResultsCompareCommand(st *State, dsn *string) *cobra.Command {
 				if err != nil {
 					return withCode(ExitFailure, err)
 				}
-				if failOn && c.Regressed {
+				switch {
+				case !failOn:
+				case c.NoBaseline && allowNoBase:
+					fmt.Fprintf(st.Stderr, "aimeter: run %d not judged: no baseline (allowed by --allow-no-baseline)\n", c.Candidate.ID)
+				case c.NoBaseline:
+					return noBaselineError(c)
+				case c.Regressed:
 					return withCode(ExitRegression, fmt.Errorf("run %d regressed", c.Candidate.ID))
 				}
 				return nil
@@ -299,8 +367,10 @@ func newResultsCompareCommand(st *State, dsn *string) *cobra.Command {
 		},
 	}
 	addThresholdFlags(cmd, &tf)
-	cmd.Flags().BoolVar(&failOn, "fail-on-regression", false, "exit with 5 when the newest run regressed (for CI)")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the runs, their metrics and the checks as JSON")
+	cmd.Flags().BoolVar(&failOn, "fail-on-regression", false, "exit with 5 when the newest run regressed, with 7 when it has no baseline (for CI)")
+	cmd.Flags().BoolVar(&allowNoBase, "allow-no-baseline", false, "with --fail-on-regression: exit 0, not 7, when the run has no baseline (the first run of a series)")
+	cmd.Flags().StringVar(&baseline, "baseline", "", "the baseline: a run `ID`, or latest-of:SERIES for the newest run of that series recorded before the run judged (default: the earlier runs of its series)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the runs, their metrics, the series keys, the baseline and the checks as JSON")
 	return cmd
 }
 

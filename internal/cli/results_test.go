@@ -119,7 +119,7 @@ func TestCompareFailOnRegression(t *testing.T) {
 	// tail of a run on a busy machine is too noisy for a tight bound).
 	p50 := []string{"--metric", "latency_ns.p50", "--limit", "50"}
 	run(20 * time.Millisecond)
-	if r := compare(p50...); r.code != ExitOK || !strings.Contains(r.stdout, "not judged") {
+	if r := compare(p50...); r.code != ExitNoBaseline || !strings.Contains(r.stdout, "not judged") {
 		t.Errorf("one run, no history: %s", r)
 	}
 	run(20 * time.Millisecond)
@@ -160,6 +160,113 @@ func TestCompareFailOnRegression(t *testing.T) {
 	}
 	if r := runCLI(t, "", "results", "threshold", "--store", dsn); !strings.Contains(r.stdout, "no thresholds stored") {
 		t.Errorf("threshold list after delete:\n%s", r)
+	}
+}
+
+// TestCompareGateWithoutBaseline is issue 41's reproduction: a build
+// served on another port starts a series of its own, and a run 5× slower
+// there passed `compare --fail-on-regression` (exit 0, "not judged: 0
+// earlier runs"). Now the gate exits 7 and says why, printing the series
+// keys and the field that differs; --allow-no-baseline lets it pass on
+// purpose, and --baseline picks the run to compare with.
+func TestCompareGateWithoutBaseline(t *testing.T) {
+	server := func(delay time.Duration) *httptest.Server {
+		sim, err := serve.NewOpenAI(serve.OpenAIOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == http.MethodPost {
+				time.Sleep(delay)
+			}
+			sim.ServeHTTP(w, r)
+		}))
+		t.Cleanup(func() { sim.Close(); srv.Close() })
+		return srv
+	}
+	old, slow := server(20*time.Millisecond), server(100*time.Millisecond)
+	dsn := filepath.Join(t.TempDir(), "results.db")
+	for _, srv := range []*httptest.Server{old, slow} {
+		r := runCLI(t, "", "run", "-q", "--sut", "openai", "--url", srv.URL, "--scenario", "SingleStream",
+			"--qsl-size", "16", "--input-tokens", "4", "--output-tokens", "2",
+			"--set", "min_duration=0", "--set", "min_query_count=16", "--set", "target_latency=0.1",
+			"--output-dir", filepath.Join(t.TempDir(), "run"), "--store", dsn)
+		if r.code != ExitOK && r.code != ExitInvalid {
+			t.Fatal(r)
+		}
+	}
+	var runs []store.Run
+	if err := json.Unmarshal([]byte(runCLI(t, "", "results", "list", "--store", dsn, "--json").stdout), &runs); err != nil || len(runs) != 2 {
+		t.Fatalf("list: %v", err)
+	}
+	newKey, oldKey := runs[0].SeriesKey, runs[1].SeriesKey
+	if newKey == oldKey {
+		t.Fatalf("both runs in series %s: the port is part of the SUT configuration", newKey)
+	}
+	compare := func(args ...string) cliResult {
+		return runCLI(t, "", append([]string{"results", "compare", "--store", dsn, "--metric", "latency_ns.p50", "--limit", "50"}, args...)...)
+	}
+
+	r := compare("--fail-on-regression")
+	if r.code != ExitNoBaseline {
+		t.Fatalf("a slower run in a new series passed the gate: %s", r)
+	}
+	for _, want := range []string{"run 2 was not judged: it has no baseline", "no earlier run shares its series " + newKey,
+		"nearest series: " + oldKey, "--baseline latest-of:" + oldKey, "--allow-no-baseline"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("the gate's message lacks %q:\n%s", want, r.stderr)
+		}
+	}
+	// The series keys are printed, and the field that made a new series.
+	for _, want := range []string{"series of run 2: " + newKey + " (system ", "no baseline: no run of series " + newKey,
+		"differs in SUT configuration: net.urls[0] \"" + old.URL + "\" there, \"" + slow.URL + "\" here"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("compare lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	js := compare("--fail-on-regression", "--json")
+	var doc struct {
+		NoBaseline bool             `json:"no_baseline"`
+		Series     store.SeriesKeys `json:"series"`
+		Nearest    []struct {
+			Key string `json:"key"`
+		} `json:"nearest_series"`
+	}
+	if err := json.Unmarshal([]byte(js.stdout), &doc); err != nil || js.code != ExitNoBaseline || !doc.NoBaseline || doc.Series.Key != newKey || len(doc.Nearest) != 1 || doc.Nearest[0].Key != oldKey {
+		t.Errorf("--json (%v): %s", err, js)
+	}
+
+	if r := compare("--fail-on-regression", "--allow-no-baseline"); r.code != ExitOK || !strings.Contains(r.stderr, "not judged: no baseline (allowed by --allow-no-baseline)") {
+		t.Errorf("--allow-no-baseline: %s", r)
+	}
+	if r := compare("--allow-no-baseline"); r.code != ExitUsage || !strings.Contains(r.stderr, "--allow-no-baseline applies only with --fail-on-regression") {
+		t.Errorf("--allow-no-baseline without --fail-on-regression: %s", r)
+	}
+	// A baseline picked explicitly judges the run: it regressed.
+	for _, pick := range []string{"1", "latest-of:" + oldKey} {
+		r := compare("--fail-on-regression", "--baseline", pick)
+		if r.code != ExitRegression || !strings.Contains(r.stdout, "REGRESSION") || !strings.Contains(r.stdout, "series of the baseline: "+oldKey) ||
+			!strings.Contains(r.stderr, "differ in SUT configuration") {
+			t.Errorf("--baseline %s: %s", pick, r)
+		}
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+		why  string
+	}{
+		{[]string{"--baseline", "9"}, "--baseline 9: no run 9 in the results store", "a run the store lacks"},
+		{[]string{"--baseline", "latest-of:0123456789abcdef"}, "--baseline latest-of:0123456789abcdef: no series 0123456789abcdef", "a series the store lacks"},
+		{[]string{"1", "--baseline", "latest-of:" + newKey}, "has no run recorded before run 1", "a series with no run before the one judged"},
+		{[]string{"--baseline", "2"}, "--baseline 2: run 2 is the run being judged", "a run compared with itself"},
+		{[]string{"--baseline", "latest-of", oldKey}, "--baseline latest-of:" + oldKey + " (latest-of SERIES as two words is not taken)", "the two-word spelling"},
+		{[]string{"--baseline", "latest-of:"}, "name the series after the colon", "no series named"},
+		{[]string{"--baseline", "newest"}, `--baseline "newest": want a run ID or latest-of:SERIES`, "neither form"},
+		{[]string{"1", "2", "--baseline", "1"}, "--baseline applies only to one run ID or none", "runs named beside a baseline"},
+	} {
+		if r := compare(append([]string{"--fail-on-regression"}, tc.args...)...); r.code != ExitUsage || !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("%s: %s\nwant exit 2 and %q", tc.why, r, tc.want)
+		}
 	}
 }
 
