@@ -19,7 +19,8 @@ const (
 	ExitRegression = 5
 	// ExitNoBaseline: aimeter results compare --fail-on-regression had
 	// nothing to compare the run with (no earlier run of its series, and
-	// no --baseline), so it judged nothing; --allow-no-baseline makes
+	// no --baseline), or no threshold judged it (a metric it lacks, too
+	// few earlier runs), so it judged nothing; --allow-no-baseline makes
 	// that exit 0. (6 is ExitRefused, of aimeter submit.)
 	ExitNoBaseline = 7
 	// ExitForced: a second Ctrl-C ended the process before logs were written.

@@ -294,6 +294,30 @@ func noBaselineError(c *store.Comparison) error {
 	return withCode(ExitNoBaseline, errors.New(b.String()))
 }
 
+// judgedAny reports whether any check judged the run: a gate whose every
+// check lacked data (a metric the run does not have, too few earlier runs)
+// has no baseline to speak of.
+func judgedAny(checks []store.Check) bool {
+	for _, c := range checks {
+		if c.Judged {
+			return true
+		}
+	}
+	return false
+}
+
+// notJudgedText joins the notes of the checks that judged nothing.
+func notJudgedText(checks []store.Check) string {
+	if len(checks) == 0 {
+		return "no threshold applies to it"
+	}
+	notes := make([]string, 0, len(checks))
+	for _, c := range checks {
+		notes = append(notes, c.Note)
+	}
+	return strings.Join(notes, "; ")
+}
+
 func newResultsCompareCommand(st *State, dsn *string) *cobra.Command {
 	var tf thresholdFlags
 	var failOn, allowNoBase, asJSON bool
@@ -361,6 +385,10 @@ func newResultsCompareCommand(st *State, dsn *string) *cobra.Command {
 					return noBaselineError(c)
 				case c.Regressed:
 					return withCode(ExitRegression, fmt.Errorf("run %d regressed", c.Candidate.ID))
+				case !judgedAny(c.Checks) && allowNoBase:
+					fmt.Fprintf(st.Stderr, "aimeter: run %d not judged: %s (allowed by --allow-no-baseline)\n", c.Candidate.ID, notJudgedText(c.Checks))
+				case !judgedAny(c.Checks):
+					return withCode(ExitNoBaseline, fmt.Errorf("run %d was not judged: %s. A gate that judged nothing does not pass: fix the threshold, or let it pass with --allow-no-baseline", c.Candidate.ID, notJudgedText(c.Checks)))
 				}
 				return nil
 			})

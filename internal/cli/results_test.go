@@ -250,6 +250,15 @@ func TestCompareGateWithoutBaseline(t *testing.T) {
 			t.Errorf("--baseline %s: %s", pick, r)
 		}
 	}
+	// A gate with a baseline that judged nothing (a metric the run does not
+	// have) does not pass either.
+	if r := compare("--fail-on-regression", "--baseline", "1", "--metric", "latency_ns.p77"); r.code != ExitNoBaseline ||
+		!strings.Contains(r.stderr, "run 2 was not judged: run 2 has no metric latency_ns.p77") {
+		t.Errorf("a mistyped metric: %s", r)
+	}
+	if r := compare("--fail-on-regression", "--baseline", "1", "--metric", "latency_ns.p77", "--allow-no-baseline"); r.code != ExitOK {
+		t.Errorf("a mistyped metric, allowed: %s", r)
+	}
 	for _, tc := range []struct {
 		args []string
 		want string
