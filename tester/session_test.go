@@ -284,8 +284,10 @@ func TestCSRF(t *testing.T) {
 	b := newBrowser(t, s)
 	sc, csrf := b.signIn()
 	_, otherCSRF := b.signIn() // another session's token
+	// A form that would register a test item, were it accepted.
+	key := publicKeyPEM(t)
 	register := func(tok string) url.Values {
-		return url.Values{"csrf": {tok}, "party": {"CSRF Lab"}, "retests": {"0"}, "public_key": {"not a key"}}
+		return url.Values{"csrf": {tok}, "party": {"CSRF Lab"}, "retests": {"0"}, "public_key": {key}}
 	}
 	refused := []struct {
 		why  string
@@ -293,7 +295,7 @@ func TestCSRF(t *testing.T) {
 		form url.Values
 		hdr  map[string]string
 	}{
-		{"no token", "/tests", url.Values{"party": {"CSRF Lab"}, "retests": {"0"}}, nil},
+		{"no token", "/tests", url.Values{"party": {"CSRF Lab"}, "retests": {"0"}, "public_key": {key}}, nil},
 		{"an empty token", "/tests", register(""), nil},
 		{"a wrong token", "/tests", register(csrf[:len(csrf)-2] + "xx"), nil},
 		{"another session's token", "/tests", register(otherCSRF), nil},
@@ -485,7 +487,9 @@ func variantOn(t *testing.T, k bundletest.Kind, name, host string) string {
 	return dir
 }
 
-var eNotation = regexp.MustCompile(`\d[eE][+-]\d`)
+// eNotation matches a number in e-notation, its sign as written or as
+// html/template escapes "+".
+var eNotation = regexp.MustCompile(`\d[eE](?:[+-]|&#43;)\d`)
 
 // TestComparePage: runs of two systems side by side carry a visible
 // warning (the rule of aimeter results compare); runs of one system do
@@ -525,7 +529,7 @@ func TestComparePage(t *testing.T) {
 		t.Errorf("runs of two systems: no warning naming both:\n%s", other)
 	}
 	for name, page := range map[string]string{"same": same, "other": other} {
-		row := regexp.MustCompile(`<tr><td>latency_ns\.p99</td>(.*?)</tr>`).FindStringSubmatch(page)
+		row := regexp.MustCompile(`<tr><td>latency_ns\.p99(?: \(ns\))?</td>(.*?)</tr>`).FindStringSubmatch(page)
 		if row == nil {
 			t.Fatalf("%s: no latency_ns.p99 row:\n%s", name, page)
 		}
