@@ -178,7 +178,13 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, name string, dat
 // without the service's own form thus cannot be forced on a browser;
 // there is no server-side state before sign-in.
 func (s *Server) loginPage(w http.ResponseWriter, r *http.Request, code int, msg string) {
-	tok := newSecret()
+	// A form open in another tab keeps working: the cookie's token is
+	// reused while it lasts. (A value another site managed to plant would
+	// not help it: its form would still fail checkOrigin.)
+	tok := cookieValue(r, loginCookie)
+	if len(tok) != secretLen {
+		tok = newSecret()
+	}
 	setCookie(w, r, loginCookie, tok, loginFormLifetime)
 	if code != http.StatusOK {
 		w.WriteHeader(code)

@@ -104,6 +104,9 @@ func cookieValue(r *http.Request, name string) string {
 	return ""
 }
 
+// secretLen is the length of newSecret's strings.
+var secretLen = base64.RawURLEncoding.EncodedLen(32)
+
 // newSecret returns 32 bytes from crypto/rand in unpadded base64url.
 func newSecret() string {
 	var b [32]byte

@@ -340,6 +340,11 @@ func TestCSRF(t *testing.T) {
 	// Login CSRF: the sign-in form's token must match its cookie.
 	lc, tok := b.loginForm()
 	lc2, tok2 := b.loginForm()
+	// A second tab (the browser sends the cookie) gets the same token, so
+	// the first tab's form still works.
+	if _, page := b.do(http.MethodGet, "/login", nil, []*http.Cookie{lc}, nil); csrfOf(t, page) != tok {
+		t.Error("a second sign-in form got another token: the first one's would be refused")
+	}
 	logins := []struct {
 		why     string
 		form    url.Values
