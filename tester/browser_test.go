@@ -17,7 +17,9 @@ import (
 )
 
 // TestDashboardInBrowser drives the dashboard in headless Chromium over
-// HTTPS: sign in, register a test item with the form, (the tested party
+// HTTPS: sign in (the form's pre-session token and the session cookie
+// work in a real browser, and scripts cannot read the cookie), register a
+// test item with the form (its CSRF token), (the tested party
 // uploads two runs), view the test item, a run with its report's charts,
 // the two runs side by side and the audit trail.
 func TestDashboardInBrowser(t *testing.T) {
@@ -28,7 +30,7 @@ func TestDashboardInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	pubPEM, _ := attest.MarshalPublicKey(pub)
-	var testID, token, loginURL string
+	var testID, token, loginURL, scriptCookies string
 	err = chromedp.Run(ctx,
 		// The service's certificate is self-signed: this browser profile
 		// is a throwaway one.
@@ -39,6 +41,8 @@ func TestDashboardInBrowser(t *testing.T) {
 		chromedp.SendKeys("#token", s.admin, chromedp.ByID),
 		chromedp.Click("#signin", chromedp.ByID),
 		chromedp.WaitVisible("#register", chromedp.ByID),
+		// The session cookie is HttpOnly: no script of the page sees it.
+		chromedp.Evaluate(`document.cookie`, &scriptCookies),
 		chromedp.SendKeys("#party", "Browser Lab", chromedp.ByID),
 		chromedp.SetValue("#retests", "1", chromedp.ByID),
 		chromedp.SetValue("#public_key", string(pubPEM), chromedp.ByID),
@@ -52,6 +56,9 @@ func TestDashboardInBrowser(t *testing.T) {
 	}
 	if !strings.HasSuffix(loginURL, "/login") || testID == "" || !strings.HasPrefix(token, "amt_") {
 		t.Fatalf("login page %q, test ID %q, token %q", loginURL, testID, token)
+	}
+	if scriptCookies != "" {
+		t.Errorf("the page's scripts see cookies: %q", scriptCookies)
 	}
 
 	// The tested party uploads two runs with the token the page showed.
@@ -113,7 +120,8 @@ func TestDashboardInBrowser(t *testing.T) {
 			t.Errorf("side by side lacks %q:\n%s", want, side)
 		}
 	}
-	// Without the session, the dashboard sends the browser to sign in.
+	// Signing out (a form with its CSRF token) ends the session: the
+	// dashboard sends the browser to sign in.
 	var after string
 	err = chromedp.Run(ctx,
 		chromedp.Click("header button", chromedp.ByQuery),

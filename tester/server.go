@@ -92,6 +92,17 @@ type Options struct {
 	// metrics are the recomputed ones; the uploaded files are kept as
 	// they came. The zero value refuses such a bundle (HTTP 422).
 	StoreFlagged bool
+
+	// Dashboard sessions (issue 41, item 3; tester/session.go).
+
+	// SessionLifetime is how long a dashboard session lasts from its
+	// sign-in, however it is used (the absolute timeout); 0 means
+	// DefaultSessionLifetime.
+	SessionLifetime time.Duration
+	// SessionIdleTimeout ends a dashboard session that made no request
+	// for this long; 0 means DefaultSessionIdleTimeout, a negative value
+	// no idle limit (SessionLifetime still applies).
+	SessionIdleTimeout time.Duration
 }
 
 // Server is the service: an http.Handler for the API and the dashboard.
@@ -106,6 +117,9 @@ type Server struct {
 	version   string
 	flagged   bool
 	mux       *http.ServeMux
+
+	// Dashboard sessions (tester/session.go).
+	sessions sessionPolicy
 }
 
 // New makes the service: it reads or makes the admin token and empties the
@@ -153,6 +167,7 @@ func New(opts Options) (*Server, error) {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
+	s.sessions = newSessionPolicy(opts)
 	s.routes()
 	return s, nil
 }
@@ -200,17 +215,14 @@ func NewToken(prefix string) string {
 	return prefix + "_" + base64.RawURLEncoding.EncodeToString(b[:])
 }
 
-// bearer returns the token of an "Authorization: Bearer" header, or of the
-// dashboard's session cookie.
+// bearer returns the token of an "Authorization: Bearer" header. A cookie
+// is never a token: the API is not cookie-authenticated, so a browser
+// cannot be made to call it for a signed-in tester (CSRF).
 func bearer(r *http.Request) string {
 	if h := r.Header.Get("Authorization"); h != "" {
 		if t, ok := strings.CutPrefix(h, "Bearer "); ok {
 			return strings.TrimSpace(t)
 		}
-		return ""
-	}
-	if c, err := r.Cookie(sessionCookie); err == nil {
-		return c.Value
 	}
 	return ""
 }
