@@ -260,7 +260,7 @@ var sweepTmpl = template.Must(template.New("sweep").Funcs(template.FuncMap{
 {{$slo := .SLO}}{{range .Rows}}<tr><td>{{.Concurrency}}</td><td>{{.Region}}</td><td>{{.Verdict}}</td><td>{{.SystemTPS}}</td><td>{{.TPSPerUser}}</td><td>{{.TTFT}}</td><td>{{.TPOT}}</td><td>{{.Rate}}</td><td>{{.Errors}}</td>{{if $slo}}<td>{{.Goodput}}</td>{{end}}<td>{{.Dir}}</td></tr>
 {{end}}</tbody></table>
 {{with .Offline}}<p>Offline point: {{.Point.Concurrency}} in flight, system_tps {{printf "%.1f" .Point.SystemTPS}}, {{printf "%.1f" (mul100 .Ratio)}} % of the Cmax point's ({{.CMax}}: {{printf "%.1f" .CMaxSystemTPS}}). {{if .Meets}}It reaches 98 %.{{else}}It misses 98 %: the Cmax point is elected as the Offline point.{{end}}</p>{{end}}
-{{with .Search}}<p>Goodput search: the highest concurrency whose goodput fraction reached {{printf "%.3g" .Options.Target}} is <strong>{{.Best}}</strong> (stop: {{.Stop}}; searched {{.Options.Start}} to {{.Options.Max}} by LoadGen's find-peak procedure: widen by doubling, then bisect).</p>
+{{with .Search}}<p class="search-outcome">Goodput search (concurrency {{.Options.Start}} to {{.Options.Max}} by LoadGen's find-peak procedure: widen by doubling, then bisect; stop: {{.Stop}}): <strong>{{.Outcome}}</strong>.</p>
 <table><thead><tr><th>#</th><th>phase</th><th>concurrency</th><th>goodput fraction</th><th>result</th><th>bundle</th></tr></thead><tbody>
 {{range $i, $p := .Probes}}<tr><td>{{inc $i}}</td><td>{{$p.Phase}}</td><td>{{$p.Concurrency}}</td><td>{{printf "%.4f" $p.Fraction}}</td><td>{{if $p.Pass}}pass{{else}}fail{{end}}</td><td>{{$p.Dir}}</td></tr>
 {{end}}</tbody></table>{{end}}

@@ -45,9 +45,10 @@ func sweepFixture() []*sweep.Summary {
 		p.Goodput = &sweep.Goodput{Met: uint64(f * 100), Fraction: f, RequestsPerS: f * p.RequestRate, TokensPerS: f * p.SystemTPS}
 		return p
 	}
+	three := uint64(3)
 	b := &sweep.Summary{Schema: sweep.SummarySchema, Name: "sglang", Kind: sweep.KindSearch, SLO: "ttft=50ms",
 		Points: []sweep.Point{withGoodput(pt(1, 90, 90, 10), 1), withGoodput(pt(2, 170, 85, 20), 0.95), withGoodput(pt(4, 300, 75, 60), 0.4), withGoodput(pt(3, 240, 80, 45), 0.85)},
-		Search: &sweep.SearchResult{Options: sweep.SearchOptions{Start: 1, Max: 8, Target: 0.8}, Best: 3, Stop: sweep.StopFound,
+		Search: &sweep.SearchResult{Options: sweep.SearchOptions{Start: 1, Max: 8, Target: 0.8}, Best: &three, Stop: sweep.StopFound,
 			Probes: []sweep.Probe{probe(1, sweep.PhaseCheck, 1), probe(2, sweep.PhaseWiden, 0.95), probe(4, sweep.PhaseWiden, 0.4), probe(3, sweep.PhaseBisect, 0.85)}}}
 	slices.SortFunc(b.Points, func(x, y sweep.Point) int { return int(x.Concurrency) - int(y.Concurrency) })
 	off := pt(128, 3000, 40, 400)
@@ -67,7 +68,7 @@ func TestWriteSweeps(t *testing.T) {
 		"1. vllm", "2. sglang", "Nothing is interpolated",
 		"low 2–5, medium 6–17, high 18–64",                                           // Cmin 1, Cmax 64: 1 + 63^(1/3) = 4.98 → 5; 1 + 63^(2/3) = 16.83 → 17
 		"the Cmax point is elected as the Offline point", "96.8 % of the Cmax point", // 3000 / 3100.25
-		"is <strong>3</strong>", "probe-c00004", "3,100", // system_tps grouped
+		"<strong>the highest concurrency whose goodput fraction reached 0.8 is 3</strong>", "probe-c00004", "3,100", // system_tps grouped
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the page lacks %q", want)
