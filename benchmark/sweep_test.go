@@ -186,8 +186,8 @@ func TestGoodputSearchAgainstSimulator(t *testing.T) {
 		}
 	}
 	t.Logf("probes (concurrency, phase, pass, goodput fraction): %v", got)
-	if s.Best != 2 || s.Stop != sweep.StopFound || !slices.Equal(cs, []uint64{1, 2, 4, 3}) {
-		t.Errorf("search: best %d (%s), probes %v; want 2, found, after probes 1, 2, 4, 3", s.Best, s.Stop, got)
+	if s.Best == nil || *s.Best != 2 || s.Stop != sweep.StopFound || !slices.Equal(cs, []uint64{1, 2, 4, 3}) {
+		t.Errorf("search: best %v (%s), probes %v; want 2, found, after probes 1, 2, 4, 3", s.Best, s.Stop, got)
 	}
 	if len(sum.Points) != 4 {
 		t.Errorf("%d points in the summary, want the 4 probes", len(sum.Points))
@@ -205,8 +205,14 @@ func TestRunSweepNoPointMeets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s := sum.Search; s.Stop != sweep.StopNone || s.Best != 0 || len(s.Probes) != 1 || s.Probes[0].Fraction != 0 {
+	if s := sum.Search; s.Stop != sweep.StopNone || s.Best != nil || len(s.Probes) != 1 || s.Probes[0].Fraction != 0 {
 		t.Errorf("search %+v: want one probe, none meeting the SLO", s)
+	}
+	// The shortfall names the bound, from the probe's records: every TTFT
+	// is over 1 µs.
+	if m := sum.Search.Shortfall; m == nil || len(m.Bounds) != 1 || !m.Bounds[0].Over || m.Bounds[0].Within != 0 ||
+		!strings.HasPrefix(m.Text, "TTFT p50 ") || !strings.Contains(m.Text, " ms > 0.001 ms (0 % of requests within it) at concurrency 1 (goodput fraction 0 < 0.5)") {
+		t.Errorf("shortfall %+v: want TTFT named over its bound, no request within", m)
 	}
 }
 

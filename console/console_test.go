@@ -334,18 +334,21 @@ func TestWriteSweep(t *testing.T) {
 	}
 	g := point(8, "")
 	g.Goodput = &metrics.Goodput{Fraction: 0.95, RequestsPerS: 7.6, TokensPerS: 760}
+	eight := uint64(8)
 	search := &sweep.Summary{SLO: "ttft=100ms", Points: []sweep.Point{g},
-		Search: &sweep.SearchResult{Options: sweep.SearchOptions{Start: 1, Max: 8, Target: 0.9}, Best: 8, Stop: sweep.StopLimit,
+		Search: &sweep.SearchResult{Options: sweep.SearchOptions{Start: 1, Max: 8, Target: 0.9}, Best: &eight, Stop: sweep.StopLimit,
 			Probes: []sweep.Probe{{Concurrency: 8, Phase: "double", Fraction: 0.95, Pass: true}}}}
 	none := &sweep.Summary{SLO: "ttft=1ms", Search: &sweep.SearchResult{Options: sweep.SearchOptions{Start: 1, Max: 8, Target: 0.9}, Stop: sweep.StopNone,
-		Probes: []sweep.Probe{{Concurrency: 1, Phase: "double", Fraction: 0.1}}}}
+		Probes: []sweep.Probe{{Concurrency: 1, Phase: "double", Fraction: 0.1}},
+		Shortfall: &sweep.Miss{Concurrency: 1, Fraction: 0.1, Target: 0.9, Issued: 20,
+			Bounds: []sweep.BoundCheck{{Bound: "TTFT", LimitMs: 1, Percentile: 90, ValueMs: 2.25, Within: 0.1, Over: true}}}}}
 	checkGolden(t, []golden{
 		{"automatic points: the regions, a region without a point, the table and the Offline check that misses 98 %",
 			write(func(w *strings.Builder) { WriteSweep(w, auto, "sw") }), "Endpoints regions for Cmin 1, Cmax 64: ultra-low 1–1, low 2–5, medium 6–17, high 18–64\n  no point in: medium\nconcurrency  region           verdict    system_tps tps_per_user     TTFT p90     TPOT p90      req/s   errors\n          1  ultra-low        VALID           100.0       100.00     12.50 ms     2.000 ms       1.00        0\n         64  high             VALID          6400.0       100.00     12.50 ms     2.000 ms      64.00        0\n    Offline                   VALID             0.0       100.00     12.50 ms     2.000 ms       0.00        0\nOffline point: 50.0 % of the Cmax point's system_tps (concurrency 64), misses 98 %: the Cmax point is elected as the Offline point\nSweep written to sw (sweep.json, sweep.html, one bundle per point)\n"},
 		{"a goodput search that reached its maximum: the goodput column, the probes, the best said to may go higher",
-			write(func(w *strings.Builder) { WriteSweep(w, search, "sw") }), "concurrency  region           verdict    system_tps tps_per_user     TTFT p90     TPOT p90      req/s   errors  goodput (ttft=100ms)\n          8                   VALID           800.0       100.00     12.50 ms     2.000 ms       8.00        0  95.0 % (7.60 req/s, 760.0 tok/s)\nGoodput search (target 0.9, SLO ttft=100ms): 1 probes\n   1. double concurrency     8: goodput fraction 0.9500 pass\nHighest concurrency meeting the target: 8 (the maximum searched; it may go higher)\nSweep written to sw (sweep.json, sweep.html, one bundle per point)\n"},
-		{"a search whose start failed: no concurrency meets the target",
-			write(func(w *strings.Builder) { WriteSweep(w, none, "sw") }), "concurrency  region           verdict    system_tps tps_per_user     TTFT p90     TPOT p90      req/s   errors  goodput (ttft=1ms)\nGoodput search (target 0.9, SLO ttft=1ms): 1 probes\n   1. double concurrency     1: goodput fraction 0.1000 fail\nNo concurrency from 1 meets the target\nSweep written to sw (sweep.json, sweep.html, one bundle per point)\n"},
+			write(func(w *strings.Builder) { WriteSweep(w, search, "sw") }), "concurrency  region           verdict    system_tps tps_per_user     TTFT p90     TPOT p90      req/s   errors  goodput (ttft=100ms)\n          8                   VALID           800.0       100.00     12.50 ms     2.000 ms       8.00        0  95.0 % (7.60 req/s, 760.0 tok/s)\nGoodput search (target 0.9, SLO ttft=100ms): 1 probes\n   1. double concurrency     8: goodput fraction 0.9500 pass\nOutcome: the highest concurrency whose goodput fraction reached 0.9 is 8, the maximum searched (it may go higher)\nSweep written to sw (sweep.json, sweep.html, one bundle per point)\n"},
+		{"a search whose start failed: no concurrency meets the target, never said as 0, and the bound that failed is named with how much",
+			write(func(w *strings.Builder) { WriteSweep(w, none, "sw") }), "concurrency  region           verdict    system_tps tps_per_user     TTFT p90     TPOT p90      req/s   errors  goodput (ttft=1ms)\nGoodput search (target 0.9, SLO ttft=1ms): 1 probes\n   1. double concurrency     1: goodput fraction 0.1000 fail\nOutcome: no concurrency from 1 to 8 met the goodput target 0.9: TTFT p90 2.25 ms > 1 ms (10 % of requests within it) at concurrency 1 (goodput fraction 0.1 < 0.9)\nSweep written to sw (sweep.json, sweep.html, one bundle per point)\n"},
 	})
 }
 

@@ -55,14 +55,7 @@ func WriteSweep(w io.Writer, sum *sweep.Summary, dir string) {
 			}
 			fmt.Fprintf(w, "  %2d. %-6s concurrency %5d: goodput fraction %.4f %s\n", i+1, p.Phase, p.Concurrency, p.Fraction, res)
 		}
-		switch s.Stop {
-		case sweep.StopNone:
-			fmt.Fprintf(w, "No concurrency from %d meets the target\n", s.Options.Start)
-		case sweep.StopLimit:
-			fmt.Fprintf(w, "Highest concurrency meeting the target: %d (the maximum searched; it may go higher)\n", s.Best)
-		default:
-			fmt.Fprintf(w, "Highest concurrency meeting the target: %d\n", s.Best)
-		}
+		fmt.Fprintf(w, "Outcome: %s\n", s.Outcome())
 	}
 	fmt.Fprintf(w, "Sweep written to %s (%s, %s, one bundle per point)\n", dir, sweep.SummaryFile, sweep.PageFile)
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -96,4 +97,102 @@ func writePage(t *testing.T, name string, write func(io.Writer) error) string {
 		t.Fatal(err)
 	}
 	return page
+}
+
+// TestBrowserParetoReadable opens the Pareto page of the issue's sweep
+// (points 1, 2, 4 and 8 between 157 and 199 tokens/s per user, and an
+// Offline point) in headless Chromium at 1400 × 900 px and checks, from
+// the boxes the browser laid out: the chart is at least 900 px wide; the
+// points spread over most of the plot's width (not 3 % of it, as on an
+// axis pinned at 0); each axis has at least 4 ticks; every point is
+// labelled with its concurrency, the Offline point included; and no two
+// point markers, no two labels, and no label and marker overlap. Set
+// AIMETER_PARETO_SCREENSHOT=file.png to keep a screenshot.
+func TestBrowserParetoReadable(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a headless browser")
+	}
+	page := writePage(t, "sweep.html", func(w io.Writer) error { return WriteSweeps(w, paretoFixture()) })
+	bctx := browsertest.Context(t, 30*time.Second)
+	type rect struct{ Left, Top, Right, Bottom float64 }
+	var seen struct {
+		SVG, Frame     rect
+		Markers        []rect
+		Labels         []rect
+		Texts          []string
+		XTicks, YTicks int
+	}
+	var png []byte
+	actions := []chromedp.Action{
+		chromedp.EmulateViewport(1400, 900),
+		chromedp.Navigate("file://" + page),
+		chromedp.WaitVisible("svg.pareto", chromedp.ByQuery),
+		chromedp.Evaluate(`(function () {
+			var s = document.querySelector("svg.pareto");
+			function box(e) { var r = e.getBoundingClientRect(); return {Left: r.left, Top: r.top, Right: r.right, Bottom: r.bottom}; }
+			var labels = Array.from(s.querySelectorAll("text.point-label"));
+			return {SVG: box(s), Frame: box(s.querySelector("rect")),
+				Markers: Array.from(s.querySelectorAll(".point")).map(box),
+				Labels: labels.map(box), Texts: labels.map(function (e) { return e.textContent; }),
+				XTicks: s.querySelectorAll("text.x-tick").length, YTicks: s.querySelectorAll("text.y-tick").length};
+		})()`, &seen),
+	}
+	shot := os.Getenv("AIMETER_PARETO_SCREENSHOT")
+	if shot != "" {
+		actions = append(actions, chromedp.CaptureScreenshot(&png))
+	}
+	if err := chromedp.Run(bctx, actions...); err != nil {
+		t.Fatalf("browser: %v", err)
+	}
+	if shot != "" {
+		if err := os.WriteFile(shot, png, 0o644); err != nil {
+			t.Error(err)
+		}
+	}
+	if w := seen.SVG.Right - seen.SVG.Left; w < 900 {
+		t.Errorf("the Pareto chart is %g px wide at 1400 px, want at least 900", w)
+	}
+	if seen.XTicks < 4 || seen.YTicks < 4 {
+		t.Errorf("%d x ticks and %d y ticks, want at least 4 each", seen.XTicks, seen.YTicks)
+	}
+	texts := slices.Clone(seen.Texts)
+	slices.Sort(texts)
+	if want := []string{"Offline", "c=1", "c=2", "c=4", "c=8"}; !slices.Equal(texts, want) {
+		t.Errorf("labels %v, want %v", texts, want)
+	}
+	if len(seen.Markers) != 5 {
+		t.Fatalf("%d point markers, want 5 (4 points and the Offline point)", len(seen.Markers))
+	}
+	lo, hi := seen.Markers[0].Left, seen.Markers[0].Right
+	for _, m := range seen.Markers {
+		lo, hi = min(lo, m.Left), max(hi, m.Right)
+	}
+	if frame := seen.Frame.Right - seen.Frame.Left; hi-lo < 0.6*frame {
+		t.Errorf("the points span %g px of the plot's %g: want most of its width", hi-lo, frame)
+	}
+	overlap := func(a, b rect) bool {
+		return a.Left < b.Right && b.Left < a.Right && a.Top < b.Bottom && b.Top < a.Bottom
+	}
+	for i, a := range seen.Markers {
+		for j, b := range seen.Markers[i+1:] {
+			if overlap(a, b) {
+				t.Errorf("markers %d and %d overlap: %+v, %+v", i, i+1+j, a, b)
+			}
+		}
+	}
+	for i, a := range seen.Labels {
+		if a.Left < seen.SVG.Left || a.Right > seen.SVG.Right || a.Top < seen.SVG.Top || a.Bottom > seen.SVG.Bottom {
+			t.Errorf("label %q outside the chart: %+v", seen.Texts[i], a)
+		}
+		for j, b := range seen.Labels[i+1:] {
+			if overlap(a, b) {
+				t.Errorf("labels %q and %q overlap", seen.Texts[i], seen.Texts[i+1+j])
+			}
+		}
+		for _, m := range seen.Markers {
+			if overlap(a, m) {
+				t.Errorf("label %q covers a point marker", seen.Texts[i])
+			}
+		}
+	}
 }

@@ -5,28 +5,29 @@ package sweep
 // passes and is below max, double it (PhaseWiden, capped at max); then
 // halve the bracket (PhaseBisect) until done says its ends are close
 // enough. pass runs one probe and says whether it met the target. best is
-// the last value that passed (zero when none did); stop is StopFound,
+// the last value that passed and found says one did (best is zero when
+// none did); stop is StopFound,
 // StopLimit (every probe up to max passed), StopNone (start failed) or
 // StopPartial, returned with the error of the probe that failed to run.
-func findPeak[T uint64 | float64](start, max T, pass func(v T, phase string) (bool, error), done func(lower, upper T) bool) (best T, stop string, err error) {
+func findPeak[T uint64 | float64](start, max T, pass func(v T, phase string) (bool, error), done func(lower, upper T) bool) (best T, found bool, stop string, err error) {
 	ok, err := pass(start, PhaseCheck)
 	if err != nil {
-		return best, StopPartial, err
+		return best, found, StopPartial, err
 	}
 	if !ok {
-		return best, StopNone, nil
+		return best, found, StopNone, nil
 	}
 	lower := start
-	best = lower
+	best, found = lower, true
 	var upper T
 	for {
 		if lower >= max {
-			return best, StopLimit, nil
+			return best, found, StopLimit, nil
 		}
 		u := min(2*lower, max)
 		ok, err := pass(u, PhaseWiden)
 		if err != nil {
-			return best, StopPartial, err
+			return best, found, StopPartial, err
 		}
 		if !ok {
 			upper = u
@@ -39,7 +40,7 @@ func findPeak[T uint64 | float64](start, max T, pass func(v T, phase string) (bo
 		mid := lower + (upper-lower)/2
 		ok, err := pass(mid, PhaseBisect)
 		if err != nil {
-			return best, StopPartial, err
+			return best, found, StopPartial, err
 		}
 		if ok {
 			lower = mid
@@ -48,5 +49,5 @@ func findPeak[T uint64 | float64](start, max T, pass func(v T, phase string) (bo
 			upper = mid
 		}
 	}
-	return best, StopFound, nil
+	return best, found, StopFound, nil
 }

@@ -99,7 +99,7 @@ func FindMaxRate(ctx context.Context, opts RateSearchOptions, probe RateProbeFun
 		return ok, nil
 	}
 	var err error
-	res.Best, res.Stop, err = findPeak(opts.Start, opts.Max, run, func(lower, upper float64) bool {
+	res.Best, _, res.Stop, err = findPeak(opts.Start, opts.Max, run, func(lower, upper float64) bool {
 		r := opts.Resolution
 		return loadgen.FindPeakFinished(lower, upper, opts.Decimals) || r > 0 && upper-lower <= r*lower
 	})

@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -52,11 +53,19 @@ type Probe struct {
 type SearchResult struct {
 	Options SearchOptions `json:"options"`
 	// Best is the highest concurrency found whose goodput fraction reached
-	// the target; 0 when none did.
-	Best uint64 `json:"best"`
+	// the target; nil (JSON null) when none did. A summary written before
+	// this field could be null recorded 0 for none; SearchResult's
+	// UnmarshalJSON reads that 0 as nil, as no search ever finds
+	// concurrency 0.
+	Best *uint64 `json:"best"`
 	// Stop says how the search ended (StopFound, StopLimit, StopNone,
 	// StopPartial).
 	Stop string `json:"stop"`
+	// Shortfall says why no concurrency met the target: which bounds of
+	// the SLO the first probe missed and by how much (filled by
+	// Summarize, which reads the probe's records); nil when one did, or
+	// before any probe finished.
+	Shortfall *Miss `json:"shortfall,omitempty"`
 	// Probes are every probe, in the order run.
 	Probes []Probe `json:"probes"`
 }
@@ -103,11 +112,56 @@ func FindMaxConcurrency(ctx context.Context, opts SearchOptions, probe ProbeFunc
 		res.Probes = append(res.Probes, Probe{Concurrency: c, Phase: phase, Fraction: f, Pass: ok})
 		return ok, nil
 	}
-	var err error
-	res.Best, res.Stop, err = findPeak(opts.Start, opts.Max, run, func(lower, upper uint64) bool {
+	best, found, stop, err := findPeak(opts.Start, opts.Max, run, func(lower, upper uint64) bool {
 		return loadgen.FindPeakFinished(float64(lower), float64(upper), 0)
 	})
+	res.Stop = stop
+	if found {
+		res.Best = &best
+	}
 	return res, err
+}
+
+// UnmarshalJSON reads a search result, a best concurrency of 0 (how
+// summaries before JSON null said none was found) as nil.
+func (r *SearchResult) UnmarshalJSON(data []byte) error {
+	type plain SearchResult
+	var p plain
+	if err := json.Unmarshal(data, &p); err != nil {
+		return err
+	}
+	if p.Best != nil && *p.Best == 0 {
+		p.Best = nil
+	}
+	*r = SearchResult(p)
+	return nil
+}
+
+// Outcome is the search's result in words: the highest concurrency that
+// met the target, or that none did and why (Miss.Describe). It is the
+// one text of the outcome, which the console, the page and the exit
+// message (Summary.Shortfall) print.
+func (r *SearchResult) Outcome() string {
+	target := fmtFraction(r.Options.Target)
+	if r.Best != nil {
+		found := fmt.Sprintf("the highest concurrency whose goodput fraction reached %s is %d", target, *r.Best)
+		switch r.Stop {
+		case StopLimit:
+			return found + ", the maximum searched (it may go higher)"
+		case StopPartial:
+			return fmt.Sprintf("the search ended early: the highest concurrency whose goodput fraction reached %s so far is %d", target, *r.Best)
+		}
+		return found
+	}
+	none := fmt.Sprintf("no concurrency from %d to %d met the goodput target %s", r.Options.Start, r.Options.Max, target)
+	switch {
+	case r.Shortfall != nil:
+		return none + ": " + r.Shortfall.Describe()
+	case len(r.Probes) > 0:
+		p := r.Probes[0]
+		return fmt.Sprintf("%s: at concurrency %d (goodput fraction %s < %s)", none, p.Concurrency, fmtFraction(p.Fraction), target)
+	}
+	return fmt.Sprintf("the search ended before its first probe finished: no concurrency is known to meet the goodput target %s", target)
 }
 
 // errReplayEnd ends the replay of a search whose recorded probes ran out.

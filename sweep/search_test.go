@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -22,7 +23,7 @@ func TestFindMaxConcurrency(t *testing.T) {
 	for _, c := range []struct {
 		knee   uint64
 		opts   SearchOptions
-		best   uint64
+		best   uint64 // 0: none found, Best nil
 		stop   string
 		probes []uint64
 		reason string
@@ -46,10 +47,27 @@ func TestFindMaxConcurrency(t *testing.T) {
 		for _, p := range res.Probes {
 			got = append(got, p.Concurrency)
 		}
-		if res.Best != c.best || res.Stop != c.stop || !slices.Equal(got, c.probes) {
-			t.Errorf("knee %d, %+v: best %d (%s), probes %v; want %d (%s), %v: %s", c.knee, c.opts, res.Best, res.Stop, got, c.best, c.stop, c.probes, c.reason)
+		if bestText(res.Best) != bestText(ptr(c.best)) || res.Stop != c.stop || !slices.Equal(got, c.probes) {
+			t.Errorf("knee %d, %+v: best %s (%s), probes %v; want %s (%s), %v: %s", c.knee, c.opts, bestText(res.Best), res.Stop, got, bestText(ptr(c.best)), c.stop, c.probes, c.reason)
 		}
 	}
+}
+
+// ptr is c as a found best concurrency; nil for 0, none found.
+func ptr(c uint64) *uint64 {
+	if c == 0 {
+		return nil
+	}
+	return &c
+}
+
+// bestText is a search's best concurrency as a test compares it: the
+// number, or "none" for nil.
+func bestText(b *uint64) string {
+	if b == nil {
+		return "none"
+	}
+	return strconv.FormatUint(*b, 10)
 }
 
 func TestFindMaxConcurrencyPhases(t *testing.T) {
@@ -72,7 +90,7 @@ func TestFindMaxConcurrencyError(t *testing.T) {
 		}
 		return 1, nil
 	})
-	if !errors.Is(err, boom) || !strings.Contains(err.Error(), "concurrency 4") || res.Stop != StopPartial || res.Best != 2 || len(res.Probes) != 2 {
+	if !errors.Is(err, boom) || !strings.Contains(err.Error(), "concurrency 4") || res.Stop != StopPartial || bestText(res.Best) != "2" || len(res.Probes) != 2 {
 		t.Errorf("a probe error: %+v, %v; want the probes so far, best 2, partial, and the error naming concurrency 4", res, err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())

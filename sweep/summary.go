@@ -225,7 +225,8 @@ func Summarize(dir string) (*Summary, error) {
 		return nil, err
 	}
 	points := map[string]Point{}
-	for _, r := range p.Runs {
+	var first []BoundCheck // the bounds over a search's first probe
+	for i, r := range p.Runs {
 		if _, ok := points[r.Dir]; ok {
 			continue
 		}
@@ -247,6 +248,9 @@ func Summarize(dir string) (*Summary, error) {
 		case err != nil:
 			return nil, fmt.Errorf("sweep %s: point %s: %w", dir, r.Dir, err)
 		}
+		if i == 0 && p.Kind == KindSearch && p.Search != nil {
+			first = CheckBounds(b.Result, p.SLO, p.Search.Target)
+		}
 		pt.Dir, pt.Offline = r.Dir, r.Offline
 		pt.Verdict = verdictWord(b)
 		if p.Regions != nil && !r.Offline {
@@ -254,7 +258,7 @@ func Summarize(dir string) (*Summary, error) {
 		}
 		points[r.Dir] = pt
 	}
-	return summarize(p, points)
+	return summarize(p, points, first)
 }
 
 // verdictWord is the point's verdict (verdict.Of, the run's own), or NONE
@@ -267,8 +271,9 @@ func verdictWord(b *bundle.Bundle) string {
 	return v.Word()
 }
 
-// summarize is Summarize over measured points, keyed by directory.
-func summarize(p *Journal, points map[string]Point) (*Summary, error) {
+// summarize is Summarize over measured points, keyed by directory, and
+// the bounds measured over a search's first probe.
+func summarize(p *Journal, points map[string]Point, first []BoundCheck) (*Summary, error) {
 	s := &Summary{Schema: SummarySchema, Name: p.Name, Kind: p.Kind, Regions: p.Regions, Points: []Point{}}
 	if !p.SLO.IsZero() {
 		s.SLO = p.SLO.String()
@@ -313,6 +318,14 @@ func summarize(p *Journal, points map[string]Point) (*Summary, error) {
 		sr, err := replay(p, points)
 		if err != nil {
 			return nil, err
+		}
+		if sr.Best == nil && len(sr.Probes) > 0 {
+			pr := sr.Probes[0]
+			pt := points[p.Runs[0].Dir]
+			m := &Miss{Concurrency: pr.Concurrency, Fraction: pr.Fraction, Target: p.Search.Target,
+				Issued: pt.Issued, Failed: pt.Errors + pt.Lost, Bounds: first}
+			m.Text = m.Describe()
+			sr.Shortfall = m
 		}
 		s.Search = &sr
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"html/template"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -68,6 +69,56 @@ func TestSweepCommand(t *testing.T) {
 		if !bytes.Contains(page, []byte(want)) {
 			t.Errorf("the side-by-side page lacks %q", want)
 		}
+	}
+}
+
+// TestSweepSearchNoneNamesTheBound searches with a TPOT bound of 1 µs that
+// the simulator (200 µs a token) meets only with one-token responses: the search stops at its
+// first probe, exit 3, and the console, the exit message, sweep.json and
+// sweep.html all say no concurrency (JSON null, never 0) and name TPOT,
+// its p90 and the bound, in one text.
+func TestSweepSearchNoneNamesTheBound(t *testing.T) {
+	url := newSimServer(t, "sim")
+	out := filepath.Join(t.TempDir(), "none")
+	res := runCLI(t, "", "sweep", "--sut", "openai", "--url", url, "--qsl-size", "8", "--duration", "100ms", "--set", "min_query_count=8",
+		"--slo", "ttft=10s,tpot=1us", "--goodput-target", "0.9", "--min-concurrency", "4", "--max-concurrency", "64", "--output-dir", out, "-q")
+	if res.code != ExitInvalid {
+		t.Fatalf("want exit 3: %v", res)
+	}
+	m := regexp.MustCompile(`(?m)^Outcome: (no concurrency from 4 to 64 met the goodput target 0\.9: TPOT p90 [0-9.]+ ms > 0\.001 ms \([0-9.]+ % of requests within it\) at concurrency 4 \(goodput fraction [0-9.]+ < 0\.9\))$`).FindStringSubmatch(res.stdout)
+	if m == nil {
+		t.Fatalf("stdout lacks the outcome naming TPOT:\n%s", res.stdout)
+	}
+	text := m[1]
+	if strings.Contains(text, "TTFT") {
+		t.Errorf("the outcome names TTFT, which every request met: %s", text)
+	}
+	if !strings.Contains(res.stderr, "aimeter: "+text) {
+		t.Errorf("the exit message is not the outcome %q:\n%s", text, res.stderr)
+	}
+	data, err := os.ReadFile(filepath.Join(out, sweep.SummaryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(data, []byte(`"best": null`)) {
+		t.Errorf("sweep.json: want \"best\": null\n%s", data)
+	}
+	var sum sweep.Summary
+	if err := json.Unmarshal(data, &sum); err != nil || sum.Search == nil || sum.Search.Best != nil || sum.Search.Shortfall == nil {
+		t.Fatalf("sweep.json: %v %+v", err, sum.Search)
+	}
+	if got := "no concurrency from 4 to 64 met the goodput target 0.9: " + sum.Search.Shortfall.Text; got != text {
+		t.Errorf("sweep.json's shortfall %q, the console's %q", got, text)
+	}
+	page, err := os.ReadFile(filepath.Join(out, sweep.PageFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(page, []byte("<strong>"+template.HTMLEscapeString(text)+"</strong>")) {
+		t.Errorf("sweep.html lacks the outcome %q", text)
+	}
+	if bytes.Contains(page, []byte("<strong>0</strong>")) {
+		t.Error("sweep.html says 0")
 	}
 }
 
