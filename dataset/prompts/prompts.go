@@ -39,6 +39,36 @@ type Prompt struct {
 	// MaxTokens is the output length asked for this prompt (max_tokens),
 	// instead of the run's; 0 means the run's.
 	MaxTokens int
+	// Lead is the number of words at the start of Text that hold the place
+	// of a client's per-request nonce: Text then begins with Lead words of
+	// the set's NonceWords, each preceded by one space and each one token
+	// of the tokenizer the set was built for (Synthetic with a Tokenizer).
+	// A client that marks each request with a nonce (sut/openai, unless it
+	// sends prompts exactly) sends Lead nonce words of the same list in
+	// their place, so that the text it sends keeps the prompt's exact
+	// length in tokens. 0 means no such place: a client's nonce then comes
+	// in front of Text and adds its own tokens. Only a set with
+	// NonceWords may have prompts with a Lead (New refuses them).
+	Lead int
+}
+
+// LeadBytes returns the bytes of Text that its Lead words take: the index
+// of the space that follows the last of them, or len(Text). It is 0 when
+// Lead is 0.
+func (p Prompt) LeadBytes() int {
+	end := 0
+	for range p.Lead {
+		if end >= len(p.Text) || p.Text[end] != ' ' {
+			return -1
+		}
+		next := strings.IndexByte(p.Text[end+1:], ' ')
+		if next < 0 {
+			end = len(p.Text)
+		} else {
+			end += 1 + next
+		}
+	}
+	return end
 }
 
 // Set is a list of prompts served as a loadgen.QSL. Every prompt stays in
@@ -48,7 +78,8 @@ type Set struct {
 	name    string
 	prompts []Prompt
 	perf    uint64
-	skipped int // ShareGPT entries without a human turn
+	skipped int      // ShareGPT entries without a human turn
+	nonce   []string // NonceWords
 
 	mu     sync.Mutex
 	loaded uint64 // samples loaded and not unloaded (for UnloadSamples' check)
@@ -58,7 +89,10 @@ var _ loadgen.QSL = (*Set)(nil)
 
 // New returns a set named name over ps (which it keeps). It is an error for
 // ps to be empty or for a prompt to have neither text nor messages.
-func New(name string, ps []Prompt) (*Set, error) {
+func New(name string, ps []Prompt) (*Set, error) { return newSet(name, ps, nil) }
+
+// newSet is New for a set whose prompts may have a Lead of nonce words.
+func newSet(name string, ps []Prompt, nonce []string) (*Set, error) {
 	if len(ps) == 0 {
 		return nil, fmt.Errorf("prompt set %s: no prompts", name)
 	}
@@ -72,9 +106,24 @@ func New(name string, ps []Prompt) (*Set, error) {
 		if p.MaxTokens < 0 {
 			return nil, fmt.Errorf("prompt set %s: prompt %d has a negative MaxTokens", name, i)
 		}
+		switch {
+		case p.Lead < 0:
+			return nil, fmt.Errorf("prompt set %s: prompt %d has a negative Lead", name, i)
+		case p.Lead > 0 && nonce == nil:
+			return nil, fmt.Errorf("prompt set %s: prompt %d has a Lead of %d words, but the set has no nonce words (only Synthetic with a Tokenizer makes such prompts)", name, i, p.Lead)
+		case p.Lead > 0 && p.LeadBytes() < 0:
+			return nil, fmt.Errorf("prompt set %s: prompt %d has a Lead of %d words, but its text does not start with that many space-led words", name, i, p.Lead)
+		}
 	}
-	return &Set{name: name, prompts: ps, perf: uint64(len(ps))}, nil
+	return &Set{name: name, prompts: ps, perf: uint64(len(ps)), nonce: nonce}, nil
 }
+
+// NonceWords returns the words of a set built to exact lengths in a
+// tokenizer's tokens (Synthetic with a Tokenizer) that its prompts' Lead
+// words are drawn from and that a client's nonce may be made of: a power
+// of two of them, at least 2, each one token with its leading space. It is
+// nil for any other set. The slice is shared: do not modify it.
+func (s *Set) NonceWords() []string { return s.nonce }
 
 // Name returns the set's name (the file name, or a description of the
 // synthetic set).
