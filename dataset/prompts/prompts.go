@@ -324,6 +324,9 @@ func parseArray(r io.Reader, name string) (*Set, error) {
 	for i := 1; dec.More(); i++ {
 		var raw json.RawMessage
 		if err := dec.Decode(&raw); err != nil {
+			if endOfData(err) {
+				return nil, fmt.Errorf("%s: the file ends inside entry %d of the JSON array (which starts after byte %d): it is truncated, not complete JSON", name, i, dec.InputOffset())
+			}
 			return nil, fmt.Errorf("%s: entry %d of the JSON array: malformed JSON: %v", name, i, err)
 		}
 		if len(raw) > MaxLineBytes {
@@ -340,6 +343,9 @@ func parseArray(r io.Reader, name string) (*Set, error) {
 		}
 	}
 	if _, err := dec.Token(); err != nil {
+		if endOfData(err) {
+			return nil, fmt.Errorf("%s: the file ends after entry %d of the JSON array, without its closing ]: it is truncated, not complete JSON", name, len(ps)+skipped)
+		}
 		return nil, fmt.Errorf("%s: malformed JSON at the end of the array: %v", name, err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
@@ -386,12 +392,23 @@ func jsonKind(v []byte) string {
 	return "a number"
 }
 
+// endOfData reports whether err, from encoding/json, says that the data
+// ended before the JSON value did: a truncated file or line.
+func endOfData(err error) bool {
+	var se *json.SyntaxError
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.As(err, &se) && se.Error() == "unexpected end of JSON input"
+}
+
 // object decodes a JSON object into its keys and values, with an error
 // that names no Go type.
 func object(b []byte) (map[string]json.RawMessage, error) {
 	if !json.Valid(b) {
 		var v any
 		err := json.Unmarshal(b, &v)
+		if endOfData(err) {
+			return nil, errors.New("the line ends before its JSON value does: not complete JSON (is the file truncated?)")
+		}
 		return nil, fmt.Errorf("malformed JSON: %v", err)
 	}
 	if k := jsonKind(b); k != "an object" {
