@@ -1,9 +1,12 @@
 package benchmark
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"aimeter/tokenize"
 )
@@ -20,7 +23,14 @@ func (r *runner) tokenizer() (tokenize.Tokenizer, error) {
 	}
 	if !slices.Contains(tokenize.Encodings, oc.Tokenizer) {
 		path := oc.Tokenizer
-		if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		fi, err := os.Stat(path)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			// A mistyped encoding is the likelier mistake than a
+			// missing file: list the encodings.
+			return nil, usage("SUT.OpenAI.Tokenizer", "SUT.OpenAI.Tokenizer %s: not a tiktoken encoding (want one of %s) nor an existing tokenizer.json file or directory holding one",
+				oc.Tokenizer, strings.Join(tokenize.Encodings, ", "))
+		case err == nil && fi.IsDir():
 			path = filepath.Join(path, "tokenizer.json")
 		}
 		sum, err := pinnedFile("SUT.OpenAI.Tokenizer", path, oc.TokenizerSHA256)

@@ -100,3 +100,15 @@ func (w *Writer) Append(b *strings.Builder, n int, rng *rand.Rand) error {
 	}
 	return nil
 }
+
+// OneTokenWords returns the words of the list that are exactly one token
+// with their leading space (" word"), in list order: a text of them, each
+// preceded by one space, has as many tokens as words. The slice is the
+// caller's.
+func (w *Writer) OneTokenWords() []string {
+	out := make([]string, len(w.exact[1]))
+	for j, i := range w.exact[1] {
+		out[j] = w.words[i]
+	}
+	return out
+}

@@ -39,6 +39,36 @@ type Prompt struct {
 	// MaxTokens is the output length asked for this prompt (max_tokens),
 	// instead of the run's; 0 means the run's.
 	MaxTokens int
+	// Lead is the number of words at the start of Text that hold the place
+	// of a client's per-request nonce: Text then begins with Lead words of
+	// the set's NonceWords, each preceded by one space and each one token
+	// of the tokenizer the set was built for (Synthetic with a Tokenizer).
+	// A client that marks each request with a nonce (sut/openai, unless it
+	// sends prompts exactly) sends Lead nonce words of the same list in
+	// their place, so that the text it sends keeps the prompt's exact
+	// length in tokens. 0 means no such place: a client's nonce then comes
+	// in front of Text and adds its own tokens. Only a set with
+	// NonceWords may have prompts with a Lead (New refuses them).
+	Lead int
+}
+
+// LeadBytes returns the bytes of Text that its Lead words take: the index
+// of the space that follows the last of them, or len(Text). It is 0 when
+// Lead is 0.
+func (p Prompt) LeadBytes() int {
+	end := 0
+	for range p.Lead {
+		if end >= len(p.Text) || p.Text[end] != ' ' {
+			return -1
+		}
+		next := strings.IndexByte(p.Text[end+1:], ' ')
+		if next < 0 {
+			end = len(p.Text)
+		} else {
+			end += 1 + next
+		}
+	}
+	return end
 }
 
 // Set is a list of prompts served as a loadgen.QSL. Every prompt stays in
@@ -48,7 +78,8 @@ type Set struct {
 	name    string
 	prompts []Prompt
 	perf    uint64
-	skipped int // ShareGPT entries without a human turn
+	skipped int      // ShareGPT entries without a human turn
+	nonce   []string // NonceWords
 
 	mu     sync.Mutex
 	loaded uint64 // samples loaded and not unloaded (for UnloadSamples' check)
@@ -58,7 +89,10 @@ var _ loadgen.QSL = (*Set)(nil)
 
 // New returns a set named name over ps (which it keeps). It is an error for
 // ps to be empty or for a prompt to have neither text nor messages.
-func New(name string, ps []Prompt) (*Set, error) {
+func New(name string, ps []Prompt) (*Set, error) { return newSet(name, ps, nil) }
+
+// newSet is New for a set whose prompts may have a Lead of nonce words.
+func newSet(name string, ps []Prompt, nonce []string) (*Set, error) {
 	if len(ps) == 0 {
 		return nil, fmt.Errorf("prompt set %s: no prompts", name)
 	}
@@ -72,9 +106,24 @@ func New(name string, ps []Prompt) (*Set, error) {
 		if p.MaxTokens < 0 {
 			return nil, fmt.Errorf("prompt set %s: prompt %d has a negative MaxTokens", name, i)
 		}
+		switch {
+		case p.Lead < 0:
+			return nil, fmt.Errorf("prompt set %s: prompt %d has a negative Lead", name, i)
+		case p.Lead > 0 && nonce == nil:
+			return nil, fmt.Errorf("prompt set %s: prompt %d has a Lead of %d words, but the set has no nonce words (only Synthetic with a Tokenizer makes such prompts)", name, i, p.Lead)
+		case p.Lead > 0 && p.LeadBytes() < 0:
+			return nil, fmt.Errorf("prompt set %s: prompt %d has a Lead of %d words, but its text does not start with that many space-led words", name, i, p.Lead)
+		}
 	}
-	return &Set{name: name, prompts: ps, perf: uint64(len(ps))}, nil
+	return &Set{name: name, prompts: ps, perf: uint64(len(ps)), nonce: nonce}, nil
 }
+
+// NonceWords returns the words of a set built to exact lengths in a
+// tokenizer's tokens (Synthetic with a Tokenizer) that its prompts' Lead
+// words are drawn from and that a client's nonce may be made of: a power
+// of two of them, at least 2, each one token with its leading space. It is
+// nil for any other set. The slice is shared: do not modify it.
+func (s *Set) NonceWords() []string { return s.nonce }
 
 // Name returns the set's name (the file name, or a description of the
 // synthetic set).
@@ -275,6 +324,9 @@ func parseArray(r io.Reader, name string) (*Set, error) {
 	for i := 1; dec.More(); i++ {
 		var raw json.RawMessage
 		if err := dec.Decode(&raw); err != nil {
+			if endOfData(err) {
+				return nil, fmt.Errorf("%s: the file ends inside entry %d of the JSON array (which starts after byte %d): it is truncated, not complete JSON", name, i, dec.InputOffset())
+			}
 			return nil, fmt.Errorf("%s: entry %d of the JSON array: malformed JSON: %v", name, i, err)
 		}
 		if len(raw) > MaxLineBytes {
@@ -291,6 +343,9 @@ func parseArray(r io.Reader, name string) (*Set, error) {
 		}
 	}
 	if _, err := dec.Token(); err != nil {
+		if endOfData(err) {
+			return nil, fmt.Errorf("%s: the file ends after entry %d of the JSON array, without its closing ]: it is truncated, not complete JSON", name, len(ps)+skipped)
+		}
 		return nil, fmt.Errorf("%s: malformed JSON at the end of the array: %v", name, err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
@@ -337,12 +392,23 @@ func jsonKind(v []byte) string {
 	return "a number"
 }
 
+// endOfData reports whether err, from encoding/json, says that the data
+// ended before the JSON value did: a truncated file or line.
+func endOfData(err error) bool {
+	var se *json.SyntaxError
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.As(err, &se) && se.Error() == "unexpected end of JSON input"
+}
+
 // object decodes a JSON object into its keys and values, with an error
 // that names no Go type.
 func object(b []byte) (map[string]json.RawMessage, error) {
 	if !json.Valid(b) {
 		var v any
 		err := json.Unmarshal(b, &v)
+		if endOfData(err) {
+			return nil, errors.New("the line ends before its JSON value does: not complete JSON (is the file truncated?)")
+		}
 		return nil, fmt.Errorf("malformed JSON: %v", err)
 	}
 	if k := jsonKind(b); k != "an object" {

@@ -1,8 +1,10 @@
 package prompts
 
 import (
+	"math/bits"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -22,7 +24,8 @@ func TestParseJSONL(t *testing.T) {
 			[]Prompt{{Text: "a", MaxTokens: 5}, {Text: "b"}, {Messages: []Message{{"user", "c"}}, MaxTokens: 7}}, ""},
 		{"no final newline", `{"prompt":"x"}`, []Prompt{{Text: "x"}}, ""},
 		{"empty file", "\n\n", nil, "f.jsonl: no prompts"},
-		{"malformed JSON names the line", "{\"prompt\":\"a\"}\n{\"prompt\":", nil, "f.jsonl:2: malformed JSON"},
+		{"malformed JSON names the line", "{\"prompt\":\"a\"}\n{\"prompt\":,}", nil, "f.jsonl:2: malformed JSON"},
+		{"a truncated line says so, naming it", "{\"prompt\":\"a\"}\n{\"prompt\":", nil, "f.jsonl:2: the line ends before its JSON value does: not complete JSON (is the file truncated?)"},
 		{"no prompt key", `{}`, nil, `f.jsonl:1: want an object with "prompt"`},
 		{"an unknown key names the line and the key and lists the known ones", "{\"prompt\":\"a\"}\n{\"prompt\":\"a\",\"temperature\":1}", nil,
 			`f.jsonl:2: unknown key "temperature": a prompt object has "prompt", "text", "messages", "conversations" and "max_tokens", and ignores "id" and "timestamp"`},
@@ -43,7 +46,10 @@ func TestParseJSONL(t *testing.T) {
 			[]Prompt{{Text: "a", MaxTokens: 3}, {Text: "b"}}, ""},
 		{"an array of something else", `["a"]`, nil, "f.jsonl: entry 1 of the JSON array: want a JSON object, got a string"},
 		{"an empty array", `[]`, nil, "f.jsonl: no prompts: the JSON array is empty"},
-		{"an unterminated array", `[{"prompt":"a"}`, nil, "f.jsonl: malformed JSON at the end of the array"},
+		{"an unterminated array is a truncated file", `[{"prompt":"a"}`, nil, "f.jsonl: the file ends after entry 1 of the JSON array, without its closing ]: it is truncated, not complete JSON"},
+		{"an array that ends inside an entry: truncated, naming the entry", "[{\"prompt\":\"a\"},\n{\"prompt\":\"b", nil, "f.jsonl: the file ends inside entry 2 of the JSON array (which starts after byte 16): it is truncated, not complete JSON"},
+		{"a ShareGPT array cut after a comma: truncated, not EOF", "[\n{\"conversations\":[{\"from\":\"human\",\"value\":\"hi\"}]},\n", nil, "f.jsonl: the file ends inside entry 2 of the JSON array"},
+		{"malformed JSON inside an array is still malformed", `[{"prompt":"a"},{"prompt":,}]`, nil, "f.jsonl: entry 2 of the JSON array: malformed JSON: invalid character"},
 		{"two arrays", `[{"prompt":"a"}] []`, nil, "something follows the JSON array"},
 		{"ShareGPT JSON array: the first human turn; entries without one skipped", `[
   {"id": "x1", "conversations": [{"from": "system", "value": "be nice"}, {"from": "human", "value": "hi"}, {"from": "gpt", "value": "hello"}, {"from": "human", "value": "more"}]},
@@ -242,6 +248,67 @@ func TestSyntheticInTokens(t *testing.T) {
 	}
 	if !strings.Contains(set.Name(), "211 tokens of cl100k_base") {
 		t.Errorf("name %q", set.Name())
+	}
+}
+
+// TestSyntheticNoncePlace: with a tokenizer, each prompt starts with the
+// place of a client's nonce (Lead): as many one-token words of the set's
+// NonceWords as a 64-bit nonce takes, or the whole of a shorter prompt; the
+// words are a power of two, each one token with its leading space, and the
+// prompt still has exactly its length. A set without a tokenizer has no
+// such place, and New refuses a Lead it could not fill.
+func TestSyntheticNoncePlace(t *testing.T) {
+	tok, err := tokenize.Tiktoken("cl100k_base")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		words []string
+		why   string
+	}{
+		{nil, "the system's word list (or the generated one)"},
+		{GeneratedWords(8192), "the word list of a machine without one"},
+	} {
+		lengths, err := tokenize.ParseLengths("uniform:1:12")
+		if err != nil {
+			t.Fatal(err)
+		}
+		set, err := Synthetic(SyntheticOptions{Count: 64, InputLengths: lengths, Seed: 5, Words: tc.words, Tokenizer: tok})
+		if err != nil {
+			t.Fatal(tc.why, err)
+		}
+		ws := set.NonceWords()
+		if len(ws) < 2 || len(ws)&(len(ws)-1) != 0 {
+			t.Fatalf("%s: %d nonce words, want a power of two ≥ 2", tc.why, len(ws))
+		}
+		for _, w := range ws {
+			if tok.Count(" "+w) != 1 {
+				t.Fatalf("%s: nonce word %q is not one token", tc.why, w)
+			}
+		}
+		full := (NonceBits + bits.Len(uint(len(ws))) - 2) / (bits.Len(uint(len(ws))) - 1)
+		for i := range set.Len() {
+			p := set.Prompt(i)
+			n := tok.Count(p.Text)
+			if p.Lead != min(n, full) {
+				t.Fatalf("%s: prompt %d of %d tokens has a Lead of %d, want %d", tc.why, i, n, p.Lead, min(n, full))
+			}
+			for _, w := range strings.Fields(p.Text[:p.LeadBytes()]) {
+				if !slices.Contains(ws, w) {
+					t.Fatalf("%s: prompt %d: lead word %q is not a nonce word", tc.why, i, w)
+				}
+			}
+		}
+	}
+	plain, err := Synthetic(SyntheticOptions{Count: 4, InputWords: 10, Words: GeneratedWords(2000)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plain.NonceWords() != nil || plain.Prompt(0).Lead != 0 {
+		t.Errorf("a set in words has nonce words %v and a Lead %d", plain.NonceWords(), plain.Prompt(0).Lead)
+	}
+	if _, err := New("x", []Prompt{{Text: " a b", Lead: 1}}); err == nil || !strings.Contains(err.Error(), "no nonce words") {
+		t.Errorf("New with a Lead: %v", err)
 	}
 }
 

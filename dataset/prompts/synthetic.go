@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"math/bits"
 	"math/rand/v2"
 	"os"
 	"strings"
@@ -35,7 +36,11 @@ type SyntheticOptions struct {
 	OutputLengths tokenize.Lengths
 	// Tokenizer, when set, makes InputWords a length in its tokens, met
 	// exactly (tokenize.Writer: every prompt then begins with a space);
-	// nil counts words.
+	// nil counts words. Each prompt of a tokenizer's set then starts with
+	// the place of a client's per-request nonce (Prompt.Lead: the one-token
+	// words a NonceBits nonce takes, or all of a shorter prompt), which sut/openai fills
+	// with its nonce instead of putting one in front: the text a server
+	// receives then has exactly the length asked for.
 	Tokenizer tokenize.Tokenizer
 	// Seed seeds the choice of words; the same options give the same
 	// prompts. Zero is a valid seed.
@@ -87,14 +92,30 @@ func Synthetic(o SyntheticOptions) (*Set, error) {
 		if err != nil {
 			return nil, fmt.Errorf("synthetic prompts: %w", err)
 		}
+		nonce, lead := nonceWords(w.OneTokenWords())
 		for i := range ps {
 			b.Reset()
-			if err := w.Append(&b, o.length(rng), rng); err != nil {
-				return nil, fmt.Errorf("synthetic prompts: %w", err)
+			n := o.length(rng)
+			if n < 1 || n > tokenize.MaxTextTokens {
+				return nil, fmt.Errorf("synthetic prompts: a prompt of %d tokens: want 1 to %d", n, tokenize.MaxTextTokens)
+			}
+			ps[i].Lead = min(n, lead)
+			for range ps[i].Lead {
+				b.WriteByte(' ')
+				b.WriteString(nonce[rng.IntN(len(nonce))])
+			}
+			if n > ps[i].Lead {
+				if err := w.Append(&b, n-ps[i].Lead, rng); err != nil {
+					return nil, fmt.Errorf("synthetic prompts: %w", err)
+				}
 			}
 			ps[i].Text = b.String()
 		}
-		return New(fmt.Sprintf("synthetic prompts (%d × %s tokens of %s, words from %s, seed %d%s)", o.Count, o.lengthName(), o.Tokenizer.Name(), source, o.Seed, outputs), ps)
+		place := ""
+		if lead > 0 {
+			place = fmt.Sprintf(", the first %d tokens of each a per-request nonce's place", lead)
+		}
+		return newSet(fmt.Sprintf("synthetic prompts (%d × %s tokens of %s, words from %s, seed %d%s%s)", o.Count, o.lengthName(), o.Tokenizer.Name(), source, o.Seed, outputs, place), ps, nonce)
 	}
 	for i := range ps {
 		b.Reset()
@@ -186,4 +207,21 @@ func (o *SyntheticOptions) lengthName() string {
 		return fmt.Sprint(o.InputWords)
 	}
 	return o.InputLengths.String()
+}
+
+// NonceBits is the number of bits of a client's per-request nonce that a
+// tokenizer's synthetic set makes room for: the 64 of sut/openai's.
+const NonceBits = 64
+
+// nonceWords picks the nonce words of a tokenizer's set from its one-token
+// words: the first 2^b of them (b ≤ 16 bits a word), and the number of
+// words a nonce of NonceBits bits takes. It returns nil and 0 when there
+// are fewer than 2 one-token words: the prompts then have no nonce place.
+func nonceWords(one []string) ([]string, int) {
+	n := min(len(one), 1<<16)
+	if n < 2 {
+		return nil, 0
+	}
+	b := bits.Len(uint(n)) - 1
+	return one[:1<<b], (NonceBits + b - 1) / b
 }

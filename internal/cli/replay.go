@@ -25,6 +25,9 @@ func newReplayCommand(st *State) *cobra.Command {
 			if err := refuseOwnLoad(cmd, &g, "a replay", why, "the trace is the arrival schedule"); err != nil {
 				return err
 			}
+			if err := checkSpeedup(rp.Speedup); err != nil {
+				return err
+			}
 			p, err := planFromFlags(cmd, st, &f, &g)
 			if err != nil {
 				return err
@@ -43,6 +46,17 @@ func newReplayCommand(st *State) *cobra.Command {
 	fl.DurationVar(&rp.MaxDuration, "max-duration", 0, "replay only the requests scheduled before this offset, after --speedup (e.g. 5m; 0 = all)")
 	fl.Uint64Var(&rp.Seed, "prompt-seed", 0, "seed of the prompts' words (the same seed and trace give the same prompts)")
 	return cmd
+}
+
+// checkSpeedup refuses a --speedup outside trace.Schedule's range, 0
+// included: the plan's zero Replay.Speedup means 1, but a 0 typed on the
+// command line is a mistake (a factor that would stop the clock), not a
+// request for the trace's own pace.
+func checkSpeedup(v float64) error {
+	if !(v >= 1e-6 && v <= 1e6) {
+		return usageError("--speedup %v: want a factor in [1e-6, 1e6] (2 replays twice as fast, 0.5 at half speed, 1 at the trace's pace)", v)
+	}
+	return nil
 }
 
 // ownLoadFlags are the run flags that do not apply to a command that

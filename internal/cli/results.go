@@ -159,7 +159,7 @@ func newResultsListCommand(st *State, dsn *string) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "list",
-		Short: "One line a run, newest first: ID, time, test, verdict, headline metric",
+		Short: "One line a run, newest first: ID, time, kind, scenario, mode, SUT, verdict, status, headline metric, series",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if limit < 0 {

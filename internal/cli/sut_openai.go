@@ -30,7 +30,7 @@ func addOpenAIFlags(fl *pflag.FlagSet, o *openaiFlags) {
 	fl.StringVar(&o.cfg.API, "api", openai.APIChat, "--sut openai: chat (/v1/chat/completions) or completions (/v1/completions)")
 	fl.BoolVar(&o.stream, "stream", true, "--sut openai: stream responses (server-sent events) and measure time to first token and per token")
 	fl.StringVar(&o.cfg.Prompts, "prompts", "", "--sut openai: JSONL file of prompts ({\"prompt\": …} or {\"messages\": […]} a line); default: --qsl-size synthetic prompts of --input-tokens words")
-	fl.IntVar(&o.cfg.InputTokens, "input-tokens", 128, "--sut openai: words per synthetic prompt (≈ tokens; a rare word is often 2 or more), or exact tokens with --tokenizer")
+	fl.IntVar(&o.cfg.InputTokens, "input-tokens", 128, "--sut openai: words per synthetic prompt (≈ tokens; a rare word is often 2 or more), or exact tokens with --tokenizer: of the prompt or chat user content as sent, the nonce included (a chat template's tokens are the server's)")
 	fl.StringVar(&o.cfg.InputLengths, "input-lengths", "", "--sut openai: draw each synthetic prompt's length instead of --input-tokens: N, uniform:MIN:MAX, normal:MEAN:SD or hist:FILE (CSV LENGTH,WEIGHT rows) (words, or tokens with --tokenizer)")
 	fl.StringVar(&o.cfg.Tokenizer, "tokenizer", "", "--sut openai: the server's tokenizer, a tiktoken encoding ("+strings.Join(tokenize.Encodings, ", ")+") or the path of a Hugging Face tokenizer.json: synthetic prompts (--input-tokens), trace prompts and generated session turns (--user-words) get exact lengths in its tokens, and a response without usage is counted in them (default: one word stands for one token)")
 	fl.IntVar(&o.cfg.OutputTokens, "output-tokens", 128, "--sut openai: max_tokens of each request (0 = the server's default)")

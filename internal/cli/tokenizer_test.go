@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -22,7 +23,7 @@ import (
 
 // TestTokenizerFlag runs --sut openai --tokenizer cl100k_base against a
 // server that reports no usage: every prompt it receives is exactly
-// --input-tokens cl100k tokens after the client's nonce, every record's output tokens are the
+// --input-tokens cl100k tokens, the client's nonce included, every record's output tokens are the
 // tokens of the answer's text (not its 2 chunks), and the bundle records
 // the tokenizer. A tokenizer that is neither an encoding nor a file is
 // refused before the run, naming the flag.
@@ -46,11 +47,12 @@ func TestTokenizerFlag(t *testing.T) {
 		json.Unmarshal(raw, &body)
 		mu.Lock()
 		posts++
-		// The client's nonce and a space come first (sut/openai's
-		// AllowRepeatedPrompts); the prompt follows.
+		// The client's nonce takes the place of the prompt's first
+		// words (sut/openai's AllowRepeatedPrompts): the whole content
+		// is the prompt's length.
 		prompt := ""
 		if len(body.Messages) == 1 {
-			_, prompt, _ = strings.Cut(body.Messages[0].Content, " ")
+			prompt = body.Messages[0].Content
 		}
 		if tok.Count(prompt) != 37 {
 			bad = append(bad, string(raw))
@@ -99,7 +101,7 @@ func TestTokenizerFlag(t *testing.T) {
 			Messages []struct{ Content string } `json:"messages"`
 		}
 		json.Unmarshal([]byte(raw), &body)
-		_, prompt, _ := strings.Cut(body.Messages[0].Content, " ")
+		prompt := body.Messages[0].Content
 		n := tok.Count(prompt)
 		if n < 30 || n > 44 {
 			t.Errorf("a prompt of %d tokens, outside uniform:30:44", n)
@@ -132,7 +134,7 @@ func TestTokenizerFlag(t *testing.T) {
 			Messages []struct{ Content string } `json:"messages"`
 		}
 		json.Unmarshal([]byte(raw), &body)
-		_, prompt, _ := strings.Cut(body.Messages[0].Content, " ")
+		prompt := body.Messages[0].Content
 		drawn[tok.Count(prompt)]++
 	}
 	if len(drawn) != 2 || drawn[5] == 0 || drawn[40] == 0 {
@@ -161,5 +163,105 @@ func TestTokenizerFlag(t *testing.T) {
 	res = runCLI(t, "", "run", "-q", "--sut", "openai", "--url", srv.URL, "--tokenizer", "llama-9", "--output-dir", filepath.Join(t.TempDir(), "out"))
 	if res.code == ExitOK || !strings.Contains(res.stderr, "--tokenizer llama-9") {
 		t.Errorf("an unknown tokenizer: %v", res)
+	}
+}
+
+// TestExactTokenLengths runs --tokenizer cl100k_base --input-tokens N
+// against a server that counts, in cl100k tokens, the text it receives:
+// the completions prompt, or the chat request's user content (the
+// contract: a chat template's tokens are the server's, counted in its
+// usage, not in N). Every request has exactly N tokens, the client's
+// per-request nonce included (it takes the place of the prompt's first
+// words instead of going in front), and a prompt at least a full nonce
+// long is never sent twice.
+func TestExactTokenLengths(t *testing.T) {
+	tok, err := tokenize.Tiktoken("cl100k_base")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type seen struct {
+		mu     sync.Mutex
+		counts map[int]int
+		texts  map[string]bool
+		posts  int
+	}
+	var s seen
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			io.WriteString(w, `{"data":[{"id":"m"}]}`)
+			return
+		}
+		var body struct {
+			Prompt   *string                          `json:"prompt"`
+			Messages []struct{ Role, Content string } `json:"messages"`
+		}
+		raw, _ := io.ReadAll(r.Body)
+		if err := json.Unmarshal(raw, &body); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		text, answer := "", `{"choices":[{"text":"hi"}],"usage":{"prompt_tokens":%d,"completion_tokens":1}}`
+		switch {
+		case strings.HasSuffix(r.URL.Path, "/completions") && !strings.HasSuffix(r.URL.Path, "/chat/completions") && body.Prompt != nil:
+			text = *body.Prompt
+		case strings.HasSuffix(r.URL.Path, "/chat/completions") && len(body.Messages) == 1 && body.Messages[0].Role == "user":
+			text, answer = body.Messages[0].Content, `{"choices":[{"message":{"role":"assistant","content":"hi"}}],"usage":{"prompt_tokens":%d,"completion_tokens":1}}`
+		default:
+			http.Error(w, "unexpected request "+r.URL.Path+" "+string(raw), http.StatusBadRequest)
+			return
+		}
+		n := tok.Count(text)
+		s.mu.Lock()
+		s.posts++
+		s.counts[n]++
+		s.texts[text] = true
+		s.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, answer, n)
+	}))
+	defer srv.Close()
+	for _, tc := range []struct {
+		n      int
+		why    string
+		unique bool // every request's text differs: the prompt holds a full nonce
+	}{
+		{1, "a prompt of one token is all nonce, one word", false},
+		{2, "two nonce words, shorter than a full nonce", false},
+		{50, "a full nonce and a body", true},
+		{1000, "a long body", true},
+	} {
+		for _, api := range []string{"completions", "chat"} {
+			t.Run(fmt.Sprintf("%s/%d", api, tc.n), func(t *testing.T) {
+				s.mu.Lock()
+				s.counts, s.texts, s.posts = map[int]int{}, map[string]bool{}, 0
+				s.mu.Unlock()
+				res := runCLI(t, "", "run", "-q", "--sut", "openai", "--url", srv.URL, "--api", api, "--stream=false", "--qsl-size", "8",
+					"--input-tokens", fmt.Sprint(tc.n), "--tokenizer", "cl100k_base", "--scenario", "Offline",
+					"--output-dir", filepath.Join(t.TempDir(), "out"), "--set", "min_duration=0", "--set", "min_query_count=24", "--no-server-metrics")
+				if res.code != ExitOK {
+					t.Fatal(res)
+				}
+				s.mu.Lock()
+				defer s.mu.Unlock()
+				if s.posts < 24 || len(s.counts) != 1 || s.counts[tc.n] != s.posts {
+					t.Errorf("%s: %d requests of these cl100k lengths: %v, want all %d", tc.why, s.posts, s.counts, tc.n)
+				}
+				if tc.unique && len(s.texts) != s.posts {
+					t.Errorf("%s: %d distinct texts in %d requests of 8 prompts: the nonce did not make each unique", tc.why, len(s.texts), s.posts)
+				}
+			})
+		}
+	}
+
+	// An unknown encoding is refused before the run, listing the
+	// accepted ones.
+	s.mu.Lock()
+	s.posts = 0
+	s.mu.Unlock()
+	res := runCLI(t, "", "run", "-q", "--sut", "openai", "--url", srv.URL, "--tokenizer", "bogus_base", "--output-dir", filepath.Join(t.TempDir(), "bogus"))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if res.code != ExitUsage || !strings.Contains(res.stderr, "--tokenizer bogus_base") || !strings.Contains(res.stderr, strings.Join(tokenize.Encodings, ", ")) || s.posts != 0 {
+		t.Errorf("an unknown encoding: %v, %d requests; want a usage error listing %v", res, s.posts, tokenize.Encodings)
 	}
 }

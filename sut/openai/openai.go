@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/bits"
 	"net"
 	"net/http"
 	"net/http/httptrace"
@@ -108,7 +109,16 @@ type Options struct {
 	// it. False (a performance run) starts each request's prompt with a
 	// unique nonce of 13 letters and digits and a space, so that a server
 	// never serves the same prompt twice from its prefix cache when
-	// loadgen reissues a sample; an accuracy run must set it.
+	// loadgen reissues a sample; an accuracy run must set it. A prompt
+	// with a Lead (a set built to exact lengths in a tokenizer's tokens,
+	// prompts.Synthetic) gets its nonce in place of its Lead words instead:
+	// as many words of the set's NonceWords, each one token, chosen by the
+	// same 64-bit mix (all 64 bits when the Lead is a full nonce's, fewer
+	// in a shorter prompt), so that the text sent (a completions prompt, or
+	// a chat request's user content) has exactly the prompt's length in
+	// that tokenizer's tokens. A chat server's template adds its own tokens
+	// around the content (the server's usage counts them); they are not
+	// part of that length.
 	AllowRepeatedPrompts bool
 	// Salt, when set, marks each request with MLPerf Endpoints'
 	// per-query anti-caching salt instead of the nonce: "[salt: " and the
@@ -120,7 +130,10 @@ type Options struct {
 	// In any other chat request, and in a completions request (whose
 	// prompt has no system part), it starts the first message or the
 	// prompt (followed by two newlines), so no two queries share any
-	// prefix. The salts are a function of the seed and the query, so a
+	// prefix. The salt is added to a prompt's text, Lead included, so a
+	// prompt built to an exact length in tokens arrives longer by the
+	// salt's tokens: Endpoints fixes the salt's form. The salts are a
+	// function of the seed and the query, so a
 	// rerun with the same seed and schedule sends the same salts, and a
 	// record's salt is SaltOf(seed, its seq id + 1). Nil sends the nonce
 	// (see AllowRepeatedPrompts). It cannot be set with
@@ -445,6 +458,11 @@ func (e *Endpoint) Close() error {
 type bodies struct {
 	pre, post [][]byte
 	saltAfter []bool
+	// lead[i], when not 0, is the number of nonce words that go between
+	// pre[i] and post[i] in place of the prompt's Lead words (words).
+	lead  []int
+	words [][]byte // the set's NonceWords, JSON-escaped, each after a space
+	shift uint     // bits of the nonce each word stands for: log2(len(words))
 }
 
 // buildBodies encodes every prompt's request once, so that a request costs
@@ -474,6 +492,14 @@ func (e *Endpoint) buildBodies(model string) (*bodies, error) {
 	head.Write(e.extra)
 	set := e.opts.Prompts
 	b := &bodies{pre: make([][]byte, set.Len()), post: make([][]byte, set.Len()), saltAfter: make([]bool, set.Len())}
+	if ws := set.NonceWords(); len(ws) >= 2 && !e.opts.AllowRepeatedPrompts && e.opts.Salt == nil {
+		b.lead = make([]int, set.Len())
+		b.shift = uint(bits.Len(uint(len(ws))) - 1)
+		for _, w := range ws[:1<<b.shift] {
+			q := jsonString(w)
+			b.words = append(b.words, append([]byte{' '}, q[1:len(q)-1]...))
+		}
+	}
 	var pre, post bytes.Buffer
 	for i := range set.Len() {
 		p := set.Prompt(i)
@@ -490,11 +516,11 @@ func (e *Endpoint) buildBodies(model string) (*bodies, error) {
 			return nil, fmt.Errorf("openai: prompt %d of %s is a chat conversation; the completions API needs plain prompts", i, set.Name())
 		case e.opts.API == APICompletions:
 			pre.WriteString(`"prompt":"`)
-			post.Write(jsonString(p.Text)[1:])
+			post.Write(jsonString(b.rest(i, p))[1:])
 			post.WriteByte('}')
 		case p.Text != "":
 			pre.WriteString(`"messages":[{"role":"user","content":"`)
-			post.Write(jsonString(p.Text)[1:])
+			post.Write(jsonString(b.rest(i, p))[1:])
 			post.WriteString(`}]}`)
 		default:
 			pre.WriteString(`"messages":[{"role":`)
@@ -522,6 +548,35 @@ func (e *Endpoint) buildBodies(model string) (*bodies, error) {
 		b.post[i] = bytes.Clone(post.Bytes())
 	}
 	return b, nil
+}
+
+// rest returns the text of plain prompt p (prompt i) that follows the
+// nonce: all of it, or, when the nonce takes the place of its Lead words,
+// what follows them (and it records the Lead in b.lead).
+func (b *bodies) rest(i int, p prompts.Prompt) string {
+	if b.lead == nil || p.Lead == 0 {
+		return p.Text
+	}
+	b.lead[i] = p.Lead
+	return p.Text[p.LeadBytes():]
+}
+
+// appendWordNonce appends the nonce of request id as n words of b.words:
+// the bits of the same mix as appendNonce's, b.shift a word.
+func (e *Endpoint) appendWordNonce(body []byte, b *bodies, id loadgen.ResponseID, n int) []byte {
+	x := uint64(id) ^ e.salt
+	if e.warm.Load() {
+		x ^= warmMask
+	}
+	x = mix64(x)
+	mask := uint64(1)<<b.shift - 1
+	// ⌈64/shift⌉ words take every bit, so a full nonce is a bijection of
+	// the mix (the last word may stand for fewer bits).
+	for range n {
+		body = append(body, b.words[x&mask]...)
+		x >>= b.shift
+	}
+	return body
 }
 
 // jsonString encodes s as a JSON string, quotes included, without
@@ -750,6 +805,8 @@ func (e *Endpoint) do(ctx context.Context, r clock, s loadgen.QuerySample, resp 
 	} else {
 		c.body = append(c.body[:0], b.pre[s.Index]...)
 		switch {
+		case b.lead != nil && b.lead[s.Index] > 0:
+			c.body = e.appendWordNonce(c.body, b, s.ID, b.lead[s.Index])
 		case e.opts.Salt != nil:
 			c.body = e.appendSalt(c.body, s.ID, b.saltAfter[s.Index])
 		case !e.opts.AllowRepeatedPrompts:

@@ -72,6 +72,14 @@ func TestShareGPTBadInput(t *testing.T) {
 		{"trailing", `[{"conversations":[{"from":"human","value":"a"},{"from":"gpt","value":"b"}]}] x`, `text after the array`, "garbage after the array"},
 		{"nothing usable", `[{"conversations":[]}]`, `no conversation with a complete exchange (1 entries skipped)`, "nothing to run"},
 		{"scalar entry", `[1]`, `want an object`, "an entry is an object"},
+		{"cut after a comma", "[\n{\"conversations\":[{\"from\":\"human\",\"value\":\"a\"},{\"from\":\"gpt\",\"value\":\"b\"}]},\n",
+			`sharegpt f.json line 3: entry 1: the file ends (line 3, byte 79) before this entry is complete: it is truncated, not complete JSON`, "a truncated file says so, not EOF"},
+		{"cut inside an entry", "[\n{\"conversations\":[{\"from\":\"human\",\"val",
+			`sharegpt f.json line 2: entry 0: the file ends (line 2, byte 40) before this entry is complete: it is truncated, not complete JSON`, "a truncated file says so, not unexpected EOF"},
+		{"no closing bracket", "[\n{\"conversations\":[{\"from\":\"human\",\"value\":\"a\"},{\"from\":\"gpt\",\"value\":\"b\"}]}\n",
+			`sharegpt f.json line 3: after entry 0: the file ends before the array's closing ]: it is truncated, not complete JSON`, "a missing ] is a truncated file"},
+		{"a JSON-lines file cut in its last line", "{\"conversations\":[{\"from\":\"human\",\"value\":\"a\"},{\"from\":\"gpt\",\"value\":\"b\"}]}\n{\"conversations\":[{\"fr",
+			`sharegpt f.json line 2: entry 1: the line ends before its JSON object does: not complete JSON (is the file truncated?)`, "a cut line says so"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ParseShareGPT(strings.NewReader(tc.body), "f.json", ShareGPTOptions{})

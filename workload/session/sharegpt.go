@@ -130,6 +130,10 @@ func (p *parser) array(start int) error {
 		line := p.lineOf(off)
 		var raw json.RawMessage
 		if err := dec.Decode(&raw); err != nil {
+			if endOfData(err) {
+				return fmt.Errorf("sharegpt %s line %d: entry %d: the file ends (line %d, byte %d) before this entry is complete: it is truncated, not complete JSON",
+					p.set.Name, line, p.entries, p.lineOf(len(p.data)), len(p.data))
+			}
 			return fmt.Errorf("sharegpt %s line %d: entry %d: %v", p.set.Name, line, p.entries, err)
 		}
 		if err := p.entry(raw, line); err != nil {
@@ -140,6 +144,10 @@ func (p *parser) array(start int) error {
 		return nil
 	}
 	if _, err := dec.Token(); err != nil { // ']'
+		if endOfData(err) {
+			return fmt.Errorf("sharegpt %s line %d: after entry %d: the file ends before the array's closing ]: it is truncated, not complete JSON",
+				p.set.Name, p.lineOf(len(p.data)), p.entries-1)
+		}
 		return fmt.Errorf("sharegpt %s line %d: after entry %d: %v", p.set.Name, p.lineOf(int(dec.InputOffset())), p.entries, err)
 	}
 	if rest := skipSpace(p.data, int(dec.InputOffset())); rest < len(p.data) {
@@ -169,6 +177,14 @@ func (p *parser) lines() error {
 	return nil
 }
 
+// endOfData reports whether err, from encoding/json, says that the data
+// ended before the JSON value did: a truncated file or line.
+func endOfData(err error) bool {
+	var se *json.SyntaxError
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.As(err, &se) && se.Error() == "unexpected end of JSON input"
+}
+
 // entry reads one ShareGPT entry.
 func (p *parser) entry(raw []byte, line int) error {
 	idx := p.entries
@@ -185,6 +201,9 @@ func (p *parser) entry(raw []byte, line int) error {
 	}
 	var probe map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &probe); err != nil {
+		if endOfData(err) {
+			return bad("the line ends before its JSON object does: not complete JSON (is the file truncated?)")
+		}
 		return bad("%v", err)
 	}
 	c := Conversation{Index: len(p.set.Conversations)}

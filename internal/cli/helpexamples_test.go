@@ -1,0 +1,229 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+// exampleAdjust says how TestHelpExamplesRun runs one example command of
+// a --help text: flags appended to shorten it (later flags win), the
+// whole command replaced where the example names a placeholder, the exit
+// codes that count as success, or why it is skipped. Each adjustment
+// says why.
+type exampleAdjust struct {
+	extra []string
+	args  []string // replaces the example's arguments when not nil
+	codes []int    // nil = exit 0 only
+	skip  string   // reason; empty = run it
+	why   string   // why args replaces the example's
+	// before are commands run first, to make what the example reads.
+	before [][]string
+}
+
+// exampleURLs are the servers the examples name; the test points them
+// at an `aimeter serve openai` simulator of its own.
+var exampleURLs = []string{"http://localhost:8000", "http://127.0.0.1:8000"}
+
+// exampleAdjustments maps every --help example that cannot run as written
+// in a test (too long, a server that runs until interrupted, a file or a
+// placeholder of the user's) to its adjustment. A key that no example
+// matches fails the test, so that the table follows the help.
+var exampleAdjustments = map[string]exampleAdjust{
+	// Runs: shortened.
+	"run": {extra: []string{"--set", "min_duration=300"}, codes: valid3},
+	"run --scenario Offline --sut null-async": {extra: []string{"--set", "target_qps=200000"}, codes: valid3},
+	"run --model resnet50 --scenario Server --user-conf examples/user.conf": {
+		extra: []string{"--set", "min_duration=300", "--set", "min_query_count=100"}, codes: valid3},
+	"run --scenario SingleStream --set min_duration=1000 --set target_latency=0.001": {extra: []string{"--set", "min_duration=200"}, codes: valid3},
+	"run --arrival-mode 2 --lambda 500 --duration 5s":                                {extra: []string{"--duration", "500ms"}, codes: valid3},
+	"run --sut openai --url http://localhost:8000 --concurrency 8 --warmup 20 --duration 60s": {
+		extra: []string{"--duration", "500ms", "--warmup", "2"}, codes: valid3},
+	"run --from aimeter-results --output-dir again":                                             {codes: valid3},
+	"replay trace.jsonl --sut openai --url http://localhost:8000 --ignore-eos":                  {codes: valid3},
+	"replay trace.jsonl --sut openai --url http://localhost:8000 --speedup 2 --max-duration 5m": {codes: valid3},
+	"replay requests.csv --sut openai --url http://localhost:8000 --max-requests 1000":          {codes: valid3},
+	"sessions --sut openai --url http://localhost:8000 --sessions 100 --turns 2:6 --think 2s": {
+		extra: []string{"--sessions", "4", "--think", "10ms"}, codes: valid3},
+	"sessions --sut openai --url http://localhost:8000 --sharegpt ShareGPT_V3.json --sessions 500 --interval 100ms": {
+		extra: []string{"--interval", "10ms"}, codes: valid3},
+	"sweep --sut openai --url http://127.0.0.1:8000 --max-concurrency 64 --duration 20s": { // Endpoints' regions need more than 32
+		extra: []string{"--max-concurrency", "33", "--duration", "200ms"}, codes: valid3},
+	"sweep --sut openai --url http://127.0.0.1:8000 --points 1,2,4,8 --slo ttft=100ms,tpot=10ms --duration 10s": {
+		extra: []string{"--points", "1,2", "--duration", "300ms"}, codes: valid3},
+	"sweep --sut openai --url http://127.0.0.1:8000 --slo tpot=8ms --goodput-target 0.9 --max-concurrency 256 --duration 10s": {
+		extra: []string{"--max-concurrency", "4", "--duration", "300ms"}, codes: valid3},
+	"audit TEST01 --scenario Offline --sut reference":      {extra: []string{"--set", "min_duration=200"}, codes: valid3},
+	"audit TEST04 --scenario SingleStream --sut reference": {extra: []string{"--set", "min_duration=200"}, codes: valid3},
+	"audit TEST04 --scenario Offline --sut openai --url http://localhost:8000 --output-dir audit-vllm": {
+		extra: []string{"--set", "min_duration=200"}, codes: valid3},
+	"report aimeter-sweep": {codes: valid3}, // exits with the verdict of the sweep it regenerates
+	// The results store holds the runs above (a sweep records each point).
+	"results compare 11 12": {codes: []int{ExitOK, ExitFailure, 5}},
+	"results compare --fail-on-regression --test zscore --metric latency_ns.p99": {codes: []int{ExitOK, ExitFailure, 5}},
+	"results threshold --series 3f2a… --test welch --limit 0.01 --min-change 2":  {skip: "3f2a… stands for a series key"},
+	"results threshold --series 3f2a… --test welch --delete":                     {skip: "3f2a… stands for a series key"},
+	"export aimeter-run > records.csv": {args: []string{"export", "aimeter-results", "--output", "records.csv"},
+		why: "aimeter-run stands for a run directory, and the test has no shell to redirect"},
+	"export --endpoints submission --submission submission.yaml aimeter-sweep": {
+		skip: "needs an Endpoints submission file; TestExportEndpointsChecker runs the export"},
+	"accuracy aimeter-out": {codes: valid3, // untrained weights may miss the target
+		before: [][]string{{"run", "-q", "--sut", "reference", "--scenario", "Offline", "--mode", "accuracy", "--output-dir", "aimeter-out"}}},
+	"accuracy log run --labels labels.json --target 99% of FP32 (76.46)": {skip: "needs a classifier's run and its labels file; TestAccuracyLog scores one"},
+	"ecp examples/ecp-weights.json poisson=runs/poisson fixed-period=runs/fixed-period": {
+		skip: "needs two GB/T runs in runs/; TestECPFromTwoRuns combines two"},
+	"serve openai --addr 127.0.0.1:8000 --ttft 20ms --tpot 5ms &": {skip: "serves until interrupted; the test runs the same simulator in process for the examples that follow it"},
+	"serve kserve": {skip: "serves until interrupted; TestServeKServe runs it"},
+	"run --sut kserve --url http://127.0.0.1:8000 --scenario Offline":                 {skip: "needs aimeter serve kserve on a fixed port; TestServeKServe runs it and the client"},
+	"run --sut kserve --grpc --url 127.0.0.1:8001 --scenario Server":                  {skip: "needs aimeter serve kserve on a fixed port; TestServeKServe runs it and the client"},
+	"server --listen 127.0.0.1:8443":                                                  {skip: "serves until interrupted; the server tests run it"},
+	"server --db postgres://aimeter@db/aimeter --tls-cert cert.pem --tls-key key.pem": {skip: "needs a PostgreSQL server and a certificate"},
+	"server register --server https://127.0.0.1:8443 --ca ~/.local/share/aimeter/server/tls/cert.pem --token $(cat ~/.local/share/aimeter/server/admin.token) --party Example Lab --public-key lab.pub --retests 2": {
+		skip: "needs a running tester's service"},
+	"submit aimeter-results --config T20261127-080000-abcdef.json --token amt_… --key lab.key": {skip: "needs a running tester's service and its token"},
+}
+
+// helpExamples returns the example commands of every command of the tree
+// under root ("  aimeter …" lines of Example, joining "\"-continued
+// lines), each command's arguments once, in the tree's order.
+func helpExamples(root *cobra.Command) [][]string {
+	var out [][]string
+	seen := map[string]bool{}
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		cont := ""
+		for _, line := range strings.Split(c.Example, "\n") {
+			trim := strings.TrimSpace(line)
+			if cont != "" {
+				trim, cont = cont+" "+trim, ""
+			}
+			if strings.HasSuffix(trim, "\\") {
+				cont = strings.TrimSpace(strings.TrimSuffix(trim, "\\"))
+				continue
+			}
+			rest, ok := strings.CutPrefix(trim, "aimeter ")
+			if !ok {
+				continue
+			}
+			args := shellWords(rest)
+			if key := strings.Join(args, " "); !seen[key] {
+				seen[key] = true
+				out = append(out, args)
+			}
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
+	return out
+}
+
+// makesRuns says whether an example makes runs (which the examples that
+// read runs need first).
+func makesRuns(args []string) bool {
+	return len(args) == 0 || slices.Contains([]string{"run", "replay", "sessions", "sweep", "audit"}, args[0])
+}
+
+// Every example command of the --help texts runs against `aimeter serve
+// openai`'s simulator, in one fresh directory holding a copy of examples/
+// and the files the examples name, sharing one results store: the runs
+// first, then the commands that read them. Long commands get shortening
+// flags from exampleAdjustments.
+func TestHelpExamplesRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs every --help example (about half a minute)")
+	}
+	dir := t.TempDir()
+	if err := os.CopyFS(filepath.Join(dir, "examples"), os.DirFS(filepath.Join("..", "..", "examples"))); err != nil {
+		t.Fatal(err)
+	}
+	trace, err := os.ReadFile(filepath.Join("..", "..", "workload", "trace", "testdata", "mooncake_sample.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{
+		"trace.jsonl":  string(trace),
+		"hyps.json":    `{"references":[["the cat sat on the mat"]],"hypotheses":["the cat sat on a mat"]}`,
+		"requests.csv": "t_ms,input_tokens,output_tokens,session\n0,30,4,alice\n10,20,2,\n25,12,3,alice\n",
+		"ShareGPT_V3.json": `[{"id":"a","conversations":[{"from":"human","value":"hello there"},{"from":"gpt","value":"hi, how can I help"},{"from":"human","value":"tell me more"},{"from":"gpt","value":"about what"}]},
+{"id":"b","conversations":[{"from":"human","value":"what is a load generator"},{"from":"gpt","value":"a program that sends requests"}]}]`,
+	}
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	useUntrainedWeights(t, filepath.Join(dir, "cache"))
+	t.Chdir(dir)
+	url := newSimServer(t, "sim-examples")
+	storePath := filepath.Join(t.TempDir(), "results.db")
+
+	examples := helpExamples(newRootCommand(&State{}))
+	if len(examples) < 20 {
+		t.Fatalf("found only %d --help examples: %q", len(examples), examples)
+	}
+	slices.SortStableFunc(examples, func(a, b []string) int {
+		switch ma, mb := makesRuns(a), makesRuns(b); {
+		case ma && !mb:
+			return -1
+		case mb && !ma:
+			return 1
+		}
+		return 0
+	})
+	used := map[string]bool{}
+	for _, args := range examples {
+		key := strings.Join(args, " ")
+		adj, ok := exampleAdjustments[key]
+		used[key] = ok
+		if adj.skip != "" {
+			t.Logf("skipped %q: %s", key, adj.skip)
+			continue
+		}
+		for _, b := range adj.before {
+			tw := newTwin(t, b...)
+			tw.wd, tw.st.Store = dir, storePath
+			if code := tw.main(); !slices.Contains(valid3, code) {
+				tw.mu.Lock()
+				t.Errorf("before --help example `aimeter %s`: `aimeter %s`: exit %d\n%s", key, strings.Join(b, " "), code, tw.stderr.String())
+				tw.mu.Unlock()
+			}
+		}
+		run := slices.Clone(args)
+		if adj.args != nil {
+			run = slices.Clone(adj.args)
+		}
+		for i, a := range run {
+			if slices.Contains(exampleURLs, a) {
+				run[i] = url
+			}
+		}
+		run = append(run, adj.extra...)
+		start := time.Now()
+		tw := newTwin(t, run...)
+		tw.wd, tw.st.Store = dir, storePath
+		code := tw.main()
+		codes := adj.codes
+		if codes == nil {
+			codes = []int{ExitOK}
+		}
+		if !slices.Contains(codes, code) {
+			tw.mu.Lock()
+			t.Errorf("--help example `aimeter %s` (run as %q): want exit %v, got %d\n--- stdout:\n%s--- stderr:\n%s", key, run, codes, code, tw.stdout.String(), tw.stderr.String())
+			tw.mu.Unlock()
+			continue
+		}
+		t.Logf("aimeter %s: exit %d in %v", strings.Join(run, " "), code, time.Since(start).Round(time.Millisecond))
+	}
+	for key := range exampleAdjustments {
+		if !used[key] {
+			t.Errorf("exampleAdjustments has %q, which is no longer a --help example", key)
+		}
+	}
+}
