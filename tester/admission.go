@@ -278,9 +278,9 @@ func (s *Server) admitMemory(ctx context.Context, dir string) (release func(), _
 	switch {
 	case errors.As(err, &big):
 		return nil, refuse(http.StatusRequestEntityTooLarge, fmt.Sprintf(
-			"the bundle is too large for this service: its %d records, %d token times and %d table rows need an estimated %s of memory to recompute, above the service's whole memory budget of %s; "+
+			"the bundle is too large for this service: its %d records, %d token times and %d table rows need an estimated %s (%d bytes) of memory to recompute, above the service's whole memory budget of %s (%d bytes); "+
 				"the tester can raise it with aimeter server --memory-budget (and give the service that much more memory)",
-			need.Records, need.TokenTimes, need.TableRows, loadgen.FormatBytes(float64(need.Bytes)), loadgen.FormatBytes(float64(big.budget))))
+			need.Records, need.TokenTimes, need.TableRows, loadgen.FormatBytes(float64(need.Bytes)), need.Bytes, loadgen.FormatBytes(float64(big.budget)), big.budget))
 	case errors.As(err, &busy):
 		ref := refuse(http.StatusServiceUnavailable, busy.Error()+"; retry later")
 		ref.busy, ref.queued = true, busy.queued

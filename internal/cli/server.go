@@ -118,11 +118,11 @@ func newServerCommand(st *State) *cobra.Command {
 type serverLimits struct {
 	maxUpload      string
 	maxUploadBytes int64
-	memory        benchmark.MemorySetting
-	uploadTimeout time.Duration
-	queueWait     time.Duration
-	concurrent    int
-	queued        int
+	memory         benchmark.MemorySetting
+	uploadTimeout  time.Duration
+	queueWait      time.Duration
+	concurrent     int
+	queued         int
 }
 
 func (l *serverLimits) add(cmd *cobra.Command) {
