@@ -6,18 +6,21 @@
 # reused across runs), and for each concurrency in $CONCURRENCY starts a
 # fresh server on SQLite in a temp data dir, registers test items (one per
 # 50 uploads, with retests for all of them), submits that many bundles at
-# once and reads the server's VmHWM from /proc. Then one big bundle
-# (min_query_count=$BIG_QUERIES) is submitted alone.
+# once and reads the server's VmHWM from /proc. Then one big bundle is
+# submitted alone: an Offline run of --duration $BIG_DURATION, whose query
+# is offline_expected_qps (the null SUT's 20 M/s) × the duration × 1.1
+# samples: 1800ms gives 39.6 M samples (min_query_count does not scale an
+# Offline run: 1000 and 20000 both give 2.2 M).
 #
 # Environment: WORK (default /tmp/aimeter-bench-server), N (50),
-# CONCURRENCY ("1 4 16 50"), BIG_QUERIES (20000; 0 skips the big bundle),
+# CONCURRENCY ("1 4 16 50"), BIG_DURATION (1800ms; "" skips the big bundle),
 # SERVER_FLAGS (extra flags of aimeter server, e.g. "--memory-budget 2GiB").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 WORK=${WORK:-/tmp/aimeter-bench-server}
 N=${N:-50}
-CONCURRENCY=${CONCURRENCY:-"1 4 16 50"}
-BIG_QUERIES=${BIG_QUERIES:-20000}
+CONCURRENCY=${CONCURRENCY-"1 4 16 50"}
+BIG_DURATION=${BIG_DURATION-1800ms}
 SERVER_FLAGS=${SERVER_FLAGS:-}
 mkdir -p "$WORK/bundles"
 AIMETER="$WORK/aimeter"
@@ -28,8 +31,9 @@ for i in $(seq 1 "$N"); do
 	[ -f "$d/manifest.json" ] && continue
 	"$AIMETER" run --sut null --scenario Offline --duration 100ms --set min_query_count=1000 --no-store -q --output-dir "$d" >/dev/null
 done
-if [ "$BIG_QUERIES" -gt 0 ] && [ ! -f "$WORK/big/manifest.json" ]; then
-	"$AIMETER" run --sut null --scenario Offline --duration 100ms --set min_query_count="$BIG_QUERIES" --no-store -q --output-dir "$WORK/big" >/dev/null
+BIG="$WORK/big-$BIG_DURATION"
+if [ -n "$BIG_DURATION" ] && [ ! -f "$BIG/manifest.json" ]; then
+	"$AIMETER" run --sut null --scenario Offline --duration "$BIG_DURATION" --set min_query_count=1000 --no-store -q --output-dir "$BIG" >/dev/null
 fi
 [ -f "$WORK/lab.key" ] || (cd "$WORK" && "$AIMETER" keygen --out lab >/dev/null)
 
@@ -121,17 +125,17 @@ PY
 	stop_server
 done
 
-if [ "$BIG_QUERIES" -gt 0 ]; then
-	big=$(samples_of "$WORK/big")
+if [ -n "$BIG_DURATION" ]; then
+	big=$(samples_of "$BIG")
 	start_server
 	register 1 1
 	start=$(date +%s.%N)
-	if "$AIMETER" submit "$WORK/big" --config "$DATA/item1.json" --token "$(token_of 1)" --key "$WORK/lab.key" >"$DATA/big.out" 2>"$DATA/big.err"; then
+	if "$AIMETER" submit "$BIG" --config "$DATA/item1.json" --token "$(token_of 1)" --key "$WORK/lab.key" >"$DATA/big.out" 2>"$DATA/big.err"; then
 		outcome=stored
 	else
 		outcome="refused: $(grep -m1 -o 'HTTP [0-9]*): .*' "$DATA/big.err" | cut -c1-300)"
 	fi
 	end=$(date +%s.%N)
-	echo "big bundle: $big samples, $(du -sh "$WORK/big" | cut -f1); $outcome; $(python3 -c "print(f'{$end - $start:.1f}')") s; server peak RSS $(peak_rss_mb) MB"
+	echo "big bundle: $big samples, $(du -sh "$BIG" | cut -f1); $outcome; $(python3 -c "print(f'{$end - $start:.1f}')") s; server peak RSS $(peak_rss_mb) MB"
 	stop_server
 fi
