@@ -65,9 +65,13 @@ type RetryWait struct {
 }
 
 // String is one line for the user: "the service is busy (3 uploads
-// queued); retrying in 8 s".
+// queued); retrying in 8.0 s", without the count when the service gave
+// none.
 func (w RetryWait) String() string {
-	return fmt.Sprintf("the service is busy (%d uploads queued); retrying in %s", w.Refused.Queued, formatWait(w.Wait))
+	if w.Refused.Queued > 0 {
+		return fmt.Sprintf("the service is busy (%d uploads queued); retrying in %s", w.Refused.Queued, formatWait(w.Wait))
+	}
+	return "the service is busy; retrying in " + formatWait(w.Wait)
 }
 
 func formatWait(d time.Duration) string {
