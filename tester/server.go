@@ -117,9 +117,10 @@ type Options struct {
 	// MaxQueueWait bounds how long a received upload waits for memory
 	// before it is answered 503; 0 means DefaultMaxQueueWait.
 	MaxQueueWait time.Duration
-	// UploadTimeout bounds the reading of an upload's body, from the
-	// request's start: a body still unread then is cut (HTTP 408) and its
-	// staging directory removed; 0 means DefaultUploadTimeout.
+	// UploadTimeout bounds the reading of an upload's body, from when
+	// the service begins to read it: a body still unread then is cut
+	// (HTTP 408) and its staging directory removed; 0 means
+	// DefaultUploadTimeout.
 	UploadTimeout time.Duration
 }
 

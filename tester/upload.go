@@ -2,6 +2,7 @@ package tester
 
 import (
 	"archive/tar"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -125,7 +126,9 @@ func (s *Server) handleUpload(w http.ResponseWriter, r *http.Request) {
 		s.log.Warn("upload refused", "test", id, "upload", uid, "reason", ref.msg)
 		detail, _ := json.Marshal(map[string]any{"upload_id": uid, "reason": ref.msg, "reasons": ref.reasons})
 		if ref.code != http.StatusConflict || !strings.Contains(ref.msg, "upload ID") {
-			s.store.AppendEvent(r.Context(), store.Event{TestItemID: id, Attempt: it.Attempts, Kind: EventUploadRefused, Detail: detail})
+			// A body cut off ended the request's context; the refusal
+			// is still logged.
+			s.store.AppendEvent(context.WithoutCancel(r.Context()), store.Event{TestItemID: id, Attempt: it.Attempts, Kind: EventUploadRefused, Detail: detail})
 		}
 		if ref.busy {
 			writeBusy(w, ref.msg, ref.queued)
@@ -248,8 +251,8 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request, it *store.TestIt
 // receive reads the multipart body: the envelope, then the bundle's tar
 // stream unpacked into dir, each file written to disk as it arrives (no
 // part of the body is held in memory beyond the envelope). A body over
-// limit bytes is cut (413), and one still unread timeout after the
-// request began is cut too (408).
+// limit bytes is cut (413), and one still unread timeout after receive
+// began to read it is cut too (408).
 func receive(w http.ResponseWriter, r *http.Request, limit int64, timeout time.Duration, dir string) (*attest.Envelope, *refusal) {
 	rc := http.NewResponseController(w)
 	if err := rc.SetReadDeadline(time.Now().Add(timeout)); err == nil {
