@@ -12,10 +12,12 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math/rand/v2"
 	"mime/multipart"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -32,6 +34,51 @@ type Client struct {
 	// HTTP is the HTTP client; nil means one that trusts the system's
 	// roots (see TrustPEM for a self-signed service).
 	HTTP *http.Client
+	// RetryFor bounds how long Submit keeps retrying an upload the
+	// service answers 503 (busy) with a Retry-After header; 0 means
+	// DefaultRetryFor, a negative value does not retry.
+	RetryFor time.Duration
+	// Waiting, if set, is told of each wait before Submit retries.
+	Waiting func(RetryWait)
+}
+
+// Retries of a busy service (Client.Submit): the first wait is the
+// Retry-After the service sent (RetryFirstWait without one), each next one
+// doubles up to RetryMaxWait, never below the service's Retry-After, plus
+// up to a quarter more at random so that clients refused together do not
+// come back together; Submit gives up when the next wait would end after
+// RetryFor (DefaultRetryFor).
+const (
+	RetryFirstWait  = time.Second
+	RetryMaxWait    = time.Minute
+	DefaultRetryFor = 15 * time.Minute
+)
+
+// RetryWait is one wait of Submit before it retries a busy service.
+type RetryWait struct {
+	// Attempt is the number of the upload that was refused, from 1.
+	Attempt int
+	// Wait is how long Submit waits now.
+	Wait time.Duration
+	// Refused is the service's answer.
+	Refused *RefusedError
+}
+
+// String is one line for the user: "the service is busy (3 uploads
+// queued); retrying in 8.0 s", without the count when the service gave
+// none.
+func (w RetryWait) String() string {
+	if w.Refused.Queued > 0 {
+		return fmt.Sprintf("the service is busy (%d uploads queued); retrying in %s", w.Refused.Queued, formatWait(w.Wait))
+	}
+	return "the service is busy; retrying in " + formatWait(w.Wait)
+}
+
+func formatWait(d time.Duration) string {
+	if d < 10*time.Second {
+		return fmt.Sprintf("%.1f s", d.Seconds())
+	}
+	return fmt.Sprintf("%.0f s", d.Seconds())
 }
 
 // TrustPEM returns an HTTP client that trusts only the certificates in
@@ -52,7 +99,16 @@ type RefusedError struct {
 	Status  int
 	Message string
 	Reasons []string
+	// RetryAfter is the Retry-After header of a 503 (the service is
+	// busy); 0 when it sent none.
+	RetryAfter time.Duration
+	// Queued is a busy service's count of uploads waiting (BusyReply).
+	Queued int
 }
+
+// Busy reports whether the service refused because it is busy: a 503
+// that a later try may pass.
+func (e *RefusedError) Busy() bool { return e.Status == http.StatusServiceUnavailable }
 
 func (e *RefusedError) Error() string {
 	s := fmt.Sprintf("the server refused (HTTP %d): %s", e.Status, e.Message)
@@ -81,11 +137,15 @@ func (c *Client) do(req *http.Request, out any) error {
 		return err
 	}
 	if resp.StatusCode >= 300 {
-		var er ErrorReply
+		var er BusyReply
 		if json.Unmarshal(body, &er) != nil || er.Error == "" {
 			er.Error = strings.TrimSpace(string(body))
 		}
-		return &RefusedError{Status: resp.StatusCode, Message: er.Error, Reasons: er.Reasons}
+		re := &RefusedError{Status: resp.StatusCode, Message: er.Error, Reasons: er.Reasons, Queued: er.Queued}
+		if n, err := strconv.Atoi(strings.TrimSpace(resp.Header.Get("Retry-After"))); err == nil && n > 0 {
+			re.RetryAfter = time.Duration(n) * time.Second
+		}
+		return re
 	}
 	if out != nil {
 		return json.Unmarshal(body, out)
@@ -161,13 +221,46 @@ func (c *Client) Whoami(ctx context.Context) (*TestItemView, error) {
 }
 
 // Submit signs the bundle in dir with key and uploads it (Upload with a
-// fresh upload ID).
+// fresh upload ID). While the service answers 503 (busy) it waits and
+// tries again, each time with a new upload ID (see RetryFirstWait and
+// Client.RetryFor); when it gives up, the error is the last refusal.
 func (c *Client) Submit(ctx context.Context, testID, dir string, key ed25519.PrivateKey) (*UploadReply, error) {
 	env, err := attest.Sign(dir, key)
 	if err != nil {
 		return nil, err
 	}
-	return c.Upload(ctx, testID, dir, env, NewToken("up"))
+	retryFor := c.RetryFor
+	if retryFor == 0 {
+		retryFor = DefaultRetryFor
+	}
+	start := time.Now()
+	step := RetryFirstWait
+	for attempt := 1; ; attempt++ {
+		rep, err := c.Upload(ctx, testID, dir, env, NewToken("up"))
+		var re *RefusedError
+		if err == nil || retryFor < 0 || !errors.As(err, &re) || !re.Busy() {
+			return rep, err
+		}
+		if attempt == 1 && re.RetryAfter > 0 {
+			step = re.RetryAfter
+		}
+		wait := max(min(step, RetryMaxWait), re.RetryAfter)
+		wait += time.Duration(rand.Int64N(int64(wait)/4 + 1))
+		step *= 2
+		if time.Since(start)+wait > retryFor {
+			return nil, fmt.Errorf("gave up after %s of retries (%d uploads): %w", time.Since(start).Round(time.Second), attempt, err)
+		}
+		if c.Waiting != nil {
+			c.Waiting(RetryWait{Attempt: attempt, Wait: wait, Refused: re})
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		case <-t.C:
+		}
+	}
 }
 
 // Upload streams the bundle in dir with its envelope under uploadID.

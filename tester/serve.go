@@ -45,7 +45,25 @@ type ServeOptions struct {
 	// ShutdownTimeout bounds the graceful shutdown; 0 means
 	// DefaultShutdownTimeout.
 	ShutdownTimeout time.Duration
+
+	// Limits and admission: Options' fields of the same names.
+	MaxUploadBytes       int64
+	UploadTimeout        time.Duration
+	MemoryBudget         int64
+	MaxConcurrentUploads int
+	MaxQueuedUploads     int
+	MaxQueueWait         time.Duration
 }
+
+// Timeouts of Serve's HTTP server against clients that hold a connection
+// without using it (slowloris): the request's headers must arrive within
+// ReadHeaderTimeout, and a kept-alive connection is closed after
+// IdleTimeout without a request. An upload's body is bounded by
+// Options.UploadTimeout; other bodies are small and bounded in size.
+const (
+	ReadHeaderTimeout = 10 * time.Second
+	IdleTimeout       = 2 * time.Minute
+)
 
 // Listening describes a service that Serve started.
 type Listening struct {
@@ -113,7 +131,9 @@ func Serve(ctx context.Context, o ServeOptions) error {
 		return err
 	}
 	defer db.Close()
-	srv, err := New(Options{Store: db, DataDir: o.DataDir, Logger: o.Logger, StoreFlagged: o.StoreFlagged})
+	srv, err := New(Options{Store: db, DataDir: o.DataDir, Logger: o.Logger, StoreFlagged: o.StoreFlagged,
+		MaxUploadBytes: o.MaxUploadBytes, UploadTimeout: o.UploadTimeout, MemoryBudget: o.MemoryBudget,
+		MaxConcurrentUploads: o.MaxConcurrentUploads, MaxQueuedUploads: o.MaxQueuedUploads, MaxQueueWait: o.MaxQueueWait})
 	if err != nil {
 		return err
 	}
@@ -121,7 +141,7 @@ func Serve(ctx context.Context, o ServeOptions) error {
 	if err != nil {
 		return &ListenError{Addr: o.Listen, Err: err}
 	}
-	hs := &http.Server{Handler: srv, TLSConfig: tlsCfg, ReadHeaderTimeout: 10 * time.Second}
+	hs := &http.Server{Handler: srv, TLSConfig: tlsCfg, ReadHeaderTimeout: ReadHeaderTimeout, IdleTimeout: IdleTimeout}
 	if o.Ready != nil {
 		l := Listening{Addr: ln.Addr(), AdminTokenFile: filepath.Join(o.DataDir, AdminTokenFile), CertCreated: created}
 		if o.CertFile == "" {

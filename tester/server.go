@@ -103,6 +103,36 @@ type Options struct {
 	// for this long; 0 means DefaultSessionIdleTimeout, a negative value
 	// no idle limit (SessionLifetime still applies).
 	SessionIdleTimeout time.Duration
+
+	// Limits and admission (docs/server.md, "Limits and admission"). An
+	// upload is first given one of MaxConcurrentUploads receive slots
+	// (503 with Retry-After when none is free, before its body is read),
+	// its body is spooled to the staging area within MaxUploadBytes and
+	// UploadTimeout, then it waits for MemoryBudget to hold its
+	// recomputation (recompute.EstimateNeed) in a queue of at most
+	// MaxQueuedUploads for at most MaxQueueWait (503 beyond), and an
+	// upload that needs more than the whole budget is refused (413).
+
+	// MemoryBudget is the memory, in bytes, the recomputations of uploads
+	// may take at once by their estimates; 0 means
+	// ProcessMemoryBudget() (half of the container's memory limit, else
+	// half of the machine's memory); -1 means no memory gate.
+	MemoryBudget int64
+	// MaxConcurrentUploads bounds the uploads whose bodies are received
+	// at once; 0 means DefaultMaxConcurrentUploads.
+	MaxConcurrentUploads int
+	// MaxQueuedUploads bounds the received uploads waiting for memory; 0
+	// means DefaultMaxQueuedUploads, -1 no queue (503 at once when the
+	// budget is taken).
+	MaxQueuedUploads int
+	// MaxQueueWait bounds how long a received upload waits for memory
+	// before it is answered 503; 0 means DefaultMaxQueueWait.
+	MaxQueueWait time.Duration
+	// UploadTimeout bounds the reading of an upload's body, from when
+	// the service begins to read it: a body still unread then is cut
+	// (HTTP 408) and its staging directory removed; 0 means
+	// DefaultUploadTimeout.
+	UploadTimeout time.Duration
 }
 
 // Server is the service: an http.Handler for the API and the dashboard.
@@ -120,6 +150,9 @@ type Server struct {
 
 	// Dashboard sessions (tester/session.go).
 	sessions sessionPolicy
+
+	admit         *admission
+	uploadTimeout time.Duration
 }
 
 // New makes the service: it reads or makes the admin token and empties the
@@ -163,6 +196,9 @@ func New(opts Options) (*Server, error) {
 	}
 	if s.now == nil {
 		s.now = time.Now
+	}
+	if err := s.setLimits(opts); err != nil {
+		return nil, err
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)

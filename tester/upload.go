@@ -2,18 +2,21 @@ package tester
 
 import (
 	"archive/tar"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"time"
 
 	"aimeter/attest"
 	"aimeter/bundle"
@@ -75,6 +78,12 @@ type refusal struct {
 	code    int
 	msg     string
 	reasons []string
+	// busy marks a 503 answered with Retry-After (writeBusy), and queued
+	// the uploads waiting for memory then.
+	busy   bool
+	queued int
+	// cause is the error of the body's reader, when one cut it.
+	cause error
 }
 
 func (e *refusal) Error() string { return e.msg }
@@ -94,12 +103,39 @@ func (s *Server) handleUpload(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, UploadIDHeader+": give 16 to 128 letters, digits, '-' or '_', new for each upload")
 		return
 	}
-	rep, ref := s.upload(w, r, it, uid)
+	// Two gates before the body is read: its declared length, and a
+	// receive slot. Either refusal closes the connection rather than
+	// drain a body nobody will read.
+	if r.ContentLength > s.maxUpload {
+		w.Header().Set("Connection", "close")
+		s.log.Warn("upload refused", "test", id, "upload", uid, "reason", "too large", "bytes", r.ContentLength)
+		writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the upload's body of %d bytes exceeds the service's limit of %d bytes (aimeter server --max-upload-bytes)", r.ContentLength, s.maxUpload))
+		return
+	}
+	received, ok := s.admit.tryReceive()
+	if !ok {
+		w.Header().Set("Connection", "close")
+		n := cap(s.admit.receiving)
+		s.log.Warn("upload refused", "test", id, "upload", uid, "reason", "busy receiving")
+		writeBusy(w, fmt.Sprintf("the service is busy: it is receiving %d uploads, its most at once (aimeter server --max-concurrent-uploads); retry later", n), s.admit.queued())
+		return
+	}
+	defer received()
+	rep, ref := s.upload(w, r, it, uid, received)
 	if ref != nil {
 		s.log.Warn("upload refused", "test", id, "upload", uid, "reason", ref.msg)
 		detail, _ := json.Marshal(map[string]any{"upload_id": uid, "reason": ref.msg, "reasons": ref.reasons})
 		if ref.code != http.StatusConflict || !strings.Contains(ref.msg, "upload ID") {
-			s.store.AppendEvent(r.Context(), store.Event{TestItemID: id, Attempt: it.Attempts, Kind: EventUploadRefused, Detail: detail})
+			// A body cut off ended the request's context; the refusal
+			// is still logged.
+			s.store.AppendEvent(context.WithoutCancel(r.Context()), store.Event{TestItemID: id, Attempt: it.Attempts, Kind: EventUploadRefused, Detail: detail})
+		}
+		if ref.busy {
+			writeBusy(w, ref.msg, ref.queued)
+			return
+		}
+		if ref.code == http.StatusRequestTimeout || ref.code == http.StatusRequestEntityTooLarge {
+			w.Header().Set("Connection", "close")
 		}
 		writeError(w, ref.code, ref.msg, ref.reasons...)
 		return
@@ -108,7 +144,7 @@ func (s *Server) handleUpload(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, rep)
 }
 
-func (s *Server) upload(w http.ResponseWriter, r *http.Request, it *store.TestItem, uid string) (*UploadReply, *refusal) {
+func (s *Server) upload(w http.ResponseWriter, r *http.Request, it *store.TestItem, uid string, received func()) (*UploadReply, *refusal) {
 	ctx := r.Context()
 	if it.PublicKey == nil {
 		return nil, refuse(http.StatusConflict, "test item "+it.ID+" has no public key registered to verify uploads with")
@@ -127,7 +163,8 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request, it *store.TestIt
 		return nil, refuse(http.StatusInternalServerError, "internal error: "+err.Error())
 	}
 	defer os.RemoveAll(dir)
-	env, ref := receive(w, r, s.maxUpload, dir)
+	env, ref := receive(w, r, s.maxUpload, s.uploadTimeout, dir)
+	received()
 	if ref != nil {
 		return nil, ref
 	}
@@ -135,6 +172,11 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request, it *store.TestIt
 	if err != nil {
 		return nil, refuse(http.StatusUnprocessableEntity, "the signed bundle does not verify: "+err.Error())
 	}
+	release, ref := s.admitMemory(ctx, dir)
+	if ref != nil {
+		return nil, ref
+	}
+	defer release()
 	rc, err := recompute.Check(dir, recompute.Options{Version: s.version})
 	if err != nil {
 		return nil, refuse(http.StatusUnprocessableEntity, "the bundle cannot be recomputed from its raw records: "+err.Error())
@@ -207,9 +249,29 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request, it *store.TestIt
 }
 
 // receive reads the multipart body: the envelope, then the bundle's tar
-// stream unpacked into dir.
-func receive(w http.ResponseWriter, r *http.Request, limit int64, dir string) (*attest.Envelope, *refusal) {
+// stream unpacked into dir, each file written to disk as it arrives (no
+// part of the body is held in memory beyond the envelope). A body over
+// limit bytes is cut (413), and one still unread timeout after receive
+// began to read it is cut too (408).
+func receive(w http.ResponseWriter, r *http.Request, limit int64, timeout time.Duration, dir string) (*attest.Envelope, *refusal) {
+	rc := http.NewResponseController(w)
+	if err := rc.SetReadDeadline(time.Now().Add(timeout)); err == nil {
+		defer rc.SetReadDeadline(time.Time{})
+	}
 	r.Body = http.MaxBytesReader(w, r.Body, limit)
+	env, ref := receiveParts(r, dir)
+	if ref != nil && ref.code == http.StatusBadRequest && isTimeout(ref.cause) {
+		return nil, refuse(http.StatusRequestTimeout, fmt.Sprintf("the upload's body was not received within the service's upload timeout of %s (aimeter server --upload-timeout); the part received is discarded", timeout))
+	}
+	return env, ref
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.Is(err, os.ErrDeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()
+}
+
+func receiveParts(r *http.Request, dir string) (*attest.Envelope, *refusal) {
 	mr, err := r.MultipartReader()
 	if err != nil {
 		return nil, refuse(http.StatusBadRequest, "the body is not multipart/form-data: "+err.Error())
@@ -251,7 +313,9 @@ func bodyRefusal(err error) *refusal {
 	if errors.As(err, &mbe) {
 		return refuse(http.StatusRequestEntityTooLarge, fmt.Sprintf("the upload exceeds %d bytes", mbe.Limit))
 	}
-	return refuse(http.StatusBadRequest, "the upload was cut off: "+err.Error())
+	ref := refuse(http.StatusBadRequest, "the upload was cut off: "+err.Error())
+	ref.cause = err
+	return ref
 }
 
 // untar unpacks a tar stream of regular files and directories into dir,

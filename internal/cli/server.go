@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -14,6 +15,7 @@ import (
 	"aimeter/attest"
 	"aimeter/benchmark"
 	"aimeter/console"
+	"aimeter/loadgen"
 	"aimeter/tester"
 )
 
@@ -45,6 +47,7 @@ func newServerCommand(st *State) *cobra.Command {
 	var dsn, listen, certFile, keyFile, dataDir string
 	var hosts []string
 	var storeFlagged bool
+	var lim serverLimits
 	cmd := &cobra.Command{
 		Use:   "server",
 		Short: "Run the tester's service of a GB/T 45087 network test (registration, signed uploads, dashboard)",
@@ -53,13 +56,27 @@ func newServerCommand(st *State) *cobra.Command {
   aimeter server --db postgres://aimeter@db/aimeter --tls-cert cert.pem --tls-key key.pem`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			budget, err := lim.budget()
+			if err != nil {
+				return err
+			}
+			// The Go runtime's soft limit follows the budget, so the
+			// collector works within it (unless GOMEMLIMIT is set).
+			budget.SetGoMemoryLimit()
 			ctx, stop := interruptible(cmd.Context(), st)
 			defer stop()
-			err := tester.Serve(ctx, tester.ServeOptions{
+			err = tester.Serve(ctx, tester.ServeOptions{
 				Listen: listen, DataDir: dataDir, DSN: dsn, CertFile: certFile, KeyFile: keyFile, Hosts: hosts,
 				StoreFlagged: storeFlagged, Logger: slog.New(slog.NewTextHandler(st.Stderr, nil)),
+				MaxUploadBytes: lim.maxUploadBytes, UploadTimeout: lim.uploadTimeout, MemoryBudget: budget.Bytes,
+				MaxConcurrentUploads: lim.concurrent, MaxQueuedUploads: lim.queued, MaxQueueWait: lim.queueWait,
 				Ready: func(l tester.Listening) {
 					fmt.Fprintf(st.Stdout, "aimeter server on https://%s/ (dashboard and /api/v1)\n", l.Addr)
+					if budget.Bytes > 0 {
+						fmt.Fprintf(st.Stdout, "memory budget of recomputations: %s (%s)\n", loadgen.FormatBytes(float64(budget.Bytes)), budget.Source)
+					} else {
+						fmt.Fprintln(st.Stdout, "memory budget of recomputations: none (--memory-budget none)")
+					}
 					fmt.Fprintf(st.Stdout, "admin token: %s\n", l.AdminTokenFile)
 					if l.SelfSignedCert != "" {
 						what := "self-signed certificate"
@@ -92,8 +109,60 @@ func newServerCommand(st *State) *cobra.Command {
 	fl.StringVar(&dataDir, "data-dir", "", "where the service keeps its admin token, certificate, uploads and result files (default: the user's data directory/aimeter/server)")
 	fl.StringSliceVar(&hosts, "host", nil, "extra host name or IP address of a self-signed certificate (repeatable)")
 	fl.BoolVar(&storeFlagged, "store-flagged", false, "store a signed bundle whose claimed results the raw records do not support, with status flagged and the differences as its reason, instead of refusing it")
+	lim.add(cmd)
 	cmd.AddCommand(newServerRegisterCommand(st))
 	return cmd
+}
+
+// serverLimits are aimeter server's limits and admission flags.
+type serverLimits struct {
+	maxUpload      string
+	maxUploadBytes int64
+	memory         benchmark.MemorySetting
+	uploadTimeout  time.Duration
+	queueWait      time.Duration
+	concurrent     int
+	queued         int
+}
+
+func (l *serverLimits) add(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringVar(&l.maxUpload, "max-upload-bytes", "1GiB", "refuse an upload whose body is larger (413; one that declares a larger Content-Length before it is read), e.g. 2GiB or 500MB")
+	fl.Var(&l.memory, "memory-budget", "memory the recomputations of uploads may take at once, by their estimates (e.g. 8GiB; auto = half of the container's memory limit, else half of the machine's memory; none = no memory gate); an upload that needs more than the whole budget is refused (413). Go's soft memory limit is set from it unless GOMEMLIMIT is set")
+	fl.DurationVar(&l.uploadTimeout, "upload-timeout", tester.DefaultUploadTimeout, "cut an upload whose body is not received within this time (408) and discard what came")
+	fl.IntVar(&l.concurrent, "max-concurrent-uploads", tester.DefaultMaxConcurrentUploads, "uploads received at once; more are answered 503 with Retry-After before their bodies are read")
+	fl.IntVar(&l.queued, "max-queued-uploads", tester.DefaultMaxQueuedUploads, "received uploads that may wait for memory to recompute them; more are answered 503 with Retry-After (0 = none wait)")
+	fl.DurationVar(&l.queueWait, "max-queue-wait", tester.DefaultMaxQueueWait, "how long a received upload waits for memory before it is answered 503 with Retry-After")
+}
+
+// budget checks the flags and returns the memory budget.
+func (l *serverLimits) budget() (benchmark.MemoryBudget, error) {
+	switch {
+	case l.concurrent < 1:
+		return benchmark.MemoryBudget{}, usageError("--max-concurrent-uploads %d: give 1 or more", l.concurrent)
+	case l.queued < 0:
+		return benchmark.MemoryBudget{}, usageError("--max-queued-uploads %d: give 0 or more", l.queued)
+	case l.uploadTimeout <= 0:
+		return benchmark.MemoryBudget{}, usageError("--upload-timeout %s: give a duration above 0", l.uploadTimeout)
+	case l.queueWait <= 0:
+		return benchmark.MemoryBudget{}, usageError("--max-queue-wait %s: give a duration above 0", l.queueWait)
+	}
+	n, err := benchmark.ParseMemorySize(l.maxUpload)
+	if err != nil {
+		return benchmark.MemoryBudget{}, usageError("--max-upload-bytes %s: give a size above 0, e.g. 2GiB or 500MB", l.maxUpload)
+	}
+	l.maxUploadBytes = n
+	if l.queued == 0 {
+		l.queued = -1 // tester.Options: -1 is no queue
+	}
+	switch l.memory.String() {
+	case "auto":
+		return tester.ProcessMemoryBudget(), nil
+	case "none":
+		return benchmark.MemoryBudget{Bytes: -1}, nil
+	}
+	n, _ = strconv.ParseInt(l.memory.String(), 10, 64)
+	return benchmark.FixedMemoryBudget(n, "--memory-budget"), nil
 }
 
 // clientFlags are how a command reaches the service.
@@ -196,12 +265,24 @@ func refusedCode(err error) error {
 // token and the signing key.
 type uploadFlags struct {
 	clientFlags
-	key string
+	key      string
+	retryFor time.Duration
 }
 
 func (u *uploadFlags) add(cmd *cobra.Command) {
 	u.clientFlags.add(cmd, "the test item's client token (from 'aimeter server register')")
 	cmd.Flags().StringVar(&u.key, "key", "", "the Ed25519 private key (PEM) registered with the test item, that signs the bundle (default: aimeter-client.key when it exists)")
+	cmd.Flags().DurationVar(&u.retryFor, "retry-for", tester.DefaultRetryFor, "while the service answers that it is busy (503), retry the upload with capped exponential backoff (the service's Retry-After first, doubling up to 1m, with jitter) for at most this long; 0 does not retry")
+}
+
+// retries sets cl's retries of a busy service: --retry-for, and one line
+// on stderr per wait.
+func (u *uploadFlags) retries(st *State, cl *tester.Client) {
+	cl.RetryFor = u.retryFor
+	if u.retryFor <= 0 {
+		cl.RetryFor = -1
+	}
+	cl.Waiting = func(w tester.RetryWait) { fmt.Fprintln(st.Stderr, w.String()) }
 }
 
 // prepare checks the flags before anything runs: the service's client and
@@ -253,6 +334,7 @@ func newSubmitCommand(st *State) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			uf.retries(st, cl)
 			id, err := uf.testID(cmd.Context(), cl)
 			if err != nil {
 				return err
@@ -278,6 +360,7 @@ func runAndSubmit(ctx context.Context, st *State, uf *uploadFlags, run func(phas
 	if err != nil {
 		return err
 	}
+	uf.retries(st, cl)
 	id, err := uf.testID(ctx, cl)
 	if err != nil {
 		return err

@@ -1,0 +1,26 @@
+package cli
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestServerLimitFlags: a bad limit of aimeter server is a usage error
+// naming its flag, before the service starts.
+func TestServerLimitFlags(t *testing.T) {
+	for _, tc := range []struct {
+		flag, value, want, why string
+	}{
+		{"--max-upload-bytes", "lots", "--max-upload-bytes lots", "not a size"},
+		{"--max-concurrent-uploads", "0", "--max-concurrent-uploads 0: give 1 or more", "no upload could be received"},
+		{"--max-queued-uploads", "-1", "--max-queued-uploads -1", "a queue cannot be negative"},
+		{"--upload-timeout", "0s", "--upload-timeout 0s", "every body would be cut"},
+		{"--max-queue-wait", "-1s", "--max-queue-wait -1s", "a wait cannot be negative"},
+		{"--memory-budget", "tiny", "--memory-budget", "not a size, auto or none"},
+	} {
+		r := runCLI(t, "", "server", "--data-dir", t.TempDir(), "--listen", "127.0.0.1:0", tc.flag, tc.value)
+		if r.code != ExitUsage || !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("%s %s (%s): %s\nwant exit %d naming %q", tc.flag, tc.value, tc.why, r, ExitUsage, tc.want)
+		}
+	}
+}
