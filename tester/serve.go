@@ -53,6 +53,10 @@ type ServeOptions struct {
 	MaxConcurrentUploads int
 	MaxQueuedUploads     int
 	MaxQueueWait         time.Duration
+
+	// Dashboard sessions: Options' fields of the same names.
+	SessionLifetime    time.Duration
+	SessionIdleTimeout time.Duration
 }
 
 // Timeouts of Serve's HTTP server against clients that hold a connection
@@ -133,7 +137,8 @@ func Serve(ctx context.Context, o ServeOptions) error {
 	defer db.Close()
 	srv, err := New(Options{Store: db, DataDir: o.DataDir, Logger: o.Logger, StoreFlagged: o.StoreFlagged,
 		MaxUploadBytes: o.MaxUploadBytes, UploadTimeout: o.UploadTimeout, MemoryBudget: o.MemoryBudget,
-		MaxConcurrentUploads: o.MaxConcurrentUploads, MaxQueuedUploads: o.MaxQueuedUploads, MaxQueueWait: o.MaxQueueWait})
+		MaxConcurrentUploads: o.MaxConcurrentUploads, MaxQueuedUploads: o.MaxQueuedUploads, MaxQueueWait: o.MaxQueueWait,
+		SessionLifetime: o.SessionLifetime, SessionIdleTimeout: o.SessionIdleTimeout})
 	if err != nil {
 		return err
 	}

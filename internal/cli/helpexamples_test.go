@@ -64,8 +64,12 @@ var exampleAdjustments = map[string]exampleAdjust{
 		extra: []string{"--set", "min_duration=200"}, codes: valid3},
 	"report aimeter-sweep": {codes: valid3}, // exits with the verdict of the sweep it regenerates
 	// The results store holds the runs above (a sweep records each point).
-	"results compare 11 12": {codes: []int{ExitOK, ExitFailure, 5}},
-	"results compare --fail-on-regression --test zscore --metric latency_ns.p99": {codes: []int{ExitOK, ExitFailure, 5}},
+	"results compare 11 12":                                                      {codes: []int{ExitOK, ExitFailure, 5}},
+	"results compare --fail-on-regression":                                       {codes: gate}, // the newest run, an accuracy run, starts a series of its own
+	"results compare 23 --baseline 22 --fail-on-regression":                      {codes: gate},
+	"results compare --fail-on-regression --allow-no-baseline":                   {codes: []int{ExitOK, ExitFailure, ExitRegression}},
+	"results compare --baseline latest-of:6b9ce791e35c0f45 --fail-on-regression": {skip: "6b9ce791… stands for a series key; TestCompareGateWithoutBaseline picks one"},
+	"results compare --fail-on-regression --test zscore --metric latency_ns.p99": {codes: gate}, // zscore needs 3 earlier runs of the series
 	"results threshold --series 3f2a… --test welch --limit 0.01 --min-change 2":  {skip: "3f2a… stands for a series key"},
 	"results threshold --series 3f2a… --test welch --delete":                     {skip: "3f2a… stands for a series key"},
 	"export aimeter-run > records.csv": {args: []string{"export", "aimeter-results", "--output", "records.csv"},

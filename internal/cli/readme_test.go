@@ -23,6 +23,11 @@ type readmeAdjust struct {
 // example. Usage errors (2) and failures (1) still fail the test.
 var valid3 = []int{ExitOK, ExitInvalid}
 
+// gate is what a results compare --fail-on-regression example may exit
+// with: ok, a regression, or no baseline (the series of the run it judges
+// depends on what the test recorded before).
+var gate = []int{ExitOK, ExitFailure, ExitRegression, ExitNoBaseline}
+
 // readmeAdjustments maps every README command that cannot run as written
 // in a test (too long, or timing-dependent) to its adjustment. A key that
 // no README command matches fails the test, so the table follows the

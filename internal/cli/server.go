@@ -70,6 +70,7 @@ func newServerCommand(st *State) *cobra.Command {
 				StoreFlagged: storeFlagged, Logger: slog.New(slog.NewTextHandler(st.Stderr, nil)),
 				MaxUploadBytes: lim.maxUploadBytes, UploadTimeout: lim.uploadTimeout, MemoryBudget: budget.Bytes,
 				MaxConcurrentUploads: lim.concurrent, MaxQueuedUploads: lim.queued, MaxQueueWait: lim.queueWait,
+				SessionLifetime: lim.sessionLife, SessionIdleTimeout: lim.idleOption(),
 				Ready: func(l tester.Listening) {
 					fmt.Fprintf(st.Stdout, "aimeter server on https://%s/ (dashboard and /api/v1)\n", l.Addr)
 					if budget.Bytes > 0 {
@@ -123,6 +124,8 @@ type serverLimits struct {
 	queueWait      time.Duration
 	concurrent     int
 	queued         int
+	sessionLife    time.Duration
+	sessionIdle    time.Duration
 }
 
 func (l *serverLimits) add(cmd *cobra.Command) {
@@ -133,6 +136,17 @@ func (l *serverLimits) add(cmd *cobra.Command) {
 	fl.IntVar(&l.concurrent, "max-concurrent-uploads", tester.DefaultMaxConcurrentUploads, "uploads received at once; more are answered 503 with Retry-After before their bodies are read")
 	fl.IntVar(&l.queued, "max-queued-uploads", tester.DefaultMaxQueuedUploads, "received uploads that may wait for memory to recompute them; more are answered 503 with Retry-After (0 = none wait)")
 	fl.DurationVar(&l.queueWait, "max-queue-wait", tester.DefaultMaxQueueWait, "how long a received upload waits for memory before it is answered 503 with Retry-After")
+	fl.DurationVar(&l.sessionLife, "session-lifetime", tester.DefaultSessionLifetime, "how long a dashboard session lasts from its sign-in, however it is used")
+	fl.DurationVar(&l.sessionIdle, "session-idle-timeout", tester.DefaultSessionIdleTimeout, "end a dashboard session that made no request for this long (0 = no idle limit; --session-lifetime still applies)")
+}
+
+// idleOption is --session-idle-timeout as Options.SessionIdleTimeout
+// takes it: 0 on the command line (no idle limit) is -1 there.
+func (l *serverLimits) idleOption() time.Duration {
+	if l.sessionIdle == 0 {
+		return -1
+	}
+	return l.sessionIdle
 }
 
 // budget checks the flags and returns the memory budget.
@@ -146,6 +160,10 @@ func (l *serverLimits) budget() (benchmark.MemoryBudget, error) {
 		return benchmark.MemoryBudget{}, usageError("--upload-timeout %s: give a duration above 0", l.uploadTimeout)
 	case l.queueWait <= 0:
 		return benchmark.MemoryBudget{}, usageError("--max-queue-wait %s: give a duration above 0", l.queueWait)
+	case l.sessionLife <= 0:
+		return benchmark.MemoryBudget{}, usageError("--session-lifetime %s: give a duration above 0", l.sessionLife)
+	case l.sessionIdle < 0:
+		return benchmark.MemoryBudget{}, usageError("--session-idle-timeout %s: give 0 (no idle limit) or a duration above 0", l.sessionIdle)
 	}
 	n, err := benchmark.ParseMemorySize(l.maxUpload)
 	if err != nil {

@@ -17,6 +17,8 @@ func TestServerLimitFlags(t *testing.T) {
 		{"--upload-timeout", "0s", "--upload-timeout 0s", "every body would be cut"},
 		{"--max-queue-wait", "-1s", "--max-queue-wait -1s", "a wait cannot be negative"},
 		{"--memory-budget", "tiny", "--memory-budget", "not a size, auto or none"},
+		{"--session-lifetime", "0s", "--session-lifetime 0s: give a duration above 0", "every session would end at sign-in"},
+		{"--session-idle-timeout", "-1m", "--session-idle-timeout -1m0s", "an idle limit cannot be negative"},
 	} {
 		r := runCLI(t, "", "server", "--data-dir", t.TempDir(), "--listen", "127.0.0.1:0", tc.flag, tc.value)
 		if r.code != ExitUsage || !strings.Contains(r.stderr, tc.want) {
