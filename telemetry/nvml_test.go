@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/synctest"
+	"time"
 )
 
 func TestNVMLMissingLibrary(t *testing.T) {
@@ -38,9 +40,22 @@ func fakeNVML(t testing.TB) string {
 // 250,500 mW = 250.5 W, utilisation 75 %; gpu1 has no counter, so power
 // and utilisation only.
 func TestNVMLStandIn(t *testing.T) {
-	n, err := OpenNVML(fakeNVML(t), "n1")
+	lib := fakeNVML(t)
+	synctest.Test(t, func(t *testing.T) { nvmlStandIn(t, lib) })
+}
+
+// nvmlStandIn is TestNVMLStandIn on synctest's clock, so that the counter's
+// 1 J a read is 1 W, below the ceiling.
+func nvmlStandIn(t *testing.T, lib string) {
+	n, err := OpenNVML(lib, "n1")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if c := n.PowerCeiling("n1", "gpu0"); c != 1050 {
+		t.Errorf("gpu0's ceiling %v W: want its 700 W limit × 1.5", c)
+	}
+	if c := n.PowerCeiling("n1", "gpu1"); c != DefaultMaxPowerW {
+		t.Errorf("gpu1's ceiling %v W: want the default, it reports no limit", c)
 	}
 	if d := n.Devices(); len(d) != 2 || d[0] != "gpu0" {
 		t.Fatalf("devices %v", d)
@@ -53,7 +68,7 @@ func TestNVMLStandIn(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []Reading{
-		{Node: "n1", Device: "gpu0", Kind: Energy, Value: 5002},
+		{Node: "n1", Device: "gpu0", Kind: Energy, Value: 0}, // the counter's first read
 		{Node: "n1", Device: "gpu0", Kind: Power, Value: 250.5},
 		{Node: "n1", Device: "gpu0", Kind: Utilization, Value: 75},
 		{Node: "n1", Device: "gpu1", Kind: Power, Value: 250.5},
@@ -67,9 +82,10 @@ func TestNVMLStandIn(t *testing.T) {
 			t.Errorf("reading %d = %+v, want %+v", i, rs[i], want[i])
 		}
 	}
-	rs, _ = n.Poll(context.Background())
-	if rs[0].Value != 5003 {
-		t.Errorf("second energy reading %v J, want 5003", rs[0].Value)
+	time.Sleep(time.Second)
+	rs, err = n.Poll(context.Background())
+	if err != nil || rs[0].Value != 1 {
+		t.Errorf("second energy reading %v J, %v: want 1 J counted (5,003,000 − 5,002,000 mJ)", rs[0].Value, err)
 	}
 }
 

@@ -56,32 +56,43 @@ func TestPrometheusDCGMPreset(t *testing.T) {
 	}
 	p := srcs[0].(*Prometheus)
 	rs, err := p.Window(context.Background(), promStart, promStart, promStart.Add(2*time.Second))
+	// gpu0's counter is reset between 1 and 2 s: a gap of that series,
+	// and no other error.
+	gaps, err := splitGaps(err)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(gaps) != 1 || gaps[0].Device != "gpu0" || gaps[0].Kind != Energy || gaps[0].T != sec || gaps[0].DurationNs != sec ||
+		!strings.Contains(gaps[0].Reason, "went down from 9150.0 to 100.0 J (a reset") {
+		t.Errorf("gaps %+v: want gpu0's reset from 1 to 2 s", gaps)
 	}
 	a := asked()
 	if len(a) != 3 || a[0]["query"] != DCGMEnergy || a[0]["start"] != "1795586400.000" || a[0]["end"] != "1795586402.000" || a[0]["step"] != "1" {
 		t.Errorf("queries asked %v: want the three DCGM metrics over the window at a 1 s step", a)
 	}
-	l := &Log{PeriodNs: sec, Readings: rs}
+	for i := range gaps {
+		gaps[i].Source = "prometheus"
+	}
+	l := &Log{PeriodNs: sec, Readings: rs, Gaps: gaps}
 	s := Summarize(l, Window{0, 2 * sec})
 	byDev := map[string]SeriesSummary{}
 	for _, ss := range s.Series {
 		byDev[ss.Device+" "+ss.Kind.String()] = ss
 	}
 	// gpu0's counter: 9,000,000 → 9,150,000 mJ (+150 J), then a reset to
-	// 100,000 mJ, counted from 0 as increase() does (+100 J): 250 J.
-	if e := byDev["gpu0 energy_j"]; val(e.EnergyJ) != 250 || e.Node != "node-a" || e.Method != MethodCounter {
-		t.Errorf("gpu0 energy %+v: want 250 J by counter on node-a", e)
+	// 100,000 mJ: a gap that adds nothing (increase() would count +100 J
+	// from 0), so 150 J over the first second, half the window.
+	if e := byDev["gpu0 energy_j"]; val(e.EnergyJ) != 150 || e.Coverage != 0.5 || e.Node != "node-a" || e.Method != MethodCounter {
+		t.Errorf("gpu0 energy %+v: want 150 J by counter on node-a, coverage 0.5", e)
 	}
 	// gpu1 has power only: (100+300)/2 + (300+100)/2 = 400 J.
 	if e := byDev["gpu1 power_w"]; val(e.EnergyJ) != 400 {
 		t.Errorf("gpu1 energy %v: want 400 J", val(e.EnergyJ))
 	}
-	// The total counts gpu0 by its counter (250 J), not its power (300 J):
-	// 650 J; average 125 + 200 = 325 W.
-	if val(s.EnergyJ) != 650 || val(s.AvgW) != 325 || s.Method != "counter+trapezoid" {
-		t.Errorf("total %v J %v W method %q: want 650 J, 325 W, counter+trapezoid", val(s.EnergyJ), val(s.AvgW), s.Method)
+	// The total counts gpu0 by its counter (150 J), not its power (300 J):
+	// 550 J; average 150 + 200 = 350 W; coverage gpu0's half.
+	if val(s.EnergyJ) != 550 || val(s.AvgW) != 350 || s.Method != "counter+trapezoid" || s.Coverage != 0.5 {
+		t.Errorf("total %v J %v W method %q coverage %v: want 550 J, 350 W, counter+trapezoid, 0.5", val(s.EnergyJ), val(s.AvgW), s.Method, s.Coverage)
 	}
 	// Utilisation: mean of 40 and 60.
 	if u := byDev["gpu0 utilization_pct"]; val(u.AvgPct) != 50 {
@@ -148,7 +159,7 @@ func FuzzParsePromRange(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		for _, k := range []Kind{Power, Energy, Utilization} {
-			rs, _ := parsePromRange(body, PromQuery{Kind: k, Query: "q"}, promStart)
+			rs, _ := parsePromRange(body, PromQuery{Kind: k, Query: "q"}, promStart, (&powerCeiling{}).PowerCeiling)
 			Summarize(&Log{PeriodNs: sec, Readings: rs}, Window{0, sec})
 		}
 	})
