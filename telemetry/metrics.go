@@ -325,7 +325,7 @@ func powerAt(pts []point, holes []Window, t int64, maxGap int64, power bool) (fl
 	if i == len(pts) {
 		return 0, false
 	}
-	if pts[i].t == t && power && !inHole(holes, t-1, t+1) {
+	if pts[i].t == t && power && !inHole(holes, t, t) {
 		return pts[i].v, true
 	}
 	if i == 0 {

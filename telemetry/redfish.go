@@ -37,7 +37,8 @@ type Redfish struct {
 	client   *http.Client
 
 	mu      sync.Mutex
-	counted counter // EnergykWh, where read
+	counted counter          // EnergykWh, where read
+	now     func() time.Time // nil: time.Now (tests set a clock)
 }
 
 // counter counts a source's energy counter without a wrap (Redfish's
@@ -197,8 +198,12 @@ func (r *Redfish) Poll(ctx context.Context) ([]Reading, error) {
 		}
 		// EnergykWh has no wrap: a drop is the BMC's ResetMetrics or
 		// a reset of the BMC.
+		now := time.Now
+		if r.now != nil {
+			now = r.now
+		}
 		r.mu.Lock()
-		sum, why := r.counted.step(rs[i].Value, time.Now().UnixNano(), r.PowerCeiling(r.node, rs[i].Device))
+		sum, why := r.counted.step(rs[i].Value, now().UnixNano(), r.PowerCeiling(r.node, rs[i].Device))
 		r.mu.Unlock()
 		rs[i].Value = sum
 		if why != "" {
