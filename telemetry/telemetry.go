@@ -19,8 +19,9 @@ const (
 	// Power is an instantaneous power in watts.
 	Power Kind = iota + 1
 	// Energy is a cumulative energy counter in joules: only differences of
-	// two readings of one device mean anything. Sources count wrap-around
-	// and resets, so that a stored counter never goes down.
+	// two readings of one device mean anything. Sources count a wrap of
+	// the counter's range and leave any other drop out (a gap, see Gap),
+	// so that a stored counter never goes down.
 	Energy
 	// Utilization is a device's busy share in percent (0 to 100).
 	Utilization
