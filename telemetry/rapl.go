@@ -136,7 +136,9 @@ func readCounter(path string) (uint64, error) {
 // maxRange (RAPL's max_energy_range_uj): cur − prev, or cur + maxRange −
 // prev when the counter wrapped (cur < prev). It assumes at most one wrap
 // between two reads, which holds at 1 Hz (a wrap takes minutes at the
-// largest powers).
+// largest powers); whether a drop is a wrap at all is the caller's to
+// judge (RAPL.Poll counts it only when the rise is within the domain's
+// ceiling).
 func CounterDelta(prev, cur, maxRange uint64) uint64 {
 	if cur >= prev {
 		return cur - prev
