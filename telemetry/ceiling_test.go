@@ -77,7 +77,7 @@ func TestSummarizeLeavesGapsOut(t *testing.T) {
 	}
 	// package-0: 100 + 100 + 100 J over 0–2 and 3–4 s (3 s of 4):
 	// 300 J, 100 W, coverage 0.75.
-	if p := by["package-0"]; val(p.EnergyJ) != 300 || val(p.AvgW) != 100 || p.Coverage != 0.75 || !strings.Contains(p.Note, "overlap gaps") {
+	if p := by["package-0"]; val(p.EnergyJ) != 300 || val(p.AvgW) != 100 || p.Coverage != 0.75 || !strings.Contains(p.Note, "1 stretch between readings overlaps a gap") {
 		t.Errorf("package-0 %+v: want 300 J, 100 W, coverage 0.75 and a note", p)
 	}
 	// gpu0: 500 W over 0–1 and 3–4 s: 1000 J, 500 W, coverage 0.5 (the

@@ -398,7 +398,10 @@ func summarizeEnergy(ss *SeriesSummary, pts []point, holes []Window, maxGap int6
 	if backwards > 0 {
 		notes = append(notes, fmt.Sprintf("the counter went down %d times: those stretches are not covered", backwards))
 	}
-	if leftOut > 0 {
+	switch {
+	case leftOut == 1:
+		notes = append(notes, "1 stretch between readings overlaps a gap of this series (telemetry.json's gaps): it adds nothing and is not covered")
+	case leftOut > 1:
 		notes = append(notes, fmt.Sprintf("%d stretches between readings overlap gaps of this series (telemetry.json's gaps): they add nothing and are not covered", leftOut))
 	}
 	ss.Note = strings.Join(notes, "; ")
