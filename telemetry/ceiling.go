@@ -13,7 +13,8 @@ import (
 const DefaultMaxPowerW = 100e3
 
 // LimitMargin multiplies a limit a source reports (NVML's enforced power
-// limit, RAPL's constraint max power) into the ceiling of its readings:
+// limit, RAPL's constraint max power, a Redfish PowerControl's
+// PowerCapacityWatts) into the ceiling of its readings:
 // instantaneous readings overshoot a power cap for short whiles, so the
 // ceiling is half as much again.
 const LimitMargin = 1.5

@@ -36,9 +36,43 @@ type Redfish struct {
 	password string
 	client   *http.Client
 
-	mu      sync.Mutex
-	counted counter          // EnergykWh, where read
-	now     func() time.Time // nil: time.Now (tests set a clock)
+	mu       sync.Mutex
+	counted  counter            // EnergykWh, where read
+	capacity map[string]float64 // PowerControl[].PowerCapacityWatts by device, W
+	now      func() time.Time   // nil: time.Now (tests set a clock)
+}
+
+// PowerCeiling is a device's ceiling: its PowerControl's
+// PowerCapacityWatts (the power the chassis can be allotted) times
+// LimitMargin where the BMC gives one, else the configured ceiling.
+func (r *Redfish) PowerCeiling(_, device string) float64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.limitCeiling(r.capacity[device])
+}
+
+// readCapacities keeps the PowerCapacityWatts of each PowerControl entry
+// of doc; an entry without one, or that does not parse, has none.
+func (r *Redfish) readCapacities(doc map[string]json.RawMessage) {
+	var pcs []struct {
+		MemberID           string   `json:"MemberId"`
+		PowerCapacityWatts *float64 `json:"PowerCapacityWatts"`
+	}
+	if json.Unmarshal(doc["PowerControl"], &pcs) != nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.capacity = map[string]float64{}
+	for i, pc := range pcs {
+		id := pc.MemberID
+		if id == "" {
+			id = strconv.Itoa(i)
+		}
+		if pc.PowerCapacityWatts != nil && *pc.PowerCapacityWatts > 0 {
+			r.capacity["power-control-"+id] = *pc.PowerCapacityWatts
+		}
+	}
 }
 
 // counter counts a source's energy counter without a wrap (Redfish's
@@ -188,6 +222,7 @@ func (r *Redfish) Poll(ctx context.Context) ([]Reading, error) {
 		return nil, err
 	}
 	if !r.env {
+		r.readCapacities(doc)
 		return parsePowerControl(doc, r.node)
 	}
 	rs, err := parseEnvironmentMetrics(doc, r.node)
@@ -203,7 +238,7 @@ func (r *Redfish) Poll(ctx context.Context) ([]Reading, error) {
 			now = r.now
 		}
 		r.mu.Lock()
-		sum, why := r.counted.step(rs[i].Value, now().UnixNano(), r.PowerCeiling(r.node, rs[i].Device))
+		sum, why := r.counted.step(rs[i].Value, now().UnixNano(), r.limitCeiling(r.capacity[rs[i].Device]))
 		r.mu.Unlock()
 		rs[i].Value = sum
 		if why != "" {

@@ -233,23 +233,32 @@ func TestRedfishEnergyCounterSteps(t *testing.T) {
 // PowerWatts above the ceiling (a BMC's sensor reading in mW, or garbage)
 // is left out by the Sampler's screen, with a gap from the reading before
 // to the one after; with SpecOptions.MaxPowerW the ceiling is the one
-// configured.
+// configured, and a PowerControl's PowerCapacityWatts × 1.5 where the BMC
+// gives one.
 func TestRedfishAbsurdPower(t *testing.T) {
 	tests := []struct {
 		why     string
 		maxW    float64 // SpecOptions.MaxPowerW
 		watts   float64 // the reading at 1 s, between 450 W at 0 and 2 s
 		leftOut bool
+		power   bool // read through the deprecated Power resource, whose PowerCapacityWatts is 800 W
 	}{
-		{"450,000,000 W (a reading in mW read as W) is above 100 kW", 0, 450e6, true},
-		{"100 kW exactly is kept: the ceiling is not above itself", 0, 100e3, false},
-		{"with a ceiling of 2 kW configured, 2.5 kW is left out", 2000, 2500, true},
+		{"450,000,000 W (a reading in mW read as W) is above 100 kW", 0, 450e6, true, false},
+		{"100 kW exactly is kept: the ceiling is not above itself", 0, 100e3, false, false},
+		{"with a ceiling of 2 kW configured, 2.5 kW is left out", 2000, 2500, true, false},
+		{"the Power resource's PowerCapacityWatts of 800 W makes the ceiling 1200 W: 1500 W is left out", 0, 1500, true, true},
+		{"and 1200 W is kept", 0, 1200, false, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.why, func(t *testing.T) {
 			srv, set := redfishEnergyBMC(t)
 			set(nil, 450)
-			srcs, err := Open("redfish:"+srv.URL+"/redfish/v1/Chassis/1U/EnvironmentMetrics", SpecOptions{MaxPowerW: tt.maxW})
+			spec := "redfish:" + srv.URL + "/redfish/v1/Chassis/1U/EnvironmentMetrics"
+			var watts atomic.Int64
+			if tt.power {
+				spec = "redfish:" + strings.Replace(redfishBMC(t, &watts, false).URL, "://", "://admin:s3cret@", 1) + "/redfish/v1/Chassis/1U"
+			}
+			srcs, err := Open(spec, SpecOptions{MaxPowerW: tt.maxW})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -257,6 +266,7 @@ func TestRedfishAbsurdPower(t *testing.T) {
 			s := &Sampler{}
 			for i, w := range []float64{450, tt.watts, 450} {
 				set(nil, w)
+				watts.Store(int64(w))
 				rs, err := r.Poll(context.Background())
 				if err != nil {
 					t.Fatal(err)
@@ -273,7 +283,7 @@ func TestRedfishAbsurdPower(t *testing.T) {
 				return
 			}
 			if len(s.readings) != 2 || len(s.gaps) != 1 || s.gaps[0].T != 0 || s.gaps[0].DurationNs != 2*sec ||
-				s.gaps[0].Device != "chassis" || s.gaps[0].Kind != Power || !strings.Contains(s.gaps[0].Reason, "above the ceiling") {
+				s.gaps[0].Device != s.readings[0].Device || s.gaps[0].Kind != Power || !strings.Contains(s.gaps[0].Reason, "above the ceiling") {
 				t.Errorf("readings %+v, gaps %+v: want the 1 s reading left out, a gap from 0 to 2 s", s.readings, s.gaps)
 			}
 		})
