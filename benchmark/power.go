@@ -50,7 +50,7 @@ func (p *powerRecorder) Stop(res *loadgen.Result) {
 	}
 	if n := len(l.Gaps); n > 0 {
 		g := l.Gaps[0]
-		p.notify(Warning, "power: %d reads gave nothing (the first, of %s: %s); telemetry.json lists them and result.json's coverage counts them", n, g.Source, g.Reason)
+		p.notify(Warning, "power: %d reads gave nothing or were left out (the first, of %s: %s); telemetry.json lists them and result.json's coverage counts them", n, g.Source, g.Reason)
 	}
 	p.log = l
 }

@@ -24,6 +24,7 @@ func WritePower(w io.Writer, out *benchmark.Outcome) {
 	fmt.Fprintf(w, "Power over the run's window (%.3f s, %d devices):", p.Seconds(), p.Devices)
 	if p.EnergyJ == nil {
 		fmt.Fprintf(w, " no figures: %s\n", p.Note)
+		writeGaps(w, p.GapList)
 		return
 	}
 	peak := "-"
@@ -43,9 +44,38 @@ func WritePower(w io.Writer, out *benchmark.Outcome) {
 	if p.Note != "" {
 		fmt.Fprintf(w, "  Note: %s\n", p.Note)
 	}
+	writeGaps(w, p.GapList)
 	for _, c := range p.Clocks {
 		if !c.Pass {
 			fmt.Fprintf(w, "  Clock check of %s failed (MLPerf Power): %s\n", c.Source, c.Note)
 		}
+	}
+}
+
+// maxGapLines bounds the gaps WritePower names one a line; result.json
+// lists them all.
+const maxGapLines = 20
+
+// writeGaps names each gap of the telemetry: when (s on the run's clock),
+// which source and device, how long, and why.
+func writeGaps(w io.Writer, gaps []telemetry.Gap) {
+	for i, g := range gaps {
+		if i == maxGapLines {
+			fmt.Fprintf(w, "  ... and %d more gaps (result.json's power.gap_list lists them all)\n", len(gaps)-i)
+			return
+		}
+		what := g.Source
+		if g.Device != "" {
+			what += " " + g.Device
+			if g.Node != "" {
+				what = g.Source + " " + g.Node + "/" + g.Device
+			}
+			what += " " + g.Kind.String()
+		}
+		long := "a read that gave nothing"
+		if g.Device != "" {
+			long = fmt.Sprintf("%.3f s left out", float64(g.DurationNs)/1e9)
+		}
+		fmt.Fprintf(w, "  Gap at %.3f s, %s, %s: %s\n", float64(g.T)/1e9, what, long, g.Reason)
 	}
 }

@@ -267,7 +267,8 @@ func ReportPower(b *bundle.Bundle, f *PowerFigures) *report.Power {
 		for i := 1; i < len(c); i++ {
 			dt := c[i].T - c[i-1].T
 			w := math.NaN()
-			if dt > 0 && c[i].Value >= c[i-1].Value {
+			// A step left out (a gap of the series) is no power either.
+			if dt > 0 && c[i].Value >= c[i-1].Value && !l.LeftOut(telemetry.SeriesKey{Source: k.source, Node: k.node, Device: k.device, Kind: telemetry.Energy}, c[i-1].T, c[i].T) {
 				w = (c[i].Value - c[i-1].Value) / (float64(dt) / 1e9)
 			}
 			s.TimesNs = append(s.TimesNs, c[i-1].T+dt/2-shift)

@@ -19,8 +19,13 @@ type PowerFigures struct {
 	// WorkEnergy is the window's energy per successful sample and per
 	// output token.
 	WorkEnergy
-	// Gaps counts the reads that gave nothing (telemetry.json lists them).
+	// Gaps counts the gaps of the telemetry: the reads that gave nothing,
+	// and the stretches of a series left out (a counter step that is no
+	// wrap, a reading above its source's ceiling).
 	Gaps int `json:"gaps"`
+	// GapList is every gap of the telemetry (telemetry.json's gaps): when,
+	// which source and device, why, and how long.
+	GapList []telemetry.Gap `json:"gap_list,omitempty"`
 	// Clocks are MLPerf Power's checks of each source against the power
 	// window: its readings hold the window, and a clock on another
 	// machine is within telemetry.MaxClockOffset of this one's.
@@ -62,7 +67,8 @@ func powerFigures(b *bundle.Bundle, samples SampleCounts) *PowerFigures {
 	if !ok {
 		return nil
 	}
-	f := &PowerFigures{Summary: telemetry.Summarize(telemetry.LogOf(b), w), Gaps: len(telemetry.LogOf(b).Gaps), Phases: powerPhases(b),
+	l := telemetry.LogOf(b)
+	f := &PowerFigures{Summary: telemetry.Summarize(l, w), Gaps: len(l.Gaps), GapList: l.Gaps, Phases: powerPhases(b),
 		Clocks: telemetry.CheckClocks(telemetry.LogOf(b), w)}
 	for _, p := range f.Phases {
 		if p.Name == PhaseMLPerfWindow {

@@ -21,6 +21,7 @@ const OpenTimeout = 10 * time.Second
 // (OpenNPUSMI) or ipmitool (OpenIPMI). Each read is one process, killed
 // when the Sampler's read timeout ends, so that no child outlives a read.
 type Command struct {
+	powerCeiling
 	name, spec string
 	node       string
 	argv       []string

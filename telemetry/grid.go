@@ -25,8 +25,8 @@ const MaxGridInstants = 1_000_000
 // counter where it has one (the mean power between the readings either
 // side of the instant), else by its power readings interpolated between
 // readings at most MaxGap apart; an instant where a device of the node has
-// no value is NaN. This is GB/T 45087's "same time points" for a cluster
-// (GB-7.6.3-T17-cluster).
+// no value, or that falls in one of its gaps (Gap), is NaN. This is GB/T
+// 45087's "same time points" for a cluster (GB-7.6.3-T17-cluster).
 func Grid(l *Log, w Window, step int64) (ts []int64, nodes []NodePower) {
 	if w.ToNs < w.FromNs {
 		return nil, nil
@@ -43,6 +43,7 @@ func Grid(l *Log, w Window, step int64) (ts []int64, nodes []NodePower) {
 	type dev struct {
 		key    SeriesKey
 		pts    []point
+		holes  []Window
 		maxGap int64
 	}
 	var devs []dev
@@ -53,7 +54,7 @@ func Grid(l *Log, w Window, step int64) (ts []int64, nodes []NodePower) {
 		}
 		k := keyOf(rs[i])
 		if k.Kind != Utilization {
-			d := dev{key: k}
+			d := dev{key: k, holes: holesOf(l, k)}
 			for _, r := range rs[i:j] {
 				d.pts = append(d.pts, point{r.T, r.Value})
 			}
@@ -79,7 +80,7 @@ func Grid(l *Log, w Window, step int64) (ts []int64, nodes []NodePower) {
 			n = len(nodes) - 1
 		}
 		for i, t := range ts {
-			v, ok := powerAt(d.pts, t, d.maxGap, d.key.Kind == Power)
+			v, ok := powerAt(d.pts, d.holes, t, d.maxGap, d.key.Kind == Power)
 			if !ok {
 				v = math.NaN()
 			}

@@ -104,10 +104,40 @@ type point struct {
 	v float64
 }
 
-// series is one series' readings, in time order.
+// series is one series' readings, in time order, and the stretches its
+// gaps leave out.
 type series struct {
-	key SeriesKey
-	pts []point
+	key   SeriesKey
+	pts   []point
+	holes []Window
+}
+
+// holesOf are the stretches that the gaps of l leave out of the series k.
+func holesOf(l *Log, k SeriesKey) []Window {
+	var out []Window
+	for _, g := range l.Gaps {
+		if g.ofSeries() && g.Source == k.Source && g.Node == k.Node && g.Device == k.Device && g.Kind == k.Kind {
+			out = append(out, Window{g.T, g.T + g.DurationNs})
+		}
+	}
+	return out
+}
+
+// LeftOut is true when the stretch of the series k from fromNs to toNs
+// overlaps one of the log's gaps of that series: a counter step not
+// counted, or a reading left out (Gap).
+func (l *Log) LeftOut(k SeriesKey, fromNs, toNs int64) bool {
+	return inHole(holesOf(l, k), fromNs, toNs)
+}
+
+// inHole is true when the stretch from a to b overlaps one of holes.
+func inHole(holes []Window, a, b int64) bool {
+	for _, h := range holes {
+		if h.FromNs < b && h.ToNs > a {
+			return true
+		}
+	}
+	return false
 }
 
 // clip returns the points of s inside w, with a value interpolated at each
@@ -163,6 +193,7 @@ func Summarize(l *Log, w Window) Summary {
 			j++
 		}
 		ser := series{key: keyOf(rs[i])}
+		ser.holes = holesOf(l, ser.key)
 		for _, r := range rs[i:j] {
 			ser.pts = append(ser.pts, point{r.T, r.Value})
 		}
@@ -174,6 +205,7 @@ func Summarize(l *Log, w Window) Summary {
 		sum    SeriesSummary
 		maxGap int64
 		pts    []point
+		holes  []Window
 		ok     bool
 		power  bool
 	}
@@ -186,13 +218,13 @@ func Summarize(l *Log, w Window) Summary {
 		case Utilization:
 			summarizeUtilization(&ss, ser.pts, w, maxGap, length)
 		default:
-			summarizeEnergy(&ss, pts, maxGap, length)
+			summarizeEnergy(&ss, pts, ser.holes, maxGap, length)
 		}
 		s.Series = append(s.Series, ss)
 		if ser.key.Kind == Utilization {
 			continue
 		}
-		d := device{sum: ss, maxGap: maxGap, pts: pts, ok: ss.EnergyJ != nil, power: ser.key.Kind == Power}
+		d := device{sum: ss, maxGap: maxGap, pts: pts, holes: ser.holes, ok: ss.EnergyJ != nil, power: ser.key.Kind == Power}
 		// One entry per device: its counter when that gave a figure.
 		k := slices.IndexFunc(devices, func(o device) bool {
 			return o.sum.Source == ss.Source && o.sum.Node == ss.Node && o.sum.Device == ss.Device
@@ -240,7 +272,7 @@ func Summarize(l *Log, w Window) Summary {
 		t := w.FromNs + k*step
 		sum, all := 0.0, true
 		for _, d := range used {
-			v, ok := powerAt(d.pts, t, d.maxGap, d.power)
+			v, ok := powerAt(d.pts, d.holes, t, d.maxGap, d.power)
 			if !ok {
 				all = false
 				break
@@ -286,21 +318,21 @@ func deviceName(k SeriesKey) string {
 
 // powerAt is a device's power at t: a power series interpolated between
 // readings at most maxGap apart, or a counter's mean power over the
-// interval holding t.
-func powerAt(pts []point, t int64, maxGap int64, power bool) (float64, bool) {
+// interval holding t; none inside one of holes.
+func powerAt(pts []point, holes []Window, t int64, maxGap int64, power bool) (float64, bool) {
 	// The first point at or after t (points are in time order).
 	i, _ := slices.BinarySearchFunc(pts, t, func(p point, t int64) int { return cmp.Compare(p.t, t) })
 	if i == len(pts) {
 		return 0, false
 	}
-	if pts[i].t == t && power {
+	if pts[i].t == t && power && !inHole(holes, t, t) {
 		return pts[i].v, true
 	}
 	if i == 0 {
 		return 0, false
 	}
 	a, b := pts[i-1], pts[i]
-	if b.t-a.t > maxGap || b.t == a.t {
+	if b.t-a.t > maxGap || b.t == a.t || inHole(holes, a.t, b.t) {
 		return 0, false
 	}
 	if power {
@@ -313,15 +345,17 @@ func powerAt(pts []point, t int64, maxGap int64, power bool) (float64, bool) {
 }
 
 // summarizeEnergy fills ss from the clipped points of a power series
-// (trapezoid rule) or an energy counter (differences).
-func summarizeEnergy(ss *SeriesSummary, pts []point, maxGap int64, length float64) {
+// (trapezoid rule) or an energy counter (differences); a stretch between
+// two readings that overlaps one of holes (the series' gaps) adds nothing
+// and is not covered.
+func summarizeEnergy(ss *SeriesSummary, pts []point, holes []Window, maxGap int64, length float64) {
 	if len(pts) < 2 {
 		ss.Note = fmt.Sprintf("too few readings: %d in reach of the window (want at least 2)", len(pts))
 		return
 	}
 	counter := ss.Kind == Energy
 	energy, covered, peak := 0.0, int64(0), 0.0
-	backwards := 0
+	backwards, leftOut := 0, 0
 	if !counter {
 		for _, p := range pts {
 			peak = max(peak, p.v)
@@ -331,6 +365,10 @@ func summarizeEnergy(ss *SeriesSummary, pts []point, maxGap int64, length float6
 		a, b := pts[i-1], pts[i]
 		dt := b.t - a.t
 		if dt > maxGap || dt <= 0 {
+			continue
+		}
+		if inHole(holes, a.t, b.t) {
+			leftOut++
 			continue
 		}
 		if counter {
@@ -356,9 +394,17 @@ func summarizeEnergy(ss *SeriesSummary, pts []point, maxGap int64, length float6
 	}
 	avg := energy / (float64(covered) / 1e9)
 	ss.EnergyJ, ss.AvgW, ss.PeakW = &energy, &avg, &peak
+	var notes []string
 	if backwards > 0 {
-		ss.Note = fmt.Sprintf("the counter went down %d times: those stretches are not covered", backwards)
+		notes = append(notes, fmt.Sprintf("the counter went down %d times: those stretches are not covered", backwards))
 	}
+	switch {
+	case leftOut == 1:
+		notes = append(notes, "1 stretch between readings overlaps a gap of this series (telemetry.json's gaps): it adds nothing and is not covered")
+	case leftOut > 1:
+		notes = append(notes, fmt.Sprintf("%d stretches between readings overlap gaps of this series (telemetry.json's gaps): they add nothing and are not covered", leftOut))
+	}
+	ss.Note = strings.Join(notes, "; ")
 }
 
 // summarizeUtilization fills ss with the mean and largest reading inside w

@@ -14,7 +14,7 @@ const DefaultNVMLLibrary = "libnvidia-ml.so.1"
 var ErrNoNVML = errors.New("no NVML on this host (aimeter reads NVML on Linux amd64 and arm64 only)")
 
 // NVML is the NVML source, which this platform does not have.
-type NVML struct{}
+type NVML struct{ powerCeiling }
 
 // OpenNVML fails with ErrNoNVML on this platform.
 func OpenNVML(library, node string) (*NVML, error) { return nil, ErrNoNVML }

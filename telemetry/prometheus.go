@@ -48,8 +48,12 @@ var PromPresets = map[string][]PromQuery{
 // (/api/v1/query_range), at Step. The node of a series is its Hostname
 // label (the DCGM exporter's), else its instance label; its device is
 // "gpu" and its gpu label, else its device label, else the metric name.
-// A counter (Kind Energy) is read with increase() semantics: a value
-// lower than the one before is a reset, counted from 0.
+// A counter (Kind Energy) is read as the joules counted since its first
+// value: the DCGM exporter's counter (64 bits of mJ) does not wrap in
+// practice, so a value lower than the one before is a reset (a driver
+// reload, an exporter restart); that step, or a rise above the ceiling
+// (PowerCeiling), adds nothing and is a gap, unlike Prometheus's
+// increase(), which counts a reset from 0.
 type Prometheus struct {
 	// URL is the server's base URL, e.g. http://prom:9090.
 	URL string
@@ -62,6 +66,7 @@ type Prometheus struct {
 	// Client makes the requests; nil means http.DefaultClient.
 	Client *http.Client
 	spec   string
+	powerCeiling
 }
 
 // Name is "prometheus".
@@ -92,12 +97,18 @@ func (p *Prometheus) Window(ctx context.Context, start, from, to time.Time) ([]R
 	}
 	var out []Reading
 	var errs []error
+	var gaps SeriesGaps
 	for _, q := range p.Queries {
 		rs, err := p.rangeQuery(ctx, q, start, from, to, step)
+		sg, err := splitGaps(err)
+		gaps = append(gaps, sg...)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("prometheus query %q: %w", q.Query, err))
 		}
 		out = append(out, rs...)
+	}
+	if gaps != nil {
+		errs = append(errs, gaps)
 	}
 	return out, errors.Join(errs...)
 }
@@ -139,7 +150,7 @@ func (p *Prometheus) rangeQuery(ctx context.Context, q PromQuery, start, from, t
 	if err != nil {
 		return nil, err
 	}
-	return parsePromRange(body, q, start)
+	return parsePromRange(body, q, start, p.PowerCeiling)
 }
 
 func unixSeconds(t time.Time) string {
@@ -147,8 +158,10 @@ func unixSeconds(t time.Time) string {
 }
 
 // parsePromRange reads a query_range answer into readings on the clock
-// that starts at start.
-func parsePromRange(body []byte, q PromQuery, start time.Time) ([]Reading, error) {
+// that starts at start; ceiling gives each device's ceiling (node,
+// device). The counter steps it does not count are returned as SeriesGaps
+// (alone, or joined to the error).
+func parsePromRange(body []byte, q PromQuery, start time.Time, ceiling func(node, device string) float64) ([]Reading, error) {
 	var pr promResponse
 	if err := json.Unmarshal(body, &pr); err != nil {
 		return nil, fmt.Errorf("not a Prometheus API answer: %w", err)
@@ -167,6 +180,7 @@ func parsePromRange(body []byte, q PromQuery, start time.Time) ([]Reading, error
 		scale = 1
 	}
 	var out []Reading
+	var gaps SeriesGaps
 	for si, s := range pr.Data.Result {
 		node := s.Metric["Hostname"]
 		if node == "" {
@@ -182,32 +196,37 @@ func parsePromRange(body []byte, q PromQuery, start time.Time) ([]Reading, error
 		if device == "" {
 			device = q.Query
 		}
-		var total, prev float64
+		var c counter
 		for vi, pair := range s.Values {
 			ts, ok1 := pair[0].(float64)
 			text, ok2 := pair[1].(string)
 			if !ok1 || !ok2 {
-				return out, fmt.Errorf("result %d value %d: want [unix seconds, \"value\"]", si, vi)
+				return out, withGaps(fmt.Errorf("result %d value %d: want [unix seconds, \"value\"]", si, vi), gaps)
 			}
 			val, err := strconv.ParseFloat(text, 64)
 			if err != nil || math.IsNaN(val) || math.IsInf(val, 0) {
-				return out, fmt.Errorf("result %d value %d: %q is not a finite number", si, vi, text)
+				return out, withGaps(fmt.Errorf("result %d value %d: %q is not a finite number", si, vi, text), gaps)
 			}
 			val *= scale
-			if q.Kind == Energy { // increase() semantics: a drop is a reset
-				switch {
-				case vi == 0:
-				case val >= prev:
-					total += val - prev
-				default:
-					total += val
+			t := time.Unix(0, int64(math.Round(ts*1e9))).Sub(start).Nanoseconds()
+			if q.Kind == Energy {
+				prevT := c.lastT
+				var why string
+				if val, why = c.step(val, t, ceiling(node, device)); why != "" {
+					gaps = append(gaps, Gap{Node: node, Device: device, Kind: Energy, T: prevT, DurationNs: t - prevT, Reason: q.Query + ": " + why})
 				}
-				prev, val = val, total
 			}
-			wall := time.Unix(0, int64(math.Round(ts*1e9)))
-			out = append(out, Reading{T: wall.Sub(start).Nanoseconds(), Source: "prometheus", Node: node, Device: device, Kind: q.Kind, Value: val})
+			out = append(out, Reading{T: t, Source: "prometheus", Node: node, Device: device, Kind: q.Kind, Value: val})
 		}
 	}
 	slices.SortStableFunc(out, func(a, b Reading) int { return compareKey(keyOf(a), keyOf(b)) })
-	return out, nil
+	return out, withGaps(nil, gaps)
+}
+
+// withGaps joins err and gaps (when there are any).
+func withGaps(err error, gaps SeriesGaps) error {
+	if gaps == nil {
+		return err
+	}
+	return errors.Join(err, gaps)
 }

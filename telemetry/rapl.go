@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // DefaultPowercap is where Linux exposes RAPL.
@@ -19,23 +20,30 @@ const DefaultPowercap = "/sys/class/powercap"
 // RAPL is a Poller of Intel and AMD RAPL energy counters through Linux
 // powercap: the package domains (intel-rapl:N, named package-N) and their
 // DRAM subdomains (intel-rapl:N:M named dram), read from energy_uj. Each
-// reading is an Energy counter in joules since the first read, with the
-// counter's wrap at max_energy_range_uj counted. Since Linux 5.10
-// (the fix for the PLATYPUS attack) energy_uj is readable by root only.
+// reading is an Energy counter in joules since the first read. A drop of
+// energy_uj is counted as the counter's wrap at max_energy_range_uj only
+// when the rise it means is within the domain's ceiling (PowerCeiling)
+// over the time between the reads; any other drop (a reset, a backwards
+// step) or a rise above the ceiling adds nothing and is a gap (Poll
+// returns SeriesGaps). Since Linux 5.10 (the fix for the PLATYPUS attack)
+// energy_uj is readable by root only.
 type RAPL struct {
+	powerCeiling
 	node    string
 	domains []raplDomain
 
-	mu   sync.Mutex
-	last []uint64 // last raw value per domain, µJ
-	sum  []uint64 // µJ counted since the first read
-	seen bool
+	mu    sync.Mutex
+	last  []uint64 // last raw value per domain, µJ
+	sum   []uint64 // µJ counted since the first read
+	lastT time.Time
+	seen  bool
 }
 
 type raplDomain struct {
-	device   string // "package-0" or "package-0/dram"
-	energy   string // path of energy_uj
-	maxRange uint64 // max_energy_range_uj
+	device   string  // "package-0" or "package-0/dram"
+	energy   string  // path of energy_uj
+	maxRange uint64  // max_energy_range_uj
+	limitW   float64 // constraint_0_max_power_uw in W, 0 where not given
 }
 
 // OpenRAPL finds the package and DRAM domains under root (DefaultPowercap
@@ -80,6 +88,11 @@ func OpenRAPL(root, node string) (*RAPL, error) {
 			return nil, fmt.Errorf("rapl %s: max_energy_range_uj %q: want a positive integer", device, maxText)
 		}
 		d := raplDomain{device: device, energy: filepath.Join(z, "energy_uj"), maxRange: maxRange}
+		// The largest power the domain's first constraint allows, where
+		// the kernel says (not every domain has one, nor every kernel).
+		if uw, err := readCounter(filepath.Join(z, "constraint_0_max_power_uw")); err == nil && uw > 0 {
+			d.limitW = float64(uw) / 1e6
+		}
 		if _, err := readCounter(d.energy); err != nil {
 			return nil, raplReadError(device, d.energy, err)
 		}
@@ -123,7 +136,9 @@ func readCounter(path string) (uint64, error) {
 // maxRange (RAPL's max_energy_range_uj): cur − prev, or cur + maxRange −
 // prev when the counter wrapped (cur < prev). It assumes at most one wrap
 // between two reads, which holds at 1 Hz (a wrap takes minutes at the
-// largest powers).
+// largest powers); whether a drop is a wrap at all is the caller's to
+// judge (RAPL.Poll counts it only when the rise is within the domain's
+// ceiling).
 func CounterDelta(prev, cur, maxRange uint64) uint64 {
 	if cur >= prev {
 		return cur - prev
@@ -151,11 +166,25 @@ func (*RAPL) Notes() []string {
 	return []string{"RAPL counts the CPU packages and their DRAM only, not the whole machine"}
 }
 
+// PowerCeiling is a domain's ceiling: its constraint_0_max_power_uw times
+// LimitMargin where the kernel gives one, else the configured ceiling.
+func (r *RAPL) PowerCeiling(_, device string) float64 {
+	for _, d := range r.domains {
+		if d.device == device {
+			return r.limitCeiling(d.limitW)
+		}
+	}
+	return r.limitCeiling(0)
+}
+
 // Poll reads every domain's counter and returns the joules counted since
-// the first Poll.
+// the first Poll. A step it does not count (counterStep) leaves the
+// domain's count where it was and is returned as SeriesGaps beside the
+// readings.
 func (r *RAPL) Poll(context.Context) ([]Reading, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	now := time.Now()
 	cur := make([]uint64, len(r.domains))
 	for i, d := range r.domains {
 		v, err := readCounter(d.energy)
@@ -168,13 +197,22 @@ func (r *RAPL) Poll(context.Context) ([]Reading, error) {
 		cur[i] = v
 	}
 	out := make([]Reading, len(r.domains))
+	var gaps SeriesGaps
 	for i, d := range r.domains {
 		if r.seen {
-			r.sum[i] += CounterDelta(r.last[i], cur[i], d.maxRange)
+			_, why := counterStep(float64(r.last[i])/1e6, float64(cur[i])/1e6, float64(d.maxRange)/1e6, now.Sub(r.lastT).Nanoseconds(), r.limitCeiling(d.limitW))
+			if why == "" {
+				r.sum[i] += CounterDelta(r.last[i], cur[i], d.maxRange)
+			} else {
+				gaps = append(gaps, Gap{Node: r.node, Device: d.device, Kind: Energy, Reason: "energy_uj: " + why})
+			}
 		}
 		r.last[i] = cur[i]
 		out[i] = Reading{Node: r.node, Device: d.device, Kind: Energy, Value: float64(r.sum[i]) / 1e6}
 	}
-	r.seen = true
+	r.seen, r.lastT = true, now
+	if gaps != nil {
+		return out, gaps
+	}
 	return out, nil
 }

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/synctest"
+	"time"
 )
 
 func TestOpenRAPL(t *testing.T) {
@@ -111,5 +113,82 @@ func TestRAPLRealFiles(t *testing.T) {
 	rs, err := r.Poll(context.Background())
 	if err != nil || len(rs) == 0 || rs[0].Value < 0 {
 		t.Errorf("second poll %+v, %v", rs, err)
+	}
+}
+
+// The powercap counter of package-0 through the Sampler, read at 0, 1, 2
+// and 3 s (and at Stop, 3.5 s) on synctest's clock, with energy_uj set to
+// the row's values just before each read; its range is 262,143.328850 J.
+// The window 0–3 s holds three steps; each row works out the energy of
+// those counted, the coverage and the gap of those that are not.
+func TestRAPLCounterSteps(t *testing.T) {
+	tests := []struct {
+		why      string
+		uj       [4]string // energy_uj at the reads at 0, 1, 2 and 3 s
+		limitUW  string    // constraint_0_max_power_uw, "" for none
+		energy   float64   // J over the window
+		coverage float64
+		gap      string // "" for none; else what its reason says, the gap being from 1 to 2 s
+	}{
+		{"a steady 100 W: three steps of 100 J", [4]string{"1000000000", "1100000000", "1200000000", "1300000000"}, "",
+			300, 1, ""},
+		{"a wrap: 262,100 J, then 56.67115 J is 262,143.32885 − 262,100 + 56.67115 = 100 J: all three steps count",
+			[4]string{"262000000000", "262100000000", "56671150", "156671150"}, "", 300, 1, ""},
+		{"the issue's case: 500 J backwards is no wrap (261,643 J in 1 s): the step adds nothing, 2 s of 3 covered",
+			[4]string{"1000000000", "1100000000", "600000000", "700000000"}, "", 200, 2.0 / 3, "not a wrap of its 262143.3 J range"},
+		{"a reset to 0 from 1100 J is no wrap either (261,043 J in 1 s)",
+			[4]string{"1000000000", "1100000000", "0", "100000000"}, "", 200, 2.0 / 3, "so a reset or a backwards step"},
+		{"a jump of 200,000 J in 1 s (200 kW) is above the default ceiling of 100 kW",
+			[4]string{"1000000000", "1100000000", "201100000000", "201200000000"}, "", 200, 2.0 / 3, "jumped by 200000.0 J"},
+		{"the domain's constraint of 100 W makes the ceiling 150 W: a step of 200 J in 1 s is a jump",
+			[4]string{"1000000000", "1100000000", "1300000000", "1400000000"}, "100000000", 200, 2.0 / 3, "above the ceiling of 150 W"},
+		{"with that constraint, a wrap that means 200 J in 1 s is no wrap",
+			[4]string{"262000000000", "262100000000", "156671150", "256671150"}, "100000000", 200, 2.0 / 3, "not a wrap"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.why, func(t *testing.T) {
+			root := raplFixture(t, tt.uj[0], "0", "262143328850")
+			if tt.limitUW != "" {
+				if err := os.WriteFile(filepath.Join(root, "intel-rapl:0", "constraint_0_max_power_uw"), []byte(tt.limitUW+"\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			synctest.Test(t, func(t *testing.T) {
+				r, err := OpenRAPL(root, "")
+				if err != nil {
+					t.Fatal(err)
+				}
+				s := Start(time.Now(), []Source{r}, Options{})
+				for _, v := range tt.uj[1:] {
+					time.Sleep(500 * time.Millisecond)
+					setCounter(t, root, "intel-rapl:0", v)
+					time.Sleep(500 * time.Millisecond)
+				}
+				time.Sleep(500 * time.Millisecond)
+				l, err := s.Stop(context.Background())
+				if err != nil {
+					t.Fatal(err)
+				}
+				var gaps []Gap
+				for _, g := range l.Gaps {
+					if g.Device == "package-0" {
+						gaps = append(gaps, g)
+					}
+				}
+				if tt.gap == "" && len(gaps) != 0 || tt.gap != "" && (len(gaps) != 1 || gaps[0].T != sec || gaps[0].DurationNs != sec ||
+					gaps[0].Kind != Energy || gaps[0].Source != "rapl" || !strings.Contains(gaps[0].Reason, tt.gap)) {
+					t.Fatalf("gaps %+v, want %q from 1 to 2 s", l.Gaps, tt.gap)
+				}
+				var pkg SeriesSummary
+				for _, ss := range Summarize(l, Window{0, 3 * sec}).Series {
+					if ss.Device == "package-0" {
+						pkg = ss
+					}
+				}
+				if !near(val(pkg.EnergyJ), tt.energy) || !near(pkg.Coverage, tt.coverage) || !near(val(pkg.AvgW), 100) {
+					t.Errorf("package-0 %v J, coverage %v, average %v W: want %v J, %v, 100 W", val(pkg.EnergyJ), pkg.Coverage, val(pkg.AvgW), tt.energy, tt.coverage)
+				}
+			})
+		})
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"sync"
+	"time"
 )
 
 // MaxRedfishBody bounds the size of one Redfish answer Redfish reads.
@@ -17,11 +19,15 @@ const MaxRedfishBody = 1 << 20
 
 // Redfish is a Poller of a BMC's power through the DMTF Redfish API: a
 // Chassis's EnvironmentMetrics ("PowerWatts", device "chassis"; where a
-// BMC gives no PowerWatts, its "EnergykWh" counter), or else the
+// BMC gives no PowerWatts, its "EnergykWh" counter, read as the joules
+// counted since the first read: the schema gives it no wrap, so a drop is
+// a reset, and that step, or a rise above the ceiling, adds nothing and is
+// a gap), or else the
 // deprecated Power resource ("PowerControl[].PowerConsumedWatts", devices
 // "power-control-<MemberId>"). A low-rate source: BMCs refresh their
 // sensors every few seconds and answer slowly.
 type Redfish struct {
+	powerCeiling
 	spec     string
 	node     string
 	resource string // the URL read each poll
@@ -29,6 +35,66 @@ type Redfish struct {
 	user     string
 	password string
 	client   *http.Client
+
+	mu       sync.Mutex
+	counted  counter            // EnergykWh, where read
+	capacity map[string]float64 // PowerControl[].PowerCapacityWatts by device, W
+	now      func() time.Time   // nil: time.Now (tests set a clock)
+}
+
+// PowerCeiling is a device's ceiling: its PowerControl's
+// PowerCapacityWatts (the power the chassis can be allotted) times
+// LimitMargin where the BMC gives one, else the configured ceiling.
+func (r *Redfish) PowerCeiling(_, device string) float64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.limitCeiling(r.capacity[device])
+}
+
+// readCapacities keeps the PowerCapacityWatts of each PowerControl entry
+// of doc; an entry without one, or that does not parse, has none.
+func (r *Redfish) readCapacities(doc map[string]json.RawMessage) {
+	var pcs []struct {
+		MemberID           string   `json:"MemberId"`
+		PowerCapacityWatts *float64 `json:"PowerCapacityWatts"`
+	}
+	if json.Unmarshal(doc["PowerControl"], &pcs) != nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.capacity = map[string]float64{}
+	for i, pc := range pcs {
+		id := pc.MemberID
+		if id == "" {
+			id = strconv.Itoa(i)
+		}
+		if pc.PowerCapacityWatts != nil && *pc.PowerCapacityWatts > 0 {
+			r.capacity["power-control-"+id] = *pc.PowerCapacityWatts
+		}
+	}
+}
+
+// counter counts a source's energy counter without a wrap (Redfish's
+// EnergykWh, a Prometheus series) in joules since its first reading.
+type counter struct {
+	seen  bool
+	last  float64 // the last raw value, J
+	sum   float64 // J counted
+	lastT int64   // when it was read last, ns on any one clock
+}
+
+// step takes the raw value v (J) read at t (ns) and returns the joules
+// counted since the first reading, and the reason when this step is not
+// counted (counterStep with no range: a drop is a reset).
+func (c *counter) step(v float64, t int64, ceilingW float64) (sum float64, why string) {
+	if c.seen {
+		rise, w := counterStep(c.last, v, 0, t-c.lastT, ceilingW)
+		c.sum += rise
+		why = w
+	}
+	c.seen, c.last, c.lastT = true, v, t
+	return c.sum, why
 }
 
 // OpenRedfish opens a Redfish source at rawURL: a Chassis
@@ -155,10 +221,34 @@ func (r *Redfish) Poll(ctx context.Context) ([]Reading, error) {
 	if err != nil {
 		return nil, err
 	}
-	if r.env {
-		return parseEnvironmentMetrics(doc, r.node)
+	if !r.env {
+		r.readCapacities(doc)
+		return parsePowerControl(doc, r.node)
 	}
-	return parsePowerControl(doc, r.node)
+	rs, err := parseEnvironmentMetrics(doc, r.node)
+	var gaps SeriesGaps
+	for i := range rs {
+		if rs[i].Kind != Energy {
+			continue
+		}
+		// EnergykWh has no wrap: a drop is the BMC's ResetMetrics or
+		// a reset of the BMC.
+		now := time.Now
+		if r.now != nil {
+			now = r.now
+		}
+		r.mu.Lock()
+		sum, why := r.counted.step(rs[i].Value, now().UnixNano(), r.limitCeiling(r.capacity[rs[i].Device]))
+		r.mu.Unlock()
+		rs[i].Value = sum
+		if why != "" {
+			gaps = append(gaps, Gap{Node: r.node, Device: rs[i].Device, Kind: Energy, Reason: "EnergykWh: " + why})
+		}
+	}
+	if err == nil && gaps != nil {
+		return rs, gaps
+	}
+	return rs, err
 }
 
 // sensorReading is a Redfish SensorExcerpt's Reading: nil when null.

@@ -3,10 +3,12 @@ package telemetry
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -158,4 +160,132 @@ func FuzzParseRedfish(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A BMC whose EnvironmentMetrics gives EnergykWh only (no PowerWatts), or
+// PowerWatts only, each as the test sets it; nil is null.
+func redfishEnergyBMC(t testing.TB) (*httptest.Server, func(kwh, watts any)) {
+	t.Helper()
+	var mu sync.Mutex
+	var kwh, watts any
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		doc := map[string]any{"@odata.type": "#EnvironmentMetrics.v1_3_0.EnvironmentMetrics", "Id": "EnvironmentMetrics"}
+		if kwh != nil {
+			doc["EnergykWh"] = map[string]any{"DataSourceUri": "/redfish/v1/Chassis/1U/Sensors/TotalEnergy", "Reading": kwh}
+		}
+		if watts != nil {
+			doc["PowerWatts"] = map[string]any{"DataSourceUri": "/redfish/v1/Chassis/1U/Sensors/TotalPower", "Reading": watts}
+		}
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(doc)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, func(k, w any) { mu.Lock(); kwh, watts = k, w; mu.Unlock() }
+}
+
+// EnergykWh over a real socket, read at 0 and 1 s of the source's clock:
+// the schema gives the counter no wrap, so any drop is a reset. Each row
+// works out the joules counted and the gap.
+func TestRedfishEnergyCounterSteps(t *testing.T) {
+	tests := []struct {
+		why         string
+		first, then float64 // kWh at the reads at 0 and 1 s
+		counted     float64 // J counted at the second read
+		gap         string  // "" for none
+	}{
+		{"a rise of 0.0001 kWh in 1 s is 360 J, 360 W: counted", 36166, 36166.0001, 360, ""},
+		{"no wrap: a drop to 0 after ResetMetrics is a reset, not counted", 36166, 0, 0, "a reset: it does not wrap"},
+		{"a backwards step of 0.001 kWh (3.6 kJ) is a reset too", 36166, 36165.999, 0, "went down from 130197600000.0 to 130197596400.0 J"},
+		{"a jump of 1 kWh in 1 s (3.6 MW) is above the ceiling of 100 kW", 36166, 36167, 0, "jumped by 3600000.0 J in 1s"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.why, func(t *testing.T) {
+			srv, set := redfishEnergyBMC(t)
+			set(tt.first, nil)
+			clock := time.Unix(1795586400, 0)
+			r, err := OpenRedfish(srv.URL+"/redfish/v1/Chassis/1U/EnvironmentMetrics", "n1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.now = func() time.Time { return clock }
+			r.counted = counter{} // the read at open was on the real clock: start again at 0 s
+			if rs, err := r.Poll(context.Background()); err != nil || len(rs) != 1 || rs[0].Kind != Energy || rs[0].Value != 0 {
+				t.Fatalf("first read %+v, %v: want 0 J counted", rs, err)
+			}
+			set(tt.then, nil)
+			clock = clock.Add(time.Second)
+			rs, err := r.Poll(context.Background())
+			gaps, rest := splitGaps(err)
+			// kWh in float64: 36166.0001 kWh is 360 J above 36166 to within 2e-5 J.
+			if rest != nil || len(rs) != 1 || math.Abs(rs[0].Value-tt.counted) > 1e-3 {
+				t.Fatalf("second read %+v, %v: want %v J counted", rs, err, tt.counted)
+			}
+			if tt.gap == "" && len(gaps) != 0 || tt.gap != "" && (len(gaps) != 1 || gaps[0].Device != "chassis" || gaps[0].Kind != Energy ||
+				!strings.Contains(gaps[0].Reason, tt.gap)) {
+				t.Errorf("gaps %+v, want %q", gaps, tt.gap)
+			}
+		})
+	}
+}
+
+// PowerWatts above the ceiling (a BMC's sensor reading in mW, or garbage)
+// is left out by the Sampler's screen, with a gap from the reading before
+// to the one after; with SpecOptions.MaxPowerW the ceiling is the one
+// configured, and a PowerControl's PowerCapacityWatts × 1.5 where the BMC
+// gives one.
+func TestRedfishAbsurdPower(t *testing.T) {
+	tests := []struct {
+		why     string
+		maxW    float64 // SpecOptions.MaxPowerW
+		watts   float64 // the reading at 1 s, between 450 W at 0 and 2 s
+		leftOut bool
+		power   bool // read through the deprecated Power resource, whose PowerCapacityWatts is 800 W
+	}{
+		{"450,000,000 W (a reading in mW read as W) is above 100 kW", 0, 450e6, true, false},
+		{"100 kW exactly is kept: the ceiling is not above itself", 0, 100e3, false, false},
+		{"with a ceiling of 2 kW configured, 2.5 kW is left out", 2000, 2500, true, false},
+		{"the Power resource's PowerCapacityWatts of 800 W makes the ceiling 1200 W: 1500 W is left out", 0, 1500, true, true},
+		{"and 1200 W is kept", 0, 1200, false, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.why, func(t *testing.T) {
+			srv, set := redfishEnergyBMC(t)
+			set(nil, 450)
+			spec := "redfish:" + srv.URL + "/redfish/v1/Chassis/1U/EnvironmentMetrics"
+			var watts atomic.Int64
+			if tt.power {
+				spec = "redfish:" + strings.Replace(redfishBMC(t, &watts, false).URL, "://", "://admin:s3cret@", 1) + "/redfish/v1/Chassis/1U"
+			}
+			srcs, err := Open(spec, SpecOptions{MaxPowerW: tt.maxW})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := srcs[0].(*Redfish)
+			s := &Sampler{}
+			for i, w := range []float64{450, tt.watts, 450} {
+				set(nil, w)
+				watts.Store(int64(w))
+				rs, err := r.Poll(context.Background())
+				if err != nil {
+					t.Fatal(err)
+				}
+				for j := range rs {
+					rs[j].T, rs[j].Source = int64(i)*sec, "redfish"
+				}
+				s.keep(&s.screen, r, rs, nil, int64(i)*sec)
+			}
+			if !tt.leftOut {
+				if len(s.readings) != 3 || len(s.gaps) != 0 {
+					t.Errorf("readings %+v, gaps %+v: want all three kept", s.readings, s.gaps)
+				}
+				return
+			}
+			if len(s.readings) != 2 || len(s.gaps) != 1 || s.gaps[0].T != 0 || s.gaps[0].DurationNs != 2*sec ||
+				s.gaps[0].Device != s.readings[0].Device || s.gaps[0].Kind != Power || !strings.Contains(s.gaps[0].Reason, "above the ceiling") {
+				t.Errorf("readings %+v, gaps %+v: want the 1 s reading left out, a gap from 0 to 2 s", s.readings, s.gaps)
+			}
+		})
+	}
 }

@@ -28,6 +28,7 @@ import (
 // run's start; its device is "node" (the whole machine). watts is a finite
 // number ≥ 0. Blank lines and lines starting with # are skipped.
 type Replay struct {
+	powerCeiling
 	spec string
 	rows []replayRow
 }

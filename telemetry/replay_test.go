@@ -2,6 +2,9 @@ package telemetry
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -69,4 +72,61 @@ func FuzzReadReplay(f *testing.F) {
 		}
 		Summarize(&Log{PeriodNs: sec, Readings: rs}, Window{0, sec})
 	})
+}
+
+// A replay's power readings through the Sampler's Stop: a reading above
+// the ceiling (100 kW, or SpecOptions.MaxPowerW) is left out, with a gap
+// from the series' reading before to the one after, so that the trapezoid
+// does not bridge it. A replay holds power only: no counter to wrap, reset
+// or step back. Each row works out the energy and coverage over its
+// window, readings a second apart from 0 s.
+func TestReplayAbsurdReadings(t *testing.T) {
+	tests := []struct {
+		why            string
+		maxW           float64
+		watts          []string
+		energy, cov    float64
+		gapFrom, gapTo int64 // s; gapTo 0: no gap
+	}{
+		{"the issue's case: 1e12 W at 2 s between 500 W readings: 500 J over 0–1 s or 1 s of 3", 0,
+			[]string{"500", "500", "1e12", "500"}, 500, 1.0 / 3, 1, 3},
+		{"two absurd readings in a row are one gap from 1 to 4 s: 500 J over 0–1 s or 1 s of 4", 0,
+			[]string{"500", "500", "1e12", "2e12", "500"}, 500, 1.0 / 4, 1, 4},
+		{"an absurd first reading: the gap runs from it to the next and 1000 J over 1–3 s count", 0,
+			[]string{"1e12", "500", "500", "500"}, 1000, 2.0 / 3, 0, 1},
+		{"a configured ceiling of 1 kW leaves out 1500 W", 1000,
+			[]string{"500", "500", "1500", "500"}, 500, 1.0 / 3, 1, 3},
+		{"exactly the configured ceiling is kept: (500+500)/2 + (500+1000)/2 + (1000+500)/2 = 2000 J", 1000,
+			[]string{"500", "500", "1000", "500"}, 2000, 1, 0, 0},
+		{"a drop to 0 W is a reading and not a reset: (500+500)/2 + (500+0)/2 + (0+500)/2 = 1000 J", 0,
+			[]string{"500", "500", "0", "500"}, 1000, 1, 0, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.why, func(t *testing.T) {
+			csv := "t_ns,node,device,watts\n"
+			for i, w := range tt.watts {
+				csv += fmt.Sprintf("%d,n1,gpu0,%s\n", int64(i)*sec, w)
+			}
+			file := filepath.Join(t.TempDir(), "trace.csv") // no comma in the name: it would split the spec
+			if err := os.WriteFile(file, []byte(csv), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			srcs, err := Open("replay:"+file, SpecOptions{MaxPowerW: tt.maxW})
+			if err != nil {
+				t.Fatal(err)
+			}
+			l, err := Start(time.Now(), srcs, Options{}).Stop(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.gapTo == 0 && len(l.Gaps) != 0 || tt.gapTo != 0 && (len(l.Gaps) != 1 || l.Gaps[0].T != tt.gapFrom*sec ||
+				l.Gaps[0].DurationNs != (tt.gapTo-tt.gapFrom)*sec || l.Gaps[0].Device != "gpu0" || !strings.Contains(l.Gaps[0].Reason, "above the ceiling")) {
+				t.Fatalf("gaps %+v: want one from %d to %d s", l.Gaps, tt.gapFrom, tt.gapTo)
+			}
+			s := Summarize(l, Window{0, int64(len(tt.watts)-1) * sec})
+			if !near(val(s.EnergyJ), tt.energy) || !near(s.Coverage, tt.cov) || val(s.PeakW) > max(tt.maxW, 500, 1000) {
+				t.Errorf("energy %v J, coverage %v, peak %v W: want %v J, %v", val(s.EnergyJ), s.Coverage, val(s.PeakW), tt.energy, tt.cov)
+			}
+		})
+	}
 }

@@ -58,6 +58,83 @@ type Sampler struct {
 	gaps     []Gap
 	stopped  bool
 	origin   time.Time // the Log's clock origin; zero: start
+	screen   screen    // of the polled series
+}
+
+// screen is what keep remembers of each series between readings: the time
+// of its last reading kept, and the gap of a reading left out that waits
+// for the next reading to know how long it lasts.
+type screen struct {
+	last map[SeriesKey]int64
+	open map[SeriesKey]int // index in Sampler.gaps
+}
+
+// keep appends the readings rs of src, read at time t (or each at its own
+// T when t < 0), to the sampler's, leaving out each power reading above
+// src's ceiling (a gap that lasts from the series' reading before to its
+// next), and records the series gaps the source reported, each from the
+// series' reading before to t. Call it with s.mu held.
+func (s *Sampler) keep(sc *screen, src Source, rs []Reading, reported SeriesGaps, t int64) {
+	if sc.last == nil {
+		sc.last, sc.open = map[SeriesKey]int64{}, map[SeriesKey]int{}
+	}
+	name := src.Name()
+	for _, g := range reported {
+		g.Source = name
+		k := SeriesKey{name, g.Node, g.Device, g.Kind}
+		g.T = t
+		if prev, ok := sc.last[k]; ok && prev < t {
+			g.T, g.DurationNs = prev, t-prev
+		}
+		s.gaps = append(s.gaps, g)
+	}
+	for _, r := range rs {
+		k := keyOf(r)
+		if r.Kind == Power {
+			if c := ceilingOf(src, r.Node, r.Device); r.Value > c {
+				g := Gap{Source: name, Node: r.Node, Device: r.Device, Kind: r.Kind, T: r.T,
+					Reason: fmt.Sprintf("a reading of %g W is above the ceiling of %.0f W: left out", r.Value, c)}
+				if prev, ok := sc.last[k]; ok && prev < r.T {
+					g.T = prev
+				}
+				if i, ok := sc.open[k]; ok { // two in a row: one gap
+					s.gaps[i].Reason += "; " + g.Reason
+					continue
+				}
+				sc.open[k] = len(s.gaps)
+				s.gaps = append(s.gaps, g)
+				continue
+			}
+		}
+		if i, ok := sc.open[k]; ok {
+			s.gaps[i].DurationNs = r.T - s.gaps[i].T
+			delete(sc.open, k)
+		}
+		sc.last[k] = r.T
+		s.readings = append(s.readings, r)
+	}
+}
+
+// splitGaps takes the SeriesGaps out of err (itself, or among the errors
+// it joins) and returns the rest.
+func splitGaps(err error) (SeriesGaps, error) {
+	var sg SeriesGaps
+	if errors.As(err, &sg) && err.Error() == sg.Error() {
+		return sg, nil
+	}
+	j, ok := err.(interface{ Unwrap() []error })
+	if !ok {
+		return nil, err
+	}
+	var rest []error
+	for _, e := range j.Unwrap() {
+		g, r := splitGaps(e)
+		sg = append(sg, g...)
+		if r != nil {
+			rest = append(rest, r)
+		}
+	}
+	return sg, errors.Join(rest...)
 }
 
 // SetOrigin makes origin the clock origin of the Log that Stop returns:
@@ -129,8 +206,9 @@ func (s *Sampler) read(p Poller, busy chan struct{}) {
 	select {
 	case a := <-done:
 		end := s.now()
-		if a.err != nil {
-			s.gap(p.Name(), due, a.err.Error())
+		reported, err := splitGaps(a.err)
+		if err != nil {
+			s.gap(p.Name(), due, err.Error())
 			return
 		}
 		mid := due + (end-due)/2 // the read's midpoint stands for its time
@@ -144,7 +222,7 @@ func (s *Sampler) read(p Poller, busy chan struct{}) {
 			good = append(good, r)
 		}
 		s.mu.Lock()
-		s.readings = append(s.readings, good...)
+		s.keep(&s.screen, p, good, reported, mid)
 		s.mu.Unlock()
 	case <-ctx.Done():
 		s.gap(p.Name(), due, fmt.Sprintf("no answer within the read timeout of %v", s.opts.ReadTimeout))
@@ -195,6 +273,11 @@ func (s *Sampler) Stop(ctx context.Context) (*Log, error) {
 		wctx, cancel := context.WithTimeout(ctx, s.opts.WindowTimeout)
 		rs, err := w.Window(wctx, origin, s.start, to)
 		cancel()
+		reported, err := splitGaps(err)
+		for _, g := range reported { // a windowed source knows their times
+			g.Source = w.Name()
+			s.gaps = append(s.gaps, g)
+		}
 		if err != nil { // what it did read still counts
 			s.gap(w.Name(), 0, err.Error())
 		} else if c, ok := src.(Clocked); ok {
@@ -210,14 +293,19 @@ func (s *Sampler) Stop(ctx context.Context) (*Log, error) {
 				clocks = append(clocks, ClockReading{Source: c.Name(), T: t, OffsetNs: off.Nanoseconds(), UncertaintyNs: unc.Nanoseconds()})
 			}
 		}
+		good := rs[:0]
 		for _, r := range rs {
 			r.Source = w.Name()
 			if err := r.check(); err != nil {
 				s.gap(w.Name(), r.T, fmt.Sprintf("%s %s: %v", r.Device, r.Kind, err))
 				continue
 			}
-			s.readings = append(s.readings, r)
+			good = append(good, r)
 		}
+		sortReadings(good)
+		s.mu.Lock()
+		s.keep(&screen{}, w, good, nil, -1)
+		s.mu.Unlock()
 	}
 	l := &Log{StartUnixNs: origin.UnixNano(), PeriodNs: s.opts.Period.Nanoseconds(), Readings: s.readings, Gaps: s.gaps, Clocks: clocks}
 	for _, src := range s.sources {

@@ -18,6 +18,11 @@ type SpecOptions struct {
 	Period time.Duration
 	// PowercapRoot is where RAPL is looked for; "" means DefaultPowercap.
 	PowercapRoot string
+	// MaxPowerW is the ceiling of a device's power, in watts, for the
+	// devices whose source reports no limit of its own (PowerCeilinger):
+	// a reading above it, or an energy counter step that means more, is
+	// left out as a gap. 0 means DefaultMaxPowerW.
+	MaxPowerW float64
 }
 
 // Open opens the sources of a --power value: specs separated by commas
@@ -42,10 +47,16 @@ type SpecOptions struct {
 // the spec.
 func Open(specs string, opts SpecOptions) ([]Source, error) {
 	var out []Source
+	if opts.MaxPowerW < 0 || opts.MaxPowerW != opts.MaxPowerW {
+		return nil, fmt.Errorf("MaxPowerW %v: want a ceiling in watts > 0, or 0 for the default of %.0f W", opts.MaxPowerW, DefaultMaxPowerW)
+	}
 	for _, spec := range SplitSpecs(specs) {
 		src, err := openOne(spec, opts)
 		if err != nil {
 			return nil, fmt.Errorf("--power %q: %w", spec, err)
+		}
+		if c, ok := src.(interface{ setMaxPowerW(float64) }); ok {
+			c.setMaxPowerW(opts.MaxPowerW)
 		}
 		out = append(out, src)
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -18,8 +19,9 @@ const (
 	// Power is an instantaneous power in watts.
 	Power Kind = iota + 1
 	// Energy is a cumulative energy counter in joules: only differences of
-	// two readings of one device mean anything. Sources count wrap-around
-	// and resets, so that a stored counter never goes down.
+	// two readings of one device mean anything. Sources count a wrap of
+	// the counter's range and leave any other drop out (a gap, see Gap),
+	// so that a stored counter never goes down.
 	Energy
 	// Utilization is a device's busy share in percent (0 to 100).
 	Utilization
@@ -71,13 +73,47 @@ type Reading struct {
 	Value float64 `json:"value"`
 }
 
-// Gap is a read that gave nothing: the source failed, timed out or was
-// still busy with the previous read.
+// Gap is a read that gave nothing (the source failed, timed out or was
+// still busy with the previous read), or a stretch of one series that a
+// source or the Sampler left out: a counter step that is no wrap of the
+// counter's range (a reset, a backwards step, a jump), or a reading above
+// the source's ceiling (PowerCeiling). A gap of a series names its Device
+// and Kind and lasts DurationNs: that stretch adds no energy and is not
+// covered (Summarize).
 type Gap struct {
 	Source string `json:"source"`
-	// T is when the read was due, on the run's clock.
-	T      int64  `json:"t_ns"`
-	Reason string `json:"reason"`
+	// Node, Device and Kind name the series of a gap of one series; empty
+	// for a read that gave nothing.
+	Node   string `json:"node,omitempty"`
+	Device string `json:"device,omitempty"`
+	Kind   Kind   `json:"kind,omitempty"`
+	// T is when the read was due, on the run's clock; for a gap of a
+	// series, the start of the stretch left out: the reading before it.
+	T int64 `json:"t_ns"`
+	// DurationNs is the length of the stretch left out (0 for a read that
+	// gave nothing, whose hole the readings show by themselves).
+	DurationNs int64  `json:"duration_ns,omitempty"`
+	Reason     string `json:"reason"`
+}
+
+// ofSeries is true for a gap of one series with a length, the kind that
+// Summarize leaves out.
+func (g Gap) ofSeries() bool { return g.Device != "" && g.Kind != 0 && g.DurationNs > 0 }
+
+// SeriesGaps is the error a Poll returns beside its readings when it left
+// some step of a series out (an energy counter that went down without
+// wrapping): the Sampler keeps the readings and records each gap, from the
+// series' reading before to this one. Its gaps name Node, Device, Kind and
+// Reason; the Sampler sets T and DurationNs.
+type SeriesGaps []Gap
+
+// Error lists the gaps' reasons.
+func (g SeriesGaps) Error() string {
+	var parts []string
+	for _, x := range g {
+		parts = append(parts, x.Device+" "+x.Kind.String()+": "+x.Reason)
+	}
+	return strings.Join(parts, "; ")
 }
 
 // SourceInfo describes one source of a Log.

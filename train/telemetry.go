@@ -25,6 +25,14 @@ func TelemetryEvents(l *telemetry.Log, node string) []Event {
 		r.Node = nodeOr(r.Node, node)
 		named.Readings[i] = r
 	}
+	// The gaps of a series too, so that Grid still leaves them out.
+	named.Gaps = make([]telemetry.Gap, len(l.Gaps))
+	for i, g := range l.Gaps {
+		if g.Device != "" {
+			g.Node = nodeOr(g.Node, node)
+		}
+		named.Gaps[i] = g
+	}
 	l = &named
 	var out []Event
 	first, last, any := int64(0), int64(0), false

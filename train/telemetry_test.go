@@ -50,3 +50,25 @@ func TestTelemetryEvents(t *testing.T) {
 		}
 	}
 }
+
+// A gap of a series on this machine (node "") is left out after the node
+// is named: RAPL's counter at 100 W from 0 to 3 s, its step from 1 to 2 s
+// not counted (a reset), gives 100 W at 1 and 3 s and nothing at 2 s,
+// rather than the 0 W the flat step would mean.
+func TestTelemetryEventsLeaveGapsOut(t *testing.T) {
+	c := func(t int64, j float64) telemetry.Reading {
+		return telemetry.Reading{T: t, Source: "rapl", Device: "package-0", Kind: telemetry.Energy, Value: j}
+	}
+	l := &telemetry.Log{PeriodNs: 1e9, Readings: []telemetry.Reading{c(0, 0), c(1e9, 100), c(2e9, 100), c(3e9, 200)},
+		Gaps: []telemetry.Gap{{Source: "rapl", Device: "package-0", Kind: telemetry.Energy, T: 1e9, DurationNs: 1e9, Reason: "reset"}}}
+	var got []int64
+	for _, e := range TelemetryEvents(l, "host") {
+		if e.Kind != Power || e.Node != "host" || *e.Value != 100 {
+			t.Errorf("event %+v: want 100 W on host", e)
+		}
+		got = append(got, e.Time)
+	}
+	if len(got) != 2 || got[0] != 1e9 || got[1] != 3e9 {
+		t.Errorf("power events at %v ns: want 1 s and 3 s only", got)
+	}
+}

@@ -55,6 +55,37 @@ func TestRunPowerReplay(t *testing.T) {
 	}
 }
 
+// The issue's second reproduction: a replayed reading of 1e12 W was
+// accepted ("average 500078754714.5 W"). It is left out as a gap that the
+// console names, and the average is the 500 W of the other readings.
+func TestRunPowerAbsurdReplayReading(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	b.WriteString("t_ns,node,device,watts\n")
+	for s := int64(-5); s <= 60; s++ {
+		w := "500"
+		if s == 1 {
+			w = "1e12"
+		}
+		fmt.Fprintf(&b, "%d,node-1,gpu0,%s\n", s*1e9, w)
+	}
+	trace := filepath.Join(dir, "trace.csv")
+	if err := os.WriteFile(trace, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A 3 s run, so that the reading at 1 s falls inside its window.
+	res := runCLI(t, "", "run", "-q", "--scenario", "SingleStream", "--output-dir", filepath.Join(dir, "out"),
+		"--set", "min_duration=3000", "--set", "min_query_count=1", "--power", "replay:"+trace)
+	if res.code != ExitOK {
+		t.Fatalf("want exit 0\n%s", res)
+	}
+	for _, want := range []string{"1 devices): average 500.0 W, peak 500.0 W", "Gap at 0.000 s, replay node-1/gpu0 power_w, 2.000 s left out: a reading of 1e+12 W is above the ceiling of 100000 W"} {
+		if !strings.Contains(res.stdout, want) {
+			t.Errorf("want %q in the output:\n%s", want, res.stdout)
+		}
+	}
+}
+
 func TestRunPowerBadFlags(t *testing.T) {
 	tests := []struct {
 		name string
@@ -64,6 +95,7 @@ func TestRunPowerBadFlags(t *testing.T) {
 		{"an unknown source", []string{"--power", "dcgm"}, `unknown source "dcgm"`},
 		{"a replay file that is not there", []string{"--power", "replay:" + filepath.Join(t.TempDir(), "none.csv")}, "no such file"},
 		{"a period of zero", []string{"--power", "rapl", "--power-period", "0s"}, "--power-period 0s"},
+		{"a negative ceiling", []string{"--power", "rapl", "--power-max-w", "-1"}, "--power-max-w -1: want watts > 0"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

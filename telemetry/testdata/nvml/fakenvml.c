@@ -2,7 +2,8 @@
    tests on machines without a GPU: the same symbols, signatures and return
    codes as NVML (nvml.h), fixed values. gpu0 has the total energy counter
    (1000 mJ more at each call), gpu1 has none (NVML_ERROR_NOT_SUPPORTED, as
-   a GPU before Volta). Both draw 250.5 W at 75 % utilisation. */
+   a GPU before Volta). Both draw 250.5 W at 75 % utilisation; gpu0 has
+   an enforced power limit of 700 W, gpu1 none. */
 #include <stdint.h>
 
 typedef struct { unsigned int gpu, memory; } nvmlUtilization_t;
@@ -25,3 +26,8 @@ int nvmlDeviceGetTotalEnergyConsumption(uintptr_t dev, unsigned long long *mj) {
 int nvmlDeviceGetPowerUsage(uintptr_t dev, unsigned int *mw) { *mw = 250500; return 0; }
 int nvmlDeviceGetUtilizationRates(uintptr_t dev, nvmlUtilization_t *u) { u->gpu = 75; u->memory = 10; return 0; }
 const char *nvmlErrorString(int rc) { return rc == 3 ? "Not Supported" : "Unknown Error"; }
+int nvmlDeviceGetEnforcedPowerLimit(uintptr_t dev, unsigned int *mw) {
+	if (dev != 1) return 3; /* gpu1: NVML_ERROR_NOT_SUPPORTED */
+	*mw = 700000; /* 700 W, an H100 SXM's */
+	return 0;
+}
