@@ -5,8 +5,10 @@ import (
 	"bytes"
 	"context"
 	"crypto/ed25519"
+	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,6 +22,7 @@ import (
 	"time"
 
 	"aimeter/attest"
+	"aimeter/bundle"
 )
 
 // Client talks to the service for a tester (Register, with the admin
@@ -52,6 +55,8 @@ type RefusedError struct {
 	Status  int
 	Message string
 	Reasons []string
+	// body is the reply's body, for a caller that reads more of it.
+	body []byte
 }
 
 func (e *RefusedError) Error() string {
@@ -85,7 +90,7 @@ func (c *Client) do(req *http.Request, out any) error {
 		if json.Unmarshal(body, &er) != nil || er.Error == "" {
 			er.Error = strings.TrimSpace(string(body))
 		}
-		return &RefusedError{Status: resp.StatusCode, Message: er.Error, Reasons: er.Reasons}
+		return &RefusedError{Status: resp.StatusCode, Message: er.Error, Reasons: er.Reasons, body: body}
 	}
 	if out != nil {
 		return json.Unmarshal(body, out)
@@ -171,6 +176,13 @@ func (c *Client) Submit(ctx context.Context, testID, dir string, key ed25519.Pri
 }
 
 // Upload streams the bundle in dir with its envelope under uploadID.
+//
+// A bundle that an earlier upload stored already (a retry after a lost
+// answer, a crash of the service or a copy sent twice) is not stored again:
+// the service answers 409 naming the stored run, and when that run is of
+// testID and holds this very bundle (its manifest's SHA-256) Upload returns
+// the run's reply with StoredAlready set, and no error. Any other 409 (the
+// upload ID used for another bundle) is a *RefusedError.
 func (c *Client) Upload(ctx context.Context, testID, dir string, env *attest.Envelope, uploadID string) (*UploadReply, error) {
 	envJSON, err := env.Marshal()
 	if err != nil {
@@ -191,9 +203,35 @@ func (c *Client) Upload(ctx context.Context, testID, dir string, env *attest.Env
 	var out UploadReply
 	if err := c.do(req, &out); err != nil {
 		pr.CloseWithError(err)
+		if rep := storedAlready(err, testID, dir); rep != nil {
+			return rep, nil
+		}
 		return nil, err
 	}
 	return &out, nil
+}
+
+// storedAlready returns the stored run's reply of a 409 refusal that names
+// a run of testID holding the bundle in dir; nil for any other error.
+func storedAlready(err error, testID, dir string) *UploadReply {
+	var re *RefusedError
+	if !errors.As(err, &re) || re.Status != http.StatusConflict {
+		return nil
+	}
+	var rep UploadReply
+	if json.Unmarshal(re.body, &rep) != nil || rep.RunID == 0 || rep.TestID != testID || rep.BundleDigest == "" {
+		return nil
+	}
+	mb, ferr := os.ReadFile(filepath.Join(dir, bundle.ManifestFile))
+	if ferr != nil {
+		return nil
+	}
+	sum := sha256.Sum256(mb)
+	if hex.EncodeToString(sum[:]) != rep.BundleDigest {
+		return nil
+	}
+	rep.StoredAlready = true
+	return &rep
 }
 
 func writeUploadBody(mw *multipart.Writer, envJSON []byte, dir string) error {
