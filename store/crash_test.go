@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -41,10 +42,15 @@ func TestMain(m *testing.M) {
 		if err != nil {
 			os.Exit(2)
 		}
+		progress, err := os.OpenFile(os.Getenv("AIMETER_CRASH_PROGRESS"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+		if err != nil {
+			os.Exit(2)
+		}
 		for {
 			if _, err := store.RecordBundle(ctx, s, os.Getenv("AIMETER_CRASH_BUNDLE")); err != nil {
 				os.Exit(3)
 			}
+			progress.Write([]byte("stored\n"))
 		}
 	}
 	os.Exit(m.Run())
@@ -61,11 +67,24 @@ func TestCrashLeavesNoHalfResult(t *testing.T) {
 	bundleDir := makeBundle(t, 0)
 	dsn := filepath.Join(t.TempDir(), "results.db")
 	ctx := context.Background()
-	for i, after := range []time.Duration{150 * time.Millisecond, 230 * time.Millisecond, 310 * time.Millisecond, 390 * time.Millisecond} {
+	progress := filepath.Join(t.TempDir(), "progress")
+	stored := func() int {
+		b, _ := os.ReadFile(progress)
+		return strings.Count(string(b), "\n")
+	}
+	for i, after := range []time.Duration{0, 17 * time.Millisecond, 29 * time.Millisecond, 41 * time.Millisecond, 53 * time.Millisecond} {
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), crashEnv+"=1", "AIMETER_CRASH_DSN="+dsn, "AIMETER_CRASH_BUNDLE="+bundleDir)
+		cmd.Env = append(os.Environ(), crashEnv+"=1", "AIMETER_CRASH_DSN="+dsn, "AIMETER_CRASH_BUNDLE="+bundleDir, "AIMETER_CRASH_PROGRESS="+progress)
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
+		}
+		// Each round stores a run at least (whatever the machine's
+		// speed), then is killed at a moment of a later ingest.
+		for n, deadline := stored(), time.Now().Add(60*time.Second); stored() == n; time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				cmd.Process.Kill()
+				t.Fatalf("round %d: the child stored nothing in 60 s", i)
+			}
 		}
 		time.Sleep(after)
 		cmd.Process.Kill()
@@ -102,6 +121,9 @@ func TestCrashLeavesNoHalfResult(t *testing.T) {
 	}
 	// A kill between the rename and the commit leaves a complete
 	// directory without a row, which Open removes.
+	if len(runs) < stored() {
+		t.Errorf("%d runs stored, but the children reported %d", len(runs), stored())
+	}
 	if orphans > 0 {
 		t.Errorf("%d result directories without a run", orphans)
 	}

@@ -43,24 +43,39 @@ func (s *Store) openStaging() error {
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return fmt.Errorf("store: %w", err)
 	}
-	var r [8]byte
-	rand.Read(r[:])
-	name := hex.EncodeToString(r[:])
-	f, err := os.OpenFile(filepath.Join(root, name+lockSuffix), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return fmt.Errorf("store: staging lock: %w", err)
+	for try := 0; ; try++ {
+		var r [8]byte
+		rand.Read(r[:])
+		name := hex.EncodeToString(r[:])
+		lockPath := filepath.Join(root, name+lockSuffix)
+		f, err := os.OpenFile(lockPath, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+		if err != nil {
+			return fmt.Errorf("store: staging lock: %w", err)
+		}
+		ok, err := tryLock(f)
+		if ok {
+			// A sweep of another Store that locked the new file
+			// before this one took it for a dead owner's, and
+			// removed it: try another name.
+			fi, ferr := f.Stat()
+			li, lerr := os.Stat(lockPath)
+			ok = ferr == nil && lerr == nil && os.SameFile(fi, li)
+		}
+		if !ok {
+			f.Close()
+			if err == nil && try < 3 {
+				continue
+			}
+			return fmt.Errorf("store: staging lock %s: %v", lockPath, err)
+		}
+		dir := filepath.Join(root, name)
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			f.Close()
+			return fmt.Errorf("store: %w", err)
+		}
+		s.staging = staging{dir: dir, lock: f}
+		return nil
 	}
-	if ok, err := tryLock(f); !ok {
-		f.Close()
-		return fmt.Errorf("store: staging lock %s: %v", f.Name(), err)
-	}
-	dir := filepath.Join(root, name)
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		f.Close()
-		return fmt.Errorf("store: %w", err)
-	}
-	s.staging = staging{dir: dir, lock: f}
-	return nil
 }
 
 // closeStaging removes the store's staging directory and its lock.
@@ -131,8 +146,12 @@ func (s *Store) sweepStaging(ctx context.Context) error {
 		if !locks[name] {
 			// A staging directory of an earlier layout (one directory
 			// per run key, no markers), or of an owner whose lock a
-			// sweep removed already: nothing in it is in place.
-			os.RemoveAll(filepath.Join(root, name))
+			// sweep removed already: nothing in it is in place. (An
+			// owner makes its lock before its directory; the listing
+			// may have missed a lock made while it was read.)
+			if _, err := os.Stat(filepath.Join(root, name+lockSuffix)); errors.Is(err, os.ErrNotExist) {
+				os.RemoveAll(filepath.Join(root, name))
+			}
 		}
 	}
 	return nil
