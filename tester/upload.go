@@ -176,10 +176,10 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request, it *store.TestIt
 	// The store refuses a bundle stored already and takes or claims the
 	// attempt in the transaction that stores the run; the database's
 	// unique index on the bundle digest decides between two service
-	// processes storing the same bundle at once.
-	// The transaction spends the upload ID and appends upload_complete
-	// with the run: a crash or a database gone away mid-ingest leaves
-	// none of them, and the upload can be retried.
+	// processes storing the same bundle at once. The same transaction
+	// spends the upload ID and appends upload_complete: a crash or a
+	// database gone away mid-ingest leaves none of them, and the upload
+	// can be retried.
 	run, err := s.store.Ingest(ctx, dir, store.IngestOptions{
 		TestItemID:   it.ID,
 		NextAttempt:  true,
@@ -208,7 +208,7 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request, it *store.TestIt
 		return nil, refuse(http.StatusUnauthorized, "the token has expired: ask the tester for a new test item")
 	}
 	if err != nil {
-		s.log.Error("storing an upload failed: nothing of it is stored; it can be retried", "test", it.ID, "upload", uid, "err", err)
+		s.log.Error("storing an upload failed; the client may retry it", "test", it.ID, "upload", uid, "err", err)
 		return nil, refuse(http.StatusServiceUnavailable, "storing the run failed: retry the upload, under the same upload ID or another (the bundle is stored once, whatever the number of tries): "+err.Error())
 	}
 	attempt := run.Attempt
