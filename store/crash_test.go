@@ -192,8 +192,8 @@ func TestKilledBeforeCommit(t *testing.T) {
 			if _, err := os.Stat(filepath.Join(files, filepath.FromSlash(killedDir))); !errors.Is(err, os.ErrNotExist) {
 				t.Errorf("the killed ingest's result directory %s remains: %v", killedDir, err)
 			}
-			if ents, _ := os.ReadDir(filepath.Join(files, ".staging")); len(ents) != 2 {
-				t.Errorf("%d entries in the staging directory, want the open store's directory and lock", len(ents))
+			if ents, _ := os.ReadDir(filepath.Join(files, ".staging")); len(ents) != 0 {
+				t.Errorf("%d entries in the staging directory, want none: the dead store's are swept, and the open one has ingested nothing", len(ents))
 			}
 			if err := s.BeginUpload(ctx, "T-1", crashUploadID, 0); err != nil {
 				t.Errorf("the killed ingest spent its upload ID: %v", err)

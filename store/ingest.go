@@ -177,7 +177,11 @@ func (s *Store) Ingest(ctx context.Context, dir string, opts IngestOptions) (*Ru
 	}
 
 	// Stage the files.
-	staged := filepath.Join(s.staging.dir, run.Key)
+	stagingRoot, err := s.ownStaging()
+	if err != nil {
+		return nil, err
+	}
+	staged := filepath.Join(stagingRoot, run.Key)
 	if err := os.MkdirAll(staged, 0o755); err != nil {
 		return nil, fmt.Errorf("store: %w", err)
 	}
@@ -287,7 +291,7 @@ func (s *Store) Ingest(ctx context.Context, dir string, opts IngestOptions) (*Ru
 		if err := os.MkdirAll(filepath.Dir(final), 0o755); err != nil {
 			return fmt.Errorf("store: %w", err)
 		}
-		if err := s.markPending(run.Key, run.Dir); err != nil {
+		if err := markPending(stagingRoot, run.Key, run.Dir); err != nil {
 			return fmt.Errorf("store: mark the result directory pending: %w", err)
 		}
 		if err := os.Rename(staged, final); err != nil {
@@ -308,11 +312,11 @@ func (s *Store) Ingest(ctx context.Context, dir string, opts IngestOptions) (*Ru
 		switch {
 		case committed:
 			// The commit's answer was lost, but it committed.
-			s.clearPending(run.Key)
+			clearPending(stagingRoot, run.Key)
 			return run, nil
 		case known:
 			os.RemoveAll(final)
-			s.clearPending(run.Key)
+			clearPending(stagingRoot, run.Key)
 		}
 		// Else whether it committed is unknown (the database went away
 		// during the commit): the files stay in place with their
@@ -334,7 +338,7 @@ func (s *Store) Ingest(ctx context.Context, dir string, opts IngestOptions) (*Ru
 		}
 		return nil, err
 	}
-	s.clearPending(run.Key)
+	clearPending(stagingRoot, run.Key)
 	return run, nil
 }
 

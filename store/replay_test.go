@@ -126,6 +126,7 @@ func TestFailedIngestSpendsNothing(t *testing.T) {
 		}
 		// The files directory refuses the result directory.
 		parent := s.Path("T-1")
+		os.MkdirAll(filepath.Dir(parent), 0o755)
 		if err := os.WriteFile(parent, nil, 0o644); err != nil {
 			t.Fatal(err)
 		}

@@ -37,6 +37,20 @@ type staging struct {
 	lock *os.File
 }
 
+// ownStaging returns the store's own staging directory, made and locked
+// by the first call (so that a store only read never writes to the files
+// directory).
+func (s *Store) ownStaging() (string, error) {
+	s.stagingMu.Lock()
+	defer s.stagingMu.Unlock()
+	if s.staging.lock == nil {
+		if err := s.openStaging(); err != nil {
+			return "", err
+		}
+	}
+	return s.staging.dir, nil
+}
+
 // openStaging makes a staging directory of the store's own, locked.
 func (s *Store) openStaging() error {
 	root := filepath.Join(s.filesDir, stagingDir)
@@ -80,6 +94,8 @@ func (s *Store) openStaging() error {
 
 // closeStaging removes the store's staging directory and its lock.
 func (s *Store) closeStaging() {
+	s.stagingMu.Lock()
+	defer s.stagingMu.Unlock()
 	if s.staging.lock == nil {
 		return
 	}
@@ -89,10 +105,11 @@ func (s *Store) closeStaging() {
 	s.staging.lock = nil
 }
 
-// markPending records, durably, that the result directory rel (relative to
-// FilesDir) is about to move into place for the run key.
-func (s *Store) markPending(key, rel string) error {
-	p := filepath.Join(s.staging.dir, key+pendingSuffix)
+// markPending records, durably, in the staging directory dir, that the
+// result directory rel (relative to FilesDir) is about to move into place
+// for the run key.
+func markPending(dir, key, rel string) error {
+	p := filepath.Join(dir, key+pendingSuffix)
 	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return err
@@ -108,13 +125,14 @@ func (s *Store) markPending(key, rel string) error {
 	if err := f.Close(); err != nil {
 		return err
 	}
-	syncDir(s.staging.dir)
+	syncDir(dir)
 	return nil
 }
 
-// clearPending removes the marker of the run key.
-func (s *Store) clearPending(key string) {
-	os.Remove(filepath.Join(s.staging.dir, key+pendingSuffix))
+// clearPending removes the marker of the run key from the staging
+// directory dir.
+func clearPending(dir, key string) {
+	os.Remove(filepath.Join(dir, key+pendingSuffix))
 }
 
 // sweepStaging removes what interrupted Ingests of dead owners left: their

@@ -36,6 +36,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
@@ -99,8 +100,10 @@ type Store struct {
 	now      func() time.Time
 	// beforeCommit is Options.BeforeCommit.
 	beforeCommit func(ctx context.Context, run *Run) error
-	// staging is the store's own staging directory (staging.go).
-	staging staging
+	// stagingMu guards staging, the store's own staging directory
+	// (staging.go), made by the first Ingest.
+	stagingMu sync.Mutex
+	staging   staging
 }
 
 // DataDir returns aimeter's data directory: $XDG_DATA_HOME/aimeter, or
@@ -204,10 +207,6 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		return nil, err
 	}
 	if err := s.sweepStaging(ctx); err != nil {
-		s.db.Close()
-		return nil, err
-	}
-	if err := s.openStaging(); err != nil {
 		s.db.Close()
 		return nil, err
 	}
