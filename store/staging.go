@@ -13,8 +13,8 @@ import (
 
 // Crash safety of the result files. Each Store stages the files of the runs
 // it ingests in a directory of its own under FilesDir/.staging, <owner>/,
-// and holds an advisory lock on <owner>.lock beside it for as long as it is
-// open, so that a Store opened later on the same files directory, by this
+// and holds an advisory lock on <owner>.lock beside it from its first
+// Ingest until Close, so that a Store opened later on the same files directory, by this
 // process or another, can tell a live owner from a dead one. Before Ingest
 // moves a run's directory into place (just before its transaction commits)
 // it writes <owner>/<run key>.pending naming the directory; it removes the
