@@ -21,4 +21,9 @@ func TestWriteUpload(t *testing.T) {
 	if flagged || !strings.Contains(out.String(), "attempt 2, verified") || !strings.Contains(out.String(), "recomputation of result.json, gbt.json agree") || diffs.Len() != 0 {
 		t.Errorf("verified (flagged %v): %q, differences %q", flagged, out.String(), diffs.String())
 	}
+	out.Reset()
+	WriteUpload(&out, &diffs, &tester.UploadReply{RunID: 4, TestID: "T-1", Attempt: 2, Status: store.StatusVerified, KeyID: "k", StoredAlready: true})
+	if !strings.HasPrefix(out.String(), "stored already, by an earlier upload of this bundle: run 4 of test item T-1, attempt 2, verified") {
+		t.Errorf("stored already: %q", out.String())
+	}
 }

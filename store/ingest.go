@@ -31,7 +31,8 @@ import (
 const LocalDir = "local"
 
 // stagingDir is the directory, under FilesDir, where Ingest assembles a
-// run's files before they move into place; Open empties it.
+// run's files before they move into place: one directory per open Store
+// (staging.go); Open removes those of Stores that died.
 const stagingDir = ".staging"
 
 // IngestOptions control Ingest. The zero value records a local run.
@@ -74,6 +75,16 @@ type IngestOptions struct {
 	// stored copy too, which VerifyRun would report. The zero value
 	// copies.
 	Link bool
+	// UploadID, for a test item's run, is the upload ID the bundle came
+	// under: Ingest spends it in the transaction that stores the run, and
+	// refuses, with an *UploadSpentError, an ID that a stored run spent
+	// already (see BeginUpload). "" spends none.
+	UploadID string
+	// Events, when not nil, returns events to append after run_recorded
+	// in the transaction that stores the run, given the run with its ID
+	// and attempt: they commit with the run or not at all. An event's
+	// zero TestItemID, RunID and Attempt are set to the run's.
+	Events func(run *Run) []Event
 }
 
 // RecordBundle stores the bundle in dir as a local run: Ingest with zero
@@ -94,9 +105,17 @@ func RecordBundle(ctx context.Context, s *Store, dir string) (*Run, error) {
 // half-filled.
 //
 // A test item's run is refused with a *DuplicateBundleError (wrapping
-// ErrDuplicate) when a run with the same bundle digest is stored already:
-// the database's unique index decides, so two processes sharing the
-// database cannot both store one bundle.
+// ErrDuplicate) when a run with the same bundle digest is stored already,
+// and with an *UploadSpentError when opts.UploadID was spent by another
+// run: the database's unique keys decide, so two processes sharing the
+// database cannot both store one bundle or use one upload ID, and a
+// refused or failed ingest takes no attempt and spends no upload ID. Both
+// are checked before the files are staged as well, so that a replay costs
+// no copy.
+//
+// A process killed at any moment of Ingest leaves no row of the run; the
+// files it staged and a result directory it moved into place without
+// committing are removed by the next Open on the files directory.
 func (s *Store) Ingest(ctx context.Context, dir string, opts IngestOptions) (*Run, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -148,9 +167,21 @@ func (s *Store) Ingest(ctx context.Context, dir string, opts IngestOptions) (*Ru
 		parent = opts.TestItemID
 	}
 	run.Dir = parent + "/" + run.Key
+	if opts.UploadID != "" && opts.TestItemID == "" {
+		return nil, errors.New("store: an upload ID needs a test item")
+	}
+	if opts.TestItemID != "" {
+		if err := s.storedAlready(ctx, run.BundleDigest, opts); err != nil {
+			return nil, err
+		}
+	}
 
 	// Stage the files.
-	staged := filepath.Join(s.filesDir, stagingDir, run.Key)
+	stagingRoot, err := s.ownStaging()
+	if err != nil {
+		return nil, err
+	}
+	staged := filepath.Join(stagingRoot, run.Key)
 	if err := os.MkdirAll(staged, 0o755); err != nil {
 		return nil, fmt.Errorf("store: %w", err)
 	}
@@ -224,24 +255,72 @@ func (s *Store) Ingest(ctx context.Context, dir string, opts IngestOptions) (*Ru
 				return fmt.Errorf("store: artifact %s: %w", a.Name, err)
 			}
 		}
-		detail, _ := json.Marshal(map[string]any{"key": run.Key, "bundle_digest": run.BundleDigest, "status": run.Status, "verdict": run.VerdictWord})
+		ev := map[string]any{"key": run.Key, "bundle_digest": run.BundleDigest, "status": run.Status, "verdict": run.VerdictWord}
+		if opts.UploadID != "" {
+			// uploadSpent finds the run of a spent upload ID here.
+			ev["upload_id"] = opts.UploadID
+			if _, err := tx.ExecContext(ctx, s.rebind(`INSERT INTO uploads (test_item_id, upload_id, received_at) VALUES (?, ?, ?)`),
+				run.TestItemID, opts.UploadID, s.now().UnixNano()); err != nil {
+				if isUniqueViolation(err, "uploads_pkey", "uploads.upload_id") {
+					return &UploadSpentError{TestItemID: run.TestItemID, UploadID: opts.UploadID}
+				}
+				return fmt.Errorf("store: upload %s: %w", opts.UploadID, err)
+			}
+		}
+		detail, _ := json.Marshal(ev)
 		if _, err := s.appendEvent(ctx, tx, Event{TestItemID: run.TestItemID, RunID: run.ID, Attempt: run.Attempt, Kind: EventRunRecorded, Detail: detail}); err != nil {
 			return err
+		}
+		if opts.Events != nil {
+			for _, e := range opts.Events(run) {
+				if e.TestItemID == "" {
+					e.TestItemID = run.TestItemID
+				}
+				if e.RunID == 0 {
+					e.RunID = run.ID
+				}
+				if e.Attempt == 0 {
+					e.Attempt = run.Attempt
+				}
+				if _, err := s.appendEvent(ctx, tx, e); err != nil {
+					return err
+				}
+			}
 		}
 		// Every row is written: move the files into place, then commit.
 		if err := os.MkdirAll(filepath.Dir(final), 0o755); err != nil {
 			return fmt.Errorf("store: %w", err)
 		}
+		if err := markPending(stagingRoot, run.Key, run.Dir); err != nil {
+			return fmt.Errorf("store: mark the result directory pending: %w", err)
+		}
 		if err := os.Rename(staged, final); err != nil {
 			return fmt.Errorf("store: move the result directory into place: %w", err)
 		}
 		syncDir(filepath.Dir(final))
+		if s.beforeCommit != nil {
+			return s.beforeCommit(ctx, run)
+		}
 		return nil
 	})
 	if err != nil {
-		if _, serr := os.Stat(final); serr == nil {
-			os.RemoveAll(final) // the transaction did not commit
+		committed, known := false, true
+		var ce *commitError
+		if errors.As(err, &ce) {
+			committed, known = s.runCommitted(run.Key)
 		}
+		switch {
+		case committed:
+			// The commit's answer was lost, but it committed.
+			clearPending(stagingRoot, run.Key)
+			return run, nil
+		case known:
+			os.RemoveAll(final)
+			clearPending(stagingRoot, run.Key)
+		}
+		// Else whether it committed is unknown (the database went away
+		// during the commit): the files stay in place with their
+		// marker, for the sweep of a later Open to decide.
 		var dup *DuplicateBundleError
 		if errors.As(err, &dup) && dup.RunID == 0 {
 			// The other copy committed first: name it.
@@ -249,9 +328,50 @@ func (s *Store) Ingest(ctx context.Context, dir string, opts IngestOptions) (*Ru
 				dup.RunID, dup.TestItemID = prev[0].ID, prev[0].TestItemID
 			}
 		}
+		var spent *UploadSpentError
+		if errors.As(err, &spent) && spent.RunID == 0 {
+			// The other use of the ID committed first: name its run.
+			var named *UploadSpentError
+			if errors.As(s.uploadSpent(ctx, s.db, spent.TestItemID, spent.UploadID), &named) {
+				*spent = *named
+			}
+		}
 		return nil, err
 	}
+	clearPending(stagingRoot, run.Key)
 	return run, nil
+}
+
+// storedAlready refuses, before any file is staged, a test item's bundle
+// stored already or an upload ID spent already. The transaction checks
+// again: this only spares a replay the copy.
+func (s *Store) storedAlready(ctx context.Context, digest string, opts IngestOptions) error {
+	var prevID int64
+	var prevItem sql.NullString
+	err := s.db.QueryRowContext(ctx, s.rebind(`SELECT id, test_item_id FROM runs WHERE bundle_digest = ? AND test_item_id IS NOT NULL LIMIT 1`), digest).Scan(&prevID, &prevItem)
+	switch {
+	case err == nil:
+		return &DuplicateBundleError{Digest: digest, RunID: prevID, TestItemID: prevItem.String}
+	case !errors.Is(err, sql.ErrNoRows):
+		return fmt.Errorf("store: test item %q: %w", opts.TestItemID, err)
+	}
+	if opts.UploadID != "" {
+		return s.uploadSpent(ctx, s.db, opts.TestItemID, opts.UploadID)
+	}
+	return nil
+}
+
+// runCommitted says whether the run key has a row, reading with a context
+// of its own (the caller's may be what ended the commit); known is false
+// when the database cannot say.
+func (s *Store) runCommitted(key string) (committed, known bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var n int
+	if err := s.db.QueryRowContext(ctx, s.rebind(`SELECT COUNT(*) FROM runs WHERE run_key = ?`), key).Scan(&n); err != nil {
+		return false, false
+	}
+	return n > 0, true
 }
 
 // ingestAttempt sets the attempt of a test item's run within Ingest's
@@ -426,23 +546,6 @@ func syncDir(dir string) {
 		d.Sync()
 		d.Close()
 	}
-}
-
-// sweepStaging removes what an interrupted Ingest left in the staging
-// directory.
-func (s *Store) sweepStaging() error {
-	dir := filepath.Join(s.filesDir, stagingDir)
-	ents, err := os.ReadDir(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("store: %w", err)
-	}
-	for _, e := range ents {
-		os.RemoveAll(filepath.Join(dir, e.Name()))
-	}
-	return nil
 }
 
 // describe derives the run row and its metrics from a bundle.

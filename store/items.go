@@ -245,7 +245,15 @@ func (s *Store) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 		return err
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("store: commit: %w", err)
+		return &commitError{err: err}
 	}
 	return nil
 }
+
+// commitError is inTx's failure to commit, after fn succeeded: whether the
+// transaction committed can be unknown (the connection broke during the
+// commit).
+type commitError struct{ err error }
+
+func (e *commitError) Error() string { return "store: commit: " + e.err.Error() }
+func (e *commitError) Unwrap() error { return e.err }

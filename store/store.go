@@ -16,7 +16,15 @@
 // summary statistics of result.json and the latency spreads computed from the
 // records. Ingest is atomic: the rows are written in one transaction and the
 // files are moved into place only once that transaction is ready to commit,
-// so a crash leaves either the whole run or none of it.
+// so a crash leaves either the whole run or none of it; a result directory
+// that a killed process moved into place without committing is removed by
+// the next Open (see staging.go). A test item's run is stored once: its
+// bundle's manifest SHA-256 and the upload ID it came under are unique keys,
+// checked in the transaction that stores it, so a retried upload is stored
+// exactly once however often it is sent.
+//
+// An SQLite database runs in WAL mode with synchronous=FULL and a 10 s busy
+// timeout.
 package store
 
 import (
@@ -28,6 +36,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
@@ -75,6 +84,12 @@ type Options struct {
 	FilesDir string
 	// Now returns the current time; nil means time.Now. Tests fix it.
 	Now func() time.Time
+	// BeforeCommit, when not nil, is called by Ingest once every row of
+	// the run is written and its result directory is in place, just
+	// before the transaction commits; an error aborts the ingest as a
+	// failed commit would. Tests of crash safety use it to stop a process
+	// at that moment. Nil calls nothing.
+	BeforeCommit func(ctx context.Context, run *Run) error
 }
 
 // Store is an open results database. It is safe for concurrent use.
@@ -83,6 +98,12 @@ type Store struct {
 	dialect  Dialect
 	filesDir string
 	now      func() time.Time
+	// beforeCommit is Options.BeforeCommit.
+	beforeCommit func(ctx context.Context, run *Run) error
+	// stagingMu guards staging, the store's own staging directory
+	// (staging.go), made by the first Ingest.
+	stagingMu sync.Mutex
+	staging   staging
 }
 
 // DataDir returns aimeter's data directory: $XDG_DATA_HOME/aimeter, or
@@ -130,7 +151,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 			return nil, err
 		}
 	}
-	s := &Store{now: opts.Now, filesDir: opts.FilesDir}
+	s := &Store{now: opts.Now, filesDir: opts.FilesDir, beforeCommit: opts.BeforeCommit}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -161,7 +182,14 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		if s.filesDir == "" {
 			s.filesDir = filepath.Join(filepath.Dir(path), "results")
 		}
-		q := "_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_txlock=immediate"
+		// WAL lets readers go on while a run is stored; synchronous FULL
+		// syncs the log at every commit, so that a run the service
+		// acknowledged survives a power cut as well as a crash of the
+		// process (NORMAL survives only the latter); a writer waits up
+		// to 10 s for another's lock, and every transaction takes the
+		// write lock when it begins (immediate), so two never deadlock
+		// upgrading a read lock.
+		q := "_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(FULL)&_txlock=immediate"
 		if query != "" {
 			q += "&" + query
 		}
@@ -178,15 +206,18 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		s.db.Close()
 		return nil, err
 	}
-	if err := s.sweepStaging(); err != nil {
+	if err := s.sweepStaging(ctx); err != nil {
 		s.db.Close()
 		return nil, err
 	}
 	return s, nil
 }
 
-// Close closes the database.
-func (s *Store) Close() error { return s.db.Close() }
+// Close closes the database and removes the store's staging directory.
+func (s *Store) Close() error {
+	s.closeStaging()
+	return s.db.Close()
+}
 
 // Dialect says which database the store uses.
 func (s *Store) Dialect() Dialect { return s.dialect }

@@ -5,8 +5,10 @@ import (
 	"bytes"
 	"context"
 	"crypto/ed25519"
+	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -22,6 +24,7 @@ import (
 	"time"
 
 	"aimeter/attest"
+	"aimeter/bundle"
 )
 
 // Client talks to the service for a tester (Register, with the admin
@@ -104,6 +107,8 @@ type RefusedError struct {
 	RetryAfter time.Duration
 	// Queued is a busy service's count of uploads waiting (BusyReply).
 	Queued int
+	// body is the reply's body, for a caller that reads more of it.
+	body []byte
 }
 
 // Busy reports whether the service refused because it is busy: a 503
@@ -141,7 +146,7 @@ func (c *Client) do(req *http.Request, out any) error {
 		if json.Unmarshal(body, &er) != nil || er.Error == "" {
 			er.Error = strings.TrimSpace(string(body))
 		}
-		re := &RefusedError{Status: resp.StatusCode, Message: er.Error, Reasons: er.Reasons, Queued: er.Queued}
+		re := &RefusedError{Status: resp.StatusCode, Message: er.Error, Reasons: er.Reasons, Queued: er.Queued, body: body}
 		if n, err := strconv.Atoi(strings.TrimSpace(resp.Header.Get("Retry-After"))); err == nil && n > 0 {
 			re.RetryAfter = time.Duration(n) * time.Second
 		}
@@ -264,6 +269,13 @@ func (c *Client) Submit(ctx context.Context, testID, dir string, key ed25519.Pri
 }
 
 // Upload streams the bundle in dir with its envelope under uploadID.
+//
+// A bundle that an earlier upload stored already (a retry after a lost
+// answer, a crash of the service or a copy sent twice) is not stored again:
+// the service answers 409 naming the stored run, and when that run is of
+// testID and holds this very bundle (its manifest's SHA-256) Upload returns
+// the run's reply with StoredAlready set, and no error. Any other 409 (the
+// upload ID used for another bundle) is a *RefusedError.
 func (c *Client) Upload(ctx context.Context, testID, dir string, env *attest.Envelope, uploadID string) (*UploadReply, error) {
 	envJSON, err := env.Marshal()
 	if err != nil {
@@ -284,9 +296,35 @@ func (c *Client) Upload(ctx context.Context, testID, dir string, env *attest.Env
 	var out UploadReply
 	if err := c.do(req, &out); err != nil {
 		pr.CloseWithError(err)
+		if rep := storedAlready(err, testID, dir); rep != nil {
+			return rep, nil
+		}
 		return nil, err
 	}
 	return &out, nil
+}
+
+// storedAlready returns the stored run's reply of a 409 refusal that names
+// a run of testID holding the bundle in dir; nil for any other error.
+func storedAlready(err error, testID, dir string) *UploadReply {
+	var re *RefusedError
+	if !errors.As(err, &re) || re.Status != http.StatusConflict {
+		return nil
+	}
+	var rep UploadReply
+	if json.Unmarshal(re.body, &rep) != nil || rep.RunID == 0 || rep.TestID != testID || rep.BundleDigest == "" {
+		return nil
+	}
+	mb, ferr := os.ReadFile(filepath.Join(dir, bundle.ManifestFile))
+	if ferr != nil {
+		return nil
+	}
+	sum := sha256.Sum256(mb)
+	if hex.EncodeToString(sum[:]) != rep.BundleDigest {
+		return nil
+	}
+	rep.StoredAlready = true
+	return &rep
 }
 
 func writeUploadBody(mw *multipart.Writer, envJSON []byte, dir string) error {

@@ -21,6 +21,9 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) == "1" {
+		serveChild() // the service of TestKilledMidIngest; never returns
+	}
 	code := m.Run()
 	bundletest.Cleanup()
 	os.Exit(code)

@@ -88,17 +88,21 @@ func TestReplayAcrossServers(t *testing.T) {
 				reason  string
 			}{{"one bundle", sameBundle, "is stored already"}, {"one upload ID", sameID, "upload ID " + oneID + " was used before"}} {
 				errs := make([]error, len(tc.uploads))
+				reps := make([]*tester.UploadReply, len(tc.uploads))
 				var wg sync.WaitGroup
 				for i, u := range tc.uploads {
 					wg.Go(func() {
-						_, errs[i] = clients[i%2].Upload(ctx, p.reg.TestID, u.dir, u.env, u.id)
+						reps[i], errs[i] = clients[i%2].Upload(ctx, p.reg.TestID, u.dir, u.env, u.id)
 					})
 				}
 				wg.Wait()
-				stored := 0
-				for _, err := range errs {
+				stored, told := 0, 0
+				for i, err := range errs {
 					var ae *tester.RefusedError
 					switch {
+					case err == nil && reps[i].StoredAlready:
+						// Told so, naming the run (checked below).
+						told++
 					case err == nil:
 						stored++
 					case errors.As(err, &ae) && ae.Status == http.StatusConflict && strings.Contains(ae.Error(), "replayed upload") && strings.Contains(ae.Error(), tc.reason):
@@ -108,6 +112,18 @@ func TestReplayAcrossServers(t *testing.T) {
 				}
 				if stored != 1 {
 					t.Errorf("%s: %d uploads of %d stored, want exactly 1 (%v)", tc.name, stored, len(errs), errs)
+				}
+				// The copies of one bundle are told it is stored, as
+				// the run that was.
+				if tc.name == "one bundle" {
+					if told != len(errs)-1 {
+						t.Errorf("%s: %d copies told the bundle is stored already, want %d", tc.name, told, len(errs)-1)
+					}
+					for i, rep := range reps {
+						if rep != nil && errs[i] == nil && rep.StoredAlready && (rep.RunID != firstRun(reps) || rep.BundleDigest == "") {
+							t.Errorf("%s: a copy was told run %d, not the stored run %d", tc.name, rep.RunID, firstRun(reps))
+						}
+					}
 				}
 			}
 			runs, err := s2.st.Runs(ctx, store.RunFilter{TestItemID: p.reg.TestID})
@@ -126,4 +142,14 @@ func TestReplayAcrossServers(t *testing.T) {
 			}
 		})
 	}
+}
+
+// firstRun is the run of the one reply that stored its upload.
+func firstRun(reps []*tester.UploadReply) int64 {
+	for _, r := range reps {
+		if r != nil && !r.StoredAlready {
+			return r.RunID
+		}
+	}
+	return 0
 }

@@ -21,6 +21,15 @@
 // store's hash-chained log. A refusal answers with an HTTP error whose JSON
 // body names every reason.
 //
+// Ingest is exactly-once, with the bundle's digest (its manifest's SHA-256)
+// as the idempotency key. The run, the attempt it takes, its events and the
+// spending of its upload ID commit in one transaction, so a service killed
+// or a database lost mid-ingest leaves nothing of the upload, and the same
+// upload may be sent again, under its upload ID or another: it is stored if
+// no earlier try committed, and otherwise answered 409 with the stored run
+// (run_id, bundle_digest, stored_already), which Client.Upload returns as
+// success. An upload ID that stored a run is refused for any other bundle.
+//
 // The same data is shown by server-rendered pages (test items, their runs
 // and progress, a run's result with its report, runs side by side, the audit
 // trail with the chain's verification) and served as JSON under /api/v1

@@ -40,7 +40,7 @@ const (
 // Events the service appends besides the store's.
 const (
 	// EventUploadReceived: an upload began; its detail names the upload
-	// ID, which no later upload may use (store.ClaimUpload).
+	// ID (store.BeginUpload), which the run it stores spends for good.
 	EventUploadReceived = store.EventUploadReceived
 	// EventUploadRefused: an upload was refused; its detail gives the
 	// reasons.
@@ -71,6 +71,11 @@ type UploadReply struct {
 	// metric or file, of a run stored flagged (Options.StoreFlagged);
 	// empty for a verified run.
 	Differences []string `json:"differences,omitempty"`
+	// StoredAlready says that this upload stored nothing because an
+	// earlier upload of the same bundle (the same manifest SHA-256) is
+	// stored as the run described: the service answers such a retry 409
+	// with this reply in the body, which Client.Upload returns as success.
+	StoredAlready bool `json:"stored_already,omitempty"`
 }
 
 // refusal is an upload refused with an HTTP status and its reasons.
@@ -84,6 +89,9 @@ type refusal struct {
 	queued int
 	// cause is the error of the body's reader, when one cut it.
 	cause error
+	// stored, for an upload refused because a run is stored already
+	// under its bundle or upload ID, describes that run.
+	stored *UploadReply
 }
 
 func (e *refusal) Error() string { return e.msg }
@@ -137,6 +145,10 @@ func (s *Server) handleUpload(w http.ResponseWriter, r *http.Request) {
 		if ref.code == http.StatusRequestTimeout || ref.code == http.StatusRequestEntityTooLarge {
 			w.Header().Set("Connection", "close")
 		}
+		if ref.stored != nil {
+			writeJSON(w, ref.code, storedRefusal{ErrorReply{Error: ref.msg, Reasons: ref.reasons}, ref.stored})
+			return
+		}
 		writeError(w, ref.code, ref.msg, ref.reasons...)
 		return
 	}
@@ -149,13 +161,13 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request, it *store.TestIt
 	if it.PublicKey == nil {
 		return nil, refuse(http.StatusConflict, "test item "+it.ID+" has no public key registered to verify uploads with")
 	}
-	// The upload ID is spent as soon as the upload begins, whatever
-	// becomes of it. The database's unique key decides, so a second
-	// service process sharing the database refuses it as well.
-	if err := s.store.ClaimUpload(ctx, it.ID, uid, it.Attempts); errors.Is(err, store.ErrDuplicate) {
-		return nil, refuse(http.StatusConflict, "replayed upload: the upload ID "+uid+" was used before")
-	} else if err != nil {
-		return nil, refuse(http.StatusInternalServerError, "internal error: "+err.Error())
+	// An upload ID that a stored run spent is refused before the body is
+	// read, naming that run. The ID is spent by the transaction that
+	// stores the run (store.IngestOptions.UploadID), so an upload that
+	// failed or was cut off, a crash of the service included, can be
+	// retried under it.
+	if err := s.store.BeginUpload(ctx, it.ID, uid, it.Attempts); err != nil {
+		return nil, s.replayRefusal(ctx, it, uid, err)
 	}
 
 	dir, err := os.MkdirTemp(filepath.Join(s.dataDir, StagingDir), "upload-")
@@ -206,7 +218,10 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request, it *store.TestIt
 	// The store refuses a bundle stored already and takes or claims the
 	// attempt in the transaction that stores the run; the database's
 	// unique index on the bundle digest decides between two service
-	// processes storing the same bundle at once.
+	// processes storing the same bundle at once. The same transaction
+	// spends the upload ID and appends upload_complete: a crash or a
+	// database gone away mid-ingest leaves none of them, and the upload
+	// can be retried.
 	run, err := s.store.Ingest(ctx, dir, store.IngestOptions{
 		TestItemID:   it.ID,
 		NextAttempt:  true,
@@ -216,32 +231,31 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request, it *store.TestIt
 		Bundle:       rc.Bundle,
 		Derived:      rc.Derived,
 		Move:         true,
+		UploadID:     uid,
+		Events: func(run *store.Run) []store.Event {
+			ev := map[string]any{"upload_id": uid, "run_id": run.ID, "bundle_digest": digest, "key_id": attest.KeyID(it.PublicKey), "recomputed": rc.Compared, "status": run.Status}
+			if len(differences) > 0 {
+				ev["differences"] = differences
+			}
+			detail, _ := json.Marshal(ev)
+			return []store.Event{{Kind: store.EventUploadComplete, Detail: detail}}
+		},
 	})
-	var dup *store.DuplicateBundleError
 	switch {
-	case errors.As(err, &dup):
-		msg := fmt.Sprintf("replayed upload: this bundle (manifest SHA-256 %s) is stored already", digest)
-		if dup.RunID != 0 {
-			msg += fmt.Sprintf(" as run %d of test item %s", dup.RunID, dup.TestItemID)
-		}
-		return nil, refuse(http.StatusConflict, msg)
+	case errors.Is(err, store.ErrDuplicate):
+		return nil, s.replayRefusal(ctx, it, uid, err)
 	case errors.Is(err, store.ErrRetestsExhausted):
 		return nil, refuse(http.StatusConflict, fmt.Sprintf("test item %s has no attempt left: its first attempt and the %d retest(s) it was allowed are used", it.ID, it.RetestAllowance))
 	case errors.Is(err, store.ErrExpired):
 		return nil, refuse(http.StatusUnauthorized, "the token has expired: ask the tester for a new test item")
 	}
 	if err != nil {
-		return nil, refuse(http.StatusInternalServerError, "storing the run: "+err.Error())
+		s.log.Error("storing an upload failed; the client may retry it", "test", it.ID, "upload", uid, "err", err)
+		ref := refuse(http.StatusServiceUnavailable, "storing the run failed: retry the upload, under the same upload ID or another (the bundle is stored once, whatever the number of tries): "+err.Error())
+		ref.busy = true // answered with Retry-After, which aimeter submit honours
+		return nil, ref
 	}
 	attempt := run.Attempt
-	ev := map[string]any{"upload_id": uid, "run_id": run.ID, "bundle_digest": digest, "key_id": attest.KeyID(it.PublicKey), "recomputed": rc.Compared, "status": run.Status}
-	if len(differences) > 0 {
-		ev["differences"] = differences
-	}
-	detail, _ := json.Marshal(ev)
-	if _, err := s.store.AppendEvent(ctx, store.Event{TestItemID: it.ID, RunID: run.ID, Attempt: attempt, Kind: store.EventUploadComplete, Detail: detail}); err != nil {
-		return nil, refuse(http.StatusInternalServerError, "internal error: "+err.Error())
-	}
 	return &UploadReply{
 		RunID: run.ID, TestID: it.ID, Attempt: attempt, Status: run.Status, BundleDigest: digest,
 		KeyID: attest.KeyID(it.PublicKey), Verdict: st.Predicate.Verdict, Recomputed: rc.Compared, Differences: differences,
