@@ -338,28 +338,36 @@ func buildPerformanceResult(e *Effective, info PassInfo, blocks iter.Seq[*Record
 }
 
 // SummarizePass summarises a stored pass from its records (aimeter report).
-// It checks that the records belong to the pass.
+// It checks that the records belong to the pass. It reads records in
+// place: it keeps no copy of them, and its per-sample latency slices are
+// allocated once, at the pass's size.
 func SummarizePass(sutName string, e Effective, info PassInfo, records []Record) (*Summary, error) {
 	if info.Kind == PassAccuracy {
 		return nil, fmt.Errorf("pass %d–%d is an accuracy pass: it has no performance summary", info.FirstSeq, info.EndSeq)
 	}
-	var recs []Record
-	for _, r := range records {
-		if r.SeqID >= info.FirstSeq && r.SeqID < info.EndSeq {
-			recs = append(recs, r)
+	in := func(r *Record) bool { return r.SeqID >= info.FirstSeq && r.SeqID < info.EndSeq }
+	// The records of a pass usually are one contiguous range (passes
+	// follow each other): find it, and count the pass's records to size
+	// the latency slices.
+	lo, hi, n := len(records), 0, 0
+	for i := range records {
+		if in(&records[i]) {
+			lo, hi, n = min(lo, i), i+1, n+1
 		}
 	}
-	if len(recs) == 0 && info.QueriesIssued > 0 {
+	if n == 0 && info.QueriesIssued > 0 {
 		return nil, fmt.Errorf("no records with sequence ids in [%d, %d) for the reported pass", info.FirstSeq, info.EndSeq)
 	}
+	span := records[min(lo, hi):hi]
+	contiguous := n == len(span)
 	e.TargetQPS = info.TargetQPS
-	pr := BuildPerformanceResult(&e, info, func(yield func(Record) bool) {
-		for _, r := range recs {
-			if !yield(r) {
+	pr := buildPerformanceResult(&e, info, RecordBlocks(func(yield func(Record) bool) {
+		for i := range span {
+			if (contiguous || in(&span[i])) && !yield(span[i]) {
 				return
 			}
 		}
-	})
+	}), n)
 	pr.StopReason = info.StopReason
 	return Summarize(sutName, e, pr), nil
 }
