@@ -1,6 +1,7 @@
 package bundle
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -68,7 +69,7 @@ func checkRunInfo(info *RunInfo) error {
 // sample index outside the QSL, an ok or error row without a completion
 // time, a lost row with one, and times out of order (scheduled ≤ issued ≤
 // first token ≤ completed).
-func checkRecords(recs []loadgen.Record, info *RunInfo, file string) error {
+func checkRecords(recs *loadgen.RecordTable, info *RunInfo, file string) error {
 	first, what := 2, "line" // records.csv: the header is line 1
 	if file == RecordsFile {
 		first, what = 1, "row"
@@ -90,17 +91,21 @@ func checkRecords(recs []loadgen.Record, info *RunInfo, file string) error {
 		return true
 	}
 	sorted := true
-	for i := range recs {
-		r := &recs[i]
+	i := -1
+	var prev uint64
+	for rec := range recs.All() {
+		i++
+		r := &rec
 		if !inPass(r.SeqID) {
 			return bad(i, "seq_id", "%d is in no pass of %s", r.SeqID, SettingsFile)
 		}
-		if i > 0 && r.SeqID <= recs[i-1].SeqID {
-			if r.SeqID == recs[i-1].SeqID {
+		if i > 0 && r.SeqID <= prev {
+			if r.SeqID == prev {
 				return bad(i, "seq_id", "%d appears twice (%s %d)", r.SeqID, what, i-1+first)
 			}
 			sorted = false
 		}
+		prev = r.SeqID
 		if info.QSLTotalCount > 0 && r.SampleIndex >= info.QSLTotalCount {
 			return bad(i, "sample_index", "%d is outside the QSL of %d samples", r.SampleIndex, info.QSLTotalCount)
 		}
@@ -139,22 +144,16 @@ func checkRecords(recs []loadgen.Record, info *RunInfo, file string) error {
 		return nil
 	}
 	// Out of order: find a repeated sequence id through the sorted order.
-	order := make([]int, len(recs))
+	order := make([]int, recs.Len())
 	for i := range order {
 		order[i] = i
 	}
 	slices.SortStableFunc(order, func(a, b int) int {
-		switch {
-		case recs[a].SeqID < recs[b].SeqID:
-			return -1
-		case recs[a].SeqID > recs[b].SeqID:
-			return 1
-		}
-		return 0
+		return cmp.Compare(recs.SeqID(a), recs.SeqID(b))
 	})
 	for k := 1; k < len(order); k++ {
-		if a, b := order[k-1], order[k]; recs[a].SeqID == recs[b].SeqID {
-			return bad(b, "seq_id", "%d appears twice (%s %d)", recs[b].SeqID, what, a+first)
+		if a, b := order[k-1], order[k]; recs.SeqID(a) == recs.SeqID(b) {
+			return bad(b, "seq_id", "%d appears twice (%s %d)", recs.SeqID(b), what, a+first)
 		}
 	}
 	return nil

@@ -413,6 +413,38 @@ func DecodeRecordColumns(data []byte, fn func(*loadgen.RecordColumns) error) err
 	return nil
 }
 
+// ReadRecordTable is ReadRecords into a loadgen.RecordTable: the row
+// groups are decoded one at a time into the table's compact columns, so
+// that no []loadgen.Record of the whole file is ever held. The checks and
+// errors are those of ReadRecords.
+func ReadRecordTable(r io.Reader) (*loadgen.RecordTable, error) {
+	data, err := readAllLimited(r)
+	if err != nil {
+		return nil, err
+	}
+	f, err := openRecordsParquet(data)
+	if err != nil {
+		return nil, err
+	}
+	total := 0
+	for i, rg := range f.RowGroups() {
+		n := rg.NumRows()
+		if n < 0 || n > int64(len(data))*64 {
+			// A delta-packed value takes a bit at least, a null a bit.
+			return nil, fmt.Errorf("row group %d: %d rows in %d bytes of file", i, n, len(data))
+		}
+		total += int(n)
+	}
+	t := loadgen.NewRecordTable(total)
+	if err := DecodeRecordColumns(data, func(c *loadgen.RecordColumns) error {
+		t.AppendColumns(c)
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
 // groupError is err of row group g, whose first record is record at of
 // the file.
 func groupError(err error, g, at int) error {

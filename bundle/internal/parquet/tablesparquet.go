@@ -364,31 +364,26 @@ func ReadStages(r io.Reader) ([]uint64, []loadgen.StageTimes, error) {
 	return seqs, out, nil
 }
 
-// ReadSamples reads samples.parquet into recs, matching rows by
-// sequence id (as readSamples reads samples.csv). An error index must name
-// an entry of the error table (nErrors entries).
-func ReadSamples(r io.Reader, recs []loadgen.Record, nErrors int) error {
+// ReadSamples reads samples.parquet into the records of t, matching rows
+// by sequence id (as readSamples reads samples.csv). An error index must
+// name an entry of the error table (nErrors entries).
+func ReadSamples(r io.Reader, t *loadgen.RecordTable, nErrors int) error {
 	data, err := readAllLimited(r)
 	if err != nil {
 		return err
 	}
-	pos := make(map[uint64]int, len(recs))
-	for i := range recs {
-		pos[recs[i].SeqID] = i
-	}
+	find := t.Finder()
 	return decodeTable(samplesTable, data, func(c [][]int64, n, first int) error {
 		for i := range n {
 			seq := uint64(c[0][i])
-			k, ok := pos[seq]
+			k, ok := find(seq)
 			if !ok {
 				return fmt.Errorf("row %d: seq_id %d is not in the records", first+i+1, seq)
 			}
 			if e := c[4][i]; e > int64(nErrors) {
 				return fmt.Errorf("row %d: field error: %d, but %s has %d entries", first+i+1, e, ErrorsFile, nErrors)
 			}
-			rec := &recs[k]
-			rec.RequestBytes, rec.ResponseBytes = c[1][i], c[2][i]
-			rec.Node, rec.Error = uint32(c[3][i]), uint32(c[4][i])
+			t.SetSampleData(k, c[1][i], c[2][i], uint32(c[3][i]), uint32(c[4][i]))
 		}
 		return nil
 	})
