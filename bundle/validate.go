@@ -62,6 +62,13 @@ func checkRunInfo(info *RunInfo) error {
 	return nil
 }
 
+// checkedRecord is the fields of a record that checkRecords checks.
+type checkedRecord struct {
+	SeqID, SampleIndex                               uint64
+	ScheduledNs, IssuedNs, FirstTokenNs, CompletedNs int64
+	Status                                           loadgen.Status
+}
+
 // checkRecords refuses records that no run can have produced, naming the
 // first offending row of the record file (file is RecordsFile or
 // RecordsCSVFile; in records.csv line = index + 2, the header being line
@@ -93,50 +100,57 @@ func checkRecords(recs *loadgen.RecordTable, info *RunInfo, file string) error {
 	sorted := true
 	i := -1
 	var prev uint64
-	for rec := range recs.All() {
-		i++
-		r := &rec
-		if !inPass(r.SeqID) {
-			return bad(i, "seq_id", "%d is in no pass of %s", r.SeqID, SettingsFile)
-		}
-		if i > 0 && r.SeqID <= prev {
-			if r.SeqID == prev {
-				return bad(i, "seq_id", "%d appears twice (%s %d)", r.SeqID, what, i-1+first)
+	// By column, a block at a time: no loadgen.Record is built.
+	for c := range recs.Blocks(0) {
+		n := c.Len()
+		seqs, index, sched, issued := c.SeqID[:n], c.SampleIndex[:n], c.ScheduledNs[:n], c.IssuedNs[:n]
+		firstTok, done, status := c.FirstTokenNs[:n], c.CompletedNs[:n], c.Status[:n]
+		for j, seq := range seqs {
+			i++
+			r := checkedRecord{SeqID: seq, SampleIndex: index[j], ScheduledNs: sched[j], IssuedNs: issued[j],
+				FirstTokenNs: firstTok[j], CompletedNs: done[j], Status: status[j]}
+			if !inPass(r.SeqID) {
+				return bad(i, "seq_id", "%d is in no pass of %s", r.SeqID, SettingsFile)
 			}
-			sorted = false
-		}
-		prev = r.SeqID
-		if info.QSLTotalCount > 0 && r.SampleIndex >= info.QSLTotalCount {
-			return bad(i, "sample_index", "%d is outside the QSL of %d samples", r.SampleIndex, info.QSLTotalCount)
-		}
-		if r.ScheduledNs < 0 && r.ScheduledNs != loadgen.NoTime {
-			return bad(i, "scheduled_ns", "%d is negative", r.ScheduledNs)
-		}
-		if r.IssuedNs == loadgen.NoTime {
-			return bad(i, "issued_ns", "missing: every recorded sample was issued")
-		}
-		if r.IssuedNs < r.ScheduledNs {
-			return bad(i, "issued_ns", "%d is before scheduled_ns %d", r.IssuedNs, r.ScheduledNs)
-		}
-		switch r.Status {
-		case loadgen.StatusOK, loadgen.StatusError:
-			if r.CompletedNs == loadgen.NoTime {
-				return bad(i, "completed_ns", "missing for a row with status %s", r.Status)
+			if i > 0 && r.SeqID <= prev {
+				if r.SeqID == prev {
+					return bad(i, "seq_id", "%d appears twice (%s %d)", r.SeqID, what, i-1+first)
+				}
+				sorted = false
 			}
-			if r.CompletedNs < r.IssuedNs {
-				return bad(i, "completed_ns", "%d is before issued_ns %d", r.CompletedNs, r.IssuedNs)
+			prev = r.SeqID
+			if info.QSLTotalCount > 0 && r.SampleIndex >= info.QSLTotalCount {
+				return bad(i, "sample_index", "%d is outside the QSL of %d samples", r.SampleIndex, info.QSLTotalCount)
 			}
-		case loadgen.StatusLost:
-			if r.CompletedNs != loadgen.NoTime {
-				return bad(i, "completed_ns", "%d given for a lost sample, which never completed", r.CompletedNs)
+			if r.ScheduledNs < 0 && r.ScheduledNs != loadgen.NoTime {
+				return bad(i, "scheduled_ns", "%d is negative", r.ScheduledNs)
 			}
-		}
-		if r.FirstTokenNs != loadgen.NoTime {
-			if r.FirstTokenNs < r.IssuedNs {
-				return bad(i, "first_token_ns", "%d is before issued_ns %d", r.FirstTokenNs, r.IssuedNs)
+			if r.IssuedNs == loadgen.NoTime {
+				return bad(i, "issued_ns", "missing: every recorded sample was issued")
 			}
-			if r.CompletedNs != loadgen.NoTime && r.FirstTokenNs > r.CompletedNs {
-				return bad(i, "first_token_ns", "%d is after completed_ns %d", r.FirstTokenNs, r.CompletedNs)
+			if r.IssuedNs < r.ScheduledNs {
+				return bad(i, "issued_ns", "%d is before scheduled_ns %d", r.IssuedNs, r.ScheduledNs)
+			}
+			switch r.Status {
+			case loadgen.StatusOK, loadgen.StatusError:
+				if r.CompletedNs == loadgen.NoTime {
+					return bad(i, "completed_ns", "missing for a row with status %s", r.Status)
+				}
+				if r.CompletedNs < r.IssuedNs {
+					return bad(i, "completed_ns", "%d is before issued_ns %d", r.CompletedNs, r.IssuedNs)
+				}
+			case loadgen.StatusLost:
+				if r.CompletedNs != loadgen.NoTime {
+					return bad(i, "completed_ns", "%d given for a lost sample, which never completed", r.CompletedNs)
+				}
+			}
+			if r.FirstTokenNs != loadgen.NoTime {
+				if r.FirstTokenNs < r.IssuedNs {
+					return bad(i, "first_token_ns", "%d is before issued_ns %d", r.FirstTokenNs, r.IssuedNs)
+				}
+				if r.CompletedNs != loadgen.NoTime && r.FirstTokenNs > r.CompletedNs {
+					return bad(i, "first_token_ns", "%d is after completed_ns %d", r.FirstTokenNs, r.CompletedNs)
+				}
 			}
 		}
 	}

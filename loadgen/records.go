@@ -229,12 +229,10 @@ func (r *Result) HasSampleData() bool {
 // served it (Record.Node). For a run's own Result it reads no record.
 func (r *Result) PassHasNodes(i int) bool {
 	if r.passes == nil {
-		for rec := range r.PassRecords(i) {
-			if rec.Node != 0 {
-				return true
-			}
+		if r.stored == nil {
+			return false
 		}
-		return false
+		return r.stored.passHasNodes(r.Passes[i].FirstSeq, r.Passes[i].EndSeq)
 	}
 	return r.passes[i].p.node.used()
 }

@@ -1,7 +1,10 @@
 package loadgen
 
 import (
+	"cmp"
 	"iter"
+	"math"
+	"slices"
 	"sort"
 )
 
@@ -134,7 +137,8 @@ func (t *RecordTable) SeqID(i int) uint64 { return uint64(t.seq.at(i)) }
 
 // Finder returns a function that finds the record of a sequence id. With
 // the records in sequence order (as a run writes them) it searches them
-// and allocates nothing; otherwise it builds a map of them once.
+// and allocates nothing; otherwise it sorts their indexes once (4 bytes a
+// record). With a sequence id given twice it finds one of them.
 func (t *RecordTable) Finder() func(seq uint64) (int, bool) {
 	if !t.unsorted {
 		next := 0 // rows usually come in the records' order
@@ -151,13 +155,31 @@ func (t *RecordTable) Finder() func(seq uint64) (int, bool) {
 			return i, false
 		}
 	}
-	pos := make(map[uint64]int, t.n)
-	for i := range t.n {
-		pos[uint64(t.seq.at(i))] = i
+	if t.n > math.MaxInt32 {
+		pos := make(map[uint64]int, t.n)
+		for i := range t.n {
+			pos[uint64(t.seq.at(i))] = i
+		}
+		return func(seq uint64) (int, bool) {
+			i, ok := pos[seq]
+			return i, ok
+		}
 	}
+	// Out of order: the records' indexes sorted by sequence id, 4 bytes a
+	// record (a map would take ten times that).
+	order := make([]int32, t.n)
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(a, b int32) int {
+		return cmp.Compare(uint64(t.seq.at(int(a))), uint64(t.seq.at(int(b))))
+	})
 	return func(seq uint64) (int, bool) {
-		i, ok := pos[seq]
-		return i, ok
+		k := sort.Search(len(order), func(k int) bool { return uint64(t.seq.at(int(order[k]))) >= seq })
+		if k < len(order) && uint64(t.seq.at(int(order[k]))) == seq {
+			return int(order[k]), true
+		}
+		return 0, false
 	}
 }
 
@@ -284,6 +306,34 @@ func (t *RecordTable) passBlocks(first, end uint64, block int) iter.Seq[*RecordC
 	}
 }
 
+// passHasNodes reports whether a record with a sequence id in [first,
+// end) names a node.
+func (t *RecordTable) passHasNodes(first, end uint64) bool {
+	if t.node.allZero(t.n) {
+		return false
+	}
+	lo, hi, _, contiguous := t.passRange(first, end)
+	for i := lo; i < hi; i++ {
+		if t.node.at(i) != 0 {
+			if s := t.SeqID(i); contiguous || (s >= first && s < end) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Blocks yields every record of t by column, in order, in blocks of at
+// most block records (block < 1 means 4096), in a RecordColumns reused
+// for the next block: the columns RecordColumns carries, without building
+// a Record.
+func (t *RecordTable) Blocks(block int) iter.Seq[*RecordColumns] {
+	if block < 1 {
+		block = 4096
+	}
+	return t.blocks(0, t.n, block)
+}
+
 // passRecords yields the records with sequence ids in [first, end), in
 // order.
 func (t *RecordTable) passRecords(first, end uint64) iter.Seq[Record] {
@@ -374,56 +424,53 @@ func (c *tableCol) fillUint(dst []uint64, from int) {
 }
 
 // push appends vals, the first of which is value n.
-func (c *tableCol) push(n int, vals []int64, hint int) {
-	for len(vals) > 0 {
-		switch c.mode {
-		case colLine:
-			if n >= 2 || c.stepSet {
-				// The run of values that stay on the line.
-				k, v := 0, c.base+c.step*int64(n)
-				for k < len(vals) && vals[k] == v {
-					k, v = k+1, v+c.step
-				}
-				n, vals = n+k, vals[k:]
-				if len(vals) > 0 {
-					c.push1(n, vals[0], hint)
-					n, vals = n+1, vals[1:]
-				}
-				continue
-			}
-		case colNarrow:
-			k := 0
-			for k < len(vals) && uint64(vals[k]-c.base) < 1<<32 {
-				k++
-			}
-			for _, v := range vals[:k] {
-				c.narrow = append(c.narrow, uint32(v-c.base))
-			}
-			n, vals = n+k, vals[k:]
-			if len(vals) > 0 {
-				c.push1(n, vals[0], hint)
-				n, vals = n+1, vals[1:]
-			}
-			continue
-		case colWide:
-			c.wide = append(c.wide, vals...)
-			return
-		}
-		c.push1(n, vals[0], hint)
-		n, vals = n+1, vals[1:]
-	}
-}
+func (c *tableCol) push(n int, vals []int64, hint int) { pushValues(c, n, vals, hint) }
 
 // pushUint is push of uint64 values, by their bits.
-func (c *tableCol) pushUint(n int, vals []uint64, hint int) {
-	var buf [256]int64
+func (c *tableCol) pushUint(n int, vals []uint64, hint int) { pushValues(c, n, vals, hint) }
+
+// pushValues appends vals, the first of which is value n: a run of values
+// that keep the column's form at a time, then the one that changes it.
+func pushValues[T int64 | uint64](c *tableCol, n int, vals []T, hint int) {
 	for len(vals) > 0 {
-		k := min(len(vals), len(buf))
-		for i, v := range vals[:k] {
-			buf[i] = int64(v)
+		k := 0
+		switch c.mode {
+		case colLine:
+			if c.stepSet {
+				v := c.base + c.step*int64(n)
+				for k < len(vals) && int64(vals[k]) == v {
+					k, v = k+1, v+c.step
+				}
+			}
+		case colNarrow:
+			for k < len(vals) && uint64(int64(vals[k])-c.base) < 1<<32 {
+				k++
+			}
+			m := len(c.narrow)
+			if m+k > cap(c.narrow) {
+				c.narrow = slices.Grow(c.narrow, max(k, hint-m))
+			}
+			c.narrow = c.narrow[:m+k]
+			dst := c.narrow[m:]
+			for j, v := range vals[:k] {
+				dst[j] = uint32(int64(v) - c.base)
+			}
+		case colWide:
+			m := len(c.wide)
+			if m+len(vals) > cap(c.wide) {
+				c.wide = slices.Grow(c.wide, max(len(vals), hint-m))
+			}
+			c.wide = c.wide[:m+len(vals)]
+			for j, v := range vals {
+				c.wide[m+j] = int64(v)
+			}
+			return
 		}
-		c.push(n, buf[:k], hint)
 		n, vals = n+k, vals[k:]
+		if len(vals) > 0 {
+			c.push1(n, int64(vals[0]), hint)
+			n, vals = n+1, vals[1:]
+		}
 	}
 }
 
