@@ -830,8 +830,22 @@ func readFile(dir, name string, read func(io.Reader) error) error {
 		return err
 	}
 	defer f.Close()
-	if err := read(bufio.NewReaderSize(f, 1<<20)); err != nil {
+	r := sizedReader{Reader: bufio.NewReaderSize(f, 1<<20), size: -1}
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+		r.size = st.Size()
+	}
+	if err := read(r); err != nil {
 		return fmt.Errorf("%s: %w", p, err)
 	}
 	return nil
 }
+
+// sizedReader is a reader of a file that knows the file's size (-1 when
+// unknown), so that a reader of the whole file can allocate it once.
+type sizedReader struct {
+	*bufio.Reader
+	size int64
+}
+
+// Size is the size of the file, or -1.
+func (r sizedReader) Size() int64 { return r.size }

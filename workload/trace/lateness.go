@@ -61,7 +61,20 @@ func Lateness(recs iter.Seq[loadgen.Record], lateAfter time.Duration) LatenessSu
 	}
 	var d []int64
 	for r := range recs {
-		d = append(d, max(r.IssuedNs-r.ScheduledNs, 0))
+		d = append(d, r.IssuedNs-r.ScheduledNs)
+	}
+	return LatenessOf(d, lateAfter)
+}
+
+// LatenessOf is Lateness of the delays d (issued − scheduled time of each
+// record; a negative one counts as 0), which it sorts in place: for a
+// caller that holds them in a slice of the right size already.
+func LatenessOf(d []int64, lateAfter time.Duration) LatenessSummary {
+	if lateAfter <= 0 {
+		lateAfter = DefaultLateAfter
+	}
+	for i, v := range d {
+		d[i] = max(v, 0)
 	}
 	s := LatenessSummary{Count: uint64(len(d)), LateAfter: lateAfter}
 	if len(d) == 0 {

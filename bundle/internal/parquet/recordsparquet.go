@@ -325,12 +325,9 @@ const maxRecordsFileSize = 8 << 30
 // damaged file gives an error naming the row group and column, never a
 // panic; a status out of range a *RecordsError naming the row.
 func ReadRecords(r io.Reader) ([]loadgen.Record, error) {
-	data, err := io.ReadAll(io.LimitReader(r, maxRecordsFileSize+1))
+	data, err := readAllLimited(r)
 	if err != nil {
 		return nil, err
-	}
-	if len(data) > maxRecordsFileSize {
-		return nil, fmt.Errorf("larger than %d bytes", maxRecordsFileSize)
 	}
 	return decodeRecordsParquet(data, defaultWorkers())
 }
