@@ -12,7 +12,8 @@ import (
 // O(n log n). The other elements are left in no particular order. Ranks
 // outside [0, len(values)) are ignored.
 //
-// It partitions around medians of three and falls back to sorting a part
+// It partitions around medians of three elements at pseudo-random
+// places and falls back to sorting a part
 // that does not shrink fast enough, so that no input makes it slower than
 // a sort.
 func SelectRanks(values []int64, ranks []int) {
@@ -47,13 +48,19 @@ func PercentileRank(n int, p float64) int {
 // the whole slice, for ranks (sorted, within [off, off+len(v))); depth is
 // how many more partitions it may make before it sorts.
 func selectRanks(v []int64, off int, ranks []int, depth int) {
+	seed := uint64(len(v))
 	for len(ranks) > 0 {
 		if len(v) <= 16 || depth == 0 {
 			slices.Sort(v)
 			return
 		}
 		depth--
-		p := medianOfThree(v[0], v[len(v)/2], v[len(v)-1])
+		// Three elements at pseudo-random places (a fixed sequence: the
+		// result never depends on it, only the time): runs and saw teeth,
+		// which latencies in issue order often are, pick no bad pivot.
+		seed = seed*6364136223846793005 + 1442695040888963407
+		n := uint64(len(v))
+		p := medianOfThree(v[(seed>>33)%n], v[(seed>>13)%n], v[(seed^seed>>29)%n])
 		// Three-way partition: v[:lt] < p, v[lt:gt] == p, v[gt:] > p.
 		lt, i, gt := 0, 0, len(v)
 		for i < gt {

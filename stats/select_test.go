@@ -18,6 +18,7 @@ func TestSelectRanks(t *testing.T) {
 		{"equal", "every value the same", func(int, int) int64 { return 42 }},
 		{"sorted", "an Offline run's latencies come nearly sorted", func(i, _ int) int64 { return int64(i) }},
 		{"reversed", "descending input", func(i, n int) int64 { return int64(n - i) }},
+		{"saw teeth", "Offline latencies in issue order: sorted runs, one per issuing worker", func(i, n int) int64 { return int64(i % max(n/7, 1)) }},
 		{"organ pipe", "a pattern that defeats a median-of-three pivot: the depth limit sorts instead", func(i, n int) int64 { return int64(min(i, n-i)) }},
 		{"extremes", "the int64 limits and negatives", func(i, _ int) int64 {
 			return []int64{math.MinInt64, math.MaxInt64, -1, 0, 1}[i%5] + int64(i%7)*0
