@@ -693,12 +693,16 @@ func readRun(dir string, m *Manifest, prefix string) (*Bundle, error) {
 	}); err != nil {
 		return nil, err
 	}
-	var recs []loadgen.Record
+	var recs *loadgen.RecordTable
 	if err := read(recordsFile, func(r io.Reader) (err error) {
 		if recordsFile == RecordsCSVFile {
-			recs, err = ReadRecords(r)
+			var rows []loadgen.Record
+			if rows, err = ReadRecords(r); err == nil {
+				recs = loadgen.NewRecordTable(len(rows))
+				recs.Append(rows...)
+			}
 		} else {
-			recs, err = ReadRecordsParquet(r)
+			recs, err = parquet.ReadRecordTable(r)
 		}
 		if err != nil {
 			return err
@@ -725,7 +729,7 @@ func readRun(dir string, m *Manifest, prefix string) (*Bundle, error) {
 			return nil, err
 		}
 	}
-	res.AttachRecords(recs)
+	res.AttachTable(recs)
 	if has(tokensFile) {
 		if err := read(tokensFile, func(r io.Reader) error {
 			var traces []loadgen.TokenTrace
@@ -783,7 +787,7 @@ func readRun(dir string, m *Manifest, prefix string) (*Bundle, error) {
 	}
 	if idx := slices.IndexFunc(info.Passes, func(p loadgen.PassInfo) bool { return p.Reported }); idx >= 0 {
 		var err error
-		res.Summary, err = loadgen.SummarizePass(info.SUTName, info.Effective, info.Passes[idx], recs)
+		res.Summary, err = res.SummarizeStoredPass(idx)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", filepath.Join(dir, prefix), err)
 		}
@@ -795,18 +799,15 @@ func readRun(dir string, m *Manifest, prefix string) (*Bundle, error) {
 // sequence id. A record without a row gets NoStages; a row whose sequence
 // id is no record's, or a sequence id given twice, is an error naming the
 // row (the first of seqs being row firstRow).
-func joinStages(recs []loadgen.Record, seqs []uint64, stages []loadgen.StageTimes, firstRow int) ([]loadgen.StageTimes, error) {
-	pos := make(map[uint64]int, len(recs))
-	for i := range recs {
-		pos[recs[i].SeqID] = i
-	}
-	out := make([]loadgen.StageTimes, len(recs))
+func joinStages(recs *loadgen.RecordTable, seqs []uint64, stages []loadgen.StageTimes, firstRow int) ([]loadgen.StageTimes, error) {
+	find := recs.Finder()
+	out := make([]loadgen.StageTimes, recs.Len())
 	for i := range out {
 		out[i] = loadgen.NoStages
 	}
-	seen := make([]bool, len(recs))
+	seen := make([]bool, recs.Len())
 	for k, seq := range seqs {
-		i, ok := pos[seq]
+		i, ok := find(seq)
 		if !ok {
 			return nil, fmt.Errorf("row %d: seq_id %d is not in the records", k+firstRow, seq)
 		}
@@ -829,8 +830,22 @@ func readFile(dir, name string, read func(io.Reader) error) error {
 		return err
 	}
 	defer f.Close()
-	if err := read(bufio.NewReaderSize(f, 1<<20)); err != nil {
+	r := sizedReader{Reader: bufio.NewReaderSize(f, 1<<20), size: -1}
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+		r.size = st.Size()
+	}
+	if err := read(r); err != nil {
 		return fmt.Errorf("%s: %w", p, err)
 	}
 	return nil
 }
+
+// sizedReader is a reader of a file that knows the file's size (-1 when
+// unknown), so that a reader of the whole file can allocate it once.
+type sizedReader struct {
+	*bufio.Reader
+	size int64
+}
+
+// Size is the size of the file, or -1.
+func (r sizedReader) Size() int64 { return r.size }

@@ -63,11 +63,12 @@ func FuzzReadSamples(f *testing.F) {
 		if nErrors < 0 || nErrors > 1<<20 {
 			return
 		}
-		recs := []loadgen.Record{{SeqID: 0}, {SeqID: 1}, {SeqID: 2}}
-		if err := readSamples(strings.NewReader(in), recs, nErrors); err != nil {
+		tab := loadgen.NewRecordTable(3)
+		tab.Append([]loadgen.Record{{SeqID: 0}, {SeqID: 1}, {SeqID: 2}}...)
+		if err := readSamples(strings.NewReader(in), tab, nErrors); err != nil {
 			return
 		}
-		for _, r := range recs {
+		for r := range tab.All() {
 			if int(r.Error) > nErrors {
 				t.Fatalf("error index %d accepted with %d entries", r.Error, nErrors)
 			}

@@ -115,25 +115,23 @@ func parseI(b []byte, name string) (int64, error) {
 
 // readSamples reads samples.csv into recs, matching rows by sequence id.
 // An error index must name an entry of the error table (nErrors entries).
-func readSamples(r io.Reader, recs []loadgen.Record, nErrors int) error {
-	pos := make(map[uint64]int, len(recs))
-	for i := range recs {
-		pos[recs[i].SeqID] = i
-	}
+func readSamples(r io.Reader, t *loadgen.RecordTable, nErrors int) error {
+	find := t.Finder()
 	return csvRows(r, SamplesHeader, func(_ int, f [][]byte) error {
 		seq, err := parseU(f[0], "seq_id", 64)
 		if err != nil {
 			return err
 		}
-		i, ok := pos[seq]
+		i, ok := find(seq)
 		if !ok {
 			return fmt.Errorf("seq_id %d is not in the records", seq)
 		}
-		rec := &recs[i]
-		if rec.RequestBytes, err = parseI(f[1], "request_bytes"); err != nil {
+		req, err := parseI(f[1], "request_bytes")
+		if err != nil {
 			return err
 		}
-		if rec.ResponseBytes, err = parseI(f[2], "response_bytes"); err != nil {
+		resp, err := parseI(f[2], "response_bytes")
+		if err != nil {
 			return err
 		}
 		node, err := parseU(f[3], "node", 32)
@@ -147,7 +145,7 @@ func readSamples(r io.Reader, recs []loadgen.Record, nErrors int) error {
 		if e > uint64(nErrors) {
 			return fmt.Errorf("field error: %d, but %s has %d entries", e, ErrorsFile, nErrors)
 		}
-		rec.Node, rec.Error = uint32(node), uint32(e)
+		t.SetSampleData(i, req, resp, uint32(node), uint32(e))
 		return nil
 	})
 }

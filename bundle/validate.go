@@ -1,6 +1,7 @@
 package bundle
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -61,6 +62,13 @@ func checkRunInfo(info *RunInfo) error {
 	return nil
 }
 
+// checkedRecord is the fields of a record that checkRecords checks.
+type checkedRecord struct {
+	SeqID, SampleIndex                               uint64
+	ScheduledNs, IssuedNs, FirstTokenNs, CompletedNs int64
+	Status                                           loadgen.Status
+}
+
 // checkRecords refuses records that no run can have produced, naming the
 // first offending row of the record file (file is RecordsFile or
 // RecordsCSVFile; in records.csv line = index + 2, the header being line
@@ -68,7 +76,7 @@ func checkRunInfo(info *RunInfo) error {
 // sample index outside the QSL, an ok or error row without a completion
 // time, a lost row with one, and times out of order (scheduled ≤ issued ≤
 // first token ≤ completed).
-func checkRecords(recs []loadgen.Record, info *RunInfo, file string) error {
+func checkRecords(recs *loadgen.RecordTable, info *RunInfo, file string) error {
 	first, what := 2, "line" // records.csv: the header is line 1
 	if file == RecordsFile {
 		first, what = 1, "row"
@@ -90,48 +98,59 @@ func checkRecords(recs []loadgen.Record, info *RunInfo, file string) error {
 		return true
 	}
 	sorted := true
-	for i := range recs {
-		r := &recs[i]
-		if !inPass(r.SeqID) {
-			return bad(i, "seq_id", "%d is in no pass of %s", r.SeqID, SettingsFile)
-		}
-		if i > 0 && r.SeqID <= recs[i-1].SeqID {
-			if r.SeqID == recs[i-1].SeqID {
-				return bad(i, "seq_id", "%d appears twice (%s %d)", r.SeqID, what, i-1+first)
+	i := -1
+	var prev uint64
+	// By column, a block at a time: no loadgen.Record is built.
+	for c := range recs.Blocks(0) {
+		n := c.Len()
+		seqs, index, sched, issued := c.SeqID[:n], c.SampleIndex[:n], c.ScheduledNs[:n], c.IssuedNs[:n]
+		firstTok, done, status := c.FirstTokenNs[:n], c.CompletedNs[:n], c.Status[:n]
+		for j, seq := range seqs {
+			i++
+			r := checkedRecord{SeqID: seq, SampleIndex: index[j], ScheduledNs: sched[j], IssuedNs: issued[j],
+				FirstTokenNs: firstTok[j], CompletedNs: done[j], Status: status[j]}
+			if !inPass(r.SeqID) {
+				return bad(i, "seq_id", "%d is in no pass of %s", r.SeqID, SettingsFile)
 			}
-			sorted = false
-		}
-		if info.QSLTotalCount > 0 && r.SampleIndex >= info.QSLTotalCount {
-			return bad(i, "sample_index", "%d is outside the QSL of %d samples", r.SampleIndex, info.QSLTotalCount)
-		}
-		if r.ScheduledNs < 0 && r.ScheduledNs != loadgen.NoTime {
-			return bad(i, "scheduled_ns", "%d is negative", r.ScheduledNs)
-		}
-		if r.IssuedNs == loadgen.NoTime {
-			return bad(i, "issued_ns", "missing: every recorded sample was issued")
-		}
-		if r.IssuedNs < r.ScheduledNs {
-			return bad(i, "issued_ns", "%d is before scheduled_ns %d", r.IssuedNs, r.ScheduledNs)
-		}
-		switch r.Status {
-		case loadgen.StatusOK, loadgen.StatusError:
-			if r.CompletedNs == loadgen.NoTime {
-				return bad(i, "completed_ns", "missing for a row with status %s", r.Status)
+			if i > 0 && r.SeqID <= prev {
+				if r.SeqID == prev {
+					return bad(i, "seq_id", "%d appears twice (%s %d)", r.SeqID, what, i-1+first)
+				}
+				sorted = false
 			}
-			if r.CompletedNs < r.IssuedNs {
-				return bad(i, "completed_ns", "%d is before issued_ns %d", r.CompletedNs, r.IssuedNs)
+			prev = r.SeqID
+			if info.QSLTotalCount > 0 && r.SampleIndex >= info.QSLTotalCount {
+				return bad(i, "sample_index", "%d is outside the QSL of %d samples", r.SampleIndex, info.QSLTotalCount)
 			}
-		case loadgen.StatusLost:
-			if r.CompletedNs != loadgen.NoTime {
-				return bad(i, "completed_ns", "%d given for a lost sample, which never completed", r.CompletedNs)
+			if r.ScheduledNs < 0 && r.ScheduledNs != loadgen.NoTime {
+				return bad(i, "scheduled_ns", "%d is negative", r.ScheduledNs)
 			}
-		}
-		if r.FirstTokenNs != loadgen.NoTime {
-			if r.FirstTokenNs < r.IssuedNs {
-				return bad(i, "first_token_ns", "%d is before issued_ns %d", r.FirstTokenNs, r.IssuedNs)
+			if r.IssuedNs == loadgen.NoTime {
+				return bad(i, "issued_ns", "missing: every recorded sample was issued")
 			}
-			if r.CompletedNs != loadgen.NoTime && r.FirstTokenNs > r.CompletedNs {
-				return bad(i, "first_token_ns", "%d is after completed_ns %d", r.FirstTokenNs, r.CompletedNs)
+			if r.IssuedNs < r.ScheduledNs {
+				return bad(i, "issued_ns", "%d is before scheduled_ns %d", r.IssuedNs, r.ScheduledNs)
+			}
+			switch r.Status {
+			case loadgen.StatusOK, loadgen.StatusError:
+				if r.CompletedNs == loadgen.NoTime {
+					return bad(i, "completed_ns", "missing for a row with status %s", r.Status)
+				}
+				if r.CompletedNs < r.IssuedNs {
+					return bad(i, "completed_ns", "%d is before issued_ns %d", r.CompletedNs, r.IssuedNs)
+				}
+			case loadgen.StatusLost:
+				if r.CompletedNs != loadgen.NoTime {
+					return bad(i, "completed_ns", "%d given for a lost sample, which never completed", r.CompletedNs)
+				}
+			}
+			if r.FirstTokenNs != loadgen.NoTime {
+				if r.FirstTokenNs < r.IssuedNs {
+					return bad(i, "first_token_ns", "%d is before issued_ns %d", r.FirstTokenNs, r.IssuedNs)
+				}
+				if r.CompletedNs != loadgen.NoTime && r.FirstTokenNs > r.CompletedNs {
+					return bad(i, "first_token_ns", "%d is after completed_ns %d", r.FirstTokenNs, r.CompletedNs)
+				}
 			}
 		}
 	}
@@ -139,22 +158,16 @@ func checkRecords(recs []loadgen.Record, info *RunInfo, file string) error {
 		return nil
 	}
 	// Out of order: find a repeated sequence id through the sorted order.
-	order := make([]int, len(recs))
+	order := make([]int, recs.Len())
 	for i := range order {
 		order[i] = i
 	}
 	slices.SortStableFunc(order, func(a, b int) int {
-		switch {
-		case recs[a].SeqID < recs[b].SeqID:
-			return -1
-		case recs[a].SeqID > recs[b].SeqID:
-			return 1
-		}
-		return 0
+		return cmp.Compare(recs.SeqID(a), recs.SeqID(b))
 	})
 	for k := 1; k < len(order); k++ {
-		if a, b := order[k-1], order[k]; recs[a].SeqID == recs[b].SeqID {
-			return bad(b, "seq_id", "%d appears twice (%s %d)", recs[b].SeqID, what, a+first)
+		if a, b := order[k-1], order[k]; recs.SeqID(a) == recs.SeqID(b) {
+			return bad(b, "seq_id", "%d appears twice (%s %d)", recs.SeqID(b), what, a+first)
 		}
 	}
 	return nil

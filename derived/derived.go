@@ -54,6 +54,21 @@ type Set struct {
 
 	streamOnce sync.Once
 	stream     *metrics.Streaming
+
+	steadyOnce sync.Once
+	steady     *metrics.Steady
+}
+
+// Steady is the steady state of the reported pass (metrics.SteadyOf): nil
+// for a run without token times. result.json and the report give this one
+// computation, which holds the pass's records while it runs.
+func (s *Set) Steady() *metrics.Steady {
+	s.steadyOnce.Do(func() {
+		if s.b != nil && s.b.Result != nil {
+			s.steady = metrics.SteadyOf(s.b.Result)
+		}
+	})
+	return s.steady
 }
 
 // Streaming are the token figures of a streamed run's reported pass
@@ -284,7 +299,7 @@ func (s *Set) ReportRun() (report.RunSection, error) {
 		name = b.Result.SUTName + " " + b.Result.Effective.Scenario.String()
 	}
 	sc := report.RunSection{Name: name, Result: b.Result, Accuracy: ReportAccuracy(b.AccuracyCheck), Nodes: ReportNodes(b.Nodes),
-		ServerMetrics: ReportServerMetrics(b.ServerMetrics, b.Result), Steady: metrics.SteadyOf(b.Result),
+		ServerMetrics: ReportServerMetrics(b.ServerMetrics, b.Result), Steady: s.Steady(),
 		Serving: reportServing(b, s.SendLateness(), s.Streaming())}
 	if telemetry.LogOf(b) != nil {
 		samples := sampleCounts(b.Result)

@@ -234,7 +234,7 @@ func (s *Set) Result() (*ResultJSON, error) {
 	if res.Summary != nil {
 		r.Goodput = goodputOf(b)
 		r.SendLateness = s.SendLateness()
-		r.Steady = steadyOf(metrics.SteadyOf(res))
+		r.Steady = steadyOf(s.Steady())
 	}
 	r.Sessions = sessionsOf(b)
 	for _, e := range res.Errors {

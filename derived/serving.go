@@ -130,7 +130,18 @@ func sendLatenessOf(res *loadgen.Result) *trace.LatenessSummary {
 	if e.Scenario != loadgen.Server || e.Concurrency > 0 || pass < 0 || res.Summary == nil {
 		return nil
 	}
-	l := trace.Lateness(res.PassRecords(pass), trace.DefaultLateAfter)
+	// The delays in one slice of the pass's size, read by column.
+	n := 0
+	for c := range res.PassColumns(pass, 0) {
+		n += c.Len()
+	}
+	d := make([]int64, 0, n)
+	for c := range res.PassColumns(pass, 0) {
+		for i, issued := range c.IssuedNs {
+			d = append(d, issued-c.ScheduledNs[i])
+		}
+	}
+	l := trace.LatenessOf(d, trace.DefaultLateAfter)
 	if l.Count == 0 {
 		return nil
 	}

@@ -114,15 +114,15 @@ func extend[T any](s []T, n int) []T {
 // (into different RecordColumns). n < 1 is read as 1.
 func (r *Result) ColumnChunks(n int) []func(*RecordColumns) {
 	n = max(n, 1)
-	total := len(r.stored)
+	total := r.storedLen()
 	for _, pr := range r.passes {
 		total += int(pr.p.extent.Load())
 	}
 	size := max((total+n-1)/n, 1)
 	var out []func(*RecordColumns)
-	for lo := 0; lo < len(r.stored); lo += size {
-		part := r.stored[lo:min(lo+size, len(r.stored))]
-		out = append(out, func(c *RecordColumns) { c.Append(part...) })
+	for lo := 0; lo < r.storedLen(); lo += size {
+		from, to := lo, min(lo+size, r.storedLen())
+		out = append(out, func(c *RecordColumns) { r.stored.appendColumns(c, from, to) })
 	}
 	for _, pr := range r.passes {
 		n := int(pr.p.extent.Load())
@@ -217,22 +217,9 @@ func (r *Result) PassColumns(i, block int) iter.Seq[*RecordColumns] {
 	}
 	return func(yield func(*RecordColumns) bool) {
 		if r.passes == nil {
-			var c RecordColumns
-			info := r.Passes[i]
-			for _, rec := range r.stored {
-				if rec.SeqID < info.FirstSeq || rec.SeqID >= info.EndSeq {
-					continue
-				}
-				c.Append(rec)
-				if c.Len() == block {
-					if !yield(&c) {
-						return
-					}
-					c.Reset()
-				}
-			}
-			if c.Len() > 0 {
-				yield(&c)
+			if r.stored != nil {
+				info := r.Passes[i]
+				r.stored.passBlocks(info.FirstSeq, info.EndSeq, block)(yield)
 			}
 			return
 		}

@@ -43,6 +43,12 @@ func newPerfAcc(e *Effective, info PassInfo, collect bool, latencies []int64) *p
 	a.needsTokens = a.tokenMode && e.Scenario != Offline
 	if collect {
 		a.pr.SampleLatencies = latencies
+		if n := cap(latencies); n > 0 && a.tokenMode {
+			a.pr.TokensPerSample = make([]int64, 0, n)
+			if a.needsTokens {
+				a.pr.FirstTokenLatencies, a.pr.TimePerOutputToken = make([]int64, 0, n), make([]int64, 0, n)
+			}
+		}
 	}
 	return a
 }

@@ -12,8 +12,24 @@ import (
 // fields index r.Errors, which the caller restores as well; token times are
 // attached with AttachTokenTimes.
 func (r *Result) AttachRecords(records []Record) {
+	t := NewRecordTable(len(records))
+	t.Append(records...)
+	r.AttachTable(t)
+}
+
+// AttachTable is AttachRecords of the records of t, which the Result keeps
+// (and which must not be changed afterwards).
+func (r *Result) AttachTable(t *RecordTable) {
 	r.passes = nil
-	r.stored = records
+	r.stored = t
+}
+
+// storedLen is the number of records read back from files.
+func (r *Result) storedLen() int {
+	if r.stored == nil {
+		return 0
+	}
+	return r.stored.Len()
 }
 
 // TokenTrace is the token arrival times of one sample of a streaming
@@ -73,9 +89,11 @@ func (r *Result) HasTokenTimes() bool {
 // order; with several Server issuing goroutines, scheduled order).
 func (r *Result) Records() iter.Seq[Record] {
 	return func(yield func(Record) bool) {
-		for _, rec := range r.stored {
-			if !yield(rec) {
-				return
+		if r.stored != nil {
+			for rec := range r.stored.records(0, r.stored.Len()) {
+				if !yield(rec) {
+					return
+				}
 			}
 		}
 		for _, pr := range r.passes {
@@ -93,7 +111,7 @@ func (r *Result) Records() iter.Seq[Record] {
 // pass has them.
 func (r *Result) Stages() iter.Seq[StageTimes] {
 	return func(yield func(StageTimes) bool) {
-		for range r.stored {
+		for range r.storedLen() {
 			if !yield(NoStages) {
 				return
 			}
@@ -142,7 +160,7 @@ func (r *Result) ReportedPass() int {
 
 // RecordCount returns the number of records Records yields.
 func (r *Result) RecordCount() int {
-	n := len(r.stored)
+	n := r.storedLen()
 	for _, pr := range r.passes {
 		p := pr.p
 		for q := 0; q < p.prepared; q++ {
@@ -159,13 +177,10 @@ func (r *Result) RecordCount() int {
 func (r *Result) PassRecords(i int) iter.Seq[Record] {
 	if r.passes == nil {
 		info := r.Passes[i]
-		return func(yield func(Record) bool) {
-			for _, rec := range r.stored {
-				if rec.SeqID >= info.FirstSeq && rec.SeqID < info.EndSeq && !yield(rec) {
-					return
-				}
-			}
+		if r.stored == nil {
+			return func(func(Record) bool) {}
 		}
+		return r.stored.passRecords(info.FirstSeq, info.EndSeq)
 	}
 	return r.passes[i].records()
 }
@@ -177,21 +192,14 @@ func (r *Result) PassRecords(i int) iter.Seq[Record] {
 // read as 1.
 func (r *Result) RecordChunks(n int) []iter.Seq[Record] {
 	n = max(n, 1)
-	total := len(r.stored)
+	total := r.storedLen()
 	for _, pr := range r.passes {
 		total += int(pr.p.extent.Load())
 	}
 	size := max((total+n-1)/n, 1)
 	var out []iter.Seq[Record]
-	for lo := 0; lo < len(r.stored); lo += size {
-		part := r.stored[lo:min(lo+size, len(r.stored))]
-		out = append(out, func(yield func(Record) bool) {
-			for _, rec := range part {
-				if !yield(rec) {
-					return
-				}
-			}
-		})
+	for lo := 0; lo < r.storedLen(); lo += size {
+		out = append(out, r.stored.records(lo, min(lo+size, r.storedLen())))
 	}
 	for _, pr := range r.passes {
 		n := int(pr.p.extent.Load())
@@ -205,10 +213,8 @@ func (r *Result) RecordChunks(n int) []iter.Seq[Record] {
 // HasSampleData reports whether any record carries request or response
 // bytes, a node or an error (the columns only some SUTs fill).
 func (r *Result) HasSampleData() bool {
-	for _, rec := range r.stored {
-		if rec.RequestBytes != 0 || rec.ResponseBytes != 0 || rec.Node != 0 || rec.Error != 0 {
-			return true
-		}
+	if r.stored != nil && r.stored.HasSampleData() {
+		return true
 	}
 	for _, pr := range r.passes {
 		p := pr.p
@@ -223,12 +229,10 @@ func (r *Result) HasSampleData() bool {
 // served it (Record.Node). For a run's own Result it reads no record.
 func (r *Result) PassHasNodes(i int) bool {
 	if r.passes == nil {
-		for rec := range r.PassRecords(i) {
-			if rec.Node != 0 {
-				return true
-			}
+		if r.stored == nil {
+			return false
 		}
-		return false
+		return r.stored.passHasNodes(r.Passes[i].FirstSeq, r.Passes[i].EndSeq)
 	}
 	return r.passes[i].p.node.used()
 }
@@ -338,30 +342,61 @@ func buildPerformanceResult(e *Effective, info PassInfo, blocks iter.Seq[*Record
 }
 
 // SummarizePass summarises a stored pass from its records (aimeter report).
-// It checks that the records belong to the pass.
+// It checks that the records belong to the pass. It reads records in
+// place: it keeps no copy of them, and its per-sample latency slices are
+// allocated once, at the pass's size.
 func SummarizePass(sutName string, e Effective, info PassInfo, records []Record) (*Summary, error) {
 	if info.Kind == PassAccuracy {
 		return nil, fmt.Errorf("pass %d–%d is an accuracy pass: it has no performance summary", info.FirstSeq, info.EndSeq)
 	}
-	var recs []Record
-	for _, r := range records {
-		if r.SeqID >= info.FirstSeq && r.SeqID < info.EndSeq {
-			recs = append(recs, r)
+	in := func(r *Record) bool { return r.SeqID >= info.FirstSeq && r.SeqID < info.EndSeq }
+	// The records of a pass usually are one contiguous range (passes
+	// follow each other): find it, and count the pass's records to size
+	// the latency slices.
+	lo, hi, n := len(records), 0, 0
+	for i := range records {
+		if in(&records[i]) {
+			lo, hi, n = min(lo, i), i+1, n+1
 		}
 	}
-	if len(recs) == 0 && info.QueriesIssued > 0 {
+	if n == 0 && info.QueriesIssued > 0 {
 		return nil, fmt.Errorf("no records with sequence ids in [%d, %d) for the reported pass", info.FirstSeq, info.EndSeq)
 	}
+	span := records[min(lo, hi):hi]
+	contiguous := n == len(span)
 	e.TargetQPS = info.TargetQPS
-	pr := BuildPerformanceResult(&e, info, func(yield func(Record) bool) {
-		for _, r := range recs {
-			if !yield(r) {
+	pr := buildPerformanceResult(&e, info, RecordBlocks(func(yield func(Record) bool) {
+		for i := range span {
+			if (contiguous || in(&span[i])) && !yield(span[i]) {
 				return
 			}
 		}
-	})
+	}), n)
 	pr.StopReason = info.StopReason
 	return Summarize(sutName, e, pr), nil
+}
+
+// SummarizeStoredPass is SummarizePass of pass i of r.Passes from the
+// records attached to r (AttachRecords, AttachTable), which it reads in
+// place: its only per-sample memory is the latency slices.
+func (r *Result) SummarizeStoredPass(i int) (*Summary, error) {
+	info := r.Passes[i]
+	if info.Kind == PassAccuracy {
+		return nil, fmt.Errorf("pass %d–%d is an accuracy pass: it has no performance summary", info.FirstSeq, info.EndSeq)
+	}
+	t := r.stored
+	if t == nil {
+		t = &RecordTable{}
+	}
+	_, _, n, _ := t.passRange(info.FirstSeq, info.EndSeq)
+	if n == 0 && info.QueriesIssued > 0 {
+		return nil, fmt.Errorf("no records with sequence ids in [%d, %d) for the reported pass", info.FirstSeq, info.EndSeq)
+	}
+	e := r.Effective
+	e.TargetQPS = info.TargetQPS
+	pr := buildPerformanceResult(&e, info, t.passBlocks(info.FirstSeq, info.EndSeq, 4096), n)
+	pr.StopReason = info.StopReason
+	return Summarize(r.SUTName, e, pr), nil
 }
 
 // pageValue is element j of page pg, or zero when the page was never

@@ -264,7 +264,7 @@ type Result struct {
 	Errors []ErrorInfo
 
 	passes     []*passRecord // columnar per-sample storage behind Records
-	stored     []Record      // records read back from files (AttachRecords)
+	stored     *RecordTable  // records read back from files (AttachRecords, AttachTable)
 	storedToks []TokenTrace  // token times read back from files (AttachTokenTimes)
 }
 

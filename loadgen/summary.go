@@ -128,7 +128,9 @@ type Summary struct {
 // following LoadGen's results.cc: percentiles at index trunc(n×p), integer
 // means, early stopping (d = 0, c = 0.99) and the validity checks.
 //
-// Summarize sorts the latency slices of pr in place and does not keep them:
+// Summarize sorts the latency slices of pr in place (of the sample
+// latencies, outside SingleStream, it only moves the ranks it reads into
+// place: stats.SelectRanks) and does not keep them:
 // the Summary's Result has them set to nil (the records of the pass hold
 // every latency).
 func Summarize(sutName string, e Effective, pr PerformanceResult) *Summary {
@@ -222,8 +224,19 @@ func (s *Summary) processLatencies() {
 	s.SampleCount = uint64(len(pr.SampleLatencies))
 	s.SampleLatencyMean = stats.MeanInt(pr.SampleLatencies)
 	s.SampleLatencyMoments = stats.MomentsOf(pr.SampleLatencies)
-	slices.Sort(pr.SampleLatencies)
 	lat := pr.SampleLatencies
+	if s.Effective.Scenario == SingleStream {
+		// Early stopping reads the whole order.
+		slices.Sort(lat)
+	} else {
+		// Only these ranks are read: select them, in linear time.
+		n := len(lat)
+		ranks := []int{0, n - 1, stats.PercentileRank(n, s.Effective.TargetLatencyPercentile)}
+		for _, p := range ReportedPercentiles {
+			ranks = append(ranks, stats.PercentileRank(n, p))
+		}
+		stats.SelectRanks(lat, ranks)
+	}
 	s.TargetPercentile = PercentileEntry{Percentile: s.Effective.TargetLatencyPercentile, SampleLatency: percentileAt(lat, s.Effective.TargetLatencyPercentile)}
 	s.SampleLatencyMin, s.SampleLatencyMax = lat[0], lat[len(lat)-1]
 	for i, p := range ReportedPercentiles {

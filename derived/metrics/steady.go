@@ -171,11 +171,17 @@ func steadyRecords(res *loadgen.Result) ([]loadgen.Record, int, bool) {
 	if !tokens {
 		return nil, 0, false
 	}
-	var recs []loadgen.Record
+	// Count them first: one slice of the pass's size, not one grown by
+	// appending (which holds up to twice as much while it grows).
+	n := 0
+	for c := range res.PassColumns(pass, 0) {
+		n += c.Len()
+	}
+	if n > MaxSteadyRecords {
+		return nil, 0, false
+	}
+	recs := make([]loadgen.Record, 0, n)
 	for r := range res.PassRecords(pass) {
-		if len(recs) == MaxSteadyRecords {
-			return nil, 0, false
-		}
 		recs = append(recs, r)
 	}
 	return recs, pass, true

@@ -3,10 +3,10 @@ package trace
 import (
 	"fmt"
 	"iter"
-	"slices"
 	"time"
 
 	"aimeter/loadgen"
+	"aimeter/stats"
 )
 
 // DefaultLateAfter is the send lateness beyond which a request counts as
@@ -61,23 +61,38 @@ func Lateness(recs iter.Seq[loadgen.Record], lateAfter time.Duration) LatenessSu
 	}
 	var d []int64
 	for r := range recs {
-		d = append(d, max(r.IssuedNs-r.ScheduledNs, 0))
+		d = append(d, r.IssuedNs-r.ScheduledNs)
+	}
+	return LatenessOf(d, lateAfter)
+}
+
+// LatenessOf is Lateness of the delays d (issued − scheduled time of each
+// record; a negative one counts as 0), which it sorts in place: for a
+// caller that holds them in a slice of the right size already. It reads
+// three ranks of them (stats.SelectRanks), without sorting them all.
+func LatenessOf(d []int64, lateAfter time.Duration) LatenessSummary {
+	if lateAfter <= 0 {
+		lateAfter = DefaultLateAfter
+	}
+	for i, v := range d {
+		d[i] = max(v, 0)
 	}
 	s := LatenessSummary{Count: uint64(len(d)), LateAfter: lateAfter}
 	if len(d) == 0 {
 		return s
 	}
-	slices.Sort(d)
 	for _, v := range d {
 		if v > int64(lateAfter) {
 			s.Late++
 		}
 	}
-	// rank is the ⌈n·num/den⌉-th smallest, in integers.
-	rank := func(num, den int) time.Duration {
+	// rank is the index of the ⌈n·num/den⌉-th smallest, in integers.
+	rank := func(num, den int) int {
 		k := (len(d)*num + den - 1) / den
-		return time.Duration(d[max(k, 1)-1])
+		return max(k, 1) - 1
 	}
-	s.P50, s.P99, s.Max = rank(50, 100), rank(99, 100), time.Duration(d[len(d)-1])
+	r50, r99 := rank(50, 100), rank(99, 100)
+	stats.SelectRanks(d, []int{r50, r99, len(d) - 1})
+	s.P50, s.P99, s.Max = time.Duration(d[r50]), time.Duration(d[r99]), time.Duration(d[len(d)-1])
 	return s
 }

@@ -325,12 +325,9 @@ const maxRecordsFileSize = 8 << 30
 // damaged file gives an error naming the row group and column, never a
 // panic; a status out of range a *RecordsError naming the row.
 func ReadRecords(r io.Reader) ([]loadgen.Record, error) {
-	data, err := io.ReadAll(io.LimitReader(r, maxRecordsFileSize+1))
+	data, err := readAllLimited(r)
 	if err != nil {
 		return nil, err
-	}
-	if len(data) > maxRecordsFileSize {
-		return nil, fmt.Errorf("larger than %d bytes", maxRecordsFileSize)
 	}
 	return decodeRecordsParquet(data, defaultWorkers())
 }
@@ -411,6 +408,38 @@ func DecodeRecordColumns(data []byte, fn func(*loadgen.RecordColumns) error) err
 		at += rc.Len()
 	}
 	return nil
+}
+
+// ReadRecordTable is ReadRecords into a loadgen.RecordTable: the row
+// groups are decoded one at a time into the table's compact columns, so
+// that no []loadgen.Record of the whole file is ever held. The checks and
+// errors are those of ReadRecords.
+func ReadRecordTable(r io.Reader) (*loadgen.RecordTable, error) {
+	data, err := readAllLimited(r)
+	if err != nil {
+		return nil, err
+	}
+	f, err := openRecordsParquet(data)
+	if err != nil {
+		return nil, err
+	}
+	total := 0
+	for i, rg := range f.RowGroups() {
+		n := rg.NumRows()
+		if n < 0 || n > int64(len(data))*64 {
+			// A delta-packed value takes a bit at least, a null a bit.
+			return nil, fmt.Errorf("row group %d: %d rows in %d bytes of file", i, n, len(data))
+		}
+		total += int(n)
+	}
+	t := loadgen.NewRecordTable(total)
+	if err := DecodeRecordColumns(data, func(c *loadgen.RecordColumns) error {
+		t.AppendColumns(c)
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	return t, nil
 }
 
 // groupError is err of row group g, whose first record is record at of

@@ -326,7 +326,15 @@ func decodeRowsByLibrary(t *pqTable, rg parquet.RowGroup, cols [][]int64, n int)
 // readAllLimited reads r whole, refusing more than maxRecordsFileSize
 // bytes.
 func readAllLimited(r io.Reader) ([]byte, error) {
-	data, err := io.ReadAll(io.LimitReader(r, maxRecordsFileSize+1))
+	// A reader that knows its size (bundle's files do) gets one buffer
+	// of that size, not io.ReadAll's growing ones.
+	var data []byte
+	if sz, ok := r.(interface{ Size() int64 }); ok {
+		if n := sz.Size(); n >= 0 && n <= maxRecordsFileSize {
+			data = make([]byte, 0, n+1) // +1: the read that finds the end
+		}
+	}
+	data, err := readAllInto(data, io.LimitReader(r, maxRecordsFileSize+1))
 	if err != nil {
 		return nil, err
 	}
@@ -334,6 +342,23 @@ func readAllLimited(r io.Reader) ([]byte, error) {
 		return nil, fmt.Errorf("larger than %d bytes", maxRecordsFileSize)
 	}
 	return data, nil
+}
+
+// readAllInto is io.ReadAll appending to b.
+func readAllInto(b []byte, r io.Reader) ([]byte, error) {
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err != nil {
+			if err == io.EOF {
+				err = nil
+			}
+			return b, err
+		}
+	}
 }
 
 // ReadStages reads stages.parquet back: the seq_id of each row and
@@ -364,31 +389,26 @@ func ReadStages(r io.Reader) ([]uint64, []loadgen.StageTimes, error) {
 	return seqs, out, nil
 }
 
-// ReadSamples reads samples.parquet into recs, matching rows by
-// sequence id (as readSamples reads samples.csv). An error index must name
-// an entry of the error table (nErrors entries).
-func ReadSamples(r io.Reader, recs []loadgen.Record, nErrors int) error {
+// ReadSamples reads samples.parquet into the records of t, matching rows
+// by sequence id (as readSamples reads samples.csv). An error index must
+// name an entry of the error table (nErrors entries).
+func ReadSamples(r io.Reader, t *loadgen.RecordTable, nErrors int) error {
 	data, err := readAllLimited(r)
 	if err != nil {
 		return err
 	}
-	pos := make(map[uint64]int, len(recs))
-	for i := range recs {
-		pos[recs[i].SeqID] = i
-	}
+	find := t.Finder()
 	return decodeTable(samplesTable, data, func(c [][]int64, n, first int) error {
 		for i := range n {
 			seq := uint64(c[0][i])
-			k, ok := pos[seq]
+			k, ok := find(seq)
 			if !ok {
 				return fmt.Errorf("row %d: seq_id %d is not in the records", first+i+1, seq)
 			}
 			if e := c[4][i]; e > int64(nErrors) {
 				return fmt.Errorf("row %d: field error: %d, but %s has %d entries", first+i+1, e, ErrorsFile, nErrors)
 			}
-			rec := &recs[k]
-			rec.RequestBytes, rec.ResponseBytes = c[1][i], c[2][i]
-			rec.Node, rec.Error = uint32(c[3][i]), uint32(c[4][i])
+			t.SetSampleData(k, c[1][i], c[2][i], uint32(c[3][i]), uint32(c[4][i]))
 		}
 		return nil
 	})
@@ -402,7 +422,11 @@ func ReadTokens(r io.Reader) ([]loadgen.TokenTrace, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Every token time in one slice (the traces' TimesNs are cut from it
+	// once it is whole): no slice per sample growing a token at a time.
 	var out []loadgen.TokenTrace
+	var flat []int64
+	var ends []int // where the times of out[i] end in flat
 	err = decodeTable(tokensTable, data, func(c [][]int64, n, first int) error {
 		for i := range n {
 			seq, k, t := uint64(c[0][i]), c[1][i], c[2][i]
@@ -410,18 +434,30 @@ func ReadTokens(r io.Reader) ([]loadgen.TokenTrace, error) {
 				if m > 0 && seq < out[m-1].SeqID {
 					return fmt.Errorf("row %d: seq_id %d after %d: rows must be in sequence order", first+i+1, seq, out[m-1].SeqID)
 				}
+				if m > 0 {
+					ends = append(ends, len(flat))
+				}
 				out = append(out, loadgen.TokenTrace{SeqID: seq})
 			}
-			tr := &out[len(out)-1]
-			if k != int64(len(tr.TimesNs)) {
-				return fmt.Errorf("row %d: token %d of seq_id %d, want token %d", first+i+1, k, seq, len(tr.TimesNs))
+			start := 0
+			if m := len(ends); m > 0 {
+				start = ends[m-1]
 			}
-			tr.TimesNs = append(tr.TimesNs, t)
+			if have := int64(len(flat) - start); k != have {
+				return fmt.Errorf("row %d: token %d of seq_id %d, want token %d", first+i+1, k, seq, have)
+			}
+			flat = append(flat, t)
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, err
+	}
+	ends = append(ends, len(flat))
+	start := 0
+	for i := range out {
+		out[i].TimesNs = flat[start:ends[i]:ends[i]]
+		start = ends[i]
 	}
 	return out, nil
 }

@@ -93,9 +93,12 @@ func TestTablesParquetRoundTrip(t *testing.T) {
 			for i := range back {
 				back[i].SeqID = want[len(want)-1-i].SeqID // matched by seq_id, not position
 			}
-			if err := ReadSamples(bytes.NewReader(buf.Bytes()), back, 2); err != nil {
+			tab := loadgen.NewRecordTable(len(back))
+			tab.Append(back...)
+			if err := ReadSamples(bytes.NewReader(buf.Bytes()), tab, 2); err != nil {
 				t.Fatal(err)
 			}
+			back = slices.Collect(tab.All())
 			slices.Reverse(back)
 			if !slices.Equal(back, want) {
 				t.Errorf("samples read back as %+v, want %+v", back, want)
@@ -287,10 +290,10 @@ func TestTablesParquetBadInput(t *testing.T) {
 		{"unknown clock", "a clock other than test or sut", func() error { return readStages(mb.Bytes()) },
 			[]string{"row group 0: column clock", `"moon" is none of`}},
 		{"sample not in the records", "every row joins a record", func() error {
-			return ReadSamples(bytes.NewReader(samplesBuf.Bytes()), []loadgen.Record{{SeqID: 0}}, 2)
+			return ReadSamples(bytes.NewReader(samplesBuf.Bytes()), tableOf([]loadgen.Record{{SeqID: 0}}), 2)
 		}, []string{"row group 0", "row 2: seq_id 1 is not in the records"}},
 		{"error index past the table", "an error names an entry of errors.json", func() error {
-			return ReadSamples(bytes.NewReader(samplesBuf.Bytes()), samplesFixture(), 1)
+			return ReadSamples(bytes.NewReader(samplesBuf.Bytes()), tableOf(samplesFixture()), 1)
 		}, []string{"row group 1", "row 3: field error: 2", "errors.json has 1 entries"}},
 		{"tokens out of order", "samples come in sequence order", func() error { return readTok(tokens([3]int64{5, 0, 1}, [3]int64{4, 0, 1})) },
 			[]string{"row 2: seq_id 4 after 5"}},
@@ -372,10 +375,11 @@ func FuzzReadSamplesParquet(f *testing.F) {
 		for i := range recs {
 			recs[i] = loadgen.Record{SeqID: recs[i].SeqID}
 		}
-		if err := ReadSamples(bytes.NewReader(data), recs, nErrors); err != nil {
+		tab := tableOf(recs)
+		if err := ReadSamples(bytes.NewReader(data), tab, nErrors); err != nil {
 			return
 		}
-		for _, r := range recs {
+		for r := range tab.All() {
 			if int(r.Error) > nErrors {
 				t.Fatalf("error index %d accepted with %d entries", r.Error, nErrors)
 			}
@@ -465,4 +469,11 @@ func TestTablesParquetOtherWriter(t *testing.T) {
 	if err != nil || fmt.Sprint(traces) != fmt.Sprint(tokensFixture()) {
 		t.Errorf("another writer's tokens.parquet read as %v, %v; want %v", traces, err, tokensFixture())
 	}
+}
+
+// tableOf is a table of recs.
+func tableOf(recs []loadgen.Record) *loadgen.RecordTable {
+	t := loadgen.NewRecordTable(len(recs))
+	t.Append(recs...)
+	return t
 }
