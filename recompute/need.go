@@ -23,35 +23,48 @@ type Need struct {
 	TokenTimes int64
 	// TableRows are the rows of stages and samples (Parquet or CSV).
 	TableRows int64
+	// RecordsBytes is the size on disk of the record table's file.
+	RecordsBytes int64
+	// GBT is whether the bundle is of a GB/T test, whose evaluation
+	// copies the records.
+	GBT bool
 	// FileBytes are the sizes on disk of the bundle's other files, which
 	// Check reads whole (events, the accuracy log, the JSON files).
 	FileBytes int64
 	// Bytes is the memory Check needs for the bundle: NeedBaseBytes, plus
-	// NeedBytesPerRecord per record, NeedBytesPerToken per token time,
+	// NeedBytesPerRecord per record (and NeedBytesPerGBTRecord more for a
+	// GB/T test), NeedBytesPerRecordsFileByte per byte of the records
+	// file, NeedBytesPerToken per token time,
 	// NeedBytesPerTableRow per table row and NeedBytesPerFileByte per byte
 	// of the other files.
 	Bytes int64
 }
 
-// The constants of Need.Bytes. NeedBytesPerRecord was measured with
-// TestNeedIsNotAnUnderestimate (recompute.Check of an Offline bundle of
-// the null SUT, 2.2 million records; the peak of the Go heap's objects,
-// garbage not yet collected included, less the heap before, per record):
-// 436 bytes per record on linux/amd64 with Go 1.25 (the records, as
-// loadgen.Record and as columns, the latency arrays the percentiles sort,
-// and the bundle's records kept for store.Ingest); `aimeter report` of
-// such a bundle peaks at 1.1 GB resident, about 490 bytes per record. It
-// keeps a margin above both; lower it when the read path needs less (the
-// test says when it becomes an underestimate). The others are not
-// measured as finely: a token time is one int64 in a trace and its share
-// of the derived arrays, a table row a handful of int64 columns, and a
-// file read whole is decoded into Go values a few times its size.
+// The constants of Need.Bytes. The record table is held column by
+// column (loadgen.RecordTable), each column as a line, 32-bit offsets or
+// full values, whichever keeps it exact: measured with
+// TestNeedIsNotAnUnderestimate and derived's TestRecomputeAllocationPerRecord,
+// recomputing needs 16 bytes per record for an Offline run (the table and
+// the latencies the percentiles select from) and 24 for a Server run;
+// NeedBytesPerRecord keeps a margin above both. Records whose columns
+// compress badly take more (up to 13 full columns, 104 bytes a record),
+// but then their Parquet file is at least as large, so
+// NeedBytesPerRecordsFileByte per byte of the records file bounds them:
+// the file read whole, once, plus the table it decodes into. A GB/T
+// test's evaluation copies every record besides (gbt.RunOf, 96 bytes a
+// record): NeedBytesPerGBTRecord more. The others are not measured as
+// finely: a token time is one int64 in a trace and its share of the
+// derived arrays, a table row (stage times, sample data) a handful of
+// int64 columns joined to its record, and a file read whole is decoded
+// into Go values a few times its size.
 const (
-	NeedBaseBytes        = 32 << 20
-	NeedBytesPerRecord   = 512
-	NeedBytesPerToken    = 64
-	NeedBytesPerTableRow = 160
-	NeedBytesPerFileByte = 8
+	NeedBaseBytes               = 32 << 20
+	NeedBytesPerRecord          = 32
+	NeedBytesPerRecordsFileByte = 4
+	NeedBytesPerGBTRecord       = 128
+	NeedBytesPerToken           = 64
+	NeedBytesPerTableRow        = 160
+	NeedBytesPerFileByte        = 8
 )
 
 // csvMinRowBytes is the fewest bytes a line of a CSV record table takes:
@@ -97,6 +110,7 @@ func EstimateNeed(dir string) (Need, error) {
 				return Need{}, err
 			}
 			n.Records += rows
+			n.RecordsBytes += size
 		case bundle.TokensFile:
 			rows, err := ParquetRows(p)
 			if err != nil {
@@ -111,6 +125,10 @@ func EstimateNeed(dir string) (Need, error) {
 			n.TableRows += rows
 		case bundle.RecordsCSVFile:
 			n.Records += size / csvMinRowBytes
+			n.RecordsBytes += size
+		case bundle.GBTTestFile:
+			n.GBT = true
+			n.FileBytes += size
 		case bundle.TokensCSVFile:
 			n.TokenTimes += size / csvMinRowBytes
 		case bundle.StagesCSVFile, bundle.SamplesCSVFile:
@@ -119,8 +137,13 @@ func EstimateNeed(dir string) (Need, error) {
 			n.FileBytes += size
 		}
 	}
+	perRecord := int64(NeedBytesPerRecord)
+	if n.GBT {
+		perRecord += NeedBytesPerGBTRecord
+	}
 	n.Bytes = satAdd(NeedBaseBytes,
-		satMul(n.Records, NeedBytesPerRecord),
+		satMul(n.Records, perRecord),
+		satMul(n.RecordsBytes, NeedBytesPerRecordsFileByte),
 		satMul(n.TokenTimes, NeedBytesPerToken),
 		satMul(n.TableRows, NeedBytesPerTableRow),
 		satMul(n.FileBytes, NeedBytesPerFileByte))

@@ -54,7 +54,10 @@ func TestEstimateNeedCountsRows(t *testing.T) {
 	if want := res.Samples.Issued; want == 0 || n.Records != want {
 		t.Errorf("Records = %d, want the bundle's %d", n.Records, want)
 	}
-	if want := NeedBaseBytes + n.Records*NeedBytesPerRecord + n.TableRows*NeedBytesPerTableRow + n.TokenTimes*NeedBytesPerToken + n.FileBytes*NeedBytesPerFileByte; n.Bytes != want {
+	if n.GBT || n.RecordsBytes == 0 {
+		t.Errorf("GBT = %v, RecordsBytes = %d: an MLPerf bundle with its records file", n.GBT, n.RecordsBytes)
+	}
+	if want := NeedBaseBytes + n.Records*NeedBytesPerRecord + n.RecordsBytes*NeedBytesPerRecordsFileByte + n.TableRows*NeedBytesPerTableRow + n.TokenTimes*NeedBytesPerToken + n.FileBytes*NeedBytesPerFileByte; n.Bytes != want {
 		t.Errorf("Bytes = %d, want %d", n.Bytes, want)
 	}
 }
@@ -179,4 +182,19 @@ func TestNeedIsNotAnUnderestimate(t *testing.T) {
 		t.Errorf("EstimateNeed says %d bytes, but Check's heap peaked %d bytes above its start", n.Bytes, used)
 	}
 	runtime.KeepAlive(rep)
+}
+
+// TestEstimateNeedGBT: a GB/T test's evaluation copies its records, so
+// its estimate carries NeedBytesPerGBTRecord more per record.
+func TestEstimateNeedGBT(t *testing.T) {
+	n, err := EstimateNeed(bundletest.Copy(t, bundletest.GBT))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !n.GBT || n.Records == 0 {
+		t.Fatalf("%+v: want a GB/T bundle with records", n)
+	}
+	if n.Bytes < NeedBaseBytes+n.Records*(NeedBytesPerRecord+NeedBytesPerGBTRecord) {
+		t.Errorf("Bytes = %d leaves out the GB/T copy of %d records", n.Bytes, n.Records)
+	}
 }
