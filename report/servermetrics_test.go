@@ -96,6 +96,9 @@ func TestBuildSteady(t *testing.T) {
 	if len(v.Notes) != 2 || v.Notes[0] != "Super-pass: not found: too small: 3 completed requests" || v.Notes[1] != "In-flight: ≥ 3 in flight" {
 		t.Errorf("notes %q", v.Notes)
 	}
+	if !strings.Contains(v.Rule, "at least 30 completed requests and 10 mean request latencies") {
+		t.Errorf("rule %q does not state the minimum", v.Rule)
+	}
 	noTokens, _ := buildSteady(&metrics.Steady{Whole: steady.Metrics{Samples: 1}})
 	for _, r := range noTokens.Table.Rows {
 		if strings.HasPrefix(r[0], "TTFT") || strings.HasPrefix(r[0], "TPOT") || strings.HasPrefix(r[0], "Output tokens") {
