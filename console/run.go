@@ -19,8 +19,8 @@ import (
 
 // WriteRun writes the summary of a run that benchmark.Run returned: the
 // GB/T test's or the MLPerf run's figures, the accuracy score, the network
-// client's counters, a replay's schedule, a sessions run's turns and the
-// power figures, each where the run has them.
+// client's counters, a replay's schedule, a sessions run's turns, the
+// steady-state windows and the power figures, each where the run has them.
 func WriteRun(w io.Writer, out *benchmark.Outcome) {
 	if out.GBT != nil {
 		WriteGBT(w, out)
@@ -44,6 +44,7 @@ func WriteRun(w io.Writer, out *benchmark.Outcome) {
 	}
 	WriteReplay(w, out)
 	WriteSessions(w, out)
+	WriteSteady(w, out)
 	WritePower(w, out)
 }
 

@@ -286,8 +286,10 @@ func ReportPower(b *bundle.Bundle, f *PowerFigures) *report.Power {
 }
 
 // steadyPhases are the steady-state windows of b's reported pass that
-// metrics.SteadyOf finds (a token-latency run), each with the samples its
-// method counts in it and their output tokens.
+// metrics.SteadyOf finds (a token-latency run; none below its minimum),
+// each with the work done in it by metrics.WindowWork's rule: its energy
+// per sample and per token divide by that work, unrounded; Samples and
+// OutputTokens give it rounded to whole ones.
 func steadyPhases(b *bundle.Bundle) []PhaseEnergy {
 	res := b.Result
 	st := metrics.SteadyOf(res)
@@ -305,9 +307,21 @@ func steadyPhases(b *bundle.Bundle) []PhaseEnergy {
 		if w.Label == metrics.SuperPassLabel {
 			name = PhaseSteadySuperPass
 		}
-		m := w.Metrics
-		tokens := int64(math.Round(m.OutputTokensPerSec * float64(m.SpanNs) / 1e9))
-		out = append(out, phaseOf(telemetry.LogOf(b), name, telemetry.Window{FromNs: shift + w.StartNs, ToNs: shift + w.EndNs}, uint64(m.Completed), tokens))
+		win := telemetry.Window{FromNs: shift + w.StartNs, ToNs: shift + w.EndNs}
+		s := telemetry.Summarize(telemetry.LogOf(b), win)
+		p := PhaseEnergy{Name: name, Window: win, EnergyJ: s.EnergyJ, AvgW: s.AvgW, PeakW: s.PeakW, Method: s.Method, Coverage: s.Coverage, Note: s.Note}
+		var note string
+		p.WorkEnergy, note = workOf(s, uint64(math.Round(w.Work.Requests)), int64(math.Round(w.Work.Tokens)))
+		if p.JPerSample != nil {
+			jps, spj := *s.EnergyJ/w.Work.Requests, w.Work.Requests / *s.EnergyJ
+			p.JPerSample, p.SamplesPerJ = &jps, &spj
+		}
+		if p.JPerToken != nil {
+			jpt, tpj := *s.EnergyJ/w.Work.Tokens, w.Work.Tokens / *s.EnergyJ
+			p.JPerToken, p.TokensPerJ = &jpt, &tpj
+		}
+		p.Note = joinNotes(p.Note, note)
+		out = append(out, p)
 	}
 	return out
 }

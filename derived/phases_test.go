@@ -10,7 +10,6 @@ import (
 
 	"aimeter/benchmark/invocation"
 	"aimeter/bundle"
-	"aimeter/derived/metrics"
 	"aimeter/loadgen"
 	"aimeter/loadgen/loadgentest"
 	"aimeter/telemetry"
@@ -174,51 +173,99 @@ func TestReportPower(t *testing.T) {
 	}
 }
 
-// A token run's steady-state windows are phases too, with the samples
-// and output tokens their method counts: joules per output token over the
-// steady state, as ML.ENERGY reports it.
-func TestSteadyPowerPhases(t *testing.T) {
-	st := loadgentest.SmallSettings(loadgen.Server, loadgen.PerformanceOnly)
-	st.UseTokenLatencies = true
-	st.ServerTTFTLatencyNs, st.ServerTPOTLatencyNs = 1_000_000, 1_000_000
-	b := runBundle(t, &loadgentest.WireSUT{}, st)
-	res := b.Result
-	telemetry.SetLog(b, constantLog(res.StartTime, -1e9, 120e9))
-	steady := metrics.SteadyOf(res)
-	if steady == nil {
-		t.Fatal("no steady state for a token run")
+// steadyBundle is a hand-made token-latency run: n requests sent every
+// 10 ms, each lasting 110 ms (its first token 20 ms after the send, then 9
+// more evenly), its pass starting 1 s into the run, at concurrency c.
+func steadyBundle(c, n int) *bundle.Bundle {
+	const ms = int64(time.Millisecond)
+	var recs []loadgen.Record
+	for i := range n {
+		at := int64(i) * 10 * ms
+		recs = append(recs, loadgen.Record{SeqID: uint64(i), QueryID: uint64(i), ScheduledNs: at, IssuedNs: at, FirstTokenNs: at + 20*ms,
+			CompletedNs: at + 110*ms, Tokens: 10, Status: loadgen.StatusOK})
 	}
+	if c < 11 {
+		// c slots one after another: a request every 110/c ms.
+		for i := range recs {
+			at := int64(i) * 110 * ms / int64(c)
+			recs[i].ScheduledNs, recs[i].IssuedNs, recs[i].FirstTokenNs, recs[i].CompletedNs = at, at, at+20*ms, at+110*ms
+		}
+	}
+	start := time.Unix(1_700_000_000, 0)
+	res := &loadgen.Result{
+		StartTime:           start,
+		Effective:           loadgen.Effective{Scenario: loadgen.Server, Concurrency: uint64(c), UseTokenLatencies: true},
+		QSLPerformanceCount: uint64(n),
+		Passes: []loadgen.PassInfo{{Kind: loadgen.PassPerformance, FirstSeq: 0, EndSeq: uint64(n), StartUnixNs: start.UnixNano() + 1e9,
+			EndNs: recs[n-1].CompletedNs, Reported: true}},
+	}
+	res.AttachRecords(recs)
+	// result.json's serving figures need a summary; its own figures are
+	// not under test here.
+	res.Summary = &loadgen.Summary{SampleCount: uint64(n)}
+	return &bundle.Bundle{Result: res, Version: "test", Name: "steady"}
+}
+
+// A steady window is a phase, its energy divided by the work done in it
+// by metrics.WindowWork's rule, worked by hand; a window below the
+// minimum is none.
+func TestSteadyPowerPhases(t *testing.T) {
+	b := steadyBundle(11, 200)
+	telemetry.SetLog(b, constantLog(b.Result.StartTime, 0, 5e9))
 	r, err := Of(b).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
-	found := 0
-	for _, w := range steady.Windows {
-		if !w.Found {
-			continue
-		}
-		name := PhaseSteadyInFlight
-		if w.Label == metrics.SuperPassLabel {
-			name = PhaseSteadySuperPass
-		}
-		var ph *PhaseEnergy
-		for i := range r.Power.Phases {
-			if r.Power.Phases[i].Name == name {
-				ph = &r.Power.Phases[i]
-			}
-		}
-		if ph == nil {
-			t.Errorf("no phase %s for the window %+v", name, w)
-			continue
-		}
-		found++
-		span := float64(w.EndNs-w.StartNs) / 1e9
-		if ph.EnergyJ == nil || !near(*ph.EnergyJ, 400*span) || ph.Samples != uint64(w.Metrics.Completed) || ph.OutputTokens <= 0 ||
-			ph.JPerToken == nil || !near(*ph.JPerToken, 400*span/float64(ph.OutputTokens)) {
-			t.Errorf("%s: %+v: want 400 W × %v s over %d samples and their tokens", name, ph, span, w.Metrics.Completed)
+	var ph *PhaseEnergy
+	for i := range r.Power.Phases {
+		switch r.Power.Phases[i].Name {
+		case PhaseSteadyInFlight:
+			ph = &r.Power.Phases[i]
+		case PhaseSteadySuperPass:
+			t.Errorf("a super-pass phase %+v, with no super-pass window", r.Power.Phases[i])
 		}
 	}
-	if found == 0 {
-		t.Fatal("no steady window found: the in-flight window of a Server run with samples in flight should be")
+	// The in-flight window is [80 ms, 2020 ms) of the pass, 1 s into the
+	// run: 400 W × 1.94 s = 776 J. Its work (derived/metrics'
+	// TestSteadyInFlightFound): 1937 tokens, 193.7 requests, where counting
+	// the samples sent in it gives 1920 and 192.
+	if ph == nil {
+		t.Fatalf("no %s phase: %+v", PhaseSteadyInFlight, r.Power.Phases)
+	}
+	if ph.FromNs != 1080e6 || ph.ToNs != 3020e6 || ph.EnergyJ == nil || !near(*ph.EnergyJ, 776) {
+		t.Errorf("phase %+v, want 776 J over [1.08 s, 3.02 s) of the run", ph)
+	}
+	if ph.JPerToken == nil || !near(*ph.JPerToken, 776.0/1937) || ph.JPerSample == nil || !near(*ph.JPerSample, 776/193.7) ||
+		ph.OutputTokens != 1937 || ph.Samples != 194 {
+		t.Errorf("phase work %+v, want 776/1937 J per token, 776/193.7 J per sample", ph.WorkEnergy)
+	}
+	w := r.Steady.Windows[1]
+	if !w.Found || w.Work == nil || !near(w.Work.OutputTokens, 1937) || w.Metrics == nil || !near(w.Metrics.OutputTokensPerSec, 1937/1.94) {
+		t.Errorf("result.json's in-flight window %+v", w)
+	}
+	// Energy per token × tokens per second is the window's power.
+	if got := *ph.JPerToken * w.Metrics.OutputTokensPerSec; !near(got, 400) {
+		t.Errorf("J/token × tokens/s = %v W, want 400 W", got)
+	}
+
+	// At concurrency 4 the in-flight window ends at every completion:
+	// not found, no phase, no figures in result.json.
+	b = steadyBundle(4, 8)
+	telemetry.SetLog(b, constantLog(b.Result.StartTime, 0, 5e9))
+	if r, err = Of(b).Result(); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range r.Power.Phases {
+		if p.Name == PhaseSteadyInFlight || p.Name == PhaseSteadySuperPass {
+			t.Errorf("c=4: phase %+v of a window below the minimum", p)
+		}
+	}
+	for _, w := range r.Steady.Windows {
+		if w.Found || w.Reason == "" || w.Metrics != nil || w.Work != nil || w.StartNs != 0 || w.EndNs != 0 {
+			t.Errorf("c=4: window %+v, want not found with a reason and nothing else", w)
+		}
+	}
+	if w := r.Steady.Windows[1]; !strings.Contains(w.Reason, "too small to be a steady state") {
+		t.Errorf("c=4: in-flight reason %q", w.Reason)
 	}
 }

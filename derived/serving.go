@@ -46,21 +46,35 @@ type SteadyFigures struct {
 }
 
 // WindowFigures are a steady-state window (metrics.Window) as result.json
-// holds it: its detector (Label), whether it found one (else its metrics
-// are the whole pass's, as in MLPerf Endpoints), where it lies on the
-// pass's clock, and why.
+// holds it: its detector (Label), whether it found one that holds the
+// minimum (metrics.MinWindowRequests, metrics.MinWindowMeanLatencies),
+// where it lies on the pass's clock, and how it was found (Note) or why
+// not (Reason). A window not found has no bounds, metrics or work: nothing
+// is derived from it.
 type WindowFigures struct {
-	Label   string        `json:"label"`
-	Found   bool          `json:"found"`
-	StartNs int64         `json:"start_ns,omitempty"`
-	EndNs   int64         `json:"end_ns,omitempty"`
-	Note    string        `json:"note,omitempty"`
-	Metrics WindowMetrics `json:"metrics"`
+	Label   string         `json:"label"`
+	Found   bool           `json:"found"`
+	StartNs int64          `json:"start_ns,omitempty"`
+	EndNs   int64          `json:"end_ns,omitempty"`
+	Note    string         `json:"note,omitempty"`
+	Reason  string         `json:"not_found_reason,omitempty"`
+	Metrics *WindowMetrics `json:"metrics,omitempty"`
+	Work    *WindowWork    `json:"work,omitempty"`
+}
+
+// WindowWork is the work done within a steady-state window by
+// metrics.WindowWork's rule (each request by the share of its output tokens
+// that arrived in it): what the window's rates and its energy per sample
+// and per output token divide by.
+type WindowWork struct {
+	Requests     float64 `json:"requests"`
+	OutputTokens float64 `json:"output_tokens"`
 }
 
 // WindowMetrics are steady.Metrics for result.json: latencies in ns at
 // p50, p90 and p99 (LoadGen's percentile rule), over the successful
-// samples of the window.
+// samples of the window. A window's rates are its work (WindowWork) per
+// second of its span; the whole pass's count every successful sample.
 type WindowMetrics struct {
 	Samples            int       `json:"samples"`
 	Completed          int       `json:"completed"`
@@ -156,7 +170,13 @@ func steadyOf(s *metrics.Steady) *SteadyFigures {
 	}
 	f := &SteadyFigures{Whole: windowMetrics(s.Whole)}
 	for _, w := range s.Windows {
-		f.Windows = append(f.Windows, WindowFigures{Label: w.Label, Found: w.Found, StartNs: w.StartNs, EndNs: w.EndNs, Note: w.Note, Metrics: windowMetrics(w.Metrics)})
+		wf := WindowFigures{Label: w.Label, Found: w.Found, Note: w.Note, Reason: w.Reason}
+		if w.Found {
+			m := windowMetrics(w.Metrics)
+			wf.StartNs, wf.EndNs, wf.Metrics = w.StartNs, w.EndNs, &m
+			wf.Work = &WindowWork{Requests: finite(w.Work.Requests), OutputTokens: finite(w.Work.Tokens)}
+		}
+		f.Windows = append(f.Windows, wf)
 	}
 	return f
 }

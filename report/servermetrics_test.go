@@ -65,12 +65,12 @@ func TestBuildServer(t *testing.T) {
 func TestBuildSteady(t *testing.T) {
 	whole := steady.Metrics{Samples: 10, Completed: 9, Failed: 1, SpanNs: 2e9, CompletedPerSec: 4.5, HasTokens: true, TPOT: [3]int64{5e6, 6e6, 7e6}}
 	s := &metrics.Steady{Whole: whole, Windows: []metrics.Window{
-		{Label: "Super-pass", Found: false, Note: "none: too short", Metrics: whole},
+		{Label: "Super-pass", Found: false, Reason: "too small: 3 completed requests"},
 		{Label: "In-flight", Found: true, Note: "≥ 3 in flight", StartNs: 5e8, EndNs: 15e8, Metrics: steady.Metrics{Samples: 4, Completed: 4, SpanNs: 1e9, CompletedPerSec: 4}},
 	}}
 	v, marks := buildSteady(s)
 	head := strings.Join(v.Table.Head, " | ")
-	if head != "Metric | Whole run (reported pass) | Super-pass: none found, whole run | In-flight" {
+	if head != "Metric | Whole run (reported pass) | Super-pass: not found | In-flight" {
 		t.Errorf("head %q", head)
 	}
 	if len(marks) != 1 || marks[0].From != 0.5 || marks[0].To != 1.5 || marks[0].Label != "In-flight" {
@@ -80,14 +80,24 @@ func TestBuildSteady(t *testing.T) {
 	for _, r := range v.Table.Rows {
 		rows[r[0]] = r[1:]
 	}
-	if got := rows["Samples (completed / failed / lost)"]; got[0] != "10 (9 / 1 / 0)" || got[2] != "4 (4 / 0 / 0)" {
+	// A window not found has a dash in every row: nothing is derived from
+	// it (not the whole run's figures either).
+	if got := rows["Samples (completed / failed / lost)"]; got[0] != "10 (9 / 1 / 0)" || got[1] != "—" || got[2] != "4 (4 / 0 / 0)" {
 		t.Errorf("samples row %q", got)
 	}
-	if got := rows["TPOT p90"]; got[0] != "6.000 ms" || got[2] != "n/a" {
+	if got := rows["TPOT p90"]; got[0] != "6.000 ms" || got[1] != "—" || got[2] != "n/a" {
 		t.Errorf("TPOT p90 row %q", got)
 	}
-	if len(v.Notes) != 2 {
+	for name, r := range rows {
+		if r[1] != "—" {
+			t.Errorf("row %q of the window not found: %q", name, r[1])
+		}
+	}
+	if len(v.Notes) != 2 || v.Notes[0] != "Super-pass: not found: too small: 3 completed requests" || v.Notes[1] != "In-flight: ≥ 3 in flight" {
 		t.Errorf("notes %q", v.Notes)
+	}
+	if !strings.Contains(v.Rule, "at least 30 completed requests and 10 mean request latencies") {
+		t.Errorf("rule %q does not state the minimum", v.Rule)
 	}
 	noTokens, _ := buildSteady(&metrics.Steady{Whole: steady.Metrics{Samples: 1}})
 	for _, r := range noTokens.Table.Rows {

@@ -17,35 +17,46 @@ type windowMark struct {
 
 // steadyView is the steady-state part of a scenario's section.
 type steadyView struct {
+	// Rule says what a window must hold and how its rates count.
+	Rule  string
 	Notes []string
 	Table table
 }
 
 // buildSteady lays s out as a table: one row per metric, one column for
-// the whole run and one per window.
+// the whole run and one per window. A window not found (none, or one below
+// the minimum a window must hold) keeps its column, headed "not found",
+// with a dash in each row: nothing is derived from it; the notes say why.
 func buildSteady(s *metrics.Steady) (*steadyView, []windowMark) {
 	if s == nil {
 		return nil, nil
 	}
-	v := &steadyView{Table: table{Head: []string{"Metric", "Whole run (reported pass)"}}}
-	ms := []steady.Metrics{s.Whole}
+	v := &steadyView{Table: table{Head: []string{"Metric", "Whole run (reported pass)"}},
+		Rule: fmt.Sprintf(`A window counts only with at least %d completed requests and %d mean request latencies; one below that is "not found", and nothing is derived from it. A window's rates count each request by the share of its output tokens that arrived in it.`,
+			metrics.MinWindowRequests, metrics.MinWindowMeanLatencies)}
+	ms := []*steady.Metrics{&s.Whole}
 	var marks []windowMark
 	for _, w := range s.Windows {
 		head := w.Label
 		if !w.Found {
-			head += ": none found, whole run"
-		}
-		v.Table.Head = append(v.Table.Head, head)
-		ms = append(ms, w.Metrics)
-		v.Notes = append(v.Notes, w.Label+": "+w.Note)
-		if w.Found {
+			head += ": not found"
+			ms = append(ms, nil)
+			v.Notes = append(v.Notes, w.Label+": not found: "+w.Reason)
+		} else {
+			ms = append(ms, &w.Metrics)
+			v.Notes = append(v.Notes, w.Label+": "+w.Note)
 			marks = append(marks, windowMark{From: num(float64(w.StartNs) / 1e9), To: num(float64(w.EndNs) / 1e9), Label: w.Label})
 		}
+		v.Table.Head = append(v.Table.Head, head)
 	}
 	row := func(name string, f func(m steady.Metrics) string) {
 		r := []string{name}
 		for _, m := range ms {
-			r = append(r, f(m))
+			if m == nil {
+				r = append(r, "—")
+				continue
+			}
+			r = append(r, f(*m))
 		}
 		v.Table.Rows = append(v.Table.Rows, r)
 	}
@@ -56,7 +67,7 @@ func buildSteady(s *metrics.Steady) (*steadyView, []windowMark) {
 	row("Completed samples per second", func(m steady.Metrics) string { return fmtSig(m.CompletedPerSec, 4) })
 	hasTokens := false
 	for _, m := range ms {
-		hasTokens = hasTokens || m.HasTokens
+		hasTokens = hasTokens || m != nil && m.HasTokens
 	}
 	if hasTokens {
 		row("Output tokens per second", func(m steady.Metrics) string { return fmtSig(m.OutputTokensPerSec, 4) })
