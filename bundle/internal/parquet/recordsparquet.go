@@ -581,6 +581,12 @@ func checkChunks(t *pqTable, md *format.FileMetaData, data []byte) error {
 			}
 		}
 	}
+	// The footer's row count is what a reader sizes its memory by before
+	// it decodes (the tester's service admits an upload by it): it must be
+	// the rows the groups hold.
+	if md.NumRows != total {
+		return fmt.Errorf("the footer says %d rows, but its row groups hold %d", md.NumRows, total)
+	}
 	return nil
 }
 

@@ -2,14 +2,18 @@ package parquet
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"io"
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/encoding/thrift"
+	"github.com/parquet-go/parquet-go/format"
 
 	"aimeter/loadgen"
 )
@@ -295,4 +299,42 @@ func timePtr(p *int64) *int64 {
 		return nil
 	}
 	return p
+}
+
+// TestRecordsParquetLyingRowCount: a footer whose row count is not what
+// its row groups hold is refused before anything is decoded; a reader
+// that sizes its memory by the footer (the tester's service admits an
+// upload by it) can then trust it.
+func TestRecordsParquetLyingRowCount(t *testing.T) {
+	var buf bytes.Buffer
+	if err := WriteRecords(&buf, parquetFixture(), RecordWriterOptions{RowGroupRows: 2}); err != nil {
+		t.Fatal(err)
+	}
+	data := buf.Bytes()
+	n := len(data)
+	footerLen := int(binary.LittleEndian.Uint32(data[n-8 : n-4]))
+	var md format.FileMetaData
+	if err := thrift.Unmarshal(new(thrift.CompactProtocol), data[n-8-footerLen:n-8], &md); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		rows int64
+		why  string
+	}{
+		{1, "fewer than the groups hold: an estimate by it would be too small"},
+		{md.NumRows + 1, "more than the groups hold"},
+	} {
+		lie := md
+		lie.NumRows = tc.rows
+		footer, err := thrift.Marshal(new(thrift.CompactProtocol), &lie)
+		if err != nil {
+			t.Fatal(err)
+		}
+		file := append(slices.Clone(data[:n-8-footerLen]), footer...)
+		file = binary.LittleEndian.AppendUint32(file, uint32(len(footer)))
+		file = append(file, "PAR1"...)
+		if _, err := ReadRecords(bytes.NewReader(file)); err == nil || !strings.Contains(err.Error(), "the footer says") {
+			t.Errorf("num_rows %d (%s): %v, want a refusal naming the footer's row count", tc.rows, tc.why, err)
+		}
+	}
 }
