@@ -53,6 +53,9 @@ func Build(sw *Sweep, s *Submission) (map[string][]byte, error) {
 	if len(sw.Points) == 0 {
 		return nil, errors.New("the sweep has no point")
 	}
+	if err := checkPointSeeds(sw, s); err != nil {
+		return nil, err
+	}
 	impl := s.Implementation
 	if impl == "" {
 		impl = DefaultImplementation
@@ -81,9 +84,6 @@ func Build(sw *Sweep, s *Submission) (map[string][]byte, error) {
 	files[path.Join(root, "results", s.System, SystemPowerFile)] = power
 	withAccuracy, err := AccuracyPoints(sw, cmax)
 	if err != nil {
-		return nil, err
-	}
-	if err := checkPointSeeds(sw, s); err != nil {
 		return nil, err
 	}
 	for _, p := range sw.Points {
