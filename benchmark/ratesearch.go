@@ -51,7 +51,9 @@ type RateSearchPlan struct {
 }
 
 // RateSearchSummary is RateSearchFile: the search's outcome and what every
-// probe measured, in the order run.
+// probe measured, in the order run. Its best_qps is null when no rate met
+// the target, and its shortfall then names the bounds the first probe
+// missed and by how much (sweep.Miss).
 type RateSearchSummary struct {
 	Schema string    `json:"schema"`
 	SLO    sweep.SLO `json:"slo"`
@@ -101,6 +103,7 @@ func RunRateSearch(ctx context.Context, sp RateSearchPlan) (*RateSearchSummary, 
 	sum := &RateSearchSummary{Schema: RateSearchSchema, SLO: sp.SLO}
 	slo := &bundle.SLO{TTFTNs: int64(sp.SLO.TTFT), TPOTNs: int64(sp.SLO.TPOT), E2ENs: int64(sp.SLO.E2E)}
 	var dirs []string
+	var first *sweep.Miss // the first probe, measured against each bound
 	res, runErr := sweep.FindMaxRate(ctx, sp.Search, func(ctx context.Context, q float64, phase string) (float64, error) {
 		p := sp.Base
 		p.Settings.Scenario = loadgen.Server.String()
@@ -115,6 +118,10 @@ func RunRateSearch(ctx context.Context, sp RateSearchPlan) (*RateSearchSummary, 
 		pt, merr := metrics.Measure(out.Bundle, sp.SLO)
 		if merr != nil {
 			return 0, errors.Join(err, merr)
+		}
+		if first == nil {
+			first = &sweep.Miss{TargetQPS: q, Fraction: pt.Goodput.Fraction, Target: sp.Search.Target, Issued: pt.Issued, Failed: pt.Errors + pt.Lost,
+				Bounds: sweep.CheckBounds(out.Bundle.Result, sp.SLO, sp.Search.Target)}
 		}
 		dirs = append(dirs, rel)
 		pt.Dir, pt.Verdict = rel, "NONE"
@@ -135,6 +142,10 @@ func RunRateSearch(ctx context.Context, sp RateSearchPlan) (*RateSearchSummary, 
 		if i < len(dirs) {
 			res.Probes[i].Dir = dirs[i]
 		}
+	}
+	if res.Best == nil && len(res.Probes) > 0 && first != nil {
+		first.Text = first.Describe()
+		res.Shortfall = first
 	}
 	sum.RateSearchResult = res
 	if len(dirs) == 0 {
@@ -187,6 +198,7 @@ func ReadRateSearch(dir string) (*RateSearchSummary, error) {
 	if s.Schema != RateSearchSchema {
 		return nil, fmt.Errorf("%s: schema %q, want %q", path, s.Schema, RateSearchSchema)
 	}
+	s.Best = sweep.ReadBestQPS(s.Best)
 	return &s, nil
 }
 

@@ -42,7 +42,7 @@ func TestRateSearchAgainstSimulator(t *testing.T) {
 	for _, p := range sum.Probes {
 		qps = append(qps, p.TargetQPS)
 	}
-	if sum.Stop != sweep.StopLimit || sum.Best != 20 || !slices.Equal(qps, []float64{5, 10, 20}) || len(sum.Points) != 3 {
+	if sum.Stop != sweep.StopLimit || sum.Best == nil || *sum.Best != 20 || !slices.Equal(qps, []float64{5, 10, 20}) || len(sum.Points) != 3 {
 		t.Fatalf("search %+v: want probes 5, 10, 20, all passing", sum.RateSearchResult)
 	}
 	for i, pr := range sum.Probes {
@@ -66,14 +66,14 @@ func TestRateSearchAgainstSimulator(t *testing.T) {
 		t.Fatal(err)
 	}
 	var back benchmark.RateSearchSummary
-	if err := json.Unmarshal(data, &back); err != nil || back.Schema != benchmark.RateSearchSchema || back.Best != 20 || len(back.Probes) != 3 {
+	if err := json.Unmarshal(data, &back); err != nil || back.Schema != benchmark.RateSearchSchema || back.Best == nil || *back.Best != 20 || len(back.Probes) != 3 {
 		t.Errorf("%s: %v, %+v", benchmark.RateSearchFile, err, back)
 	}
 	// The page was written with the summary, and is written again from
 	// rate-search.json alone, byte for byte.
 	pagePath := filepath.Join(dir, benchmark.RateSearchPageFile)
 	page, err := os.ReadFile(pagePath)
-	if err != nil || !bytes.Contains(page, []byte("Every probe up to the maximum searched passed")) {
+	if err != nil || !bytes.Contains(page, []byte("is 20 requests/s, the maximum searched (it may go higher)")) {
 		t.Fatalf("%s: %v", benchmark.RateSearchPageFile, err)
 	}
 	if err := os.Remove(pagePath); err != nil {
@@ -92,12 +92,44 @@ func TestRateSearchAgainstSimulator(t *testing.T) {
 		t.Errorf("%d log lines, want one a probe:\n%s", n, log.String())
 	}
 
+	// Under a TTFT bound of 1 ms (the server takes 5 ms), nothing meets
+	// the target: best_qps is null, not 0, and the shortfall names TTFT
+	// with its p90 over the bound, in rate-search.json, the page and the
+	// exit message alike.
+	noneDir := filepath.Join(t.TempDir(), "none")
 	sum, err = benchmark.RunRateSearch(context.Background(), benchmark.RateSearchPlan{
-		Base: base, Dir: filepath.Join(t.TempDir(), "none"), SLO: sweep.SLO{TTFT: time.Millisecond},
+		Base: base, Dir: noneDir, SLO: sweep.SLO{TTFT: time.Millisecond, E2E: 30 * time.Second},
 		Search: sweep.RateSearchOptions{Start: 5, Max: 20, Target: 0.9},
 	})
-	if err != nil || sum.Stop != sweep.StopNone || sum.Best != 0 || len(sum.Probes) != 1 || sum.Probes[0].Pass {
-		t.Errorf("an SLO no rate meets: %v, %+v", err, sum)
+	if err != nil || sum.Stop != sweep.StopNone || sum.Best != nil || len(sum.Probes) != 1 || sum.Probes[0].Pass {
+		t.Fatalf("an SLO no rate meets: %v, %+v", err, sum)
+	}
+	m := sum.RateSearchResult.Shortfall // (sum.Shortfall is the error)
+	if m == nil || m.TargetQPS != 5 || len(m.Bounds) != 2 || m.Bounds[0].Bound != "TTFT" || !m.Bounds[0].Over || m.Bounds[0].ValueMs < 5 ||
+		m.Bounds[1].Bound != "E2E" || m.Bounds[1].Over || m.Text != m.Describe() {
+		t.Fatalf("shortfall %+v: want TTFT over its 1 ms bound (p90 ≥ 5 ms) and E2E within, at 5 requests/s", m)
+	}
+	data, err = os.ReadFile(filepath.Join(noneDir, benchmark.RateSearchFile))
+	if err != nil || !bytes.Contains(data, []byte(`"best_qps": null`)) || !bytes.Contains(data, []byte(`"bound": "TTFT"`)) {
+		t.Errorf("%s of a search that met nothing: %v\n%s", benchmark.RateSearchFile, err, data)
+	}
+	outcome := sum.Outcome()
+	if !strings.HasPrefix(outcome, "no request rate from 5 to 20 requests/s met the goodput target 0.9: TTFT p90 ") ||
+		!strings.Contains(outcome, " ms > 1 ms (") || !strings.Contains(outcome, "at 5 requests/s (goodput fraction") || sum.Shortfall().Error() != outcome {
+		t.Errorf("outcome %q, shortfall %v", outcome, sum.Shortfall())
+	}
+	page, err = os.ReadFile(filepath.Join(noneDir, benchmark.RateSearchPageFile))
+	if err != nil || !bytes.Contains(page, []byte(strings.NewReplacer(">", "&gt;", "<", "&lt;").Replace(outcome[1:]))) { // capitalised on the page
+		t.Errorf("the page does not say %q: %v", outcome, err)
+	}
+	// A file written before best_qps could be null said none with 0: it
+	// reads as none.
+	old := bytes.Replace(data, []byte(`"best_qps": null`), []byte(`"best_qps": 0`), 1)
+	if err := os.WriteFile(filepath.Join(noneDir, benchmark.RateSearchFile), old, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if back, err := benchmark.ReadRateSearch(noneDir); err != nil || back.Best != nil || back.Shortfall() == nil {
+		t.Errorf("an older file with best_qps 0: %v, %+v", err, back)
 	}
 }
 

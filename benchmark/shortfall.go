@@ -1,10 +1,6 @@
 package benchmark
 
-import (
-	"fmt"
-
-	"aimeter/sweep"
-)
+import "errors"
 
 // LostJobs counts the samples of the run that never completed (a GB/T job
 // over its timeout, a sample the SUT never answered), its foreign jobs'
@@ -18,12 +14,12 @@ func (o *Outcome) LostJobs() uint64 {
 }
 
 // Shortfall says why a finished rate search falls short: even its starting
-// rate missed the goodput target (an error naming the rate and its
-// goodput fraction). Nil when it found a rate, or ran no probe.
+// rate missed the goodput target, the error's text being the search's
+// Outcome (the rate, its goodput fraction, and each bound of the SLO it
+// missed and by how much). Nil when it found a rate, or ran no probe.
 func (s *RateSearchSummary) Shortfall() error {
-	if s.Stop == sweep.StopNone && len(s.Probes) > 0 {
-		return fmt.Errorf("no request rate met the goodput target %v: even %g requests/s had a goodput fraction of %.4f (SLO %s)",
-			s.Options.Target, s.Options.Start, s.Probes[0].Fraction, s.SLO)
+	if s.Best == nil && len(s.Probes) > 0 {
+		return errors.New(s.Outcome())
 	}
 	return nil
 }

@@ -354,17 +354,22 @@ func TestWriteSweep(t *testing.T) {
 
 func TestWriteRateSearch(t *testing.T) {
 	p := sweep.Point{Verdict: "VALID", RequestRate: 9.9, TTFTP90Ms: 12.5, TPOTP90Ms: 2.25, Goodput: &metrics.Goodput{Fraction: 0.95, RequestsPerS: 9.4, TokensPerS: 940}}
+	ten := 10.0
 	found := &benchmark.RateSearchSummary{SLO: metrics.SLO{TTFT: 100 * time.Millisecond},
-		RateSearchResult: sweep.RateSearchResult{Options: sweep.RateSearchOptions{Start: 1, Max: 16, Target: 0.9}, Best: 10, Stop: sweep.StopFound,
+		RateSearchResult: sweep.RateSearchResult{Options: sweep.RateSearchOptions{Start: 1, Max: 16, Target: 0.9}, Best: &ten, Stop: sweep.StopFound,
 			Probes: []sweep.RateProbe{{TargetQPS: 10, Phase: "double", Fraction: 0.95, Pass: true}, {TargetQPS: 20, Phase: "double"}}},
 		Points: []sweep.Point{p}}
 	none := &benchmark.RateSearchSummary{SLO: metrics.SLO{TPOT: time.Millisecond},
-		RateSearchResult: sweep.RateSearchResult{Stop: sweep.StopNone}}
+		RateSearchResult: sweep.RateSearchResult{Options: sweep.RateSearchOptions{Start: 5, Max: 20, Target: 0.9}, Stop: sweep.StopNone,
+			Probes: []sweep.RateProbe{{TargetQPS: 5, Phase: "check", Fraction: 0.1}},
+			Shortfall: &sweep.Miss{TargetQPS: 5, Fraction: 0.1, Target: 0.9, Issued: 10,
+				Bounds: []sweep.BoundCheck{{Bound: "TPOT", LimitMs: 1, Percentile: 90, ValueMs: 2.25, Within: 0.1, Over: true}}}},
+		Points: []sweep.Point{p}}
 	checkGolden(t, []golden{
 		{"a rate found: a row a probe that has its point (a probe without one is left out), the rate and the files",
 			write(func(w *strings.Builder) { WriteRateSearch(w, found, "rs") }), "  target_qps  phase   verdict       req/s     TTFT p90     TPOT p90   errors  goodput (ttft=100ms)\n          10  double  VALID          9.90         12.5         2.25        0  95.0 % (9.40 req/s, 940.0 tok/s)\nGoodput search over request rate: the highest rate whose goodput fraction reached 0.9 is 10 requests/s (stop: found)\nProbes in rs/, summary in rs/rate-search.json, page in rs/rate-search.html\n"},
-		{"no probe: the header, how it stopped, the files",
-			write(func(w *strings.Builder) { WriteRateSearch(w, none, "rs") }), "  target_qps  phase   verdict       req/s     TTFT p90     TPOT p90   errors  goodput (tpot=1ms)\nGoodput search over request rate: stop none\nProbes in rs/, summary in rs/rate-search.json, page in rs/rate-search.html\n"},
+		{"no rate met the target: never said as 0, the bound that failed named with how much",
+			write(func(w *strings.Builder) { WriteRateSearch(w, none, "rs") }), "  target_qps  phase   verdict       req/s     TTFT p90     TPOT p90   errors  goodput (tpot=1ms)\n           5  check   VALID          9.90         12.5         2.25        0  10.0 % (9.40 req/s, 940.0 tok/s)\nGoodput search over request rate: no request rate from 5 to 20 requests/s met the goodput target 0.9: TPOT p90 2.25 ms > 1 ms (10 % of requests within it) at 5 requests/s (goodput fraction 0.1 < 0.9) (stop: none)\nProbes in rs/, summary in rs/rate-search.json, page in rs/rate-search.html\n"},
 	})
 }
 

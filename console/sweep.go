@@ -72,11 +72,6 @@ func WriteRateSearch(w io.Writer, sum *benchmark.RateSearchSummary, dir string) 
 		fmt.Fprintf(w, "%12g  %-7s %-8s %10.2f %12.1f %12.2f %8d  %.1f %% (%.2f req/s, %.1f tok/s)\n", pr.TargetQPS, pr.Phase, p.Verdict, p.RequestRate,
 			p.TTFTP90Ms, p.TPOTP90Ms, p.Errors, 100*pr.Fraction, p.Goodput.RequestsPerS, p.Goodput.TokensPerS)
 	}
-	switch sum.Stop {
-	case sweep.StopFound, sweep.StopLimit:
-		fmt.Fprintf(w, "Goodput search over request rate: the highest rate whose goodput fraction reached %.3g is %g requests/s (stop: %s)\n", sum.Options.Target, sum.Best, sum.Stop)
-	default:
-		fmt.Fprintf(w, "Goodput search over request rate: stop %s\n", sum.Stop)
-	}
+	fmt.Fprintf(w, "Goodput search over request rate: %s (stop: %s)\n", sum.Outcome(), sum.Stop)
 	fmt.Fprintf(w, "Probes in %s/, summary in %s/%s, page in %s/%s\n", dir, dir, benchmark.RateSearchFile, dir, benchmark.RateSearchPageFile)
 }

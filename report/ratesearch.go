@@ -31,26 +31,27 @@ type RateSearch struct {
 func WriteRateSearch(w io.Writer, rs RateSearch) error {
 	res := rs.Result
 	v := rateSearchView{PageCSS: template.CSS(pageCSS), SLO: rs.SLO.String(), Target: fmtSig(res.Options.Target, 4),
-		Start: fmtSig(res.Options.Start, 6), Max: fmtSig(res.Options.Max, 6), Best: fmtSig(res.Best, 6), Stop: res.Stop}
+		Start: fmtSig(res.Options.Start, 6), Max: fmtSig(res.Options.Max, 6), Stop: res.Stop}
 	v.Title = "Goodput search over request rate"
 	if v.SLO != "" {
 		v.Title += " (SLO " + v.SLO + ")"
 	}
+	// The outcome is sweep.RateSearchResult.Outcome's text, the console's
+	// and the exit message's: the best rate, or none and the bounds that
+	// failed.
+	stop := "stop: " + res.Stop
 	switch res.Stop {
 	case sweep.StopFound:
-		v.Outcome = template.HTML(fmt.Sprintf("The highest rate whose goodput fraction reached %s is <strong>%s requests/s</strong> (stop: found; the bracket closed to %s).",
-			v.Target, v.Best, template.HTMLEscapeString(rateBracketText(res.Options))))
+		stop += "; the bracket closed to " + rateBracketText(res.Options)
 	case sweep.StopLimit:
-		v.Outcome = template.HTML(fmt.Sprintf("Every probe up to the maximum searched passed: <strong>%s requests/s</strong> (stop: limit; the server may sustain more than --max-rate).", v.Best))
-	case sweep.StopNone:
-		v.Outcome = template.HTML(fmt.Sprintf("<strong>No rate met the target</strong>: even the starting rate, %s requests/s, had a goodput fraction below %s (stop: none).", v.Start, v.Target))
-	default:
-		best := "no probe had passed"
-		if res.Best > 0 {
-			best = "the highest rate that passed so far is <strong>" + v.Best + " requests/s</strong>"
-		}
-		v.Outcome = template.HTML(fmt.Sprintf("The search ended early (stop: %s): %s.", template.HTMLEscapeString(res.Stop), best))
+		stop += "; the server may sustain more than --max-rate"
 	}
+	class := "outcome found"
+	if res.Best == nil {
+		class = "outcome none"
+	}
+	v.Outcome = template.HTML(fmt.Sprintf(`<strong class="%s">%s</strong> (%s).`, class,
+		template.HTMLEscapeString(upperFirst(res.Outcome())), template.HTMLEscapeString(stop)))
 	for i, p := range res.Probes {
 		row := rateRowView{N: i + 1, Phase: p.Phase, TargetQPS: fmtSig(p.TargetQPS, 6), Fraction: fmt.Sprintf("%.4f", p.Fraction), Result: "fail", Class: "fail", Dir: p.Dir}
 		if p.Pass {
@@ -74,6 +75,14 @@ func WriteRateSearch(w io.Writer, rs RateSearch) error {
 	return rateSearchTmpl.Execute(w, &v)
 }
 
+// upperFirst starts s with a capital letter.
+func upperFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
 // rateBracketText is when the bisection of a rate search stops.
 func rateBracketText(o sweep.RateSearchOptions) string {
 	var s string
@@ -92,10 +101,10 @@ func rateBracketText(o sweep.RateSearchOptions) string {
 }
 
 type rateSearchView struct {
-	Title, SLO, Target, Start, Max, Best, Stop string
-	PageCSS                                    template.CSS
-	Outcome, Chart                             template.HTML
-	Rows                                       []rateRowView
+	Title, SLO, Target, Start, Max, Stop string
+	PageCSS                              template.CSS
+	Outcome, Chart                       template.HTML
+	Rows                                 []rateRowView
 }
 
 type rateRowView struct {
@@ -137,7 +146,10 @@ const (
 func rateChart(res sweep.RateSearchResult) template.HTML {
 	const width, height, left, right, top, bottom = 640.0, 360.0, 64.0, 16.0, 20.0, 44.0
 	pw, ph := width-left-right, height-top-bottom
-	maxX := res.Best
+	maxX := 0.0
+	if res.Best != nil {
+		maxX = *res.Best
+	}
 	for _, p := range res.Probes {
 		maxX = math.Max(maxX, p.TargetQPS)
 	}
@@ -180,16 +192,17 @@ func rateChart(res sweep.RateSearchResult) template.HTML {
 		fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="11" text-anchor="end" fill="%s">target %s</text>`,
 			svgNum(left+pw-4), svgNum(ty(t)-4), rateTarget, template.HTMLEscapeString(fmtSig(t, 4)))
 	}
-	if res.Best > 0 {
+	if res.Best != nil {
+		best := *res.Best
 		fmt.Fprintf(&b, `<line class="elected" x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s" stroke-dasharray="2 3"/>`,
-			svgNum(tx(res.Best)), svgNum(top), svgNum(tx(res.Best)), svgNum(top+ph), rateElected)
+			svgNum(tx(best)), svgNum(top), svgNum(tx(best)), svgNum(top+ph), rateElected)
 		anchor := "start"
-		x := tx(res.Best) + 4
-		if res.Best > maxX/2 {
-			anchor, x = "end", tx(res.Best)-4
+		x := tx(best) + 4
+		if best > maxX/2 {
+			anchor, x = "end", tx(best)-4
 		}
 		fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="11" text-anchor="%s" fill="%s">elected %s req/s</text>`,
-			svgNum(x), svgNum(top+ph-6), anchor, rateElected, template.HTMLEscapeString(fmtSig(res.Best, 6)))
+			svgNum(x), svgNum(top+ph-6), anchor, rateElected, template.HTMLEscapeString(fmtSig(best, 6)))
 	}
 	for i, p := range res.Probes {
 		color, verdict := rateFail, "fail"

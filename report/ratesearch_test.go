@@ -25,7 +25,7 @@ func rateSearchFixture() RateSearch {
 	probes := []probe{{2, sweep.PhaseCheck, 1}, {4, sweep.PhaseWiden, 1}, {8, sweep.PhaseWiden, 0.985}, {16, sweep.PhaseWiden, 0.42},
 		{12, sweep.PhaseBisect, 0.93}, {14, sweep.PhaseBisect, 0.71}, {13, sweep.PhaseBisect, 0.9}}
 	rs := RateSearch{SLO: sweep.SLO{TTFT: 200 * time.Millisecond}, Result: sweep.RateSearchResult{
-		Options: sweep.RateSearchOptions{Start: 2, Max: 64, Target: 0.9}, Best: 13, Stop: sweep.StopFound}}
+		Options: sweep.RateSearchOptions{Start: 2, Max: 64, Target: 0.9}, Best: ptrQPS(13), Stop: sweep.StopFound}}
 	for i, p := range probes {
 		dir := fmt.Sprintf("probe%02d-q%g", i+1, p.q)
 		rs.Result.Probes = append(rs.Result.Probes, sweep.RateProbe{TargetQPS: p.q, Phase: p.phase, Fraction: p.f, Pass: p.f >= 0.9, Dir: dir})
@@ -46,7 +46,7 @@ func TestRateSearchGolden(t *testing.T) {
 	page := string(out)
 	for _, want := range []string{
 		"Goodput search over request rate (SLO ttft=200ms)",
-		"is <strong>13 requests/s</strong> (stop: found; the bracket closed to bounds agreeing in whole requests/s)",
+		`<strong class="outcome found">The highest rate whose goodput fraction reached 0.9 is 13 requests/s</strong> (stop: found; the bracket closed to bounds agreeing in whole requests/s).`,
 		`<line class="target"`, `<line class="elected"`, ">target 0.9<", ">elected 13 req/s<",
 		`<a href="probe04-q16/report.html">probe04-q16</a>`, "<td>INVALID</td>",
 		`<td class="fail">fail</td>`, "<td>bisect</td><td>13</td><td>0.9000</td>",
@@ -89,22 +89,25 @@ func TestRateSearchOutcomes(t *testing.T) {
 			rs.Result.Options.Decimals, rs.Result.Options.Resolution = 1, 0.01
 		}, []string{"bounds agreeing to 1 decimal place, or within 1 % of the lower one"}, "decimals and a resolution end the bisection"},
 		{func(rs *RateSearch) {
-			rs.Result.Stop, rs.Result.Best = sweep.StopLimit, 64
+			rs.Result.Stop, rs.Result.Best = sweep.StopLimit, ptrQPS(64)
 			rs.Result.Probes, rs.Points = rs.Result.Probes[:3], rs.Points[:3]
-		}, []string{"Every probe up to the maximum searched passed: <strong>64 requests/s</strong>"}, "every probe passed up to the maximum"},
+		}, []string{"The highest rate whose goodput fraction reached 0.9 is 64 requests/s, the maximum searched (it may go higher)</strong> (stop: limit; the server may sustain more than --max-rate)."}, "every probe passed up to the maximum"},
 		{func(rs *RateSearch) {
-			rs.Result.Stop, rs.Result.Best = sweep.StopNone, 0
+			rs.Result.Stop, rs.Result.Best = sweep.StopNone, nil
 			rs.Result.Probes, rs.Points = rs.Result.Probes[3:4], rs.Points[3:4]
-		}, []string{"<strong>No rate met the target</strong>: even the starting rate, 2 requests/s", "no-elected"}, "the first probe failed"},
+			rs.Result.Shortfall = &sweep.Miss{TargetQPS: 16, Fraction: 0.42, Target: 0.9, Issued: 960, Failed: 1,
+				Bounds: []sweep.BoundCheck{{Bound: "TTFT", LimitMs: 200, Percentile: 90, ValueMs: 428.6, Within: 0.42, Over: true}}}
+		}, []string{`<strong class="outcome none">No request rate from 2 to 64 requests/s met the goodput target 0.9: TTFT p90 428.6 ms &gt; 200 ms (42 % of requests within it) at 16 requests/s (goodput fraction 0.42 &lt; 0.9); 1 of 960 requests failed or were lost, and these never meet an SLO</strong> (stop: none).`,
+			"no-elected", "no-zero"}, "the first probe failed: the bound that failed, by how much, never 0 requests/s"},
 		{func(rs *RateSearch) {
 			rs.Result.Stop = sweep.StopPartial
 			rs.Result.Probes = rs.Result.Probes[:6]
-		}, []string{"The search ended early (stop: partial): the highest rate that passed so far is <strong>13 requests/s</strong>",
+		}, []string{"The search ended early: the highest rate whose goodput fraction reached 0.9 so far is 13 requests/s</strong> (stop: partial).",
 			"<td>7</td><td>–</td><td>–</td><td>0.9000</td><td>not decided (the search stopped)</td>"}, "an interrupt after the 7th probe's run, before its verdict"},
 		{func(rs *RateSearch) {
-			rs.Result.Stop, rs.Result.Best = sweep.StopPartial, 0
+			rs.Result.Stop, rs.Result.Best = sweep.StopPartial, nil
 			rs.Result.Probes, rs.Points = nil, rs.Points[:1]
-		}, []string{"The search ended early (stop: partial): no probe had passed.", ">no probes</text>"}, "an interrupt during the first probe"},
+		}, []string{"The search ended before its first probe finished: no request rate is known to meet the goodput target 0.9</strong> (stop: partial).", ">no probes</text>"}, "an interrupt during the first probe"},
 	} {
 		rs := rateSearchFixture()
 		c.edit(&rs)
@@ -114,6 +117,12 @@ func TestRateSearchOutcomes(t *testing.T) {
 		}
 		page := buf.String()
 		for _, w := range c.want {
+			if w == "no-zero" {
+				if strings.Contains(page, ">0 requests/s") || strings.Contains(page, " 0 requests/s") {
+					t.Errorf("%s: the page says 0 requests/s", c.why)
+				}
+				continue
+			}
 			if w == "no-elected" {
 				if strings.Contains(page, `class="elected"`) {
 					t.Errorf("%s: an elected rate is drawn", c.why)
@@ -126,3 +135,5 @@ func TestRateSearchOutcomes(t *testing.T) {
 		}
 	}
 }
+
+func ptrQPS(q float64) *float64 { return &q }

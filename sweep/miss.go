@@ -36,16 +36,21 @@ type BoundCheck struct {
 	Over bool `json:"over"`
 }
 
-// Miss says why a goodput search found no concurrency: its first probe,
-// at the lowest concurrency searched, fell short of the target, and the
-// search (which assumes goodput falls as concurrency rises) went no
-// further.
+// Miss says why a goodput search found no concurrency (or no request
+// rate): its first probe, at the lowest concurrency (rate) searched, fell
+// short of the target, and the search (which assumes goodput falls as
+// the load rises) went no further.
 type Miss struct {
-	// Concurrency is the probe's concurrency; Fraction its goodput
-	// fraction, below Target.
-	Concurrency uint64  `json:"concurrency"`
-	Fraction    float64 `json:"goodput_fraction"`
-	Target      float64 `json:"target"`
+	// Concurrency is the probe's concurrency, for a search over
+	// concurrency; 0 (left out of the JSON) for a search over rate.
+	Concurrency uint64 `json:"concurrency,omitempty"`
+	// TargetQPS is the probe's target rate, requests/s, for a search over
+	// request rate; 0 (left out of the JSON) for a search over
+	// concurrency.
+	TargetQPS float64 `json:"target_qps,omitempty"`
+	// Fraction is the probe's goodput fraction, below Target.
+	Fraction float64 `json:"goodput_fraction"`
+	Target   float64 `json:"target"`
 	// Issued counts the probe's requests; Failed those that failed or were
 	// lost, which never meet an SLO.
 	Issued uint64 `json:"issued"`
@@ -127,13 +132,63 @@ func CheckBounds(res *loadgen.Result, slo SLO, target float64) []BoundCheck {
 
 func ms(ns int64) float64 { return float64(ns) / 1e6 }
 
+// load names the probe's load: "concurrency 4" or "5 requests/s".
+func (m *Miss) load() string {
+	if m.TargetQPS > 0 {
+		return fmtRate(m.TargetQPS) + " requests/s"
+	}
+	return fmt.Sprintf("concurrency %d", m.Concurrency)
+}
+
+// fmtRate writes a request rate as the search chose it: 5, 13.625.
+func fmtRate(q float64) string { return strconv.FormatFloat(q, 'g', -1, 64) }
+
+// ReadBestQPS is how a rate search's best rate is read back from a file:
+// a 0, what files before JSON null recorded when no rate met the target,
+// is nil.
+func ReadBestQPS(best *float64) *float64 {
+	if best != nil && *best == 0 {
+		return nil
+	}
+	return best
+}
+
+// Outcome is the rate search's result in words: the highest rate that
+// met the target, or that none did and why (Miss.Describe of its
+// Shortfall). It is the one text of the outcome, which the console, the
+// page (rate-search.html) and the exit message print, as
+// SearchResult.Outcome is a concurrency search's.
+func (r *RateSearchResult) Outcome() string {
+	target := fmtFraction(r.Options.Target)
+	if r.Best != nil {
+		best := fmtRate(*r.Best)
+		switch r.Stop {
+		case StopLimit:
+			return fmt.Sprintf("the highest rate whose goodput fraction reached %s is %s requests/s, the maximum searched (it may go higher)", target, best)
+		case StopPartial:
+			return fmt.Sprintf("the search ended early: the highest rate whose goodput fraction reached %s so far is %s requests/s", target, best)
+		}
+		return fmt.Sprintf("the highest rate whose goodput fraction reached %s is %s requests/s", target, best)
+	}
+	none := fmt.Sprintf("no request rate from %s to %s requests/s met the goodput target %s", fmtRate(r.Options.Start), fmtRate(r.Options.Max), target)
+	switch {
+	case r.Shortfall != nil:
+		return none + ": " + r.Shortfall.Describe()
+	case len(r.Probes) > 0:
+		p := r.Probes[0]
+		return fmt.Sprintf("%s: at %s requests/s (goodput fraction %s < %s)", none, fmtRate(p.TargetQPS), fmtFraction(p.Fraction), target)
+	}
+	return fmt.Sprintf("the search ended before its first probe finished: no request rate is known to meet the goodput target %s", target)
+}
+
 // Describe says in words which bounds kept the probe below the target and
 // by how much, e.g. "TPOT p90 3.2 ms > 1 ms (12 % of requests within it)
-// at concurrency 4 (goodput fraction 0.12 < 0.9)"; where no bound alone
-// is over, that failed requests or the bounds together are the cause. It
-// is the one text of a miss: Miss.Text, the console's and the page's.
+// at concurrency 4 (goodput fraction 0.12 < 0.9)", or "… at 5
+// requests/s (…)" for a search over rate; where no bound alone is over,
+// that failed requests or the bounds together are the cause. It is the
+// one text of a miss: Miss.Text, the console's and the page's.
 func (m *Miss) Describe() string {
-	at := fmt.Sprintf("at concurrency %d (goodput fraction %s < %s)", m.Concurrency, fmtFraction(m.Fraction), fmtFraction(m.Target))
+	at := fmt.Sprintf("at %s (goodput fraction %s < %s)", m.load(), fmtFraction(m.Fraction), fmtFraction(m.Target))
 	failed := ""
 	if m.Failed > 0 {
 		failed = fmt.Sprintf("; %d of %d requests failed or were lost, and these never meet an SLO", m.Failed, m.Issued)

@@ -193,3 +193,50 @@ func TestSummarizeSearchNone(t *testing.T) {
 		}
 	}
 }
+
+// TestRateSearchOutcome: a rate search's outcome in words, the one text
+// of the console, the page and the exit message: the best rate, or that
+// none met the target, the bound that failed and by how much at the
+// starting rate, never "0 requests/s".
+func TestRateSearchOutcome(t *testing.T) {
+	opts := RateSearchOptions{Start: 5, Max: 20, Target: 0.9}
+	miss := &Miss{TargetQPS: 5, Fraction: 0.1, Target: 0.9, Issued: 10,
+		Bounds: []BoundCheck{{Bound: "TTFT", LimitMs: 1, Percentile: 90, ValueMs: 5.125, Within: 0.1, Over: true}, {Bound: "TPOT", LimitMs: 10, Percentile: 90, ValueMs: 1}}}
+	for _, c := range []struct {
+		r      RateSearchResult
+		want   string
+		reason string
+	}{
+		{RateSearchResult{Options: opts, Best: qps(13.625), Stop: StopFound}, "the highest rate whose goodput fraction reached 0.9 is 13.625 requests/s", "a rate found"},
+		{RateSearchResult{Options: opts, Best: qps(20), Stop: StopLimit}, "the highest rate whose goodput fraction reached 0.9 is 20 requests/s, the maximum searched (it may go higher)", "every probe passed"},
+		{RateSearchResult{Options: opts, Best: qps(10), Stop: StopPartial}, "the search ended early: the highest rate whose goodput fraction reached 0.9 so far is 10 requests/s", "interrupted after a pass"},
+		{RateSearchResult{Options: opts, Stop: StopNone, Shortfall: miss, Probes: []RateProbe{{TargetQPS: 5, Fraction: 0.1}}},
+			"no request rate from 5 to 20 requests/s met the goodput target 0.9: TTFT p90 5.125 ms > 1 ms (10 % of requests within it) at 5 requests/s (goodput fraction 0.1 < 0.9)",
+			"none met: the failed bound named, with its value, limit and share, at the starting rate"},
+		{RateSearchResult{Options: opts, Stop: StopNone, Probes: []RateProbe{{TargetQPS: 5, Fraction: 0.25}}},
+			"no request rate from 5 to 20 requests/s met the goodput target 0.9: at 5 requests/s (goodput fraction 0.25 < 0.9)", "an older file without a shortfall"},
+		{RateSearchResult{Options: opts, Stop: StopPartial}, "the search ended before its first probe finished: no request rate is known to meet the goodput target 0.9", "interrupted in the first probe"},
+	} {
+		if got := c.r.Outcome(); got != c.want {
+			t.Errorf("%s:\n got %q\nwant %q", c.reason, got, c.want)
+		}
+	}
+	// best_qps is null when none met the target; a 0 in an older file
+	// reads as none.
+	data, err := json.Marshal(RateSearchResult{Options: opts, Stop: StopNone, Shortfall: miss})
+	if err != nil || !strings.Contains(string(data), `"best_qps":null`) || !strings.Contains(string(data), `"target_qps":5`) || strings.Contains(string(data), `"concurrency"`) {
+		t.Errorf("JSON of a search that met nothing: %s (%v)", data, err)
+	}
+	for _, c := range []struct {
+		in   string
+		want string
+	}{{`{"best_qps":0}`, "none"}, {`{"best_qps":null}`, "none"}, {`{}`, "none"}, {`{"best_qps":2.5}`, "2.5"}} {
+		var r RateSearchResult
+		if err := json.Unmarshal([]byte(c.in), &r); err != nil {
+			t.Fatal(err)
+		}
+		if got := rateText(ReadBestQPS(r.Best)); got != c.want {
+			t.Errorf("%s: best %s, want %s", c.in, got, c.want)
+		}
+	}
+}

@@ -46,11 +46,19 @@ type RateProbe struct {
 type RateSearchResult struct {
 	Options RateSearchOptions `json:"options"`
 	// Best is the highest rate found whose goodput fraction reached the
-	// target; 0 when none did.
-	Best float64 `json:"best_qps"`
+	// target; nil (JSON null) when none did. A file written before this
+	// field could be null recorded 0 for none; benchmark.ReadRateSearch
+	// reads that 0 as nil (ReadBestQPS), as no search probes 0
+	// requests/s.
+	Best *float64 `json:"best_qps"`
 	// Stop says how the search ended (StopFound, StopLimit, StopNone,
 	// StopPartial).
 	Stop string `json:"stop"`
+	// Shortfall says why no rate met the target: which bounds of the SLO
+	// the first probe missed and by how much (Miss, filled by the caller,
+	// which has the probe's records); nil when one did, or before any
+	// probe finished.
+	Shortfall *Miss `json:"shortfall,omitempty"`
 	// Probes are every probe, in the order run.
 	Probes []RateProbe `json:"probes"`
 }
@@ -98,10 +106,13 @@ func FindMaxRate(ctx context.Context, opts RateSearchOptions, probe RateProbeFun
 		res.Probes = append(res.Probes, RateProbe{TargetQPS: q, Phase: phase, Fraction: f, Pass: ok})
 		return ok, nil
 	}
-	var err error
-	res.Best, _, res.Stop, err = findPeak(opts.Start, opts.Max, run, func(lower, upper float64) bool {
+	best, found, stop, err := findPeak(opts.Start, opts.Max, run, func(lower, upper float64) bool {
 		r := opts.Resolution
 		return loadgen.FindPeakFinished(lower, upper, opts.Decimals) || r > 0 && upper-lower <= r*lower
 	})
+	res.Stop = stop
+	if found {
+		res.Best = &best
+	}
 	return res, err
 }

@@ -24,23 +24,23 @@ func TestFindMaxRate(t *testing.T) {
 	for _, c := range []struct {
 		knee   float64
 		opts   RateSearchOptions
-		best   float64
+		best   *float64 // nil: no rate met the target
 		stop   string
 		probes []float64
 		reason string
 	}{
-		{13.7, RateSearchOptions{Start: 1, Max: 100, Target: 0.9}, 13, StopFound, []float64{1, 2, 4, 8, 16, 12, 14, 13},
+		{13.7, RateSearchOptions{Start: 1, Max: 100, Target: 0.9}, qps(13), StopFound, []float64{1, 2, 4, 8, 16, 12, 14, 13},
 			"check 1; widen 2, 4, 8, 16 (fails); bisect [8,16) → 12 passes, 14 fails, 13 passes; 13 and 14 agree to 0 decimals"},
-		{13.7, RateSearchOptions{Start: 1, Max: 100, Target: 0.9, Decimals: 1}, 13.625, StopFound,
+		{13.7, RateSearchOptions{Start: 1, Max: 100, Target: 0.9, Decimals: 1}, qps(13.625), StopFound,
 			[]float64{1, 2, 4, 8, 16, 12, 14, 13, 13.5, 13.75, 13.625},
 			"to one decimal: [13,14) → 13.5 passes, 13.75 fails, 13.625 passes; floor(136.25)+1 ≥ floor(137.5)"},
-		{13.7, RateSearchOptions{Start: 1, Max: 100, Target: 0.9, Resolution: 0.2}, 12, StopFound, []float64{1, 2, 4, 8, 16, 12, 14},
+		{13.7, RateSearchOptions{Start: 1, Max: 100, Target: 0.9, Resolution: 0.2}, qps(12), StopFound, []float64{1, 2, 4, 8, 16, 12, 14},
 			"a resolution of 20 %: [12,14) is within 2.4 of 12, so the search ends there"},
-		{100, RateSearchOptions{Start: 0.5, Max: 3, Target: 0.9}, 3, StopLimit, []float64{0.5, 1, 2, 3},
+		{100, RateSearchOptions{Start: 0.5, Max: 3, Target: 0.9}, qps(3), StopLimit, []float64{0.5, 1, 2, 3},
 			"every probe passes: widening stops at the maximum 3 (not 4)"},
-		{0.1, RateSearchOptions{Start: 1, Max: 10, Target: 0.9}, 0, StopNone, []float64{1},
+		{0.1, RateSearchOptions{Start: 1, Max: 10, Target: 0.9}, nil, StopNone, []float64{1},
 			"an SLO no rate meets: the first probe fails"},
-		{3, RateSearchOptions{Start: 4, Max: 8, Target: 0.4}, 8, StopLimit, []float64{4, 8},
+		{3, RateSearchOptions{Start: 4, Max: 8, Target: 0.4}, qps(8), StopLimit, []float64{4, 8},
 			"a fraction equal to the target (0.4) passes"},
 	} {
 		res, err := FindMaxRate(context.Background(), c.opts, rateStep(c.knee))
@@ -54,8 +54,8 @@ func TestFindMaxRate(t *testing.T) {
 				t.Errorf("probe %+v: pass disagrees with its fraction", p)
 			}
 		}
-		if res.Best != c.best || res.Stop != c.stop || !slices.Equal(got, c.probes) {
-			t.Errorf("knee %g, %+v: best %g (%s), probes %v; want %g (%s), %v: %s", c.knee, c.opts, res.Best, res.Stop, got, c.best, c.stop, c.probes, c.reason)
+		if rateText(res.Best) != rateText(c.best) || res.Stop != c.stop || !slices.Equal(got, c.probes) {
+			t.Errorf("knee %g, %+v: best %s (%s), probes %v; want %s (%s), %v: %s", c.knee, c.opts, rateText(res.Best), res.Stop, got, rateText(c.best), c.stop, c.probes, c.reason)
 		}
 	}
 }
@@ -69,7 +69,7 @@ func TestFindMaxRateError(t *testing.T) {
 		}
 		return 1, nil
 	})
-	if !errors.Is(err, boom) || res.Stop != StopPartial || res.Best != 2 || len(res.Probes) != 2 {
+	if !errors.Is(err, boom) || res.Stop != StopPartial || rateText(res.Best) != "2" || len(res.Probes) != 2 {
 		t.Errorf("err %v, result %+v: want the partial search (best 2) and the probe's error", err, res)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -97,4 +97,13 @@ func TestRateSearchOptionsRefused(t *testing.T) {
 			t.Errorf("%+v: %v, want an error about the %s", c.opts, err, c.want)
 		}
 	}
+}
+
+func qps(q float64) *float64 { return &q }
+
+func rateText(q *float64) string {
+	if q == nil {
+		return "none"
+	}
+	return fmtRate(*q)
 }

@@ -5,13 +5,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"aimeter/bundle"
-	"aimeter/sweep/endpoints"
 )
 
 func newExportCommand(st *State) *cobra.Command {
@@ -42,29 +39,11 @@ func newExportCommand(st *State) *cobra.Command {
 }
 
 func exportEndpoints(st *State, dir, out, submissionFile string) error {
-	if out == "" {
-		return usageError("--submission needs --endpoints OUT")
-	}
-	if submissionFile == "" {
-		return usageError("--endpoints needs --submission FILE (see docs/endpoints.md)")
-	}
-	s, err := endpoints.ReadSubmission(submissionFile)
+	e, err := endpointsFromFlags(out, submissionFile)
 	if err != nil {
-		return usageError("--submission %v", err)
+		return err
 	}
-	names, err := endpoints.Write(out, dir, s)
-	if err != nil {
-		return withCode(ExitFailure, fmt.Errorf("export --endpoints: %w", err))
-	}
-	points := 0
-	for _, n := range names {
-		if path.Base(n) == endpoints.PointFile {
-			points++
-		}
-	}
-	fmt.Fprintf(st.Stdout, "Endpoints submission written to %s: %d points, %d files\n",
-		filepath.Join(out, s.Organization, s.SubmissionID), points, len(names))
-	return nil
+	return e.write(st, dir, "export")
 }
 
 func exportRecords(st *State, dir, format, output, tableName string, ignoreDigests bool) error {

@@ -98,8 +98,9 @@ func TestExportEndpointsChecker(t *testing.T) {
 	}
 	checkVizSite(t, bin, org, filepath.Join(dir, "site"), sum)
 
-	// Exporting again into the same directory is refused.
-	if again := runCLI(t, "", "export", "--endpoints", out, "--submission", endpointsSubmission, sw); again.code != ExitFailure || !strings.Contains(again.stderr, "already exists") {
+	// Exporting again into the same directory is refused, before the
+	// sweep is read.
+	if again := runCLI(t, "", "export", "--endpoints", out, "--submission", endpointsSubmission, sw); again.code != ExitUsage || !strings.Contains(again.stderr, "already exists") {
 		t.Errorf("a second export into the same directory: %s", again)
 	}
 

@@ -74,6 +74,8 @@ var exampleAdjustments = map[string]exampleAdjust{
 	"results threshold --series 3f2a… --test welch --delete":                     {skip: "3f2a… stands for a series key"},
 	"export aimeter-run > records.csv": {args: []string{"export", "aimeter-results", "--output", "records.csv"},
 		why: "aimeter-run stands for a run directory, and the test has no shell to redirect"},
+	"sweep --sut openai --url http://127.0.0.1:8000 --max-concurrency 64 --duration 20s --set schedule_rng_seed=10487924139932647040 --set sample_index_rng_seed=586478644936801402 --endpoints submission --submission submission.yaml": {
+		skip: "needs an Endpoints submission file; TestSweepEndpointsChecker runs the sweep with --endpoints"},
 	"export --endpoints submission --submission submission.yaml aimeter-sweep": {
 		skip: "needs an Endpoints submission file; TestExportEndpointsChecker runs the export"},
 	"accuracy aimeter-out": {codes: valid3, // untrained weights may miss the target

@@ -27,6 +27,8 @@ type sweepFlags struct {
 	minRate float64
 	maxRate float64
 	rateDec int
+	// endpoints and submission are --endpoints OUT and --submission FILE.
+	endpoints, submission string
 }
 
 func newSweepCommand(st *State) *cobra.Command {
@@ -41,10 +43,18 @@ func newSweepCommand(st *State) *cobra.Command {
   aimeter sweep --sut openai --url http://127.0.0.1:8000 --max-concurrency 64 --duration 20s
   aimeter sweep --sut openai --url http://127.0.0.1:8000 --points 1,2,4,8 --slo ttft=100ms,tpot=10ms --duration 10s
   aimeter sweep --sut openai --url http://127.0.0.1:8000 --slo tpot=8ms --goodput-target 0.9 --max-concurrency 256 --duration 10s
+  aimeter sweep --sut openai --url http://127.0.0.1:8000 --max-concurrency 64 --duration 20s --set schedule_rng_seed=10487924139932647040 --set sample_index_rng_seed=586478644936801402 --endpoints submission --submission submission.yaml
   aimeter report aimeter-sweep`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			ep, err := endpointsFromFlags(s.endpoints, s.submission)
+			if err != nil {
+				return err
+			}
 			if cmd.Flags().Changed("max-rate") {
+				if ep != nil {
+					return usageError("--endpoints writes a Pareto sweep's points as an Endpoints submission, not a search over request rate (--max-rate)")
+				}
 				rp, err := rateSearchPlanFromFlags(cmd, st, &f, &g, &s)
 				if err != nil {
 					return err
@@ -57,9 +67,19 @@ func newSweepCommand(st *State) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if ep != nil {
+				if sp.Search != nil {
+					return usageError("--endpoints writes a Pareto sweep's points as an Endpoints submission, not a goodput search (--goodput-target)")
+				}
+				// Told now, not after the sweep: points run with other
+				// seeds than the set's are refused by Endpoints' checker.
+				if err := ep.checkSweepSeeds(&sp.Base); err != nil {
+					return err
+				}
+			}
 			f.goMemLimit.SetGoMemoryLimit()
 			sp.Base.Done = recordDone(cmd.Context(), st, f.store, f.quiet)
-			return runSweep(cmd.Context(), st, sp, f.quiet)
+			return runSweep(cmd.Context(), st, sp, f.quiet, ep)
 		},
 	}
 	addRunFlags(cmd, &f, &g)
@@ -76,7 +96,9 @@ func newSweepCommand(st *State) *cobra.Command {
 	fl.Float64Var(&s.maxRate, "max-rate", 0, "search over request rate instead of concurrency: the highest Server target_qps a goodput search probes (needs --slo and --goodput-target)")
 	fl.Float64Var(&s.minRate, "min-rate", 1, "the first request rate a rate search probes (requests/s, > 0)")
 	fl.IntVar(&s.rateDec, "rate-decimals", 0, "a rate search bisects until its bounds agree to this many decimal places (0–6; LoadGen's server_find_peak_qps_decimals_of_precision)")
-	groupFlags(cmd, flagGroup{"Sweep", []string{"points", "min-concurrency", "max-concurrency", "point-count", "offline", "slo", "goodput-target", "name", "max-rate", "min-rate", "rate-decimals"}})
+	fl.StringVar(&s.endpoints, "endpoints", "", "also write the sweep as an MLPerf Endpoints submission tree under this directory when it ends (as 'aimeter export --endpoints'); needs --submission")
+	fl.StringVar(&s.submission, "submission", "", "with --endpoints: the YAML or JSON file of what aimeter cannot know (names, links, seed set, system, accuracy); its seed set's seeds are checked before the sweep starts")
+	groupFlags(cmd, flagGroup{"Sweep", []string{"points", "min-concurrency", "max-concurrency", "point-count", "offline", "slo", "goodput-target", "name", "max-rate", "min-rate", "rate-decimals", "endpoints", "submission"}})
 	return cmd
 }
 
@@ -144,8 +166,10 @@ func sweepPlanFromFlags(cmd *cobra.Command, st *State, f *runFlags, g *gbtFlags,
 	return sp, nil
 }
 
-// runSweep runs the sweep and prints its points.
-func runSweep(parent context.Context, st *State, sp *benchmark.SweepPlan, quiet bool) error {
+// runSweep runs the sweep and prints its points; with ep, a sweep that ran
+// to its end is written as an Endpoints submission tree too, whose
+// failure (a rule of the checker broken) is the exit status.
+func runSweep(parent context.Context, st *State, sp *benchmark.SweepPlan, quiet bool, ep *endpointsOutput) error {
 	ctx, stop := interruptible(parent, st)
 	defer stop()
 	watchStudy(st, &sp.Base, quiet)
@@ -156,7 +180,15 @@ func runSweep(parent context.Context, st *State, sp *benchmark.SweepPlan, quiet 
 	}
 	console.WriteSweep(st.Stdout, sum, sp.Dir)
 	if err := studyEnded(ctx, err); err != nil {
+		if ep != nil {
+			fmt.Fprintf(st.Stderr, "no Endpoints submission written: the sweep did not run to its end (aimeter export --endpoints %s --submission FILE %s writes what it measured)\n", ep.Out, sp.Dir)
+		}
 		return err
+	}
+	if ep != nil {
+		if err := ep.write(st, sp.Dir, "sweep"); err != nil {
+			return err
+		}
 	}
 	return sweepCode(sum)
 }

@@ -41,6 +41,9 @@ func TestDecodeSubmissionErrors(t *testing.T) {
 		{"cohort format", "target_cohort: 2026-10-C1", "target_cohort: 2026-10", `target_cohort "2026-10"`},
 		{"seed set", "seed_set: A\n", "", "seed_set: missing"},
 		{"model seed", "model_seed: 9315206023656308754\n", "", "model_seed: missing"},
+		{"model seed not the set's", "model_seed: 9315206023656308754", "model_seed: 42", "model_seed 42: published seed set A's is 9315206023656308754"},
+		{"scheduler seed not the set's", "seed_set: A\n", "seed_set: A\nscheduler_rng_seed: 0\n", "scheduler_rng_seed 0: published seed set A's is 10487924139932647040"},
+		{"unknown set without its seeds", "seed_set: A\n", "seed_set: Z\n", `seed_set "Z": not a set aimeter knows (published: A)`},
 		{"availability", "  system_availability_status: RDI\n", "", "system_desc.system_availability_status: missing"},
 		{"node driver", "  driver: none\n", "", "node.driver: missing"},
 		{"system_power", "system_power:", "system_powr:", "system_powr"},
@@ -167,7 +170,7 @@ func TestBuildSaltSeed(t *testing.T) {
 	}{
 		{"no salt", "a run without --salt has no salt seed to agree", nil, ""},
 		{"model seed", "the salt seeded as Endpoints seeds it", &same, ""},
-		{"another seed", "the tree would declare a model_seed the salts did not use", &other, "not the seed set's model_seed"},
+		{"another seed", "the tree would declare a model_seed the salts did not use", &other, "salt seed 9315206023656308755, the set's model_seed is 9315206023656308754"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -268,6 +271,12 @@ func TestVerifyRefuses(t *testing.T) {
 		{"a P90 removed", r4 + ResultFile, `"90": 400000,`, "", `tpot.percentiles["90"]: missing`},
 		{"utilisation changed", r4 + SystemDescFile, `"tps_utilization": 0.`, `"tps_utilization": 1.`, "tps_utilization"},
 		{"config not a mapping", r4 + ConfigFile, "settings:", "- settings:", ConfigFile},
+		{"scheduler seed not the set's", r4 + PointFile, "scheduler_rng_seed: 10487924139932647040", "scheduler_rng_seed: 0",
+			"r4/point.yaml: seed-runtime-match: runtime_settings.runtime does not match seed set \"A\": scheduler_rng_seed=0 (expected 10487924139932647040); run the sweep with --set schedule_rng_seed=10487924139932647040 --set sample_index_rng_seed=586478644936801402"},
+		{"model seed removed", r4 + PointFile, "    model_seed: 9315206023656308754\n", "", "seed-runtime-match: runtime_settings.runtime does not match seed set \"A\": model_seed missing (expected 9315206023656308754)"},
+		{"an unpublished set", r4 + PointFile, "seed_set: A", "seed_set: Z", `seed-set-membership: seed_set "Z" is not a published set (known: A)`},
+		{"a sample unaccounted", r4 + ResultFile, `"n_samples_failed": 1,`, `"n_samples_failed": 0,`, "metric-consistency-accounting: completed (5) + failed (0) = 5 ≠ issued (6)"},
+		{"system_tps changed", r4 + ResultFile, `"system_tps": 66,`, `"system_tps": 67,`, "metric-consistency-system-tps: stored system_tps 67 ≠ derived 66"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -292,6 +301,75 @@ func TestVerifyRefuses(t *testing.T) {
 				t.Errorf("Verify: %v, want an error containing %q", err, c.want)
 			}
 		})
+	}
+}
+
+// TestBuildSeeds: a sweep run without the submission's seed set is
+// refused, naming every point and seed and the flags that fix it, as
+// MLCommons' checker would refuse each point (seed-runtime-match).
+func TestBuildSeeds(t *testing.T) {
+	s := readTestSubmission(t)
+	sw := goldenSweep()
+	for i := range sw.Points {
+		sw.Points[i].SchedulerSeed, sw.Points[i].SampleIndexSeed = 0, 0
+	}
+	sw.Points[2].SampleIndexSeed = 586478644936801402 // one seed right: only the other is named
+	_, err := Build(sw, s)
+	if err == nil {
+		t.Fatal("Build of a sweep run with seeds 0: no error")
+	}
+	for _, want := range []string{
+		"4 of the sweep's 4 points did not run with seed set A's seeds",
+		"--set schedule_rng_seed=10487924139932647040 --set sample_index_rng_seed=586478644936801402",
+		"point r1: schedule_rng_seed 0, the set's scheduler_rng_seed is 10487924139932647040; sample_index_rng_seed 0, the set's is 586478644936801402",
+		"point r12: schedule_rng_seed 0, the set's scheduler_rng_seed is 10487924139932647040\n",
+		"point r40:",
+	} {
+		if !strings.Contains(err.Error()+"\n", want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+	// A set aimeter does not know, declared with its seeds in the file,
+	// binds those seeds; the published set's no longer pass.
+	z := *s
+	sched, idx := uint64(1), uint64(2)
+	z.SeedSet, z.SchedulerRNGSeed, z.SampleIndexRNGSeed = "Z", &sched, &idx
+	if err := z.Check(); err != nil {
+		t.Fatalf("a declared set: %v", err)
+	}
+	if _, err := Build(goldenSweep(), &z); err == nil || !strings.Contains(err.Error(), "schedule_rng_seed 10487924139932647040, the set's scheduler_rng_seed is 1") {
+		t.Errorf("Build with a declared set the sweep did not use: %v", err)
+	}
+}
+
+// TestVerifySeedSetConsistency: the points of one curve that declare two
+// known seed sets are refused (seed-set-consistency), each point's seeds
+// being its own set's.
+func TestVerifySeedSetConsistency(t *testing.T) {
+	files, err := Build(goldenSweep(), readTestSubmission(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	const r4 = "Example/example-2026-10/results/sim_1x/llama3_1-8b/r4/" + PointFile
+	for name, data := range files {
+		if name == r4 {
+			data = []byte(strings.Replace(string(data), "seed_set: A", "seed_set: B", 1))
+		}
+		p := filepath.Join(out, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, _ := PublishedSeedSet("A")
+	b := a
+	b.ID = "B"
+	err = VerifyWith(filepath.Join(out, "Example", "example-2026-10"), VerifyOptions{SeedSets: []SeedSet{b}})
+	if err == nil || !strings.Contains(err.Error(), "seed-set-consistency: the points declare 2 seed sets (A, B)") || strings.Contains(err.Error(), "seed-runtime-match") {
+		t.Errorf("VerifyWith: %v", err)
 	}
 }
 

@@ -61,9 +61,10 @@ type Submission struct {
 	DatasetLink string `json:"dataset_link"`
 	// SeedSet is the id of the published seed set the run used (section
 	// 4.6); TargetCohort its cohort, YYYY-MM-C0 or YYYY-MM-C1. The
-	// scheduler and sample-index seeds are the bundles' own
-	// (schedule_rng_seed, sample_index_rng_seed): run the sweep with
-	// --set to the set's values.
+	// scheduler and sample-index seeds written are the bundles' own
+	// (schedule_rng_seed, sample_index_rng_seed), which must be the set's
+	// (Submission.Seeds): run the sweep with --set to the set's values
+	// (SeedSet.SetFlags).
 	SeedSet      string `json:"seed_set"`
 	TargetCohort string `json:"target_cohort"`
 	// ModelSeed is the seed set's model_seed, which the server uses, and
@@ -71,6 +72,12 @@ type Submission struct {
 	// 2.1.1): a point whose run salted its queries (--salt) must have
 	// been run with --salt-seed equal to it.
 	ModelSeed *uint64 `json:"model_seed"`
+	// SchedulerRNGSeed and SampleIndexRNGSeed are the set's scheduler and
+	// sample-index seeds. Nil takes those of the published set of that id
+	// (PublishedSeedSets), which they must equal when given; a set aimeter
+	// does not know needs both.
+	SchedulerRNGSeed   *uint64 `json:"scheduler_rng_seed"`
+	SampleIndexRNGSeed *uint64 `json:"sample_index_rng_seed"`
 	// MaxSupportedConcurrency is the declared Cmax; 0 takes the sweep's
 	// own (its regions' Cmax, else its highest point).
 	MaxSupportedConcurrency int `json:"max_supported_concurrency"`
@@ -138,8 +145,8 @@ func (s *Submission) Check() error {
 	if !cohortRE.MatchString(s.TargetCohort) {
 		return fmt.Errorf("target_cohort %q: want YYYY-MM-C0 or YYYY-MM-C1", s.TargetCohort)
 	}
-	if s.ModelSeed == nil {
-		return errors.New("model_seed: missing (the seed set's model_seed, section 4.6)")
+	if _, err := s.Seeds(); err != nil {
+		return err
 	}
 	if s.MaxSupportedConcurrency < 0 {
 		return fmt.Errorf("max_supported_concurrency %d: must be ≥ 1 (or 0 for the sweep's own)", s.MaxSupportedConcurrency)

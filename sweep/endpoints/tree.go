@@ -11,6 +11,7 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/goccy/go-yaml"
 
@@ -52,6 +53,9 @@ func Build(sw *Sweep, s *Submission) (map[string][]byte, error) {
 	if len(sw.Points) == 0 {
 		return nil, errors.New("the sweep has no point")
 	}
+	if err := checkPointSeeds(sw, s); err != nil {
+		return nil, err
+	}
 	impl := s.Implementation
 	if impl == "" {
 		impl = DefaultImplementation
@@ -81,13 +85,6 @@ func Build(sw *Sweep, s *Submission) (map[string][]byte, error) {
 	withAccuracy, err := AccuracyPoints(sw, cmax)
 	if err != nil {
 		return nil, err
-	}
-	for _, p := range sw.Points {
-		// Endpoints seeds the per-query salt with the set's model_seed.
-		if p.SaltSeed != nil && *p.SaltSeed != *s.ModelSeed {
-			return nil, fmt.Errorf("point r%d: its run salted its queries with --salt-seed %d, not the seed set's model_seed %d, which seeds Endpoints' per-query salt: run the sweep again with --salt-seed %d",
-				p.Concurrency, *p.SaltSeed, *s.ModelSeed, *s.ModelSeed)
-		}
 	}
 	for _, p := range sw.Points {
 		dir := path.Join(s.ModelDir(), fmt.Sprintf("r%d", p.Concurrency))
@@ -122,10 +119,37 @@ func Build(sw *Sweep, s *Submission) (map[string][]byte, error) {
 	return files, nil
 }
 
+// checkPointSeeds refuses a sweep whose points did not run with the
+// submission's seed set (Submission.Seeds): MLCommons' checker refuses
+// each such point (seed-runtime-match), and Endpoints seeds the per-query
+// salt with the set's model_seed. The error names every point and seed.
+func checkPointSeeds(sw *Sweep, s *Submission) error {
+	set, err := s.Seeds()
+	if err != nil {
+		return err
+	}
+	var bad []error
+	salted := false
+	for _, p := range sw.Points {
+		salted = salted || p.SaltSeed != nil
+		if m := set.Mismatch(RunSeeds{Schedule: p.SchedulerSeed, SampleIndex: p.SampleIndexSeed, Salt: p.SaltSeed}); len(m) > 0 {
+			bad = append(bad, fmt.Errorf("point r%d: %s", p.Concurrency, strings.Join(m, "; ")))
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%d of the sweep's %d points did not run with seed set %s's seeds, and MLCommons' checker refuses them (seed-runtime-match): run the sweep again with %s\n%w",
+		len(bad), len(sw.Points), set.ID, strings.Join(set.SetFlags(salted), " "), errors.Join(bad...))
+}
+
 // Write builds the tree for the sweep in sweepDir and writes it under
 // out, which must not already hold the submission's directory, then
-// checks it (Verify). It returns the paths written, relative to out,
-// sorted.
+// checks it (VerifyWith, knowing the submission's seed set). It returns
+// the paths written, relative to out, sorted. A sweep whose points did not
+// run with the submission's seed set is refused before anything is
+// written; a tree that fails a rule Verify evaluates stays written, and
+// the error names every violation.
 func Write(out, sweepDir string, s *Submission) ([]string, error) {
 	if err := s.Check(); err != nil {
 		return nil, err
@@ -152,8 +176,16 @@ func Write(out, sweepDir string, s *Submission) ([]string, error) {
 			return nil, err
 		}
 	}
-	if err := Verify(root); err != nil {
-		return names, fmt.Errorf("the tree written fails its own check: %w", err)
+	set, err := s.Seeds()
+	if err != nil {
+		return names, err
+	}
+	if err := VerifyWith(root, VerifyOptions{SeedSets: []SeedSet{set}}); err != nil {
+		n := 1
+		if j, ok := err.(interface{ Unwrap() []error }); ok {
+			n = len(j.Unwrap())
+		}
+		return names, fmt.Errorf("the tree written to %s breaks %d rule(s) of Endpoints' checker that aimeter evaluates:\n%w", root, n, err)
 	}
 	return names, nil
 }
