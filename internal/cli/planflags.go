@@ -141,6 +141,7 @@ var planFlags = []struct{ field, flag string }{
 	{"KeepProbeRecords", "keep-probe-records"},
 	{"Power", "power"},
 	{"PowerOptions", "power-period"},
+	{"Power", "power-max-w"}, // the sources' ceiling (telemetry.SpecOptions.MaxPowerW)
 	{"PlanFromBundle", "from"},
 
 	// The study plans of aimeter sweep and aimeter video-streams: their

@@ -51,16 +51,17 @@ var notPlanCommands = map[string]string{
 // with a rule, each with why. A key is a flag ("quiet"), or a command's
 // flag ("aimeter demo retrain").
 var cliOnlyFlags = map[string]string{
-	"quiet":    "the console's progress line only",
-	"json":     "what the console prints: result.json on stdout",
-	"store":    "the results store the finished bundle is recorded into (benchmark.Plan.Done)",
-	"no-store": "the results store the finished bundle is recorded into (benchmark.Plan.Done)",
-	"from":     "names the bundle benchmark.PlanFromBundle reads; every other flag is refused with it (fromFlags)",
-	"server":   "aimeter run --server: the tester's service the bundle is uploaded to",
-	"config":   "aimeter run --server: the test item's configuration",
-	"token":    "aimeter run --server: the client token",
-	"key":      "aimeter run --server: the key that signs the upload",
-	"ca":       "aimeter run --server: the service's certificate",
+	"quiet":     "the console's progress line only",
+	"json":      "what the console prints: result.json on stdout",
+	"store":     "the results store the finished bundle is recorded into (benchmark.Plan.Done)",
+	"no-store":  "the results store the finished bundle is recorded into (benchmark.Plan.Done)",
+	"from":      "names the bundle benchmark.PlanFromBundle reads; every other flag is refused with it (fromFlags)",
+	"server":    "aimeter run --server: the tester's service the bundle is uploaded to",
+	"config":    "aimeter run --server: the test item's configuration",
+	"token":     "aimeter run --server: the client token",
+	"key":       "aimeter run --server: the key that signs the upload",
+	"ca":        "aimeter run --server: the service's certificate",
+	"retry-for": "aimeter run --server: how long an upload to a busy service is retried",
 	// aimeter audit: the compliance test's own options (compliance.Options),
 	// around the plan of its runs.
 	"aimeter audit accuracy-delta":     "compliance.Options: the audit's accuracy bound",
@@ -78,6 +79,8 @@ var cliOnlyFlags = map[string]string{
 	// RateSearchPlan around the base plan, which RunSweep and
 	// RunRateSearch check themselves (planFlags names them).
 	"aimeter sweep name":            "SweepPlan.Name",
+	"aimeter sweep endpoints":       "the Endpoints tree written from the sweep when it ends (sweep_endpoints.go checks its seeds first)",
+	"aimeter sweep submission":      "the Endpoints tree's submission file (with --endpoints)",
 	"aimeter sweep points":          "SweepPlan.Points",
 	"aimeter sweep min-concurrency": "SweepPlan.CMin",
 	"aimeter sweep max-concurrency": "SweepPlan.CMax, SweepPlan.Search.Max",

@@ -41,6 +41,9 @@ func (pf *powerFlags) apply(p *benchmark.Plan) error {
 // without --power. Errors are usage errors.
 func (pf *powerFlags) open(node string) ([]telemetry.Source, error) {
 	if pf.sources == "" {
+		if pf.maxW != 0 {
+			return nil, usageError("--power-max-w applies only with --power: drop it, or name the power sources")
+		}
 		return nil, nil
 	}
 	if pf.period <= 0 {

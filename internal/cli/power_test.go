@@ -96,6 +96,7 @@ func TestRunPowerBadFlags(t *testing.T) {
 		{"a replay file that is not there", []string{"--power", "replay:" + filepath.Join(t.TempDir(), "none.csv")}, "no such file"},
 		{"a period of zero", []string{"--power", "rapl", "--power-period", "0s"}, "--power-period 0s"},
 		{"a negative ceiling", []string{"--power", "rapl", "--power-max-w", "-1"}, "--power-max-w -1: want watts > 0"},
+		{"a ceiling without sources", []string{"--power-max-w", "500"}, "--power-max-w applies only with --power"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
