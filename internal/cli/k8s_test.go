@@ -391,3 +391,42 @@ func TestK8sDocStatusIsTrue(t *testing.T) {
 		t.Errorf("docs/kubernetes.md says aimeter run --shards and --start-at are being built: %v; they are there: %v", saysNot, hasShards)
 	}
 }
+
+// Every flag the Job gives aimeter run is one of aimeter run's, and the
+// whole argument list parses as its flags; --shards and --start-at, which
+// are being built, are the only ones allowed to be missing (and
+// TestK8sDocStatusIsTrue holds the page to that).
+func TestK8sJobArgsAreRunFlags(t *testing.T) {
+	o := k8sjob.Options{Name: "b", Image: "a:1", Shards: 4, StartAt: time.Now().Add(time.Hour).Truncate(time.Second),
+		PVC: "p", Server: "https://t:8443", TokenSecret: "s", SecretHasCA: true,
+		RunArgs: []string{"--scenario", "Offline", "-q"}}
+	args := o.Args()
+	if args[0] != "run" {
+		t.Fatalf("args %q: want aimeter run", args)
+	}
+	run := newRunCommand(&State{}).Flags()
+	pending := map[string]bool{"shards": true, "start-at": true}
+	var kept []string
+	for i := 1; i < len(args); i++ {
+		name, ok := strings.CutPrefix(args[i], "--")
+		if !ok {
+			kept = append(kept, args[i])
+			continue
+		}
+		f := run.Lookup(name)
+		switch {
+		case f == nil && pending[name]:
+			i++ // and its value
+			continue
+		case f == nil:
+			t.Errorf("the Job passes --%s, which aimeter run does not have", name)
+		}
+		kept = append(kept, args[i])
+	}
+	if err := run.Parse(kept); err != nil || len(run.Args()) > 0 {
+		t.Errorf("aimeter run does not parse the Job's arguments %q: %v (left %q)", kept, err, run.Args())
+	}
+	if got := run.Lookup("output-dir").Value.String(); got != "/results/shard-$(JOB_COMPLETION_INDEX)" {
+		t.Errorf("--output-dir %q", got)
+	}
+}
