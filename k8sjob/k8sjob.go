@@ -228,8 +228,9 @@ func ReservedRunFlag(args []string) (flag, why string) {
 	return "", ""
 }
 
-// imageRef matches an image reference: a repository, then a tag, a
-// digest, or both (host:port/repo:tag@sha256:…).
+// The parts of an image reference, host:port/repo:tag@sha256:…: a tag,
+// a digest, and the repository (the host lower-cased before it is
+// matched).
 var (
 	imageTag    = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$`)
 	imageDigest = regexp.MustCompile(`^[a-z0-9]+(?:[.+_-][a-z0-9]+)*:[A-Fa-f0-9]{32,}$`)
