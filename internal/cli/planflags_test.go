@@ -37,6 +37,8 @@ var notPlanCommands = map[string]string{
 	"aimeter serve":                 "a group of commands",
 	"aimeter results add":           "records a bundle already written",
 	"aimeter scenarios":             "lists the GB/T scenarios",
+	"aimeter k8s":                   "a group of commands",
+	"aimeter k8s job":               "writes a Kubernetes Job; the flags of the run it holds go after -- and are aimeter run's",
 	"aimeter":                       "the root: its flags are cobra's own",
 	"aimeter completion":            "cobra's shell completion",
 	"aimeter help":                  "cobra's help",

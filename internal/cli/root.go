@@ -46,6 +46,7 @@ func newRootCommand(st *State) *cobra.Command {
 		Version:       Version,
 	}
 	root.AddCommand(newSweepCommand(st)) // aimeter sweep (sweep.go)
+	root.AddCommand(newK8sCommand(st))   // aimeter k8s job (k8s.go)
 	// aimeter server, submit, keygen (server.go)
 	root.AddCommand(newServerCommand(st), newSubmitCommand(st), newKeygenCommand(st))
 	root.SetOut(st.Stdout)
