@@ -302,7 +302,7 @@ func (p *Plan) Validate() error {
 		return err
 	}
 	if p.Shard != nil {
-		if err := p.Shard.validate(); err != nil {
+		if err := p.Shard.validateWith(p); err != nil {
 			return err
 		}
 	}

@@ -62,7 +62,7 @@ func (s *Shard) validate() error {
 		if s.Count < 0 {
 			field = "Shard.Count"
 		}
-		return usage(field, "Shard.Index %d of Shard.Count %d: the index runs from 0 to the number of shards less one", s.Index, s.Count)
+		return usage(field, "%s: shard %d of %d: the index runs from 0 to the number of shards less one", field, s.Index, s.Count)
 	}
 	if s.StartTolerance < 0 {
 		return usage("Shard.StartTolerance", "Shard.StartTolerance %v: must be ≥ 0 (0 = %v)", s.StartTolerance, loadgen.DefaultStartTolerance)
@@ -71,6 +71,21 @@ func (s *Shard) validate() error {
 		if _, err := clocksync.Endpoint(s.ClockRef); err != nil {
 			return usage("Shard.ClockRef", "Shard.ClockRef: %v", err)
 		}
+	}
+	return nil
+}
+
+// validateWith checks the shard against the rest of the plan p, as far as
+// the plan alone tells (loadgen refuses the rest, after the cascade).
+func (s *Shard) validateWith(p *Plan) error {
+	if err := s.validate(); err != nil {
+		return err
+	}
+	if c := p.Settings.Concurrency; s.Count > 1 && c > 0 && c < uint64(s.Count) {
+		return usage("Shard.Count", "Shard.Count: %d shards of a concurrency of %d (Settings.Concurrency): the concurrency is split over the shards, and each needs at least 1 query in flight", s.Count, c)
+	}
+	if s.Count > 1 && p.Settings.Mode == "find-peak" {
+		return usage("Shard.Count", "Shard.Count: %d shards of a find-peak search: a search chooses each probe's rate from the last probe's result, which one shard does not have; run it unsharded", s.Count)
 	}
 	if s.StartTolerance != 0 && s.StartAt.IsZero() {
 		return usage("Shard.StartTolerance", "Shard.StartTolerance applies only to a common start (Shard.StartAt)")
