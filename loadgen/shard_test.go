@@ -17,6 +17,7 @@ import (
 type issuedSample struct {
 	seq, query, index uint64
 	scheduled         int64
+	status            loadgen.Status
 }
 
 // shardCase is one test sharded the same way N = 1…5 times.
@@ -51,7 +52,7 @@ func runIssued(t *testing.T, c shardCase, sh loadgen.Shard) ([]issuedSample, *lo
 	})
 	var out []issuedSample
 	for r := range res.Records() {
-		out = append(out, issuedSample{seq: r.SeqID, query: r.QueryID, index: r.SampleIndex, scheduled: r.ScheduledNs})
+		out = append(out, issuedSample{seq: r.SeqID, query: r.QueryID, index: r.SampleIndex, scheduled: r.ScheduledNs, status: r.Status})
 	}
 	return out, res
 }
@@ -110,6 +111,35 @@ func shardCases() []shardCase {
 			sut: delay, times: true, timesFor: func(n int) bool { return 12%n == 0 },
 		},
 		{
+			name: "GB/T arrival mode 0: a job timeout, extended to the duration", why: "closed loop with the reaper: every shard times out its own jobs only (a job of another shard is never issued here), and a job's fate follows from its sample",
+			settings: func() loadgen.Settings {
+				s := small(loadgen.SingleStream, loadgen.PerformanceOnly)
+				s.MinDurationMs, s.MinQueryCount = 0, 90
+				return s
+			},
+			opts: func() loadgen.Options {
+				return loadgen.Options{SampleTimeout: 5 * time.Millisecond, ExtendToDuration: true}
+			},
+			sut: loadgentest.DelaySUT{DelayOf: func(index uint64, _ int) time.Duration {
+				if index%5 == 0 {
+					return 20 * time.Millisecond // lost to the timeout
+				}
+				return time.Millisecond
+			}},
+		},
+		{
+			name: "GB/T arrival mode 0: no job is answered", why: "the reaper, not the issuer, times out each shard's last job: it must skip the jobs of other shards, never issued here, or the shard waits for the stall timeout",
+			settings: func() loadgen.Settings {
+				s := small(loadgen.SingleStream, loadgen.PerformanceOnly)
+				s.MinDurationMs, s.MinQueryCount = 0, 60
+				return s
+			},
+			opts: func() loadgen.Options {
+				return loadgen.Options{SampleTimeout: 5 * time.Millisecond, ExtendToDuration: true}
+			},
+			sut: loadgentest.DelaySUT{Delay: time.Hour},
+		},
+		{
 			name: "MultiStream", why: "closed loop of 8-sample queries: whole queries go to shards",
 			settings: func() loadgen.Settings {
 				s := small(loadgen.MultiStream, loadgen.PerformanceOnly)
@@ -144,7 +174,7 @@ func shardCases() []shardCase {
 func TestShardUnionIsTheSchedule(t *testing.T) {
 	for _, c := range shardCases() {
 		t.Run(c.name, func(t *testing.T) {
-			whole, _ := runIssued(t, c, loadgen.Shard{})
+			whole, wholeRes := runIssued(t, c, loadgen.Shard{})
 			if len(whole) < 50 {
 				t.Fatalf("the single-host run issued %d samples: too few to mean anything", len(whole))
 			}
@@ -157,6 +187,11 @@ func TestShardUnionIsTheSchedule(t *testing.T) {
 						t.Fatalf("N=%d shard %d: Result.Shard = %+v, want its index, N and one digest per pass", n, i, res.Shard)
 					}
 					digests[res.Shard.ScheduleSHA256] = true
+					for k, p := range res.Passes {
+						if p.StopReason != wholeRes.Passes[k].StopReason {
+							t.Fatalf("N=%d shard %d pass %d stopped with %q, the single host with %q", n, i, k, p.StopReason, wholeRes.Passes[k].StopReason)
+						}
+					}
 					if n > 1 && len(part) == len(whole) {
 						t.Fatalf("N=%d shard %d issued all %d samples", n, i, len(part))
 					}
