@@ -586,9 +586,6 @@ func (r *runner) measure(st *resolved, o *opened, gp *gbt.RunPlan, manual testin
 	finishAll(recs, b)
 	out.WriteErr = d.Write(p.OutputDir)
 	out.Verdict = verdictOf(out)
-	if v, ok := shardVerdict(b); ok {
-		out.Verdict = v
-	}
 	r.replayOutcome(out)
 	if w := loadWarning(out, b.HostLoad); w != "" {
 		r.notify(Warning, "%s", w)
@@ -774,7 +771,14 @@ func scheduleWarning(l *trace.LatenessSummary, spin time.Duration) string {
 
 // verdictOf is derived.VerdictOf of the outcome: one rule for the run,
 // `aimeter report` and result.json.
-func verdictOf(o *Outcome) Verdict { return derived.VerdictOf(o.Bundle, o.GBT) }
+// verdictOf is the verdict of o: none for one shard of a test
+// (shardVerdict), the bundle's own otherwise.
+func verdictOf(o *Outcome) Verdict {
+	if v, ok := shardVerdict(o.Bundle); ok {
+		return v
+	}
+	return derived.VerdictOf(o.Bundle, o.GBT)
+}
 
 // loadWarning is the busy-machine warning, given only when the measured
 // load of other processes plausibly explains the failed check: a run that

@@ -194,6 +194,9 @@ func (r *runner) shardRecord(res *loadgen.Result) *shard.Record {
 // shardVerdict is the verdict of a shard's run: none, since one shard is
 // not the test. The bundle's derived files describe the shard's part.
 func shardVerdict(b *bundle.Bundle) (Verdict, bool) {
+	if b == nil {
+		return Verdict{}, false
+	}
 	rec := shard.Of(b)
 	if !rec.Sharded() {
 		return Verdict{}, false

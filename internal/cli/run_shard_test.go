@@ -53,6 +53,10 @@ func TestRunShards(t *testing.T) {
 			t.Fatalf("shard run %d: %+v, want index %d of 2", i, rec, 1-i)
 		}
 		recs = append(recs, rec)
+		// aimeter report says the same of the bundle.
+		if r := runCLI(t, "", "report", dir); r.code != ExitOK || !strings.Contains(r.stdout, "is one part of a test") || strings.Contains(r.stdout, "VALID") {
+			t.Fatalf("aimeter report of shard %d: %v", 1-i, r)
+		}
 	}
 	if recs[0].ScheduleSHA256 != recs[1].ScheduleSHA256 || len(recs[0].ScheduleSHA256) != 64 {
 		t.Fatalf("schedule digests %s and %s, want one", recs[0].ScheduleSHA256, recs[1].ScheduleSHA256)
