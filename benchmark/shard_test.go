@@ -15,6 +15,7 @@ import (
 	"aimeter/bundle"
 	"aimeter/clocksync"
 	"aimeter/derived"
+	"aimeter/gbt"
 	"aimeter/loadgen"
 	"aimeter/shard"
 	"aimeter/sut"
@@ -34,6 +35,24 @@ func shardPlan(dir string, sh *Shard) Plan {
 // but the note that it is a part, and the shards' records are the whole
 // run's schedule. The whole run's bundle has no shard.json.
 func TestShardBundles(t *testing.T) {
+	for _, row := range []struct {
+		why  string
+		plan func(dir string, sh *Shard) Plan
+	}{
+		{"an MLPerf Server test", shardPlan},
+		{"a GB/T arrival mode 2 test (Poisson arrivals)", func(dir string, sh *Shard) Plan {
+			return Plan{
+				SUT:       sut.Config{Kind: sut.NullAsync, QSLSize: 64},
+				GBT:       &GBT{Input: gbt.PlanInput{Arrival: gbt.Arrival{Mode: gbt.ModePoisson, Lambda: 3000, Duration: 100 * time.Millisecond}}},
+				OutputDir: dir, Shard: sh,
+			}
+		}},
+	} {
+		t.Run(row.why, func(t *testing.T) { testShardBundles(t, row.plan) })
+	}
+}
+
+func testShardBundles(t *testing.T, plan func(dir string, sh *Shard) Plan) {
 	type key struct {
 		seq   uint64
 		sched int64
@@ -47,7 +66,7 @@ func TestShardBundles(t *testing.T) {
 		return out
 	}
 	root := t.TempDir()
-	whole, err := Run(context.Background(), shardPlan(filepath.Join(root, "whole"), nil))
+	whole, err := Run(context.Background(), plan(filepath.Join(root, "whole"), nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +77,7 @@ func TestShardBundles(t *testing.T) {
 	digest := ""
 	for i := range 3 {
 		dir := filepath.Join(root, "shard", string(rune('0'+i)))
-		out, err := Run(context.Background(), shardPlan(dir, &Shard{Index: i, Count: 3}))
+		out, err := Run(context.Background(), plan(dir, &Shard{Index: i, Count: 3}))
 		if err != nil {
 			t.Fatalf("shard %d: %v", i, err)
 		}
