@@ -44,10 +44,30 @@ func runIssued(t *testing.T, c shardCase, sh loadgen.Shard) ([]issuedSample, *lo
 			o.SpinWindow = -1
 		}
 		o.Shard = sh
+		// The records streamed while the run goes, past other shards'
+		// queries, are the Result's.
+		var streamed []loadgen.Record
+		var first time.Time // the first record streamed, on the fake clock
+		o.Records = func(recs []loadgen.Record) {
+			if first.IsZero() {
+				first = time.Now()
+			}
+			streamed = append(streamed, recs...)
+		}
+		o.RecordsInterval = time.Millisecond
 		var err error
 		res, err = loadgen.Run(context.Background(), c.sut, &loadgentest.QSL{Total: 256, Performance: 64}, c.settings(), &o)
 		if err != nil {
 			t.Fatalf("shard %v: %v", sh, err)
+		}
+		if kept := slices.Collect(res.Records()); !slices.Equal(streamed, kept) {
+			t.Fatalf("shard %v: %d records streamed, %d kept: not the same", sh, len(streamed), len(kept))
+		}
+		// A pass of many intervals streams while it runs, not only at its
+		// end: the stream steps over the queries of other shards.
+		p := res.Passes[len(res.Passes)-1]
+		if end := time.Unix(0, p.StartUnixNs+p.EndNs); p.EndNs > int64(20*time.Millisecond) && !first.Before(end) {
+			t.Fatalf("shard %v: the first records were streamed at the end of the pass (%v), not while it ran", sh, time.Duration(p.EndNs))
 		}
 	})
 	var out []issuedSample
