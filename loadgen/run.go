@@ -174,7 +174,9 @@ type Options struct {
 	// pass; in accuracy mode the first accuracy pass) starts issuing, on
 	// this host's clock: Run generates its queries and loads its samples,
 	// then waits until StartAt (or until ctx is cancelled), so that shards
-	// on several hosts start their schedules together. The zero value
+	// on several hosts start their schedules together. It sleeps to within
+	// SpinWindow of StartAt and spins through the rest (a negative
+	// SpinWindow only sleeps, as testing/synctest needs). The zero value
 	// starts at once.
 	StartAt time.Time
 	// StartTolerance is how late after StartAt issuing may start: later,

@@ -172,7 +172,11 @@ func (t *testRun) startsHere(k PassKind) bool {
 func (t *testRun) waitStart() error {
 	t.startDone = true
 	at := t.opts.StartAt
-	if d := time.Until(at); d > 0 {
+	// Sleep to within the spin window of the start, then spin through it,
+	// as the Server issuer does for each query (Options.SpinWindow): a
+	// timer alone wakes a millisecond or more late on a busy machine.
+	window := t.opts.spinWindow()
+	if d := time.Until(at) - window; d > 0 {
 		timer := time.NewTimer(d)
 		select {
 		case <-timer.C:
@@ -180,6 +184,11 @@ func (t *testRun) waitStart() error {
 			timer.Stop()
 			return fmt.Errorf("%w: waiting for the start at %s: %s", ErrInterrupted, at.UTC().Format(time.RFC3339Nano), t.cancelReason())
 		}
+	}
+	for time.Now().Before(at) && t.ctx.Err() == nil {
+	}
+	if t.ctx.Err() != nil {
+		return fmt.Errorf("%w: waiting for the start at %s: %s", ErrInterrupted, at.UTC().Format(time.RFC3339Nano), t.cancelReason())
 	}
 	late := time.Since(at)
 	t.startLate = late
