@@ -703,7 +703,7 @@ func (t *testRun) runPass(e *Effective, set loadableSet, kind PassKind) *Summary
 		// An extended pass's sequence ids end with LoadGen's count, or
 		// with the queries it issued beyond it. (The performance pass is
 		// the last of a closed-loop run: no pass follows to number on.)
-		q := max(uint64(gen.logged), st.queriesIssued)
+		q := max(uint64(gen.logged), t.opts.Shard.issuedEnd(st.queriesIssued))
 		rec.info.EndSeq = rec.info.FirstSeq + q*uint64(gen.spq)
 		t.seq, t.qid = rec.info.EndSeq, rec.queryBase+q
 	}

@@ -107,6 +107,16 @@ func (s Shard) ShardSplit(count uint64) uint64 {
 	return perThread(count, s.Index, s.Count)
 }
 
+// issuedEnd is one past the last query a closed-loop pass issued, given
+// that the shard issued n queries: its own, in order from the first
+// (Index, Index+Count, …), so the last is Index + (n−1)·Count.
+func (s Shard) issuedEnd(n uint64) uint64 {
+	if !s.Sharded() || n == 0 {
+		return n
+	}
+	return uint64(s.Index) + (n-1)*uint64(s.Count) + 1
+}
+
 // checkShard refuses shards of a test they cannot split.
 func (o *Options) checkShard(s Settings) error {
 	sh := o.Shard

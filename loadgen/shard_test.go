@@ -60,6 +60,15 @@ func runIssued(t *testing.T, c shardCase, sh loadgen.Shard) ([]issuedSample, *lo
 		if err != nil {
 			t.Fatalf("shard %v: %v", sh, err)
 		}
+		// Every record lies within its pass's sequence ids, as a bundle
+		// read back checks (SummarizePass).
+		for k, p := range res.Passes {
+			for r := range res.PassRecords(k) {
+				if r.SeqID < p.FirstSeq || r.SeqID >= p.EndSeq {
+					t.Fatalf("shard %v: record %d outside its pass's ids [%d, %d)", sh, r.SeqID, p.FirstSeq, p.EndSeq)
+				}
+			}
+		}
 		if kept := slices.Collect(res.Records()); !slices.Equal(streamed, kept) {
 			t.Fatalf("shard %v: %d records streamed, %d kept: not the same", sh, len(streamed), len(kept))
 		}
@@ -392,6 +401,38 @@ func TestStartAtMissed(t *testing.T) {
 			}
 			if late := res.Shard.StartLate; late != row.load-10*time.Second {
 				t.Fatalf("%s: StartLate %v", row.why, late)
+			}
+		})
+	}
+}
+
+// TestShardExtendedPass: a closed-loop pass extended past LoadGen's count
+// (GB/T mode 0 runs for its duration) issues, on each shard, its own
+// queries only (q mod N), and its records lie within the pass's sequence
+// ids, which end after the last query the shard issued.
+func TestShardExtendedPass(t *testing.T) {
+	for i := range 3 {
+		synctest.Test(t, func(t *testing.T) {
+			s := loadgentest.SmallSettings(loadgen.SingleStream, loadgen.PerformanceOnly)
+			// LoadGen generates 64 queries at 10 ms each; the SUT answers
+			// in 100 µs, so 20 ms hold about 200.
+			s.SingleStreamExpectedLatencyNs, s.MinDurationMs = 10_000_000, 20
+			o := &loadgen.Options{SpinWindow: -1, ExtendToDuration: true, Shard: loadgen.Shard{Index: i, Count: 3}}
+			res, err := loadgen.Run(context.Background(), loadgentest.DelaySUT{Delay: 100 * time.Microsecond}, &loadgentest.QSL{Total: 64}, s, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := res.Passes[0]
+			var last uint64
+			n := 0
+			for r := range res.Records() {
+				if r.QueryID%3 != uint64(i) || r.SeqID < p.FirstSeq || r.SeqID >= p.EndSeq {
+					t.Fatalf("shard %d: record (query %d, seq %d) not its own or outside [%d, %d)", i, r.QueryID, r.SeqID, p.FirstSeq, p.EndSeq)
+				}
+				last, n = r.SeqID, n+1
+			}
+			if n <= 64/3+1 || last+1 != p.EndSeq {
+				t.Fatalf("shard %d: %d records, the last %d; pass ids end at %d: want more than LoadGen's count, ending with the last", i, n, last, p.EndSeq)
 			}
 		})
 	}
