@@ -275,6 +275,11 @@ var rules = func() []Rule {
 	add("", nil, "Sessions.ShareGPT", "Sessions.SHA256", "Sessions.Sessions", "Sessions.Think", "Sessions.Interval", "Sessions.History",
 		"Replay.Path", "Replay.SHA256", "Replay.Speedup", "Replay.MaxRequests", "Replay.MaxDuration", "Replay.Seed")
 
+	// A shard of a test split over load generators: one seeded schedule,
+	// not chained turns that wait for each other's answers.
+	add("a run of one seeded schedule: not sessions (Sessions), whose turns wait for each other's answers", func(v *view) bool { return v.p.Sessions == nil }, "Shard")
+	add("", nil, "Shard.Index", "Shard.Count", "Shard.StartAt", "Shard.StartTolerance", "Shard.ClockRef")
+
 	// Every run.
 	add("", nil, "OutputDir", "Name", "Trace", "NoReport", "Timeout", "StallTimeout", "MaxMemory", "MaxMemorySource",
 		"CommandLine", "Power", "Version", "SLO")
@@ -295,6 +300,11 @@ func (p *Plan) Validate() error {
 	}
 	if err := p.checkApplies(nil); err != nil {
 		return err
+	}
+	if p.Shard != nil {
+		if err := p.Shard.validateWith(p); err != nil {
+			return err
+		}
 	}
 	if p.FindPeakResolution < 0 || p.FindPeakResolution >= 1 {
 		return usage("FindPeakResolution", "FindPeakResolution %v: want a fraction in [0, 1)", p.FindPeakResolution)

@@ -208,6 +208,7 @@ func TestInapplicableFieldRefused(t *testing.T) {
 		{"Sessions.UserWords", "a ShareGPT file brings its messages", shareGPT},
 		{"Sessions.AnswerTokens", "a ShareGPT file brings its answers", shareGPT},
 		{"Sessions.Seed", "a ShareGPT file is not generated", shareGPT},
+		{"Shard", "sessions' turns wait for each other's answers, which another shard would receive", shareGPT},
 	}
 	tested := map[string]bool{} // the rules (field, where) whose refusal a row saw
 	for _, row := range rows {

@@ -40,6 +40,7 @@ import (
 	"aimeter/gbt"
 	"aimeter/gbt/testinfo"
 	"aimeter/loadgen"
+	"aimeter/shard"
 	"aimeter/sut"
 	"aimeter/sysinfo"
 	"aimeter/telemetry"
@@ -77,6 +78,10 @@ type Plan struct {
 	// Sessions, if set, runs multi-turn chat sessions (see Sessions); nil
 	// runs none.
 	Sessions *Sessions
+	// Shard, if set, runs the plan as one shard of a test split over
+	// several load generators, or starts it at a common time (see Shard);
+	// nil runs the whole test at once.
+	Shard *Shard
 	// SLO, if set, is the per-request service-level objective that
 	// result.json and the report measure the run's goodput against; nil
 	// measures it against the run's TTFT and TPOT bounds, if any.
@@ -411,6 +416,9 @@ type runner struct {
 	sessions *sessionRun
 	// tok is the OpenAI client's tokenizer once opened (runner.tokenizer).
 	tok tokenize.Tokenizer
+	// shardStart is the clock and start of a shard (Plan.Shard) once
+	// measured; nil for none.
+	shardStart *shardStart
 }
 
 func (r *runner) notify(kind NoticeKind, format string, args ...any) {
@@ -431,6 +439,9 @@ func (r *runner) version() string {
 func (r *runner) run() (*Outcome, error) {
 	p := r.plan
 	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	if err := r.prepareShard(); err != nil {
 		return nil, err
 	}
 	r.phase(Phase{Kind: DataLoadStart})
@@ -542,10 +553,16 @@ func (r *runner) measure(st *resolved, o *opened, gp *gbt.RunPlan, manual testin
 	if res == nil {
 		return nil, runErr
 	}
+	if err := missedStart(runErr); err != nil {
+		return nil, err
+	}
 
 	b := &bundle.Bundle{Result: res, Version: r.version(), Name: p.Name, System: system, Trace: p.Trace, NoReport: p.NoReport,
 		Nodes: o.nodes()}
 	invocation.Set(b, r.invocation(st, o))
+	if rec := r.shardRecord(res); rec != nil {
+		shard.Set(b, rec)
+	}
 	out := &Outcome{Dir: p.OutputDir, Bundle: b, Result: res, Foreign: fj.res}
 	out.Accuracy, runErr = score(res, o, runErr)
 	out.Score = subsetScorer(o)
@@ -645,6 +662,7 @@ func (r *runner) runOptions(st *resolved, gp *gbt.RunPlan) *loadgen.Options {
 		opts.Arrivals, opts.SampleTimeout, opts.ExtendToDuration = g.Arrivals, g.SampleTimeout, g.ExtendToDuration
 	}
 	r.replayOptions(opts)
+	r.shardOptions(opts)
 	return opts
 }
 
@@ -753,7 +771,14 @@ func scheduleWarning(l *trace.LatenessSummary, spin time.Duration) string {
 
 // verdictOf is derived.VerdictOf of the outcome: one rule for the run,
 // `aimeter report` and result.json.
-func verdictOf(o *Outcome) Verdict { return derived.VerdictOf(o.Bundle, o.GBT) }
+// verdictOf is the verdict of o: none for one shard of a test
+// (shardVerdict), the bundle's own otherwise.
+func verdictOf(o *Outcome) Verdict {
+	if v, ok := shardVerdict(o.Bundle); ok {
+		return v
+	}
+	return derived.VerdictOf(o.Bundle, o.GBT)
+}
 
 // loadWarning is the busy-machine warning, given only when the measured
 // load of other processes plausibly explains the failed check: a run that

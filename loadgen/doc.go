@@ -93,6 +93,21 @@
 // (Result.Records), stored column by column so that a run of millions of
 // samples costs about 32 bytes per sample.
 //
+// # Shards
+//
+// A test too large for one load generator runs as Options.Shard of N
+// processes, each given the whole test's settings: every shard generates
+// the whole schedule and issues its part (query q to shard q mod N; an
+// Offline query in contiguous blocks of samples), with the whole test's
+// sequence and query ids, so that the union of the shards' records is the
+// single-host run's. Counts that bound issuing (a fixed concurrency,
+// min_query_count, max_query_count) are split by the same rule
+// (Shard.ShardSplit). Options.StartAt starts the reported pass of every
+// shard at one moment, after its generation and loading, or refuses
+// (ErrMissedStart) when that moment has passed by more than
+// Options.StartTolerance. Result.Shard records the schedule's SHA-256.
+// See shard.go and docs/sharding.md.
+//
 // # A minimal program
 //
 //	type sut struct{}

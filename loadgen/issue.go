@@ -136,17 +136,18 @@ func (it *issuer) waitQueryDone(q int) (bool, string) {
 const waitAnyQuery = -2
 
 // waitSlot blocks, in fixed-concurrency mode, until fewer than n of the
-// queries before q are outstanding, so that q can go out with n in flight.
-// Queries are single samples issued in order by one issuer, so the queries
-// in flight are q − queriesDone.
-func (it *issuer) waitSlot(q int, n int64) (bool, string) {
+// queries issued are outstanding, so that the next can go out with n in
+// flight. Queries are single samples issued in order by one issuer, so the
+// queries in flight are queriesIssued − queriesDone (q − queriesDone when
+// the pass issues every query).
+func (it *issuer) waitSlot(n int64) (bool, string) {
 	p := it.p
-	if int64(q)-p.queriesDone.Load() < n {
+	if p.queriesIssued.Load()-p.queriesDone.Load() < n {
 		return true, ""
 	}
 	p.waitQuery.Store(waitAnyQuery)
 	defer p.waitQuery.Store(-1)
-	for int64(q)-p.queriesDone.Load() >= n {
+	for p.queriesIssued.Load()-p.queriesDone.Load() >= n {
 		if ok, reason, _ := it.block(-1); !ok {
 			return false, reason
 		}
@@ -231,13 +232,21 @@ func (it *issuer) run() issueStats {
 	}
 	// Only Server cannot run out: its generated queries cover the duration.
 	st.ranOut = e.Scenario != Server
-	minQ := perThread(e.MinQueryCount, it.idx, it.stride)
-	maxQ := perThread(e.MaxQueryCount, it.idx, it.stride)
+	// A shard's part of the counts (Shard.ShardSplit), split again over
+	// the issuing goroutines.
+	sh := p.shard
+	minQ := perThread(sh.ShardSplit(e.MinQueryCount), it.idx, it.stride)
+	maxQ := perThread(sh.ShardSplit(e.MaxQueryCount), it.idx, it.stride)
+	concurrency := int64(sh.ShardSplit(e.Concurrency))
+	prev := -1 // the last query this issuer issued
 	targetDuration := int64(e.TargetDurationMs) * 1e6
 	maxDuration := int64(e.MaxDurationMs) * 1e6
 	var issued uint64
 
 	for q := it.idx; q < g.queries; q += it.stride {
+		if !p.owns(q) {
+			continue // another shard's (see Shard)
+		}
 		if t.ctx.Err() != nil {
 			st.stop = t.cancelReason()
 			st.ranOut = false
@@ -256,12 +265,12 @@ func (it *issuer) run() issueStats {
 		switch e.Scenario {
 		case SingleStream, MultiStream:
 			if e.Concurrency > 0 {
-				if ok, reason := it.waitSlot(q, int64(e.Concurrency)); !ok {
+				if ok, reason := it.waitSlot(concurrency); !ok {
 					st.stop, st.ranOut = reason, false
 					return it.finish(st, issued)
 				}
-			} else if q-it.stride >= 0 {
-				if ok, reason := it.waitQueryDone(q - it.stride); !ok {
+			} else if prev >= 0 {
+				if ok, reason := it.waitQueryDone(prev); !ok {
 					st.stop, st.ranOut = reason, false
 					return it.finish(st, issued)
 				}
@@ -278,31 +287,32 @@ func (it *issuer) run() issueStats {
 		}
 
 		// Coalesce every following query already due into one IssueQuery.
-		first, last := q, q
+		first, last, count := q, q, 1
 		if e.Scenario == Server && e.ServerCoalesceQueries {
-			for last+it.stride < g.queries && now >= g.sched[last+it.stride] {
-				last += it.stride
+			for k := it.next(last); k < g.queries && now >= g.sched[k]; k = it.next(k) {
+				last = k
+				count++
 			}
 		}
 		var samples []QuerySample
-		for k := first; k <= last; k += it.stride {
+		for k := first; k <= last; k = it.next(k) {
 			atomic.StoreInt64(p.issued.at(k), now)
 			s, end := g.queryRange(k)
 			p.samplesIssued.Add(int64(end - s))
 			p.queriesIssued.Add(1)
 		}
-		if it.stride == 1 || first == last {
+		if count == last-first+1 || first == last {
 			samples = g.span(first, last)
 		}
 		if samples == nil {
 			// Strided queries (or queries across two chunks) are not
 			// contiguous: gather them into a slice of their own, which
 			// the SUT may keep.
-			for k := first; k <= last; k += it.stride {
+			for k := first; k <= last; k = it.next(k) {
 				samples = append(samples, g.query(k)...)
 			}
 		}
-		q = last
+		q, prev = last, last
 		abandoned, err := it.issueOne(now, samples)
 		if abandoned {
 			// The watchdog has reported this issuer and the run has moved
@@ -316,10 +326,10 @@ func (it *issuer) run() issueStats {
 			}
 			st.errors = append(st.errors, it.errorEvent("error_runtime", err.Error()))
 			st.stop, st.ranOut = err.Error(), false
-			issued += uint64((last-first)/it.stride + 1)
+			issued += uint64(count)
 			return it.finish(st, issued)
 		}
-		issued += uint64((last-first)/it.stride + 1)
+		issued += uint64(count)
 		t.progressIssued.Store(p.samplesIssued.Load())
 
 		if it.accuracy {
@@ -330,7 +340,7 @@ func (it *issuer) run() issueStats {
 			if e.MaxAsyncQueries != 0 {
 				total := issued
 				if it.stride > 1 {
-					total = uint64(t.serverIssuedTotal.Add(int64((last-first)/it.stride + 1)))
+					total = uint64(t.serverIssuedTotal.Add(int64(count)))
 				}
 				outstanding := total - uint64(p.queriesDone.Load())
 				if outstanding > e.MaxAsyncQueries {
@@ -359,6 +369,14 @@ func (it *issuer) run() issueStats {
 		}
 	}
 	return it.finish(st, issued)
+}
+
+// next returns the next query after q that this issuer issues: q + stride,
+// skipping another shard's queries; g.queries or more when there is none.
+func (it *issuer) next(q int) int {
+	for q += it.stride; q < it.p.gen.queries && !it.p.owns(q); q += it.stride {
+	}
+	return q
 }
 
 func (it *issuer) finish(st issueStats, issued uint64) issueStats {

@@ -37,6 +37,9 @@ type pass struct {
 	gen     *generatedQueries
 	seqBase uint64 // sequence id of samples[0]; its ResponseID is seqBase+1
 	origin  int64  // start of issuing, ns on the test clock
+	// shard, when sharded, says which queries of gen the pass issues
+	// (Shard.OwnsQuery); the zero value issues them all.
+	shard Shard
 
 	// Per sample.
 	state     paged[atomic.Uint32]
@@ -180,6 +183,9 @@ func fillNoTime(pg *[pageLen]int64, _ int) {
 		pg[k] = NoTime
 	}
 }
+
+// owns reports whether the pass issues query q (see Shard).
+func (p *pass) owns(q int) bool { return p.shard.OwnsQuery(q) }
 
 // onDemand reports whether the pass allocates its pages as it issues.
 func (p *pass) onDemand() bool { return p.gen.chunkShift == lazyChunkShift }

@@ -247,6 +247,10 @@ type Result struct {
 	Summary *Summary
 	// Interrupted is why the test ended early ("" if it did not).
 	Interrupted string
+	// Shard is what a shard of a test (Options.Shard), or a run with a
+	// common start (Options.StartAt), recorded of the whole test: its part,
+	// the whole schedule's digest and how late it started; nil otherwise.
+	Shard *ShardRun
 	// Counters of SUT misbehaviour (see Responder).
 	UnknownCompletions   uint64
 	DuplicateCompletions uint64

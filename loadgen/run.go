@@ -164,6 +164,26 @@ type Options struct {
 	// (performance_issue_unique, accuracy) are not extended.
 	ExtendToDuration bool
 
+	// Shard, when Shard.Count > 1, makes the run one shard of a test split
+	// over several load generators: it generates the whole test's schedule
+	// and issues only its part (see Shard for the rule), with the whole
+	// test's sequence and query ids, and Result.Shard records the
+	// schedule's digest. The zero value runs the whole test.
+	Shard Shard
+	// StartAt, when not zero, is when the reported pass (the performance
+	// pass; in accuracy mode the first accuracy pass) starts issuing, on
+	// this host's clock: Run generates its queries and loads its samples,
+	// then waits until StartAt (or until ctx is cancelled), so that shards
+	// on several hosts start their schedules together. It sleeps to within
+	// SpinWindow of StartAt and spins through the rest (a negative
+	// SpinWindow only sleeps, as testing/synctest needs). The zero value
+	// starts at once.
+	StartAt time.Time
+	// StartTolerance is how late after StartAt issuing may start: later,
+	// Run issues nothing and returns a *StartError (ErrMissedStart) rather
+	// than shift the schedule. 0 means DefaultStartTolerance.
+	StartTolerance time.Duration
+
 	// MaxMemory is the memory budget of the run in bytes: a run whose
 	// estimated memory (Effective.EstimateMemory) exceeds it is refused
 	// with a *BudgetError before anything is generated. 0 means
@@ -211,6 +231,15 @@ func (o *Options) validate(s Settings) error {
 	}
 	if o.RecordsInterval < 0 {
 		return &FieldError{Field: "Options.RecordsInterval", Value: o.RecordsInterval, Allowed: "must be ≥ 0 (0 = DefaultRecordsInterval)"}
+	}
+	if err := o.checkShard(s); err != nil {
+		return err
+	}
+	if !o.StartAt.IsZero() && s.Mode == FindPeakPerformance {
+		return &FieldError{Field: "Options.StartAt", Value: o.StartAt, Allowed: "a find-peak search has no one pass to start at a given time: leave it zero"}
+	}
+	if o.StartTolerance < 0 {
+		return &FieldError{Field: "Options.StartTolerance", Value: o.StartTolerance, Allowed: "must be ≥ 0 (0 = DefaultStartTolerance)"}
 	}
 	if o.SampleTimeout < 0 {
 		return &FieldError{Field: "Options.SampleTimeout", Value: o.SampleTimeout, Allowed: "must be ≥ 0 (0 = no timeout)"}
@@ -300,6 +329,20 @@ type testRun struct {
 	// blocked is the first "SUT blocked in …" reason: once set, no further
 	// pass runs. Only Run's goroutine touches it.
 	blocked string
+
+	// startDone says the wait for Options.StartAt is over; startLate is
+	// how late issuing started, startErr why it did not.
+	startDone bool
+	startLate time.Duration
+	startErr  error
+	// digests are the schedule digests of the kept passes of a shard.
+	digests []string
+}
+
+// recordsShard reports whether the run fills Result.Shard: a shard, or a
+// run with a common start.
+func (t *testRun) recordsShard() bool {
+	return t.opts.Shard.Count > 0 || !t.opts.StartAt.IsZero()
 }
 
 // blockedSUT records that Run gave up on a SUT call.
@@ -490,6 +533,9 @@ func Run(ctx context.Context, sut SUT, qsl QSL, settings Settings, opts *Options
 	}
 	res.passes = t.passes
 	res.Interrupted = t.interrupted
+	if t.recordsShard() {
+		res.Shard = &ShardRun{Shard: t.opts.Shard, Passes: t.digests, ScheduleSHA256: combineDigests(t.digests), StartLate: t.startLate}
+	}
 	if runErr != nil {
 		return res, runErr
 	}
@@ -549,6 +595,9 @@ func (t *testRun) runAccuracy() error {
 		if err := t.unloadSamples(set.indices); err != nil {
 			return err
 		}
+		if t.startErr != nil {
+			return t.startErr
+		}
 		if t.stopped() {
 			if t.ctx.Err() != nil {
 				t.interrupted = t.cancelReason()
@@ -575,7 +624,7 @@ func (t *testRun) runPerformance(e *Effective, kind PassKind) (*Summary, error) 
 	if err := t.unloadSamples(set.indices); err != nil {
 		return sum, err
 	}
-	return sum, nil
+	return sum, t.startErr
 }
 
 // runPass generates, issues and drains one pass and records it. It returns
@@ -594,13 +643,32 @@ func (t *testRun) runPass(e *Effective, set loadableSet, kind PassKind) *Summary
 		t.event(Event{TimeNs: t.now(), Key: "generic_message", Value: "Query generation cancelled: " + err.Error()})
 		return nil
 	}
+	var digest string
+	if t.recordsShard() {
+		// The whole schedule, before the shard takes its part.
+		if digest, err = scheduleDigest(t.ctx, e, accuracy, set, t.seq, arrivals, samples, gen, kind); err != nil {
+			t.event(Event{TimeNs: t.now(), Key: "generic_message", Value: "Query generation cancelled: " + err.Error()})
+			return nil
+		}
+	}
 	// Extended or not, the log holds LoadGen's count (Options.ExtendToDuration).
 	extended := t.opts.ExtendToDuration && !accuracy && gen.extendTo(extendCapacity(gen, t.opts.maxMemory()))
 	t.event(Event{TimeNs: t.now(), Key: "generated_query_count", Value: uint64(gen.logged)})
 	t.event(Event{TimeNs: t.now(), Key: "generated_samples_per_query", Value: uint64(gen.loggedSPQ)})
 	t.event(Event{TimeNs: t.now(), Key: "generated_query_duration", Value: gen.duration})
 
-	p := newPass(kind, gen, t.seq, e.UseTokenLatencies, e.Scenario == Offline)
+	// The whole pass's ids: a shard's records keep them.
+	wholeSamples, wholeQueries := uint64(gen.n), uint64(gen.queries)
+	seqBase, ownAll := t.seq, !t.opts.Shard.Sharded()
+	if !ownAll && e.Scenario == Offline && gen.queries == 1 {
+		// Offline's one query: the shard's block of its samples (shard.go).
+		lo, hi := t.opts.Shard.Block(gen.n)
+		gen, seqBase, ownAll = gen.offlineBlock(lo, hi), t.seq+uint64(lo), true
+	}
+	p := newPass(kind, gen, seqBase, e.UseTokenLatencies, e.Scenario == Offline)
+	if !ownAll {
+		p.shard = t.opts.Shard
+	}
 	t.setupAccuracyLog(p, e, accuracy)
 	if p.onDemand() {
 		// Its pages are allocated as the issuer reaches them, within the
@@ -609,10 +677,19 @@ func (t *testRun) runPass(e *Effective, set loadableSet, kind PassKind) *Summary
 	} else {
 		p.prepareAll()
 	}
-	rec := &passRecord{p: p, queryBase: t.qid, info: PassInfo{Kind: kind, FirstSeq: t.seq, EndSeq: t.seq + uint64(gen.n), TargetQPS: e.TargetQPS}}
-	t.seq += uint64(gen.n)
-	t.qid += uint64(gen.queries)
+	if t.startsHere(kind) {
+		if t.startErr = t.waitStart(); t.startErr != nil {
+			t.errorEvent("error_runtime", t.startErr.Error())
+			return nil
+		}
+	}
+	rec := &passRecord{p: p, queryBase: t.qid, info: PassInfo{Kind: kind, FirstSeq: t.seq, EndSeq: t.seq + wholeSamples, TargetQPS: e.TargetQPS}}
+	t.seq += wholeSamples
+	t.qid += wholeQueries
 	t.passes = append(t.passes, rec)
+	if t.recordsShard() {
+		t.digests = append(t.digests, digest)
+	}
 
 	protocolBefore := t.resp.protocolErrors()
 	t.resp.cur.Store(p)
@@ -626,7 +703,7 @@ func (t *testRun) runPass(e *Effective, set loadableSet, kind PassKind) *Summary
 		// An extended pass's sequence ids end with LoadGen's count, or
 		// with the queries it issued beyond it. (The performance pass is
 		// the last of a closed-loop run: no pass follows to number on.)
-		q := max(uint64(gen.logged), st.queriesIssued)
+		q := max(uint64(gen.logged), t.opts.Shard.issuedEnd(st.queriesIssued))
 		rec.info.EndSeq = rec.info.FirstSeq + q*uint64(gen.spq)
 		t.seq, t.qid = rec.info.EndSeq, rec.queryBase+q
 	}
@@ -918,6 +995,9 @@ func (t *testRun) startReaper(p *pass) func() {
 			}
 		}
 		for q := 0; q < p.gen.queries; q++ {
+			if !p.owns(q) {
+				continue // another shard's
+			}
 			issued := p.issuedAt(q)
 			for issued == NoTime {
 				if !sleep(time.Millisecond) {

@@ -67,7 +67,10 @@ func (s *recordStream) advance() {
 	spq := p.gen.spq
 	i := s.next
 	for i < end {
-		if p.issuedAt(i/spq) == NoTime {
+		if q := i / spq; !p.owns(q) {
+			i = min((q+1)*spq, end) // another shard's: never issued here
+			continue
+		} else if p.issuedAt(q) == NoTime {
 			break
 		}
 		// An ok or error state is stored after the sample's record is

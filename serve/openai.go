@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"aimeter/clocksync"
 	"aimeter/sut/servertiming"
 )
 
@@ -411,6 +412,9 @@ func (s *OpenAIServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusOK)
 	case MetricsPath:
 		s.metrics.ServeHTTP(w, r)
+	case clocksync.Path:
+		// The clock of the shards of a sharded test (docs/sharding.md).
+		clocksync.Handler(nil).ServeHTTP(w, r)
 	default:
 		s.badRequest(w, http.StatusNotFound, "no such path: "+r.URL.Path)
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"aimeter/attest"
+	"aimeter/clocksync"
 	"aimeter/store"
 )
 
@@ -122,6 +123,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /api/v1/runs/{id}", s.adminOnly(s.handleGetRun))
 	m.HandleFunc("GET /api/v1/compare", s.adminOnly(s.handleCompare))
 	m.HandleFunc("GET /api/v1/events", s.adminOnly(s.handleEvents))
+	m.Handle("GET "+clocksync.Path, clocksync.Handler(nil)) // the shards' clock reference (docs/sharding.md)
 	s.dashboardRoutes(m)
 	s.mux = m
 }

@@ -143,6 +143,13 @@ var planFlags = []struct{ field, flag string }{
 	{"PowerOptions", "power-period"},
 	{"Power", "power-max-w"}, // the sources' ceiling (telemetry.SpecOptions.MaxPowerW)
 	{"PlanFromBundle", "from"},
+	{"Shard", "shard"},
+	{"Shard.Index", "shard"},
+	{"Shard.Count", "shard"},
+	{"Shard.Count", "shards"},
+	{"Shard.StartAt", "start-at"},
+	{"Shard.StartTolerance", "start-tolerance"},
+	{"Shard.ClockRef", "clock-ref"},
 
 	// The study plans of aimeter sweep and aimeter video-streams: their
 	// UsageErrors name these (benchmark.SweepPlan, RateSearchPlan,

@@ -67,6 +67,7 @@ func newRunCommand(st *State) *cobra.Command {
 	var slo metrics.SLO
 	var g gbtFlags
 	var up uploadFlags
+	var sf shardFlags
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Run a benchmark (default: aimeter's Server self-benchmark with the null SUT)",
@@ -90,6 +91,9 @@ func newRunCommand(st *State) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if p.Shard, err = sf.plan(cmd.Flags().Changed); err != nil {
+				return err
+			}
 			p.SLO = slo.Bundle()
 			// A flag that does not apply is refused before anything
 			// starts (an upload's test record included).
@@ -107,6 +111,7 @@ func newRunCommand(st *State) *cobra.Command {
 		},
 	}
 	addRunFlags(cmd, &f, &g)
+	bindShardFlags(cmd, &sf)
 	addStoreFlags(cmd, &f.store)
 	up.add(cmd)
 	addSLOFlag(cmd, &slo)
@@ -158,6 +163,7 @@ func addRunFlags(cmd *cobra.Command, f *runFlags, g *gbtFlags) {
 		flagGroup{"ONNX model in process (--sut onnx; a build with -tags onnx)", onnxFlagNames},
 		flagGroup{"GB/T 45087 inference test flags (--arrival-mode ≥ 0)", flagNames(gbtSet)},
 		flagGroup{"Run control", []string{"timeout", "stall-timeout", "spin-window", "max-memory"}},
+		flagGroup{"Shards of one test across load generators (docs/sharding.md)", shardFlagNames},
 		flagGroup{"Power and energy", powerFlagNames},
 		flagGroup{"Output", []string{"output-dir", "trace", "quiet", "json", "from", "store", "no-store"}},
 		flagGroup{"Network test: the tester's service (aimeter server)", []string{"server", "config", "token", "key", "ca"}},
@@ -334,6 +340,11 @@ func runPlan(parent context.Context, st *State, p *benchmark.Plan, quiet, asJSON
 	out, err := benchmark.Run(ctx, *p)
 	if out == nil {
 		return notRunCode(ctx, err)
+	}
+	if note := shardNote(out); note != "" && out.Result.Summary == nil && out.GBT == nil {
+		// One shard is not the test: its verdict is none, whose reason
+		// the console prints under a summary; here there is none.
+		fmt.Fprintln(st.Stderr, note)
 	}
 	if asJSON {
 		console.WriteRun(st.Stderr, out)
