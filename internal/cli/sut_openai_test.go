@@ -203,7 +203,7 @@ func TestRunOpenAIBadInput(t *testing.T) {
 	}{
 		{"server down", []string{"--url", downURL}, ExitFailure, "GET " + downURL + "/v1/models"},
 		{"no --url", nil, ExitUsage, "needs --url"},
-		{"bad prompt file", []string{"--url", downURL, "--prompts", bad}, ExitUsage, "bad.jsonl:2: malformed JSON"},
+		{"bad prompt file", []string{"--url", downURL, "--prompts", bad}, ExitUsage, "bad.jsonl:2: the line ends before its JSON value does"},
 		{"missing prompt file", []string{"--url", downURL, "--prompts", filepath.Join(dir, "none.jsonl")}, ExitUsage, "--prompts"},
 		{"bad --api", []string{"--url", downURL, "--api", "embeddings"}, ExitUsage, `API "embeddings"`},
 	} {
