@@ -770,13 +770,8 @@ func scheduleWarning(l *trace.LatenessSummary, spin time.Duration) string {
 }
 
 // verdictOf is derived.VerdictOf of the outcome: one rule for the run,
-// `aimeter report` and result.json.
-// verdictOf is the verdict of o: none for one shard of a test
-// (shardVerdict), the bundle's own otherwise.
+// `aimeter report` and result.json (none for one shard of a test).
 func verdictOf(o *Outcome) Verdict {
-	if v, ok := shardVerdict(o.Bundle); ok {
-		return v
-	}
 	return derived.VerdictOf(o.Bundle, o.GBT)
 }
 

@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"time"
 
-	"aimeter/bundle"
 	"aimeter/clocksync"
 	"aimeter/loadgen"
 	"aimeter/shard"
+	"aimeter/verdict"
 )
 
 // Shard runs a plan as one shard of a test split over several load
@@ -191,21 +191,5 @@ func (r *runner) shardRecord(res *loadgen.Result) *shard.Record {
 	return rec
 }
 
-// shardVerdict is the verdict of a shard's run: none, since one shard is
-// not the test. The bundle's derived files describe the shard's part.
-func shardVerdict(b *bundle.Bundle) (Verdict, bool) {
-	if b == nil {
-		return Verdict{}, false
-	}
-	rec := shard.Of(b)
-	if !rec.Sharded() {
-		return Verdict{}, false
-	}
-	return Verdict{Kind: VerdictNone, Reasons: []string{PartialNote(rec)}}, true
-}
-
-// PartialNote is what the console says of a shard's bundle: it is one part
-// of a test, whose result only the merge of every shard gives.
-func PartialNote(rec *shard.Record) string {
-	return fmt.Sprintf("%s: this bundle is one part of a test; merge the shards for its result", rec)
-}
+// PartialNote is what the console says of a shard's bundle (verdict.PartialNote).
+func PartialNote(rec *shard.Record) string { return verdict.PartialNote(rec) }

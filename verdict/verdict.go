@@ -14,6 +14,7 @@ import (
 	"aimeter/bundle"
 	"aimeter/gbt"
 	"aimeter/loadgen"
+	"aimeter/shard"
 )
 
 // Kind says which rules decided a run's verdict.
@@ -78,8 +79,12 @@ func (v Verdict) Word() string {
 // rules (Table 10's timeout is). An MLPerf run is VALID when LoadGen's
 // checks pass and no sample failed or was lost (loadgen.Summary.Valid) and,
 // where scored, its accuracy meets the target. Every rule broken is one
-// line of Reasons.
+// line of Reasons. One shard of a test (shard.Of(b).Sharded()) has no
+// verdict of its own: Kind None, with PartialNote as its reason.
 func Of(b *bundle.Bundle, m *gbt.Metrics) Verdict {
+	if rec := shard.Of(b); rec.Sharded() {
+		return Verdict{Kind: None, Reasons: []string{PartialNote(rec)}}
+	}
 	res, acc := b.Result, b.AccuracyCheck
 	var why []string
 	if m == nil && gbt.TestOf(b) != nil && res != nil {
@@ -111,6 +116,12 @@ func Of(b *bundle.Bundle, m *gbt.Metrics) Verdict {
 		return Verdict{Kind: Accuracy, Pass: acc.Pass, Reasons: why}
 	}
 	return Verdict{Kind: None}
+}
+
+// PartialNote is what every writer says of a shard's bundle: it is one
+// part of a test, whose result only the merge of every shard gives.
+func PartialNote(rec *shard.Record) string {
+	return fmt.Sprintf("%s: this bundle is one part of a test; merge the shards for its result", rec)
 }
 
 func accuracyReason(acc *bundle.AccuracyCheck) string {

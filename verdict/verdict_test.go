@@ -8,6 +8,7 @@ import (
 	"aimeter/bundle"
 	"aimeter/gbt"
 	"aimeter/loadgen"
+	"aimeter/shard"
 )
 
 // TestOf: the one verdict of a run, with every reason it breaks a
@@ -133,5 +134,33 @@ func TestOf(t *testing.T) {
 	}
 	if v := Of(&bundle.Bundle{Result: &loadgen.Result{}}, nil); v.Kind != None || v.Word() != "-" {
 		t.Errorf("a run without a pass or a score decided nothing: %+v", v)
+	}
+}
+
+// TestOfShard: one shard of a test has no verdict of its own, whatever its
+// part's figures (a VALID-looking pass here), so result.json, the report,
+// the console and the exit code all say "-" with the same note; a record of
+// one shard is a whole test with a common start and keeps its verdict.
+func TestOfShard(t *testing.T) {
+	valid := func() *bundle.Bundle {
+		return &bundle.Bundle{Result: &loadgen.Result{Summary: &loadgen.Summary{Valid: true}}}
+	}
+	for _, tc := range []struct {
+		count int
+		want  Kind
+		why   string
+	}{
+		{4, None, "a part of a four-shard test: only the merge is judged"},
+		{1, MLPerf, "a whole test that only used a common start"},
+	} {
+		b := valid()
+		shard.Part.Set(b, &shard.Record{Index: 0, Count: tc.count})
+		v := Of(b, nil)
+		if v.Kind != tc.want {
+			t.Errorf("count %d (%s): kind %s, want %s", tc.count, tc.why, v.Kind, tc.want)
+		}
+		if tc.want == None && (v.Word() != "-" || len(v.Reasons) != 1 || !strings.Contains(v.Reasons[0], "shard 0/4: this bundle is one part of a test")) {
+			t.Errorf("count %d: %+v, want no verdict with the shard's note", tc.count, v)
+		}
 	}
 }
