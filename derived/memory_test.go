@@ -29,6 +29,9 @@ func TestRecomputeAllocationPerRecord(t *testing.T) {
 	if testing.Short() {
 		t.Skip("writes bundles of one and two million samples")
 	}
+	if raceEnabled {
+		t.Skip("the race detector's sync.Pool drops items at random (33 bytes a record under -race, 16 without)")
+	}
 	// n is past report's exactCDFLimit, so that the report keeps as
 	// many latencies (its 8 MB for an exact CDF) for both runs.
 	const n = 1 << 20

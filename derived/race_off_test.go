@@ -1,0 +1,5 @@
+//go:build !race
+
+package derived
+
+const raceEnabled = false
