@@ -1,0 +1,250 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// docsAdjustments maps every command of docs/*.md that cannot run as
+// written in a test (too long, a server that runs until interrupted, a
+// placeholder of the user's) to its adjustment. A key is the doc's file
+// name, ": " and the command's arguments, so that one doc's row never
+// covers another doc's command; a key that no command matches fails the
+// test, so that the table follows the docs.
+var docsAdjustments = map[string]cmdAdjust{
+	"accuracy.md: accuracy score auc --input -": {want: []string{`{"auc":0.75,"defined":true}`}},
+
+	// endpoints.md: the sweep shortened to Endpoints' automatic points up
+	// to 33 (its regions need more than 32), 100 ms each.
+	"endpoints.md: serve openai --addr 127.0.0.1:8000 --ttft 20ms --tpot 5ms &": {skip: serveSkip},
+	"endpoints.md: sweep --sut openai --url http://127.0.0.1:8000 --max-concurrency 64 --duration 10m --set schedule_rng_seed=10487924139932647040 --set sample_index_rng_seed=586478644936801402 --output-dir my-sweep": {
+		extra: []string{"--max-concurrency", "33", "--duration", "100ms", "--qsl-size", "64", "--set", "min_query_count=8", "-q"}, codes: valid3},
+
+	// The doc checks the tree with MLCommons' checker at submission/Example.
+	"endpoints.md: export --endpoints submission --submission submission.yaml my-sweep": {want: []string{"submission/Example"}},
+
+	// The doc's figures are of a 250 W + 150 W replay, as docsFiles'.
+	"power.md: run --scenario Offline --power replay:trace.csv": {extra: []string{"--set", "min_duration=200"}, codes: valid3,
+		want: []string{"2 devices): average 400.0 W, peak 400.0 W", "(trapezoid), coverage 100.0 %", "Samples per joule :"}},
+	"power.md: run --scenario SingleStream --set min_duration=3000 --power rapl:$PWD/fakerapl": {
+		extra: []string{"--set", "min_duration=300"}, codes: valid3},
+
+	"replay.md: serve openai --addr 127.0.0.1:8080 --ttft 20ms --tpot 2ms &":                               {skip: serveSkip},
+	"replay.md: replay trace.jsonl --sut openai --url http://127.0.0.1:8080 --ignore-eos":                  {codes: valid3},
+	"replay.md: replay requests.csv --sut openai --url http://127.0.0.1:8080 --max-requests 1000":          {codes: valid3},
+	"replay.md: replay trace.jsonl --sut openai --url http://127.0.0.1:8080 --speedup 2 --max-duration 5m": {codes: valid3},
+
+	"server.md: server --listen 0.0.0.0:8443 --host tester.example": {skip: "serves until interrupted; TestAnnexAEndToEnd runs the service"},
+	"server.md: server register --server https://tester.example:8443 --ca ~/.local/share/aimeter/server/tls/cert.pem --token $(cat ~/.local/share/aimeter/server/admin.token) --party Example Lab --public-key lab.pub --retests 2 --out item.json": {
+		skip: "needs the service of the first command; TestAnnexAEndToEnd registers an item with it"},
+	"server.md: run --sut reference --scenario Offline --config item.json --token amt_… --key lab.key": {
+		skip: "needs the service and the item of the commands before; TestAnnexAEndToEnd runs it"},
+	"server.md: submit aimeter-results --config item.json --token amt_… --key lab.key": {
+		skip: "needs the service and the item of the commands before; TestAnnexAEndToEnd submits a bundle"},
+
+	"sessions.md: serve openai --addr 127.0.0.1:8080 --ttft 20ms --tpot 2ms &": {skip: serveSkip},
+	"sessions.md: sessions --sut openai --url http://127.0.0.1:8080 --sessions 100 --turns 2:6 --think 2s --ignore-eos": {
+		extra: []string{"--sessions", "4", "--think", "10ms"}, codes: valid3},
+	"sessions.md: sessions --sut openai --url http://127.0.0.1:8080 --sharegpt ShareGPT_V3.json --sessions 500 --interval 100ms": {
+		extra: []string{"--interval", "10ms"}, codes: valid3},
+
+	"store.md: run --sut openai --url http://localhost:8000 --scenario SingleStream": {
+		extra: []string{"--set", "min_duration=300"}, codes: valid3},
+	// The doc's store holds one run: a gate that judged nothing exits 7,
+	// as the doc says above the command.
+	"store.md: results compare --fail-on-regression --metric latency_ns.p50 --limit 10": {codes: []int{ExitNoBaseline}, want: []string{"no baseline"}},
+
+	"sweep.md: serve openai --addr 127.0.0.1:8000 --ttft 20ms --tpot 5ms &": {skip: serveSkip},
+	"sweep.md: sweep --sut openai --url http://127.0.0.1:8000 --max-concurrency 64 --duration 20s": {
+		extra: []string{"--max-concurrency", "33", "--duration", "100ms"}, codes: valid3}, // Endpoints' regions need more than 32
+	"sweep.md: sweep --sut openai --url http://127.0.0.1:8000 --points 1,2,4,8 --slo ttft=100ms,tpot=10ms --duration 10s": {
+		extra: []string{"--points", "1,2", "--duration", "200ms"}, codes: valid3},
+	"sweep.md: sweep --sut openai --url http://127.0.0.1:8000 --slo ttft=100ms --goodput-target 0.9 --max-concurrency 256 --duration 10s": {
+		extra: []string{"--max-concurrency", "4", "--duration", "200ms"}, codes: valid3},
+	"sweep.md: report aimeter-sweep": {codes: valid3}, // exits with the verdict of the sweep it regenerates
+	"sweep.md: report sweep-a sweep-b --output-dir both": {codes: valid3, before: [][]string{
+		{"sweep", "--sut", "openai", "--url", "http://127.0.0.1:8000", "--points", "1,2", "--duration", "200ms", "--output-dir", "sweep-a", "-q"},
+		{"sweep", "--sut", "openai", "--url", "http://127.0.0.1:8000", "--points", "1,2", "--duration", "200ms", "--output-dir", "sweep-b", "-q"},
+	}},
+	"sweep.md: sweep --sut openai --url http://127.0.0.1:8000 --slo ttft=100ms --goodput-target 0.9 --min-rate 2 --max-rate 64 --duration 10s": {
+		// Each probe is a Server run: min_query_count, not the duration,
+		// makes a 2 requests/s probe long; a faster start and 8 queries
+		// keep the search to a few seconds.
+		extra: []string{"--min-rate", "20", "--max-rate", "80", "--set", "min_query_count=8", "--duration", "200ms"}, codes: valid3},
+	"sweep.md: report aimeter-rate-search": {codes: valid3},
+}
+
+// serveSkip is why a doc's `aimeter serve openai … &` is skipped.
+const serveSkip = "serves until interrupted; the test runs the same simulator in process for the doc's commands that follow it (TestServeOpenAI runs the command)"
+
+// docsFiles are the files a doc's commands read besides exampleFiles',
+// by the doc's file name: path in the doc's directory → contents.
+var docsFiles = map[string]map[string]string{
+	// A power replay of two devices, 250 W and 150 W, over 10 s.
+	"power.md": {
+		"trace.csv": "t_ns,node,device,watts\n-1000000000,node-1,cpu,250\n-1000000000,node-1,gpu0,150\n10000000000,node-1,cpu,250\n10000000000,node-1,gpu0,150\n",
+		// A powercap tree of one package whose counter stands still.
+		"fakerapl/intel-rapl:0/name":                "package-0\n",
+		"fakerapl/intel-rapl:0/energy_uj":           "1000000\n",
+		"fakerapl/intel-rapl:0/max_energy_range_uj": "262143328850\n",
+	},
+}
+
+// docsCopies are the files of the repository a doc's commands read, by the
+// doc's file name: path in the doc's directory → path from this package.
+var docsCopies = map[string]map[string]string{
+	"endpoints.md": {"submission.yaml": endpointsSubmission},
+}
+
+// Every aimeter command of the code blocks of docs/*.md (markdownCommands'
+// rule: lines of ```sh, ```bash, ```console and bare blocks that start
+// with "aimeter " or "$ aimeter ") runs against `aimeter serve openai`'s
+// simulator, each doc's commands in the doc's order in one fresh
+// directory and results store of the doc's own, so that a command reads
+// what the doc's earlier commands made. Long commands get shortening
+// flags from docsAdjustments.
+func TestDocsCommandsRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs every command of docs/*.md (about half a minute)")
+	}
+	docs, err := filepath.Glob(filepath.Join("..", "..", "docs", "*.md"))
+	if err != nil || len(docs) == 0 {
+		t.Fatalf("no docs/*.md: %v", err)
+	}
+	useUntrainedWeights(t, filepath.Join(t.TempDir(), "cache"))
+	url := newSimServer(t, "sim-docs")
+	used := map[string]bool{}
+	total := 0
+	for _, path := range docs {
+		name := filepath.Base(path)
+		md, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmds := markdownCommands(string(md))
+		if len(cmds) == 0 {
+			continue
+		}
+		total += len(cmds)
+		for _, c := range cmds {
+			key := name + ": " + c.key()
+			_, used[key] = docsAdjustments[key]
+		}
+		t.Run(strings.TrimSuffix(name, ".md"), func(t *testing.T) {
+			dir := t.TempDir()
+			exampleFiles(t, dir)
+			for rel, body := range docsFiles[name] {
+				writeDocFile(t, filepath.Join(dir, rel), []byte(body))
+			}
+			for rel, src := range docsCopies[name] {
+				body, err := os.ReadFile(src)
+				if err != nil {
+					t.Fatal(err)
+				}
+				writeDocFile(t, filepath.Join(dir, rel), body)
+			}
+			t.Chdir(dir)
+			env := cmdEnv{what: "docs/" + name + " command", dir: dir, store: filepath.Join(t.TempDir(), "results.db"), url: url}
+			for _, c := range cmds {
+				key := name + ": " + c.key()
+				adj := docsAdjustments[key]
+				for _, w := range adj.want {
+					if !strings.Contains(string(md), w) {
+						t.Errorf("docsAdjustments[%q] wants %q printed, which the doc no longer shows", key, w)
+					}
+				}
+				if adj.skip != "" {
+					t.Logf("skipped %q: %s", key, adj.skip)
+					continue
+				}
+				env.run(t, c, adj)
+			}
+		})
+	}
+	if total < 20 {
+		t.Errorf("found only %d aimeter commands in docs/*.md", total)
+	}
+	checkStaleKeys(t, docsAdjustments, used, "docs/*.md command")
+}
+
+// writeDocFile writes body to path, making its directory.
+func writeDocFile(t *testing.T, path string, body []byte) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, body, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// notCommands are the backquoted "aimeter …" spans of docs/*.md and
+// README.md that are not commands, each with what it is. A span here that
+// the docs no longer hold fails the test.
+var notCommands = map[string]string{
+	"aimeter VERSION":                    "the client's name and version in an Endpoints config.yaml",
+	"aimeter <version>":                  "a User-Agent header",
+	"aimeter mode : fixed concurrency N": "a line of mlperf_log_summary.txt",
+}
+
+// TestDocsInlineFlagsExist checks the commands docs/*.md and README.md
+// name in running text (`aimeter SUBCOMMAND … --flag …` in backquotes,
+// often synopses with placeholders and "a\|b" alternatives of a table,
+// so not run): the subcommand exists and so does each flag it names.
+func TestDocsInlineFlagsExist(t *testing.T) {
+	docs, _ := filepath.Glob(filepath.Join("..", "..", "docs", "*.md"))
+	docs = append(docs, filepath.Join("..", "..", "README.md"))
+	root := newRootCommand(&State{})
+	span := regexp.MustCompile("`aimeter ([^`]+)`")
+	seen := map[string]bool{}
+	spans := 0
+	for _, path := range docs {
+		md, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range span.FindAllStringSubmatch(string(md), -1) {
+			text := strings.Join(strings.Fields(m[1]), " ")
+			if _, ok := notCommands["aimeter "+text]; ok {
+				seen["aimeter "+text] = true
+				continue
+			}
+			spans++
+			words := shellWords(strings.NewReplacer("[", " ", "]", " ", `\|`, " ", "|", " ", "…", " ").Replace(text))
+			cmd, rest, err := root.Find(words)
+			if err != nil || cmd == root {
+				t.Errorf("%s: `aimeter %s`: no such command", filepath.Base(path), text)
+				continue
+			}
+			for _, w := range rest {
+				// A table's "list\|show ID\|compare …" names sibling
+				// commands: each flag after one is that one's.
+				if p := cmd.Parent(); p != nil && p != root {
+					if sib, _, err := p.Find([]string{w}); err == nil && sib != p && sib.Name() == w {
+						cmd = sib
+						continue
+					}
+				}
+				name, ok := strings.CutPrefix(w, "--")
+				if !ok || name == "" {
+					continue
+				}
+				name, _, _ = strings.Cut(name, "=")
+				if cmd.InitDefaultHelpFlag(); cmd.Flag(name) == nil {
+					t.Errorf("%s: `aimeter %s`: %s has no flag --%s", filepath.Base(path), text, cmd.CommandPath(), name)
+				}
+			}
+		}
+	}
+	if spans < 50 {
+		t.Errorf("found only %d backquoted aimeter commands", spans)
+	}
+	for span := range notCommands {
+		if !seen[span] {
+			t.Errorf("notCommands has %q, which the docs no longer hold", span)
+		}
+	}
+}
