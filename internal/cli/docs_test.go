@@ -248,3 +248,121 @@ func TestDocsInlineFlagsExist(t *testing.T) {
 		}
 	}
 }
+
+// docErrorLine is how TestDocsErrorLinesHold makes one error message a doc
+// shows: the files to write and the command (exit 2: nothing runs).
+type docErrorLine struct {
+	files  map[string]string
+	copies map[string]string // path in the directory → path from this package
+	args   []string
+}
+
+// docsErrorLines maps every error message of docs/*.md's shell blocks
+// (a line "aimeter: …" and the more indented lines under it), keyed by
+// the doc's file name, ": " and the message's first line, to a bad input
+// that gives it.
+var docsErrorLines = map[string]docErrorLine{
+	`replay.md: aimeter: trace t.csv line 3: field "t_ms": 9.5 ms is before the 10 ms of line 2: a trace must be in time order`: {
+		files: map[string]string{"t.csv": "t_ms,input_tokens,output_tokens\n10,10,2\n9.5,10,2\n"},
+		args:  []string{"replay", "t.csv", "--sut", "openai", "--url", "http://127.0.0.1:8080"}},
+	`replay.md: aimeter: trace t.jsonl line 1: field "timestamp": -3: negative`: {
+		files: map[string]string{"t.jsonl": `{"timestamp":-3,"input_length":10,"output_length":2,"hash_ids":[1]}` + "\n"},
+		args:  []string{"replay", "t.jsonl", "--sut", "openai", "--url", "http://127.0.0.1:8080"}},
+	`replay.md: aimeter: trace t.jsonl line 7: field "input_length": missing (a Mooncake line has timestamp, input_length, output_length and hash_ids)`: {
+		files: map[string]string{"t.jsonl": strings.Repeat(`{"timestamp":1,"input_length":10,"output_length":2,"hash_ids":[1]}`+"\n", 6) +
+			`{"timestamp":7,"output_length":2,"hash_ids":[1]}` + "\n"},
+		args: []string{"replay", "t.jsonl", "--sut", "openai", "--url", "http://127.0.0.1:8080"}},
+	`replay.md: aimeter: trace t.jsonl line 2: field "hash_ids": 1 ids for 513 input tokens: want 2, one per 512-token block`: {
+		files: map[string]string{"t.jsonl": `{"timestamp":0,"input_length":10,"output_length":2,"hash_ids":[1]}` + "\n" +
+			`{"timestamp":1,"input_length":513,"output_length":2,"hash_ids":[1]}` + "\n"},
+		args: []string{"replay", "t.jsonl", "--sut", "openai", "--url", "http://127.0.0.1:8080"}},
+	// A CSV trace without a header: its first line is a request.
+	`replay.md: aimeter: trace t.csv line 1: field "input_tokens": 5000000 tokens: want 1 to 1048576`: {
+		files: map[string]string{"t.csv": "0,5000000,2\n"},
+		args:  []string{"replay", "t.csv", "--sut", "openai", "--url", "http://127.0.0.1:8080"}},
+	`sessions.md: aimeter: sharegpt bad.json line 2: entry 0: "conversations"[1]: a user turn where a assistant turn must come: the turns must alternate user, assistant, user, …`: {
+		files: map[string]string{"bad.json": "[\n" + `{"conversations":[{"from":"human","value":"hi"},{"from":"human","value":"again"}]}]` + "\n"},
+		args:  []string{"sessions", "--sut", "openai", "--url", "http://127.0.0.1:8080", "--sharegpt", "bad.json"}},
+	`sessions.md: aimeter: sharegpt f.json line 1: entry 0 (id "e"): "conversations"[1]: field "value": empty gpt turn`: {
+		files: map[string]string{"f.json": `[{"id":"e","conversations":[{"from":"human","value":"hi"},{"from":"gpt","value":""}]}]` + "\n"},
+		args:  []string{"sessions", "--sut", "openai", "--url", "http://127.0.0.1:8080", "--sharegpt", "f.json"}},
+	`endpoints.md: aimeter: --endpoints: the sweep would not run with seed set A's seeds (schedule_rng_seed 0, the set's scheduler_rng_seed is 10487924139932647040; sample_index_rng_seed 0, the set's is 586478644936801402), and MLCommons' checker refuses every such point (seed-runtime-match); run it with`: {
+		copies: map[string]string{"submission.yaml": endpointsSubmission},
+		args:   []string{"sweep", "--sut", "openai", "--url", "http://127.0.0.1:8000", "--max-concurrency", "64", "--endpoints", "submission", "--submission", "submission.yaml"}},
+}
+
+// docErrorMessages returns the error messages of md's shell blocks: each
+// line that starts with "aimeter: ", with the more indented lines that
+// follow it (their common indentation removed).
+func docErrorMessages(md string) []string {
+	var out []string
+	inBlock, lang, indent := false, "", -1
+	for _, line := range strings.Split(md, "\n") {
+		trim := strings.TrimSpace(line)
+		if strings.HasPrefix(trim, "```") {
+			inBlock, lang, indent = !inBlock, strings.TrimPrefix(trim, "```"), -1
+			continue
+		}
+		if !inBlock || !shellBlock(lang) {
+			continue
+		}
+		lead := len(line) - len(strings.TrimLeft(line, " "))
+		switch {
+		case strings.HasPrefix(trim, "aimeter: "):
+			out, indent = append(out, trim), lead
+		case indent >= 0 && lead > indent && trim != "":
+			out[len(out)-1] += "\n" + line[indent:]
+		default:
+			indent = -1
+		}
+	}
+	return out
+}
+
+// Each error message docs/*.md shows is what aimeter prints, exit 2, for
+// the bad input of docsErrorLines; a message of the docs without a row,
+// or a row the docs no longer show, fails the test.
+func TestDocsErrorLinesHold(t *testing.T) {
+	docs, _ := filepath.Glob(filepath.Join("..", "..", "docs", "*.md"))
+	used := map[string]bool{}
+	for _, path := range docs {
+		name := filepath.Base(path)
+		md, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, msg := range docErrorMessages(string(md)) {
+			first, _, _ := strings.Cut(msg, "\n")
+			key := name + ": " + first
+			used[key] = true
+			tc, ok := docsErrorLines[key]
+			if !ok {
+				t.Errorf("docs/%s shows the error %q, which docsErrorLines has no input for", name, first)
+				continue
+			}
+			t.Run(name, func(t *testing.T) {
+				dir := t.TempDir()
+				for rel, body := range tc.files {
+					writeDocFile(t, filepath.Join(dir, rel), []byte(body))
+				}
+				for rel, src := range tc.copies {
+					body, err := os.ReadFile(src)
+					if err != nil {
+						t.Fatal(err)
+					}
+					writeDocFile(t, filepath.Join(dir, rel), body)
+				}
+				t.Chdir(dir)
+				// The URL is never reached: a bad input stops the command
+				// before it sends anything.
+				env := cmdEnv{what: "docs/" + name + " error", dir: dir, url: "http://127.0.0.1:1"}
+				env.run(t, docCommand{args: tc.args}, cmdAdjust{codes: []int{ExitUsage}, want: []string{msg}})
+			})
+		}
+	}
+	for key := range docsErrorLines {
+		if !used[key] {
+			t.Errorf("docsErrorLines has %q, which the docs no longer show", key)
+		}
+	}
+}
