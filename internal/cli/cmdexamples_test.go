@@ -267,7 +267,8 @@ func checkStaleKeys(t *testing.T, table map[string]cmdAdjust, used map[string]bo
 
 // exampleFiles writes into dir a copy of examples/ and the files the
 // examples name (a Mooncake trace, a CSV trace, a ShareGPT file, a BLEU
-// input), the same for the help examples and the docs.
+// input, an Endpoints submission file), the same for the help examples
+// and the docs.
 func exampleFiles(t *testing.T, dir string) {
 	t.Helper()
 	if err := os.CopyFS(filepath.Join(dir, "examples"), os.DirFS(filepath.Join("..", "..", "examples"))); err != nil {
@@ -284,6 +285,11 @@ func exampleFiles(t *testing.T, dir string) {
 		"ShareGPT_V3.json": `[{"id":"a","conversations":[{"from":"human","value":"hello there"},{"from":"gpt","value":"hi, how can I help"},{"from":"human","value":"tell me more"},{"from":"gpt","value":"about what"}]},
 {"id":"b","conversations":[{"from":"human","value":"what is a load generator"},{"from":"gpt","value":"a program that sends requests"}]}]`,
 	}
+	sub, err := os.ReadFile(endpointsSubmission)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files["submission.yaml"] = string(sub)
 	for name, body := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
 			t.Fatal(err)

@@ -95,9 +95,7 @@ var docsFiles = map[string]map[string]string{
 
 // docsCopies are the files of the repository a doc's commands read, by the
 // doc's file name: path in the doc's directory → path from this package.
-var docsCopies = map[string]map[string]string{
-	"endpoints.md": {"submission.yaml": endpointsSubmission},
-}
+var docsCopies = map[string]map[string]string{}
 
 // Every aimeter command of the code blocks of docs/*.md (markdownCommands'
 // rule: lines of ```sh, ```bash, ```console and bare blocks that start

@@ -53,10 +53,14 @@ var exampleAdjustments = map[string]cmdAdjust{
 	"results threshold --series 3f2a… --test welch --delete":                     {skip: "3f2a… stands for a series key"},
 	"export aimeter-run > records.csv": {args: []string{"export", "aimeter-results", "--output", "records.csv"},
 		why: "aimeter-run stands for a run directory, and the test has no shell to redirect"},
+	// The sweep writes the Endpoints tree and the export writes it again
+	// from the sweep's folder (submission.yaml: sweep/endpoints' test
+	// file, in exampleFiles).
 	"sweep --sut openai --url http://127.0.0.1:8000 --max-concurrency 64 --duration 20s --set schedule_rng_seed=10487924139932647040 --set sample_index_rng_seed=586478644936801402 --endpoints submission --submission submission.yaml": {
-		skip: "needs an Endpoints submission file; TestSweepEndpointsChecker runs the sweep with --endpoints"},
+		extra: []string{"--max-concurrency", "33", "--duration", "100ms", "--qsl-size", "64", "--set", "min_query_count=8"}, codes: valid3},
 	"export --endpoints submission --submission submission.yaml aimeter-sweep": {
-		skip: "needs an Endpoints submission file; TestExportEndpointsChecker runs the export"},
+		args: []string{"export", "--endpoints", "submission-again", "--submission", "submission.yaml", "aimeter-sweep"},
+		why:  "the sweep example, its one-step alternative, wrote submission/ already, and the export refuses to write over a tree"},
 	"accuracy aimeter-out": {codes: valid3, // untrained weights may miss the target
 		before: [][]string{{"run", "-q", "--sut", "reference", "--scenario", "Offline", "--mode", "accuracy", "--output-dir", "aimeter-out"}}},
 	"accuracy log run --labels labels.json --target 99% of FP32 (76.46)": {skip: "needs a classifier's run and its labels file; TestAccuracyLog scores one"},
