@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
 )
 
 // docsAdjustments maps every command of docs/*.md that cannot run as
@@ -190,55 +192,73 @@ var notCommands = map[string]string{
 
 // TestDocsInlineFlagsExist checks the commands docs/*.md and README.md
 // name in running text (`aimeter SUBCOMMAND … --flag …` in backquotes,
-// often synopses with placeholders and "a\|b" alternatives of a table,
-// so not run): the subcommand exists and so does each flag it names.
+// often synopses with placeholders and "a\\|b" alternatives of a table,
+// so not run) and those the --help texts name ('aimeter …' or "aimeter
+// …" in quotes, or an indented "  aimeter …" synopsis line): the
+// subcommand exists and so does each flag it names.
 func TestDocsInlineFlagsExist(t *testing.T) {
 	docs, _ := filepath.Glob(filepath.Join("..", "..", "docs", "*.md"))
 	docs = append(docs, filepath.Join("..", "..", "README.md"))
 	root := newRootCommand(&State{})
-	span := regexp.MustCompile("`aimeter ([^`]+)`")
-	seen := map[string]bool{}
-	spans := 0
+	type span struct{ where, text string }
+	var spans []span
+	backquoted := regexp.MustCompile("`aimeter ([^`]+)`")
 	for _, path := range docs {
 		md, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, m := range span.FindAllStringSubmatch(string(md), -1) {
-			text := strings.Join(strings.Fields(m[1]), " ")
-			if _, ok := notCommands["aimeter "+text]; ok {
-				seen["aimeter "+text] = true
-				continue
-			}
-			spans++
-			words := shellWords(strings.NewReplacer("[", " ", "]", " ", `\|`, " ", "|", " ", "…", " ").Replace(text))
-			cmd, rest, err := root.Find(words)
-			if err != nil || cmd == root {
-				t.Errorf("%s: `aimeter %s`: no such command", filepath.Base(path), text)
-				continue
-			}
-			for _, w := range rest {
-				// A table's "list\|show ID\|compare …" names sibling
-				// commands: each flag after one is that one's.
-				if p := cmd.Parent(); p != nil && p != root {
-					if sib, _, err := p.Find([]string{w}); err == nil && sib != p && sib.Name() == w {
-						cmd = sib
-						continue
-					}
-				}
-				name, ok := strings.CutPrefix(w, "--")
-				if !ok || name == "" {
+		for _, m := range backquoted.FindAllStringSubmatch(string(md), -1) {
+			spans = append(spans, span{filepath.Base(path), m[1]})
+		}
+	}
+	quoted := regexp.MustCompile(`'aimeter ([^']+)'|"aimeter ([^"]+)"|(?m)^ +aimeter (.+)$`)
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		for _, m := range quoted.FindAllStringSubmatch(c.Long, -1) {
+			spans = append(spans, span{c.CommandPath() + " --help", m[1] + m[2] + m[3]})
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
+	seen := map[string]bool{}
+	checked := 0
+	for _, sp := range spans {
+		text := strings.Join(strings.Fields(sp.text), " ")
+		if _, ok := notCommands["aimeter "+text]; ok {
+			seen["aimeter "+text] = true
+			continue
+		}
+		checked++
+		words := shellWords(strings.NewReplacer("[", " ", "]", " ", `\|`, " ", "|", " ", "…", " ", "...", " ").Replace(text))
+		cmd, rest, err := root.Find(words)
+		if err != nil || cmd == root {
+			t.Errorf("%s: `aimeter %s`: no such command", sp.where, text)
+			continue
+		}
+		for _, w := range rest {
+			// A table's "list\\|show ID\\|compare …" names sibling
+			// commands: each flag after one is that one's.
+			if p := cmd.Parent(); p != nil && p != root {
+				if sib, _, err := p.Find([]string{w}); err == nil && sib != p && sib.Name() == w {
+					cmd = sib
 					continue
 				}
-				name, _, _ = strings.Cut(name, "=")
-				if cmd.InitDefaultHelpFlag(); cmd.Flag(name) == nil {
-					t.Errorf("%s: `aimeter %s`: %s has no flag --%s", filepath.Base(path), text, cmd.CommandPath(), name)
-				}
+			}
+			name, ok := strings.CutPrefix(w, "--")
+			if !ok || name == "" {
+				continue
+			}
+			name, _, _ = strings.Cut(name, "=")
+			if cmd.InitDefaultHelpFlag(); cmd.Flag(name) == nil {
+				t.Errorf("%s: `aimeter %s`: %s has no flag --%s", sp.where, text, cmd.CommandPath(), name)
 			}
 		}
 	}
-	if spans < 50 {
-		t.Errorf("found only %d backquoted aimeter commands", spans)
+	if checked < 60 {
+		t.Errorf("found only %d aimeter commands in running text", checked)
 	}
 	for span := range notCommands {
 		if !seen[span] {
