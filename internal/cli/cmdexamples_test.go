@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/spf13/cobra"
 )
 
 // This file holds what the tests that run documented commands share:
@@ -294,5 +296,48 @@ func exampleFiles(t *testing.T, dir string) {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// commandProblems says what is wrong with the aimeter command of words
+// without running it: a subcommand that does not exist, or a flag the
+// subcommand does not have. Where a word after the subcommand names a
+// sibling of it (a table's "list\\|show ID\\|compare …"), the flags
+// after it are the sibling's.
+func commandProblems(root *cobra.Command, words []string) []string {
+	cmd, rest, err := root.Find(words)
+	if err != nil || cmd == root {
+		return []string{"no such command"}
+	}
+	var out []string
+	for _, w := range rest {
+		if w == "--" {
+			break // what follows is another program's command line
+		}
+		if p := cmd.Parent(); p != nil && p != root {
+			if sib, _, err := p.Find([]string{w}); err == nil && sib != p && sib.Name() == w {
+				cmd = sib
+				continue
+			}
+		}
+		name, ok := strings.CutPrefix(w, "--")
+		if !ok || name == "" {
+			continue
+		}
+		name, _, _ = strings.Cut(name, "=")
+		if cmd.InitDefaultHelpFlag(); cmd.Flag(name) == nil {
+			out = append(out, cmd.CommandPath()+" has no flag --"+name)
+		}
+	}
+	return out
+}
+
+// skip logs why a documented command is not run and still checks, with
+// commandProblems against root, that its subcommand and flags exist.
+func (e cmdEnv) skip(t *testing.T, root *cobra.Command, c docCommand, reason string) {
+	t.Helper()
+	t.Logf("skipped `aimeter %s`: %s", c.key(), reason)
+	for _, p := range commandProblems(root, c.args) {
+		t.Errorf("%s `aimeter %s` (skipped: %s): %s", e.what, c.key(), reason, p)
 	}
 }

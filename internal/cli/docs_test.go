@@ -116,6 +116,7 @@ func TestDocsCommandsRun(t *testing.T) {
 	}
 	useUntrainedWeights(t, filepath.Join(t.TempDir(), "cache"))
 	url := newSimServer(t, "sim-docs")
+	root := newRootCommand(&State{})
 	used := map[string]bool{}
 	total := 0
 	for _, path := range docs {
@@ -157,7 +158,7 @@ func TestDocsCommandsRun(t *testing.T) {
 					}
 				}
 				if adj.skip != "" {
-					t.Logf("skipped %q: %s", key, adj.skip)
+					env.skip(t, root, c, adj.skip)
 					continue
 				}
 				env.run(t, c, adj)
@@ -233,28 +234,8 @@ func TestDocsInlineFlagsExist(t *testing.T) {
 		}
 		checked++
 		words := shellWords(strings.NewReplacer("[", " ", "]", " ", `\|`, " ", "|", " ", "…", " ", "...", " ").Replace(text))
-		cmd, rest, err := root.Find(words)
-		if err != nil || cmd == root {
-			t.Errorf("%s: `aimeter %s`: no such command", sp.where, text)
-			continue
-		}
-		for _, w := range rest {
-			// A table's "list\\|show ID\\|compare …" names sibling
-			// commands: each flag after one is that one's.
-			if p := cmd.Parent(); p != nil && p != root {
-				if sib, _, err := p.Find([]string{w}); err == nil && sib != p && sib.Name() == w {
-					cmd = sib
-					continue
-				}
-			}
-			name, ok := strings.CutPrefix(w, "--")
-			if !ok || name == "" {
-				continue
-			}
-			name, _, _ = strings.Cut(name, "=")
-			if cmd.InitDefaultHelpFlag(); cmd.Flag(name) == nil {
-				t.Errorf("%s: `aimeter %s`: %s has no flag --%s", sp.where, text, cmd.CommandPath(), name)
-			}
+		for _, p := range commandProblems(root, words) {
+			t.Errorf("%s: `aimeter %s`: %s", sp.where, text, p)
 		}
 	}
 	if checked < 60 {

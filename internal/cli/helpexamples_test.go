@@ -135,7 +135,8 @@ func TestHelpExamplesRun(t *testing.T) {
 	url := newSimServer(t, "sim-examples")
 	storePath := filepath.Join(t.TempDir(), "results.db")
 
-	examples := helpExamples(newRootCommand(&State{}))
+	root := newRootCommand(&State{})
+	examples := helpExamples(root)
 	if len(examples) < 20 {
 		t.Fatalf("found only %d --help examples: %q", len(examples), examples)
 	}
@@ -155,7 +156,7 @@ func TestHelpExamplesRun(t *testing.T) {
 		adj, ok := exampleAdjustments[key]
 		used[key] = ok
 		if adj.skip != "" {
-			t.Logf("skipped %q: %s", key, adj.skip)
+			env.skip(t, root, docCommand{args: args}, adj.skip)
 			continue
 		}
 		env.run(t, docCommand{args: args}, adj)
