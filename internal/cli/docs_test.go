@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -363,5 +364,14 @@ func TestDocsErrorLinesHold(t *testing.T) {
 		if !used[key] {
 			t.Errorf("docsErrorLines has %q, which the docs no longer show", key)
 		}
+	}
+}
+
+func TestDocErrorMessages(t *testing.T) {
+	md := "```\naimeter: one\nnot a message\n```\n- item:\n\n  ```\n  aimeter: two, run it with\n    --set a=1\n    --set b=2\n  aimeter: three\n  ```\n```go\naimeter: in Go\n```\naimeter: outside a block\n"
+	got := docErrorMessages(md)
+	want := []string{"aimeter: one", "aimeter: two, run it with\n  --set a=1\n  --set b=2", "aimeter: three"}
+	if !slices.Equal(got, want) {
+		t.Errorf("docErrorMessages: %q, want %q (indented lines under a message belong to it; Go blocks and running text hold none)", got, want)
 	}
 }
