@@ -136,6 +136,16 @@ func markdownCommands(md string) []docCommand {
 	return out
 }
 
+// readmeCommands returns the arguments of markdownCommands(md), for tests
+// that read a doc's commands without running them.
+func readmeCommands(md string) [][]string {
+	var out [][]string
+	for _, c := range markdownCommands(md) {
+		out = append(out, c.args)
+	}
+	return out
+}
+
 // shellWords splits a command line as sh does for the docs' simple
 // commands: blanks separate words, double or single quotes group them, and
 // an unquoted " #" starts a comment.

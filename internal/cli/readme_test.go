@@ -57,6 +57,9 @@ func TestShellWordsAndMarkdownCommands(t *testing.T) {
 		got2 = append(got2, c.stdin+c.key())
 	}
 	want := []string{"demo", "run --a --b", "{\"a\":\"x | y\"}\naccuracy score auc --input -"}
+	if got3 := readmeCommands(md); len(got3) != 3 || strings.Join(got3[1], " ") != "run --a --b" {
+		t.Errorf("readmeCommands: %q, want markdownCommands' arguments", got3)
+	}
 	if !slices.Equal(got2, want) {
 		t.Errorf("markdownCommands: %q, want %q (demo once, the continued run line, the piped input; no go test, no Go or Python code, no output)", got2, want)
 	}
