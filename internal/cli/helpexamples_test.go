@@ -1,40 +1,19 @@
 package cli
 
 import (
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/spf13/cobra"
 )
-
-// exampleAdjust says how TestHelpExamplesRun runs one example command of
-// a --help text: flags appended to shorten it (later flags win), the
-// whole command replaced where the example names a placeholder, the exit
-// codes that count as success, or why it is skipped. Each adjustment
-// says why.
-type exampleAdjust struct {
-	extra []string
-	args  []string // replaces the example's arguments when not nil
-	codes []int    // nil = exit 0 only
-	skip  string   // reason; empty = run it
-	why   string   // why args replaces the example's
-	// before are commands run first, to make what the example reads.
-	before [][]string
-}
-
-// exampleURLs are the servers the examples name; the test points them
-// at an `aimeter serve openai` simulator of its own.
-var exampleURLs = []string{"http://localhost:8000", "http://127.0.0.1:8000"}
 
 // exampleAdjustments maps every --help example that cannot run as written
 // in a test (too long, a server that runs until interrupted, a file or a
 // placeholder of the user's) to its adjustment. A key that no example
 // matches fails the test, so that the table follows the help.
-var exampleAdjustments = map[string]exampleAdjust{
+var exampleAdjustments = map[string]cmdAdjust{
 	// Runs: shortened.
 	"run": {extra: []string{"--set", "min_duration=300"}, codes: valid3},
 	"run --scenario Offline --sut null-async": {extra: []string{"--set", "target_qps=200000"}, codes: valid3},
@@ -74,10 +53,14 @@ var exampleAdjustments = map[string]exampleAdjust{
 	"results threshold --series 3f2a… --test welch --delete":                     {skip: "3f2a… stands for a series key"},
 	"export aimeter-run > records.csv": {args: []string{"export", "aimeter-results", "--output", "records.csv"},
 		why: "aimeter-run stands for a run directory, and the test has no shell to redirect"},
+	// The sweep writes the Endpoints tree and the export writes it again
+	// from the sweep's folder (submission.yaml: sweep/endpoints' test
+	// file, in exampleFiles).
 	"sweep --sut openai --url http://127.0.0.1:8000 --max-concurrency 64 --duration 20s --set schedule_rng_seed=10487924139932647040 --set sample_index_rng_seed=586478644936801402 --endpoints submission --submission submission.yaml": {
-		skip: "needs an Endpoints submission file; TestSweepEndpointsChecker runs the sweep with --endpoints"},
+		extra: []string{"--max-concurrency", "33", "--duration", "100ms", "--qsl-size", "64", "--set", "min_query_count=8"}, codes: valid3},
 	"export --endpoints submission --submission submission.yaml aimeter-sweep": {
-		skip: "needs an Endpoints submission file; TestExportEndpointsChecker runs the export"},
+		args: []string{"export", "--endpoints", "submission-again", "--submission", "submission.yaml", "aimeter-sweep"},
+		why:  "the sweep example, its one-step alternative, wrote submission/ already, and the export refuses to write over a tree"},
 	"accuracy aimeter-out": {codes: valid3, // untrained weights may miss the target
 		before: [][]string{{"run", "-q", "--sut", "reference", "--scenario", "Offline", "--mode", "accuracy", "--output-dir", "aimeter-out"}}},
 	"accuracy log run --labels labels.json --target 99% of FP32 (76.46)": {skip: "needs a classifier's run and its labels file; TestAccuracyLog scores one"},
@@ -146,31 +129,14 @@ func TestHelpExamplesRun(t *testing.T) {
 		t.Skip("runs every --help example (about half a minute)")
 	}
 	dir := t.TempDir()
-	if err := os.CopyFS(filepath.Join(dir, "examples"), os.DirFS(filepath.Join("..", "..", "examples"))); err != nil {
-		t.Fatal(err)
-	}
-	trace, err := os.ReadFile(filepath.Join("..", "..", "workload", "trace", "testdata", "mooncake_sample.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	files := map[string]string{
-		"trace.jsonl":  string(trace),
-		"hyps.json":    `{"references":[["the cat sat on the mat"]],"hypotheses":["the cat sat on a mat"]}`,
-		"requests.csv": "t_ms,input_tokens,output_tokens,session\n0,30,4,alice\n10,20,2,\n25,12,3,alice\n",
-		"ShareGPT_V3.json": `[{"id":"a","conversations":[{"from":"human","value":"hello there"},{"from":"gpt","value":"hi, how can I help"},{"from":"human","value":"tell me more"},{"from":"gpt","value":"about what"}]},
-{"id":"b","conversations":[{"from":"human","value":"what is a load generator"},{"from":"gpt","value":"a program that sends requests"}]}]`,
-	}
-	for name, body := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	exampleFiles(t, dir)
 	useUntrainedWeights(t, filepath.Join(dir, "cache"))
 	t.Chdir(dir)
 	url := newSimServer(t, "sim-examples")
 	storePath := filepath.Join(t.TempDir(), "results.db")
 
-	examples := helpExamples(newRootCommand(&State{}))
+	root := newRootCommand(&State{})
+	examples := helpExamples(root)
 	if len(examples) < 20 {
 		t.Fatalf("found only %d --help examples: %q", len(examples), examples)
 	}
@@ -183,53 +149,17 @@ func TestHelpExamplesRun(t *testing.T) {
 		}
 		return 0
 	})
+	env := cmdEnv{what: "--help example", dir: dir, store: storePath, url: url}
 	used := map[string]bool{}
 	for _, args := range examples {
 		key := strings.Join(args, " ")
 		adj, ok := exampleAdjustments[key]
 		used[key] = ok
 		if adj.skip != "" {
-			t.Logf("skipped %q: %s", key, adj.skip)
+			env.skip(t, root, docCommand{args: args}, adj.skip)
 			continue
 		}
-		for _, b := range adj.before {
-			tw := newTwin(t, b...)
-			tw.wd, tw.st.Store = dir, storePath
-			if code := tw.main(); !slices.Contains(valid3, code) {
-				tw.mu.Lock()
-				t.Errorf("before --help example `aimeter %s`: `aimeter %s`: exit %d\n%s", key, strings.Join(b, " "), code, tw.stderr.String())
-				tw.mu.Unlock()
-			}
-		}
-		run := slices.Clone(args)
-		if adj.args != nil {
-			run = slices.Clone(adj.args)
-		}
-		for i, a := range run {
-			if slices.Contains(exampleURLs, a) {
-				run[i] = url
-			}
-		}
-		run = append(run, adj.extra...)
-		start := time.Now()
-		tw := newTwin(t, run...)
-		tw.wd, tw.st.Store = dir, storePath
-		code := tw.main()
-		codes := adj.codes
-		if codes == nil {
-			codes = []int{ExitOK}
-		}
-		if !slices.Contains(codes, code) {
-			tw.mu.Lock()
-			t.Errorf("--help example `aimeter %s` (run as %q): want exit %v, got %d\n--- stdout:\n%s--- stderr:\n%s", key, run, codes, code, tw.stdout.String(), tw.stderr.String())
-			tw.mu.Unlock()
-			continue
-		}
-		t.Logf("aimeter %s: exit %d in %v", strings.Join(run, " "), code, time.Since(start).Round(time.Millisecond))
+		env.run(t, docCommand{args: args}, adj)
 	}
-	for key := range exampleAdjustments {
-		if !used[key] {
-			t.Errorf("exampleAdjustments has %q, which is no longer a --help example", key)
-		}
-	}
+	checkStaleKeys(t, exampleAdjustments, used, "--help example")
 }

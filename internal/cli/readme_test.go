@@ -6,33 +6,13 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 )
-
-// readmeAdjust says how the README test runs one README command: flags
-// appended to shorten it (later flags win, so they override the README's
-// own), the exit codes that count as success, or why it is skipped.
-type readmeAdjust struct {
-	extra []string
-	codes []int  // nil = exit 0 only
-	skip  string // reason; empty = run it
-}
-
-// valid3 accepts an INVALID result: a performance run on a shared, busy
-// machine may miss its latency bound; that is a result, not a broken
-// example. Usage errors (2) and failures (1) still fail the test.
-var valid3 = []int{ExitOK, ExitInvalid}
-
-// gate is what a results compare --fail-on-regression example may exit
-// with: ok, a regression, or no baseline (the series of the run it judges
-// depends on what the test recorded before).
-var gate = []int{ExitOK, ExitFailure, ExitRegression, ExitNoBaseline}
 
 // readmeAdjustments maps every README command that cannot run as written
 // in a test (too long, or timing-dependent) to its adjustment. A key that
 // no README command matches fails the test, so the table follows the
 // README.
-var readmeAdjustments = map[string]readmeAdjust{
+var readmeAdjustments = map[string]cmdAdjust{
 	"demo": {extra: []string{"--duration", "100ms", "-q"}, codes: valid3},
 	"run":  {extra: []string{"--set", "min_duration=500"}, codes: valid3},
 	"run --model resnet50 --scenario Server --user-conf examples/user.conf --output-dir results": {
@@ -63,104 +43,25 @@ var readmeAdjustments = map[string]readmeAdjust{
 		skip: "needs two servers on a network; TestDispatchOpenAIAgainstServe runs --sut dispatch against two simulators"},
 }
 
-// readmeCommands extracts the aimeter commands of README.md's code blocks
-// ("aimeter …", "go run ./cmd/aimeter …", with or without a "$ " prompt),
-// joining "\"-continued lines and dropping "# …" comments. It returns each
-// command's arguments, in order, each distinct command once.
-func readmeCommands(readme string) [][]string {
-	var out [][]string
-	seen := map[string]bool{}
-	inBlock, lang := false, ""
-	var cont string
-	for _, line := range strings.Split(readme, "\n") {
-		trim := strings.TrimSpace(line)
-		if strings.HasPrefix(trim, "```") {
-			inBlock, lang, cont = !inBlock, strings.TrimPrefix(trim, "```"), ""
-			continue
-		}
-		if !inBlock || lang == "go" {
-			continue
-		}
-		if cont != "" {
-			trim = cont + " " + trim
-			cont = ""
-		}
-		if strings.HasSuffix(trim, "\\") {
-			cont = strings.TrimSpace(strings.TrimSuffix(trim, "\\"))
-			continue
-		}
-		trim = strings.TrimPrefix(trim, "$ ")
-		var rest string
-		switch {
-		case strings.HasPrefix(trim, "go run ./cmd/aimeter "):
-			rest = strings.TrimPrefix(trim, "go run ./cmd/aimeter ")
-		case strings.HasPrefix(trim, "aimeter "):
-			rest = strings.TrimPrefix(trim, "aimeter ")
-		case trim == "aimeter", trim == "go run ./cmd/aimeter":
-		default:
-			continue
-		}
-		args := shellWords(rest)
-		key := strings.Join(args, " ")
-		if !seen[key] {
-			seen[key] = true
-			out = append(out, args)
-		}
-	}
-	return out
-}
-
-// shellWords splits a command line as sh does for the README's simple
-// commands: blanks separate words, double or single quotes group them, and
-// an unquoted " #" starts a comment.
-func shellWords(s string) []string {
-	var words []string
-	var cur strings.Builder
-	inWord := false
-	var quote rune
-	prev := ' '
-	for _, r := range s {
-		switch {
-		case quote != 0:
-			if r == quote {
-				quote = 0
-			} else {
-				cur.WriteRune(r)
-			}
-		case r == '"' || r == '\'':
-			quote, inWord = r, true
-		case r == '#' && prev == ' ':
-			if inWord {
-				words = append(words, cur.String())
-			}
-			return words
-		case r == ' ' || r == '\t':
-			if inWord {
-				words = append(words, cur.String())
-				cur.Reset()
-				inWord = false
-			}
-		default:
-			cur.WriteRune(r)
-			inWord = true
-		}
-		prev = r
-	}
-	if inWord {
-		words = append(words, cur.String())
-	}
-	return words
-}
-
-func TestShellWordsAndReadmeCommands(t *testing.T) {
+func TestShellWordsAndMarkdownCommands(t *testing.T) {
 	got := shellWords(`ecp w.json "a b=c" 'x'  # comment "ignored"`)
 	if want := []string{"ecp", "w.json", "a b=c", "x"}; !slices.Equal(got, want) {
 		t.Errorf("shellWords: %q, want %q", got, want)
 	}
-	readme := "text\n```sh\ngo run ./cmd/aimeter demo\ngo test ./...\naimeter run --a \\\n   --b   # why\n```\n```go\naimeter.Run()\n```\n```\n$ go run ./cmd/aimeter demo\nScenario\n```\n"
-	cmds := readmeCommands(readme)
-	if len(cmds) != 2 || strings.Join(cmds[0], " ") != "demo" || strings.Join(cmds[1], " ") != "run --a --b" {
-		t.Errorf("readmeCommands: %q (want demo once, and the continued run line; no go test, no Go code)", cmds)
+	md := "text\n```sh\ngo run ./cmd/aimeter demo\ngo test ./...\naimeter run --a \\\n   --b   # why\n```\n" +
+		"```go\naimeter.Run()\n```\n```python\naimeter run --python\n```\n" +
+		"```\n$ go run ./cmd/aimeter demo\nScenario\naimeter: an error line\n```\n" +
+		"```console\n$ echo '{\"a\":\"x | y\"}' | aimeter accuracy score auc --input -\n{\"auc\":1}\n```\n"
+	var got2 []string
+	for _, c := range markdownCommands(md) {
+		got2 = append(got2, c.stdin+c.key())
+	}
+	want := []string{"demo", "run --a --b", "{\"a\":\"x | y\"}\naccuracy score auc --input -"}
+	if got3 := readmeCommands(md); len(got3) != 3 || strings.Join(got3[1], " ") != "run --a --b" {
+		t.Errorf("readmeCommands: %q, want markdownCommands' arguments", got3)
+	}
+	if !slices.Equal(got2, want) {
+		t.Errorf("markdownCommands: %q, want %q (demo once, the continued run line, the piped input; no go test, no Go or Python code, no output)", got2, want)
 	}
 }
 
@@ -189,36 +90,24 @@ func TestReadmeCommandsRun(t *testing.T) {
 	useUntrainedWeights(t, filepath.Join(dir, "cache"))
 	t.Chdir(dir)
 
-	cmds := readmeCommands(string(readme))
+	cmds := markdownCommands(string(readme))
 	if len(cmds) < 10 {
 		t.Fatalf("found only %d aimeter commands in README.md: %q", len(cmds), cmds)
 	}
+	env := cmdEnv{what: "README command", dir: dir}
+	root := newRootCommand(&State{})
 	used := map[string]bool{}
-	for _, args := range cmds {
-		key := strings.Join(args, " ")
+	for _, c := range cmds {
+		key := c.key()
 		adj, ok := readmeAdjustments[key]
 		used[key] = ok
 		if adj.skip != "" {
-			t.Logf("skipped %q: %s", key, adj.skip)
+			env.skip(t, root, c, adj.skip)
 			continue
 		}
-		start := time.Now()
-		r := runCLI(t, dir, append(slices.Clone(args), adj.extra...)...)
-		codes := adj.codes
-		if codes == nil {
-			codes = []int{ExitOK}
-		}
-		if !slices.Contains(codes, r.code) {
-			t.Errorf("README command `aimeter %s` (with %q appended): want exit %v\n%v", key, adj.extra, codes, r)
-			continue
-		}
-		t.Logf("aimeter %s: exit %d in %v", key, r.code, time.Since(start).Round(time.Millisecond))
+		env.run(t, c, adj)
 	}
-	for key := range readmeAdjustments {
-		if !used[key] {
-			t.Errorf("readmeAdjustments has %q, which is no longer a README command", key)
-		}
-	}
+	checkStaleKeys(t, readmeAdjustments, used, "README command")
 }
 
 // Bad input to the README's commands gives a clear error and the exit code
