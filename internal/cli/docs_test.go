@@ -60,6 +60,18 @@ var docsAdjustments = map[string]cmdAdjust{
 	// as the doc says above the command.
 	"store.md: results compare --fail-on-regression --metric latency_ns.p50 --limit 10": {codes: []int{ExitNoBaseline}, want: []string{"no baseline"}},
 
+	// sharding.md: "…" stands for the test's other run flags.
+	"sharding.md: run --scenario Server --set target_qps=40000 --shard 0/4 --output-dir shard-0 …": {
+		args:  []string{"run", "--scenario", "Server", "--set", "target_qps=40000", "--shard", "0/4", "--output-dir", "shard-0"},
+		why:   "… stands for the test's other run flags",
+		extra: []string{"--set", "min_duration=200"}, codes: valid3},
+	"sharding.md: run --scenario Server --set target_qps=40000 --shard 1/4 --output-dir shard-1 …": {
+		args:  []string{"run", "--scenario", "Server", "--set", "target_qps=40000", "--shard", "1/4", "--output-dir", "shard-1"},
+		why:   "… stands for the test's other run flags",
+		extra: []string{"--set", "min_duration=200"}, codes: valid3},
+	"sharding.md: run --scenario Server --set target_qps=40000 --shards 4 --start-at 2026-11-29T02:00:00Z --clock-ref https://tester.lab:8443 --output-dir /results/shard": {
+		skip: "needs a Kubernetes Indexed Job's JOB_COMPLETION_INDEX and the tester's clock at --clock-ref; TestRunShards runs --shards with both"},
+
 	"sweep.md: serve openai --addr 127.0.0.1:8000 --ttft 20ms --tpot 5ms &": {skip: serveSkip},
 	"sweep.md: sweep --sut openai --url http://127.0.0.1:8000 --max-concurrency 64 --duration 20s": {
 		extra: []string{"--max-concurrency", "33", "--duration", "100ms"}, codes: valid3}, // Endpoints' regions need more than 32
@@ -190,6 +202,7 @@ var notCommands = map[string]string{
 	"aimeter VERSION":                    "the client's name and version in an Endpoints config.yaml",
 	"aimeter <version>":                  "a User-Agent header",
 	"aimeter mode : fixed concurrency N": "a line of mlperf_log_summary.txt",
+	`aimeter schedule v1\0`:              "the prefix of the bytes a pass's schedule digest is taken over",
 }
 
 // TestDocsInlineFlagsExist checks the commands docs/*.md and README.md
