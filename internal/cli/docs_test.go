@@ -293,7 +293,7 @@ var docsErrorLines = map[string]docErrorLine{
 	`replay.md: aimeter: trace t.csv line 1: field "input_tokens": 5000000 tokens: want 1 to 1048576`: {
 		files: map[string]string{"t.csv": "0,5000000,2\n"},
 		args:  []string{"replay", "t.csv", "--sut", "openai", "--url", "http://127.0.0.1:8080"}},
-	`sessions.md: aimeter: sharegpt bad.json line 2: entry 0: "conversations"[1]: a user turn where a assistant turn must come: the turns must alternate user, assistant, user, …`: {
+	`sessions.md: aimeter: sharegpt bad.json line 2: entry 0: "conversations"[1]: a user turn where an assistant turn must come: the turns must alternate user, assistant, user, …`: {
 		files: map[string]string{"bad.json": "[\n" + `{"conversations":[{"from":"human","value":"hi"},{"from":"human","value":"again"}]}]` + "\n"},
 		args:  []string{"sessions", "--sut", "openai", "--url", "http://127.0.0.1:8080", "--sharegpt", "bad.json"}},
 	`sessions.md: aimeter: sharegpt f.json line 1: entry 0 (id "e"): "conversations"[1]: field "value": empty gpt turn`: {

@@ -123,7 +123,7 @@ func TestSessionsBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"alternation", []string{"--sut", "openai", "--url", url, "--sharegpt", bad}, `line 2: entry 0: "conversations"[1]: a user turn where a assistant turn must come`},
+		{"alternation", []string{"--sut", "openai", "--url", url, "--sharegpt", bad}, `line 2: entry 0: "conversations"[1]: a user turn where an assistant turn must come`},
 		{"turns", []string{"--sut", "openai", "--url", url, "--turns", "4:2"}, `--turns "4:2"`},
 		{"null SUT", []string{"--turns", "2"}, "Sessions with --sut null"},
 		{"prompts", []string{"--sut", "openai", "--url", url, "--prompts", bad}, "--prompts does not apply to sessions"},

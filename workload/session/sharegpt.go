@@ -255,7 +255,7 @@ func (p *parser) entry(raw []byte, line int) error {
 		case role == "system":
 			return bad(`"conversations"[%d]: a system turn after the first turn`, i)
 		case role != want:
-			return bad(`"conversations"[%d]: a %s turn where a %s turn must come: the turns must alternate user, assistant, user, …`, i, role, want)
+			return bad(`"conversations"[%d]: %s turn where %s turn must come: the turns must alternate user, assistant, user, …`, i, article(role), article(want))
 		}
 		if role == "user" {
 			if len(c.Turns) >= MaxTurns {
@@ -289,3 +289,12 @@ func wordCount(s string) int { return len(strings.Fields(s)) }
 
 // errNoTurns is returned by Generate for zero turns.
 var errNoTurns = errors.New("session: a conversation needs at least one turn")
+
+// article is "a user" or "an assistant": role with its indefinite article
+// (by sound: only "assistant" of the roles takes "an").
+func article(role string) string {
+	if role == "assistant" {
+		return "an " + role
+	}
+	return "a " + role
+}
