@@ -119,9 +119,30 @@ func TestMergeEqualsWhole(t *testing.T) {
 		why  string
 		name string
 		plan func(string, *benchmark.Shard) benchmark.Plan
+		// same is what of the whole run's schedule the merge must give:
+		// "all" its (seq, query, sample, scheduled time), "ids" all but
+		// the time (a closed loop schedules a query at its issue, which
+		// depends on the answers), "none" (a pass run for its duration
+		// issues as many queries as its time allows).
+		same string
 	}{
-		{"an MLPerf Server test: the Poisson schedule split query mod N", "server", serverPlan},
-		{"a GB/T arrival mode 2 test: its metrics over the union", "gbt2", gbtPlan},
+		{"an MLPerf Server test: the Poisson schedule split query mod N", "server", serverPlan, "all"},
+		{"a GB/T arrival mode 2 test: its metrics over the union", "gbt2", gbtPlan, "all"},
+		{"an MLPerf Offline test: the query split in blocks of samples", "offline", func(dir string, sh *benchmark.Shard) benchmark.Plan {
+			return benchmark.Plan{SUT: sut.Config{Kind: sut.NullAsync, QSLSize: 64},
+				Settings:  benchmark.Settings{Scenario: "Offline", Set: []string{"target_qps=20000", "min_duration=100"}},
+				OutputDir: dir, Shard: sh}
+		}, "all"},
+		{"a fixed concurrency of 8, 2 a shard: whole queries move", "concurrency", func(dir string, sh *benchmark.Shard) benchmark.Plan {
+			return benchmark.Plan{SUT: sut.Config{Kind: sut.NullAsync, QSLSize: 64},
+				Settings:  benchmark.Settings{Concurrency: 8, Set: []string{"min_duration=0", "min_query_count=400"}},
+				OutputDir: dir, Shard: sh}
+		}, "ids"},
+		{"a GB/T mode 0 test run for its duration: each shard's pass ends after its own last query", "gbt0", func(dir string, sh *benchmark.Shard) benchmark.Plan {
+			return benchmark.Plan{SUT: sut.Config{Kind: sut.NullAsync, QSLSize: 64},
+				GBT:       &benchmark.GBT{Input: gbt.PlanInput{Arrival: gbt.Arrival{Mode: gbt.ModeContinuous, Duration: 100 * time.Millisecond}}},
+				OutputDir: dir, Shard: sh}
+		}, "none"},
 	} {
 		t.Run(row.name, func(t *testing.T) {
 			r := runTest(t, row.name, row.plan)
@@ -143,8 +164,30 @@ func TestMergeEqualsWhole(t *testing.T) {
 			if shard.Of(got) != nil {
 				t.Fatal("the merged bundle has shard.json")
 			}
-			if gs, ws := schedule(got.Result), schedule(whole.Result); !slices.Equal(gs, ws) {
+			gs, ws := schedule(got.Result), schedule(whole.Result)
+			if row.same == "ids" {
+				for _, k := range [][]schedKey{gs, ws} {
+					for i := range k {
+						k[i].sched = 0
+					}
+				}
+			}
+			if row.same != "none" && !slices.Equal(gs, ws) {
 				t.Fatalf("merged schedule: %d records, whole run's %d; not equal", len(gs), len(ws))
+			}
+			// Each pass ends at the largest of the shards' end_seq.
+			for j, p := range got.Result.Passes {
+				var end uint64
+				for _, dir := range r.shards {
+					b, err := bundle.Read(dir)
+					if err != nil {
+						t.Fatal(err)
+					}
+					end = max(end, b.Result.Passes[j].EndSeq)
+				}
+				if p.EndSeq != end {
+					t.Errorf("pass %d ends at seq %d, the shards' largest end %d", j, p.EndSeq, end)
+				}
 			}
 			mg := shard.MergeOf(got)
 			if mg == nil || mg.Count != shards || len(mg.Shards) != shards || mg.Partial() {
@@ -339,4 +382,69 @@ func TestMergePartial(t *testing.T) {
 func sha256Sum(b []byte) string {
 	h := sha256.Sum256(b)
 	return hex.EncodeToString(h[:])
+}
+
+// TestMergeCommonStart runs 4 shards at once with a common start and a
+// measured clock (a reference 1 ms ahead, ± 1 ms), and merges them: each
+// shard's records are moved by its start lateness less the smallest, so
+// that every latency stays the shard's own while the merged pass starts
+// when the first shard began; merge.json records the moves and the
+// alignment's uncertainty (the two largest clock uncertainties).
+func TestMergeCommonStart(t *testing.T) {
+	measured := func(context.Context, string) (clocksync.Measurement, error) {
+		return clocksync.Measurement{URL: "http://ref" + clocksync.Path, Offset: time.Millisecond, Uncertainty: time.Millisecond, Exchanges: 8}, nil
+	}
+	root := t.TempDir()
+	start := time.Now().Add(time.Millisecond + 1500*time.Millisecond)
+	dirs := make([]string, shards)
+	errs := make([]error, shards)
+	var wg sync.WaitGroup
+	for i := range shards {
+		dirs[i] = filepath.Join(root, fmt.Sprintf("shard-%d", i))
+		wg.Go(func() {
+			_, errs[i] = benchmark.Run(context.Background(), serverPlan(dirs[i], &benchmark.Shard{Index: i, Count: shards,
+				StartAt: start, StartTolerance: 2 * time.Second, ClockRef: "http://ref", Measure: measured}))
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	b, err := merge.Bundles(context.Background(), dirs, merge.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mg := shard.MergeOf(b)
+	if mg.AlignmentUncertaintyNs != int64(2*time.Millisecond) || mg.MaxClockOffsetNs != int64(2*time.Second) || !mg.StartAt.Equal(start) {
+		t.Fatalf("merge.json = %+v", mg)
+	}
+	minLate := mg.Shards[0].StartLateNs
+	for _, s := range mg.Shards {
+		minLate = min(minLate, s.StartLateNs)
+	}
+	if !slices.ContainsFunc(mg.Shards, func(s shard.MergedShard) bool { return s.ShiftNs > 0 }) {
+		t.Fatalf("no shard was moved: %+v", mg.Shards)
+	}
+	merged := map[uint64]loadgen.Record{}
+	for r := range b.Result.Records() {
+		merged[r.SeqID] = r
+	}
+	for i, s := range mg.Shards {
+		if s.ShiftNs != s.StartLateNs-minLate || !s.ClockMeasured || s.ClockOffsetNs != int64(time.Millisecond) {
+			t.Errorf("shard %d: %+v, want a shift of %d", i, s, s.StartLateNs-minLate)
+		}
+		sb, err := bundle.Read(dirs[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		for r := range sb.Result.Records() {
+			m := merged[r.SeqID]
+			if m.ScheduledNs != r.ScheduledNs+s.ShiftNs || m.IssuedNs != r.IssuedNs+s.ShiftNs || m.CompletedNs-m.ScheduledNs != r.CompletedNs-r.ScheduledNs {
+				t.Fatalf("shard %d seq %d: merged %+v, the shard's %+v moved by %d", i, r.SeqID, m, r, s.ShiftNs)
+			}
+		}
+	}
+	if p := b.Result.Passes[b.Result.ReportedPass()]; p.StartUnixNs != start.UnixNano()+minLate {
+		t.Errorf("the merged pass starts at %d, want the start %d + the least lateness %d", p.StartUnixNs, start.UnixNano(), minLate)
+	}
 }
