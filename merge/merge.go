@@ -673,6 +673,23 @@ func union(ctx context.Context, ins []*input, m *shard.Merge) (*bundle.Bundle, e
 	}
 	slices.SortStableFunc(res.Accuracy, func(a, b loadgen.AccuracyEntry) int { return cmp.Compare(a.SeqID, b.SeqID) })
 
+	out := &bundle.Bundle{Result: res, Stages: mergedStages, Version: b0.Version, Name: b0.Name, PID: b0.PID, Location: b0.Location,
+		System: b0.System, AccuracyCheck: nil, Trace: b0.Trace, NoReport: b0.NoReport, Nodes: b0.Nodes}
+	if t := gbt.TestOf(b0); t != nil {
+		gbt.SetTest(out, mergeGBT(ins, res, m.StartAt != nil, started))
+	}
+	shard.MergePart.Set(out, m)
+
+	// The shards' records are no longer needed: let them go before the
+	// summary allocates its latencies (8 bytes a sample).
+	for _, c := range curs {
+		c.stop()
+	}
+	curs = nil
+	for _, in := range ins {
+		in.b = nil
+	}
+	b0, r0 = nil, nil
 	if i := res.ReportedPass(); i >= 0 {
 		s, err := res.SummarizeStoredPass(i)
 		if err != nil {
@@ -680,12 +697,6 @@ func union(ctx context.Context, ins []*input, m *shard.Merge) (*bundle.Bundle, e
 		}
 		res.Summary = s
 	}
-	out := &bundle.Bundle{Result: res, Stages: mergedStages, Version: b0.Version, Name: b0.Name, PID: b0.PID, Location: b0.Location,
-		System: b0.System, AccuracyCheck: nil, Trace: b0.Trace, NoReport: b0.NoReport, Nodes: b0.Nodes}
-	if t := gbt.TestOf(b0); t != nil {
-		gbt.SetTest(out, mergeGBT(ins, res, m.StartAt != nil, started))
-	}
-	shard.MergePart.Set(out, m)
 	return out, nil
 }
 
