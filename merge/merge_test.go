@@ -306,6 +306,10 @@ func TestMergeRefuses(t *testing.T) {
 	otherVersion := edited(t, s[1], func(b *bundle.Bundle) { b.Version = "0.0.1-other" })
 	otherDigest := editShard(3, func(rec *shard.Record) { rec.ScheduleSHA256 = strings.Repeat("0", 64) })
 	otherCount := editShard(3, func(rec *shard.Record) { rec.Count = 5 })
+	mergedDir := filepath.Join(t.TempDir(), "merged")
+	if _, err := merge.Write(context.Background(), s, mergedDir, merge.Options{}); err != nil {
+		t.Fatal(err)
+	}
 	farClock := editShard(2, func(rec *shard.Record) {
 		rec.Clock = &clocksync.Measurement{URL: "http://ref/api/v1/time", Offset: 300 * time.Millisecond, Uncertainty: time.Millisecond}
 	})
@@ -328,6 +332,7 @@ func TestMergeRefuses(t *testing.T) {
 		{"a whole test's bundle among the shards", []string{s[0], s[1], r.whole, s[3]}, merge.Options{}, -1, r.whole, "not a shard"},
 		{"a clock beyond the default bound (the start tolerance, 100ms)", []string{s[0], s[1], farClock, s[3]}, merge.Options{}, 2, farClock, "exceeds the bound 100ms"},
 		{"a clock beyond a bound given", []string{s[0], s[1], farClock, s[3]}, merge.Options{MaxClockOffset: 200 * time.Millisecond}, 2, farClock, "exceeds the bound 200ms"},
+		{"a merged bundle among the shards", []string{s[0], s[1], s[2], mergedDir}, merge.Options{}, -1, mergedDir, "a merged bundle, not a shard"},
 		{"a directory that holds no bundle", []string{s[0], t.TempDir()}, merge.Options{}, -1, "", "manifest"},
 	} {
 		out := filepath.Join(t.TempDir(), "merged")
