@@ -142,8 +142,14 @@ func Bundles(ctx context.Context, dirs []string, opts Options) (*bundle.Bundle, 
 }
 
 // Write merges the shards in dirs (Bundles) and writes the merged bundle,
-// with every derived file, into outDir.
+// with every derived file, into outDir, which must not be one of dirs.
 func Write(ctx context.Context, dirs []string, outDir string, opts Options) (*bundle.Bundle, error) {
+	out, _ := filepath.Abs(outDir)
+	for _, dir := range dirs {
+		if d, _ := filepath.Abs(dir); d == out {
+			return nil, &ShardError{Dir: dir, Index: -1, Err: errors.New("is also the output directory: the merge would overwrite a shard")}
+		}
+	}
 	b, err := Bundles(ctx, dirs, opts)
 	if err != nil {
 		return nil, err

@@ -320,22 +320,27 @@ func TestMergeRefuses(t *testing.T) {
 		index int    // the shard the error names (−1: a directory alone)
 		dir   string // the directory it names
 		says  string
+		out   string // the output directory; "" for a new one
 	}{
-		{"a shard missing", []string{s[0], s[1], s[3]}, merge.Options{}, 2, "", "missing [2]"},
-		{"an index given twice", []string{s[0], s[1], s[1], s[2], s[3]}, merge.Options{}, 1, s[1], "given twice"},
-		{"different seeds", []string{s[0], s[1], s[2], otherSeed}, merge.Options{}, 3, otherSeed, "seeds differ"},
-		{"another test's settings (rate)", []string{s[0], s[1], otherRate, s[3]}, merge.Options{}, 2, otherRate, "settings differ"},
-		{"another aimeter version", []string{s[0], otherVersion, s[2], s[3]}, merge.Options{}, 1, otherVersion, "0.0.1-other"},
-		{"the merging aimeter's version differs", s, merge.Options{Version: "9.9.9"}, 0, s[0], "merged by aimeter 9.9.9"},
-		{"another schedule digest", []string{s[0], s[1], s[2], otherDigest}, merge.Options{}, 3, otherDigest, "schedule digest"},
-		{"another shard count", []string{s[0], s[1], s[2], otherCount}, merge.Options{}, 3, otherCount, "one of 5 shards"},
-		{"a whole test's bundle among the shards", []string{s[0], s[1], r.whole, s[3]}, merge.Options{}, -1, r.whole, "not a shard"},
-		{"a clock beyond the default bound (the start tolerance, 100ms)", []string{s[0], s[1], farClock, s[3]}, merge.Options{}, 2, farClock, "exceeds the bound 100ms"},
-		{"a clock beyond a bound given", []string{s[0], s[1], farClock, s[3]}, merge.Options{MaxClockOffset: 200 * time.Millisecond}, 2, farClock, "exceeds the bound 200ms"},
-		{"a merged bundle among the shards", []string{s[0], s[1], s[2], mergedDir}, merge.Options{}, -1, mergedDir, "a merged bundle, not a shard"},
-		{"a directory that holds no bundle", []string{s[0], t.TempDir()}, merge.Options{}, -1, "", "manifest"},
+		{"a shard missing", []string{s[0], s[1], s[3]}, merge.Options{}, 2, "", "missing [2]", ""},
+		{"an index given twice", []string{s[0], s[1], s[1], s[2], s[3]}, merge.Options{}, 1, s[1], "given twice", ""},
+		{"different seeds", []string{s[0], s[1], s[2], otherSeed}, merge.Options{}, 3, otherSeed, "seeds differ", ""},
+		{"another test's settings (rate)", []string{s[0], s[1], otherRate, s[3]}, merge.Options{}, 2, otherRate, "settings differ", ""},
+		{"another aimeter version", []string{s[0], otherVersion, s[2], s[3]}, merge.Options{}, 1, otherVersion, "0.0.1-other", ""},
+		{"the merging aimeter's version differs", s, merge.Options{Version: "9.9.9"}, 0, s[0], "merged by aimeter 9.9.9", ""},
+		{"another schedule digest", []string{s[0], s[1], s[2], otherDigest}, merge.Options{}, 3, otherDigest, "schedule digest", ""},
+		{"another shard count", []string{s[0], s[1], s[2], otherCount}, merge.Options{}, 3, otherCount, "one of 5 shards", ""},
+		{"a whole test's bundle among the shards", []string{s[0], s[1], r.whole, s[3]}, merge.Options{}, -1, r.whole, "not a shard", ""},
+		{"a clock beyond the default bound (the start tolerance, 100ms)", []string{s[0], s[1], farClock, s[3]}, merge.Options{}, 2, farClock, "exceeds the bound 100ms", ""},
+		{"a clock beyond a bound given", []string{s[0], s[1], farClock, s[3]}, merge.Options{MaxClockOffset: 200 * time.Millisecond}, 2, farClock, "exceeds the bound 200ms", ""},
+		{"a merged bundle among the shards", []string{s[0], s[1], s[2], mergedDir}, merge.Options{}, -1, mergedDir, "a merged bundle, not a shard", ""},
+		{"the output directory among the shards", s, merge.Options{}, -1, s[3], "overwrite a shard", s[3]},
+		{"a directory that holds no bundle", []string{s[0], t.TempDir()}, merge.Options{}, -1, "", "manifest", ""},
 	} {
 		out := filepath.Join(t.TempDir(), "merged")
+		if row.out != "" {
+			out = row.out
+		}
 		b, err := merge.Write(context.Background(), row.dirs, out, row.opts)
 		var se *merge.ShardError
 		if b != nil || !errors.As(err, &se) || se.Index != row.index || (row.dir != "" && se.Dir != row.dir) || !strings.Contains(err.Error(), row.says) {
@@ -345,7 +350,7 @@ func TestMergeRefuses(t *testing.T) {
 		if row.index >= 0 && !strings.Contains(err.Error(), fmt.Sprintf("shard %d", row.index)) {
 			t.Errorf("%s: %v does not name shard %d", row.why, err, row.index)
 		}
-		if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
+		if _, err := os.Stat(out); row.out == "" && !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("%s: something was written", row.why)
 		}
 	}
