@@ -80,11 +80,25 @@ func (v Verdict) Word() string {
 // checks pass and no sample failed or was lost (loadgen.Summary.Valid) and,
 // where scored, its accuracy meets the target. Every rule broken is one
 // line of Reasons. One shard of a test (shard.Of(b).Sharded()) has no
-// verdict of its own: Kind None, with PartialNote as its reason.
+// verdict of its own: Kind None, with PartialNote as its reason. A merge
+// that left shards out (shard.MergeOf(b).Partial(), --allow-partial) is
+// never VALID or PASS: its first reason names the missing shards.
 func Of(b *bundle.Bundle, m *gbt.Metrics) Verdict {
 	if rec := shard.Of(b); rec.Sharded() {
 		return Verdict{Kind: None, Reasons: []string{PartialNote(rec)}}
 	}
+	v := of(b, m)
+	if mg := shard.MergeOf(b); mg.Partial() {
+		if v.Kind == None {
+			v.Kind = MLPerf
+		}
+		v.Pass = false
+		v.Reasons = append([]string{mg.PartialReason()}, v.Reasons...)
+	}
+	return v
+}
+
+func of(b *bundle.Bundle, m *gbt.Metrics) Verdict {
 	res, acc := b.Result, b.AccuracyCheck
 	var why []string
 	if m == nil && gbt.TestOf(b) != nil && res != nil {

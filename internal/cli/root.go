@@ -47,6 +47,7 @@ func newRootCommand(st *State) *cobra.Command {
 	}
 	root.AddCommand(newSweepCommand(st)) // aimeter sweep (sweep.go)
 	root.AddCommand(newK8sCommand(st))   // aimeter k8s job (k8s.go)
+	root.AddCommand(newMergeCommand(st)) // aimeter merge (merge.go)
 	// aimeter server, submit, keygen (server.go)
 	root.AddCommand(newServerCommand(st), newSubmitCommand(st), newKeygenCommand(st))
 	root.SetOut(st.Stdout)

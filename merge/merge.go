@@ -1,0 +1,766 @@
+// Package merge joins the bundles of a test's shards (docs/sharding.md)
+// into one ordinary bundle, the whole test's: `aimeter merge`.
+//
+// Every shard ran the whole test's plan, generated the whole schedule and
+// issued its part, keeping the whole test's sequence and query ids, so the
+// merge is a union: the records of every shard, in sequence-id order (the
+// single host's issue order), with LoadGen's summary computed again over
+// the union (loadgen.Result.SummarizeStoredPass), so that percentiles,
+// early stopping and validity are exactly those of the whole test's
+// records, and every derived file (the MLPerf logs, result.json, the GB/T
+// result, report.html) is derived from the union as from any run: the
+// merged bundle reads back and regenerates with `aimeter report` like any
+// other. It holds no shard.json; its merge.json (shard.Merge) names each
+// shard, its bundle's digest, its clock, and what it measured alone.
+//
+// Times. A shard's record times are nanoseconds from the start of issuing
+// of its pass, on its own clock: latencies (completion − schedule, both on
+// one host) are exact whatever the clocks. Shards with a common start
+// (--start-at) began issuing at the start on the reference clock plus
+// their recorded lateness (start_late_ns; the start was waited for at
+// start − offset on the host's clock, so the offset is already in it), so
+// the merge moves every time of a shard's started pass by its lateness
+// less the smallest of the shards' lateness: the merged pass starts when
+// the first shard began. Its error is the shards' clock uncertainties
+// (merge.json's alignment_uncertainty_ns); the merge refuses a shard whose
+// |offset| + uncertainty exceeds Options.MaxClockOffset. Shards without a
+// common start are each taken from their own start (no move).
+//
+// Memory. Each shard is read with bundle.Read, which holds its records
+// column by column (about 8 to 16 bytes a record for the null SUT), then
+// the union is built into one more such table by a k-way merge of the
+// shards' record streams; token times and accuracy-log entries, where the
+// shards have them, are held whole. The peak is therefore about twice the
+// records' compact size: linear in the records, not independent of them
+// (BenchmarkMerge measures it).
+package merge
+
+import (
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
+
+	"aimeter/bundle"
+	"aimeter/derived"
+	"aimeter/gbt"
+	"aimeter/loadgen"
+	"aimeter/shard"
+)
+
+// Options controls Bundles.
+type Options struct {
+	// MaxClockOffset bounds each shard's clock: a shard whose measured
+	// |offset| + uncertainty against the reference exceeds it is refused.
+	// Zero means the shards' start tolerance (shard.json's
+	// start_tolerance_ns, the largest), or loadgen.DefaultStartTolerance
+	// (100 ms) when they recorded none.
+	MaxClockOffset time.Duration
+	// AllowPartial merges the shards given even when some are missing;
+	// the result is then INVALID, its verdict naming the missing shards.
+	// The zero value refuses a missing shard.
+	AllowPartial bool
+	// Version is the aimeter version that merges, checked against the
+	// shards' (they must all have been written by one version); empty
+	// accepts any version as long as the shards agree.
+	Version string
+}
+
+// ShardError is a merge refused because of one input: its directory and,
+// when it was read, its shard index (−1 when unknown).
+type ShardError struct {
+	Dir   string
+	Index int
+	Err   error
+}
+
+func (e *ShardError) Error() string {
+	if e.Index < 0 {
+		return fmt.Sprintf("%s: %v", e.Dir, e.Err)
+	}
+	return fmt.Sprintf("shard %d (%s): %v", e.Index, e.Dir, e.Err)
+}
+
+// Unwrap returns the cause.
+func (e *ShardError) Unwrap() error { return e.Err }
+
+// ErrMissing is the cause of a merge refused because a shard is missing.
+var ErrMissing = errors.New("shard missing")
+
+// input is one shard read.
+type input struct {
+	dir      string
+	b        *bundle.Bundle
+	rec      *shard.Record
+	manifest string // hex SHA-256 of manifest.json
+	shift    int64  // ns added to the started pass's times
+}
+
+// Bundles reads the shards' bundles in dirs and returns their merge, an
+// ordinary bundle without a directory (write it with derived.Write, or
+// use Write). It refuses, with a *ShardError naming the shard, a bundle
+// that is no shard or of another test (settings, seeds, version, schedule
+// digest, shard count or common start differ from the first's), an index
+// given twice, a shard missing (unless opts.AllowPartial), or a clock
+// beyond opts.MaxClockOffset.
+func Bundles(ctx context.Context, dirs []string, opts Options) (*bundle.Bundle, error) {
+	if len(dirs) == 0 {
+		return nil, errors.New("merge: no shard directories given")
+	}
+	ins := make([]*input, 0, len(dirs))
+	for _, dir := range dirs {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		in, err := read(dir)
+		if err != nil {
+			return nil, err
+		}
+		ins = append(ins, in)
+	}
+	slices.SortStableFunc(ins, func(a, b *input) int { return cmp.Compare(a.rec.Index, b.rec.Index) })
+	if err := check(ins, opts); err != nil {
+		return nil, err
+	}
+	m, missing, err := plan(ins, opts)
+	if err != nil {
+		return nil, err
+	}
+	m.Missing = missing
+	return union(ctx, ins, m)
+}
+
+// Write merges the shards in dirs (Bundles) and writes the merged bundle,
+// with every derived file, into outDir, which must not be one of dirs.
+func Write(ctx context.Context, dirs []string, outDir string, opts Options) (*bundle.Bundle, error) {
+	out, _ := filepath.Abs(outDir)
+	for _, dir := range dirs {
+		if d, _ := filepath.Abs(dir); d == out {
+			return nil, &ShardError{Dir: dir, Index: -1, Err: errors.New("is also the output directory: the merge would overwrite a shard")}
+		}
+	}
+	b, err := Bundles(ctx, dirs, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := derived.Write(outDir, b); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+func read(dir string) (*input, error) {
+	b, err := derived.Read(dir)
+	if err != nil {
+		return nil, &ShardError{Dir: dir, Index: -1, Err: err}
+	}
+	if b.Result == nil {
+		return nil, &ShardError{Dir: dir, Index: -1, Err: errors.New("not a run's bundle (a training run's?): nothing to merge")}
+	}
+	rec := shard.Of(b)
+	if rec == nil {
+		if shard.MergeOf(b) != nil {
+			return nil, &ShardError{Dir: dir, Index: -1, Err: errors.New("a merged bundle, not a shard: merge the shards themselves")}
+		}
+		return nil, &ShardError{Dir: dir, Index: -1, Err: fmt.Errorf("not a shard: the bundle has no %s (a whole test's bundle, or one of a run without --shard)", shard.File)}
+	}
+	sum, err := fileSHA256(filepath.Join(dir, bundle.ManifestFile))
+	if err != nil {
+		return nil, &ShardError{Dir: dir, Index: rec.Index, Err: err}
+	}
+	return &input{dir: dir, b: b, rec: rec, manifest: sum}, nil
+}
+
+func fileSHA256(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// check refuses shards that are not parts of one test, naming the first
+// that differs from the first shard (ins sorted by index).
+func check(ins []*input, opts Options) error {
+	first := ins[0]
+	refuse := func(in *input, format string, args ...any) error {
+		return &ShardError{Dir: in.dir, Index: in.rec.Index, Err: fmt.Errorf(format, args...)}
+	}
+	r0, e0 := first.b.Result, &first.b.Result.Effective
+	for _, in := range ins {
+		rec, res := in.rec, in.b.Result
+		if opts.Version != "" && in.b.Version != opts.Version {
+			return refuse(in, "written by aimeter %s, merged by aimeter %s: shards and merge must be one version", in.b.Version, opts.Version)
+		}
+		if in == first {
+			continue
+		}
+		if rec.Count != first.rec.Count {
+			return refuse(in, "one of %d shards, shard %d (%s) one of %d: not parts of one test", rec.Count, first.rec.Index, first.dir, first.rec.Count)
+		}
+		if in.b.Version != first.b.Version {
+			return refuse(in, "written by aimeter %s, shard %d (%s) by aimeter %s: shards of one test run one version", in.b.Version, first.rec.Index, first.dir, first.b.Version)
+		}
+		e := &res.Effective
+		if s := seedDiff(e0, e); s != "" {
+			return refuse(in, "seeds differ from shard %d's (%s): %s: not the same test", first.rec.Index, first.dir, s)
+		}
+		if d := settingsDiff(r0, res); d != "" {
+			return refuse(in, "settings differ from shard %d's (%s): %s: not the same test", first.rec.Index, first.dir, d)
+		}
+		if rec.ScheduleSHA256 != first.rec.ScheduleSHA256 || !slices.Equal(rec.PassSchedules, first.rec.PassSchedules) {
+			return refuse(in, "schedule digest %s, shard %d (%s) has %s: not the same schedule", short(rec.ScheduleSHA256), first.rec.Index, first.dir, short(first.rec.ScheduleSHA256))
+		}
+		if rec.Rule != first.rec.Rule {
+			return refuse(in, "split by %q, shard %d by %q", rec.Rule, first.rec.Index, first.rec.Rule)
+		}
+		if !sameTime(rec.StartAt, first.rec.StartAt) {
+			return refuse(in, "common start %s, shard %d's %s: not one test's shards", timeText(rec.StartAt), first.rec.Index, timeText(first.rec.StartAt))
+		}
+		if d := gbtDiff(gbt.TestOf(in.b), gbt.TestOf(first.b)); d != "" {
+			return refuse(in, "its GB/T test (%s) differs from shard %d's in %s: not the same test", bundle.GBTTestFile, first.rec.Index, d)
+		}
+		if in.b.Foreign != nil || first.b.Foreign != nil {
+			return refuse(in, "a GB/T mixed test (mode 5, with %s/): its foreign jobs are not split over shards, so their shards cannot be merged", bundle.ForeignDir)
+		}
+		if len(res.Passes) != len(r0.Passes) {
+			return refuse(in, "%d passes, shard %d has %d", len(res.Passes), first.rec.Index, len(r0.Passes))
+		}
+		for j, p := range res.Passes {
+			q := r0.Passes[j]
+			if p.Kind != q.Kind || p.FirstSeq != q.FirstSeq || p.Reported != q.Reported || p.TargetQPS != q.TargetQPS {
+				return refuse(in, "pass %d (%s, from seq %d) differs from shard %d's (%s, from seq %d)", j, p.Kind, p.FirstSeq, first.rec.Index, q.Kind, q.FirstSeq)
+			}
+		}
+	}
+	for k, in := range ins {
+		if in.rec.Index < 0 || in.rec.Index >= first.rec.Count {
+			return refuse(in, "index %d is out of range for %d shards", in.rec.Index, first.rec.Count)
+		}
+		if k > 0 && ins[k-1].rec.Index == in.rec.Index {
+			return refuse(in, "index %d given twice: also %s", in.rec.Index, ins[k-1].dir)
+		}
+	}
+	return nil
+}
+
+func seedDiff(a, b *loadgen.Effective) string {
+	var d []string
+	for _, f := range []struct {
+		name string
+		x, y uint64
+	}{
+		{"qsl_rng_seed", a.QSLRNGSeed, b.QSLRNGSeed},
+		{"sample_index_rng_seed", a.SampleIndexRNGSeed, b.SampleIndexRNGSeed},
+		{"schedule_rng_seed", a.ScheduleRNGSeed, b.ScheduleRNGSeed},
+		{"accuracy_log_rng_seed", a.AccuracyLogRNGSeed, b.AccuracyLogRNGSeed},
+	} {
+		if f.x != f.y {
+			d = append(d, fmt.Sprintf("%s %d, not %d", f.name, f.y, f.x))
+		}
+	}
+	return strings.Join(d, ", ")
+}
+
+// settingsDiff names the settings.json fields (other than the per-shard
+// passes and counters) in which b differs from a.
+func settingsDiff(a, b *loadgen.Result) string {
+	type plan struct {
+		SUTName, QSLName                   string
+		QSLTotalCount, QSLPerformanceCount uint64
+		Requested                          loadgen.Settings
+		Effective                          loadgen.Effective
+	}
+	pa := plan{a.SUTName, a.QSLName, a.QSLTotalCount, a.QSLPerformanceCount, a.Requested, a.Effective}
+	pb := plan{b.SUTName, b.QSLName, b.QSLTotalCount, b.QSLPerformanceCount, b.Requested, b.Effective}
+	if reflect.DeepEqual(pa, pb) {
+		return ""
+	}
+	var ma, mb map[string]any
+	ja, _ := json.Marshal(pa)
+	jb, _ := json.Marshal(pb)
+	_ = json.Unmarshal(ja, &ma)
+	_ = json.Unmarshal(jb, &mb)
+	var d []string
+	for _, k := range []string{"SUTName", "QSLName", "QSLTotalCount", "QSLPerformanceCount"} {
+		if !reflect.DeepEqual(ma[k], mb[k]) {
+			d = append(d, fmt.Sprintf("%s %v, not %v", k, mb[k], ma[k]))
+		}
+	}
+	for _, sec := range []string{"Requested", "Effective"} {
+		sa, _ := ma[sec].(map[string]any)
+		sb, _ := mb[sec].(map[string]any)
+		keys := make([]string, 0, len(sa))
+		for k := range sa {
+			keys = append(keys, k)
+		}
+		for k := range sb {
+			if _, ok := sa[k]; !ok {
+				keys = append(keys, k)
+			}
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			if !reflect.DeepEqual(sa[k], sb[k]) {
+				d = append(d, fmt.Sprintf("%s %s %v, not %v", strings.ToLower(sec), k, sb[k], sa[k]))
+			}
+		}
+	}
+	if len(d) == 0 {
+		return "their settings"
+	}
+	if len(d) > 4 {
+		d = append(d[:4], fmt.Sprintf("and %d more", len(d)-4))
+	}
+	return strings.Join(d, "; ")
+}
+
+// gbtDiff names the first field of the GB/T test's plan in which b
+// differs from a; the fields each shard fills itself (its start and end,
+// lifecycle, online scores, accuracy, notes) are not compared.
+func gbtDiff(a, b *gbt.Test) string {
+	if a == nil || b == nil {
+		if a != b {
+			return "whether it is a GB/T test"
+		}
+		return ""
+	}
+	for _, f := range []struct {
+		name string
+		x, y any
+	}{
+		{"format", a.Format, b.Format}, {"scenario", a.Scenario, b.Scenario}, {"arrival", a.Arrival, b.Arrival},
+		{"underlying_mode", a.UnderlyingMode, b.UnderlyingMode}, {"mixed", a.Mixed, b.Mixed},
+		{"timeout_class", a.TimeoutClass, b.TimeoutClass}, {"loss_threshold", a.LossThreshold, b.LossThreshold},
+		{"sample_bytes", a.SampleBytes, b.SampleBytes}, {"schedule", a.Schedule, b.Schedule},
+		{"test_info", a.Info, b.Info}, {"precision", a.Precision, b.Precision},
+	} {
+		jx, _ := json.Marshal(f.x)
+		jy, _ := json.Marshal(f.y)
+		if string(jx) != string(jy) {
+			return f.name
+		}
+	}
+	return ""
+}
+
+func short(s string) string {
+	if len(s) > 12 {
+		return s[:12] + "…"
+	}
+	return s
+}
+
+func sameTime(a, b *time.Time) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return a.Equal(*b)
+}
+
+func timeText(t *time.Time) string {
+	if t == nil {
+		return "none"
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}
+
+// plan checks the clocks, works out each shard's shift and the missing
+// shards, and returns the merge record without its missing list.
+func plan(ins []*input, opts Options) (*shard.Merge, []int, error) {
+	first := ins[0].rec
+	bound := opts.MaxClockOffset
+	if bound == 0 {
+		for _, in := range ins {
+			bound = max(bound, time.Duration(in.rec.StartToleranceNs))
+		}
+		if bound == 0 {
+			bound = loadgen.DefaultStartTolerance
+		}
+	}
+	var missing []int
+	have := make([]bool, first.Count)
+	for _, in := range ins {
+		have[in.rec.Index] = true
+	}
+	for i, ok := range have {
+		if !ok {
+			missing = append(missing, i)
+		}
+	}
+	if len(missing) > 0 && !opts.AllowPartial {
+		return nil, nil, &ShardError{Dir: "(not given)", Index: missing[0], Err: fmt.Errorf("%w: %d of %d shards given, missing %v (--allow-partial merges them, INVALID)", ErrMissing, len(ins), first.Count, missing)}
+	}
+	minLate := ins[0].rec.StartLateNs
+	var uncs []int64
+	for _, in := range ins {
+		minLate = min(minLate, in.rec.StartLateNs)
+		if c := in.rec.Clock; c != nil {
+			off := c.Offset
+			if off < 0 {
+				off = -off
+			}
+			if off+c.Uncertainty > bound {
+				return nil, nil, &ShardError{Dir: in.dir, Index: in.rec.Index, Err: fmt.Errorf("clock offset %v ± %v against %s exceeds the bound %v (--max-clock-offset)", c.Offset, c.Uncertainty, c.URL, bound)}
+			}
+			uncs = append(uncs, int64(c.Uncertainty))
+		}
+	}
+	slices.Sort(uncs)
+	var align int64
+	for k := len(uncs) - 1; k >= 0 && k >= len(uncs)-2; k-- {
+		align += uncs[k]
+	}
+	m := &shard.Merge{Count: first.Count, Rule: first.Rule, ScheduleSHA256: first.ScheduleSHA256, StartAt: first.StartAt,
+		MaxClockOffsetNs: int64(bound), AlignmentUncertaintyNs: align}
+	for _, in := range ins {
+		if first.StartAt != nil {
+			in.shift = in.rec.StartLateNs - minLate
+		}
+		res := in.b.Result
+		ms := shard.MergedShard{Index: in.rec.Index, Dir: in.dir, ManifestSHA256: in.manifest, StartLateNs: in.rec.StartLateNs, ShiftNs: in.shift,
+			Records: uint64(res.RecordCount()), Failed: res.FailedSamples, Lost: res.LostSamples}
+		if c := in.rec.Clock; c != nil {
+			ms.ClockMeasured, ms.ClockOffsetNs, ms.ClockUncertaintyNs = true, int64(c.Offset), int64(c.Uncertainty)
+		}
+		if s := res.Summary; s != nil {
+			ms.SamplesPerSecond = s.CompletedSamplesPerSecond()
+			for _, p := range s.Percentiles {
+				switch p.Percentile {
+				case .50:
+					ms.LatencyP50Ns = p.SampleLatency
+				case .99:
+					ms.LatencyP99Ns = p.SampleLatency
+				}
+			}
+		}
+		m.Shards = append(m.Shards, ms)
+	}
+	return m, missing, nil
+}
+
+// startedPass is the pass a common start started: the reported pass, or in
+// an accuracy-only test the first accuracy pass; −1 for none.
+func startedPass(res *loadgen.Result) int {
+	if i := res.ReportedPass(); i >= 0 {
+		return i
+	}
+	if res.Effective.Mode == loadgen.AccuracyOnly {
+		return slices.IndexFunc(res.Passes, func(p loadgen.PassInfo) bool { return p.Kind == loadgen.PassAccuracy })
+	}
+	return -1
+}
+
+// union builds the merged bundle.
+func union(ctx context.Context, ins []*input, m *shard.Merge) (*bundle.Bundle, error) {
+	b0, r0 := ins[0].b, ins[0].b.Result
+	started := startedPass(r0)
+	res := &loadgen.Result{
+		SUTName: r0.SUTName, GetSUTNameDurationNs: r0.GetSUTNameDurationNs, QSLName: r0.QSLName,
+		QSLTotalCount: r0.QSLTotalCount, QSLPerformanceCount: r0.QSLPerformanceCount,
+		Requested: r0.Requested, Effective: r0.Effective, StartTime: r0.StartTime,
+		Events: r0.Events, Passes: slices.Clone(r0.Passes),
+	}
+	blocks := m.Rule == shard.RuleSampleBlocks
+	for j := range res.Passes {
+		p := &res.Passes[j]
+		p.QueriesIssued, p.ProtocolErrors, p.EndNs = 0, 0, 0
+		for k, in := range ins {
+			q := in.b.Result.Passes[j]
+			p.EndSeq = max(p.EndSeq, q.EndSeq)
+			if blocks {
+				p.QueriesIssued = max(p.QueriesIssued, q.QueriesIssued)
+			} else {
+				p.QueriesIssued += q.QueriesIssued
+			}
+			p.ProtocolErrors += q.ProtocolErrors
+			shift := int64(0)
+			if j == started {
+				shift = in.shift
+			}
+			p.EndNs = max(p.EndNs, q.EndNs+shift)
+			if k == 0 || q.StartUnixNs+shift < p.StartUnixNs {
+				p.StartUnixNs = q.StartUnixNs + shift
+			}
+			if p.StopReason == "" && q.StopReason != "" {
+				p.StopReason = q.StopReason
+			}
+		}
+	}
+	if m.StartAt != nil && started >= 0 {
+		minLate := ins[0].rec.StartLateNs
+		for _, in := range ins {
+			minLate = min(minLate, in.rec.StartLateNs)
+		}
+		res.Passes[started].StartUnixNs = m.StartAt.UnixNano() + minLate
+	}
+	for _, in := range ins {
+		r := in.b.Result
+		if r.StartTime.Before(res.StartTime) {
+			res.StartTime = r.StartTime
+		}
+		res.UnknownCompletions += r.UnknownCompletions
+		res.DuplicateCompletions += r.DuplicateCompletions
+		res.FailedSamples += r.FailedSamples
+		res.LostSamples += r.LostSamples
+		res.LateCompletions += r.LateCompletions
+		if res.Interrupted == "" && r.Interrupted != "" {
+			res.Interrupted = fmt.Sprintf("%s: %s", in.rec, r.Interrupted)
+		}
+	}
+
+	// The error tables, joined by (category, code, code name).
+	errMaps := make([][]uint32, len(ins))
+	index := map[[3]string]uint32{}
+	for k, in := range ins {
+		errMaps[k] = make([]uint32, len(in.b.Result.Errors)+1)
+		for e, info := range in.b.Result.Errors {
+			key := [3]string{info.Category, fmt.Sprint(info.Code), info.CodeName}
+			at, ok := index[key]
+			if !ok && len(res.Errors) < loadgen.MaxErrorKinds {
+				res.Errors = append(res.Errors, info)
+				at = uint32(len(res.Errors))
+				index[key] = at
+				errMaps[k][e+1] = at
+				continue
+			}
+			if !ok {
+				at = uint32(len(res.Errors)) // the last group takes the rest
+			}
+			g := &res.Errors[at-1]
+			g.Count += info.Count
+			for _, msg := range info.Messages() {
+				if len(g.Examples) < loadgen.MaxErrorExamples && !slices.Contains(g.Examples, msg) {
+					g.Examples = append(g.Examples, msg)
+				}
+			}
+			if info.FirstNs != 0 && (g.FirstNs == 0 || info.FirstNs < g.FirstNs) {
+				g.FirstNs = info.FirstNs
+			}
+			g.LastNs = max(g.LastNs, info.LastNs)
+			errMaps[k][e+1] = at
+		}
+	}
+
+	// The records: a k-way merge by sequence id.
+	total := 0
+	for _, in := range ins {
+		total += in.b.Result.RecordCount()
+	}
+	table := loadgen.NewRecordTable(total)
+	stages := make([][]loadgen.StageTimes, len(ins))
+	hasStages := false
+	for k, in := range ins {
+		if stages[k] = in.b.StageTimes(); stages[k] != nil {
+			hasStages = true
+		}
+	}
+	var mergedStages []loadgen.StageTimes
+	if hasStages {
+		mergedStages = make([]loadgen.StageTimes, 0, total)
+	}
+	type cursor struct {
+		next  func() (loadgen.Record, bool)
+		stop  func()
+		rec   loadgen.Record
+		at    int // records taken
+		first uint64
+		end   uint64 // the started pass's bounds in this shard
+	}
+	curs := make([]*cursor, 0, len(ins))
+	defer func() {
+		for _, c := range curs {
+			c.stop()
+		}
+	}()
+	live := []int{}
+	for k, in := range ins {
+		next, stop := iter.Pull(in.b.Result.Records())
+		c := &cursor{next: next, stop: stop}
+		if started >= 0 {
+			p := in.b.Result.Passes[started]
+			c.first, c.end = p.FirstSeq, p.EndSeq
+		}
+		curs = append(curs, c)
+		if r, ok := next(); ok {
+			c.rec = r
+			live = append(live, k)
+		}
+	}
+	shiftTime := func(t, d int64) int64 {
+		if t == loadgen.NoTime {
+			return t
+		}
+		return t + d
+	}
+	n := 0
+	for len(live) > 0 {
+		if n%65536 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		best := 0
+		for j := 1; j < len(live); j++ {
+			if curs[live[j]].rec.SeqID < curs[live[best]].rec.SeqID {
+				best = j
+			}
+		}
+		k := live[best]
+		c := curs[k]
+		r := c.rec
+		if n > 0 && r.SeqID == lastSeq(table) {
+			return nil, &ShardError{Dir: ins[k].dir, Index: ins[k].rec.Index, Err: fmt.Errorf("seq_id %d is in another shard's records too: the shards overlap", r.SeqID)}
+		}
+		if d := ins[k].shift; d != 0 && r.SeqID >= c.first && r.SeqID < c.end {
+			r.ScheduledNs, r.IssuedNs = r.ScheduledNs+d, r.IssuedNs+d
+			r.FirstTokenNs, r.CompletedNs = shiftTime(r.FirstTokenNs, d), shiftTime(r.CompletedNs, d)
+		}
+		if r.Error != 0 && int(r.Error) < len(errMaps[k]) {
+			r.Error = errMaps[k][r.Error]
+		}
+		table.Append(r)
+		if hasStages {
+			st := loadgen.NoStages
+			if stages[k] != nil {
+				st = stages[k][c.at]
+			}
+			mergedStages = append(mergedStages, st)
+		}
+		c.at++
+		n++
+		if nr, ok := c.next(); ok {
+			c.rec = nr
+		} else {
+			live = slices.Delete(live, best, best+1)
+		}
+	}
+	res.AttachTable(table)
+
+	// Token times and the accuracy log, in sequence order.
+	var traces []loadgen.TokenTrace
+	for k, in := range ins {
+		if !in.b.Result.HasTokenTimes() {
+			continue
+		}
+		c := curs[k]
+		for seq, times := range in.b.Result.TokenTimes() {
+			t := slices.Clone(times)
+			if d := in.shift; d != 0 && seq >= c.first && seq < c.end {
+				for i := range t {
+					t[i] += d
+				}
+			}
+			traces = append(traces, loadgen.TokenTrace{SeqID: seq, TimesNs: t})
+		}
+	}
+	if traces != nil {
+		slices.SortFunc(traces, func(a, b loadgen.TokenTrace) int { return cmp.Compare(a.SeqID, b.SeqID) })
+		res.AttachTokenTimes(traces)
+	}
+	for _, in := range ins {
+		res.Accuracy = append(res.Accuracy, in.b.Result.Accuracy...)
+	}
+	slices.SortStableFunc(res.Accuracy, func(a, b loadgen.AccuracyEntry) int { return cmp.Compare(a.SeqID, b.SeqID) })
+
+	out := &bundle.Bundle{Result: res, Stages: mergedStages, Version: b0.Version, Name: b0.Name, PID: b0.PID, Location: b0.Location,
+		System: b0.System, AccuracyCheck: nil, Trace: b0.Trace, NoReport: b0.NoReport, Nodes: b0.Nodes}
+	if t := gbt.TestOf(b0); t != nil {
+		gbt.SetTest(out, mergeGBT(ins, res, m.StartAt != nil, started))
+	}
+	shard.MergePart.Set(out, m)
+
+	// The shards' records are no longer needed: let them go before the
+	// summary allocates its latencies (8 bytes a sample).
+	for _, c := range curs {
+		c.stop()
+	}
+	curs = nil
+	for _, in := range ins {
+		in.b = nil
+	}
+	b0, r0 = nil, nil
+	if i := res.ReportedPass(); i >= 0 {
+		s, err := res.SummarizeStoredPass(i)
+		if err != nil {
+			return nil, fmt.Errorf("merge: summarising the union: %w", err)
+		}
+		res.Summary = s
+	}
+	return out, nil
+}
+
+func lastSeq(t *loadgen.RecordTable) uint64 { return t.SeqID(t.Len() - 1) }
+
+// mergeGBT is the GB/T test of the merge: shard 0's plan, with the run's
+// start at the merged started pass's, its end the latest shard's, the
+// lifecycle spanning every shard's, and each sample's online score from
+// the shard that scored it.
+func mergeGBT(ins []*input, res *loadgen.Result, common bool, started int) *gbt.Test {
+	t := *gbt.TestOf(ins[0].b)
+	lc := &t.Lifecycle
+	correct := []byte(t.Correct)
+	for k, in := range ins {
+		s := gbt.TestOf(in.b)
+		if k == 0 {
+			continue
+		}
+		if s.Start.Before(t.Start) {
+			t.Start = s.Start
+		}
+		earliest(&lc.TestStart, s.Lifecycle.TestStart)
+		earliest(&lc.DatasetLoadStart, s.Lifecycle.DatasetLoadStart)
+		latest(&lc.DatasetLoadEnd, s.Lifecycle.DatasetLoadEnd)
+		latest(&lc.TestEnd, s.Lifecycle.TestEnd)
+		latest(&lc.ResultUploadComplete, s.Lifecycle.ResultUploadComplete)
+		if len(s.Correct) == len(correct) {
+			for i := range correct {
+				if correct[i] == '-' {
+					correct[i] = s.Correct[i]
+				}
+			}
+		}
+		for _, n := range s.Notes {
+			if !slices.Contains(t.Notes, n) {
+				t.Notes = append(t.Notes, n)
+			}
+		}
+	}
+	t.Correct = string(correct)
+	if common && started >= 0 {
+		t.Start = time.Unix(0, res.Passes[started].StartUnixNs).In(t.Start.Location())
+	}
+	t.EndNs = 0
+	for _, in := range ins {
+		t.EndNs = max(t.EndNs, gbt.TestOf(in.b).EndNs+in.shift)
+	}
+	return &t
+}
+
+func earliest(t *time.Time, u time.Time) {
+	if !u.IsZero() && (t.IsZero() || u.Before(*t)) {
+		*t = u
+	}
+}
+
+func latest(t *time.Time, u time.Time) {
+	if u.After(*t) {
+		*t = u
+	}
+}
