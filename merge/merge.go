@@ -87,6 +87,9 @@ type ShardError struct {
 
 func (e *ShardError) Error() string {
 	if e.Index < 0 {
+		if msg := e.Err.Error(); strings.HasPrefix(msg, e.Dir+":") {
+			return msg // the bundle reader names the directory already
+		}
 		return fmt.Sprintf("%s: %v", e.Dir, e.Err)
 	}
 	return fmt.Sprintf("shard %d (%s): %v", e.Index, e.Dir, e.Err)

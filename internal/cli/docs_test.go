@@ -69,6 +69,16 @@ var docsAdjustments = map[string]cmdAdjust{
 		args:  []string{"run", "--scenario", "Server", "--set", "target_qps=40000", "--shard", "1/4", "--output-dir", "shard-1"},
 		why:   "… stands for the test's other run flags",
 		extra: []string{"--set", "min_duration=200"}, codes: valid3},
+	// The doc runs shards 0 and 1 by hand; the merge needs all four.
+	"sharding.md: merge shard-0 shard-1 shard-2 shard-3 --output-dir merged": {
+		before: [][]string{
+			{"run", "--scenario", "Server", "--set", "target_qps=40000", "--shard", "2/4", "--output-dir", "shard-2", "--set", "min_duration=200"},
+			{"run", "--scenario", "Server", "--set", "target_qps=40000", "--shard", "3/4", "--output-dir", "shard-3", "--set", "min_duration=200"},
+		},
+		codes: valid3}, // exits with the merged test's verdict
+	"sharding.md: report merged": {codes: valid3},
+	"kubernetes.md: merge bench-8/shard-* --output-dir bench-8-merged": {
+		skip: "the shards' bundles come from the Job's volume (kubectl cp above); TestMergeCommand merges shards run by the CLI"},
 	"sharding.md: run --scenario Server --set target_qps=40000 --shards 4 --start-at 2026-11-29T02:00:00Z --clock-ref https://tester.lab:8443 --output-dir /results/shard": {
 		skip: "needs a Kubernetes Indexed Job's JOB_COMPLETION_INDEX and the tester's clock at --clock-ref; TestRunShards runs --shards with both"},
 
