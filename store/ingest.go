@@ -342,6 +342,15 @@ func (s *Store) Ingest(ctx context.Context, dir string, opts IngestOptions) (*Ru
 	return run, nil
 }
 
+// CheckNotStored returns a *DuplicateBundleError (which wraps ErrDuplicate)
+// when a test item's run with the bundle manifest digest is stored already,
+// nil when none is. It lets a service refuse a replay before it spends
+// memory recomputing the bundle; Ingest checks again in its transaction,
+// which is what decides between two uploads at once.
+func (s *Store) CheckNotStored(ctx context.Context, digest string) error {
+	return s.storedAlready(ctx, digest, IngestOptions{})
+}
+
 // storedAlready refuses, before any file is staged, a test item's bundle
 // stored already or an upload ID spent already. The transaction checks
 // again: this only spares a replay the copy.

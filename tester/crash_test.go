@@ -428,3 +428,26 @@ func TestDatabaseGoneMidIngest(t *testing.T) {
 		})
 	}
 }
+
+// TestStoredBundleNotRecomputed: a bundle stored already is told so as soon
+// as it is received and verified, before the memory gate and the
+// recomputation: a second service on the same database, whose memory
+// budget holds no recomputation at all, answers the retry with the stored
+// run (409, stored already), not with 413.
+func TestStoredBundleNotRecomputed(t *testing.T) {
+	a := newService(t, backends(t)[0])
+	ctx := context.Background()
+	p := a.register(t, 1, "")
+	dir := variant(t, bundletest.MLPerf, "stored once")
+	env, _ := attest.Sign(dir, p.key)
+	first, err := p.client.Upload(ctx, p.reg.TestID, dir, env, tester.NewToken("up"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := startWith(t, a.dsn, t.TempDir(), tester.Options{MemoryBudget: 1})
+	c := &tester.Client{BaseURL: b.ts.URL, Token: p.client.Token, HTTP: b.http}
+	rep, err := c.Upload(ctx, p.reg.TestID, dir, env, tester.NewToken("up"))
+	if err != nil || !rep.StoredAlready || rep.RunID != first.RunID {
+		t.Fatalf("the retry on the second service: %+v, %v; want run %d stored already, not a refusal by the memory gate", rep, err, first.RunID)
+	}
+}

@@ -184,6 +184,13 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request, it *store.TestIt
 	if err != nil {
 		return nil, refuse(http.StatusUnprocessableEntity, "the signed bundle does not verify: "+err.Error())
 	}
+	// A bundle stored already is told so before it is recomputed: a
+	// client retrying after a lost answer costs no recomputation.
+	if digest, err := manifestDigest(dir); err == nil {
+		if err := s.store.CheckNotStored(ctx, digest); err != nil {
+			return nil, s.replayRefusal(ctx, it, uid, err)
+		}
+	}
 	release, ref := s.admitMemory(ctx, dir)
 	if ref != nil {
 		return nil, ref
@@ -208,12 +215,10 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request, it *store.TestIt
 		reason = "signature with key " + attest.KeyID(it.PublicKey) + " and every digest agree, but " + msg + ": " + strings.Join(differences, "; ") +
 			" (the stored metrics are the recomputed ones)"
 	}
-	mb, err := os.ReadFile(filepath.Join(dir, bundle.ManifestFile))
+	digest, err := manifestDigest(dir)
 	if err != nil {
 		return nil, refuse(http.StatusInternalServerError, "internal error: "+err.Error())
 	}
-	sum := sha256.Sum256(mb)
-	digest := hex.EncodeToString(sum[:])
 
 	// The store refuses a bundle stored already and takes or claims the
 	// attempt in the transaction that stores the run; the database's
@@ -385,4 +390,15 @@ func untar(r io.Reader, dir string) error {
 			return refuse(http.StatusBadRequest, fmt.Sprintf("the bundle's tar stream holds %s of type %q: only regular files and directories", clean, h.Typeflag))
 		}
 	}
+}
+
+// manifestDigest is the SHA-256 of the bundle's manifest in dir, hex: the
+// bundle's digest, which the store keys runs by.
+func manifestDigest(dir string) (string, error) {
+	mb, err := os.ReadFile(filepath.Join(dir, bundle.ManifestFile))
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(mb)
+	return hex.EncodeToString(sum[:]), nil
 }
