@@ -90,8 +90,11 @@ type pass struct {
 	reqBytes  column[int64]
 	respBytes column[int64]
 	node      column[uint32]
-	errIdx    column[uint16]  // 1-based index into the Responder's error table
-	tokTimes  column[[]int64] // token arrival times of streaming responses
+	errIdx    column[uint16] // 1-based index into the Responder's error table
+	// Token arrival times of streaming responses: each sample's reference
+	// into toks (tokenStore.put; 0: none).
+	tokRef column[uint64]
+	toks   tokenStore
 }
 
 // column is a paged per-sample column written by completers from any
@@ -157,7 +160,7 @@ func newPass(kind PassKind, gen *generatedQueries, seqBase uint64, tokenMode, of
 		respBytes: newColumn[int64](n, nil),
 		node:      newColumn[uint32](n, nil),
 		errIdx:    newColumn[uint16](n, nil),
-		tokTimes:  newColumn[[]int64](n, nil),
+		tokRef:    newColumn[uint64](n, nil),
 		wake:      make(chan struct{}, 1),
 		tokenMode: tokenMode,
 		offline:   offline,

@@ -58,17 +58,20 @@ func (r *Result) TokenTimes() iter.Seq2[uint64, []int64] {
 		}
 		for _, pr := range r.passes {
 			p := pr.p
-			if !p.tokTimes.used() {
+			if !p.tokRef.used() {
 				continue
 			}
-			for k := range p.tokTimes.pages() {
-				pg := p.tokTimes.page(k)
+			for k := range p.tokRef.pages() {
+				pg := p.tokRef.page(k)
 				if pg == nil {
 					continue
 				}
-				for j, times := range pg {
+				for j, ref := range pg {
 					i := k<<pageShift + j
-					if len(times) > 0 && p.state.at(i).Load() != stateLost && !yield(p.seqBase+uint64(i), times) {
+					if ref == 0 || p.state.at(i).Load() == stateLost {
+						continue
+					}
+					if !yield(p.seqBase+uint64(i), p.toks.get(ref, p.issuedAt(p.queryOf(i)))) {
 						return
 					}
 				}

@@ -3,7 +3,6 @@ package loadgen
 import (
 	"fmt"
 	"math"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -279,7 +278,7 @@ func (r *Responder) respond(now int64, resp *Response, failed bool, err error) b
 			r.badTimes.Add(1)
 			r.note("sample %d reported token times outside its issue-to-completion window [%d, %d] or out of order; dropped", id-1, issued, rel)
 		} else {
-			p.tokTimes.put(i, slices.Clone(tt))
+			p.tokRef.put(i, p.toks.put(tt, issued))
 			if p.tokenMode {
 				atomic.CompareAndSwapInt64(p.firstTok.at(i), NoTime, tt[0])
 			}
