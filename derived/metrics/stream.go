@@ -1,6 +1,8 @@
 package metrics
 
 import (
+	"slices"
+
 	"aimeter/loadgen"
 	"aimeter/stats"
 )
@@ -84,13 +86,16 @@ func StreamingOf(res *loadgen.Result) *Streaming {
 	// figures are computed in passes over the records and token times
 	// (StatsOfSeq), never holding a value per sample or per token, so that
 	// a long run's report takes no more memory than its run (issue 43).
-	ok := make([]uint64, (info.EndSeq-info.FirstSeq+63)/64)
+	// The bits grow with the records: a pass generated on demand spans
+	// every sample it might have issued (billions for a fixed-concurrency
+	// run), not the ones it did.
+	var ok []uint64
 	isOK := func(seq uint64) bool {
 		if seq < info.FirstSeq || seq >= info.EndSeq {
 			return false
 		}
 		i := seq - info.FirstSeq
-		return ok[i/64]&(1<<(i%64)) != 0
+		return i/64 < uint64(len(ok)) && ok[i/64]&(1<<(i%64)) != 0
 	}
 	s := &Streaming{SpanNs: info.EndNs}
 	for rec := range res.PassRecords(pass) {
@@ -99,6 +104,9 @@ func StreamingOf(res *loadgen.Result) *Streaming {
 		}
 		if rec.SeqID >= info.FirstSeq && rec.SeqID < info.EndSeq {
 			i := rec.SeqID - info.FirstSeq
+			if w := int(i / 64); w >= len(ok) {
+				ok = slices.Grow(ok, w+1-len(ok))[:w+1]
+			}
 			ok[i/64] |= 1 << (i % 64)
 		}
 		s.OutputTokens += rec.Tokens
