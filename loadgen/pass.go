@@ -47,7 +47,6 @@ type pass struct {
 
 	// Per query.
 	issued    paged[int64] // ns from origin, NoTime until issued; atomic
-	done      paged[int64] // all samples done, ns from origin
 	remaining paged[atomic.Int32]
 
 	// prepared is the number of queries whose pages exist (issuer only
@@ -141,7 +140,7 @@ func (p *pass) bytesPerSample() uint64 {
 	return b
 }
 
-const passBytesPerQuery = 8 + 8 + 4 // issued, done, remaining
+const passBytesPerQuery = 8 + 4 // issued, remaining
 
 func newPass(kind PassKind, gen *generatedQueries, seqBase uint64, tokenMode, offline bool) *pass {
 	n, nq := gen.n, gen.queries
@@ -153,7 +152,6 @@ func newPass(kind PassKind, gen *generatedQueries, seqBase uint64, tokenMode, of
 		completed: newPaged[int64](n),
 		tokens:    newPaged[int32](n),
 		issued:    newPaged[int64](nq),
-		done:      newPaged[int64](nq),
 		remaining: newPaged[atomic.Int32](nq),
 		stages:    newColumn(n, fillStages),
 		reqBytes:  newColumn[int64](n, nil),
@@ -217,7 +215,6 @@ func (p *pass) prepare(q int) bool {
 	// Each array's new pages in one allocation.
 	qFrom, qTo := p.prepared>>pageShift, (end-1)>>pageShift
 	p.issued.ensureRange(qFrom, qTo, fillNoTime)
-	p.done.ensureRange(qFrom, qTo, nil)
 	p.remaining.ensureRange(qFrom, qTo, func(pg *[pageLen]atomic.Int32, first int) {
 		for j := range pg {
 			if qq := first + j; qq < g.queries {

@@ -300,7 +300,6 @@ func (r *Responder) respond(now int64, resp *Response, failed bool, err error) b
 		r.logAccuracy(p, i, data, tokens)
 	}
 	if p.remaining.at(q).Add(-1) == 0 {
-		*p.done.at(q) = rel
 		p.queriesDone.Add(1)
 		if w := p.waitQuery.Load(); w == int64(q) || w == waitAnyQuery {
 			p.signal()
