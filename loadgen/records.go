@@ -262,11 +262,12 @@ func (pr *passRecord) recordRangeQ(from, to, qEnd int) iter.Seq[Record] {
 		}
 		pk := -1
 		var (
-			comp, first, req, resp *[pageLen]int64
-			toks                   *[pageLen]int32
-			state                  *[pageLen]atomic.Uint32
-			node                   *[pageLen]uint32
-			errIdx                 *[pageLen]uint16
+			comp, first *[pageLen]int64
+			req, resp   *[pageLen]uint32
+			toks        *[pageLen]int32
+			state       *[pageLen]atomic.Uint32
+			node        *[pageLen]uint32
+			errIdx      *[pageLen]uint16
 		)
 		for q := from / g.spq; q < qEnd; q++ {
 			s, e := g.queryRange(q)
@@ -300,8 +301,8 @@ func (pr *passRecord) recordRangeQ(from, to, qEnd int) iter.Seq[Record] {
 					CompletedNs:  comp[j],
 					Tokens:       int64(toks[j]),
 					// Columns filled by some SUTs only: zero when unused.
-					RequestBytes:  pageValue(req, j),
-					ResponseBytes: pageValue(resp, j),
+					RequestBytes:  p.reqBytes.value(req, i),
+					ResponseBytes: p.respBytes.value(resp, i),
 					Node:          pageValue(node, j),
 					Error:         uint32(pageValue(errIdx, j)),
 				}

@@ -43,3 +43,32 @@ func TestTokenStoreRoundTrips(t *testing.T) {
 		t.Errorf("%d blocks: the long trace should have taken its own", len(s.blocks))
 	}
 }
+
+func TestSizeColumnKeepsEveryCount(t *testing.T) {
+	c := sizeColumn{column: newColumn[uint32](3*pageLen, nil)}
+	cases := []struct {
+		i   int
+		v   int64
+		why string
+	}{
+		{0, 0, "zero: an element never set reads the same"},
+		{1, 512, "a request's size: 4 bytes"},
+		{pageLen + 7, sizeBig - 1, "the largest count stored in the page"},
+		{pageLen + 8, sizeBig, "the marker itself: kept aside"},
+		{2*pageLen + 1, 5 << 30, "a 5 GiB response: kept aside"},
+		{2*pageLen + 2, -3, "a negative count from a faulty SUT: kept as it is"},
+	}
+	for _, c2 := range cases {
+		if c2.v != 0 {
+			c.put(c2.i, c2.v)
+		}
+	}
+	for _, c2 := range cases {
+		if got := c.value(c.page(c2.i>>pageShift), c2.i); got != c2.v {
+			t.Errorf("%s: element %d reads %d, want %d", c2.why, c2.i, got, c2.v)
+		}
+	}
+	if got := c.value(nil, 5); got != 0 {
+		t.Errorf("a missing page reads %d, want 0", got)
+	}
+}
