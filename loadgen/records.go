@@ -61,6 +61,7 @@ func (r *Result) TokenTimes() iter.Seq2[uint64, []int64] {
 			if !p.tokRef.used() {
 				continue
 			}
+			blocks := p.toks.view()
 			for k := range p.tokRef.pages() {
 				pg := p.tokRef.page(k)
 				if pg == nil {
@@ -71,7 +72,10 @@ func (r *Result) TokenTimes() iter.Seq2[uint64, []int64] {
 					if ref == 0 || p.state.at(i).Load() == stateLost {
 						continue
 					}
-					if !yield(p.seqBase+uint64(i), p.toks.get(ref, p.issuedAt(p.queryOf(i)))) {
+					if (ref-1)>>32 >= uint64(len(blocks)) {
+						blocks = p.toks.view() // put after the view was taken
+					}
+					if !yield(p.seqBase+uint64(i), decodeTokens(blocks, ref, p.issuedAt(p.queryOf(i)))) {
 						return
 					}
 				}

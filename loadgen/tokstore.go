@@ -55,11 +55,23 @@ func (s *tokenStore) put(tt []int64, issued int64) uint64 {
 // get decodes the token times of reference ref (from put, with the same
 // issued) into a new slice.
 func (s *tokenStore) get(ref uint64, issued int64) []int64 {
-	ref--
+	return decodeTokens(s.view(), ref, issued)
+}
+
+// view returns the blocks as they are now: the references put so far
+// point into them, and their bytes do not change.
+func (s *tokenStore) view() [][]byte {
 	s.mu.Lock()
-	b := s.blocks[ref>>32]
-	s.mu.Unlock()
-	b = b[uint32(ref):]
+	defer s.mu.Unlock()
+	return s.blocks
+}
+
+// decodeTokens decodes the token times of reference ref (from put, with
+// the same issued) from blocks (a view taken after the put) into a new
+// slice.
+func decodeTokens(blocks [][]byte, ref uint64, issued int64) []int64 {
+	ref--
+	b := blocks[ref>>32][uint32(ref):]
 	n, k := binary.Uvarint(b)
 	b = b[k:]
 	out := make([]int64, n)
