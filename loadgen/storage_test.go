@@ -72,3 +72,37 @@ func TestSizeColumnKeepsEveryCount(t *testing.T) {
 		t.Errorf("a missing page reads %d, want 0", got)
 	}
 }
+
+// TestOnDemandDirectoryFollowsTheIssued: a fixed-concurrency pass is
+// generated for requests as short as a microsecond, 2 × min_duration of
+// them (7.7 billion queries for a minute at a concurrency of 64). Its
+// chunk directory must cost next to nothing until chunks are made: a flat
+// one was 8 bytes for every 1024 of those queries, 60 MB a minute of
+// min_duration, more than the requests a network run issued in it.
+func TestOnDemandDirectoryFollowsTheIssued(t *testing.T) {
+	s := DefaultSettings()
+	s.Scenario = SingleStream
+	s.Mode = PerformanceOnly
+	s.Concurrency = 64
+	s.MinDurationMs = 60_000
+	eff, err := NewEffective(s, 1024, 1024)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := generateLoadableSets(&eff, false, 1024)[0]
+	var g *generatedQueries
+	bytes := allocated(func() { g = generateQueries(&eff, false, set, 0) })
+	if g.chunkShift != lazyChunkShift || g.queries < 1<<32 {
+		t.Fatalf("%d queries, chunk shift %d: want billions generated on demand", g.queries, g.chunkShift)
+	}
+	const most = 1 << 20
+	if bytes > most {
+		t.Errorf("generating a pass of %d queries on demand allocated %d bytes before any chunk, want at most %d", g.queries, bytes, most)
+	}
+	g.generate(5000) // the first chunks: the directory's first page, then theirs
+	for q := range 5001 {
+		if s := g.query(q); len(s) != 1 || s[0].ID != ResponseID(q)+1 {
+			t.Fatalf("query %d: samples %v", q, s)
+		}
+	}
+}
