@@ -151,3 +151,32 @@ func (s *paged[T]) load(i int, def T) T {
 	}
 	return pg[i&pageMask]
 }
+
+// chunkDir is the directory of a generated pass's chunks of samples (see
+// generatedQueries): n entries, each set once, in a paged array, so that
+// the directory of a pass generated on demand holds memory for the chunks
+// made, not for every chunk the pass might make. A fixed-concurrency run
+// generates queries for requests as short as a microsecond (hundreds of
+// millions of chunks for a 10-minute run): a flat directory of one
+// pointer per chunk was 20 MB for every 20 seconds of min_duration
+// (issue 43), more than the samples a network run issued in that time.
+type chunkDir struct {
+	p paged[atomic.Pointer[[]QuerySample]]
+	n int
+}
+
+// newChunkDir returns a directory of n chunks, none set.
+func newChunkDir(n int) chunkDir {
+	return chunkDir{p: newPaged[atomic.Pointer[[]QuerySample]](n), n: n}
+}
+
+// len returns the number of chunks.
+func (d *chunkDir) len() int { return d.n }
+
+// load returns chunk c, which must have been stored.
+func (d *chunkDir) load(c int) *[]QuerySample { return d.p.at(c).Load() }
+
+// store sets chunk c. Only the issuing goroutine stores.
+func (d *chunkDir) store(c int, s *[]QuerySample) {
+	d.p.ensure(c>>pageShift, nil)[c&pageMask].Store(s)
+}

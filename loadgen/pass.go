@@ -1,7 +1,9 @@
 package loadgen
 
 import (
+	"math"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"unsafe"
 )
@@ -50,7 +52,6 @@ type pass struct {
 
 	// Per query.
 	issued    paged[int64] // ns from origin, NoTime until issued; atomic
-	done      paged[int64] // all samples done, ns from origin
 	remaining paged[atomic.Int32]
 
 	// prepared is the number of queries whose pages exist (issuer only
@@ -90,11 +91,14 @@ type pass struct {
 	// Columns that only some SUTs fill (see Response), each allocated page
 	// by page on the first sample of the page that reports a non-zero value,
 	// so that a SUT that reports none of them costs no memory.
-	reqBytes  column[int64]
-	respBytes column[int64]
+	reqBytes  sizeColumn
+	respBytes sizeColumn
 	node      column[uint32]
-	errIdx    column[uint16]  // 1-based index into the Responder's error table
-	tokTimes  column[[]int64] // token arrival times of streaming responses
+	errIdx    column[uint16] // 1-based index into the Responder's error table
+	// Token arrival times of streaming responses: each sample's reference
+	// into toks (tokenStore.put; 0: none).
+	tokRef column[uint64]
+	toks   tokenStore
 }
 
 // column is a paged per-sample column written by completers from any
@@ -141,7 +145,7 @@ func (p *pass) bytesPerSample() uint64 {
 	return b
 }
 
-const passBytesPerQuery = 8 + 8 + 4 // issued, done, remaining
+const passBytesPerQuery = 8 + 4 // issued, remaining
 
 func newPass(kind PassKind, gen *generatedQueries, seqBase uint64, tokenMode, offline bool) *pass {
 	n, nq := gen.n, gen.queries
@@ -153,14 +157,13 @@ func newPass(kind PassKind, gen *generatedQueries, seqBase uint64, tokenMode, of
 		completed: newPaged[int64](n),
 		tokens:    newPaged[int32](n),
 		issued:    newPaged[int64](nq),
-		done:      newPaged[int64](nq),
 		remaining: newPaged[atomic.Int32](nq),
 		stages:    newColumn(n, fillStages),
-		reqBytes:  newColumn[int64](n, nil),
-		respBytes: newColumn[int64](n, nil),
+		reqBytes:  sizeColumn{column: newColumn[uint32](n, nil)},
+		respBytes: sizeColumn{column: newColumn[uint32](n, nil)},
 		node:      newColumn[uint32](n, nil),
 		errIdx:    newColumn[uint16](n, nil),
-		tokTimes:  newColumn[[]int64](n, nil),
+		tokRef:    newColumn[uint64](n, nil),
 		wake:      make(chan struct{}, 1),
 		tokenMode: tokenMode,
 		offline:   offline,
@@ -220,7 +223,6 @@ func (p *pass) prepare(q int) bool {
 	// Each array's new pages in one allocation.
 	qFrom, qTo := p.prepared>>pageShift, (end-1)>>pageShift
 	p.issued.ensureRange(qFrom, qTo, fillNoTime)
-	p.done.ensureRange(qFrom, qTo, nil)
 	p.remaining.ensureRange(qFrom, qTo, func(pg *[pageLen]atomic.Int32, first int) {
 		for j := range pg {
 			if qq := first + j; qq < g.queries {
@@ -361,4 +363,46 @@ func populate[T any](s []T) {
 	}
 	populateRange(unsafe.Pointer(unsafe.SliceData(s)), uintptr(len(s))*unsafe.Sizeof(s[0]))
 	runtime.KeepAlive(s)
+}
+
+// sizeColumn is a per-sample column of byte counts (Response.RequestBytes
+// and ResponseBytes) stored in 4 bytes a sample: a count outside
+// [0, sizeBig) is stored as sizeBig and kept in a map, which real
+// requests and responses of under 4 GiB never reach.
+type sizeColumn struct {
+	column[uint32]
+	mu  sync.Mutex
+	big map[int]int64
+}
+
+// sizeBig marks a count kept in sizeColumn.big.
+const sizeBig = math.MaxUint32
+
+// put sets element i to v.
+func (c *sizeColumn) put(i int, v int64) {
+	if v >= 0 && v < sizeBig {
+		c.column.put(i, uint32(v))
+		return
+	}
+	c.mu.Lock()
+	if c.big == nil {
+		c.big = map[int]int64{}
+	}
+	c.big[i] = v
+	c.mu.Unlock()
+	c.column.put(i, sizeBig)
+}
+
+// value returns element i of page pg (page i>>pageShift, nil: 0).
+func (c *sizeColumn) value(pg *[pageLen]uint32, i int) int64 {
+	if pg == nil {
+		return 0
+	}
+	v := pg[i&pageMask]
+	if v != sizeBig {
+		return int64(v)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.big[i]
 }

@@ -58,17 +58,24 @@ func (r *Result) TokenTimes() iter.Seq2[uint64, []int64] {
 		}
 		for _, pr := range r.passes {
 			p := pr.p
-			if !p.tokTimes.used() {
+			if !p.tokRef.used() {
 				continue
 			}
-			for k := range p.tokTimes.pages() {
-				pg := p.tokTimes.page(k)
+			blocks := p.toks.view()
+			for k := range p.tokRef.pages() {
+				pg := p.tokRef.page(k)
 				if pg == nil {
 					continue
 				}
-				for j, times := range pg {
+				for j, ref := range pg {
 					i := k<<pageShift + j
-					if len(times) > 0 && p.state.at(i).Load() != stateLost && !yield(p.seqBase+uint64(i), times) {
+					if ref == 0 || p.state.at(i).Load() == stateLost {
+						continue
+					}
+					if (ref-1)>>32 >= uint64(len(blocks)) {
+						blocks = p.toks.view() // put after the view was taken
+					}
+					if !yield(p.seqBase+uint64(i), decodeTokens(blocks, ref, p.issuedAt(p.queryOf(i)))) {
 						return
 					}
 				}
@@ -259,11 +266,12 @@ func (pr *passRecord) recordRangeQ(from, to, qEnd int) iter.Seq[Record] {
 		}
 		pk := -1
 		var (
-			comp, first, req, resp *[pageLen]int64
-			toks                   *[pageLen]int32
-			state                  *[pageLen]atomic.Uint32
-			node                   *[pageLen]uint32
-			errIdx                 *[pageLen]uint16
+			comp, first *[pageLen]int64
+			req, resp   *[pageLen]uint32
+			toks        *[pageLen]int32
+			state       *[pageLen]atomic.Uint32
+			node        *[pageLen]uint32
+			errIdx      *[pageLen]uint16
 		)
 		for q := from / g.spq; q < qEnd; q++ {
 			s, e := g.queryRange(q)
@@ -297,8 +305,8 @@ func (pr *passRecord) recordRangeQ(from, to, qEnd int) iter.Seq[Record] {
 					CompletedNs:  comp[j],
 					Tokens:       int64(toks[j]),
 					// Columns filled by some SUTs only: zero when unused.
-					RequestBytes:  pageValue(req, j),
-					ResponseBytes: pageValue(resp, j),
+					RequestBytes:  p.reqBytes.value(req, i),
+					ResponseBytes: p.respBytes.value(resp, i),
 					Node:          pageValue(node, j),
 					Error:         uint32(pageValue(errIdx, j)),
 				}

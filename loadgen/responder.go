@@ -3,7 +3,6 @@ package loadgen
 import (
 	"fmt"
 	"math"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -279,7 +278,7 @@ func (r *Responder) respond(now int64, resp *Response, failed bool, err error) b
 			r.badTimes.Add(1)
 			r.note("sample %d reported token times outside its issue-to-completion window [%d, %d] or out of order; dropped", id-1, issued, rel)
 		} else {
-			p.tokTimes.put(i, slices.Clone(tt))
+			p.tokRef.put(i, p.toks.put(tt, issued))
 			if p.tokenMode {
 				atomic.CompareAndSwapInt64(p.firstTok.at(i), NoTime, tt[0])
 			}
@@ -301,7 +300,6 @@ func (r *Responder) respond(now int64, resp *Response, failed bool, err error) b
 		r.logAccuracy(p, i, data, tokens)
 	}
 	if p.remaining.at(q).Add(-1) == 0 {
-		*p.done.at(q) = rel
 		p.queriesDone.Add(1)
 		if w := p.waitQuery.Load(); w == int64(q) || w == waitAnyQuery {
 			p.signal()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"math"
 	"slices"
-	"sync/atomic"
 
 	"aimeter/stdrand"
 )
@@ -74,7 +73,7 @@ type generatedQueries struct {
 	// chunks hold the samples, query-aligned: chunk c holds queries
 	// [c<<chunkShift, (c+1)<<chunkShift) contiguously. A pass generated
 	// whole has one chunk.
-	chunks     []atomic.Pointer[[]QuerySample]
+	chunks     chunkDir
 	chunkShift uint
 	n          int // samples
 	spq        int // samples per query (the last Offline accuracy query may be shorter)
@@ -111,7 +110,7 @@ func (g *generatedQueries) query(q int) []QuerySample {
 	s, e := g.queryRange(q)
 	c := q >> g.chunkShift
 	base := (c << g.chunkShift) * g.spq
-	chunk := *g.chunks[c].Load()
+	chunk := *g.chunks.load(c)
 	return chunk[s-base : e-base : e-base]
 }
 
@@ -125,7 +124,7 @@ func (g *generatedQueries) span(first, last int) []QuerySample {
 	s, _ := g.queryRange(first)
 	_, e := g.queryRange(last)
 	base := (c << g.chunkShift) * g.spq
-	chunk := *g.chunks[c].Load()
+	chunk := *g.chunks.load(c)
 	return chunk[s-base : e-base : e-base]
 }
 
@@ -133,7 +132,7 @@ func (g *generatedQueries) span(first, last int) []QuerySample {
 func (g *generatedQueries) sample(i int) QuerySample {
 	c := (i / g.spq) >> g.chunkShift
 	base := (c << g.chunkShift) * g.spq
-	return (*g.chunks[c].Load())[i-base]
+	return (*g.chunks.load(c))[i-base]
 }
 
 // generated reports whether query q exists yet.
@@ -153,9 +152,9 @@ func (g *generatedQueries) generate(q int) {
 			g.src.step()
 		}
 		g.src.out = nil
-		g.chunks[c].Store(&buf)
+		g.chunks.store(c, &buf)
 		g.made++
-		if g.made == len(g.chunks) {
+		if g.made == g.chunks.len() {
 			g.src = nil
 		}
 	}
@@ -177,9 +176,9 @@ func (g *generatedQueries) extendTo(capacity int) bool {
 		return false
 	}
 	g.queries, g.n = capacity, capacity*g.spq
-	chunks := make([]atomic.Pointer[[]QuerySample], (capacity+1<<lazyChunkShift-1)>>lazyChunkShift)
+	chunks := newChunkDir((capacity + 1<<lazyChunkShift - 1) >> lazyChunkShift)
 	for c := range g.made {
-		chunks[c].Store(g.chunks[c].Load())
+		chunks.store(c, g.chunks.load(c))
 	}
 	g.chunks = chunks
 	return true
@@ -337,9 +336,9 @@ func generate(ctx context.Context, e *Effective, accuracy bool, set loadableSet,
 		if ok {
 			g := &generatedQueries{spq: s.spq, loggedSPQ: s.spq, queries: queries, logged: queries, n: queries * s.spq,
 				chunkShift: lazyChunkShift, src: s, duration: int64(queries) * s.period}
-			g.chunks = make([]atomic.Pointer[[]QuerySample], (queries+1<<lazyChunkShift-1)>>lazyChunkShift)
+			g.chunks = newChunkDir((queries + 1<<lazyChunkShift - 1) >> lazyChunkShift)
 			s.tick = func(int) bool { return false }
-			if len(g.chunks) == 0 {
+			if g.chunks.len() == 0 {
 				g.src = nil
 			}
 			return g, nil
@@ -393,8 +392,8 @@ func generate(ctx context.Context, e *Effective, accuracy bool, set loadableSet,
 	g.queries, g.logged = s.queries, s.queries
 	g.n = len(samples)
 	g.duration = s.timestamp
-	g.chunks = make([]atomic.Pointer[[]QuerySample], 1)
-	g.chunks[0].Store(&samples)
+	g.chunks = newChunkDir(1)
+	g.chunks.store(0, &samples)
 	g.made = 1
 	s.out = nil
 	return g, nil

@@ -36,18 +36,42 @@ var Percentiles = [3]float64{0.5, 0.9, 0.99}
 // Measure measures the records whose seq id is in seqs (all when seqs is
 // nil) over a span of spanNs nanoseconds.
 func Measure(recs []loadgen.Record, seqs []uint64, spanNs int64) Metrics {
-	var keep map[uint64]bool
-	if seqs != nil {
-		keep = make(map[uint64]bool, len(seqs))
-		for _, s := range seqs {
-			keep[s] = true
+	// The seq ids to keep, one bit each from the least (issue 43: a map
+	// took about 40 bytes a record of a long run's report).
+	// The seq ids of a pass are dense; scattered ones (bits for more
+	// than a few words a seq id) go into a map instead.
+	var lo uint64
+	var bits []uint64
+	var scattered map[uint64]bool
+	if len(seqs) > 0 {
+		lo = slices.Min(seqs)
+		if words := (slices.Max(seqs)-lo)/64 + 1; words <= 4*uint64(len(seqs))+1024 {
+			bits = make([]uint64, words)
+			for _, s := range seqs {
+				bits[(s-lo)/64] |= 1 << ((s - lo) % 64)
+			}
+		} else {
+			scattered = make(map[uint64]bool, len(seqs))
+			for _, s := range seqs {
+				scattered[s] = true
+			}
 		}
+	}
+	keep := func(seq uint64) bool {
+		switch {
+		case seqs == nil:
+			return true
+		case scattered != nil:
+			return scattered[seq]
+		}
+		i := seq - lo
+		return seq >= lo && i/64 < uint64(len(bits)) && bits[i/64]&(1<<(i%64)) != 0
 	}
 	m := Metrics{SpanNs: spanNs}
 	var lat, ttft, tpot []int64
 	tokens := int64(0)
 	for _, r := range recs {
-		if keep != nil && !keep[r.SeqID] {
+		if !keep(r.SeqID) {
 			continue
 		}
 		m.Samples++

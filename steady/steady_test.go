@@ -226,3 +226,30 @@ func TestMeasure(t *testing.T) {
 		t.Errorf("all records over no span: %+v", all)
 	}
 }
+
+// TestMeasureKeepsTheGivenSeqs: Measure's selection of records by seq id
+// (kept as bits for dense ids, a map for scattered ones) keeps exactly
+// the records named.
+func TestMeasureKeepsTheGivenSeqs(t *testing.T) {
+	var recs []loadgen.Record
+	for seq := range uint64(300) {
+		recs = append(recs, loadgen.Record{SeqID: 1000 + seq*7, IssuedNs: int64(seq), CompletedNs: int64(seq) + 10,
+			FirstTokenNs: loadgen.NoTime, Status: loadgen.StatusOK})
+	}
+	recs = append(recs, loadgen.Record{SeqID: 1 << 60, CompletedNs: 5, FirstTokenNs: loadgen.NoTime, Status: loadgen.StatusOK})
+	cases := []struct {
+		why  string
+		seqs []uint64
+		want int
+	}{
+		{"nil: every record", nil, 301},
+		{"empty: none", []uint64{}, 0},
+		{"dense ids, some not among the records", []uint64{1000, 1007, 1008, 1014, 1000 + 299*7}, 4},
+		{"an id far from the others: a map", []uint64{1000, 1 << 60, 999}, 2},
+	}
+	for _, c := range cases {
+		if got := Measure(recs, c.seqs, 1000).Samples; got != c.want {
+			t.Errorf("%s: %d samples, want %d", c.why, got, c.want)
+		}
+	}
+}

@@ -116,15 +116,23 @@ func SuperPass(recs []loadgen.Record, opts SuperPassOptions) (SuperPassResult, e
 	}
 	floor = max(floor, 0)
 
-	order := slices.Clone(recs)
-	slices.SortStableFunc(order, func(a, b loadgen.Record) int {
+	// The records in issue order, as positions in recs (8 bytes a record,
+	// not a sorted copy of 96: issue 43), sorted stably: the same order a
+	// stable sort of the records gives.
+	order := make([]int, len(recs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(i, j int) int {
+		a, b := &recs[i], &recs[j]
 		if a.IssuedNs != b.IssuedNs {
 			return cmp.Compare(a.IssuedNs, b.IssuedNs)
 		}
 		return cmp.Compare(a.SeqID, b.SeqID)
 	})
 	var series []superPass
-	for i, r := range order {
+	for i, at := range order {
+		r := &recs[at]
 		k := i / size
 		if k == len(series) {
 			series = append(series, superPass{firstIssue: r.IssuedNs})

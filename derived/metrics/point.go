@@ -100,8 +100,7 @@ func MeasureResult(res *loadgen.Result, slo SLO) (Point, error) {
 	}
 	info := res.Passes[pass]
 	p := Point{Concurrency: res.Effective.Concurrency, ElapsedS: float64(info.EndNs) / 1e9}
-	var ttft, tpot, e2e []int64
-	var met uint64
+	var met, withTPOT uint64
 	var metTokens int64
 	for r := range res.PassRecords(pass) {
 		p.Issued++
@@ -117,24 +116,36 @@ func MeasureResult(res *loadgen.Result, slo SLO) (Point, error) {
 		}
 		p.Completed++
 		p.OutputTokens += x.Tokens
-		ttft = append(ttft, x.TTFTNs)
-		e2e = append(e2e, x.E2ENs)
 		if x.HasTPOT {
-			tpot = append(tpot, x.TPOTNs)
+			withTPOT++
 		}
 		if !slo.IsZero() && slo.Met(x) {
 			met++
 			metTokens += x.Tokens
 		}
 	}
-	p90 := func(v []int64) float64 {
-		if len(v) == 0 {
+	// Each percentile from one buffer refilled by another read of the
+	// records: 8 bytes a sample at most, not three slices grown by
+	// appending (issue 43: a long run's report must fit where its run did).
+	buf := make([]int64, 0, max(p.Completed, withTPOT))
+	p90 := func(pick func(x Sample) (int64, bool)) float64 {
+		buf = buf[:0]
+		for r := range res.PassRecords(pass) {
+			if x := SampleOf(r); x.OK {
+				if v, ok := pick(x); ok {
+					buf = append(buf, v)
+				}
+			}
+		}
+		if len(buf) == 0 {
 			return 0
 		}
-		slices.Sort(v)
-		return float64(stats.Percentile(v, 0.9)) / 1e6
+		slices.Sort(buf)
+		return float64(stats.Percentile(buf, 0.9)) / 1e6
 	}
-	p.TTFTP90Ms, p.TPOTP90Ms, p.E2EP90Ms = p90(ttft), p90(tpot), p90(e2e)
+	p.TTFTP90Ms = p90(func(x Sample) (int64, bool) { return x.TTFTNs, true })
+	p.TPOTP90Ms = p90(func(x Sample) (int64, bool) { return x.TPOTNs, x.HasTPOT })
+	p.E2EP90Ms = p90(func(x Sample) (int64, bool) { return x.E2ENs, true })
 	if p.TPOTP90Ms > 0 {
 		p.TPSPerUser = 1000 / p.TPOTP90Ms
 	}

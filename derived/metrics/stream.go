@@ -82,37 +82,62 @@ func StreamingOf(res *loadgen.Result) *Streaming {
 	if !any {
 		return nil
 	}
-	var ok []uint64 // the successful samples' sequence ids
-	var e2e []int64
+	// The successful samples, one bit each from info.FirstSeq: the
+	// figures are computed in passes over the records and token times
+	// (StatsOfSeq), never holding a value per sample or per token, so that
+	// a long run's report takes no more memory than its run (issue 43).
+	// The bits grow with the records: a pass generated on demand spans
+	// every sample it might have issued (billions for a fixed-concurrency
+	// run), not the ones it did.
+	var ok []uint64
+	isOK := func(seq uint64) bool {
+		if seq < info.FirstSeq || seq >= info.EndSeq {
+			return false
+		}
+		i := seq - info.FirstSeq
+		return i/64 < uint64(len(ok)) && ok[i/64]&(1<<(i%64)) != 0
+	}
 	s := &Streaming{SpanNs: info.EndNs}
 	for rec := range res.PassRecords(pass) {
 		if rec.Status != loadgen.StatusOK {
 			continue
 		}
-		ok = append(ok, rec.SeqID)
-		e2e = append(e2e, rec.CompletedNs-rec.ScheduledNs)
+		if rec.SeqID >= info.FirstSeq && rec.SeqID < info.EndSeq {
+			i := rec.SeqID - info.FirstSeq
+			if w := int(i / 64); w >= len(ok) {
+				ok = slices.Grow(ok, w+1-len(ok))[:w+1]
+			}
+			ok[i/64] |= 1 << (i % 64)
+		}
 		s.OutputTokens += rec.Tokens
 	}
-	slices.Sort(ok) // (in issue order, nearly sorted already)
-	var itl []int64
-	for seq, times := range res.TokenTimes() {
-		if seq < info.FirstSeq || seq >= info.EndSeq {
-			continue
-		}
-		if _, found := slices.BinarySearch(ok, seq); !found {
-			continue
-		}
-		s.StreamedSamples++
-		for j := 1; j < len(times); j++ {
-			itl = append(itl, times[j]-times[j-1])
+	for seq := range res.TokenTimes() {
+		if isOK(seq) {
+			s.StreamedSamples++
 		}
 	}
 	if s.StreamedSamples == 0 {
 		return nil
 	}
-	slices.Sort(itl)
-	slices.Sort(e2e)
-	s.ITLNs, s.E2ENs = StatsOf(itl), StatsOf(e2e)
+	s.ITLNs = StatsOfSeq(func(yield func(int64) bool) {
+		for seq, times := range res.TokenTimes() {
+			if !isOK(seq) {
+				continue
+			}
+			for j := 1; j < len(times); j++ {
+				if !yield(times[j] - times[j-1]) {
+					return
+				}
+			}
+		}
+	})
+	s.E2ENs = StatsOfSeq(func(yield func(int64) bool) {
+		for rec := range res.PassRecords(pass) {
+			if rec.Status == loadgen.StatusOK && !yield(rec.CompletedNs-rec.ScheduledNs) {
+				return
+			}
+		}
+	})
 	if s.SpanNs > 0 {
 		s.OutputTokensPerS = float64(s.OutputTokens) / (float64(s.SpanNs) / 1e9)
 	}
