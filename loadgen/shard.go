@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"hash"
-	"sync/atomic"
 	"time"
 )
 
@@ -251,7 +250,7 @@ func scheduleDigest(ctx context.Context, e *Effective, accuracy bool, set loadab
 	put(h, uint64(g.loggedSPQ))
 	put(h, uint64(g.duration))
 	src := g
-	if g.src != nil || g.made < len(g.chunks) {
+	if g.src != nil || g.made < g.chunks.len() {
 		// On demand: generate a copy, chunk by chunk, keeping none.
 		var err error
 		if src, err = generateQueriesAt(ctx, e, accuracy, set, seqBase, arrivals, samples); err != nil {
@@ -261,7 +260,7 @@ func scheduleDigest(ctx context.Context, e *Effective, accuracy bool, set loadab
 	for q := range queries {
 		if src.chunkShift == lazyChunkShift && !src.generated(q) {
 			if c := q >> lazyChunkShift; c > 0 {
-				src.chunks[c-1].Store(nil) // hashed: let it go
+				src.chunks.store(c-1, nil) // hashed: let it go
 			}
 			src.generate(q)
 		}
@@ -296,7 +295,7 @@ func combineDigests(passes []string) string {
 // generated whole, as a pass of its own of one query (none when the block
 // is empty), sharing the generated samples.
 func (g *generatedQueries) offlineBlock(lo, hi int) *generatedQueries {
-	all := *g.chunks[0].Load()
+	all := *g.chunks.load(0)
 	part := all[lo:hi:hi]
 	b := &generatedQueries{spq: max(hi-lo, 1), n: hi - lo, chunkShift: 62, duration: g.duration,
 		loggedSPQ: g.loggedSPQ, made: 1}
@@ -304,7 +303,7 @@ func (g *generatedQueries) offlineBlock(lo, hi int) *generatedQueries {
 		b.queries = 1
 	}
 	b.logged = b.queries // the whole pass's count is logged before
-	b.chunks = make([]atomic.Pointer[[]QuerySample], 1)
-	b.chunks[0].Store(&part)
+	b.chunks = newChunkDir(1)
+	b.chunks.store(0, &part)
 	return b
 }

@@ -20,8 +20,8 @@ func TestScheduleDigestOnDemand(t *testing.T) {
 		set := generateLoadableSets(&e, false, 256)[0]
 		lazy, _ := generate(context.Background(), &e, false, set, 0, nil, nil, true)
 		whole, _ := generate(context.Background(), &e, false, set, 0, nil, nil, false)
-		if lazy.chunkShift != lazyChunkShift || len(lazy.chunks) < 3 {
-			t.Fatalf("%v: the pass is not generated on demand in several chunks (%d)", sc, len(lazy.chunks))
+		if lazy.chunkShift != lazyChunkShift || lazy.chunks.len() < 3 {
+			t.Fatalf("%v: the pass is not generated on demand in several chunks (%d)", sc, lazy.chunks.len())
 		}
 		a, err := scheduleDigest(context.Background(), &e, false, set, 0, nil, nil, lazy, PassPerformance)
 		if err != nil {
