@@ -2,6 +2,8 @@ package bundle
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -116,6 +118,18 @@ func short(h string) string {
 
 // maxManifestSize bounds what ReadManifest reads.
 const maxManifestSize = 16 << 20
+
+// Digest returns the bundle's digest: the hex SHA-256 of the manifest in
+// dir, which names every file's digest. The results store keys runs by it,
+// and the tester's service takes it as an upload's idempotency key.
+func Digest(dir string) (string, error) {
+	data, err := os.ReadFile(filepath.Join(dir, ManifestFile))
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:]), nil
+}
 
 // ReadManifest reads dir's manifest.json. A directory without one, written
 // by aimeter before bundles existed, gives an error that says which version

@@ -38,14 +38,10 @@ package merge
 import (
 	"cmp"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"iter"
-	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -178,24 +174,11 @@ func read(dir string) (*input, error) {
 		}
 		return nil, &ShardError{Dir: dir, Index: -1, Err: fmt.Errorf("not a shard: the bundle has no %s (a whole test's bundle, or one of a run without --shard)", shard.File)}
 	}
-	sum, err := fileSHA256(filepath.Join(dir, bundle.ManifestFile))
+	sum, err := bundle.Digest(dir)
 	if err != nil {
 		return nil, &ShardError{Dir: dir, Index: rec.Index, Err: err}
 	}
 	return &input{dir: dir, b: b, rec: rec, manifest: sum}, nil
-}
-
-func fileSHA256(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // check refuses shards that are not parts of one test, naming the first

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"aimeter/derived/metrics/metricstest"
 	"aimeter/loadgen"
 )
 
@@ -13,38 +14,7 @@ const ms1 = int64(time.Millisecond)
 
 // handResult is ten requests at concurrency 4, times in ms from the start
 // of the pass (the hand-worked set of package metrics' tests).
-func handResult() *loadgen.Result {
-	rec := func(seq uint64, sched, first, done, tokens int64, st loadgen.Status) loadgen.Record {
-		r := loadgen.Record{SeqID: seq, QueryID: seq, ScheduledNs: sched * ms1, IssuedNs: sched*ms1 + 1, FirstTokenNs: loadgen.NoTime,
-			CompletedNs: loadgen.NoTime, Tokens: tokens, Status: st}
-		if first >= 0 {
-			r.FirstTokenNs = first * ms1
-		}
-		if done >= 0 {
-			r.CompletedNs = done * ms1
-		}
-		return r
-	}
-	recs := []loadgen.Record{
-		//        sched first done tokens            TTFT  E2E   TPOT
-		rec(0, 0, 100, 1000, 10, loadgen.StatusOK),    // 100   1000  900/9 = 100
-		rec(1, 0, 50, 500, 10, loadgen.StatusOK),      // 50    500   450/9 = 50
-		rec(2, 0, 300, 1200, 10, loadgen.StatusOK),    // 300   1200  900/9 = 100
-		rec(3, 500, 600, 1100, 11, loadgen.StatusOK),  // 100   600   500/10 = 50
-		rec(4, 500, 550, 1500, 20, loadgen.StatusOK),  // 50    1000  950/19 = 50
-		rec(5, 500, 700, 700, 1, loadgen.StatusOK),    // 200   200   none (1 token)
-		rec(6, 1000, -1, 1800, 5, loadgen.StatusOK),   // 800   800   0/4 = 0
-		rec(7, 1000, 1100, 1900, 9, loadgen.StatusOK), // 100   900   800/8 = 100
-		rec(8, 1000, -1, 1200, 0, loadgen.StatusError),
-		rec(9, 1500, -1, -1, 0, loadgen.StatusLost),
-	}
-	res := &loadgen.Result{
-		Effective: loadgen.Effective{Concurrency: 4},
-		Passes:    []loadgen.PassInfo{{Kind: loadgen.PassPerformance, FirstSeq: 0, EndSeq: 10, EndNs: 2000 * ms1, Reported: true}},
-	}
-	res.AttachRecords(recs)
-	return res
-}
+func handResult() *loadgen.Result { return metricstest.HandResult() }
 
 func TestCheckBoundsHandWorked(t *testing.T) {
 	slo := SLO{TTFT: 150 * time.Millisecond, TPOT: 60 * time.Millisecond, E2E: 2 * time.Second}

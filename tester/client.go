@@ -5,10 +5,8 @@ import (
 	"bytes"
 	"context"
 	"crypto/ed25519"
-	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -315,12 +313,7 @@ func storedAlready(err error, testID, dir string) *UploadReply {
 	if json.Unmarshal(re.body, &rep) != nil || rep.RunID == 0 || rep.TestID != testID || rep.BundleDigest == "" {
 		return nil
 	}
-	mb, ferr := os.ReadFile(filepath.Join(dir, bundle.ManifestFile))
-	if ferr != nil {
-		return nil
-	}
-	sum := sha256.Sum256(mb)
-	if hex.EncodeToString(sum[:]) != rep.BundleDigest {
+	if d, err := bundle.Digest(dir); err != nil || d != rep.BundleDigest {
 		return nil
 	}
 	rep.StoredAlready = true

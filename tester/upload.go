@@ -3,8 +3,6 @@ package tester
 import (
 	"archive/tar"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -186,7 +184,7 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request, it *store.TestIt
 	}
 	// A bundle stored already is told so before it is recomputed: a
 	// client retrying after a lost answer costs no recomputation.
-	if digest, err := manifestDigest(dir); err == nil {
+	if digest, err := bundle.Digest(dir); err == nil {
 		if err := s.store.CheckNotStored(ctx, digest); err != nil {
 			return nil, s.replayRefusal(ctx, it, uid, err)
 		}
@@ -215,7 +213,7 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request, it *store.TestIt
 		reason = "signature with key " + attest.KeyID(it.PublicKey) + " and every digest agree, but " + msg + ": " + strings.Join(differences, "; ") +
 			" (the stored metrics are the recomputed ones)"
 	}
-	digest, err := manifestDigest(dir)
+	digest, err := bundle.Digest(dir)
 	if err != nil {
 		return nil, refuse(http.StatusInternalServerError, "internal error: "+err.Error())
 	}
@@ -390,15 +388,4 @@ func untar(r io.Reader, dir string) error {
 			return refuse(http.StatusBadRequest, fmt.Sprintf("the bundle's tar stream holds %s of type %q: only regular files and directories", clean, h.Typeflag))
 		}
 	}
-}
-
-// manifestDigest is the SHA-256 of the bundle's manifest in dir, hex: the
-// bundle's digest, which the store keys runs by.
-func manifestDigest(dir string) (string, error) {
-	mb, err := os.ReadFile(filepath.Join(dir, bundle.ManifestFile))
-	if err != nil {
-		return "", err
-	}
-	sum := sha256.Sum256(mb)
-	return hex.EncodeToString(sum[:]), nil
 }

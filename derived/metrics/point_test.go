@@ -6,46 +6,14 @@ import (
 	"testing"
 	"time"
 
+	"aimeter/derived/metrics/metricstest"
 	"aimeter/loadgen"
 )
 
 const ms = int64(time.Millisecond)
 
-// handResult is a 2-second pass of ten requests, worked by hand below.
-// Times are ms from the start of the pass; every request is scheduled at
-// a whole second or half second.
-func handResult() *loadgen.Result {
-	rec := func(seq uint64, sched, first, done, tokens int64, st loadgen.Status) loadgen.Record {
-		r := loadgen.Record{SeqID: seq, QueryID: seq, ScheduledNs: sched * ms, IssuedNs: sched*ms + 1, FirstTokenNs: loadgen.NoTime,
-			CompletedNs: loadgen.NoTime, Tokens: tokens, Status: st}
-		if first >= 0 {
-			r.FirstTokenNs = first * ms
-		}
-		if done >= 0 {
-			r.CompletedNs = done * ms
-		}
-		return r
-	}
-	recs := []loadgen.Record{
-		//        sched first done tokens            TTFT  E2E   TPOT
-		rec(0, 0, 100, 1000, 10, loadgen.StatusOK),    // 100   1000  900/9 = 100
-		rec(1, 0, 50, 500, 10, loadgen.StatusOK),      // 50    500   450/9 = 50
-		rec(2, 0, 300, 1200, 10, loadgen.StatusOK),    // 300   1200  900/9 = 100
-		rec(3, 500, 600, 1100, 11, loadgen.StatusOK),  // 100   600   500/10 = 50
-		rec(4, 500, 550, 1500, 20, loadgen.StatusOK),  // 50    1000  950/19 = 50
-		rec(5, 500, 700, 700, 1, loadgen.StatusOK),    // 200   200   none (1 token)
-		rec(6, 1000, -1, 1800, 5, loadgen.StatusOK),   // 800 (no first token: the whole latency)  800  0/4 = 0
-		rec(7, 1000, 1100, 1900, 9, loadgen.StatusOK), // 100   900   800/8 = 100
-		rec(8, 1000, -1, 1200, 0, loadgen.StatusError),
-		rec(9, 1500, -1, -1, 0, loadgen.StatusLost),
-	}
-	res := &loadgen.Result{
-		Effective: loadgen.Effective{Concurrency: 4},
-		Passes:    []loadgen.PassInfo{{Kind: loadgen.PassPerformance, FirstSeq: 0, EndSeq: 10, EndNs: 2000 * ms, Reported: true}},
-	}
-	res.AttachRecords(recs)
-	return res
-}
+// handResult is metricstest.HandResult, worked by hand below.
+func handResult() *loadgen.Result { return metricstest.HandResult() }
 
 func TestMeasureHandWorked(t *testing.T) {
 	p, err := MeasureResult(handResult(), SLO{})
