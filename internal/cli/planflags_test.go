@@ -19,6 +19,7 @@ var notPlanCommands = map[string]string{
 	"aimeter ecp":                   "computes an ECP figure from token counts",
 	"aimeter export":                "exports bundles already written",
 	"aimeter keygen":                "makes a key pair for the tester's service",
+	"aimeter merge":                 "merges the bundles shards already wrote",
 	"aimeter report":                "regenerates the derived files of bundles",
 	"aimeter results":               "reads and writes the results store",
 	"aimeter results compare":       "reads the results store",
