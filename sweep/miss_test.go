@@ -10,8 +10,6 @@ import (
 	"aimeter/loadgen"
 )
 
-const ms1 = int64(time.Millisecond)
-
 // handResult is ten requests at concurrency 4, times in ms from the start
 // of the pass (the hand-worked set of package metrics' tests).
 func handResult() *loadgen.Result { return metricstest.HandResult() }
