@@ -355,17 +355,28 @@ func (s *Store) CheckNotStored(ctx context.Context, digest string) error {
 // stored already or an upload ID spent already. The transaction checks
 // again: this only spares a replay the copy.
 func (s *Store) storedAlready(ctx context.Context, digest string, opts IngestOptions) error {
+	if err := s.bundleStored(ctx, s.db, digest, opts.TestItemID); err != nil {
+		return err
+	}
+	if opts.UploadID != "" {
+		return s.uploadSpent(ctx, s.db, opts.TestItemID, opts.UploadID)
+	}
+	return nil
+}
+
+// bundleStored returns a *DuplicateBundleError when a test item's run with
+// the bundle digest is stored (as q sees it: the database, or a
+// transaction), nil when none is; item names the test item in any other
+// error.
+func (s *Store) bundleStored(ctx context.Context, q queryer, digest, item string) error {
 	var prevID int64
 	var prevItem sql.NullString
-	err := s.db.QueryRowContext(ctx, s.rebind(`SELECT id, test_item_id FROM runs WHERE bundle_digest = ? AND test_item_id IS NOT NULL LIMIT 1`), digest).Scan(&prevID, &prevItem)
+	err := q.QueryRowContext(ctx, s.rebind(`SELECT id, test_item_id FROM runs WHERE bundle_digest = ? AND test_item_id IS NOT NULL LIMIT 1`), digest).Scan(&prevID, &prevItem)
 	switch {
 	case err == nil:
 		return &DuplicateBundleError{Digest: digest, RunID: prevID, TestItemID: prevItem.String}
 	case !errors.Is(err, sql.ErrNoRows):
-		return fmt.Errorf("store: test item %q: %w", opts.TestItemID, err)
-	}
-	if opts.UploadID != "" {
-		return s.uploadSpent(ctx, s.db, opts.TestItemID, opts.UploadID)
+		return fmt.Errorf("store: test item %q: %w", item, err)
 	}
 	return nil
 }
@@ -401,14 +412,8 @@ func (s *Store) ingestAttempt(ctx context.Context, tx *sql.Tx, run *Run, opts In
 	}
 	// A copy committed before this transaction began its wait is seen
 	// here; one committed later trips the unique index at the insert.
-	var prevID int64
-	var prevItem sql.NullString
-	err = tx.QueryRowContext(ctx, s.rebind(`SELECT id, test_item_id FROM runs WHERE bundle_digest = ? AND test_item_id IS NOT NULL LIMIT 1`), run.BundleDigest).Scan(&prevID, &prevItem)
-	switch {
-	case err == nil:
-		return &DuplicateBundleError{Digest: run.BundleDigest, RunID: prevID, TestItemID: prevItem.String}
-	case !errors.Is(err, sql.ErrNoRows):
-		return fmt.Errorf("store: test item %q: %w", opts.TestItemID, err)
+	if err := s.bundleStored(ctx, tx, run.BundleDigest, opts.TestItemID); err != nil {
+		return err
 	}
 	run.Attempt = opts.Attempt
 	if run.Attempt != 0 {
