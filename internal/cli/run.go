@@ -87,6 +87,9 @@ func newRunCommand(st *State) *cobra.Command {
 				}
 				return runFrom(cmd, st, &f)
 			}
+			if err := up.onlyWithServer(cmd); err != nil {
+				return err
+			}
 			p, err := planFromFlags(cmd, st, &f, &g)
 			if err != nil {
 				return err

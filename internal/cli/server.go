@@ -293,6 +293,21 @@ func (u *uploadFlags) add(cmd *cobra.Command) {
 	cmd.Flags().DurationVar(&u.retryFor, "retry-for", tester.DefaultRetryFor, "while the service answers that it is busy (503), retry the upload with capped exponential backoff (the service's Retry-After first, doubling up to 1m, with jitter) for at most this long; 0 does not retry")
 }
 
+// onlyWithServer refuses, for aimeter run, the upload's flags given
+// without the service to upload to (--server or --config): they would be
+// silently ignored.
+func (u *uploadFlags) onlyWithServer(cmd *cobra.Command) error {
+	if u.server != "" || u.config != "" {
+		return nil
+	}
+	for _, name := range []string{"token", "key", "ca", "retry-for"} {
+		if cmd.Flags().Changed(name) {
+			return usageError("--%s applies only with --server or --config (an upload to the tester's service): drop it, or name the service", name)
+		}
+	}
+	return nil
+}
+
 // retries sets cl's retries of a busy service: --retry-for, and one line
 // on stderr per wait.
 func (u *uploadFlags) retries(st *State, cl *tester.Client) {

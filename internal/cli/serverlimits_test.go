@@ -26,3 +26,24 @@ func TestServerLimitFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestRunUploadFlagsNeedServer: aimeter run's upload flags given without
+// the service to upload to are refused before the run, naming the flag,
+// rather than ignored.
+func TestRunUploadFlagsNeedServer(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		why  string
+	}{
+		{[]string{"--retry-for", "1m"}, "retries of an upload that will not happen"},
+		{[]string{"--token", "amt_x"}, "a token for no service"},
+		{[]string{"--key", "lab.key"}, "a key that signs no upload"},
+		{[]string{"--ca", "cert.pem"}, "a certificate of no service"},
+	} {
+		out := t.TempDir() + "/out"
+		r := runCLI(t, "", append([]string{"run", "--no-store", "-q", "--output-dir", out}, tc.args...)...)
+		if r.code != ExitUsage || !strings.Contains(r.stderr, tc.args[0]+" applies only with --server or --config") {
+			t.Errorf("%s (%s): %s\nwant exit %d naming the flag", tc.args[0], tc.why, r, ExitUsage)
+		}
+	}
+}
