@@ -16,7 +16,7 @@ var readmeAdjustments = map[string]cmdAdjust{
 	"demo": {extra: []string{"--duration", "100ms", "-q"}, codes: valid3},
 
 	"serve openai --addr 127.0.0.1:8000 --ttft 20ms --tpot 5ms &": {skip: serveSkip},
-	"run --sut openai --url http://127.0.0.1:8000 --input-tokens 128 --output-tokens 128 --ignore-eos": {
+	"run --sut openai --url http://127.0.0.1:8000 --input-tokens 128 --output-tokens 128 --ignore-eos --set target_qps=50 --set min_query_count=700": {
 		extra: []string{"--set", "target_qps=100", "--set", "min_duration=200", "--set", "min_query_count=8"}, codes: valid3},
 
 	"serve kserve --http 127.0.0.1:8010 --grpc 127.0.0.1:8011 &": {skip: kserveSkip},
@@ -28,8 +28,8 @@ var readmeAdjustments = map[string]cmdAdjust{
 
 	"train --workload reference": {extra: []string{"--dataset", "synthetic", "--trials", "1", "--epochs", "1", "-q"}},
 
-	"serve openai --addr 127.0.0.1:8080 --ttft 20ms --tpot 5ms &": {skip: serveSkip},
-	"sweep --sut openai --url http://127.0.0.1:8080 --points 1,2,4,8 --slo ttft=100ms,tpot=10ms --duration 10s": {
+	"serve openai --addr 127.0.0.1:8080 --ttft 20ms --tpot 1ms &": {skip: serveSkip},
+	"sweep --sut openai --url http://127.0.0.1:8080 --points 1,2,4,8 --slo ttft=100ms,tpot=10ms --duration 5s": {
 		extra: []string{"--points", "1,2", "--duration", "200ms"}, codes: valid3},
 
 	"server --listen 127.0.0.1:8443 &": {skip: "serves until interrupted; TestAnnexAEndToEnd runs the service"},
