@@ -408,3 +408,69 @@ func TestMarkdownCommandsNotRunMark(t *testing.T) {
 		t.Errorf("markdownCommands: %q, want %q (the mark holds for the block right after it only)", got, want)
 	}
 }
+
+// aimeterInvocation matches a shell line that runs aimeter somewhere in
+// it: after an assignment, a pipe, "$(", "sudo", "env …" and the like.
+var aimeterInvocation = regexp.MustCompile(`(^|[\s=|;&(])aimeter\s+-{0,2}[a-z]`)
+
+// escapedCommands returns the lines of md's shell blocks that run aimeter
+// but that markdownCommands does not take as commands (so that no test
+// would run or check them): "OPENAI_API_KEY=… aimeter run …", "TOKEN=$(aimeter
+// …)". Comments, error lines ("aimeter: …") and the lines markdownCommands
+// reads are not such lines.
+func escapedCommands(md string) []string {
+	var out []string
+	inBlock, lang, cont := false, "", false
+	for _, line := range strings.Split(md, "\n") {
+		trim := strings.TrimSpace(line)
+		if strings.HasPrefix(trim, "```") {
+			inBlock, lang, cont = !inBlock, strings.TrimPrefix(trim, "```"), false
+			continue
+		}
+		if !inBlock || !shellBlock(lang) {
+			continue
+		}
+		wasCont := cont
+		cont = strings.HasSuffix(trim, "\\")
+		t := strings.TrimPrefix(trim, "$ ")
+		switch {
+		case wasCont, strings.HasPrefix(t, "#"), strings.HasPrefix(t, "aimeter"), strings.HasPrefix(t, "go run "):
+			continue
+		case strings.HasPrefix(t, "echo ") && strings.Contains(t, "| aimeter "):
+			continue // markdownCommands feeds the echoed word to the command
+		}
+		if aimeterInvocation.MatchString(t) {
+			out = append(out, trim)
+		}
+	}
+	return out
+}
+
+// No aimeter command of README.md or docs/*.md hides from the tests that
+// run them: a command line must start with "aimeter" (or "go run
+// ./cmd/aimeter"), not follow an assignment or sit inside "$(…)".
+func TestDocsEveryCommandLineIsRun(t *testing.T) {
+	root := filepath.Join("..", "..")
+	files := []string{filepath.Join(root, "README.md")}
+	for _, p := range docsPages(t) {
+		files = append(files, filepath.Join(root, "docs", p))
+	}
+	for _, file := range files {
+		md, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range escapedCommands(string(md)) {
+			t.Errorf("%s: %q runs aimeter, but not at the start of the line, so no test runs or checks it: write the command on a line of its own (the environment in running text)", filepath.Base(file), line)
+		}
+	}
+}
+
+func TestEscapedCommands(t *testing.T) {
+	md := "```sh\nOPENAI_API_KEY=k aimeter run --sut openai\nTOKEN=$(aimeter server register)\naimeter run \\\n  --x\n# aimeter run in a comment\n" +
+		"echo '{}' | aimeter accuracy score auc --input -\naimeter: an error line\nsudo aimeter run\n```\n```go\nx := \"aimeter run\"\n```\n"
+	want := []string{"OPENAI_API_KEY=k aimeter run --sut openai", "TOKEN=$(aimeter server register)", "sudo aimeter run"}
+	if got := escapedCommands(md); !slices.Equal(got, want) {
+		t.Errorf("escapedCommands: %q, want %q", got, want)
+	}
+}

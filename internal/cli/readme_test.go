@@ -13,24 +13,28 @@ import (
 // no README command matches fails the test, so the table follows the
 // README.
 var readmeAdjustments = map[string]cmdAdjust{
-	"demo": {extra: []string{"--duration", "100ms", "-q"}, codes: valid3},
+	"demo": {extra: []string{"--duration", "100ms", "-q"}, codes: valid3,
+		want: []string{"Scenario      Metric", "SingleStream  90.0th percentile latency (ns)  ", "Logs in aimeter-demo/<run>/, report in aimeter-demo/report.html"}},
 
 	"serve openai --addr 127.0.0.1:8000 --ttft 20ms --tpot 5ms &": {skip: serveSkip},
 	"run --sut openai --url http://127.0.0.1:8000 --input-tokens 128 --output-tokens 128 --ignore-eos --set target_qps=50 --set min_query_count=700": {
-		extra: []string{"--set", "target_qps=100", "--set", "min_duration=200", "--set", "min_query_count=8"}, codes: valid3},
+		extra: []string{"--set", "target_qps=100", "--set", "min_duration=200", "--set", "min_query_count=8"}, codes: valid3,
+		want: []string{"Completed samples per second : ", "  TTFT p99 ", "  ITL p50 ", "  E2E latency p50 ", "  Output tokens/s "}},
 
 	"serve kserve --http 127.0.0.1:8010 --grpc 127.0.0.1:8011 &": {skip: kserveSkip},
 	"run --sut kserve --url 127.0.0.1:8011 --grpc --scenario Server --set target_qps=500": {
 		extra: []string{"--set", "min_duration=200", "--set", "min_query_count=50"}, codes: valid3},
 
 	"run --arrival-mode 2 --sut reference --lambda 200 --duration 10s --output-dir runs/poisson": {
-		extra: []string{"--duration", "300ms"}, codes: valid3},
+		extra: []string{"--duration", "300ms"}, codes: valid3,
+		want: []string{"Inference throughput (Table 18, T_DIP union): ", "Lost: 0 of ", "GB/T verdict: ", "Wrote runs/poisson (gbt_result.json, gbt_test.json, gbt_inference.log and the MLPerf logs)"}},
 
 	"train --workload reference": {extra: []string{"--dataset", "synthetic", "--trials", "1", "--epochs", "1", "-q"}},
 
 	"serve openai --addr 127.0.0.1:8080 --ttft 20ms --tpot 1ms &": {skip: serveSkip},
 	"sweep --sut openai --url http://127.0.0.1:8080 --points 1,2,4,8 --slo ttft=100ms,tpot=10ms --duration 5s": {
-		extra: []string{"--points", "1,2", "--duration", "200ms"}, codes: valid3},
+		extra: []string{"--points", "1,2", "--duration", "200ms"}, codes: valid3,
+		want: []string{"concurrency  region           verdict    system_tps tps_per_user     TTFT p90     TPOT p90      req/s   errors  goodput (ttft=100ms,tpot=10ms)"}},
 
 	"server --listen 127.0.0.1:8443 &": {skip: "serves until interrupted; TestAnnexAEndToEnd runs the service"},
 	"server register --server https://127.0.0.1:8443 --ca ~/.local/share/aimeter/server/tls/cert.pem --token $(cat ~/.local/share/aimeter/server/admin.token) --party Example Lab --public-key lab.pub --out item.json": {
@@ -102,6 +106,11 @@ func TestReadmeCommandsRun(t *testing.T) {
 		used[key] = ok
 		if adj.skip == "" {
 			adj.skip = c.skip
+		}
+		for _, w := range adj.want {
+			if !strings.Contains(string(readme), w) {
+				t.Errorf("readmeAdjustments[%q] wants %q printed, which the README no longer shows", key, w)
+			}
 		}
 		if adj.skip != "" {
 			env.skip(t, root, c, adj.skip)
