@@ -52,12 +52,24 @@ var gate = []int{ExitOK, ExitFailure, ExitRegression, ExitNoBaseline}
 // serve openai` simulator of its own.
 var exampleURLs = []string{"http://localhost:8000", "http://127.0.0.1:8000", "http://127.0.0.1:8080"}
 
-// docCommand is one aimeter command of a Markdown file: its arguments and
-// what an `echo '…' |` before it gives it on standard input.
+// docCommand is one aimeter command of a Markdown file: its arguments,
+// what an `echo '…' |` before it gives it on standard input, and why it
+// is not run when its block is marked so (notRunMark).
 type docCommand struct {
 	args  []string
 	stdin string // "" = no input
+	// skip is the reason of a "<!-- not run: REASON -->" line before the
+	// command's block; "" = the block is not marked.
+	skip string
 }
+
+// notRunMark starts an HTML comment, on the line before a fenced block,
+// that marks the block's commands as not run in tests, with the reason
+// after it: "<!-- not run: needs an NVIDIA GPU; TestX runs it with a
+// stand-in -->". The commands are still checked (commandProblems): their
+// subcommands and flags exist. Use it for blocks that need hardware or a
+// special build, which a table row would only repeat.
+const notRunMark = "<!-- not run:"
 
 // key is how the adjustment tables name the command: its arguments
 // joined by blanks.
@@ -76,23 +88,35 @@ func shellBlock(lang string) bool {
 
 // markdownCommands extracts the aimeter commands of a Markdown text's
 // shell blocks (shellBlock): lines that start with "aimeter " or "go run
-// ./cmd/aimeter ", with or without a "$ " prompt, or with an "echo '…' |"
+// ./cmd/aimeter " (or "go run" with build flags, "go run -tags onnx
+// ./cmd/aimeter "), with or without a "$ " prompt, or with an "echo '…' |"
 // before them that feeds their standard input; "\"-continued lines are
 // joined and "# …" comments dropped. Any other line of a block (output,
-// another program, "aimeter: …" error lines) is not a command. It returns
-// the commands in order, each distinct command once.
+// another program, "aimeter: …" error lines) is not a command. A block
+// after a notRunMark line gives its commands that line's reason as skip.
+// It returns the commands in order, each distinct command once.
 func markdownCommands(md string) []docCommand {
 	var out []docCommand
 	seen := map[string]bool{}
-	inBlock, lang := false, ""
+	inBlock, lang, skip, mark := false, "", "", ""
 	var cont string
 	for _, line := range strings.Split(md, "\n") {
 		trim := strings.TrimSpace(line)
 		if strings.HasPrefix(trim, "```") {
 			inBlock, lang, cont = !inBlock, strings.TrimPrefix(trim, "```"), ""
+			skip, mark = mark, ""
 			continue
 		}
-		if !inBlock || !shellBlock(lang) {
+		if !inBlock {
+			// A mark holds for the next block only, and only from the line
+			// right before it.
+			mark = ""
+			if r, ok := strings.CutPrefix(trim, notRunMark); ok {
+				mark = strings.TrimSpace(strings.TrimSuffix(r, "-->"))
+			}
+			continue
+		}
+		if !shellBlock(lang) {
 			continue
 		}
 		if cont != "" {
@@ -104,7 +128,7 @@ func markdownCommands(md string) []docCommand {
 			continue
 		}
 		trim = strings.TrimPrefix(trim, "$ ")
-		var c docCommand
+		c := docCommand{skip: skip}
 		if rest, ok := strings.CutPrefix(trim, "echo "); ok {
 			i := strings.LastIndex(rest, "| aimeter ")
 			if i < 0 {
@@ -118,6 +142,12 @@ func markdownCommands(md string) []docCommand {
 			trim = rest[i+2:]
 		}
 		var rest string
+		if r, ok := strings.CutPrefix(trim, "go run "); ok {
+			// Build flags before the package: "go run -tags onnx ./cmd/aimeter …".
+			if _, after, found := strings.Cut(r, "./cmd/aimeter"); found && (after == "" || after[0] == ' ') {
+				trim = "go run ./cmd/aimeter" + after
+			}
+		}
 		switch {
 		case strings.HasPrefix(trim, "go run ./cmd/aimeter "):
 			rest = strings.TrimPrefix(trim, "go run ./cmd/aimeter ")
@@ -198,6 +228,9 @@ type cmdEnv struct {
 	// url replaces each argument that is one of exampleURLs; "" leaves
 	// them as written.
 	url string
+	// rewrites replaces each argument that is one of its keys by its
+	// value (a documented server address → the test's); nil: none.
+	rewrites map[string]string
 }
 
 // run runs one documented command c as adj says (the caller has handled
@@ -222,6 +255,9 @@ func (e cmdEnv) run(t *testing.T, c docCommand, adj cmdAdjust) bool {
 		for i, a := range args {
 			if e.url != "" && slices.Contains(exampleURLs, a) {
 				args[i] = e.url
+			}
+			if to, ok := e.rewrites[a]; ok {
+				args[i] = to
 			}
 			args[i] = strings.ReplaceAll(args[i], "$PWD", e.dir)
 		}

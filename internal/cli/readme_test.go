@@ -13,34 +13,34 @@ import (
 // no README command matches fails the test, so the table follows the
 // README.
 var readmeAdjustments = map[string]cmdAdjust{
-	"demo": {extra: []string{"--duration", "100ms", "-q"}, codes: valid3},
-	"run":  {extra: []string{"--set", "min_duration=500"}, codes: valid3},
-	"run --model resnet50 --scenario Server --user-conf examples/user.conf --output-dir results": {
-		extra: []string{"--set", "min_duration=300", "--set", "min_query_count=100"}, codes: valid3},
-	"run --scenario Server --mode find-peak --set target_qps=50000 --set min_duration=2000": {
-		extra: []string{"--set", "min_duration=200"}, codes: valid3},
-	// The self-test's expected rate makes a query of a million samples,
-	// 17 s under -race; 11,000 run the same command.
-	"run --scenario Offline --sut null-async": {extra: []string{"--set", "target_qps=200000"}, codes: valid3},
-	"run --arrival-mode 3 --sut reference --lambda 200 --duration 20s --burst-length 3s": {
-		extra: []string{"--duration", "1s", "--burst-length", "300ms"}, codes: valid3},
-	"video-streams --fps 25": {extra: []string{"--duration", "200ms", "--max-streams", "2", "-q"}},
-	"report aimeter-results": {codes: valid3}, // exits with the verdict of the run it regenerates
-	"serve openai --addr 127.0.0.1:8080 --output-tokens uniform:64:256 --ttft lognormal:50ms:200ms --tpot 20ms --fault-5xx 0.01 --seed 1": {
-		skip: "serves until interrupted; TestServeOpenAI runs it"},
-	"serve kserve --http 127.0.0.1:8000 --grpc 127.0.0.1:8001 &": {
-		skip: "serves until interrupted; TestServeKServe runs it"},
-	"run --sut kserve --url 127.0.0.1:8001 --grpc --scenario Server --set target_qps=500": {
-		skip: "needs the server of the command before it on fixed ports; TestServeKServe runs aimeter serve kserve and the client, benchmark.TestKServeEveryScenario the four scenarios over HTTP and gRPC"},
+	"demo": {extra: []string{"--duration", "100ms", "-q"}, codes: valid3,
+		want: []string{"Scenario      Metric", "SingleStream  90.0th percentile latency (ns)  ", "Logs in aimeter-demo/<run>/, report in aimeter-demo/report.html"}},
+
+	"serve openai --addr 127.0.0.1:8000 --ttft 20ms --tpot 5ms &": {skip: serveSkip},
+	"run --sut openai --url http://127.0.0.1:8000 --input-tokens 128 --output-tokens 128 --ignore-eos --set target_qps=50 --set min_query_count=700": {
+		extra: []string{"--set", "target_qps=100", "--set", "min_duration=200", "--set", "min_query_count=8"}, codes: valid3,
+		want: []string{"Completed samples per second : ", "  TTFT p99 ", "  ITL p50 ", "  E2E latency p50 ", "  Output tokens/s "}},
+
+	"serve kserve --http 127.0.0.1:8010 --grpc 127.0.0.1:8011 &": {skip: kserveSkip},
+	"run --sut kserve --url 127.0.0.1:8011 --grpc --scenario Server --set target_qps=500": {
+		extra: []string{"--set", "min_duration=200", "--set", "min_query_count=50"}, codes: valid3},
+
+	"run --arrival-mode 2 --sut reference --lambda 200 --duration 10s --output-dir runs/poisson": {
+		extra: []string{"--duration", "300ms"}, codes: valid3,
+		want: []string{"Inference throughput (Table 18, T_DIP union): ", "Lost: 0 of ", "GB/T verdict: ", "Wrote runs/poisson (gbt_result.json, gbt_test.json, gbt_inference.log and the MLPerf logs)"}},
+
 	"train --workload reference": {extra: []string{"--dataset", "synthetic", "--trials", "1", "--epochs", "1", "-q"}},
-	"train --scenario-id T1-1 --training-set-mb 150000 -- torchrun --nproc_per_node 8 train.py": {
-		skip: "needs an MLPerf trainer; TestTrainCommandMLLOG runs a script that prints a two-rank MLLOG stream"},
-	"train --logs results/8xH100/resnet/result_*.txt": {
-		skip: "needs a submission folder; TestTrainTrialsAndLogsAgree reads five result logs as files and as a directory"},
-	"train --listen 0.0.0.0:9400 --ranks 2": {
-		skip: "serves until two ranks post; TestTrainListenTwoRanks runs it with two ranks posting through collect.Client"},
-	"run --sut dispatch --backend openai --url http://10.0.0.1:8000 --url http://10.0.0.2:8000 --scenario Offline": {
-		skip: "needs two servers on a network; TestDispatchOpenAIAgainstServe runs --sut dispatch against two simulators"},
+
+	"serve openai --addr 127.0.0.1:8080 --ttft 20ms --tpot 1ms &": {skip: serveSkip},
+	"sweep --sut openai --url http://127.0.0.1:8080 --points 1,2,4,8 --slo ttft=100ms,tpot=10ms --duration 5s": {
+		extra: []string{"--points", "1,2", "--duration", "200ms"}, codes: valid3,
+		want: []string{"concurrency  region           verdict    system_tps tps_per_user     TTFT p90     TPOT p90      req/s   errors  goodput (ttft=100ms,tpot=10ms)"}},
+
+	"server --listen 127.0.0.1:8443 &": {skip: "serves until interrupted; TestAnnexAEndToEnd runs the service"},
+	"server register --server https://127.0.0.1:8443 --ca ~/.local/share/aimeter/server/tls/cert.pem --token $(cat ~/.local/share/aimeter/server/admin.token) --party Example Lab --public-key lab.pub --out item.json": {
+		skip: "needs the service of the command before; TestAnnexAEndToEnd registers an item with it"},
+	"run --sut reference --scenario Offline --config item.json --token amt_… --key lab.key": {
+		skip: "needs the service and the item of the commands before; TestAnnexAEndToEnd runs it"},
 }
 
 func TestShellWordsAndMarkdownCommands(t *testing.T) {
@@ -68,8 +68,11 @@ func TestShellWordsAndMarkdownCommands(t *testing.T) {
 // Every aimeter command of README.md runs, in README order, in one fresh
 // directory holding a copy of examples/, so that a broken example (a file
 // that is not shipped, a flag that does not exist, a wrong argument
-// format) fails CI. Long commands get shortening flags from
-// readmeAdjustments.
+// format) fails CI. The quick starts' servers (`aimeter serve … &`) are
+// served in process: the OpenAI simulator and a KServe v2 gRPC server,
+// at the addresses the README names. Long commands get shortening flags
+// from readmeAdjustments; a block marked notRunMark is skipped with its
+// reason.
 func TestReadmeCommandsRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs every README command (about a minute)")
@@ -94,13 +97,21 @@ func TestReadmeCommandsRun(t *testing.T) {
 	if len(cmds) < 10 {
 		t.Fatalf("found only %d aimeter commands in README.md: %q", len(cmds), cmds)
 	}
-	env := cmdEnv{what: "README command", dir: dir}
+	env := cmdEnv{what: "README command", dir: dir, url: newSimServer(t, "sim-readme"), rewrites: kserveRewrites(newKServeGRPC(t))}
 	root := newRootCommand(&State{})
 	used := map[string]bool{}
 	for _, c := range cmds {
 		key := c.key()
 		adj, ok := readmeAdjustments[key]
 		used[key] = ok
+		if adj.skip == "" {
+			adj.skip = c.skip
+		}
+		for _, w := range adj.want {
+			if !strings.Contains(string(readme), w) {
+				t.Errorf("readmeAdjustments[%q] wants %q printed, which the README no longer shows", key, w)
+			}
+		}
 		if adj.skip != "" {
 			env.skip(t, root, c, adj.skip)
 			continue
