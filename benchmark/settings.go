@@ -342,7 +342,7 @@ func needFile(field, path string) error {
 	}
 	if _, err := os.Stat(path); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return usage(field, "%s %s: no such file or directory (the README's example files are in examples/)", field, path)
+			return usage(field, "%s %s: no such file or directory (the example files of docs/first-runs.md are in examples/)", field, path)
 		}
 		return usage(field, "%s: %w", field, err)
 	}

@@ -408,7 +408,7 @@ func needFile(flag, path string) error {
 	}
 	if _, err := os.Stat(path); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return usageError("%s %s: no such file or directory (the README's example files are in examples/)", flag, path)
+			return usageError("%s %s: no such file or directory (the example files of docs/first-runs.md are in examples/)", flag, path)
 		}
 		return usageError("%s: %w", flag, err)
 	}
