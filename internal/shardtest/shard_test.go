@@ -292,6 +292,30 @@ func sameSchedule(t *testing.T, whole string, shards []string, merged string, ti
 		}
 	}
 	t.Logf("%d samples: the shards' union and the merge are the one-host schedule (%s)", len(want), wholeRec.ScheduleSHA256[:12])
+	shardTable(t, merged, &m)
+}
+
+// shardTable checks that the merged bundle's report.html shows its
+// per-shard table: one row per shard, with its bundle's digest.
+func shardTable(t *testing.T, merged string, m *shard.Merge) {
+	t.Helper()
+	page, err := os.ReadFile(filepath.Join(merged, "report.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, ok := strings.Cut(string(page), `-shards">Per shard</h3>`)
+	if !ok {
+		t.Fatalf("the merged report.html has no per-shard table")
+	}
+	table, _, _ = strings.Cut(table, "</table>")
+	if rows := strings.Count(table, "<tr><th>") - 1; rows != m.Count {
+		t.Errorf("the merged report.html's shard table has %d rows, want %d", rows, m.Count)
+	}
+	for _, s := range m.Shards {
+		if !strings.Contains(table, fmt.Sprintf("<tr><th>%d</th><td>%s</td>", s.Index, s.Dir)) || !strings.Contains(table, s.ManifestSHA256) {
+			t.Errorf("the merged report.html's shard table has no row for shard %d (%s, %s)", s.Index, s.Dir, s.ManifestSHA256)
+		}
+	}
 }
 
 // duckdbScript computes, with DuckDB over Parquet record files, the
