@@ -27,6 +27,7 @@ import (
 	"aimeter/gbt"
 	"aimeter/mlperflog"
 	"aimeter/report"
+	"aimeter/shard"
 	"aimeter/telemetry"
 	"aimeter/train"
 	"aimeter/train/trainbundle"
@@ -300,7 +301,7 @@ func (s *Set) ReportRun() (report.RunSection, error) {
 	}
 	sc := report.RunSection{Name: name, Result: b.Result, Accuracy: ReportAccuracy(b.AccuracyCheck), Nodes: ReportNodes(b.Nodes),
 		ServerMetrics: ReportServerMetrics(b.ServerMetrics, b.Result), Steady: s.Steady(),
-		Serving: reportServing(b, s.SendLateness(), s.Streaming())}
+		Serving: reportServing(b, s.SendLateness(), s.Streaming()), Shards: shard.MergeOf(b)}
 	if telemetry.LogOf(b) != nil {
 		samples := sampleCounts(b.Result)
 		sc.Power = ReportPower(b, powerFigures(b, samples))

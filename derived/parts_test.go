@@ -11,6 +11,7 @@ import (
 	"aimeter/gbt"
 	"aimeter/loadgen"
 	"aimeter/loadgen/loadgentest"
+	"aimeter/shard"
 	"aimeter/telemetry"
 )
 
@@ -28,6 +29,8 @@ func TestReadChecksParts(t *testing.T) {
 	}{
 		{bundle.GBTTestFile, func(b *bundle.Bundle) { gbt.SetTest(b, &gbt.Test{}) }},
 		{bundle.TelemetryFile, func(b *bundle.Bundle) { telemetry.SetLog(b, &telemetry.Log{PeriodNs: 1e9}) }},
+		{shard.File, func(b *bundle.Bundle) { shard.Set(b, &shard.Record{Index: 1, Count: 2, Rule: shard.RuleQueryModN}) }},
+		{shard.MergeFile, func(b *bundle.Bundle) { shard.MergePart.Set(b, &shard.Merge{Count: 2, Rule: shard.RuleQueryModN}) }},
 	} {
 		dir := t.TempDir()
 		b := &bundle.Bundle{Result: res, Version: "test"}

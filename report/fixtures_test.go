@@ -175,9 +175,11 @@ var (
 // testReport is the deterministic report of the golden and browser tests:
 // SingleStream (submission run with accuracy), MultiStream, Offline, three
 // Server runs (INVALID far past the bound, VALID, INVALID just past the
-// bound), and an accuracy-only run.
+// bound; the last two merged from 4 shards, the last partially), and an
+// accuracy-only run.
 func testReport(t *testing.T) *Report {
 	t.Helper()
+	valid, nearBound := serverResultOf(t, serverValid), serverResultOf(t, serverNearBound)
 	return &Report{
 		Title:     "aimeter test report",
 		Generated: fixedTime,
@@ -192,8 +194,8 @@ func testReport(t *testing.T) *Report {
 			{Name: "delay SUT MultiStream", Result: multiStreamResult(t)},
 			{Name: "batching SUT Offline", Result: offlineResult(t)},
 			{Name: `synthetic Server <b>"congested"</b>`, Result: serverResult(t)},
-			{Name: "synthetic Server, VALID", Result: serverResultOf(t, serverValid)},
-			{Name: "synthetic Server, p99 just past the bound", Result: serverResultOf(t, serverNearBound)},
+			{Name: "synthetic Server, VALID", Result: valid, Shards: mergeOf(valid, 4, true)},
+			{Name: "synthetic Server, p99 just past the bound", Result: nearBound, Shards: mergeOf(nearBound, 4, false, 2)},
 			{Name: "accuracy only", Result: accuracyResult(t),
 				Accuracy: &AccuracyInfo{Metric: "mAP", Value: 0.3712, Target: 0.3755, Pass: false}},
 		},

@@ -27,6 +27,7 @@ import (
 
 	"aimeter/derived/metrics"
 	"aimeter/loadgen"
+	"aimeter/shard"
 	"aimeter/sysinfo"
 )
 
@@ -66,6 +67,10 @@ type RunSection struct {
 	// the page says what the console, the exit code and result.json say.
 	// nil (a Run built by hand) judges from the summary.
 	Verdict *Verdict
+	// Shards, for a test merged from the bundles of its shards (merge.json,
+	// docs/sharding.md), shows one row per shard: its records, rate,
+	// latencies, failures, clock offset and bundle digest. Nil shows none.
+	Shards *shard.Merge
 }
 
 // Verdict is a run's verdict: its word (VALID, INVALID, PASS, FAIL, "-"),
@@ -240,6 +245,7 @@ type scenarioView struct {
 	Steady  *steadyView  // the steady state, nil when not detected
 	Power   *powerView   // the power meters, nil for a run without
 	Serving *servingView // goodput, send lateness, sessions; nil for none
+	Shards  *shardsView  // the shards of a merged test, nil for any other
 }
 
 func buildPage(r *Report) (*pageView, error) {
@@ -447,6 +453,7 @@ func buildScenario(anchor string, sc RunSection) *scenarioView {
 	}
 	sv.Settings = settingsTable(eff)
 	sv.Serving = buildServing(sc.Serving)
+	sv.Shards = buildShards(anchor, sc.Shards)
 	if sum != nil {
 		fillVerdict(sv, sum)
 		fillMetric(sv, sum)

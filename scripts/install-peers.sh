@@ -17,7 +17,9 @@
 #                                   the interoperability tests, and MLCommons'
 #                                   mlperf-logging (compliance checker and
 #                                   result summarizer of MLPerf Training logs)
-#                                   and DuckDB (reads records.parquet), and
+#                                   and DuckDB (reads records.parquet: package
+#                                   bundle's tests, and internal/shardtest's
+#                                   exact percentiles of merged shards), and
 #                                   the accuracy scorers' references (numpy,
 #                                   scikit-learn, sacrebleu, rouge-score,
 #                                   pycocotools, nltk, Levenshtein, shapely)

@@ -69,6 +69,21 @@ var docsAdjustments = map[string]cmdAdjust{
 		args:  []string{"run", "--scenario", "Server", "--set", "target_qps=40000", "--shard", "1/4", "--output-dir", "shard-1"},
 		why:   "… stands for the test's other run flags",
 		extra: []string{"--set", "min_duration=200"}, codes: valid3},
+	// sharding.md's one-machine example: internal/shardtest runs the whole
+	// block as separate processes (TestShardedServerAsDocumented); here the
+	// merge, report and check run on shards run in process.
+	"sharding.md: serve openai --addr 127.0.0.1:8000 --ttft 2ms &": {skip: shardExample},
+	"sharding.md: run --sut openai --url http://127.0.0.1:8000 --output-tokens 8 --qsl-size 64 --scenario Server --set target_qps=200 --set min_duration=3000 --no-store --shard $i/4 --start-at $START --start-tolerance 1s --clock-ref http://127.0.0.1:8000 --output-dir shard-$i &": {
+		skip: shardExample},
+	"sharding.md: merge shard-* --output-dir merged": {
+		args: []string{"merge", "shard-0", "shard-1", "shard-2", "shard-3", "--output-dir", "merged"},
+		why:  "the shell expands shard-*; shards 0 and 1 are the doc's commands above",
+		before: [][]string{
+			{"run", "--scenario", "Server", "--set", "target_qps=40000", "--shard", "2/4", "--output-dir", "shard-2", "--set", "min_duration=200"},
+			{"run", "--scenario", "Server", "--set", "target_qps=40000", "--shard", "3/4", "--output-dir", "shard-3", "--set", "min_duration=200"},
+		},
+		codes: valid3}, // exits with the merged test's verdict
+	"sharding.md: check merged": {codes: valid3}, // an INVALID verdict's reasons are errors
 	// The doc runs shards 0 and 1 by hand; the merge needs all four.
 	"sharding.md: merge shard-0 shard-1 shard-2 shard-3 --output-dir merged": {
 		before: [][]string{
@@ -78,7 +93,7 @@ var docsAdjustments = map[string]cmdAdjust{
 		codes: valid3}, // exits with the merged test's verdict
 	"sharding.md: report merged": {codes: valid3},
 	"kubernetes.md: merge bench-8/shard-* --output-dir bench-8-merged": {
-		skip: "the shards' bundles come from the Job's volume (kubectl cp above); TestMergeCommand merges shards run by the CLI"},
+		skip: "the shards' bundles come from the Job's volume (kubectl cp above); internal/shardtest's TestShardedServerAsDocumented merges shards run as processes with the same glob (aimeter merge shard-*), TestMergeCommand shards run by the CLI"},
 	"sharding.md: run --scenario Server --set target_qps=40000 --shards 4 --start-at 2026-11-29T02:00:00Z --clock-ref https://tester.lab:8443 --output-dir /results/shard": {
 		skip: "needs a Kubernetes Indexed Job's JOB_COMPLETION_INDEX and the tester's clock at --clock-ref; TestRunShards runs --shards with both"},
 
@@ -103,6 +118,10 @@ var docsAdjustments = map[string]cmdAdjust{
 }
 
 // serveSkip is why a doc's `aimeter serve openai … &` is skipped.
+// shardExample is why TestDocsCommandsRun skips commands of sharding.md's
+// one-machine example.
+const shardExample = "a command of a shell loop ($i, $START, in the background) that internal/shardtest's TestShardedServerAsDocumented runs as separate processes"
+
 const serveSkip = "serves until interrupted; the test runs the same simulator in process for the doc's commands that follow it (TestServeOpenAI runs the command)"
 
 // docsFiles are the files a doc's commands read besides exampleFiles',
