@@ -1,6 +1,7 @@
 package loadgen
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -276,4 +277,81 @@ func TestRecordTablePasses(t *testing.T) {
 			}
 		})
 	}
+}
+
+// checkPassTable checks that res.PassTable(i) holds the records of pass i
+// (PassRecords) without the columns only some SUTs fill, and that its
+// column accessors give each record's fields.
+func checkPassTable(t *testing.T, res *Result, i int) {
+	t.Helper()
+	var want []Record
+	for r := range res.PassRecords(i) {
+		r.RequestBytes, r.ResponseBytes, r.Node, r.Error = 0, 0, 0, 0
+		want = append(want, r)
+	}
+	tab := res.PassTable(i)
+	if got := slices.Collect(tab.All()); !slices.Equal(got, want) {
+		t.Fatalf("pass %d: PassTable holds %d records, PassRecords %d, or they differ", i, len(got), len(want))
+	}
+	for k, w := range want {
+		got := Record{SeqID: tab.SeqID(k), QueryID: w.QueryID, SampleIndex: w.SampleIndex, ScheduledNs: tab.ScheduledNs(k),
+			IssuedNs: tab.IssuedNs(k), FirstTokenNs: tab.FirstTokenNs(k), CompletedNs: tab.CompletedNs(k), Tokens: tab.Tokens(k), Status: tab.Status(k)}
+		if got != w || tab.Record(k) != w {
+			t.Fatalf("pass %d, record %d: accessors give %+v, Record %+v; want %+v", i, k, got, tab.Record(k), w)
+		}
+	}
+	if tab.HasSampleData() {
+		t.Errorf("pass %d: PassTable has sample data", i)
+	}
+	// Its Finder finds every record, whatever their order.
+	find := tab.Finder()
+	for k, w := range want {
+		if j, ok := find(w.SeqID); !ok || j != k {
+			t.Errorf("pass %d: find(%d) = %d, %v; want %d", i, w.SeqID, j, ok, k)
+		}
+	}
+}
+
+// TestPassTable checks Result.PassTable for a run read back from files,
+// whose pass is a stretch of its records (a view of them) or not (a
+// copy), and for a live run.
+func TestPassTable(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, c := range []struct {
+		name, reason string
+		seqs         []uint64
+	}{
+		{"sorted", "passes one after the other, in sequence order: views", []uint64{0, 1, 2, 3, 10, 11, 12, 20, 21}},
+		{"unsorted", "several Server issuers: each pass a stretch, out of sequence order within it", []uint64{1, 0, 3, 2, 11, 10, 12, 21, 20}},
+		{"interleaved", "records of two passes mixed: copies", []uint64{0, 10, 1, 11, 2, 12, 3, 20, 21}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			recs := tableRecords(len(c.seqs), r)
+			for i, s := range c.seqs {
+				recs[i].SeqID, recs[i].QueryID, recs[i].IssuedNs = s, s/2, int64(s)*1e9 // times past 2^32 ns: wide columns
+				recs[i].RequestBytes, recs[i].Node = int64(i), uint32(i)
+			}
+			res := &Result{Passes: []PassInfo{{FirstSeq: 0, EndSeq: 10}, {FirstSeq: 10, EndSeq: 20}, {FirstSeq: 20, EndSeq: 30}, {FirstSeq: 30, EndSeq: 40}}}
+			res.AttachRecords(recs)
+			for i := range res.Passes {
+				checkPassTable(t, res, i)
+			}
+		})
+	}
+	t.Run("live", func(t *testing.T) {
+		s := DefaultSettings()
+		s.Scenario = SingleStream
+		s.MinDurationMs = 0
+		s.MinQueryCount = 5000
+		res, err := Run(context.Background(), nullSUT{}, nullQSL{n: 100}, s, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range res.Passes {
+			checkPassTable(t, res, i)
+		}
+		if n := res.PassTable(0).Len(); n < 5000 {
+			t.Errorf("the live pass's table holds %d records, want the 5000 or more the run issued", n)
+		}
+	})
 }
