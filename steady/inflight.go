@@ -43,7 +43,7 @@ func InFlight(recs []loadgen.Record, ratio float64) (InFlightResult, error) {
 // InFlightTable is InFlight over the records of t. It holds the send and
 // the completion times of the requests that count, sorted (16 bytes a
 // request), and the seq ids of the window's samples.
-func InFlightTable(t *loadgen.RecordTable, ratio float64) (InFlightResult, error) {
+func InFlightTable(t loadgen.RecordAccess, ratio float64) (InFlightResult, error) {
 	if !(ratio > 0 && ratio <= 1) {
 		return InFlightResult{}, fmt.Errorf("steady: in-flight ratio %v: want a fraction in (0, 1]", ratio)
 	}

@@ -2,9 +2,10 @@
 // Endpoints' super-pass method (SuperPass) and by the in-flight ratio that
 // SGLang's bench_serving uses (InFlight), and measures a run over a window
 // (Measure), so that a report gives every metric over the window and over
-// the whole run side by side. Each analysis reads a loadgen.RecordTable
-// (InFlightTable, MeasureTable, SuperPassTable) or, for the same results,
-// a []loadgen.Record.
+// the whole run side by side. Each analysis reads a run's records by
+// position and by column, a loadgen.RecordAccess (InFlightTable,
+// MeasureTable, SuperPassTable), or, for the same results, a
+// []loadgen.Record.
 package steady
 
 import (
@@ -44,7 +45,7 @@ func Measure(recs []loadgen.Record, seqs []uint64, spanNs int64) Metrics {
 // MeasureTable measures the records of t whose seq id is in seqs (all when
 // seqs is nil) over a span of spanNs nanoseconds. It holds one latency a
 // successful record at a time (each kind in turn), and a bit a seq id.
-func MeasureTable(t *loadgen.RecordTable, seqs []uint64, spanNs int64) Metrics {
+func MeasureTable(t loadgen.RecordAccess, seqs []uint64, spanNs int64) Metrics {
 	keep := NewSeqSet(seqs)
 	m := Metrics{SpanNs: spanNs}
 	tokens := int64(0)

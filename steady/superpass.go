@@ -112,7 +112,7 @@ func SuperPass(recs []loadgen.Record, opts SuperPassOptions) (SuperPassResult, e
 // SuperPassTable is SuperPass over the records of t. It holds the records'
 // positions in issue order (4 bytes a record), the latencies of one
 // super-pass or window at a time, and the seq ids of the window's samples.
-func SuperPassTable(t *loadgen.RecordTable, opts SuperPassOptions) (SuperPassResult, error) {
+func SuperPassTable(t loadgen.RecordAccess, opts SuperPassOptions) (SuperPassResult, error) {
 	if opts.DatasetSize <= 0 {
 		return SuperPassResult{}, fmt.Errorf("steady: data set size %d: want at least 1", opts.DatasetSize)
 	}
@@ -205,7 +205,7 @@ func SuperPassTable(t *loadgen.RecordTable, opts SuperPassOptions) (SuperPassRes
 // spTable is the records of SuperPassTable in issue order, cut into
 // super-passes.
 type spTable struct {
-	t     *loadgen.RecordTable
+	t     loadgen.RecordAccess
 	order []int32 // positions in t, in issue order
 	size  int     // samples a super-pass
 }

@@ -6,12 +6,12 @@ import (
 	"aimeter/loadgen"
 )
 
-// The analyses read their records from a loadgen.RecordTable (a run's
-// pass: loadgen.Result.PassTable), column by column, so that a long run's
-// report holds no []loadgen.Record of it (96 bytes a record; the table of
-// a streamed network run takes about 36, of a run read back from files
-// none beyond the bundle's own: issue 43). The functions that take a
-// []loadgen.Record put it in a table first and give the same results.
+// The analyses read their records through a loadgen.RecordAccess (a run's
+// pass: loadgen.Result.PassAccess, a view of the pass's own storage or of
+// the records read back from a bundle), by position and by column, so that
+// a long run's report holds no []loadgen.Record of it (96 bytes a record:
+// issue 43). The functions that take a []loadgen.Record put it in a
+// loadgen.RecordTable first and give the same results.
 
 // tableOf puts recs in a table, in their order.
 func tableOf(recs []loadgen.Record) *loadgen.RecordTable {

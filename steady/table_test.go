@@ -1,9 +1,12 @@
 package steady
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -144,7 +147,7 @@ func TestTableMatchesLegacy(t *testing.T) {
 }
 
 // measure checks MeasureTable and Measure against legacyMeasure.
-func measure(t *testing.T, why string, recs []loadgen.Record, tab *loadgen.RecordTable, seqs []uint64, span int64) {
+func measure(t *testing.T, why string, recs []loadgen.Record, tab loadgen.RecordAccess, seqs []uint64, span int64) {
 	t.Helper()
 	want := legacyMeasure(recs, seqs, span)
 	if got := MeasureTable(tab, seqs, span); got != want {
@@ -183,4 +186,99 @@ func TestSeqSet(t *testing.T) {
 			t.Errorf("the set of nil seqs lacks %d; it is every id", p)
 		}
 	}
+}
+
+// holdingSUT holds the samples it is given, in order, and answers the
+// oldest 3 whenever it holds 16 (the rest at FlushQueries, when the
+// issuing ends), each with a first token and i%20 tokens for sample index
+// i, failing index 13: at a concurrency of 16, 13 to 16 requests are in
+// flight (the in-flight window, ≥ 80 % of 16, is most of the run) with
+// varied token counts, on any machine.
+type holdingSUT struct {
+	mu   sync.Mutex
+	held []loadgen.QuerySample
+	r    *loadgen.Responder
+}
+
+func (*holdingSUT) Name() string { return "holdingSUT" }
+
+func (s *holdingSUT) IssueQuery(r *loadgen.Responder, samples []loadgen.QuerySample) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.r = r
+	s.held = append(s.held, samples...)
+	if len(s.held) >= 16 {
+		s.answer(3)
+	}
+}
+
+func (s *holdingSUT) FlushQueries() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.answer(len(s.held))
+}
+
+// answer answers the oldest n samples held.
+func (s *holdingSUT) answer(n int) {
+	for _, q := range s.held[:n] {
+		s.r.FirstToken(q.ID, nil)
+		if q.Index == 13 {
+			s.r.Fail(q.ID, errors.New("failed"))
+			continue
+		}
+		s.r.Complete(q.ID, nil, int64(q.Index%20))
+	}
+	s.held = append(s.held[:0], s.held[n:]...)
+}
+
+type holdingQSL struct{}
+
+func (holdingQSL) Name() string                   { return "holdingQSL" }
+func (holdingQSL) TotalSampleCount() uint64       { return 64 }
+func (holdingQSL) PerformanceSampleCount() uint64 { return 64 }
+func (holdingQSL) LoadSamples([]uint64) error     { return nil }
+func (holdingQSL) UnloadSamples([]uint64) error   { return nil }
+
+// TestViewMatchesLegacy checks the analyses over a live run's pass as
+// SteadyOf reads it (loadgen.Result.PassAccess, a view of the pass's own
+// storage) against the analyses of before over its records.
+func TestViewMatchesLegacy(t *testing.T) {
+	s := loadgen.DefaultSettings()
+	s.Scenario = loadgen.SingleStream
+	s.Mode = loadgen.PerformanceOnly
+	s.Concurrency = 16
+	s.MinDurationMs = 0
+	s.MinQueryCount = 20_000
+	s.UseTokenLatencies = true
+	res, err := loadgen.Run(context.Background(), &holdingSUT{}, holdingQSL{}, s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pass := res.ReportedPass()
+	view := res.PassAccess(pass)
+	if _, table := view.(*loadgen.RecordTable); table {
+		t.Fatalf("PassAccess of a live pass is a table, not a view")
+	}
+	recs := slices.Collect(res.PassRecords(pass))
+	if view.Len() != len(recs) || len(recs) < 20_000 {
+		t.Fatalf("the view holds %d records, the pass %d; want 20,000 or more", view.Len(), len(recs))
+	}
+	for _, o := range []SuperPassOptions{{DatasetSize: 64, Concurrency: 16, MinDuration: -1}, {DatasetSize: 64, Concurrency: 16}} {
+		want, werr := legacySuperPass(recs, o)
+		got, gerr := SuperPassTable(view, o)
+		if !same(want, got) || fmt.Sprint(werr) != fmt.Sprint(gerr) {
+			t.Errorf("%+v: SuperPassTable of the view = %+v, %v; legacy %+v, %v", o, got, gerr, want, werr)
+		}
+		measure(t, "the view, super-pass window", recs, view, want.Samples, want.EndNs-want.StartNs)
+	}
+	want, werr := legacyInFlight(recs, DefaultInFlightRatio)
+	got, gerr := InFlightTable(view, DefaultInFlightRatio)
+	if !same(want, got) || fmt.Sprint(werr) != fmt.Sprint(gerr) {
+		t.Errorf("InFlightTable of the view = %+v, %v; legacy %+v, %v", got, gerr, want, werr)
+	}
+	if len(want.Samples) < 100 {
+		t.Errorf("the in-flight window holds %d samples; the test wants one of 100 or more", len(want.Samples))
+	}
+	measure(t, "the view, in-flight window", recs, view, want.Samples, want.EndNs-want.StartNs)
+	measure(t, "the view, whole", recs, view, nil, 1e9)
 }

@@ -9,11 +9,11 @@ import (
 	"aimeter/steady"
 )
 
-// MaxSteadyRecords bounds the records SteadyOf reads (a run's pass held
-// by column, loadgen.Result.PassTable: about 36 bytes a record of a
-// streamed network run, none for a bundle read back): a pass with more
-// has no steady-state section, so that the report's memory stays bounded
-// (an LLM run of this many requests would take days).
+// MaxSteadyRecords bounds the records SteadyOf reads (a run's pass,
+// loadgen.Result.PassAccess: a view of the pass, or a table of about 36
+// bytes a record for a shard's): a pass with more has no steady-state
+// section, so that the report's memory stays bounded (an LLM run of this
+// many requests would take days).
 const MaxSteadyRecords = 1 << 22
 
 // Labels of the steady-state windows (Window.Label).
@@ -110,12 +110,15 @@ func WindowWork(recs []loadgen.Record, times map[uint64][]int64, startNs, endNs 
 }
 
 // windowWork is WindowWork of the records of t.
-func windowWork(t *loadgen.RecordTable, times map[uint64][]int64, startNs, endNs int64) Work {
+func windowWork(t loadgen.RecordAccess, times map[uint64][]int64, startNs, endNs int64) Work {
 	var w Work
-	for r := range t.All() {
-		f := tokenFraction(r, times[r.SeqID], startNs, endNs)
-		w.Requests += f
-		w.Tokens += f * float64(max(r.Tokens, 0))
+	for c := range t.Blocks(0) {
+		for k := range c.Len() {
+			r := c.Record(k)
+			f := tokenFraction(r, times[r.SeqID], startNs, endNs)
+			w.Requests += f
+			w.Tokens += f * float64(max(r.Tokens, 0))
+		}
 	}
 	return w
 }
@@ -237,7 +240,7 @@ func SteadyOf(res *loadgen.Result) *Steady {
 // is below the minimum a window must hold (MinWindowRequests completed
 // requests, MinWindowMeanLatencies of their mean latency from send to
 // completion); "" when it holds it.
-func belowMinimum(t *loadgen.RecordTable, samples []uint64, startNs, endNs int64) string {
+func belowMinimum(t loadgen.RecordAccess, samples []uint64, startNs, endNs int64) string {
 	keep := steady.NewSeqSet(samples)
 	n, sum := 0, 0.0
 	for c := range t.Blocks(0) {
@@ -276,7 +279,7 @@ func belowMinimum(t *loadgen.RecordTable, samples []uint64, startNs, endNs int64
 // straddlingTokenTimes are the token arrival times of the records that were
 // in flight across an edge of one of the windows (the others count wholly
 // in or out whatever their times), keyed by seq id.
-func straddlingTokenTimes(res *loadgen.Result, t *loadgen.RecordTable, windows [][2]int64) map[uint64][]int64 {
+func straddlingTokenTimes(res *loadgen.Result, t loadgen.RecordAccess, windows [][2]int64) map[uint64][]int64 {
 	want := map[uint64]bool{}
 	for c := range t.Blocks(0) {
 		for k, done := range c.CompletedNs {
@@ -334,7 +337,7 @@ func SuperPassOf(res *loadgen.Result) (*SuperPassAnalysis, bool) {
 	return sp, ok
 }
 
-func superPassOf(res *loadgen.Result) (*loadgen.RecordTable, *SuperPassAnalysis, bool) {
+func superPassOf(res *loadgen.Result) (loadgen.RecordAccess, *SuperPassAnalysis, bool) {
 	tab, pass, ok := steadyRecords(res)
 	if !ok {
 		return nil, nil, false
@@ -359,11 +362,11 @@ func superPassOf(res *loadgen.Result) (*loadgen.RecordTable, *SuperPassAnalysis,
 	return tab, sp, true
 }
 
-// steadyRecords are the records of res's reported pass, by column
-// (loadgen.Result.PassTable: never a []loadgen.Record of the pass, issue
-// 43), and its index; false for a run the steady-state analysis does not
+// steadyRecords are the records of res's reported pass, by position and
+// by column (loadgen.Result.PassAccess: a view of the pass, never a
+// []loadgen.Record of it, issue 43), and its index; false for a run the steady-state analysis does not
 // cover (see SteadyOf).
-func steadyRecords(res *loadgen.Result) (*loadgen.RecordTable, int, bool) {
+func steadyRecords(res *loadgen.Result) (loadgen.RecordAccess, int, bool) {
 	if res == nil {
 		return nil, 0, false
 	}
@@ -395,7 +398,7 @@ func steadyRecords(res *loadgen.Result) (*loadgen.RecordTable, int, bool) {
 	if n > MaxSteadyRecords {
 		return nil, 0, false
 	}
-	return res.PassTable(pass), pass, true
+	return res.PassAccess(pass), pass, true
 }
 
 func fmtSec(ns int64) string { return fmt.Sprintf("%.3f s", float64(ns)/1e9) }
