@@ -268,10 +268,11 @@ func endOfRun(t *testing.T, n uint64) (run, write, regen int64) {
 // whole bundle's by up to 100 bytes a request between these two runs. The
 // bound is therefore on the derived files written again from the live
 // Result (the analyses, which are what grows with the run), and the whole
-// writing's figure is logged. With the analysis over a copy of the records
-// the derived files took 135 bytes a request above the run's; over a table
-// of them (loadgen.Result.PassTable) 35 (36 with a run's 8-byte times);
-// over the view about 15.
+// writing's figure is logged. With the analysis over a copy of the
+// records (before loadgen.Result.PassAccess) the derived files took 252
+// bytes a request at their peak, 133 above the run's 120, and the whole
+// bundle's writing 215; over the view, 114 and 130 (the writing frees a
+// few bytes a request that the run held).
 func TestEndOfRunMemoryPerRequest(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		t.Skip("runs 355,000 requests (and the race detector's shadow memory is not the run's)")
