@@ -135,6 +135,49 @@ func (t *RecordTable) All() iter.Seq[Record] { return t.records(0, t.n) }
 // SeqID returns the sequence id of record i.
 func (t *RecordTable) SeqID(i int) uint64 { return uint64(t.seq.at(i)) }
 
+// ScheduledNs returns the scheduled time of record i: Record(i).ScheduledNs
+// without the other fields (so do the accessors below, for analyses that
+// visit the records out of order, such as a sort by issue time).
+func (t *RecordTable) ScheduledNs(i int) int64 { return t.sched.at(i) }
+
+// IssuedNs returns the issue time of record i.
+func (t *RecordTable) IssuedNs(i int) int64 { return t.issued.at(i) }
+
+// FirstTokenNs returns the first-token time of record i (NoTime for none).
+func (t *RecordTable) FirstTokenNs(i int) int64 { return t.first.at(i) }
+
+// CompletedNs returns the completion time of record i (NoTime for a lost
+// sample).
+func (t *RecordTable) CompletedNs(i int) int64 { return t.done.at(i) }
+
+// Tokens returns the output tokens of record i.
+func (t *RecordTable) Tokens(i int) int64 { return t.tokens.at(i) }
+
+// Status returns the status of record i.
+func (t *RecordTable) Status(i int) Status { return Status(t.status.at(i)) }
+
+// timings returns records [lo, hi) of t as a table that shares t's
+// storage (t must not change afterwards), without the columns only some
+// SUTs fill (RequestBytes, ResponseBytes, Node and Error are zero in it).
+func (t *RecordTable) timings(lo, hi int) *RecordTable {
+	s := &RecordTable{n: hi - lo, hint: hi - lo, unsorted: t.unsorted}
+	for k, c := range []*tableCol{&t.seq, &t.query, &t.index, &t.sched, &t.issued, &t.first, &t.done, &t.tokens, &t.status} {
+		*s.cols()[k] = c.slice(lo, hi)
+	}
+	if !t.unsorted {
+		return s
+	}
+	// The records out of order may lie outside [lo, hi).
+	s.unsorted = false
+	for i := 1; i < s.n; i++ {
+		if s.SeqID(i) <= s.SeqID(i-1) {
+			s.unsorted = true
+			break
+		}
+	}
+	return s
+}
+
 // Finder returns a function that finds the record of a sequence id. With
 // the records in sequence order (as a run writes them) it searches them
 // and allocates nothing; otherwise it sorts their indexes once (4 bytes a
@@ -383,6 +426,25 @@ func (c *tableCol) at(i int) int64 {
 }
 
 func (c *tableCol) bytes() int { return 4*cap(c.narrow) + 8*cap(c.wide) }
+
+// slice returns values [lo, hi) of c as a column that shares its storage
+// (full slice expressions: appending to it copies).
+func (c *tableCol) slice(lo, hi int) tableCol {
+	s := *c
+	switch c.mode {
+	case colLine:
+		s.base = c.base + c.step*int64(lo)
+		s.stepSet = c.stepSet && hi-lo >= 2
+		if !s.stepSet {
+			s.step = 0
+		}
+	case colNarrow:
+		s.narrow = c.narrow[lo:hi:hi]
+	default:
+		s.wide = c.wide[lo:hi:hi]
+	}
+	return s
+}
 
 // fill sets dst to values [from, from+len(dst)).
 func (c *tableCol) fill(dst []int64, from int) {

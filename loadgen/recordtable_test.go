@@ -1,10 +1,14 @@
 package loadgen
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"time"
 )
 
 // tableColumnCases are columns of values that exercise every form a
@@ -277,3 +281,165 @@ func TestRecordTablePasses(t *testing.T) {
 		})
 	}
 }
+
+// checkPassTable checks that res.PassTable(i) holds the records of pass i
+// (PassRecords) without the columns only some SUTs fill, and that its
+// column accessors give each record's fields.
+func checkPassTable(t *testing.T, res *Result, i int) {
+	t.Helper()
+	var want []Record
+	for r := range res.PassRecords(i) {
+		r.RequestBytes, r.ResponseBytes, r.Node, r.Error = 0, 0, 0, 0
+		want = append(want, r)
+	}
+	tab := res.PassTable(i)
+	if got := slices.Collect(tab.All()); !slices.Equal(got, want) {
+		t.Fatalf("pass %d: PassTable holds %d records, PassRecords %d, or they differ", i, len(got), len(want))
+	}
+	for k, w := range want {
+		got := Record{SeqID: tab.SeqID(k), QueryID: w.QueryID, SampleIndex: w.SampleIndex, ScheduledNs: tab.ScheduledNs(k),
+			IssuedNs: tab.IssuedNs(k), FirstTokenNs: tab.FirstTokenNs(k), CompletedNs: tab.CompletedNs(k), Tokens: tab.Tokens(k), Status: tab.Status(k)}
+		if got != w || tab.Record(k) != w {
+			t.Fatalf("pass %d, record %d: accessors give %+v, Record %+v; want %+v", i, k, got, tab.Record(k), w)
+		}
+	}
+	if tab.HasSampleData() {
+		t.Errorf("pass %d: PassTable has sample data", i)
+	}
+	checkAccess(t, fmt.Sprintf("pass %d: PassAccess", i), res.PassAccess(i), want)
+	// Its Finder finds every record, whatever their order.
+	find := tab.Finder()
+	for k, w := range want {
+		if j, ok := find(w.SeqID); !ok || j != k {
+			t.Errorf("pass %d: find(%d) = %d, %v; want %d", i, w.SeqID, j, ok, k)
+		}
+	}
+}
+
+var _ RecordAccess = (*RecordTable)(nil)
+
+// checkAccess checks that a holds the records want (without the columns
+// only some SUTs fill), by position and by column.
+func checkAccess(t *testing.T, name string, a RecordAccess, want []Record) {
+	t.Helper()
+	if a.Len() != len(want) {
+		t.Fatalf("%s: %d records, want %d", name, a.Len(), len(want))
+	}
+	for k, w := range want {
+		got := Record{SeqID: a.SeqID(k), QueryID: w.QueryID, SampleIndex: w.SampleIndex, ScheduledNs: a.ScheduledNs(k),
+			IssuedNs: a.IssuedNs(k), FirstTokenNs: a.FirstTokenNs(k), CompletedNs: a.CompletedNs(k), Tokens: a.Tokens(k), Status: a.Status(k)}
+		if got != w {
+			t.Fatalf("%s: record %d = %+v, want %+v", name, k, got, w)
+		}
+	}
+	var got []Record
+	for c := range a.Blocks(3) {
+		for k := range c.Len() {
+			got = append(got, c.Record(k))
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("%s: Blocks yield %d records, want %d, or they differ", name, len(got), len(want))
+	}
+}
+
+// TestPassTable checks Result.PassTable for a run read back from files,
+// whose pass is a stretch of its records (a view of them) or not (a
+// copy), and for a live run.
+func TestPassTable(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, c := range []struct {
+		name, reason string
+		seqs         []uint64
+	}{
+		{"sorted", "passes one after the other, in sequence order: views", []uint64{0, 1, 2, 3, 10, 11, 12, 20, 21}},
+		{"unsorted", "several Server issuers: each pass a stretch, out of sequence order within it", []uint64{1, 0, 3, 2, 11, 10, 12, 21, 20}},
+		{"interleaved", "records of two passes mixed: copies", []uint64{0, 10, 1, 11, 2, 12, 3, 20, 21}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			recs := tableRecords(len(c.seqs), r)
+			for i, s := range c.seqs {
+				recs[i].SeqID, recs[i].QueryID, recs[i].IssuedNs = s, s/2, int64(s)*1e9 // times past 2^32 ns: wide columns
+				recs[i].RequestBytes, recs[i].Node = int64(i), uint32(i)
+			}
+			res := &Result{Passes: []PassInfo{{FirstSeq: 0, EndSeq: 10}, {FirstSeq: 10, EndSeq: 20}, {FirstSeq: 20, EndSeq: 30}, {FirstSeq: 30, EndSeq: 40}}}
+			res.AttachRecords(recs)
+			for i := range res.Passes {
+				checkPassTable(t, res, i)
+			}
+		})
+	}
+	for _, c := range []struct {
+		name, reason string
+		scenario     Scenario
+		shard        Shard
+		view         bool
+	}{
+		{"SingleStream", "a query a sample: a view of the pass", SingleStream, Shard{}, true},
+		{"Offline", "one query of every sample: a view", Offline, Shard{}, true},
+		{"MultiStream", "queries of several samples: a view", MultiStream, Shard{}, true},
+		{"Server", "a schedule: scheduled times before the issues", Server, Shard{}, true},
+		{"shard", "a shard issues every other query: a table, not a view", SingleStream, Shard{Index: 1, Count: 2}, false},
+		{"mixed", "first tokens, failures and lost samples: every status in a view", SingleStream, Shard{}, true},
+	} {
+		t.Run("live "+c.name, func(t *testing.T) {
+			s := DefaultSettings()
+			s.Scenario = c.scenario
+			s.MinDurationMs = 0
+			s.MinQueryCount = 2000
+			s.ServerTargetQPS = 1e6
+			s.OfflineExpectedQPS = 1
+			s.MultiStreamSamplesPerQuery = 4
+			var sut SUT = nullSUT{}
+			opts := &Options{Shard: c.shard}
+			if c.name == "mixed" {
+				s.UseTokenLatencies = true
+				sut, opts.SampleTimeout = mixedSUT{}, time.Millisecond
+			}
+			res, err := Run(context.Background(), sut, nullQSL{n: 100}, s, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range res.Passes {
+				checkPassTable(t, res, i)
+			}
+			pass := res.ReportedPass()
+			if c.name == "mixed" {
+				seen := map[Status]bool{}
+				for r := range res.PassRecords(pass) {
+					seen[r.Status] = true
+				}
+				if len(seen) != 3 {
+					t.Errorf("the mixed run's statuses are %v, want ok, error and lost", seen)
+				}
+			}
+			if n := res.PassTable(pass).Len(); n < 1000 {
+				t.Errorf("the live pass's table holds %d records, want the 1000 or more the run issued", n)
+			}
+			if _, view := res.PassAccess(pass).(*passView); view != c.view {
+				t.Errorf("PassAccess gives a view: %v, want %v (%s)", view, c.view, c.reason)
+			}
+		})
+	}
+}
+
+// mixedSUT answers sample i with a first token and 3 tokens, fails it when
+// i % 7 == 3 and never answers it (lost at the timeout) when i % 97 == 5.
+type mixedSUT struct{}
+
+func (mixedSUT) Name() string { return "mixedSUT" }
+func (mixedSUT) IssueQuery(r *Responder, samples []QuerySample) {
+	for _, q := range samples {
+		switch q.Index % 97 {
+		case 5:
+			continue
+		}
+		r.FirstToken(q.ID, nil)
+		if q.ID%7 == 3 {
+			r.Fail(q.ID, errors.New("failed"))
+			continue
+		}
+		r.Complete(q.ID, nil, 3)
+	}
+}
+func (mixedSUT) FlushQueries() {}

@@ -1,7 +1,6 @@
 package steady
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -35,55 +34,82 @@ type InFlightResult struct {
 // flight, a request being in flight from its send (IssuedNs) to its
 // completion; the first such interval wins a tie. As SGLang does, only
 // successful requests with a positive duration count. An error when ratio
-// is not in (0, 1] or no request succeeded.
+// is not in (0, 1] or no request succeeded. It is InFlightTable of the
+// records.
 func InFlight(recs []loadgen.Record, ratio float64) (InFlightResult, error) {
+	return InFlightTable(tableOf(recs), ratio)
+}
+
+// InFlightTable is InFlight over the records of t. It holds the send and
+// the completion times of the requests that count, sorted (16 bytes a
+// request), and the seq ids of the window's samples.
+func InFlightTable(t loadgen.RecordAccess, ratio float64) (InFlightResult, error) {
 	if !(ratio > 0 && ratio <= 1) {
 		return InFlightResult{}, fmt.Errorf("steady: in-flight ratio %v: want a fraction in (0, 1]", ratio)
 	}
-	// The changes of the count in flight, one a send and one a completion,
-	// sorted by time and summed per distinct time: 16 bytes an event, not
-	// a map entry (issue 43: a long run's report must fit where its run
-	// did).
-	type change struct {
-		t int64
-		d int
-	}
-	counted := func(r *loadgen.Record) bool {
-		return r.Status == loadgen.StatusOK && r.CompletedNs != loadgen.NoTime && r.CompletedNs > r.IssuedNs
+	counted := func(c *loadgen.RecordColumns, k int) bool {
+		return c.Status[k] == loadgen.StatusOK && c.CompletedNs[k] != loadgen.NoTime && c.CompletedNs[k] > c.IssuedNs[k]
 	}
 	n := 0
-	for i := range recs {
-		if counted(&recs[i]) {
-			n++
+	for c := range t.Blocks(scanBlock) {
+		for k := range c.SeqID {
+			if counted(c, k) {
+				n++
+			}
 		}
 	}
-	changes := make([]change, 0, 2*n)
-	for i := range recs {
-		if r := &recs[i]; counted(r) {
-			changes = append(changes, change{r.IssuedNs, 1}, change{r.CompletedNs, -1})
-		}
-	}
-	if len(changes) == 0 {
+	if n == 0 {
 		return InFlightResult{}, errors.New("steady: no successful request with a positive duration")
 	}
-	slices.SortFunc(changes, func(a, b change) int { return cmp.Compare(a.t, b.t) })
-	k := 0
-	for _, c := range changes {
-		if k > 0 && changes[k-1].t == c.t {
-			changes[k-1].d += c.d
-			continue
+	// The count in flight rises by one at each send and falls by one at
+	// each completion: the sends and the completions, each sorted, merged
+	// into the distinct times at which it changes (16 bytes a request, not
+	// a change of 16 bytes per event: issue 43).
+	sends, ends := make([]int64, 0, n), make([]int64, 0, n)
+	for c := range t.Blocks(scanBlock) {
+		for k := range c.SeqID {
+			if counted(c, k) {
+				sends, ends = append(sends, c.IssuedNs[k]), append(ends, c.CompletedNs[k])
+			}
 		}
-		changes[k] = c
-		k++
 	}
-	changes = changes[:k]
+	slices.Sort(sends)
+	slices.Sort(ends)
 	// intervals yields each interval between consecutive distinct times
-	// with the count in flight in it.
+	// of a send or a completion with the count in flight in it.
 	intervals := func(f func(start, end int64, n int)) {
+		i, j := 0, 0
+		// next is the next distinct time and the net change of the count
+		// at it (zero when as many requests end as start then).
+		next := func() (at int64, d int, ok bool) {
+			switch {
+			case i < len(sends) && j < len(ends):
+				at = min(sends[i], ends[j])
+			case i < len(sends):
+				at = sends[i]
+			case j < len(ends):
+				at = ends[j]
+			default:
+				return 0, 0, false
+			}
+			for ; i < len(sends) && sends[i] == at; i++ {
+				d++
+			}
+			for ; j < len(ends) && ends[j] == at; j++ {
+				d--
+			}
+			return at, d, true
+		}
 		n := 0
-		for i := 0; i < len(changes)-1; i++ {
-			n += changes[i].d
-			f(changes[i].t, changes[i+1].t, n)
+		at, d, _ := next()
+		for {
+			n += d
+			to, dd, ok := next()
+			if !ok {
+				return
+			}
+			f(at, to, n)
+			at, d = to, dd
 		}
 	}
 	peak := 0
@@ -109,10 +135,25 @@ func InFlight(recs []loadgen.Record, ratio float64) (InFlightResult, error) {
 		flush()
 	})
 	flush()
+	sends, ends = nil, nil
 	res.StartNs, res.EndNs = best[0], best[1]
-	for _, r := range recs {
-		if r.IssuedNs >= res.StartNs && r.IssuedNs < res.EndNs {
-			res.Samples = append(res.Samples, r.SeqID)
+	// The samples sent in the window, counted first to be held once.
+	in := 0
+	for c := range t.Blocks(scanBlock) {
+		for _, at := range c.IssuedNs {
+			if at >= res.StartNs && at < res.EndNs {
+				in++
+			}
+		}
+	}
+	if in > 0 {
+		res.Samples = make([]uint64, 0, in)
+	}
+	for c := range t.Blocks(scanBlock) {
+		for k, seq := range c.SeqID {
+			if at := c.IssuedNs[k]; at >= res.StartNs && at < res.EndNs {
+				res.Samples = append(res.Samples, seq)
+			}
 		}
 	}
 	return res, nil

@@ -2,7 +2,10 @@
 // Endpoints' super-pass method (SuperPass) and by the in-flight ratio that
 // SGLang's bench_serving uses (InFlight), and measures a run over a window
 // (Measure), so that a report gives every metric over the window and over
-// the whole run side by side.
+// the whole run side by side. Each analysis reads a run's records by
+// position and by column, a loadgen.RecordAccess (InFlightTable,
+// MeasureTable, SuperPassTable), or, for the same results, a
+// []loadgen.Record.
 package steady
 
 import (
@@ -34,66 +37,44 @@ type Metrics struct {
 var Percentiles = [3]float64{0.5, 0.9, 0.99}
 
 // Measure measures the records whose seq id is in seqs (all when seqs is
-// nil) over a span of spanNs nanoseconds.
+// nil) over a span of spanNs nanoseconds: MeasureTable of the records.
 func Measure(recs []loadgen.Record, seqs []uint64, spanNs int64) Metrics {
-	// The seq ids to keep, one bit each from the least (issue 43: a map
-	// took about 40 bytes a record of a long run's report).
-	// The seq ids of a pass are dense; scattered ones (bits for more
-	// than a few words a seq id) go into a map instead.
-	var lo uint64
-	var bits []uint64
-	var scattered map[uint64]bool
-	if len(seqs) > 0 {
-		lo = slices.Min(seqs)
-		if words := (slices.Max(seqs)-lo)/64 + 1; words <= 4*uint64(len(seqs))+1024 {
-			bits = make([]uint64, words)
-			for _, s := range seqs {
-				bits[(s-lo)/64] |= 1 << ((s - lo) % 64)
-			}
-		} else {
-			scattered = make(map[uint64]bool, len(seqs))
-			for _, s := range seqs {
-				scattered[s] = true
-			}
-		}
-	}
-	keep := func(seq uint64) bool {
-		switch {
-		case seqs == nil:
-			return true
-		case scattered != nil:
-			return scattered[seq]
-		}
-		i := seq - lo
-		return seq >= lo && i/64 < uint64(len(bits)) && bits[i/64]&(1<<(i%64)) != 0
-	}
+	return MeasureTable(tableOf(recs), seqs, spanNs)
+}
+
+// MeasureTable measures the records of t whose seq id is in seqs (all when
+// seqs is nil) over a span of spanNs nanoseconds. It holds one latency a
+// successful record at a time (each kind in turn), and a bit a seq id.
+func MeasureTable(t loadgen.RecordAccess, seqs []uint64, spanNs int64) Metrics {
+	keep := NewSeqSet(seqs)
 	m := Metrics{SpanNs: spanNs}
-	var lat, ttft, tpot []int64
 	tokens := int64(0)
-	for _, r := range recs {
-		if !keep(r.SeqID) {
-			continue
-		}
-		m.Samples++
-		switch r.Status {
-		case loadgen.StatusError:
-			m.Failed++
-			continue
-		case loadgen.StatusLost:
-			m.Lost++
-			continue
-		}
-		if r.CompletedNs == loadgen.NoTime {
-			m.Lost++
-			continue
-		}
-		m.Completed++
-		tokens += r.Tokens
-		lat = append(lat, r.CompletedNs-r.ScheduledNs)
-		if r.FirstTokenNs != loadgen.NoTime {
-			ttft = append(ttft, r.FirstTokenNs-r.ScheduledNs)
-			if r.Tokens > 1 {
-				tpot = append(tpot, (r.CompletedNs-r.FirstTokenNs)/(r.Tokens-1))
+	nTTFT, nTPOT := 0, 0
+	for c := range t.Blocks(scanBlock) {
+		for k, seq := range c.SeqID {
+			if !keep.Has(seq) {
+				continue
+			}
+			m.Samples++
+			switch c.Status[k] {
+			case loadgen.StatusError:
+				m.Failed++
+				continue
+			case loadgen.StatusLost:
+				m.Lost++
+				continue
+			}
+			if c.CompletedNs[k] == loadgen.NoTime {
+				m.Lost++
+				continue
+			}
+			m.Completed++
+			tokens += c.Tokens[k]
+			if c.FirstTokenNs[k] != loadgen.NoTime {
+				nTTFT++
+				if c.Tokens[k] > 1 {
+					nTPOT++
+				}
 			}
 		}
 	}
@@ -101,13 +82,40 @@ func Measure(recs []loadgen.Record, seqs []uint64, spanNs int64) Metrics {
 		m.CompletedPerSec = float64(m.Completed) / (float64(spanNs) / 1e9)
 		m.OutputTokensPerSec = float64(tokens) / (float64(spanNs) / 1e9)
 	}
-	m.HasTokens = len(ttft) > 0
-	for _, v := range [][]int64{lat, ttft, tpot} {
+	m.HasTokens = nTTFT > 0
+	// Each kind of latency of the successful kept records, sorted, one
+	// kind at a time.
+	values := func(n int, of func(c *loadgen.RecordColumns, k int) (int64, bool)) []int64 {
+		v := make([]int64, 0, n)
+		for c := range t.Blocks(scanBlock) {
+			for k, seq := range c.SeqID {
+				if c.Status[k] == loadgen.StatusError || c.Status[k] == loadgen.StatusLost || c.CompletedNs[k] == loadgen.NoTime || !keep.Has(seq) {
+					continue
+				}
+				if x, ok := of(c, k); ok {
+					v = append(v, x)
+				}
+			}
+		}
 		slices.Sort(v)
+		return v
 	}
+	lat := values(m.Completed, func(c *loadgen.RecordColumns, k int) (int64, bool) {
+		return c.CompletedNs[k] - c.ScheduledNs[k], true
+	})
 	for i, p := range Percentiles {
 		m.Latency[i] = stats.Percentile(lat, p)
+	}
+	ttft := values(nTTFT, func(c *loadgen.RecordColumns, k int) (int64, bool) {
+		return c.FirstTokenNs[k] - c.ScheduledNs[k], c.FirstTokenNs[k] != loadgen.NoTime
+	})
+	for i, p := range Percentiles {
 		m.TTFT[i] = stats.Percentile(ttft, p)
+	}
+	tpot := values(nTPOT, func(c *loadgen.RecordColumns, k int) (int64, bool) {
+		return (c.CompletedNs[k] - c.FirstTokenNs[k]) / max(c.Tokens[k]-1, 1), c.FirstTokenNs[k] != loadgen.NoTime && c.Tokens[k] > 1
+	})
+	for i, p := range Percentiles {
 		m.TPOT[i] = stats.Percentile(tpot, p)
 	}
 	return m

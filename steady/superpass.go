@@ -80,11 +80,11 @@ type SuperPassResult struct {
 	Samples []uint64
 }
 
-// superPass is the samples of one super-pass, as the detector needs them.
+// superPass is one super-pass, as the detector needs it: the first and
+// last issue of its samples (its samples are positions [k·size,
+// (k+1)·size) of the records in issue order).
 type superPass struct {
 	firstIssue, lastIssue int64
-	ttft, tpot, latency   []float64
-	seqs                  []uint64
 }
 
 // SuperPass finds the steady-state window of a run by MLPerf Endpoints'
@@ -103,10 +103,21 @@ type superPass struct {
 // Latencies are aimeter's, from the scheduled time: TTFT = first token −
 // scheduled, latency = completion − scheduled, TPOT = (completion − first
 // token)/(tokens − 1); Endpoints times from the send. Only successful
-// samples give times; failed and lost ones still count as issued.
+// samples give times; failed and lost ones still count as issued. It is
+// SuperPassTable of the records.
 func SuperPass(recs []loadgen.Record, opts SuperPassOptions) (SuperPassResult, error) {
+	return SuperPassTable(tableOf(recs), opts)
+}
+
+// SuperPassTable is SuperPass over the records of t. It holds the records'
+// positions in issue order (4 bytes a record), the latencies of one
+// super-pass or window at a time, and the seq ids of the window's samples.
+func SuperPassTable(t loadgen.RecordAccess, opts SuperPassOptions) (SuperPassResult, error) {
 	if opts.DatasetSize <= 0 {
 		return SuperPassResult{}, fmt.Errorf("steady: data set size %d: want at least 1", opts.DatasetSize)
+	}
+	if t.Len() > math.MaxInt32 {
+		return SuperPassResult{}, fmt.Errorf("steady: %d records: more than the %d SuperPass orders", t.Len(), math.MaxInt32)
 	}
 	c := max(opts.Concurrency, 1)
 	size := opts.DatasetSize * ((c + opts.DatasetSize - 1) / opts.DatasetSize)
@@ -116,52 +127,41 @@ func SuperPass(recs []loadgen.Record, opts SuperPassOptions) (SuperPassResult, e
 	}
 	floor = max(floor, 0)
 
-	// The records in issue order, as positions in recs (8 bytes a record,
-	// not a sorted copy of 96: issue 43), sorted stably: the same order a
-	// stable sort of the records gives.
-	order := make([]int, len(recs))
+	// The records in issue order, as positions in t, sorted stably: the
+	// same order a stable sort of the records gives.
+	order := make([]int32, t.Len())
 	for i := range order {
-		order[i] = i
+		order[i] = int32(i)
 	}
-	slices.SortStableFunc(order, func(i, j int) int {
-		a, b := &recs[i], &recs[j]
-		if a.IssuedNs != b.IssuedNs {
-			return cmp.Compare(a.IssuedNs, b.IssuedNs)
+	byIssue := func(i, j int32) int {
+		if a, b := t.IssuedNs(int(i)), t.IssuedNs(int(j)); a != b {
+			return cmp.Compare(a, b)
 		}
-		return cmp.Compare(a.SeqID, b.SeqID)
-	})
-	var series []superPass
-	for i, at := range order {
-		r := &recs[at]
-		k := i / size
-		if k == len(series) {
-			series = append(series, superPass{firstIssue: r.IssuedNs})
-		}
-		sp := &series[k]
-		sp.lastIssue = r.IssuedNs
-		sp.seqs = append(sp.seqs, r.SeqID)
-		if r.Status != loadgen.StatusOK || r.CompletedNs == loadgen.NoTime {
-			continue
-		}
-		sp.latency = append(sp.latency, float64(r.CompletedNs-r.ScheduledNs))
-		if r.FirstTokenNs != loadgen.NoTime {
-			sp.ttft = append(sp.ttft, float64(r.FirstTokenNs-r.ScheduledNs))
-			if r.Tokens > 1 {
-				sp.tpot = append(sp.tpot, float64(r.CompletedNs-r.FirstTokenNs)/float64(r.Tokens-1))
-			}
-		}
+		return cmp.Compare(t.SeqID(int(i)), t.SeqID(int(j)))
 	}
+	if !slices.IsSortedFunc(order, byIssue) {
+		slices.SortStableFunc(order, byIssue)
+	}
+	sp := spTable{t: t, order: order, size: size}
+	series := make([]superPass, (len(order)+size-1)/size)
 	res := SuperPassResult{Size: size, SuperPasses: len(series)}
-	for _, sp := range series {
-		res.TPOTP50 = append(res.TPOTP50, pct(sp.tpot, 0.5))
-		res.TPOTP90 = append(res.TPOTP90, pct(sp.tpot, 0.9))
+	var scratch []float64
+	for k := range series {
+		pos := sp.positions(k, k+1)
+		series[k] = superPass{firstIssue: t.IssuedNs(int(pos[0])), lastIssue: t.IssuedNs(int(pos[len(pos)-1]))}
+		scratch = sp.tpots(scratch[:0], k)
+		slices.Sort(scratch)
+		p50, p90 := math.NaN(), math.NaN()
+		if len(scratch) > 0 {
+			p50, p90 = percentileLower(scratch, 0.5), percentileLower(scratch, 0.9)
+		}
+		res.TPOTP50 = append(res.TPOTP50, p50)
+		res.TPOTP90 = append(res.TPOTP90, p90)
 	}
+	scratch = nil
 	whole := func(reason string) (SuperPassResult, error) {
 		res.Found, res.Reason, res.Lo, res.Hi = false, reason, 0, len(series)
-		res.Samples = nil
-		for _, sp := range series {
-			res.Samples = append(res.Samples, sp.seqs...)
-		}
+		res.Samples = sp.seqs(0, len(series))
 		if len(series) > 0 {
 			res.StartNs, res.EndNs = series[0].firstIssue, series[len(series)-1].lastIssue
 		}
@@ -177,7 +177,6 @@ func SuperPass(recs []loadgen.Record, opts SuperPassOptions) (SuperPassResult, e
 	if len(series) > MaxSuperPasses {
 		return whole(fmt.Sprintf("%d super-passes of %d samples: more than the %d the detector examines (its plateau search grows as the cube of their number)", len(series), size, MaxSuperPasses))
 	}
-	post := series[res.Warmup:]
 	plateaus := segmentPlateaus(res.TPOTP50[res.Warmup:], res.TPOTP90[res.Warmup:])
 	for _, p := range plateaus {
 		res.Plateaus = append(res.Plateaus, [2]int{p[0] + res.Warmup, p[1] + res.Warmup})
@@ -187,15 +186,13 @@ func SuperPass(recs []loadgen.Record, opts SuperPassOptions) (SuperPassResult, e
 	}
 	longest := time.Duration(0)
 	var need time.Duration
-	for _, p := range plateaus {
-		span, min := minDuration(post[p[0]:p[1]], floor)
+	for _, p := range res.Plateaus {
+		span, min := sp.minDuration(series, res.TPOTP50, p[0], p[1], floor)
 		if span >= min {
-			res.Found, res.Lo, res.Hi = true, p[0]+res.Warmup, p[1]+res.Warmup
-			res.StartNs, res.EndNs = post[p[0]].firstIssue, post[p[1]-1].lastIssue
+			res.Found, res.Lo, res.Hi = true, p[0], p[1]
+			res.StartNs, res.EndNs = series[p[0]].firstIssue, series[p[1]-1].lastIssue
 			res.MinDurationNs = int64(min)
-			for _, sp := range post[p[0]:p[1]] {
-				res.Samples = append(res.Samples, sp.seqs...)
-			}
+			res.Samples = sp.seqs(p[0], p[1])
 			return res, nil
 		}
 		if span > longest {
@@ -205,14 +202,51 @@ func SuperPass(recs []loadgen.Record, opts SuperPassOptions) (SuperPassResult, e
 	return whole(fmt.Sprintf("all %d steady plateaus are too short: the longest spans %v, under the %v required", len(plateaus), longest.Round(time.Millisecond), need.Round(time.Millisecond)))
 }
 
-// pct is percentileLower of an unsorted slice; NaN for none.
-func pct(v []float64, p float64) float64 {
-	if len(v) == 0 {
-		return math.NaN()
+// spTable is the records of SuperPassTable in issue order, cut into
+// super-passes.
+type spTable struct {
+	t     loadgen.RecordAccess
+	order []int32 // positions in t, in issue order
+	size  int     // samples a super-pass
+}
+
+// positions are the positions in t of super-passes [lo, hi).
+func (s *spTable) positions(lo, hi int) []int32 {
+	return s.order[lo*s.size : min(hi*s.size, len(s.order))]
+}
+
+// ok reports whether record i succeeded, with a completion time: only
+// those give times.
+func (s *spTable) ok(i int) bool {
+	return s.t.Status(i) == loadgen.StatusOK && s.t.CompletedNs(i) != loadgen.NoTime
+}
+
+// tpots appends the TPOT of each sample of super-pass k that has one:
+// (completion − first token)/(tokens − 1), ns.
+func (s *spTable) tpots(dst []float64, k int) []float64 {
+	t := s.t
+	for _, at := range s.positions(k, k+1) {
+		i := int(at)
+		if !s.ok(i) || t.FirstTokenNs(i) == loadgen.NoTime || t.Tokens(i) <= 1 {
+			continue
+		}
+		dst = append(dst, float64(t.CompletedNs(i)-t.FirstTokenNs(i))/float64(t.Tokens(i)-1))
 	}
-	s := slices.Clone(v)
-	slices.Sort(s)
-	return percentileLower(s, p)
+	return dst
+}
+
+// seqs are the seq ids of super-passes [lo, hi), in issue order; nil for
+// none.
+func (s *spTable) seqs(lo, hi int) []uint64 {
+	pos := s.positions(lo, hi)
+	if len(pos) == 0 {
+		return nil
+	}
+	out := make([]uint64, len(pos))
+	for j, at := range pos {
+		out[j] = s.t.SeqID(int(at))
+	}
+	return out
 }
 
 // adaptiveWarmup is the count of leading super-passes whose TPOT p50 is
@@ -289,21 +323,27 @@ func segmentPlateaus(p50, p90 []float64) [][2]int {
 	return out
 }
 
-// minDuration returns the window's issue span and the duration it must
-// reach: max(precision, relaxation, floor), where precision is k*·τ (τ
-// the median issue span of a super-pass, k* = ⌈(1.96·CoV_b/0.05)²⌉ with
-// CoV_b that of the TPOT p50s, counted only when over 4), relaxation
-// 5 × the p90 latency of the window's samples.
-func minDuration(w []superPass, floor time.Duration) (span, need time.Duration) {
-	var p50s, spans, lat []float64
-	for _, sp := range w {
-		if len(sp.tpot) > 0 {
-			p50s = append(p50s, pct(sp.tpot, 0.5))
+// minDuration returns the issue span of the window of super-passes
+// [lo, hi) and the duration it must reach: max(precision, relaxation,
+// floor), where precision is k*·τ (τ the median issue span of a
+// super-pass, k* = ⌈(1.96·CoV_b/0.05)²⌉ with CoV_b that of the TPOT p50s
+// (tpotP50, NaN for a super-pass without TPOT), counted only when over 4),
+// relaxation 5 × the p90 latency of the window's samples.
+func (s *spTable) minDuration(series []superPass, tpotP50 []float64, lo, hi int, floor time.Duration) (span, need time.Duration) {
+	var p50s, spans []float64
+	for k := lo; k < hi; k++ {
+		if !math.IsNaN(tpotP50[k]) {
+			p50s = append(p50s, tpotP50[k])
 		}
-		if sp.lastIssue > sp.firstIssue && sp.firstIssue >= 0 {
+		if sp := series[k]; sp.lastIssue > sp.firstIssue && sp.firstIssue >= 0 {
 			spans = append(spans, float64(sp.lastIssue-sp.firstIssue))
 		}
-		lat = append(lat, sp.latency...)
+	}
+	var lat []float64
+	for _, at := range s.positions(lo, hi) {
+		if i := int(at); s.ok(i) {
+			lat = append(lat, float64(s.t.CompletedNs(i)-s.t.ScheduledNs(i)))
+		}
 	}
 	covB := 0.0
 	if len(p50s) >= 2 {
@@ -316,9 +356,10 @@ func minDuration(w []superPass, floor time.Duration) (span, need time.Duration) 
 	}
 	relax := 0.0
 	if len(lat) > 0 {
-		relax = minDurRelaxMult * pct(lat, 0.9)
+		slices.Sort(lat)
+		relax = minDurRelaxMult * percentileLower(lat, 0.9)
 	}
 	need = time.Duration(max(prec, relax, float64(floor)))
-	span = time.Duration(w[len(w)-1].lastIssue - w[0].firstIssue)
+	span = time.Duration(series[hi-1].lastIssue - series[lo].firstIssue)
 	return span, need
 }

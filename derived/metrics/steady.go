@@ -9,10 +9,11 @@ import (
 	"aimeter/steady"
 )
 
-// MaxSteadyRecords bounds the records SteadyOf holds (about 80 bytes
-// each): a pass with more has no steady-state section, so that the
-// report's memory stays bounded (an LLM run of this many requests would
-// take days).
+// MaxSteadyRecords bounds the records SteadyOf reads (a run's pass,
+// loadgen.Result.PassAccess: a view of the pass, or a table of about 36
+// bytes a record for a shard's): a pass with more has no steady-state
+// section, so that the report's memory stays bounded (an LLM run of this
+// many requests would take days).
 const MaxSteadyRecords = 1 << 22
 
 // Labels of the steady-state windows (Window.Label).
@@ -103,11 +104,21 @@ type Work struct {
 // to the completion). A request without output tokens counts wholly where
 // it completed. Failed and lost requests do no work.
 func WindowWork(recs []loadgen.Record, times map[uint64][]int64, startNs, endNs int64) Work {
+	t := loadgen.NewRecordTable(len(recs))
+	t.Append(recs...)
+	return windowWork(t, times, startNs, endNs)
+}
+
+// windowWork is WindowWork of the records of t.
+func windowWork(t loadgen.RecordAccess, times map[uint64][]int64, startNs, endNs int64) Work {
 	var w Work
-	for _, r := range recs {
-		f := tokenFraction(r, times[r.SeqID], startNs, endNs)
-		w.Requests += f
-		w.Tokens += f * float64(max(r.Tokens, 0))
+	for c := range t.Blocks(0) {
+		for k := range c.Len() {
+			r := c.Record(k)
+			f := tokenFraction(r, times[r.SeqID], startNs, endNs)
+			w.Requests += f
+			w.Tokens += f * float64(max(r.Tokens, 0))
+		}
 	}
 	return w
 }
@@ -167,7 +178,7 @@ func tokenFraction(r loadgen.Record, times []int64, startNs, endNs int64) float6
 // gate on (it needs TPOT), for a run without a reported pass, and for a
 // pass of more than MaxSteadyRecords samples.
 func SteadyOf(res *loadgen.Result) *Steady {
-	recs, sp, ok := superPassOf(res)
+	tab, sp, ok := superPassOf(res)
 	if !ok {
 		return nil
 	}
@@ -190,7 +201,7 @@ func SteadyOf(res *loadgen.Result) *Steady {
 				r.Lo, r.Hi-1, r.SuperPasses, r.Size, sp.DatasetSize, sp.DatasetSize, r.Warmup, fmtSec(r.StartNs), fmtSec(r.EndNs), steady.DefaultCoVBound, time.Duration(r.MinDurationNs).Round(time.Millisecond))}
 	}
 	fl := Window{Label: InFlightLabel}
-	if r, err := steady.InFlight(recs, steady.DefaultInFlightRatio); err != nil {
+	if r, err := steady.InFlightTable(tab, steady.DefaultInFlightRatio); err != nil {
 		fl.Reason = err.Error()
 	} else {
 		cands[1] = &candidate{start: r.StartNs, end: r.EndNs, samples: r.Samples,
@@ -203,20 +214,20 @@ func SteadyOf(res *loadgen.Result) *Steady {
 			edges = append(edges, [2]int64{c.start, c.end})
 		}
 	}
-	times := straddlingTokenTimes(res, recs, edges)
+	times := straddlingTokenTimes(res, tab, edges)
 	s.Windows = []Window{w, fl}
 	for i, c := range cands {
 		if c == nil {
 			continue
 		}
 		w := &s.Windows[i]
-		if why := belowMinimum(recs, c.samples, c.start, c.end); why != "" {
+		if why := belowMinimum(tab, c.samples, c.start, c.end); why != "" {
 			w.Reason = why
 			continue
 		}
 		w.Found, w.StartNs, w.EndNs, w.Note = true, c.start, c.end, c.note+"; its rates and energy count the output tokens that arrived in it (each request's share)"
-		w.Work = WindowWork(recs, times, c.start, c.end)
-		w.Metrics = steady.Measure(recs, c.samples, c.end-c.start)
+		w.Work = windowWork(tab, times, c.start, c.end)
+		w.Metrics = steady.MeasureTable(tab, c.samples, c.end-c.start)
 		w.Metrics.CompletedPerSec, w.Metrics.OutputTokensPerSec = 0, 0
 		if sec := float64(c.end-c.start) / 1e9; sec > 0 {
 			w.Metrics.CompletedPerSec, w.Metrics.OutputTokensPerSec = w.Work.Requests/sec, w.Work.Tokens/sec
@@ -229,16 +240,15 @@ func SteadyOf(res *loadgen.Result) *Steady {
 // is below the minimum a window must hold (MinWindowRequests completed
 // requests, MinWindowMeanLatencies of their mean latency from send to
 // completion); "" when it holds it.
-func belowMinimum(recs []loadgen.Record, samples []uint64, startNs, endNs int64) string {
-	keep := make(map[uint64]bool, len(samples))
-	for _, s := range samples {
-		keep[s] = true
-	}
+func belowMinimum(t loadgen.RecordAccess, samples []uint64, startNs, endNs int64) string {
+	keep := steady.NewSeqSet(samples)
 	n, sum := 0, 0.0
-	for _, r := range recs {
-		if keep[r.SeqID] && r.Status == loadgen.StatusOK && r.CompletedNs != loadgen.NoTime {
-			n++
-			sum += float64(r.CompletedNs - r.IssuedNs)
+	for c := range t.Blocks(0) {
+		for k, seq := range c.SeqID {
+			if c.Status[k] == loadgen.StatusOK && c.CompletedNs[k] != loadgen.NoTime && keep.Has(seq) {
+				n++
+				sum += float64(c.CompletedNs[k] - c.IssuedNs[k])
+			}
 		}
 	}
 	span := endNs - startNs
@@ -269,16 +279,18 @@ func belowMinimum(recs []loadgen.Record, samples []uint64, startNs, endNs int64)
 // straddlingTokenTimes are the token arrival times of the records that were
 // in flight across an edge of one of the windows (the others count wholly
 // in or out whatever their times), keyed by seq id.
-func straddlingTokenTimes(res *loadgen.Result, recs []loadgen.Record, windows [][2]int64) map[uint64][]int64 {
+func straddlingTokenTimes(res *loadgen.Result, t loadgen.RecordAccess, windows [][2]int64) map[uint64][]int64 {
 	want := map[uint64]bool{}
-	for _, r := range recs {
-		if r.CompletedNs == loadgen.NoTime {
-			continue
-		}
-		for _, w := range windows {
-			for _, edge := range w {
-				if r.IssuedNs < edge && r.CompletedNs >= edge {
-					want[r.SeqID] = true
+	for c := range t.Blocks(0) {
+		for k, done := range c.CompletedNs {
+			if done == loadgen.NoTime {
+				continue
+			}
+			for _, w := range windows {
+				for _, edge := range w {
+					if c.IssuedNs[k] < edge && done >= edge {
+						want[c.SeqID[k]] = true
+					}
 				}
 			}
 		}
@@ -325,18 +337,18 @@ func SuperPassOf(res *loadgen.Result) (*SuperPassAnalysis, bool) {
 	return sp, ok
 }
 
-func superPassOf(res *loadgen.Result) ([]loadgen.Record, *SuperPassAnalysis, bool) {
-	recs, pass, ok := steadyRecords(res)
+func superPassOf(res *loadgen.Result) (loadgen.RecordAccess, *SuperPassAnalysis, bool) {
+	tab, pass, ok := steadyRecords(res)
 	if !ok {
 		return nil, nil, false
 	}
-	sp := &SuperPassAnalysis{Whole: steady.Measure(recs, nil, res.Passes[pass].EndNs)}
+	sp := &SuperPassAnalysis{Whole: steady.MeasureTable(tab, nil, res.Passes[pass].EndNs)}
 	size := res.Effective.PerformanceSampleCount
 	if size == 0 {
 		size = res.QSLPerformanceCount
 	}
 	sp.DatasetSize = int(size)
-	r, err := steady.SuperPass(recs, steady.SuperPassOptions{DatasetSize: int(size), Concurrency: int(res.Effective.Concurrency)})
+	r, err := steady.SuperPassTable(tab, steady.SuperPassOptions{DatasetSize: int(size), Concurrency: int(res.Effective.Concurrency)})
 	sp.Window = sp.Whole
 	switch {
 	case err != nil:
@@ -344,16 +356,17 @@ func superPassOf(res *loadgen.Result) ([]loadgen.Record, *SuperPassAnalysis, boo
 	default:
 		sp.SuperPassResult = r
 		if r.Found {
-			sp.Window = steady.Measure(recs, r.Samples, r.EndNs-r.StartNs)
+			sp.Window = steady.MeasureTable(tab, r.Samples, r.EndNs-r.StartNs)
 		}
 	}
-	return recs, sp, true
+	return tab, sp, true
 }
 
-// steadyRecords are the records of res's reported pass and its index;
-// false for a run the steady-state analysis does not cover (see
-// SteadyOf).
-func steadyRecords(res *loadgen.Result) ([]loadgen.Record, int, bool) {
+// steadyRecords are the records of res's reported pass, by position and
+// by column (loadgen.Result.PassAccess: a view of the pass, never a
+// []loadgen.Record of it, issue 43), and its index; false for a run the steady-state analysis does not
+// cover (see SteadyOf).
+func steadyRecords(res *loadgen.Result) (loadgen.RecordAccess, int, bool) {
 	if res == nil {
 		return nil, 0, false
 	}
@@ -378,8 +391,6 @@ func steadyRecords(res *loadgen.Result) ([]loadgen.Record, int, bool) {
 	if !tokens {
 		return nil, 0, false
 	}
-	// Count them first: one slice of the pass's size, not one grown by
-	// appending (which holds up to twice as much while it grows).
 	n := 0
 	for c := range res.PassColumns(pass, 0) {
 		n += c.Len()
@@ -387,11 +398,7 @@ func steadyRecords(res *loadgen.Result) ([]loadgen.Record, int, bool) {
 	if n > MaxSteadyRecords {
 		return nil, 0, false
 	}
-	recs := make([]loadgen.Record, 0, n)
-	for r := range res.PassRecords(pass) {
-		recs = append(recs, r)
-	}
-	return recs, pass, true
+	return res.PassAccess(pass), pass, true
 }
 
 func fmtSec(ns int64) string { return fmt.Sprintf("%.3f s", float64(ns)/1e9) }
