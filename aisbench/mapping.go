@@ -352,4 +352,3 @@ func Lines(rep *train.WorkloadReport) []string {
 	}
 	return out
 }
-

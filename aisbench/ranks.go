@@ -1,9 +1,9 @@
 package aisbench
 
 import (
+	"encoding/json"
 	"errors"
 	"io"
-	"encoding/json"
 	"io/fs"
 	"math"
 	"os"
