@@ -136,14 +136,6 @@ func rawNumber(v json.RawMessage) (float64, bool) {
 	return 0, false
 }
 
-func rawText(v json.RawMessage) string {
-	var s string
-	if err := json.Unmarshal(v, &s); err == nil {
-		return s
-	}
-	return string(v)
-}
-
 func clip(s string, n int) string {
 	if len(s) <= n {
 		return s

@@ -515,3 +515,46 @@ func collectFiles(pkg string, before map[string]fileStamp, limit int, files map[
 	}
 	return kept, skipped
 }
+
+// ErrNoLoadGen is wrapped by CheckInference's error when the package's
+// Ais-Bench LoadGen Python module is not installed.
+var ErrNoLoadGen = errors.New("the Ais-Bench LoadGen Python module `loadgen` is not installed")
+
+// ErrInferenceUnsupported is wrapped by CheckInference's error when the
+// package could run: aimeter does not run inference packages, whose own
+// LoadGen times every query out of aimeter's sight (docs/ais-bench.md
+// says what would have to change).
+var ErrInferenceUnsupported = errors.New("aimeter does not run ais-bench inference packages: their own Ais-Bench LoadGen issues and times every query, out of aimeter's sight, so no GB/T inference figure would be measured by aimeter")
+
+// CheckInference checks an inference package dir before anything runs:
+// that it is a package, and whether python (the package's
+// PYTHON_COMMAND; "" is python3) imports its Ais-Bench LoadGen module
+// loadgen. Its error wraps ErrNoEntryScript, ErrNoLoadGen or, when the
+// module is there, ErrInferenceUnsupported; it is never nil.
+func CheckInference(ctx context.Context, dir, python string) error {
+	if err := Check(dir); err != nil {
+		return err
+	}
+	if python == "" {
+		python = "python3"
+	}
+	if _, err := exec.LookPath(python); err != nil {
+		return fmt.Errorf("%s: %w (%s is not installed: %v); the package's benchmark.sh checks for it and for aclruntime first", dir, ErrNoLoadGen, python, err)
+	}
+	// A folder named loadgen (a namespace package) is not the module.
+	cmd := exec.CommandContext(ctx, python, "-c", "import sys, loadgen; sys.exit(0 if getattr(loadgen, '__file__', None) else 'loadgen is a bare folder, not the module')")
+	cmd.Env = os.Environ()
+	cmd.Dir = filepath.Join(dir, "code")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("%s: %w for %s (%s): it comes with the Ais-Bench LoadGen release (Ais-Bench-LoadGen-<arch>-1.1.tar.gz, the loadgen-0.0.1 wheel), which aimeter does not provide; aimeter's LoadGen is a Go library, not that module (docs/ais-bench.md)", dir, ErrNoLoadGen, python, strings.TrimSpace(lastLine(string(out))))
+	}
+	return fmt.Errorf("%s: %w (docs/ais-bench.md)", dir, ErrInferenceUnsupported)
+}
+
+func lastLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		return s[i+1:]
+	}
+	return s
+}
