@@ -179,7 +179,11 @@ func Map(run *Run, m *train.Metrics, cfg train.Config) *train.WorkloadReport {
 	}
 	var rankSum *float64
 	var names []string
+	how := "calc_result.py"
 	for _, rf := range run.RankFiles {
+		if strings.HasSuffix(rf.Name, ".json") {
+			how = "calc_llm_result.py"
+		}
 		if rf.Error != "" {
 			problem("%s: %s", rf.Name, rf.Error)
 		}
@@ -194,7 +198,7 @@ func Map(run *Run, m *train.Metrics, cfg train.Config) *train.WorkloadReport {
 	}
 	if rankSum != nil {
 		v := *rankSum
-		fig(train.ReportedFigure{Name: "Th (sum over ranks)", Requirement: "GB-6.6.4-T8-Th", Value: &v, Unit: unit, Source: train.SourceWorkloadFiles, From: strings.Join(names, ", ") + " (summed as calc_result.py does)"})
+		fig(train.ReportedFigure{Name: "Th (sum over ranks)", Requirement: "GB-6.6.4-T8-Th", Value: &v, Unit: unit, Source: train.SourceWorkloadFiles, From: strings.Join(names, ", ") + " (summed as " + how + " does)"})
 		if th != nil && math.Abs(*th-v) > 1e-6*math.Max(1, math.Abs(v)) {
 			problem("throughput_ratio %g differs from the sum of the per-rank files %g", *th, v)
 		}

@@ -2,11 +2,16 @@ package cli
 
 import (
 	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"aimeter/aisbench"
+	"aimeter/train"
 )
 
 // runAisBench is aimeter run --ais-bench DIR: an inference package is
@@ -31,4 +36,23 @@ func runAisBench(cmd *cobra.Command, dir string) error {
 		return withCode(ExitUsage, err)
 	}
 	return withCode(ExitUsage, err)
+}
+
+// writeReported prints what an ais-bench package reported: each figure
+// with its source, then the problems found.
+func writeReported(w io.Writer, rep *train.WorkloadReport) {
+	fmt.Fprintf(w, "ais-bench package %s: %d results set; figures and their sources:\n", rep.Package, len(rep.Keys))
+	for _, f := range rep.Figures {
+		v := f.Text
+		if f.Value != nil {
+			v = strings.TrimSpace(strconv.FormatFloat(*f.Value, 'g', 6, 64) + " " + f.Unit)
+		}
+		fmt.Fprintf(w, "  %-22s %-24s %s (%s)\n", f.Name, v, f.Source, f.From)
+	}
+	if len(rep.Problems) > 0 {
+		fmt.Fprintf(w, "ais-bench problems (%d):\n", len(rep.Problems))
+		for _, p := range rep.Problems {
+			fmt.Fprintf(w, "  %s\n", p)
+		}
+	}
 }

@@ -302,6 +302,9 @@ func runTrain(parent context.Context, st *State, fs *pflag.FlagSet, f *trainFlag
 		return withCode(ExitFailure, err)
 	}
 	console.WriteTraining(st.Stdout, out.Result, out.Run(), f.plan.OutputDir)
+	if rep := out.Result.Reported; rep != nil {
+		writeReported(st.Stdout, rep)
+	}
 	if out.WriteErr == nil {
 		recordRun(ctx, st, f.store, f.plan.OutputDir, out.Derived, f.quiet)
 	}
