@@ -15,6 +15,7 @@ import (
 	"aimeter/bundle"
 	"aimeter/derived"
 	"aimeter/sysinfo"
+	"aimeter/telemetry"
 	"aimeter/train"
 	"aimeter/train/trainbundle"
 )
@@ -335,5 +336,38 @@ func TestThroughputContradictedByPhases(t *testing.T) {
 	_, res, _, _ := trainPackage(t, dir, 0, func(p *benchmark.TrainPlan) { p.TrainingSetSize = 1281167 })
 	if !hasProblem(res.Reported, "contradicted by the phase times") {
 		t.Errorf("problems %q, want the throughput contradicted", res.Reported.Problems)
+	}
+}
+
+// TestPowerFromBothSources: the package's own power figures and those of
+// aimeter's meters sampled over run_train are both reported, each with
+// its source.
+func TestPowerFromBothSources(t *testing.T) {
+	needTools(t)
+	dir := t.TempDir()
+	smi := filepath.Join(dir, "nvidia-smi")
+	if err := os.WriteFile(smi, []byte("#!/bin/sh\necho '0, 300.00, 50'\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	srcs, err := telemetry.Open("nvidia-smi:"+smi, telemetry.SpecOptions{Node: "node-1", Period: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pkg := writePackage(t, `log() { echo "$(date +%Y-%m-%dT%T) -Ais-Bench-Stubs- INFO run_train(x.sh:1) - ---- $1 ----"; }
+log "train start"; sleep 1; log "train end"
+python3 ais_utils.py set_result training average_power 350
+python3 ais_utils.py set_result training max_power 420`)
+	_, res, _, _ := trainPackage(t, pkg, 0, func(p *benchmark.TrainPlan) {
+		p.Power, p.PowerOptions = srcs, telemetry.Options{Period: 50 * time.Millisecond}
+	})
+	rep := res.Reported
+	if f := figure(rep, "P_TR", train.SourceWorkload); f == nil || *f.Value != 350 {
+		t.Errorf("the package's P_TR: %+v", f)
+	}
+	if f := figure(rep, "P_TRmax", train.SourceWorkload); f == nil || *f.Value != 420 {
+		t.Errorf("the package's P_TRmax: %+v", f)
+	}
+	if f := figure(rep, "P_TR", train.SourceAimeter); f == nil || *f.Value != 300 {
+		t.Errorf("aimeter's P_TR over run_train: %+v, want 300 W from its meter", f)
 	}
 }
