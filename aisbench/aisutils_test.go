@@ -208,3 +208,25 @@ func FuzzParseRankFile(f *testing.F) {
 }
 
 var trainConfig = train.Config{TrainingSetSize: 1000}
+
+// TestReadRecordsBounds: a line over MaxLine is one malformed line, not a
+// record and not held whole; the lines around it still count.
+func TestReadRecordsBounds(t *testing.T) {
+	good := `{"mode": "training", "key": "a", "value": 1, "time": 1}` + "\n"
+	in := good + strings.Repeat("x", 3*MaxLine) + "\n" + "not json\n\n" + good
+	recs, bad, first, err := ReadRecords(strings.NewReader(in))
+	if err != nil || len(recs) != 2 || bad != 2 || len(first) != 2 || first[0].Line != 2 || first[1].Line != 3 || len(first[0].Excerpt) != 200 {
+		t.Errorf("records %d, malformed %d %+v, error %v: want 2 records and lines 2 and 3 malformed", len(recs), bad, first, err)
+	}
+}
+
+// FuzzReadRecords: no results file crashes the reader.
+func FuzzReadRecords(f *testing.F) {
+	f.Add([]byte(`{"mode": "training", "key": "a", "value": 1, "time": 1}` + "\n\n{\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		recs, bad, first, err := ReadRecords(bytes.NewReader(data))
+		if err != nil || len(first) > 5 || len(first) > bad || len(recs) > bytes.Count(data, []byte("\n"))+1 {
+			t.Fatalf("%d records, %d malformed, %v, %v", len(recs), bad, first, err)
+		}
+	})
+}

@@ -114,27 +114,48 @@ type Malformed struct {
 	Excerpt string `json:"excerpt"`
 }
 
-// ReadRecords reads a results file: every record in order, the count of
-// malformed lines and the first five of them. Blank lines are skipped.
+// MaxRecords bounds the records ReadRecords keeps; later ones are counted
+// as malformed.
+const MaxRecords = 1 << 16
+
+// ReadRecords reads a results file: every record in order (at most
+// MaxRecords), the count of malformed lines and the first five of them.
+// Blank lines are skipped; a line over MaxLine is malformed and skipped
+// without being held in memory.
 func ReadRecords(r io.Reader) (recs []Record, malformed int, first []Malformed, err error) {
-	br := bufio.NewReader(r)
-	n := 0
-	for {
-		line, rerr := br.ReadBytes('\n')
-		if len(line) > 0 {
-			n++
-			line = bytes.TrimRight(line, "\r\n")
-			if len(bytes.TrimSpace(line)) > 0 {
-				rec, perr := ParseLine(line)
-				if perr != nil {
-					malformed++
-					if len(first) < 5 {
-						ex := line[:min(len(line), 200)]
-						first = append(first, Malformed{Line: n, Reason: perr.Error(), Excerpt: strings.ToValidUTF8(string(ex), "\uFFFD")})
-					}
-				} else {
-					recs = append(recs, rec)
-				}
+	br := bufio.NewReaderSize(r, MaxLine+2)
+	bad := func(n int, reason string, line []byte) {
+		malformed++
+		if len(first) < 5 {
+			ex := line[:min(len(line), 200)]
+			first = append(first, Malformed{Line: n, Reason: reason, Excerpt: strings.ToValidUTF8(string(ex), "\uFFFD")})
+		}
+	}
+	for n := 1; ; n++ {
+		line, rerr := br.ReadSlice('\n')
+		if rerr == bufio.ErrBufferFull {
+			bad(n, fmt.Sprintf("line over %d bytes", MaxLine), line)
+			for rerr == bufio.ErrBufferFull {
+				_, rerr = br.ReadSlice('\n')
+			}
+			if rerr == io.EOF {
+				return recs, malformed, first, nil
+			}
+			if rerr != nil {
+				return recs, malformed, first, rerr
+			}
+			continue
+		}
+		line = bytes.TrimRight(line, "\r\n")
+		if len(bytes.TrimSpace(line)) > 0 {
+			rec, perr := ParseLine(line)
+			switch {
+			case perr != nil:
+				bad(n, perr.Error(), line)
+			case len(recs) >= MaxRecords:
+				bad(n, fmt.Sprintf("over %d records", MaxRecords), line)
+			default:
+				recs = append(recs, rec)
 			}
 		}
 		if rerr == io.EOF {

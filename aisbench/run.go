@@ -169,6 +169,9 @@ func Check(dir string) error {
 	return nil
 }
 
+// maxResults bounds the bytes of the results file read.
+const maxResults = 64 << 20
+
 // copyLimit is the size above which a package's file is linked, not
 // copied, into the run's copy (data sets and checkpoints kept inside).
 const copyLimit = 8 << 20
@@ -316,12 +319,16 @@ func Execute(ctx context.Context, o Options) (*Run, *Output, error) {
 	run.Phases = phases.list()
 
 	if f, err := os.Open(results); err == nil {
-		run.Records, run.Malformed, run.FirstMalformed, _ = ReadRecords(f)
+		run.Records, run.Malformed, run.FirstMalformed, _ = ReadRecords(io.LimitReader(f, maxResults))
+		if fi, err := f.Stat(); err == nil && fi.Size() > maxResults {
+			run.Skipped = append(run.Skipped, fmt.Sprintf("the results past the first %d bytes of %d (set_result called too often)", int64(maxResults), fi.Size()))
+		}
 		f.Close()
 	}
 	run.RankFiles = readRankFiles(pkg)
 	out := &Output{Stdout: stdout.bytes(), Stderr: stderr.bytes(), Files: map[string][]byte{}}
-	run.Files, run.Skipped = collectFiles(pkg, before, limit, out.Files)
+	files, skipped := collectFiles(pkg, before, limit, out.Files)
+	run.Files, run.Skipped = files, append(run.Skipped, skipped...)
 	return run, out, nil
 }
 
