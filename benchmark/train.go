@@ -1,6 +1,7 @@
 package benchmark
 
 import (
+	"aimeter/aisbench"
 	"context"
 	"errors"
 	"fmt"
@@ -40,6 +41,9 @@ type TrainPlan struct {
 	// Logs are existing MLPerf Training result logs read as the trials of
 	// one test: files, or directories of result_*.txt.
 	Logs []string
+	// AisBench runs an ais-bench workload package's code/benchmark.sh
+	// unchanged (package aisbench).
+	AisBench *TrainAisBench
 
 	// ScenarioID is a Tables 1–4 row, such as T1-1 (train.Scenarios): its
 	// target, trial count and model number.
@@ -222,16 +226,16 @@ var ErrTrainInterrupted = errors.New("interrupted")
 // *UsageError naming the field by its path from TrainPlan.
 func (p *TrainPlan) Validate() error {
 	ways := 0
-	for _, on := range []bool{p.Reference != nil, p.Command != nil, p.Listen != nil, len(p.Logs) > 0} {
+	for _, on := range []bool{p.Reference != nil, p.Command != nil, p.Listen != nil, len(p.Logs) > 0, p.AisBench != nil} {
 		if on {
 			ways++
 		}
 	}
 	switch {
 	case ways == 0:
-		return usage("TrainPlan", "nothing to measure: give TrainPlan.Reference, TrainPlan.Listen, TrainPlan.Logs or TrainPlan.Command")
+		return usage("TrainPlan", "nothing to measure: give TrainPlan.Reference, TrainPlan.Listen, TrainPlan.Logs, TrainPlan.AisBench or TrainPlan.Command")
 	case ways > 1:
-		return usage("TrainPlan", "TrainPlan.Reference, TrainPlan.Listen, TrainPlan.Logs and TrainPlan.Command are four ways in; give one")
+		return usage("TrainPlan", "TrainPlan.Reference, TrainPlan.Listen, TrainPlan.Logs, TrainPlan.AisBench and TrainPlan.Command are five ways in; give one")
 	}
 	if p.OutputDir == "" {
 		return usage("TrainPlan.OutputDir", "TrainPlan.OutputDir: empty; name a directory for the bundle")
@@ -252,6 +256,17 @@ func (p *TrainPlan) Validate() error {
 			return usage("TrainPlan.Command.Trials", "TrainPlan.Command.Trials %d: must be ≥ 1", c.Trials)
 		case c.Timeout < 0:
 			return usage("TrainPlan.Command.Timeout", "TrainPlan.Command.Timeout %v: must be ≥ 0", c.Timeout)
+		}
+	}
+	if a := p.AisBench; a != nil {
+		switch {
+		case a.Dir == "":
+			return usage("TrainPlan.AisBench.Dir", "TrainPlan.AisBench.Dir: empty; name the workload package's folder")
+		case a.Timeout < 0:
+			return usage("TrainPlan.AisBench.Timeout", "TrainPlan.AisBench.Timeout %v: must be ≥ 0", a.Timeout)
+		}
+		if err := aisbench.Check(a.Dir); err != nil {
+			return usage("TrainPlan.AisBench.Dir", "TrainPlan.AisBench.Dir: %w", err)
 		}
 	}
 	if l := p.Listen; l != nil {
@@ -424,6 +439,8 @@ func Train(ctx context.Context, p TrainPlan) (*TrainOutcome, error) {
 			err = t.collect(&run, tr)
 		case len(t.logs) > 0:
 			t.readLogs(&run, tr)
+		case p.AisBench != nil:
+			err = t.aisBench(&run, tr)
 		default:
 			err = t.trials(&run, tr)
 		}

@@ -16,6 +16,7 @@
 package derived
 
 import (
+	"aimeter/aisbench"
 	"errors"
 	"fmt"
 	"io"
@@ -235,6 +236,9 @@ func trainingResult(t *trainbundle.Training) (*train.ResultFile, error) {
 		Metrics: m, Log: train.LogLines(t.Events, train.LogOptions{Location: loc, Origin: run.Origin}),
 	}
 	res.UTCOffset = train.UTCOffset(time.Unix(0, 0).In(loc))
+	if run.AisBench != nil {
+		res.Reported = aisbench.Map(run.AisBench, m, run.Config)
+	}
 	return res, nil
 }
 
@@ -265,7 +269,7 @@ func writeReport(s *Set, b *bundle.Bundle, w io.Writer) error {
 		}
 		t := trainbundle.Of(b)
 		return report.WriteTraining(w, &report.Training{Name: t.Run.Name, Source: t.Run.SourceText(), System: t.Run.System,
-			Result: res, Events: t.Events, Notes: t.Run.Notes()})
+			Result: res, Events: t.Events, Notes: append(t.Run.Notes(), aisbench.Lines(res.Reported)...)})
 	}
 	r, err := s.Report()
 	if err != nil {

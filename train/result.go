@@ -114,6 +114,9 @@ type ResultFile struct {
 	Metrics *Metrics `json:"metrics"`
 	// Log is the training log (GB-6.3-c-4), as LogLines writes it.
 	Log []string `json:"log,omitempty"`
+	// Reported is what the workload reported of itself (an ais-bench
+	// package's results), with each figure's source; nil for other runs.
+	Reported *WorkloadReport `json:"reported,omitempty"`
 }
 
 // UTCOffset returns the UTC offset of t's location as the result records

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -18,6 +19,9 @@ import (
 // covers another doc's command; a key that no command matches fails the
 // test, so that the table follows the docs.
 var docsAdjustments = map[string]cmdAdjust{
+	// ais-bench.md: the inference package is refused, saying why.
+	"ais-bench.md: run --ais-bench resnet50-inference": {codes: []int{ExitUsage}},
+
 	"accuracy.md: accuracy score auc --input -": {want: []string{`{"auc":0.75,"defined":true}`}},
 
 	// endpoints.md: the sweep shortened to Endpoints' automatic points up
@@ -139,7 +143,29 @@ var docsFiles = map[string]map[string]string{
 
 // docsCopies are the files of the repository a doc's commands read, by the
 // doc's file name: path in the doc's directory → path from this package.
-var docsCopies = map[string]map[string]string{}
+var docsCopies = map[string]map[string]string{
+	// ais-bench.md runs aimeter's test packages as a lab's own.
+	"ais-bench.md": treeCopies(map[string]string{
+		"resnet50":           filepath.Join("..", "..", "aisbench", "testdata", "resnet50"),
+		"resnet50-inference": filepath.Join("..", "..", "aisbench", "testdata", "resnet50-inference"),
+	}),
+}
+
+// treeCopies lists every file under each source folder as a docsCopies
+// entry: the path under its name in the doc's directory → the source.
+func treeCopies(dirs map[string]string) map[string]string {
+	out := map[string]string{}
+	for name, src := range dirs {
+		_ = filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				rel, _ := filepath.Rel(src, path)
+				out[filepath.Join(name, rel)] = path
+			}
+			return nil
+		})
+	}
+	return out
+}
 
 // Every aimeter command of the code blocks of docs/*.md (markdownCommands'
 // rule: lines of ```sh, ```bash, ```console and bare blocks that start

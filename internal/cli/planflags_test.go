@@ -65,6 +65,9 @@ var cliOnlyFlags = map[string]string{
 	"key":       "aimeter run --server: the key that signs the upload",
 	"ca":        "aimeter run --server: the service's certificate",
 	"retry-for": "aimeter run --server: how long an upload to a busy service is retried",
+	// aimeter run --ais-bench checks an inference package and refuses it,
+	// saying why; it builds no plan (internal/cli/aisbench.go).
+	"aimeter run ais-bench": "checks an ais-bench inference package and refuses it with the reason; no plan is built",
 	// aimeter audit: the compliance test's own options (compliance.Options),
 	// around the plan of its runs.
 	"aimeter audit accuracy-delta":     "compliance.Options: the audit's accuracy bound",

@@ -68,6 +68,7 @@ func newRunCommand(st *State) *cobra.Command {
 	var g gbtFlags
 	var up uploadFlags
 	var sf shardFlags
+	var aisBench string
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Run a benchmark (default: aimeter's Server self-benchmark with the null SUT)",
@@ -81,6 +82,9 @@ func newRunCommand(st *State) *cobra.Command {
   aimeter run --from aimeter-results --output-dir again`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if aisBench != "" {
+				return runAisBench(cmd, aisBench)
+			}
 			if f.from != "" {
 				if up.server != "" || up.config != "" {
 					return usageError("--from with --server: repeat the run first, then 'aimeter submit' its bundle")
@@ -118,6 +122,7 @@ func newRunCommand(st *State) *cobra.Command {
 	addStoreFlags(cmd, &f.store)
 	up.add(cmd)
 	addSLOFlag(cmd, &slo)
+	cmd.Flags().StringVar(&aisBench, "ais-bench", "", "an ais-bench inference workload package: checked and refused, saying why (docs/ais-bench.md); training packages run with aimeter train --ais-bench")
 	return cmd
 }
 

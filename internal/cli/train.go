@@ -27,6 +27,7 @@ type trainFlags struct {
 	ref      benchmark.TrainReference
 	listen   benchmark.TrainListen
 	workload string
+	aisBench string
 	timeout  time.Duration
 	quiet    bool
 	store    storeFlags // --store, --no-store (results.go)
@@ -71,8 +72,9 @@ func newTrainCommand(st *State) *cobra.Command {
 	fl.StringVar(&f.workload, "workload", "", "train aimeter's own workload through the Go API: reference")
 	fl.StringVar(&f.ref.Dataset, "dataset", "auto", "reference workload data set: fashion-mnist, synthetic, or auto (Fashion-MNIST if installed)")
 	fl.IntVar(&f.ref.Trials, "trials", 0, "trials: runs of the command, or of the reference workload (default: the scenario's count, else MLPerf's run count for the logged benchmark, else 1; 3 for the reference workload)")
+	fl.StringVar(&f.aisBench, "ais-bench", "", "run an ais-bench workload package (the folder holding code/benchmark.sh) unchanged, in a copy, with aimeter's ais_utils.py (docs/ais-bench.md)")
 	fl.StringArrayVar(&f.plan.Logs, "logs", nil, "read MLPerf Training result logs as the trials of one test: files, or a directory of result_*.txt (repeatable; --logs result_*.txt works)")
-	fl.DurationVar(&f.timeout, "timeout", 0, "with a command: end a run that takes longer (SIGTERM, then SIGKILL) and record it as not converged (0: no limit)")
+	fl.DurationVar(&f.timeout, "timeout", 0, "with a command or --ais-bench: end a run that takes longer (SIGTERM, then SIGKILL) and record it as not converged (0: no limit)")
 	fl.IntVar(&f.ref.Epochs, "epochs", benchmark.DefaultReferenceEpochs, "reference workload epoch limit per trial")
 	fl.StringVar(&f.plan.OutputDir, "output-dir", "aimeter-training", "directory for the run bundle")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "do not show the training program's output")
@@ -103,7 +105,7 @@ func newTrainCommand(st *State) *cobra.Command {
 	fl.StringVar(&f.plan.Training.ParallelAlgorithm, "parallel-algorithm", "", "the algorithm of --parallelism 4")
 	fl.BoolVar(&f.asyncUpdate, "async-update", false, "test information field 25: parameters are updated asynchronously")
 	groupFlags(cmd,
-		flagGroup{"Trials", []string{"trials", "logs", "timeout"}},
+		flagGroup{"Trials", []string{"trials", "logs", "ais-bench", "timeout"}},
 		flagGroup{"Reference workload (--workload reference)", []string{"workload", "dataset", "epochs"}},
 		flagGroup{"Event endpoint (--listen)", []string{"listen", "ranks", "until", "until-ranks-done", "linger"}},
 		flagGroup{"Metrics configuration", []string{"scenario-id", "training-set-size", "text-generation", "training-set-mb", "target", "target-metric", "lower-is-better", "baseline", "alpha"}},
@@ -130,6 +132,9 @@ var trainPlanFlags = []struct{ field, flag string }{
 	{"TrainPlan.Listen.UntilRanksDone", "until-ranks-done"},
 	{"TrainPlan.Listen.Linger", "linger"},
 	{"TrainPlan.Logs", "logs"},
+	{"TrainPlan.AisBench", "ais-bench"},
+	{"TrainPlan.AisBench.Dir", "ais-bench"},
+	{"TrainPlan.AisBench.Timeout", "timeout"},
 	{"TrainPlan.ScenarioID", "scenario-id"},
 	{"TrainPlan.Target", "target"},
 	{"TrainPlan.TargetMetric", "target-metric"},
@@ -160,8 +165,8 @@ func trainPlan(st *State, fs *pflag.FlagSet, f *trainFlags, argv []string) (*ben
 	}{
 		{[]string{"ranks", "until", "until-ranks-done", "linger"}, f.listen.Addr != "", "--%s needs --listen"},
 		{[]string{"epochs", "dataset"}, f.workload != "", "--%s applies to --workload reference only"},
-		{[]string{"trials"}, f.listen.Addr == "" && len(f.plan.Logs) == 0, "--%s applies to a command or --workload reference: --listen collects one job, and --logs takes one trial a file"},
-		{[]string{"timeout"}, len(argv) > 0, "--%s applies to a command after --"},
+		{[]string{"trials"}, f.listen.Addr == "" && len(f.plan.Logs) == 0 && f.aisBench == "", "--%s applies to a command or --workload reference: --listen collects one job, --logs takes one trial a file, and --ais-bench runs the package once"},
+		{[]string{"timeout"}, len(argv) > 0 || f.aisBench != "", "--%s applies to a command after -- or to --ais-bench"},
 	} {
 		for _, name := range c.names {
 			if fs.Changed(name) && !c.ok {
@@ -193,6 +198,12 @@ func trainPlan(st *State, fs *pflag.FlagSet, f *trainFlags, argv []string) (*ben
 	if f.listen.Addr != "" {
 		l := f.listen
 		p.Listen = &l
+	}
+	if f.aisBench != "" {
+		p.AisBench = &benchmark.TrainAisBench{Dir: f.aisBench, Timeout: f.timeout}
+		if !f.quiet {
+			p.AisBench.Stdout, p.AisBench.Stderr = st.Stdout, st.Stderr
+		}
 	}
 	if len(argv) > 0 {
 		p.Command = &benchmark.TrainCommand{Argv: argv, Trials: f.ref.Trials, Timeout: f.timeout}
@@ -291,6 +302,9 @@ func runTrain(parent context.Context, st *State, fs *pflag.FlagSet, f *trainFlag
 		return withCode(ExitFailure, err)
 	}
 	console.WriteTraining(st.Stdout, out.Result, out.Run(), f.plan.OutputDir)
+	if rep := out.Result.Reported; rep != nil {
+		writeReported(st.Stdout, rep)
+	}
 	if out.WriteErr == nil {
 		recordRun(ctx, st, f.store, f.plan.OutputDir, out.Derived, f.quiet)
 	}

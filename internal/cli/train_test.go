@@ -130,8 +130,8 @@ func TestTrainUsageErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"nothing to measure", nil, "nothing to measure: give --workload, --listen, --logs or a training command after --"},
-		{"two ways in at once", []string{"--workload", "reference", "--listen", "127.0.0.1:0"}, "--workload, --listen, --logs and a training command after -- are four ways in; give one"},
+		{"nothing to measure", nil, "nothing to measure: give --workload, --listen, --logs, --ais-bench or a training command after --"},
+		{"two ways in at once", []string{"--workload", "reference", "--listen", "127.0.0.1:0"}, "--workload, --listen, --logs, --ais-bench and a training command after -- are five ways in; give one"},
 		{"an unknown workload", []string{"--workload", "bert"}, "--workload"},
 		{"--ranks needs --listen", []string{"--ranks", "2", "--", "true"}, "--ranks needs --listen"},
 		{"--trials: --logs takes one trial a file", []string{"--trials", "2", "--logs", "../../benchmark/testdata/train/child.sh"}, "--trials"},

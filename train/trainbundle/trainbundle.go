@@ -13,6 +13,7 @@ import (
 	"io"
 	"time"
 
+	"aimeter/aisbench"
 	"aimeter/bundle"
 	"aimeter/gbt/testinfo"
 	"aimeter/sysinfo"
@@ -42,7 +43,12 @@ const (
 	SourceGoAPI     = "go-api"    // a Go training loop through train.Recorder
 	SourceMLLOG     = "mllog"     // a child process printing :::MLLOG lines
 	SourceCollector = "collector" // ranks posting to the train/collect endpoint
+	SourceAisBench  = "ais-bench" // an ais-bench workload package's benchmark.sh (package aisbench)
 )
+
+// AisBenchDir is the bundle folder holding an ais-bench package's log and
+// result files, under their names in the package.
+const AisBenchDir = "ais_bench"
 
 // Training is a GB/T 45087 training run: the events and the description
 // that every derived file is computed from.
@@ -61,6 +67,10 @@ type Training struct {
 	// training_trial<N>_stdout.log and training_trial<N>_stderr.log. A nil
 	// stream writes no file.
 	TrialOutputs []TrialOutput
+	// AisBenchFiles are an ais-bench package's log and result files, by
+	// the names Run.AisBench.Files lists (files AisBenchDir/NAME); nil
+	// for other runs.
+	AisBenchFiles map[string][]byte
 }
 
 // TrialOutput is the captured output of one trial.
@@ -114,6 +124,10 @@ type TrainingRun struct {
 	// Incomplete says why the run ended before it was complete (a child
 	// that failed, an interrupt, a deadline); "" when it completed.
 	Incomplete string `json:"incomplete,omitempty"`
+	// AisBench is the run of an ais-bench workload package (aimeter
+	// train --ais-bench): its exit, phases and every result it set; nil
+	// for other runs.
+	AisBench *aisbench.Run `json:"ais_bench,omitempty"`
 	// PowerReplay is the base name of the power replay file whose samples
 	// were added to the events (aimeter train --power-replay); "" for none.
 	PowerReplay string `json:"power_replay,omitempty"`
@@ -218,6 +232,8 @@ func (r *TrainingRun) SourceText() string {
 		return fmt.Sprintf("MLLOG from a child process: %s (%s)", joinArgv(r.Command.Argv), r.Command.Exit.Reason)
 	case r.Collector != nil:
 		return fmt.Sprintf("event endpoint on %s: %d ranks, %d events (%s)", r.Collector.Listen, len(r.Collector.Status.Ranks), r.Collector.Status.Events, r.Collector.EndReason)
+	case r.AisBench != nil:
+		return fmt.Sprintf("ais-bench workload package %s (%s): code/benchmark.sh %s", r.AisBench.Package, r.AisBench.Layout, r.AisBench.Exit)
 	case r.Workload != nil:
 		return fmt.Sprintf("Go API: %s workload, %s on %s, %d trials of at most %d epochs", r.Workload.Name, r.Workload.Model, r.Workload.Dataset, r.Workload.Trials, r.Workload.Epochs)
 	}
@@ -267,6 +283,24 @@ func (r *TrainingRun) Notes() []string {
 		}
 		if c.StdoutBytes > c.CaptureLimit || c.StderrBytes > c.CaptureLimit {
 			out = append(out, fmt.Sprintf("The captured output keeps the first %d bytes of each stream (stdout %d, stderr %d bytes written).", c.CaptureLimit, c.StdoutBytes, c.StderrBytes))
+		}
+	}
+	if a := r.AisBench; a != nil {
+		for _, p := range a.Phases {
+			state := "ended"
+			switch {
+			case p.Failed:
+				state = "failed"
+			case p.End.IsZero():
+				state = "never ended"
+			}
+			out = append(out, fmt.Sprintf("ais-bench phase %s: %s.", p.Name, state))
+		}
+		for _, q := range a.FirstMalformed {
+			out = append(out, fmt.Sprintf("ais-bench results line %d: %s: %q", q.Line, q.Reason, q.Excerpt))
+		}
+		for _, s := range a.Skipped {
+			out = append(out, "ais-bench file not kept: "+s+".")
 		}
 	}
 	if c := r.Collector; c != nil {
@@ -325,6 +359,12 @@ func write(b *bundle.Bundle, t *Training, fw bundle.FileWriter) error {
 	}
 	if t.Stderr != nil {
 		fw.Add(TrainingStderrFile, func(w io.Writer) error { _, err := w.Write(t.Stderr); return err })
+	}
+	if a := t.Run.AisBench; a != nil {
+		for _, name := range a.Files {
+			data := t.AisBenchFiles[name]
+			fw.Add(AisBenchDir+"/"+name, func(w io.Writer) error { _, err := w.Write(data); return err })
+		}
 	}
 	for i, o := range t.TrialOutputs {
 		for _, s := range []struct {
@@ -406,6 +446,12 @@ func read(b *bundle.Bundle, f bundle.Files) (*Training, error) {
 	t.Stdout, t.Stderr = optional(TrainingStdoutFile), optional(TrainingStderrFile)
 	for i := range t.Run.Trials {
 		t.TrialOutputs = append(t.TrialOutputs, TrialOutput{optional(TrialOutputFile(i+1, "stdout")), optional(TrialOutputFile(i+1, "stderr"))})
+	}
+	if a := t.Run.AisBench; a != nil {
+		t.AisBenchFiles = map[string][]byte{}
+		for _, name := range a.Files {
+			t.AisBenchFiles[name] = optional(AisBenchDir + "/" + name)
+		}
 	}
 	b.Version, b.System, b.Location = t.Run.Version, t.Run.System, t.Run.Location()
 	return t, nil

@@ -1,0 +1,10 @@
+export PYTHON_COMMAND=python3
+export PROFILE=resnet50_onnx
+export MODEL_PATH=/home/lab/models/resnet50_bs1.om
+export QUERY_ARRIVAL_MODE=offline
+export MAX_LOADSAMPLES_COUNT=10
+export SAMPLE_COUNT=100
+export CACHE_PATH=${CUR_PATH}/../cache
+export BATCH_SIZE=1
+export DATASET_PATH=/home/lab/datasets/imagenet/val
+export DEVICE_ID=0
