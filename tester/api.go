@@ -124,6 +124,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /api/v1/compare", s.adminOnly(s.handleCompare))
 	m.HandleFunc("GET /api/v1/events", s.adminOnly(s.handleEvents))
 	m.Handle("GET "+clocksync.Path, clocksync.Handler(nil)) // the shards' clock reference (docs/sharding.md)
+	s.shardRoutes(m)
 	s.dashboardRoutes(m)
 	s.mux = m
 }

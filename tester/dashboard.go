@@ -304,7 +304,14 @@ func (s *Server) pageRun(w http.ResponseWriter, r *http.Request) error {
 	for _, a := range v.Artifacts {
 		hasReport = hasReport || a.Name == "report.html"
 	}
-	return s.render(w, r, "run", map[string]any{"Title": fmt.Sprintf("Run %d", id), "R": v, "HasReport": hasReport})
+	data := map[string]any{"Title": fmt.Sprintf("Run %d", id), "R": v, "HasReport": hasReport}
+	// A merge of a sharded test's shards names them (tester/shards.go).
+	if ss, err := s.store.ShardSetOfRun(r.Context(), id); err == nil {
+		data["Shards"] = newShardSetView(ss)
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	return s.render(w, r, "run", data)
 }
 
 // runFile serves a stored file of a run. Uploaded content is untrusted:
