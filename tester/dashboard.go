@@ -288,7 +288,15 @@ func (s *Server) pageTest(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return s.render(w, r, "test", map[string]any{"Title": "Test item " + it.ID, "T": v, "Audit": a})
+	sets, err := s.store.ShardSets(r.Context(), it.ID, "")
+	if err != nil {
+		return err
+	}
+	var shards []*ShardSetView
+	for _, ss := range sets {
+		shards = append(shards, newShardSetView(ss))
+	}
+	return s.render(w, r, "test", map[string]any{"Title": "Test item " + it.ID, "T": v, "Audit": a, "Shards": shards})
 }
 
 func (s *Server) pageRun(w http.ResponseWriter, r *http.Request) error {

@@ -221,7 +221,19 @@ func (s *Server) shardStoredReply(ctx context.Context, it *store.TestItem, ss *s
 // storeShard stores a verified, recomputed shard of a sharded test and,
 // when it completes its test, merges the test's shards. release gives
 // back the upload's memory (the merge takes its own).
-func (s *Server) storeShard(ctx context.Context, it *store.TestItem, uid, dir string, rec *shard.Record, status store.RunStatus, reason string, digest string, release func()) (*UploadReply, *refusal) {
+// shardUpload is what the upload of a shard verified and recomputed: its
+// status and reason (store.IngestOptions'), its bundle's digest, the files
+// recomputed and the verdict its signed statement claims.
+type shardUpload struct {
+	status     store.RunStatus
+	reason     string
+	digest     string
+	recomputed []string
+	verdict    string
+}
+
+func (s *Server) storeShard(ctx context.Context, it *store.TestItem, uid, dir string, rec *shard.Record, up shardUpload, release func()) (*UploadReply, *refusal) {
+	status, reason, digest := up.status, up.reason, up.digest
 	key := ShardKey(rec)
 	// A shard must be of the test the first shard stored began: checked
 	// now with the merge's own check, on the two, so that a shard of
@@ -255,7 +267,8 @@ func (s *Server) storeShard(ctx context.Context, it *store.TestItem, uid, dir st
 		return nil, ref
 	}
 	s.log.Info("shard stored", "test", it.ID, "key", key, "index", rec.Index, "count", rec.Count, "complete", complete)
-	rep := &UploadReply{TestID: it.ID, Status: ShardStatus, BundleDigest: digest, KeyID: attest.KeyID(it.PublicKey), Shard: shardReply(ss, rec.Index)}
+	rep := &UploadReply{TestID: it.ID, Status: ShardStatus, BundleDigest: digest, KeyID: attest.KeyID(it.PublicKey),
+		Verdict: up.verdict, Recomputed: up.recomputed, Shard: shardReply(ss, rec.Index)}
 	if !complete {
 		return rep, nil
 	}

@@ -154,6 +154,9 @@ func TestShardedTest(t *testing.T) {
 			if runs := itemRuns(t, s, p.reg.TestID); len(runs) != 0 {
 				t.Errorf("a shard is listed as a result: %d runs", len(runs))
 			}
+			if page := s.dashboardGet(t, "/tests/"+p.reg.TestID); !strings.Contains(page, "waiting for shards 1, 2") || strings.Contains(page, `href="/runs/`) {
+				t.Errorf("the test item's page does not show the test waiting, or shows a run")
+			}
 			firstUpload := v.Shards[0].UploadID
 
 			// Another bundle of shard 0: refused, naming the index and
