@@ -566,3 +566,96 @@ func (s *Store) FinishShardSet(ctx context.Context, item, key string, state Shar
 	})
 	return out, err
 }
+
+// EventShardStarted: a shard of a sharded test started under an attempt
+// (ClaimShardAttempt); its detail holds the shard's index and count.
+const EventShardStarted = "shard_started"
+
+// ClaimShardAttempt is ClaimAttempt for the start of shard index of a test
+// of count shards: the shards of one test run as one attempt. The shard
+// joins the item's latest attempt when that attempt holds no run yet and a
+// shard of a test of the same count, but no shard of the same index,
+// started under it; otherwise it claims the next attempt as ClaimAttempt
+// does (with its errors). Either way a shard_started event records it, in
+// the transaction that decides, which holds the item's row: of the shards
+// starting at once, one claims and the others join. joined says which.
+func (s *Store) ClaimShardAttempt(ctx context.Context, id string, index, count int) (attempt int, joined bool, err error) {
+	if count < 2 || index < 0 || index >= count {
+		return 0, false, fmt.Errorf("store: shard %d of %d: not a shard of a sharded test", index, count)
+	}
+	err = s.inTx(ctx, func(tx *sql.Tx) error {
+		q := `SELECT ` + itemColumns + ` FROM test_items WHERE id = ?`
+		if s.dialect == Postgres {
+			q += ` FOR NO KEY UPDATE`
+		}
+		it, err := scanItem(tx.QueryRowContext(ctx, s.rebind(q), id))
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("store: test item %q: %w", id, ErrNotFound)
+		}
+		if err != nil {
+			return fmt.Errorf("store: test item %q: %w", id, err)
+		}
+		if !it.ExpiresAt.IsZero() && !s.now().Before(it.ExpiresAt) {
+			return fmt.Errorf("store: test item %s: expired at %s: %w", id, it.ExpiresAt.Format(time.RFC3339), ErrExpired)
+		}
+		if it.Attempts > 0 {
+			join, err := s.shardMayJoin(ctx, tx, id, it.Attempts, index, count)
+			if err != nil {
+				return err
+			}
+			if join {
+				attempt, joined = it.Attempts, true
+			}
+		}
+		if !joined {
+			if it.Attempts >= 1+it.RetestAllowance {
+				return fmt.Errorf("store: test item %s: %d attempts used, %d retests allowed: %w", id, it.Attempts, it.RetestAllowance, ErrRetestsExhausted)
+			}
+			attempt = it.Attempts + 1
+			if _, err := tx.ExecContext(ctx, s.rebind(`UPDATE test_items SET attempts = ? WHERE id = ?`), attempt, id); err != nil {
+				return fmt.Errorf("store: test item %s: %w", id, err)
+			}
+			if _, err := s.appendEvent(ctx, tx, Event{TestItemID: id, Attempt: attempt, Kind: EventAttemptClaimed}); err != nil {
+				return err
+			}
+		}
+		detail, _ := json.Marshal(map[string]int{"index": index, "count": count})
+		_, err = s.appendEvent(ctx, tx, Event{TestItemID: id, Attempt: attempt, Kind: EventShardStarted, Detail: detail})
+		return err
+	})
+	return attempt, joined, err
+}
+
+// shardMayJoin says whether shard index of count may join the item's
+// attempt: it holds no run, a shard of count shards started under it, and
+// none of this index.
+func (s *Store) shardMayJoin(ctx context.Context, tx *sql.Tx, id string, attempt, index, count int) (bool, error) {
+	var runs int
+	if err := tx.QueryRowContext(ctx, s.rebind(`SELECT COUNT(*) FROM runs WHERE test_item_id = ? AND attempt = ?`), id, attempt).Scan(&runs); err != nil {
+		return false, fmt.Errorf("store: test item %s: %w", id, err)
+	}
+	if runs > 0 {
+		return false, nil
+	}
+	rows, err := tx.QueryContext(ctx, s.rebind(`SELECT detail FROM events WHERE test_item_id = ? AND attempt = ? AND kind = ?`), id, attempt, EventShardStarted)
+	if err != nil {
+		return false, fmt.Errorf("store: test item %s: %w", id, err)
+	}
+	defer rows.Close()
+	sameTest := false
+	for rows.Next() {
+		var detail string
+		if err := rows.Scan(&detail); err != nil {
+			return false, fmt.Errorf("store: test item %s: %w", id, err)
+		}
+		var d struct{ Index, Count int }
+		if json.Unmarshal([]byte(detail), &d) != nil || d.Count != count {
+			continue
+		}
+		if d.Index == index {
+			return false, nil // a second run of the shard: a new attempt
+		}
+		sameTest = true
+	}
+	return sameTest, rows.Err()
+}

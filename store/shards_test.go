@@ -151,3 +151,43 @@ func TestPutShardLastTwoAtOnce(t *testing.T) {
 		}
 	})
 }
+
+// TestClaimShardAttempt: the shards of one test starting at once share one
+// attempt (one claims, the others join); a shard of an index that started
+// already under it, or one after the attempt holds a run, claims the next.
+func TestClaimShardAttempt(t *testing.T) {
+	forEach(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		must[*store.TestItem](t)(s.CreateTestItem(ctx, store.TestItem{ID: "T-1", RetestAllowance: 1}))
+		var wg sync.WaitGroup
+		attempts, joined, errs := make([]int, 3), make([]bool, 3), make([]error, 3)
+		for i := range 3 {
+			wg.Go(func() { attempts[i], joined[i], errs[i] = s.ClaimShardAttempt(ctx, "T-1", i, 3) })
+		}
+		wg.Wait()
+		claims := 0
+		for i := range 3 {
+			if errs[i] != nil || attempts[i] != 1 {
+				t.Fatalf("shard %d: attempt %d, %v", i, attempts[i], errs[i])
+			}
+			if !joined[i] {
+				claims++
+			}
+		}
+		if claims != 1 {
+			t.Errorf("%d of the shards claimed an attempt, want 1", claims)
+		}
+		// Shard 0 again: a second run of the test, the next attempt.
+		if a, j, err := s.ClaimShardAttempt(ctx, "T-1", 0, 3); err != nil || a != 2 || j {
+			t.Errorf("shard 0 again: attempt %d, joined %v, %v", a, j, err)
+		}
+		// No retest left for a third.
+		if _, _, err := s.ClaimShardAttempt(ctx, "T-1", 0, 3); !errors.Is(err, store.ErrRetestsExhausted) {
+			t.Errorf("a third run: %v, want ErrRetestsExhausted", err)
+		}
+		// A shard of another count does not join.
+		if _, _, err := s.ClaimShardAttempt(ctx, "T-1", 1, 4); !errors.Is(err, store.ErrRetestsExhausted) {
+			t.Errorf("a shard of 4 under an attempt of shards of 3: %v, want a claim (refused: no retest left)", err)
+		}
+	})
+}

@@ -386,7 +386,7 @@ func (s *Server) handleEvent(w http.ResponseWriter, r *http.Request) {
 	}
 	attempt := it.Attempts
 	if req.Kind == store.EventTestStart {
-		a, err := s.store.ClaimAttempt(r.Context(), id)
+		a, err := s.claimAttempt(r.Context(), id, req.Detail)
 		if s.refuseClaim(w, id, err) {
 			return
 		}

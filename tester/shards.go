@@ -556,3 +556,25 @@ func (s *Server) handleShardSet(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusOK, newShardSetView(ss))
 }
+
+// ShardStart is the shard a test_start event's detail names ({"shard":
+// {"index": 1, "count": 4}}), sent by a shard's run (AttemptOptions.Shard).
+type ShardStart struct {
+	Index int `json:"index"`
+	Count int `json:"count"`
+}
+
+// claimAttempt claims the attempt of a test_start whose detail is detail:
+// for a shard of a test of several, its test's attempt
+// (store.ClaimShardAttempt: the shards of one test starting together share
+// one); for anything else, the next (store.ClaimAttempt).
+func (s *Server) claimAttempt(ctx context.Context, id string, detail json.RawMessage) (int, error) {
+	var d struct {
+		Shard *ShardStart `json:"shard"`
+	}
+	if len(detail) > 0 && json.Unmarshal(detail, &d) == nil && d.Shard != nil && d.Shard.Count > 1 && d.Shard.Index >= 0 && d.Shard.Index < d.Shard.Count {
+		a, _, err := s.store.ClaimShardAttempt(ctx, id, d.Shard.Index, d.Shard.Count)
+		return a, err
+	}
+	return s.store.ClaimAttempt(ctx, id)
+}

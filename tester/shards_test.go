@@ -363,3 +363,37 @@ func (s *service) dashboardGet(t *testing.T, path string) string {
 	}
 	return page
 }
+
+// TestShardsShareOneAttempt runs the shards as `aimeter run --server` does
+// (Client.RunAttempt, with the shard in AttemptOptions): an item with no
+// retest takes every shard's test_start, as one attempt, and the merged run
+// is that attempt's.
+func TestShardsShareOneAttempt(t *testing.T) {
+	sr := makeShards(t)
+	for _, b := range backends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			ctx := context.Background()
+			s := newService(t, b)
+			p := s.register(t, 0, "")
+			var last *tester.UploadReply
+			for i, dir := range sr.shards {
+				out, err := p.client.RunAttempt(ctx, p.reg.TestID, func(func(benchmark.Phase)) error { return nil },
+					tester.AttemptOptions{Dir: dir, Key: p.key, Shard: &benchmark.Shard{Index: i, Count: nShards}})
+				if err != nil {
+					t.Fatalf("shard %d: %v", i, err)
+				}
+				if out.Attempt.Number != 1 {
+					t.Errorf("shard %d started attempt %d, want 1", i, out.Attempt.Number)
+				}
+				last = out.Reply
+			}
+			if last.RunID == 0 || last.Attempt != 1 {
+				t.Fatalf("the last shard's reply: %+v", last)
+			}
+			it, err := s.st.TestItem(ctx, p.reg.TestID)
+			if err != nil || it.Attempts != 1 {
+				t.Fatalf("item after the sharded test: %+v, %v", it, err)
+			}
+		})
+	}
+}
