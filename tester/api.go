@@ -124,6 +124,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /api/v1/compare", s.adminOnly(s.handleCompare))
 	m.HandleFunc("GET /api/v1/events", s.adminOnly(s.handleEvents))
 	m.Handle("GET "+clocksync.Path, clocksync.Handler(nil)) // the shards' clock reference (docs/sharding.md)
+	s.shardRoutes(m)
 	s.dashboardRoutes(m)
 	s.mux = m
 }
@@ -385,7 +386,7 @@ func (s *Server) handleEvent(w http.ResponseWriter, r *http.Request) {
 	}
 	attempt := it.Attempts
 	if req.Kind == store.EventTestStart {
-		a, err := s.store.ClaimAttempt(r.Context(), id)
+		a, err := s.claimAttempt(r.Context(), id, req.Detail)
 		if s.refuseClaim(w, id, err) {
 			return
 		}

@@ -25,7 +25,18 @@ type Attempt struct {
 // StartAttempt reports test_start for the test item and returns the
 // attempt the service counted.
 func (c *Client) StartAttempt(ctx context.Context, testID string) (*Attempt, error) {
-	ev, err := c.Event(ctx, testID, store.EventTestStart, nil)
+	return c.startAttempt(ctx, testID, nil)
+}
+
+// startAttempt reports test_start, naming the shard when sh is a shard of
+// a sharded test: the service then counts the shards of one test as one
+// attempt ("Sharded tests" in docs/server.md).
+func (c *Client) startAttempt(ctx context.Context, testID string, sh *benchmark.Shard) (*Attempt, error) {
+	var detail any
+	if sh != nil && sh.Count > 1 {
+		detail = map[string]any{"shard": ShardStart{Index: sh.Index, Count: sh.Count}}
+	}
+	ev, err := c.Event(ctx, testID, store.EventTestStart, detail)
 	if err != nil {
 		return nil, err
 	}
@@ -74,6 +85,11 @@ type AttemptOptions struct {
 	// phase's event; the run goes on without it (the service refuses the
 	// upload later if the token no longer works).
 	EventFailed func(kind benchmark.PhaseKind, err error)
+	// Shard, when it names a shard of a test of several (Count > 1), is
+	// the run's shard: its test_start names it, so that the service
+	// counts the shards of one test as one attempt. Nil (or Count ≤ 1) is
+	// a whole test.
+	Shard *benchmark.Shard
 }
 
 // AttemptOutcome is what Client.RunAttempt did.
@@ -95,7 +111,7 @@ type AttemptOutcome struct {
 // test_end with its error and uploads nothing. The error is the service's
 // (StartAttempt, Finish); the run's is the outcome's RunErr.
 func (c *Client) RunAttempt(ctx context.Context, testID string, run func(phase func(benchmark.Phase)) error, o AttemptOptions) (*AttemptOutcome, error) {
-	at, err := c.StartAttempt(ctx, testID)
+	at, err := c.startAttempt(ctx, testID, o.Shard)
 	if err != nil {
 		return nil, err
 	}

@@ -288,7 +288,15 @@ func (s *Server) pageTest(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return s.render(w, r, "test", map[string]any{"Title": "Test item " + it.ID, "T": v, "Audit": a})
+	sets, err := s.store.ShardSets(r.Context(), it.ID, "")
+	if err != nil {
+		return err
+	}
+	var shards []*ShardSetView
+	for _, ss := range sets {
+		shards = append(shards, newShardSetView(ss))
+	}
+	return s.render(w, r, "test", map[string]any{"Title": "Test item " + it.ID, "T": v, "Audit": a, "Shards": shards})
 }
 
 func (s *Server) pageRun(w http.ResponseWriter, r *http.Request) error {
@@ -304,7 +312,14 @@ func (s *Server) pageRun(w http.ResponseWriter, r *http.Request) error {
 	for _, a := range v.Artifacts {
 		hasReport = hasReport || a.Name == "report.html"
 	}
-	return s.render(w, r, "run", map[string]any{"Title": fmt.Sprintf("Run %d", id), "R": v, "HasReport": hasReport})
+	data := map[string]any{"Title": fmt.Sprintf("Run %d", id), "R": v, "HasReport": hasReport}
+	// A merge of a sharded test's shards names them (tester/shards.go).
+	if ss, err := s.store.ShardSetOfRun(r.Context(), id); err == nil {
+		data["Shards"] = newShardSetView(ss)
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	return s.render(w, r, "run", data)
 }
 
 // runFile serves a stored file of a run. Uploaded content is untrusted:

@@ -156,6 +156,9 @@ func Serve(ctx context.Context, o ServeOptions) error {
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.ServeTLS(ln, "", "") }()
+	// Sharded tests whose shards were all stored before a stop, but not
+	// merged, are merged now (their errors are logged).
+	go srv.ResumeShardMerges(ctx)
 	select {
 	case err := <-errc:
 		return err

@@ -162,6 +162,9 @@ type Server struct {
 
 	admit         *admission
 	uploadTimeout time.Duration
+
+	// Merges of sharded tests (tester/shards.go).
+	shards shardMerges
 }
 
 // New makes the service: it reads or makes the admin token and empties the

@@ -14,11 +14,13 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"aimeter/attest"
 	"aimeter/bundle"
 	"aimeter/recompute"
+	"aimeter/shard"
 	"aimeter/store"
 )
 
@@ -74,6 +76,11 @@ type UploadReply struct {
 	// stored as the run described: the service answers such a retry 409
 	// with this reply in the body, which Client.Upload returns as success.
 	StoredAlready bool `json:"stored_already,omitempty"`
+	// Shard, for the upload of a shard of a sharded test (tester/shards.go),
+	// is the shard and its test: RunID is then 0 and Status ShardStatus
+	// until the upload that completes the test, whose reply is the merged
+	// run's.
+	Shard *ShardReply `json:"shard,omitempty"`
 }
 
 // refusal is an upload refused with an HTTP status and its reasons.
@@ -188,11 +195,15 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request, it *store.TestIt
 		if err := s.store.CheckNotStored(ctx, digest); err != nil {
 			return nil, s.replayRefusal(ctx, it, uid, err)
 		}
+		if rep, ref, ok := s.shardRetry(ctx, it, dir, digest); ok {
+			return rep, ref
+		}
 	}
 	release, ref := s.admitMemory(ctx, dir)
 	if ref != nil {
 		return nil, ref
 	}
+	release = sync.OnceFunc(release)
 	defer release()
 	rc, err := recompute.Check(dir, recompute.Options{Version: s.version})
 	if err != nil {
@@ -216,6 +227,10 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request, it *store.TestIt
 	digest, err := bundle.Digest(dir)
 	if err != nil {
 		return nil, refuse(http.StatusInternalServerError, "internal error: "+err.Error())
+	}
+	if rec := shard.Of(rc.Bundle); rec.Sharded() {
+		// A shard of a sharded test is stored as such, not as a run.
+		return s.storeShard(ctx, it, uid, dir, rec, shardUpload{status, reason, digest, rc.Compared, st.Predicate.Verdict}, release)
 	}
 
 	// The store refuses a bundle stored already and takes or claims the
