@@ -149,7 +149,7 @@ func TestCarriedOf(t *testing.T) {
 		rec(3_000e6, loadgen.NoTime, 500, 0, 4), // lost: its request counts, span ends at its issue
 	}
 	raw := func(i uint64) int64 { return 2 * int64(i+1) }
-	c := CarriedOf(slices.Values(recs), raw)
+	c := CarriedOf(slices.Values(recs), CarriedOptions{Uncompressed: raw})
 	if !c.Measured || c.SpanNs != 3e9 {
 		t.Fatalf("measured %v span %d", c.Measured, c.SpanNs)
 	}
@@ -165,7 +165,16 @@ func TestCarriedOf(t *testing.T) {
 	if c.Egress.TotalBytes != 40 || c.Egress.Samples != 4 || c.Egress.Peak != 30 {
 		t.Errorf("egress %+v, want 40 bytes over 4 samples, peak 30 (0.1–1.0 s)", c.Egress)
 	}
-	if c := CarriedOf(slices.Values([]loadgen.Record{rec(0, 10, 0, 0, 0)}), nil); c.Measured {
+	// Offline: every sample issued at 0; placed at their completions, the
+	// requests spread over the run.
+	off := []loadgen.Record{rec(0, 500e6, 1000, 1, 0), rec(0, 1_400e6, 1000, 1, 1), rec(0, 2_500e6, 1000, 1, 2)}
+	if c := CarriedOf(slices.Values(off), CarriedOptions{}); c.Ingress.Peak != 3000 {
+		t.Errorf("Offline at issue: peak %v, want all 3000 bytes in the first window", c.Ingress.Peak)
+	}
+	if c := CarriedOf(slices.Values(off), CarriedOptions{RequestsAtCompletion: true}); c.Ingress.Peak != 2000 || c.Ingress.PeakStartNs != 500e6 {
+		t.Errorf("Offline at completion: peak %v at %d, want 2000 from 0.5 s", c.Ingress.Peak, c.Ingress.PeakStartNs)
+	}
+	if c := CarriedOf(slices.Values([]loadgen.Record{rec(0, 10, 0, 0, 0)}), CarriedOptions{}); c.Measured {
 		t.Error("an in-process run measured a wire")
 	}
 }
@@ -178,6 +187,11 @@ func TestCheck(t *testing.T) {
 	}
 	full := Carried{Measured: true, Ingress: Direction{TotalBytes: 150528 * 10, Samples: 10}, Egress: Direction{TotalBytes: 10, Samples: 10}}
 	half := Carried{Measured: true, Ingress: Direction{TotalBytes: 75264 * 10, Samples: 10}, Egress: Direction{TotalBytes: 10, Samples: 10}}
+	// Compressed to half from full-size payloads, and from payloads
+	// already under the formula's size.
+	halfOfFull, halfOfSmall := half, half
+	halfOfFull.Ingress.UncompressedBytes = 150528 * 10
+	halfOfSmall.Ingress.UncompressedBytes = 100000 * 10
 	gbe := NIC{Name: "eth0", BitsPerSecond: 1e9}    // 125 MB/s: enough
 	slow := NIC{Name: "eth1", BitsPerSecond: 100e6} // 12.5 MB/s: not enough
 	for _, c := range []struct {
@@ -192,14 +206,16 @@ func TestCheck(t *testing.T) {
 		{"a 100 Mbit/s link is under 15 MB/s", full, slow, None, Fail, Pass, false},
 		{"unknown link speed: unknown, not failed", full, NIC{}, None, Unknown, Pass, true},
 		{"half-size inputs without compression", half, gbe, None, Pass, Fail, false},
-		{"half-size inputs because compressed", half, gbe, Lossless, Pass, Compressed, true},
+		{"half-size inputs because compressed", halfOfFull, gbe, Lossless, Pass, Compressed, true},
+		{"compressed, sizes before not recorded: taken as compression", half, gbe, Lossless, Pass, Compressed, true},
+		{"compressed, but the payloads were already smaller than the formula", halfOfSmall, gbe, Lossless, Pass, Fail, false},
 		{"no wire sizes", Carried{}, gbe, None, Pass, Unknown, true},
 	} {
 		r := Check(req, c.carried, c.nic, c.comp)
 		if r.Ingress.NIC != c.nicV || r.Ingress.Wire != c.wire || r.Ingress.Pass != c.pass {
 			t.Errorf("%s: nic %s wire %s pass %v (%s), want %s %s %v", c.why, r.Ingress.NIC, r.Ingress.Wire, r.Ingress.Pass, r.Ingress.Note, c.nicV, c.wire, c.pass)
 		}
-		if c.wire == Compressed && !strings.Contains(r.Ingress.Note, "50.0% of the formula's 150528, because the samples were compressed (lossless)") {
+		if c.wire == Compressed && !strings.Contains(r.Ingress.Note, "50.0% of the formula's 150528, because the samples were compressed (lossless") {
 			t.Errorf("%s: note %q does not say compression made it so", c.why, r.Ingress.Note)
 		}
 	}

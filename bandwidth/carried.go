@@ -31,6 +31,15 @@ type Direction struct {
 	UncompressedBytes int64 `json:"uncompressed_bytes,omitempty"`
 }
 
+// UncompressedPerSample is UncompressedBytes / Samples (0 without
+// samples).
+func (d Direction) UncompressedPerSample() float64 {
+	if d.Samples == 0 {
+		return 0
+	}
+	return float64(d.UncompressedBytes) / float64(d.Samples)
+}
+
 // BytesPerSample is TotalBytes / Samples (0 without samples).
 func (d Direction) BytesPerSample() float64 {
 	if d.Samples == 0 {
@@ -42,7 +51,8 @@ func (d Direction) BytesPerSample() float64 {
 // Carried is what the wire carried over a run, each way.
 type Carried struct {
 	// Ingress is the requests (towards the SUT), placed at each sample's
-	// issue; Egress the responses, placed at each completion.
+	// issue (or completion, RequestsAtCompletion); Egress the responses,
+	// placed at each completion.
 	Ingress Direction `json:"ingress"`
 	Egress  Direction `json:"egress"`
 	// SpanNs is from the first issue to the last completion, ns.
@@ -52,13 +62,26 @@ type Carried struct {
 	Measured bool `json:"measured"`
 }
 
+// CarriedOptions say how CarriedOf reads the records. The zero value
+// places requests at their issue and knows no payload sizes.
+type CarriedOptions struct {
+	// RequestsAtCompletion places a request's bytes at its sample's
+	// completion (by then they had all crossed the wire) instead of its
+	// issue: for the Offline scenario, whose samples are all issued at
+	// once, so that the issue time says nothing of when a request went
+	// out. A lost sample's request stays at its issue.
+	RequestsAtCompletion bool
+	// Uncompressed, if not nil, gives the payload size of a QSL index
+	// before compression (0 unknown), which Ingress.UncompressedBytes sums.
+	Uncompressed func(index uint64) int64
+}
+
 // CarriedOf sums the wire sizes of recs (loadgen.Record.RequestBytes and
 // ResponseBytes): the mean rate over the span from the first issue to the
 // last completion and the peak of 1 s windows, each way. Lost samples
-// count the request they sent. uncompressed, if not nil, gives the
-// payload size of a QSL index before compression (0 unknown), which
-// Ingress.UncompressedBytes sums.
-func CarriedOf(recs iter.Seq[loadgen.Record], uncompressed func(index uint64) int64) Carried {
+// count the request they sent.
+func CarriedOf(recs iter.Seq[loadgen.Record], o CarriedOptions) Carried {
+	uncompressed := o.Uncompressed
 	var c Carried
 	type ev struct{ t, n int64 }
 	var in, out []ev
@@ -80,7 +103,11 @@ func CarriedOf(recs iter.Seq[loadgen.Record], uncompressed func(index uint64) in
 		}
 		seen = true
 		if r.RequestBytes > 0 {
-			in = append(in, ev{r.IssuedNs, r.RequestBytes})
+			at := r.IssuedNs
+			if o.RequestsAtCompletion && r.CompletedNs != loadgen.NoTime {
+				at = r.CompletedNs
+			}
+			in = append(in, ev{at, r.RequestBytes})
 			c.Ingress.TotalBytes += r.RequestBytes
 			c.Ingress.Samples++
 			if uncompressed != nil {

@@ -173,10 +173,18 @@ func direction(required float64, aboveZero bool, perSample int64, c Direction, m
 		}
 	case c.BytesPerSample() >= float64(perSample):
 		d.Wire = Pass
+	case comp != None && comp != "" && c.UncompressedBytes > 0 && c.UncompressedPerSample() < float64(perSample):
+		d.Wire = Fail
+		notes = append(notes, fmt.Sprintf("the samples held %.0f bytes each before compression, under the formula's %d: the inputs sent are smaller than the benchmark's",
+			c.UncompressedPerSample(), perSample))
 	case comp != None && comp != "":
 		d.Wire = Compressed
-		notes = append(notes, fmt.Sprintf("the wire carried %.0f bytes a sample, %.1f%% of the formula's %d, because the samples were compressed (%s)",
-			c.BytesPerSample(), 100*c.BytesPerSample()/float64(perSample), perSample, comp))
+		before := "payload sizes before compression not recorded"
+		if c.UncompressedBytes > 0 {
+			before = fmt.Sprintf("%.0f bytes each before", c.UncompressedPerSample())
+		}
+		notes = append(notes, fmt.Sprintf("the wire carried %.0f bytes a sample, %.1f%% of the formula's %d, because the samples were compressed (%s; %s)",
+			c.BytesPerSample(), 100*c.BytesPerSample()/float64(perSample), perSample, comp, before))
 	default:
 		d.Wire = Fail
 		notes = append(notes, fmt.Sprintf("the wire carried %.0f bytes a sample, under the formula's %d, without compression: the inputs sent are smaller than the benchmark's",

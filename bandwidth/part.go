@@ -102,9 +102,9 @@ func Of(b *bundle.Bundle, nic NIC) *Report {
 		rep.Compression = None
 	}
 	res := b.Result
-	var raw func(uint64) int64
+	opts := CarriedOptions{RequestsAtCompletion: res.Effective.Scenario == loadgen.Offline}
 	if d.PayloadBytes != nil {
-		raw = func(i uint64) int64 {
+		opts.Uncompressed = func(i uint64) int64 {
 			if i < uint64(len(d.PayloadBytes)) {
 				return d.PayloadBytes[i]
 			}
@@ -112,9 +112,9 @@ func Of(b *bundle.Bundle, nic NIC) *Report {
 		}
 	}
 	if p := res.ReportedPass(); p >= 0 {
-		rep.Carried = CarriedOf(res.PassRecords(p), raw)
+		rep.Carried = CarriedOf(res.PassRecords(p), opts)
 	} else {
-		rep.Carried = CarriedOf(res.Records(), raw)
+		rep.Carried = CarriedOf(res.Records(), opts)
 	}
 	if res.Summary == nil {
 		rep.Gap = errNoThroughput.Error()

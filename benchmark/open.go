@@ -216,6 +216,9 @@ func (r *runner) openServer(o *opened, st *resolved) error {
 		}
 		o.qsl, o.labels = o.images, o.images.Label
 	}
+	if ke, ok := ep.(*kserve.Endpoint); ok {
+		o.qsl = ke.Loading(o.qsl) // compression prepares the samples as they load
+	}
 	ns := netsut.New(context.Background(), ep, netsut.Options{RequestTimeout: c.Net.RequestTimeout})
 	o.sut, o.closers = ns, append(o.closers, func() { _ = ns.Close() })
 	return nil
@@ -508,6 +511,7 @@ func (r *runner) kserveEndpoint(o *opened, rawURL string) (*kserve.Endpoint, err
 		URL: rawURL, GRPC: k.GRPC, Model: model, ModelVersion: k.ModelVersion,
 		Inputs: inputs, InputSize: inputSize, Data: data,
 		BinaryData: k.BinaryData, Stream: k.Stream, BearerToken: token, StageTimes: k.ServerTiming, MaxConns: c.Net.MaxConns,
+		Compression: kserve.Compression(k.Compression),
 	})
 	if err != nil {
 		return nil, &UsageError{Field: "SUT.Net.URLs", Err: err}

@@ -1,6 +1,7 @@
 package derived
 
 import (
+	"aimeter/bandwidth"
 	"aimeter/benchmark/invocation"
 	"aimeter/bundle"
 	"aimeter/gbt"
@@ -10,9 +11,9 @@ import (
 
 // Parts lists every raw part of a bundle that a package above bundle
 // defines: the GB/T test's description, how the run was asked for, its
-// telemetry and a training run.
+// telemetry, a training run and the bandwidth check's declaration.
 func Parts() []bundle.Part {
-	return []bundle.Part{gbt.TestPart, invocation.Part, telemetry.LogPart, trainbundle.Part}
+	return []bundle.Part{gbt.TestPart, invocation.Part, telemetry.LogPart, trainbundle.Part, bandwidth.Part}
 }
 
 // Read is bundle.Read that also decodes every part of Parts, so that a

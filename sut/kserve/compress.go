@@ -254,3 +254,28 @@ func (h *httpClient) doPrepared(ctx context.Context, l *layout, s loadgen.QueryS
 }
 
 var gzipEncoding = []string{"gzip"}
+
+// Compression returns the Endpoint's compression: CompressionNone when
+// it sends the samples as they are.
+func (e *Endpoint) Compression() Compression { return e.opts.Compression }
+
+// InputDatatype is the datatype of the samples' input tensor as the
+// model metadata declared it ("FP32"), for the bandwidth check's data type;
+// "" before Check or for a model of several inputs of different types.
+func (e *Endpoint) InputDatatype() string {
+	l := e.lay.Load()
+	switch {
+	case l == nil:
+		return ""
+	case l.gen == nil:
+		return "FP32"
+	}
+	dt := ""
+	for _, s := range l.gen.Specs() {
+		if dt != "" && s.Datatype != dt {
+			return ""
+		}
+		dt = s.Datatype
+	}
+	return dt
+}
