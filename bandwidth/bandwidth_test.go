@@ -174,6 +174,12 @@ func TestCarriedOf(t *testing.T) {
 	if c := CarriedOf(slices.Values(off), CarriedOptions{RequestsAtCompletion: true}); c.Ingress.Peak != 2000 || c.Ingress.PeakStartNs != 500e6 {
 		t.Errorf("Offline at completion: peak %v at %d, want 2000 from 0.5 s", c.Ingress.Peak, c.Ingress.PeakStartNs)
 	}
+	// A run shorter than a window: the peak is its mean, not its bytes
+	// over a whole second.
+	short := []loadgen.Record{rec(0, 100e6, 1000, 0, 0), rec(200e6, 250e6, 1000, 0, 1)}
+	if c := CarriedOf(slices.Values(short), CarriedOptions{}); c.Ingress.Peak != 8000 || c.Ingress.Mean != 8000 {
+		t.Errorf("a 0.25 s run: peak %v mean %v, want 8000 B/s both", c.Ingress.Peak, c.Ingress.Mean)
+	}
 	if c := CarriedOf(slices.Values([]loadgen.Record{rec(0, 10, 0, 0, 0)}), CarriedOptions{}); c.Measured {
 		t.Error("an in-process run measured a wire")
 	}

@@ -20,8 +20,7 @@ type Direction struct {
 	Mean float64 `json:"mean_bytes_per_second"`
 	// Peak is the most bytes of any window of Window (1 s) that starts at
 	// an event (a request's issue, a response's completion), per second;
-	// in a run shorter than a window, that run's bytes per second of a
-	// whole window.
+	// for a run shorter than a window, its bytes over its span (Mean).
 	Peak float64 `json:"peak_bytes_per_second"`
 	// PeakStartNs is where the peak window starts, ns on the run's clock.
 	PeakStartNs int64 `json:"peak_start_ns"`
@@ -151,7 +150,12 @@ func CarriedOf(recs iter.Seq[loadgen.Record], o CarriedOptions) Carried {
 			}
 			sum -= d.evs[i].n
 		}
-		d.dir.Peak = float64(best) * 1e9 / float64(Window)
+		// A run shorter than a window is one window as long as the run.
+		w := Window
+		if c.SpanNs > 0 && c.SpanNs < w {
+			w = c.SpanNs
+		}
+		d.dir.Peak = float64(best) * 1e9 / float64(w)
 	}
 	return c
 }

@@ -30,6 +30,9 @@ func (p *Plan) validateBandwidth() error {
 		if err != nil {
 			return usage("SUT.KServe.Compression", "SUT.KServe.Compression: %v", err)
 		}
+		if c != bandwidth.None && k.GRPC {
+			return usage("SUT.KServe.Compression", "SUT.KServe.Compression %s needs HTTP: gRPC compresses each message as it is sent, in the timed path, and the rules make compression the QSL's, untimed", c)
+		}
 		if c != bandwidth.None && p.SUT.KindOrNull() != sut.KServe {
 			return usage("SUT.KServe.Compression", "SUT.KServe.Compression %s needs SUT.Kind kserve (a dispatcher's nodes send the samples as they are)", c)
 		}

@@ -198,6 +198,9 @@ func (r *runner) openServer(o *opened, st *resolved) error {
 			if _, ok := errors.AsType[*kserve.InputsError](err); ok {
 				return &UsageError{Field: "SUT.KServe.InputData", Err: fmt.Errorf("SUT.KServe.InputData: the model's inputs: %w", err)}
 			}
+			if _, ok := errors.AsType[*kserve.CompressionError](err); ok {
+				return &UsageError{Field: "SUT.KServe.Compression", Err: fmt.Errorf("SUT.KServe.Compression: %w", err)}
+			}
 			return fmt.Errorf("the kserve server is not ready for the run: %w", err)
 		}
 		return fmt.Errorf("the openai server is not usable: %w", err)

@@ -123,8 +123,16 @@ func (e *Endpoint) checkOriginal(l *layout) error {
 	if l.gen != nil {
 		what = "the inputs built from the model metadata (" + l.gen.Name() + ")"
 	}
-	return fmt.Errorf("kserve: Compression original: %s has no original compressed form of its samples; use lossless or none", what)
+	return &CompressionError{fmt.Errorf("kserve: Compression original: %s has no original compressed form of its samples; use lossless or none", what)}
 }
+
+// CompressionError is Check's error for a compression the samples cannot
+// have (original, for a data set without an original compressed form): a
+// setting to change, not a server that is not ready.
+type CompressionError struct{ Err error }
+
+func (e *CompressionError) Error() string { return e.Err.Error() }
+func (e *CompressionError) Unwrap() error { return e.Err }
 
 // Loading returns q with its LoadSamples extended to build and compress
 // the request body of every sample it loads, as the network division asks
