@@ -25,9 +25,9 @@ import (
 	"strings"
 	"time"
 
+	"aimeter/bandwidth"
 	"aimeter/derived/metrics"
 	"aimeter/loadgen"
-	"aimeter/bandwidth"
 	"aimeter/sysinfo"
 )
 
