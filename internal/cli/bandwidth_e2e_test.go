@@ -93,6 +93,7 @@ func TestBandwidthDocCommands(t *testing.T) {
 	if len(cmds) != 7 {
 		t.Fatalf("%d commands in docs/bandwidth.md; this test knows 7", len(cmds))
 	}
+	written := map[string][]byte{} // bandwidth.json of each run, by --output-dir
 	for _, c := range cmds {
 		key := c.key()
 		if c.args[0] == "serve" {
@@ -117,6 +118,7 @@ func TestBandwidthDocCommands(t *testing.T) {
 			out := filepath.Join(dir, args[slices.Index(args, "--output-dir")+1])
 			lossless := slices.Contains(args, "lossless")
 			checkCarried(t, key, out, tap, lossless)
+			written[filepath.Base(out)], _ = os.ReadFile(filepath.Join(out, bandwidth.File))
 			for _, want := range []string{"Bandwidth (ResNet50-v1.5 at ", "fp32; NIC speed unknown): FAIL", "the inputs sent are smaller than the benchmark's", "Egress  : required > 0"} {
 				if !strings.Contains(res.stdout, want) {
 					t.Errorf("%s: the console lacks %q:\n%s", key, want, res.stdout)
@@ -143,6 +145,11 @@ func TestBandwidthDocCommands(t *testing.T) {
 		case args[0] == "report":
 			if res.code != ExitOK && res.code != ExitInvalid || !strings.Contains(res.stderr, "bandwidth.json, report.html") {
 				t.Errorf("%s: %s", key, res)
+			}
+			// Derived from the bundle alone: regenerated, the same bytes.
+			again, err := os.ReadFile(filepath.Join(dir, args[1], bandwidth.File))
+			if err != nil || !bytes.Equal(again, written[args[1]]) {
+				t.Errorf("%s: bandwidth.json regenerated differs from the run's (%v)", key, err)
 			}
 		default:
 			t.Errorf("%s: a command this test does not know", key)
