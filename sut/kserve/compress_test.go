@@ -213,3 +213,40 @@ func TestServeRefusesUnknownEncoding(t *testing.T) {
 		t.Errorf("a body that is not gzip: %s", res.Status)
 	}
 }
+
+// TestCompressionOwnInputs: samples built from the model metadata (here
+// seeded random FP32 tensors of the served model's shape) are prepared and
+// gzipped when loaded too, and the server decodes them: every request
+// succeeds and the wire sizes the records hold are the prepared ones.
+func TestCompressionOwnInputs(t *testing.T) {
+	srv := startServer(t, testModel(t))
+	e, err := kserve.New(kserve.Options{URL: srv.httpURL, BinaryData: true, Model: "fashion-mlp",
+		Data: &kserve.InputOptions{Mode: kserve.DataRandom, Seed: 3, Samples: 32}, Compression: kserve.CompressionLossless})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if err := e.Check(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if dt := e.InputDatatype(); dt != "FP32" {
+		t.Errorf("InputDatatype %q", dt)
+	}
+	sut := netsut.New(context.Background(), e, netsut.Options{RequestTimeout: 5 * time.Second})
+	defer sut.Close()
+	s := loadgen.DefaultSettings()
+	s.Scenario, s.Mode = loadgen.Offline, loadgen.AccuracyOnly
+	res, err := loadgen.Run(context.Background(), sut, e.Loading(e.OwnInputs()), s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.FailedSamples != 0 || len(res.Accuracy) != 32 {
+		t.Fatalf("%d failed, %d answers: %v", res.FailedSamples, len(res.Accuracy), res.Errors)
+	}
+	payload, wire := e.PayloadSizes()
+	for r := range res.Records() {
+		if r.RequestBytes != wire[r.SampleIndex] || payload[r.SampleIndex] < 4*784 || wire[r.SampleIndex] >= payload[r.SampleIndex] {
+			t.Fatalf("sample %d: %d bytes sent, prepared %d of %d", r.SampleIndex, r.RequestBytes, wire[r.SampleIndex], payload[r.SampleIndex])
+		}
+	}
+}
