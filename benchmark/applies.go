@@ -181,7 +181,7 @@ var rules = func() []Rule {
 
 	// The system under test.
 	add(whereNetwork, network, "SUT.Net.URLs", "SUT.Net.RequestTimeout", "SUT.Net.CheckTimeout", "SUT.Net.MaxConns",
-		"ServerMetrics.URLs", "ServerMetrics.Interval", "ServerMetrics.Off")
+		"ServerMetrics.URLs", "ServerMetrics.Interval", "ServerMetrics.Off", "InputDType", "OutputDType")
 	add(whereOpenAI, backend(sut.OpenAI), "SUT.OpenAI.ServedModel", "SUT.OpenAI.API", "SUT.OpenAI.NoStream", "SUT.OpenAI.Prompts",
 		"SUT.OpenAI.PromptsSHA256", "SUT.OpenAI.InputTokens", "SUT.OpenAI.InputLengths", "SUT.OpenAI.InputLengthsSHA256",
 		"SUT.OpenAI.OutputLengths", "SUT.OpenAI.OutputLengthsSHA256", "SUT.OpenAI.Tokenizer", "SUT.OpenAI.TokenizerSHA256",
@@ -190,7 +190,7 @@ var rules = func() []Rule {
 		"SUT.OpenAI.SaltSeed", "SUT.OpenAI.HTTPClient")
 	add(whereKServe, backend(sut.KServe), "SUT.KServe.GRPC", "SUT.KServe.Model", "SUT.KServe.ModelVersion", "SUT.KServe.BinaryData",
 		"SUT.KServe.Stream", "SUT.KServe.TokenEnv", "SUT.KServe.ServerTiming", "SUT.KServe.Shapes", "SUT.KServe.BatchSize",
-		"SUT.KServe.InputData", "SUT.KServe.InputDataSHA256", "SUT.KServe.DataMode", "SUT.KServe.Seed")
+		"SUT.KServe.InputData", "SUT.KServe.InputDataSHA256", "SUT.KServe.DataMode", "SUT.KServe.Seed", "SUT.KServe.Compression")
 	add(whereDispatch, kind(sut.Dispatch), "SUT.Dispatch.Backend", "SUT.Dispatch.Policy", "SUT.Dispatch.AllowDownNodes")
 	add(whereONNX, kind(sut.ONNX), "SUT.ONNX.Workload", "SUT.ONNX.Model", "SUT.ONNX.ModelSHA256", "SUT.ONNX.Library",
 		"SUT.ONNX.Input", "SUT.ONNX.Output", "SUT.ONNX.IntraOpThreads", "SUT.ONNX.NoSpin", "SUT.ONNX.MaxBatch", "SUT.ONNX.Workers",
@@ -305,6 +305,9 @@ func (p *Plan) Validate() error {
 		if err := p.Shard.validateWith(p); err != nil {
 			return err
 		}
+	}
+	if err := p.validateBandwidth(); err != nil {
+		return err
 	}
 	if p.FindPeakResolution < 0 || p.FindPeakResolution >= 1 {
 		return usage("FindPeakResolution", "FindPeakResolution %v: want a fraction in [0, 1)", p.FindPeakResolution)

@@ -87,6 +87,14 @@ type Plan struct {
 	// measures it against the run's TTFT and TPOT bounds, if any.
 	SLO *bundle.SLO
 
+	// InputDType declares the data type of the run's inputs on the wire
+	// (fp32, int8, …; for DLRMv2 the numerical and the categorical
+	// inputs', fp16,int32) for the MLPerf datacenter bandwidth check of
+	// Settings.Model (package bandwidth, bandwidth.json); "" takes a KServe
+	// server's declared input datatype, else declares none. OutputDType is
+	// the outputs' (3D U-Net, SDXL); "" means InputDType's.
+	InputDType, OutputDType string
+
 	// OutputDir is the directory the bundle is written to. Required.
 	OutputDir string
 	// Name labels the run in report.html; "" means "<SUT> <scenario>".
@@ -560,6 +568,7 @@ func (r *runner) measure(st *resolved, o *opened, gp *gbt.RunPlan, manual testin
 	b := &bundle.Bundle{Result: res, Version: r.version(), Name: p.Name, System: system, Trace: p.Trace, NoReport: p.NoReport,
 		Nodes: o.nodes()}
 	invocation.Set(b, r.invocation(st, o))
+	r.setBandwidth(b, o)
 	if rec := r.shardRecord(res); rec != nil {
 		shard.Set(b, rec)
 	}

@@ -198,6 +198,9 @@ func (r *runner) openServer(o *opened, st *resolved) error {
 			if _, ok := errors.AsType[*kserve.InputsError](err); ok {
 				return &UsageError{Field: "SUT.KServe.InputData", Err: fmt.Errorf("SUT.KServe.InputData: the model's inputs: %w", err)}
 			}
+			if _, ok := errors.AsType[*kserve.CompressionError](err); ok {
+				return &UsageError{Field: "SUT.KServe.Compression", Err: fmt.Errorf("SUT.KServe.Compression: %w", err)}
+			}
 			return fmt.Errorf("the kserve server is not ready for the run: %w", err)
 		}
 		return fmt.Errorf("the openai server is not usable: %w", err)
@@ -215,6 +218,9 @@ func (r *runner) openServer(o *opened, st *resolved) error {
 			r.notify(Warning, "SUT.QSLSize %d is not used: the model takes the reference data set, of %d samples", c.QSLSize, o.images.TotalSampleCount())
 		}
 		o.qsl, o.labels = o.images, o.images.Label
+	}
+	if ke, ok := ep.(*kserve.Endpoint); ok {
+		o.qsl = ke.Loading(o.qsl) // compression prepares the samples as they load
 	}
 	ns := netsut.New(context.Background(), ep, netsut.Options{RequestTimeout: c.Net.RequestTimeout})
 	o.sut, o.closers = ns, append(o.closers, func() { _ = ns.Close() })
@@ -508,6 +514,7 @@ func (r *runner) kserveEndpoint(o *opened, rawURL string) (*kserve.Endpoint, err
 		URL: rawURL, GRPC: k.GRPC, Model: model, ModelVersion: k.ModelVersion,
 		Inputs: inputs, InputSize: inputSize, Data: data,
 		BinaryData: k.BinaryData, Stream: k.Stream, BearerToken: token, StageTimes: k.ServerTiming, MaxConns: c.Net.MaxConns,
+		Compression: kserve.Compression(k.Compression),
 	})
 	if err != nil {
 		return nil, &UsageError{Field: "SUT.Net.URLs", Err: err}

@@ -1,6 +1,7 @@
 package compliance
 
 import (
+	"aimeter/bandwidth"
 	"bufio"
 	"bytes"
 	"encoding/json"
@@ -348,6 +349,7 @@ func (r *Report) checkRun(dir string, opts CheckOptions) (model string) {
 		// and detail log's validity keys are not checked again: a GB/T
 		// test's INVALID Server latency bound, say, is no failure.
 		r.checkVerdict(dir, b)
+		r.checkBandwidth(dir, b)
 	}
 	if model != "" && performance {
 		r.checkEqualIssue(dir, d, model)
@@ -413,6 +415,29 @@ func (r *Report) checkVerdict(dir string, b *bundle.Bundle) {
 	// A verdict that fails always gives its reasons (verdict.Of).
 	for _, reason := range v.Reasons {
 		r.add(SeverityError, dir, "verdict", "%s", reason)
+	}
+}
+
+// checkBandwidth reports a network run whose MLPerf datacenter bandwidth
+// check (bandwidth.json, derived.Set.Bandwidth) failed: an error per
+// direction that failed, naming what fell short. A check that could not
+// be made for a benchmark of the table (no declared data type), or whose
+// NIC speed is unknown, is a warning: a recorded gap, not a failure.
+func (r *Report) checkBandwidth(dir string, b *bundle.Bundle) {
+	bw := derived.Of(b).Bandwidth()
+	if bw == nil {
+		return
+	}
+	for _, f := range bw.Failed() {
+		r.add(SeverityError, dir, "bandwidth", "%s", f)
+	}
+	if bw.Check == nil && bw.Benchmark != "" {
+		if _, err := bandwidth.Lookup(bw.Benchmark); err == nil {
+			r.add(SeverityWarning, dir, "bandwidth", "no bandwidth check: %s", bw.Gap)
+		}
+	}
+	if c := bw.Check; c != nil && !c.NIC.Known() {
+		r.add(SeverityWarning, dir, "bandwidth-nic", "the link speed of the NIC on the traffic's path is unknown: the bandwidth requirement was checked against the wire only")
 	}
 }
 

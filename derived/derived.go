@@ -17,6 +17,7 @@ package derived
 
 import (
 	"aimeter/aisbench"
+	"aimeter/bandwidth"
 	"errors"
 	"fmt"
 	"io"
@@ -59,7 +60,28 @@ type Set struct {
 
 	steadyOnce sync.Once
 	steady     *metrics.Steady
+
+	bwOnce sync.Once
+	bw     *bandwidth.Report
 }
+
+// Bandwidth is the MLPerf datacenter bandwidth check of the run
+// (bandwidth.Of with the NIC of nicOf): nil for a bundle without the
+// declaration (bandwidth.Part). bandwidth.json, result.json, the report,
+// the console and aimeter check give this one computation.
+func (s *Set) Bandwidth() *bandwidth.Report {
+	s.bwOnce.Do(func() {
+		if s.b != nil {
+			s.bw = bandwidth.Of(s.b, nicOf(s.b))
+		}
+	})
+	return s.bw
+}
+
+// nicOf is the capacity of the network interface the run's traffic used,
+// from the bundle's system information; unknown (bandwidth.NIC{}) while
+// sysinfo records no NICs. Wiring it is this one line.
+func nicOf(*bundle.Bundle) bandwidth.NIC { return bandwidth.NIC{} }
 
 // Steady is the steady state of the reported pass (metrics.SteadyOf): nil
 // for a run without token times. result.json and the report give this one
@@ -144,6 +166,13 @@ var files = []entry{
 	{bundle.TraceFile, func(b *bundle.Bundle) bool { return isRun(b) && b.Trace }, func(_ *Set, b *bundle.Bundle, w io.Writer) error {
 		return mlperflog.WriteTrace(w, b.Result)
 	}, false},
+	{bandwidth.File, func(b *bundle.Bundle) bool { return isRun(b) && bandwidth.Part.Has(b) }, func(s *Set, _ *bundle.Bundle, w io.Writer) error {
+		r := s.Bandwidth()
+		if r == nil {
+			return fmt.Errorf("derived: %s of a bundle without %s", bandwidth.File, bandwidth.InputFile)
+		}
+		return r.Write(w)
+	}, true},
 	{bundle.ReportFile, func(b *bundle.Bundle) bool { return trainbundle.Of(b) != nil || (isRun(b) && !b.NoReport) }, writeReport, false},
 	{bundle.GBTLogFile, isGBT, func(s *Set, b *bundle.Bundle, w io.Writer) error {
 		s.evaluateGBT()
@@ -305,7 +334,8 @@ func (s *Set) ReportRun() (report.RunSection, error) {
 	}
 	sc := report.RunSection{Name: name, Result: b.Result, Accuracy: ReportAccuracy(b.AccuracyCheck), Nodes: ReportNodes(b.Nodes),
 		ServerMetrics: ReportServerMetrics(b.ServerMetrics, b.Result), Steady: s.Steady(),
-		Serving: reportServing(b, s.SendLateness(), s.Streaming()), Shards: shard.MergeOf(b)}
+		Serving: reportServing(b, s.SendLateness(), s.Streaming()), Shards: shard.MergeOf(b),
+		Bandwidth: s.Bandwidth()}
 	if telemetry.LogOf(b) != nil {
 		samples := sampleCounts(b.Result)
 		sc.Power = ReportPower(b, powerFigures(b, samples))

@@ -1,6 +1,7 @@
 package derived
 
 import (
+	"aimeter/bandwidth"
 	"aimeter/benchmark/invocation"
 	"aimeter/bundle"
 	"aimeter/gbt"
@@ -11,10 +12,10 @@ import (
 
 // Parts lists every raw part of a bundle that a package above bundle
 // defines: the GB/T test's description, how the run was asked for, its
-// telemetry, a training run, a shard's shard.json and a merged test's
-// merge.json (docs/sharding.md).
+// telemetry, a training run, a shard's shard.json, a merged test's
+// merge.json (docs/sharding.md) and the bandwidth check's declaration.
 func Parts() []bundle.Part {
-	return []bundle.Part{gbt.TestPart, invocation.Part, telemetry.LogPart, trainbundle.Part, shard.Part, shard.MergePart}
+	return []bundle.Part{gbt.TestPart, invocation.Part, telemetry.LogPart, trainbundle.Part, shard.Part, shard.MergePart, bandwidth.Part}
 }
 
 // Read is bundle.Read that also decodes every part of Parts, so that a

@@ -1,6 +1,7 @@
 package derived
 
 import (
+	"aimeter/bandwidth"
 	"encoding/json"
 	"io"
 	"math"
@@ -114,6 +115,11 @@ type ResultJSON struct {
 	// Sessions are the per-turn and overall figures of a multi-turn run;
 	// nil for other runs.
 	Sessions *SessionFigures `json:"sessions,omitempty"`
+	// Bandwidth is the MLPerf datacenter bandwidth check of a network
+	// run: the rules' requirement against the NIC and what the wire
+	// carried (bandwidth.json, package bandwidth); nil for a run without
+	// the declaration (an in-process SUT without --input-dtype).
+	Bandwidth *bandwidth.Report `json:"bandwidth,omitempty"`
 	// Settings are the settings that decide the result.
 	Settings ResultSettings `json:"settings"`
 	// Dir is not stored: the bundle's directory, for --json's output.
@@ -237,6 +243,7 @@ func (s *Set) Result() (*ResultJSON, error) {
 		r.Steady = steadyOf(s.Steady())
 	}
 	r.Sessions = sessionsOf(b)
+	r.Bandwidth = s.Bandwidth()
 	for _, e := range res.Errors {
 		r.Errors = append(r.Errors, ErrorGroup{Group: e.Label(), Category: e.Category, Code: e.Code, CodeName: e.CodeName, Count: e.Count,
 			Message: e.Message, Examples: e.Examples, FirstNs: e.FirstNs, LastNs: e.LastNs})

@@ -25,6 +25,7 @@ import (
 	"strings"
 	"time"
 
+	"aimeter/bandwidth"
 	"aimeter/derived/metrics"
 	"aimeter/loadgen"
 	"aimeter/shard"
@@ -62,6 +63,10 @@ type RunSection struct {
 	// Serving, if set, are the run's LLM-serving figures (goodput, send
 	// lateness, sessions), shown as a table; nil shows none.
 	Serving *Serving
+	// Bandwidth, if set, is the MLPerf datacenter bandwidth check of a
+	// network run (bandwidth.json), shown in a "Bandwidth" section; nil
+	// shows none.
+	Bandwidth *bandwidth.Report
 	// Verdict, if set, is the run's verdict as derived.VerdictOf decided
 	// it: its word heads the section and each reason is listed, so that
 	// the page says what the console, the exit code and result.json say.
@@ -246,6 +251,8 @@ type scenarioView struct {
 	Power   *powerView   // the power meters, nil for a run without
 	Serving *servingView // goodput, send lateness, sessions; nil for none
 	Shards  *shardsView  // the shards of a merged test, nil for any other
+	// Bandwidth is the datacenter bandwidth check; nil for none.
+	Bandwidth *bandwidthView
 }
 
 func buildPage(r *Report) (*pageView, error) {
@@ -454,6 +461,9 @@ func buildScenario(anchor string, sc RunSection) *scenarioView {
 	sv.Settings = settingsTable(eff)
 	sv.Serving = buildServing(sc.Serving)
 	sv.Shards = buildShards(anchor, sc.Shards)
+	if sv.Bandwidth = buildBandwidth(sc.Bandwidth); sv.Bandwidth != nil {
+		sv.Bandwidth.Anchor = anchor
+	}
 	if sum != nil {
 		fillVerdict(sv, sum)
 		fillMetric(sv, sum)

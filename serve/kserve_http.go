@@ -2,6 +2,7 @@ package serve
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -23,6 +24,11 @@ const maxRequest = 64 << 20
 
 // The HTTP header of the binary tensor data extension.
 const headerContentLength = "Inference-Header-Content-Length"
+
+// ContentEncodingExtension is the extension the server metadata lists to
+// declare that inference requests may be gzipped (Content-Encoding: gzip),
+// as aimeter's KServe client sends them with --compression lossless.
+const ContentEncodingExtension = "content_encoding_gzip"
 
 func (k *KServe) newMux() *http.ServeMux {
 	m := http.NewServeMux()
@@ -62,7 +68,7 @@ func httpError(w http.ResponseWriter, code int, err error) {
 func (k *KServe) serverMetadata(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{
 		"name": k.opts.ServerName, "version": k.opts.ServerVersion,
-		"extensions": []string{"binary_tensor_data"},
+		"extensions": []string{"binary_tensor_data", ContentEncodingExtension},
 	})
 }
 
@@ -131,9 +137,35 @@ type inferRequest struct {
 
 // httpScratch is the reusable memory of one HTTP inference.
 type httpScratch struct {
+	zr   *gzip.Reader // reused for gzipped requests
 	body bytes.Buffer
 	x    []float32
 	out  []byte
+}
+
+// decoded is the request's body as sent before its Content-Encoding: a
+// gzipped body (what aimeter's KServe client sends with --compression
+// lossless, and Triton accepts) is decompressed; an encoding other than
+// gzip and identity is an error naming it. Inference-Header-Content-Length
+// counts the JSON part of the decompressed body, as Triton reads it.
+func (sc *httpScratch) decoded(r *http.Request) (io.Reader, error) {
+	switch enc := r.Header.Get("Content-Encoding"); enc {
+	case "", "identity":
+		return r.Body, nil
+	case "gzip":
+		if sc.zr == nil {
+			zr, err := gzip.NewReader(r.Body)
+			if err != nil {
+				return nil, fmt.Errorf("the request's gzip Content-Encoding: %w", err)
+			}
+			sc.zr = zr
+		} else if err := sc.zr.Reset(r.Body); err != nil {
+			return nil, fmt.Errorf("the request's gzip Content-Encoding: %w", err)
+		}
+		return sc.zr, nil
+	default:
+		return nil, fmt.Errorf("request Content-Encoding %q is not supported (gzip and identity are)", enc)
+	}
 }
 
 func (k *KServe) inferHTTP(w http.ResponseWriter, r *http.Request) {
@@ -145,7 +177,12 @@ func (k *KServe) inferHTTP(w http.ResponseWriter, r *http.Request) {
 	sc := k.scratch.Get().(*httpScratch)
 	defer k.scratch.Put(sc)
 	sc.body.Reset()
-	if _, err := sc.body.ReadFrom(io.LimitReader(r.Body, maxRequest+1)); err != nil {
+	src, err := sc.decoded(r)
+	if err != nil {
+		httpError(w, http.StatusUnsupportedMediaType, err)
+		return
+	}
+	if _, err := sc.body.ReadFrom(io.LimitReader(src, maxRequest+1)); err != nil {
 		httpError(w, http.StatusBadRequest, fmt.Errorf("reading the request: %w", err))
 		return
 	}
@@ -174,7 +211,6 @@ func (k *KServe) inferHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	in := req.Inputs[0]
 	x := sc.x[:0]
-	var err error
 	if in.Parameters.BinaryDataSize != nil {
 		if *in.Parameters.BinaryDataSize != int64(len(bin)) {
 			httpError(w, http.StatusBadRequest, fmt.Errorf("input %q: binary_data_size %d, but %d bytes of binary data follow the JSON", in.Name, *in.Parameters.BinaryDataSize, len(bin)))

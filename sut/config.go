@@ -286,6 +286,11 @@ type KServeConfig struct {
 	DataMode string `json:"data_mode,omitempty"`
 	// Seed seeds the random data; 0 is a seed like any other.
 	Seed uint64 `json:"seed,omitempty"`
+	// Compression is the QSL-side compression of the samples sent (HTTP;
+	// the MLPerf network division's options): "none", "lossless" (gzip,
+	// each body compressed when its sample is loaded) or "original" (the
+	// data set's own compressed form); "" means none.
+	Compression string `json:"compression,omitempty"`
 }
 
 // OwnInputs reports whether the options ask for inputs other than the

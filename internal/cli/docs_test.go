@@ -24,6 +24,15 @@ var docsAdjustments = map[string]cmdAdjust{
 
 	"accuracy.md: accuracy score auc --input -": {want: []string{`{"auc":0.75,"defined":true}`}},
 
+	// bandwidth.md needs aimeter serve kserve, not the OpenAI simulator.
+	"bandwidth.md: serve kserve --http 127.0.0.1:8000 --grpc 127.0.0.1:8001 &": {skip: bandwidthSkip},
+	"bandwidth.md: run --sut kserve --url http://127.0.0.1:8000 --binary-data --model resnet50 --input-dtype fp32 --scenario Offline --set target_qps=5000 --set min_duration=1000 --set min_query_count=1 --output-dir bw-none":                            {skip: bandwidthSkip},
+	"bandwidth.md: run --sut kserve --url http://127.0.0.1:8000 --binary-data --model resnet50 --input-dtype fp32 --compression lossless --scenario Offline --set target_qps=5000 --set min_duration=1000 --set min_query_count=1 --output-dir bw-lossless": {skip: bandwidthSkip},
+	"bandwidth.md: check bw-lossless":  {skip: bandwidthSkip},
+	"bandwidth.md: report bw-lossless": {skip: bandwidthSkip},
+	"bandwidth.md: run --sut kserve --url http://127.0.0.1:8000 --model gptj --compression lossless --scenario Offline": {skip: bandwidthSkip},
+	"bandwidth.md: run --sut kserve --url http://127.0.0.1:8000 --compression original --scenario Offline":              {skip: bandwidthSkip},
+
 	// endpoints.md: the sweep shortened to Endpoints' automatic points up
 	// to 33 (its regions need more than 32), 100 ms each.
 	"endpoints.md: serve openai --addr 127.0.0.1:8000 --ttft 20ms --tpot 5ms &": {skip: serveSkip},
@@ -120,6 +129,9 @@ var docsAdjustments = map[string]cmdAdjust{
 		extra: []string{"--min-rate", "20", "--max-rate", "80", "--set", "min_query_count=8", "--duration", "200ms"}, codes: valid3},
 	"sweep.md: report aimeter-rate-search": {codes: valid3},
 }
+
+// bandwidthSkip is why docs/bandwidth.md's commands are skipped here.
+const bandwidthSkip = "needs aimeter serve kserve; TestBandwidthDocCommands runs every command of docs/bandwidth.md against it"
 
 // serveSkip is why a doc's `aimeter serve openai … &` is skipped.
 // shardExample is why TestDocsCommandsRun skips commands of sharding.md's

@@ -156,6 +156,8 @@ func addRunFlags(cmd *cobra.Command, f *runFlags, g *gbtFlags) {
 	fl.StringVar(&f.from, "from", "", "repeat the run the bundle in this directory recorded, into --output-dir")
 	fl.Float64Var(&f.plan.Settings.MaxErrorRate, "max-error-rate", 0, "fraction of samples that may fail (HTTP errors, resets, malformed answers) with the run still VALID; failures never count as completions either way (0 = any failure is INVALID)")
 	fl.StringVar(&f.warmup, "warmup", "", "--concurrency or Server: warm up first with N requests (e.g. 100) or for a duration (e.g. 10s), at the same concurrency or target rate (connections opened, caches filled); excluded from the results and recorded in invocation.json")
+	fl.StringVar(&f.plan.InputDType, "input-dtype", "", "network SUTs: the data type of the inputs on the wire for the MLPerf datacenter bandwidth check of --model (fp32, int8, …; DLRMv2: numerical,categorical as fp16,int32); empty = a KServe model's declared input datatype (docs/bandwidth.md)")
+	fl.StringVar(&f.plan.OutputDType, "output-dtype", "", "network SUTs: the data type of the outputs for the bandwidth check of 3D U-Net and SDXL (empty = --input-dtype's)")
 	addNetFlags(fl, &f.net)
 	addDispatchFlags(fl, f)
 	addOpenAIFlags(fl, &f.openai)
@@ -165,7 +167,7 @@ func addRunFlags(cmd *cobra.Command, f *runFlags, g *gbtFlags) {
 	groupFlags(cmd,
 		flagGroup{"MLPerf LoadGen test flags", []string{"scenario", "concurrency", "warmup", "mode", "model", "mlperf-conf", "user-conf", "audit-config", "set", "max-error-rate", "find-peak-resolution", "keep-probe-records"}},
 		flagGroup{"System under test", []string{"sut", "qsl-size", "performance-sample-count"}},
-		flagGroup{"Network servers (--sut openai, kserve, dispatch)", append(append([]string(nil), netFlagNames...), dispatchFlagNames...)},
+		flagGroup{"Network servers (--sut openai, kserve, dispatch)", append(append(append([]string(nil), netFlagNames...), dispatchFlagNames...), "input-dtype", "output-dtype")},
 		flagGroup{"OpenAI-compatible server (--sut openai, --backend openai)", openaiFlagNames},
 		flagGroup{"KServe v2 / Triton server (--sut kserve, --backend kserve)", kserveFlagNames},
 		flagGroup{"ONNX model in process (--sut onnx; a build with -tags onnx)", onnxFlagNames},

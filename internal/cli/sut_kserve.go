@@ -18,7 +18,7 @@ type kserveFlags struct {
 
 // kserveFlagNames lists addKServeFlags' flags for the help groups.
 var kserveFlagNames = []string{"grpc", "model-name", "model-version", "binary-data", "grpc-stream", "token-env", "server-timing",
-	"shape", "batch-size", "input-data", "input-data-mode", "input-data-seed"}
+	"shape", "batch-size", "input-data", "input-data-mode", "input-data-seed", "compression"}
 
 // addKServeFlags registers the flags of --sut kserve on fl.
 func addKServeFlags(fl *pflag.FlagSet, k *kserveFlags) {
@@ -34,6 +34,7 @@ func addKServeFlags(fl *pflag.FlagSet, k *kserveFlags) {
 	fl.StringVar(&k.cfg.InputData, "input-data", "", `kserve: a JSON input data file in perf_analyzer's format ({"data": [{"INPUT0": [...]}, ...]}), one sample per entry, instead of the reference data set`)
 	fl.StringVar(&k.cfg.DataMode, "input-data-mode", "", "kserve, a model's own inputs: random (seeded, the default for a model the reference data set does not fit) or zero; setting it sends generated data to any model")
 	fl.Uint64Var(&k.cfg.Seed, "input-data-seed", 0, "kserve: the seed of random input data")
+	fl.StringVar(&k.cfg.Compression, "compression", "", "kserve over HTTP: QSL-side compression of the samples (MLPerf network division): none, lossless (each request body gzipped when its sample is loaded, untimed, sent with Content-Encoding: gzip) or original (the data set's own compression); refused where --model's rules forbid it (docs/bandwidth.md)")
 }
 
 // config is the KServeConfig of the flags: --shape parsed, and --batch-size

@@ -20,9 +20,8 @@ import (
 // tensors ts asking for the outputs outs. With binary, the tensors' data
 // is not in the JSON: the caller appends their Raw after it, in order.
 func appendGenRequest(b []byte, id string, ts []Tensor, outs []tensorMeta, binary bool) []byte {
-	b = append(b, `{"id":`...)
-	b = strconv.AppendQuote(b, id)
-	b = append(b, `,"inputs":[`...)
+	b = appendID(b, id)
+	b = append(b, `"inputs":[`...)
 	for i, t := range ts {
 		if i > 0 {
 			b = append(b, ',')

@@ -31,6 +31,7 @@ type httpClient struct {
 // httpBuf is the reusable memory of one request.
 type httpBuf struct {
 	req  []byte
+	gzip bool // req is a prepared body, gzipped (Content-Encoding)
 	resp bytes.Buffer
 	rd   bytes.Reader
 }
@@ -224,6 +225,9 @@ func (h *httpClient) post(ctx context.Context, b *httpBuf, jsonLen int, resp *lo
 	}
 	if h.auth != "" {
 		hd["Authorization"] = []string{h.auth}
+	}
+	if b.gzip {
+		hd["Content-Encoding"] = gzipEncoding
 	}
 	resp.RequestBytes = int64(len(b.req))
 	res, err := h.client.Do(req)

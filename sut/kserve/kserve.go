@@ -111,6 +111,9 @@ type Options struct {
 	// Endpoint.Inputs returns them: the QSL of the run. Nil means the
 	// reference data set only.
 	Data *InputOptions
+	// Compression is the QSL-side compression of the samples (HTTP only;
+	// see Compression and Loading); "" means CompressionNone.
+	Compression Compression
 }
 
 // layout is what Check learnt from the model metadata: how to send a
@@ -143,6 +146,8 @@ type Endpoint struct {
 	h *httpClient
 	g *grpcClient
 
+	pre preparedSet // the samples prepared when loaded (Compression)
+
 	requests, failures atomic.Uint64
 	lateness           netsut.Histogram // gRPC send lateness
 
@@ -170,6 +175,9 @@ func New(opts Options) (*Endpoint, error) {
 	}
 	if opts.MaxConns <= 0 {
 		opts.MaxConns = 256
+	}
+	if err := checkCompression(&opts); err != nil {
+		return nil, err
 	}
 	e := &Endpoint{opts: opts}
 	raw := opts.URL
@@ -229,6 +237,9 @@ func (e *Endpoint) Name() string {
 	case e.opts.BinaryData:
 		proto = "HTTP binary"
 	}
+	if e.opts.Compression == CompressionLossless {
+		proto += " lossless (" + Codec + ")"
+	}
 	m := e.opts.Model
 	if e.opts.ModelVersion != "" {
 		m += " v" + e.opts.ModelVersion
@@ -266,6 +277,9 @@ func (e *Endpoint) Check(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("kserve: %s: model %q: %w", e.base, e.opts.Model, err)
 		}
+	}
+	if err := e.checkOriginal(l); err != nil {
+		return err
 	}
 	e.lay.Store(l)
 	return nil
@@ -332,6 +346,10 @@ func (e *Endpoint) Do(ctx context.Context, r *loadgen.Responder, s loadgen.Query
 	l := e.lay.Load()
 	if l == nil {
 		resp.Err = loadgen.WithCategory(netsut.CategoryClient, errors.New("kserve: Check has not succeeded before the first request"))
+		return
+	}
+	if e.h != nil && e.compressing() {
+		e.h.doPrepared(ctx, l, s, resp)
 		return
 	}
 	if l.gen != nil {

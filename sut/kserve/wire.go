@@ -23,9 +23,8 @@ const maxBody = 64 << 20
 // appends it after, little-endian, and the JSON says its size; the output
 // is then asked for as binary data too.
 func appendJSONRequest(b []byte, id string, l *layout, x []float32, binary bool) []byte {
-	b = append(b, `{"id":`...)
-	b = strconv.AppendQuote(b, id)
-	b = append(b, `,"inputs":[{"name":`...)
+	b = appendID(b, id)
+	b = append(b, `"inputs":[{"name":`...)
 	b = strconv.AppendQuote(b, l.inName)
 	b = append(b, `,"datatype":"FP32","shape":[`...)
 	for i, d := range l.shape {
@@ -52,6 +51,18 @@ func appendJSONRequest(b []byte, id string, l *layout, x []float32, binary bool)
 	b = append(b, `]}],"outputs":[{"name":`...)
 	b = strconv.AppendQuote(b, l.outName)
 	return append(b, `}]}`...)
+}
+
+// appendID appends the opening of a request's JSON and its "id" member;
+// an empty id is left out (the member is optional in the protocol).
+func appendID(b []byte, id string) []byte {
+	b = append(b, '{')
+	if id == "" {
+		return b
+	}
+	b = append(b, `"id":`...)
+	b = strconv.AppendQuote(b, id)
+	return append(b, ',')
 }
 
 // appendFloat32 appends v in the shortest form that reads back exactly;
