@@ -27,6 +27,12 @@ func WriteUpload(w, diffs io.Writer, rep *tester.UploadReply) (flagged bool) {
 		}
 		return true
 	}
+	if sh := rep.Shard; sh != nil && rep.RunID == 0 {
+		// A shard is stored apart until its test's last shard arrives.
+		fmt.Fprintf(w, "%s: shard %d of %d of a sharded test of test item %s (signature with key %s, digests and the recomputation of %s agree; verdict %s); %s\n",
+			what, sh.Index, sh.Count, rep.TestID, rep.KeyID, strings.Join(rep.Recomputed, ", "), rep.Verdict, sh.Summary)
+		return false
+	}
 	fmt.Fprintf(w, "%s: run %d of test item %s, attempt %d, %s (signature with key %s, digests and the recomputation of %s agree); verdict %s\n",
 		what, rep.RunID, rep.TestID, rep.Attempt, rep.Status, rep.KeyID, strings.Join(rep.Recomputed, ", "), rep.Verdict)
 	return false

@@ -26,4 +26,12 @@ func TestWriteUpload(t *testing.T) {
 	if !strings.HasPrefix(out.String(), "stored already, by an earlier upload of this bundle: run 4 of test item T-1, attempt 2, verified") {
 		t.Errorf("stored already: %q", out.String())
 	}
+	// A shard is stored apart, not as run 0: the line names the shard and
+	// what its test still waits for.
+	out.Reset()
+	WriteUpload(&out, &diffs, &tester.UploadReply{TestID: "T-1", Status: tester.ShardStatus, KeyID: "k", Recomputed: []string{"result.json"}, Verdict: "VALID",
+		Shard: &tester.ShardReply{Index: 1, Count: 3, Summary: "waiting for shards 0, 2 (1 of 3 arrived)"}})
+	if got := out.String(); strings.Contains(got, "run 0") || !strings.Contains(got, "shard 1 of 3 of a sharded test of test item T-1") || !strings.Contains(got, "waiting for shards 0, 2") {
+		t.Errorf("shard: %q", got)
+	}
 }

@@ -112,7 +112,7 @@ func newRunCommand(st *State) *cobra.Command {
 				return runAndSubmit(cmd.Context(), st, &up, func(phase func(benchmark.Phase)) error {
 					p.Phase = phase
 					return runPlan(cmd.Context(), st, p, f.quiet, f.json, f.store)
-				}, p.OutputDir)
+				}, p.OutputDir, p.Shard)
 			}
 			return runPlan(cmd.Context(), st, p, f.quiet, f.json, f.store)
 		},

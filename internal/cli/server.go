@@ -388,7 +388,7 @@ func newSubmitCommand(st *State) *cobra.Command {
 // data_download_end through the hook it is given, for Plan.Phase), reports
 // test_end and uploads the signed bundle. The exit code is the run's, or
 // ExitRefused when the service refuses the upload.
-func runAndSubmit(ctx context.Context, st *State, uf *uploadFlags, run func(phase func(benchmark.Phase)) error, outputDir string) error {
+func runAndSubmit(ctx context.Context, st *State, uf *uploadFlags, run func(phase func(benchmark.Phase)) error, outputDir string, sh *benchmark.Shard) error {
 	cl, key, err := uf.prepare("aimeter run --server")
 	if err != nil {
 		return err
@@ -400,6 +400,8 @@ func runAndSubmit(ctx context.Context, st *State, uf *uploadFlags, run func(phas
 	}
 	o, err := cl.RunAttempt(ctx, id, run, tester.AttemptOptions{
 		Dir: outputDir, Key: key,
+		// The shards of one test share one attempt (docs/server.md).
+		Shard: sh,
 		// An invalid result completed the run: it is uploaded.
 		Completed: func(err error) bool {
 			var xe *exitError
