@@ -280,6 +280,11 @@ var rules = func() []Rule {
 	add("a run of one seeded schedule: not sessions (Sessions), whose turns wait for each other's answers", func(v *view) bool { return v.p.Sessions == nil }, "Shard")
 	add("", nil, "Shard.Index", "Shard.Count", "Shard.StartAt", "Shard.StartTolerance", "Shard.ClockRef")
 
+	// MLPerf's network division, and the system description any result
+	// may carry (docs/network-division.md).
+	add(whereNetworkDivision, func(v *view) bool { return v.networkDivision() }, "Division")
+	add("", nil, "SystemDesc")
+
 	// Every run.
 	add("", nil, "OutputDir", "Name", "Trace", "NoReport", "Timeout", "StallTimeout", "MaxMemory", "MaxMemorySource",
 		"CommandLine", "Power", "Version", "SLO")
@@ -299,6 +304,9 @@ func (p *Plan) Validate() error {
 		return usage("GBT.Input.Arrival.Mode", "GBT.Input.Arrival.Mode %d: Table 10 defines modes 0 to 5", g.Input.Arrival.Mode)
 	}
 	if err := p.checkApplies(nil); err != nil {
+		return err
+	}
+	if _, err := p.systemRecord(); err != nil {
 		return err
 	}
 	if p.Shard != nil {

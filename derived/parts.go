@@ -4,15 +4,17 @@ import (
 	"aimeter/benchmark/invocation"
 	"aimeter/bundle"
 	"aimeter/gbt"
+	"aimeter/sysdesc"
 	"aimeter/telemetry"
 	"aimeter/train/trainbundle"
 )
 
 // Parts lists every raw part of a bundle that a package above bundle
 // defines: the GB/T test's description, how the run was asked for, its
-// telemetry and a training run.
+// telemetry, a training run and the system description (with the run's
+// MLPerf division).
 func Parts() []bundle.Part {
-	return []bundle.Part{gbt.TestPart, invocation.Part, telemetry.LogPart, trainbundle.Part}
+	return []bundle.Part{gbt.TestPart, invocation.Part, telemetry.LogPart, trainbundle.Part, sysdesc.Part}
 }
 
 // Read is bundle.Read that also decodes every part of Parts, so that a

@@ -151,6 +151,8 @@ func addRunFlags(cmd *cobra.Command, f *runFlags, g *gbtFlags) {
 	fl.StringVar(&f.from, "from", "", "repeat the run the bundle in this directory recorded, into --output-dir")
 	fl.Float64Var(&f.plan.Settings.MaxErrorRate, "max-error-rate", 0, "fraction of samples that may fail (HTTP errors, resets, malformed answers) with the run still VALID; failures never count as completions either way (0 = any failure is INVALID)")
 	fl.StringVar(&f.warmup, "warmup", "", "--concurrency or Server: warm up first with N requests (e.g. 100) or for a duration (e.g. 10s), at the same concurrency or target rate (connections opened, caches filled); excluded from the results and recorded in invocation.json")
+	fl.StringVar(&f.plan.Division, "division", "", "network: declare the result one of MLPerf's network division (a network SUT, Server or Offline), which needs --system-desc with a diagram (aimeter check reports one without; docs/network-division.md)")
+	fl.StringVar(&f.plan.SystemDesc, "system-desc", "", "a system description (JSON or YAML: the SUT nodes' NICs, the switches and load balancers between, fabric, protocol layers 1-4, data path, diagram; docs/network-division.md), checked before the run and stored in the bundle with its diagram")
 	addNetFlags(fl, &f.net)
 	addDispatchFlags(fl, f)
 	addOpenAIFlags(fl, &f.openai)
@@ -169,6 +171,7 @@ func addRunFlags(cmd *cobra.Command, f *runFlags, g *gbtFlags) {
 		flagGroup{"Shards of one test across load generators (docs/sharding.md)", shardFlagNames},
 		flagGroup{"Power and energy", powerFlagNames},
 		flagGroup{"Output", []string{"output-dir", "trace", "quiet", "json", "from", "store", "no-store"}},
+		flagGroup{"MLPerf division and system description (docs/network-division.md)", []string{"division", "system-desc"}},
 		flagGroup{"Network test: the tester's service (aimeter server)", []string{"server", "config", "token", "key", "ca"}},
 	)
 }
