@@ -27,6 +27,7 @@ import (
 	"aimeter/gbt"
 	"aimeter/mlperflog"
 	"aimeter/report"
+	"aimeter/sysdesc"
 	"aimeter/telemetry"
 	"aimeter/train"
 	"aimeter/train/trainbundle"
@@ -281,11 +282,29 @@ func (s *Set) Report() (*report.Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &report.Report{System: b.System, Runs: []report.RunSection{sc}}
+	r := &report.Report{System: b.System, Runs: []report.RunSection{sc}, Network: reportNetwork(b)}
 	if b.HostLoad != nil {
 		r.Notes = append(r.Notes, "During the run "+b.HostLoad.String()+".")
 	}
 	return r, nil
+}
+
+// bandwidthFile is the bundle's bandwidth check (issue 44, part 2), which
+// the report's section "Network and system" points to when the bundle has
+// it.
+const bandwidthFile = "bandwidth.json"
+
+// reportNetwork is the bundle's system description and division for the
+// report's section "Network and system"; nil for none.
+func reportNetwork(b *bundle.Bundle) *report.Network {
+	n := &report.Network{Desc: sysdesc.Of(b)}
+	if _, ok := b.RawFile(bandwidthFile); ok {
+		n.BandwidthFile = bandwidthFile
+	}
+	if n.Desc == nil && n.BandwidthFile == "" {
+		return nil
+	}
+	return n
 }
 
 // ReportRun is the bundle as one scenario of a report.
