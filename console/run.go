@@ -46,6 +46,7 @@ func WriteRun(w io.Writer, out *benchmark.Outcome) {
 	WriteSessions(w, out)
 	WriteSteady(w, out)
 	WritePower(w, out)
+	WriteNetwork(w, out)
 }
 
 // WriteResultJSON writes the run's result.json, with the bundle's
