@@ -48,6 +48,16 @@ func TestNetworkDivisionRun(t *testing.T) {
 	if runtime.GOOS == "linux" && len(b.System.NICs) == 0 {
 		t.Error("no NICs recorded on Linux")
 	}
+	// result.json says the same.
+	res, err := derived.Of(b).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := res.Network
+	if n == nil || n.Division != "network" || n.SystemName != "Example two-node inference cluster" || n.Diagram != "system_diagram.svg" ||
+		len(n.Routes) != 1 || n.Routes[0].Interface != rs[0].Interface || n.Routes[0].Method != sysinfo.RouteByLoopback || n.Problems != nil {
+		t.Errorf("result.json's network: %+v", n)
+	}
 }
 
 // What is refused before anything runs, naming the plan's field: another

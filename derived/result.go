@@ -114,6 +114,10 @@ type ResultJSON struct {
 	// Sessions are the per-turn and overall figures of a multi-turn run;
 	// nil for other runs.
 	Sessions *SessionFigures `json:"sessions,omitempty"`
+	// Network is the network of a run that reached servers, or that
+	// declared an MLPerf division or carried a system description; nil
+	// for neither (NetworkOf).
+	Network *NetworkFigures `json:"network,omitempty"`
 	// Settings are the settings that decide the result.
 	Settings ResultSettings `json:"settings"`
 	// Dir is not stored: the bundle's directory, for --json's output.
@@ -237,6 +241,7 @@ func (s *Set) Result() (*ResultJSON, error) {
 		r.Steady = steadyOf(s.Steady())
 	}
 	r.Sessions = sessionsOf(b)
+	r.Network = NetworkOf(b)
 	for _, e := range res.Errors {
 		r.Errors = append(r.Errors, ErrorGroup{Group: e.Label(), Category: e.Category, Code: e.Code, CodeName: e.CodeName, Count: e.Count,
 			Message: e.Message, Examples: e.Examples, FirstNs: e.FirstNs, LastNs: e.LastNs})
