@@ -392,7 +392,7 @@ func (p *Protocol) validate(fabric string) error {
 		}
 		for _, w := range fabricWords[other] {
 			if strings.Contains(dl, w) {
-				return fieldErr("protocol.data_link", "%q is a %s link layer, but fabric is %s", p.DataLink, other, fabric)
+				return fieldErr("protocol.data_link", "%q names the %s link layer, but fabric is %s", p.DataLink, other, fabric)
 			}
 		}
 	}

@@ -74,7 +74,7 @@ func TestValidateNamesTheField(t *testing.T) {
 		{"a bus interconnect as the fabric", "fabric: ethernet\n", "fabric: PCIe Gen5\n", "fabric", "bus interconnect"},
 		{"NVLink as the fabric", "fabric: ethernet\n", "fabric: NVLink 4\n", "fabric", "bus interconnect"},
 		{"an unlisted fabric", "fabric: ethernet\n", "fabric: omni-path\n", "fabric", "permitted"},
-		{"a data link of another fabric than the fabric", "fabric: ethernet\n", "fabric: infiniband\n", "protocol.data_link", "ethernet link layer, but fabric is infiniband"},
+		{"a data link of another fabric than the fabric", "fabric: ethernet\n", "fabric: infiniband\n", "protocol.data_link", "names the ethernet link layer, but fabric is infiniband"},
 		{"no SUT node", "sut_nodes:\n  - name: gpu-node\n", "sut_nodes: []\nx:\n  - name: gpu-node\n", "", "unknown field"},
 		{"an unknown division", "division: network\n", "division: edge\n", "division", "closed, open, network"},
 		{"no system name", "system_name: Example two-node inference cluster\n", "", "system_name", "missing"},
