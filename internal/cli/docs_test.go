@@ -40,7 +40,7 @@ var docsAdjustments = map[string]cmdAdjust{
 	"network-division.md: serve openai --addr 127.0.0.1:8000 &": {skip: serveSkip},
 	"network-division.md: run --sut openai --url http://127.0.0.1:8000 --scenario Server --set target_qps=50 --duration 2s --division network --system-desc examples/system-desc.yaml --output-dir netdiv": {
 		codes: valid3, want: []string{"MLPerf network division: \"Example two-node inference cluster\", 2 SUT nodes with 4 NICs (800 Gb/s in all), 2 components between, ethernet, TCP over IPv4; diagram system_diagram.svg"}},
-	"network-division.md: check netdiv": {codes: []int{ExitInvalid}, want: []string{"never left the LoadGen host (loopback address, lo): the network division needs the SUT on physically separate systems"}},
+	"network-division.md: check netdiv":  {codes: []int{ExitInvalid}, want: []string{"never left the LoadGen host (loopback address, lo): the network division needs the SUT on physically separate systems"}},
 	"network-division.md: report netdiv": {codes: valid3},
 
 	"replay.md: serve openai --addr 127.0.0.1:8080 --ttft 20ms --tpot 2ms &":                               {skip: serveSkip},
