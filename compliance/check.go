@@ -438,6 +438,9 @@ func (r *Report) checkDivision(dir string, b *bundle.Bundle) {
 	for _, p := range rec.Problems() {
 		r.add(SeverityError, dir, "network-division", "%s", p)
 	}
+	if b.Result != nil && !strings.Contains(b.Result.SUTName, "Network SUT") {
+		r.add(SeverityWarning, dir, "network-division", "the SUT's name %q lacks \"Network SUT\", which MLPerf's rules ask of a network-division QDL's Name and its submission checker requires", b.Result.SUTName)
+	}
 	sys := b.System
 	if len(sys.NICs) == 0 {
 		r.add(SeverityWarning, dir, "network-division", "no network interfaces of the LoadGen node are recorded (read from Linux's /sys/class/net)")

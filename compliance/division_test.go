@@ -40,26 +40,33 @@ func TestCheckNetworkDivision(t *testing.T) {
 		sys    sysinfo.System
 		errors []string // substrings of the network-division errors, in order
 		warns  []string // and warnings
+		name   string   // the SUT's name; "" is a QDL's "Network SUT …"
 	}{
 		{"a whole network-division result on a separate host: nothing to say", full,
-			sysinfo.System{NICs: []sysinfo.NIC{nic}, Routes: []sysinfo.Route{remote}}, nil, nil},
+			sysinfo.System{NICs: []sysinfo.NIC{nic}, Routes: []sysinfo.Route{remote}}, nil, nil, ""},
 		{"declared network without a description", &sysdesc.Record{Division: "network"},
 			sysinfo.System{NICs: []sysinfo.NIC{nic}, Routes: []sysinfo.Route{remote}},
-			[]string{"without a system description", "without a system diagram"}, nil},
+			[]string{"without a system description", "without a system diagram"}, nil, ""},
 		{"a description without its diagram", &noDiagram,
-			sysinfo.System{NICs: []sysinfo.NIC{nic}, Routes: []sysinfo.Route{remote}}, []string{"without a system diagram"}, nil},
+			sysinfo.System{NICs: []sysinfo.NIC{nic}, Routes: []sysinfo.Route{remote}}, []string{"without a system diagram"}, nil, ""},
 		{"the SUT on the LoadGen host: the traffic went over loopback", full,
 			sysinfo.System{NICs: []sysinfo.NIC{nic}, Routes: []sysinfo.Route{{Target: "127.0.0.1:8000", Interface: "lo", Method: sysinfo.RouteByLoopback}}},
-			[]string{"never left the LoadGen host"}, nil},
+			[]string{"never left the LoadGen host"}, nil, ""},
 		{"no NIC records and no route: gaps, warned", full, sysinfo.System{},
-			nil, []string{"no network interfaces", "not recorded"}},
+			nil, []string{"no network interfaces", "not recorded"}, ""},
 		{"the traffic's interface of unknown speed, and a route not found", full,
 			sysinfo.System{NICs: []sysinfo.NIC{slow}, Routes: []sysinfo.Route{
 				{Target: "10.0.0.6:80", Interface: "eth0", Method: sysinfo.RouteByTable},
 				{Target: "sut.invalid:80", Note: "sut.invalid does not resolve"}}},
-			nil, []string{"the speed of eth0", "does not resolve"}},
-		{"a result of no division: not judged", nil, sysinfo.System{}, nil, nil},
+			nil, []string{"the speed of eth0", "does not resolve"}, ""},
+		{"a SUT named without \"Network SUT\", which MLPerf's checker refuses", full,
+			sysinfo.System{NICs: []sysinfo.NIC{nic}, Routes: []sysinfo.Route{remote}}, nil, []string{`"StagedSUT" lacks "Network SUT"`}, "StagedSUT"},
+		{"a result of no division: not judged", nil, sysinfo.System{}, nil, nil, "StagedSUT"},
 	} {
+		res.SUTName = tc.name
+		if tc.name == "" {
+			res.SUTName = "Network SUT over 1 node"
+		}
 		dir := filepath.Join(t.TempDir(), "run")
 		b := &bundle.Bundle{Result: res, Version: "test", NoReport: true, System: tc.sys}
 		if tc.rec != nil {
