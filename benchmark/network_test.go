@@ -2,6 +2,7 @@ package benchmark_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -36,7 +37,7 @@ func TestNetworkDivisionRun(t *testing.T) {
 	if rec == nil || rec.Division != "network" || rec.Description == nil || rec.Diagram == nil || rec.Problems() != nil {
 		t.Fatalf("system description: %+v", rec)
 	}
-	for _, f := range []string{sysdesc.File, "system_diagram.svg"} {
+	for _, f := range []string{sysdesc.File, "system_diagram.svg", sysdesc.MLPerfFile} {
 		if _, err := os.Stat(filepath.Join(p.OutputDir, f)); err != nil {
 			t.Error(err)
 		}
@@ -47,6 +48,20 @@ func TestNetworkDivisionRun(t *testing.T) {
 	}
 	if runtime.GOOS == "linux" && len(b.System.NICs) == 0 {
 		t.Error("no NICs recorded on Linux")
+	}
+	// MLPerf's network-mode fields, every one present.
+	var fields map[string]any
+	data, err := os.ReadFile(filepath.Join(p.OutputDir, sysdesc.MLPerfFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &fields); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range sysdesc.MLPerfNetworkFields {
+		if _, ok := fields[k]; !ok {
+			t.Errorf("%s has no %s", sysdesc.MLPerfFile, k)
+		}
 	}
 	// result.json says the same.
 	res, err := derived.Of(b).Result()

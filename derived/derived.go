@@ -22,6 +22,7 @@ import (
 	"sync"
 	"time"
 
+	"aimeter/benchmark/invocation"
 	"aimeter/bundle"
 	"aimeter/derived/metrics"
 	"aimeter/gbt"
@@ -162,6 +163,7 @@ var files = []entry{
 		}
 		return train.WriteResult(w, res)
 	}, false},
+	{sysdesc.MLPerfFile, isNetworkDivision, writeMLPerfNetwork, true},
 	{bundle.TrainingLogFile, isTraining, func(_ *Set, b *bundle.Bundle, w io.Writer) error {
 		t := trainbundle.Of(b)
 		return train.WriteLog(w, t.Events, train.LogOptions{Location: t.Run.Location(), Origin: t.Run.Origin})
@@ -171,6 +173,24 @@ var files = []entry{
 func isRun(b *bundle.Bundle) bool      { return b.Result != nil }
 func isGBT(b *bundle.Bundle) bool      { return b.Result != nil && gbt.TestOf(b) != nil }
 func isTraining(b *bundle.Bundle) bool { return trainbundle.Of(b) != nil }
+
+// isNetworkDivision reports whether b is a run declared for MLPerf's
+// network division with a system description.
+func isNetworkDivision(b *bundle.Bundle) bool {
+	r := sysdesc.Of(b)
+	return b.Result != nil && r != nil && r.Division == "network" && r.Description != nil
+}
+
+// writeMLPerfNetwork writes MLPerf's network-mode fields of the system
+// description (sysdesc.Record.MLPerfFields) from the description, the
+// recorded NICs and routes, and the client's connection bound.
+func writeMLPerfNetwork(_ *Set, b *bundle.Bundle, w io.Writer) error {
+	in := sysdesc.MLPerfInput{NICs: b.System.NICs, Routes: b.System.Routes, Version: b.Version}
+	if inv := invocation.Of(b); inv != nil {
+		in.Connections = inv.SUT.Net.MaxConns
+	}
+	return bundle.WriteJSON(w, sysdesc.Of(b).MLPerfFields(in))
+}
 
 // Names returns the names of every derived file a bundle can have.
 func Names() []string {
