@@ -129,7 +129,7 @@ func describe(v *networkView, rec *sysdesc.Record) {
 	d := rec.Description
 	n, mbps := d.NICCount()
 	v.System = []kv{{"System", d.SystemName}, {"SUT nodes", fmt.Sprint(d.NodeCount())},
-		{"SUT NICs", fmt.Sprintf("%d, %s in all", n, fmtMbps(mbps))}, {"Fabric", d.Fabric}}
+		{"SUT NICs", fmt.Sprintf("%d, %s in all", n, fmtMbps(mbps))}, {"Fabric", sysdesc.FabricName(d.Fabric)}}
 	if d.LoadGen != nil {
 		v.System = append(v.System, kv{"LoadGen node", nodeNICs(*d.LoadGen)})
 	}

@@ -50,6 +50,8 @@ func TestNetworkSection(t *testing.T) {
 		"to 10.10.9.9:8000: by ens1f0np0 (routing table)",
 		"The bandwidth check is in bandwidth.json",
 		"<tr><th>SUT NICs</th><td>4, 800 Gb/s in all</td></tr>",
+		"<tr><th>Fabric</th><td>Ethernet</td></tr>",
+		"<h4>SUT nodes</h4>",
 		"<tr><th>gpu-node</th><td>2</td><td>2 × NVIDIA ConnectX-7 (MCX755106AS), 200 Gb/s</td>",
 		"<tr><th>leaf switch</th><td>switch</td><td>NVIDIA Spectrum-4 SN5600</td><td>5</td><td>400 Gb/s</td>",
 		"<tr><th>front load balancer</th><td>load balancer</td>",

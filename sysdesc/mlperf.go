@@ -22,6 +22,16 @@ var MLPerfNetworkFields = []string{"is_network", "network_type", "network_media"
 // fabricNames are the fabrics as MLPerf's system descriptions write them.
 var fabricNames = map[string]string{"ethernet": "Ethernet", "infiniband": "InfiniBand", "ieee802.11": "IEEE 802.11", "3gpp": "3GPP"}
 
+// FabricName is a fabric as MLPerf's system descriptions write it
+// ("Ethernet", "InfiniBand", "IEEE 802.11", "3GPP"); f itself when it is
+// none of Fabrics.
+func FabricName(f string) string {
+	if n, ok := fabricNames[f]; ok {
+		return n
+	}
+	return f
+}
+
 // MLPerfInput is what MLPerfFields takes beside the description: what the
 // run detected and how it was configured.
 type MLPerfInput struct {
@@ -47,7 +57,7 @@ func (r *Record) MLPerfFields(in MLPerfInput) map[string]any {
 		return nil
 	}
 	d := r.Description
-	f := map[string]any{"is_network": r.Division == "network", "network_type": fabricNames[d.Fabric], "network_media": d.Protocol.Physical}
+	f := map[string]any{"is_network": r.Division == "network", "network_type": FabricName(d.Fabric), "network_media": d.Protocol.Physical}
 	var rates []string
 	for _, n := range d.SUTNodes {
 		for _, g := range n.NICs {
