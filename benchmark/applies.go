@@ -293,8 +293,9 @@ var rules = func() []Rule {
 
 // Validate checks what can be checked of p before anything runs: an output
 // directory, every set field applying to the run (Rules), values in range,
-// the SUT configuration and the GB/T scenario it may carry. The error is a *UsageError naming the field
-// by its path. Run calls it first, and checks the rules again once the
+// the SUT configuration and the GB/T scenario it may carry, the division
+// and the system description file (read and checked, with its diagram).
+// The error is a *UsageError naming the field by its path. Run calls it first, and checks the rules again once the
 // settings cascade has resolved the scenario and the mode.
 func (p *Plan) Validate() error {
 	if strings.TrimSpace(p.OutputDir) == "" {
