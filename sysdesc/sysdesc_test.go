@@ -287,3 +287,32 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// FuzzReadRecord: system_desc.json's reader never panics, and a record it
+// accepts has a valid description and a known division.
+func FuzzReadRecord(f *testing.F) {
+	rec, err := Load(example)
+	if err != nil {
+		f.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := bundle.WriteJSON(&buf, rec); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(buf.Bytes())
+	f.Add([]byte(`{"division": "network"}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r, err := ReadRecord(bytes.NewReader(data))
+		if err != nil {
+			return
+		}
+		if r.Description != nil {
+			if err := r.Description.Validate(); err != nil {
+				t.Fatalf("accepted an invalid description: %v", err)
+			}
+		}
+		if r.Division != "" && r.Division != "closed" && r.Division != "open" && r.Division != "network" {
+			t.Fatalf("accepted division %q", r.Division)
+		}
+	})
+}
