@@ -280,6 +280,11 @@ var rules = func() []Rule {
 	add("a run of one seeded schedule: not sessions (Sessions), whose turns wait for each other's answers", func(v *view) bool { return v.p.Sessions == nil }, "Shard")
 	add("", nil, "Shard.Index", "Shard.Count", "Shard.StartAt", "Shard.StartTolerance", "Shard.ClockRef")
 
+	// MLPerf's network division, and the system description any result
+	// may carry (docs/network-division.md).
+	add(whereNetworkDivision, func(v *view) bool { return v.networkDivision() }, "Division")
+	add("", nil, "SystemDesc")
+
 	// Every run.
 	add("", nil, "OutputDir", "Name", "Trace", "NoReport", "Timeout", "StallTimeout", "MaxMemory", "MaxMemorySource",
 		"CommandLine", "Power", "Version", "SLO")
@@ -288,8 +293,9 @@ var rules = func() []Rule {
 
 // Validate checks what can be checked of p before anything runs: an output
 // directory, every set field applying to the run (Rules), values in range,
-// the SUT configuration and the GB/T scenario it may carry. The error is a *UsageError naming the field
-// by its path. Run calls it first, and checks the rules again once the
+// the SUT configuration and the GB/T scenario it may carry, the division
+// and the system description file (read and checked, with its diagram).
+// The error is a *UsageError naming the field by its path. Run calls it first, and checks the rules again once the
 // settings cascade has resolved the scenario and the mode.
 func (p *Plan) Validate() error {
 	if strings.TrimSpace(p.OutputDir) == "" {
@@ -299,6 +305,9 @@ func (p *Plan) Validate() error {
 		return usage("GBT.Input.Arrival.Mode", "GBT.Input.Arrival.Mode %d: Table 10 defines modes 0 to 5", g.Input.Arrival.Mode)
 	}
 	if err := p.checkApplies(nil); err != nil {
+		return err
+	}
+	if _, err := p.systemRecord(); err != nil {
 		return err
 	}
 	if p.Shard != nil {

@@ -212,6 +212,7 @@ func TestInapplicableFieldRefused(t *testing.T) {
 		{"Sessions.AnswerTokens", "a ShareGPT file brings its answers", shareGPT},
 		{"Sessions.Seed", "a ShareGPT file is not generated", shareGPT},
 		{"Shard", "sessions' turns wait for each other's answers, which another shard would receive", shareGPT},
+		{"Division", "the null SUT runs in process: no network between LoadGen and it", null},
 	}
 	tested := map[string]bool{} // the rules (field, where) whose refusal a row saw
 	for _, row := range rows {

@@ -42,6 +42,7 @@ import (
 	"aimeter/loadgen"
 	"aimeter/shard"
 	"aimeter/sut"
+	"aimeter/sysdesc"
 	"aimeter/sysinfo"
 	"aimeter/telemetry"
 	"aimeter/tokenize"
@@ -86,6 +87,19 @@ type Plan struct {
 	// result.json and the report measure the run's goodput against; nil
 	// measures it against the run's TTFT and TPOT bounds, if any.
 	SLO *bundle.SLO
+	// Division, if "network", declares the result one of MLPerf's network
+	// division (a network SUT in the datacenter scenarios, Server and
+	// Offline), which needs a system description with a diagram (aimeter
+	// check reports one without). "" declares none; no other value is
+	// taken (a closed or open result needs no mark).
+	Division string
+	// SystemDesc, if set, is a system description file (JSON or YAML,
+	// package sysdesc, docs/network-division.md): the SUT nodes' NICs, the
+	// components between them and the LoadGen node, the fabric and the
+	// protocol (OSI layers 1 to 4), the data path and a diagram. It is
+	// validated before the run and stored in the bundle with its diagram
+	// (system_desc.json). "" for none.
+	SystemDesc string
 
 	// InputDType declares the data type of the run's inputs on the wire
 	// (fp32, int8, …; for DLRMv2 the numerical and the categorical
@@ -427,6 +441,9 @@ type runner struct {
 	// shardStart is the clock and start of a shard (Plan.Shard) once
 	// measured; nil for none.
 	shardStart *shardStart
+	// sysdesc is the run's division and system description for the
+	// bundle (Plan.Division, Plan.SystemDesc); nil for neither.
+	sysdesc *sysdesc.Record
 }
 
 func (r *runner) notify(kind NoticeKind, format string, args ...any) {
@@ -447,6 +464,10 @@ func (r *runner) version() string {
 func (r *runner) run() (*Outcome, error) {
 	p := r.plan
 	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	var err error
+	if r.sysdesc, err = p.systemRecord(); err != nil {
 		return nil, err
 	}
 	if err := r.prepareShard(); err != nil {
@@ -572,6 +593,9 @@ func (r *runner) measure(st *resolved, o *opened, gp *gbt.RunPlan, manual testin
 	if rec := r.shardRecord(res); rec != nil {
 		shard.Set(b, rec)
 	}
+	if r.sysdesc != nil {
+		sysdesc.Set(b, r.sysdesc)
+	}
 	out := &Outcome{Dir: p.OutputDir, Bundle: b, Result: res, Foreign: fj.res}
 	out.Accuracy, runErr = score(res, o, runErr)
 	out.Score = subsetScorer(o)
@@ -648,6 +672,7 @@ func (r *runner) host(o *opened, gp *gbt.RunPlan, manual testinfo.Info) (sysinfo
 		system = sysinfo.SystemOf(sysinfo.DetectHardware())
 	}
 	system.AimeterVersion = r.version()
+	system.Routes = r.routes()
 	return system, info
 }
 

@@ -21,6 +21,8 @@ import (
 	"aimeter/derived"
 	"aimeter/loadgen"
 	"aimeter/mlperfconf"
+	"aimeter/sysdesc"
+	"aimeter/sysinfo"
 )
 
 // Severity grades a Finding.
@@ -121,7 +123,10 @@ func (r *Report) OK() bool {
 // stays small. An aimeter bundle's verdict is derived.Set.Verdict, the
 // one aimeter run printed and exited with: an error per reason when it
 // fails, and nothing else judges validity (a GB/T test's LoadGen summary
-// may say INVALID; the detail log's errors are warnings). MLPerf logs
+// may say INVALID; the detail log's errors are warnings). A result
+// declared for MLPerf's network division needs its system description and
+// diagram, and a route to the SUT that leaves the host (checkDivision).
+// MLPerf logs
 // without a bundle must be VALID with minimum duration, query count and
 // early stopping met and no error in the detail log. Every verification
 // must pass, and every audit folder and TESTnn folder must hold the
@@ -350,6 +355,7 @@ func (r *Report) checkRun(dir string, opts CheckOptions) (model string) {
 		// test's INVALID Server latency bound, say, is no failure.
 		r.checkVerdict(dir, b)
 		r.checkBandwidth(dir, b)
+		r.checkDivision(dir, b)
 	}
 	if model != "" && performance {
 		r.checkEqualIssue(dir, d, model)
@@ -438,6 +444,48 @@ func (r *Report) checkBandwidth(dir string, b *bundle.Bundle) {
 	}
 	if c := bw.Check; c != nil && !c.NIC.Known() {
 		r.add(SeverityWarning, dir, "bandwidth-nic", "the link speed of the NIC on the traffic's path is unknown: the bandwidth requirement was checked against the wire only")
+	}
+}
+
+// checkDivision checks a result declared for MLPerf's network division
+// (aimeter run --division network): it needs the system description and
+// its diagram (sysdesc.Record.Problems), and a LoadGen node separate from
+// the SUT ("The SUT and QDL must run on physically separate and distinct
+// systems"): traffic that never left the host (a loopback route) is an
+// error. The LoadGen node's NICs missing, or the interface or speed of
+// the traffic's path unknown, are warnings: gaps in what the report must
+// contain.
+func (r *Report) checkDivision(dir string, b *bundle.Bundle) {
+	rec := sysdesc.Of(b)
+	if rec == nil || rec.Division != "network" {
+		return
+	}
+	for _, p := range rec.Problems() {
+		r.add(SeverityError, dir, "network-division", "%s", p)
+	}
+	if b.Result != nil && !strings.Contains(b.Result.SUTName, "Network SUT") {
+		r.add(SeverityWarning, dir, "network-division", "the SUT's name %q lacks \"Network SUT\", which MLPerf's rules ask of a network-division QDL's Name and its submission checker requires", b.Result.SUTName)
+	}
+	sys := b.System
+	if len(sys.NICs) == 0 {
+		r.add(SeverityWarning, dir, "network-division", "no network interfaces of the LoadGen node are recorded (read from Linux's /sys/class/net)")
+	}
+	if len(sys.Routes) == 0 {
+		r.add(SeverityWarning, dir, "network-division", "the interface the traffic to the SUT left by is not recorded")
+	}
+	for _, rt := range sys.Routes {
+		switch {
+		case rt.Method == sysinfo.RouteByLoopback || rt.Method == sysinfo.RouteByLocal:
+			r.add(SeverityError, dir, "network-division", "the traffic to %s never left the LoadGen host (%s, %s): the network division needs the SUT on physically separate systems, connected over a fabric", rt.Target, rt.Method, rt.Interface)
+		case rt.Interface == "":
+			r.add(SeverityWarning, dir, "network-division", "the interface the traffic to %s left by is unknown: %s", rt.Target, rt.Note)
+		default:
+			for _, n := range sys.NICs {
+				if n.Name == rt.Interface && n.SpeedMbps <= 0 {
+					r.add(SeverityWarning, dir, "network-division", "the speed of %s, the interface the traffic to %s left by, is %s", n.Name, rt.Target, n.Speed())
+				}
+			}
+		}
 	}
 }
 

@@ -47,6 +47,7 @@ func WriteRun(w io.Writer, out *benchmark.Outcome) {
 	WriteSteady(w, out)
 	WritePower(w, out)
 	WriteBandwidth(w, out)
+	WriteNetwork(w, out)
 }
 
 // WriteResultJSON writes the run's result.json, with the bundle's

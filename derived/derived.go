@@ -18,18 +18,23 @@ package derived
 import (
 	"aimeter/aisbench"
 	"aimeter/bandwidth"
+	"aimeter/sysinfo"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
+	"aimeter/benchmark/invocation"
 	"aimeter/bundle"
 	"aimeter/derived/metrics"
 	"aimeter/gbt"
 	"aimeter/mlperflog"
 	"aimeter/report"
 	"aimeter/shard"
+	"aimeter/sysdesc"
 	"aimeter/telemetry"
 	"aimeter/train"
 	"aimeter/train/trainbundle"
@@ -78,10 +83,28 @@ func (s *Set) Bandwidth() *bandwidth.Report {
 	return s.bw
 }
 
-// nicOf is the capacity of the network interface the run's traffic used,
-// from the bundle's system information; unknown (bandwidth.NIC{}) while
-// sysinfo records no NICs. Wiring it is this one line.
-func nicOf(*bundle.Bundle) bandwidth.NIC { return bandwidth.NIC{} }
+// nicOf is the capacity of the network interfaces the run's traffic left
+// by (sysinfo.System.TrafficInterfaces, from the route to each server):
+// one interface's link speed, or the sum over several (a dispatcher's
+// nodes reached by different interfaces), named "eth0+eth1". It is
+// unknown (BitsPerSecond 0) when no route is recorded, when a route's
+// interface has no NIC record or an unknown speed (a virtual or loopback
+// interface): never guessed.
+func nicOf(b *bundle.Bundle) bandwidth.NIC {
+	ifaces := b.System.TrafficInterfaces()
+	if len(ifaces) == 0 {
+		return bandwidth.NIC{}
+	}
+	var bits int64
+	for _, name := range ifaces {
+		i := slices.IndexFunc(b.System.NICs, func(n sysinfo.NIC) bool { return n.Name == name })
+		if i < 0 || b.System.NICs[i].SpeedMbps <= 0 {
+			return bandwidth.NIC{Name: strings.Join(ifaces, "+")}
+		}
+		bits += b.System.NICs[i].SpeedMbps * 1_000_000
+	}
+	return bandwidth.NIC{Name: strings.Join(ifaces, "+"), BitsPerSecond: bits}
+}
 
 // Steady is the steady state of the reported pass (metrics.SteadyOf): nil
 // for a run without token times. result.json and the report give this one
@@ -192,6 +215,7 @@ var files = []entry{
 		}
 		return train.WriteResult(w, res)
 	}, false},
+	{sysdesc.MLPerfFile, isNetworkDivision, writeMLPerfNetwork, true},
 	{bundle.TrainingLogFile, isTraining, func(_ *Set, b *bundle.Bundle, w io.Writer) error {
 		t := trainbundle.Of(b)
 		return train.WriteLog(w, t.Events, train.LogOptions{Location: t.Run.Location(), Origin: t.Run.Origin})
@@ -201,6 +225,24 @@ var files = []entry{
 func isRun(b *bundle.Bundle) bool      { return b.Result != nil }
 func isGBT(b *bundle.Bundle) bool      { return b.Result != nil && gbt.TestOf(b) != nil }
 func isTraining(b *bundle.Bundle) bool { return trainbundle.Of(b) != nil }
+
+// isNetworkDivision reports whether b is a run declared for MLPerf's
+// network division with a system description.
+func isNetworkDivision(b *bundle.Bundle) bool {
+	r := sysdesc.Of(b)
+	return b.Result != nil && r != nil && r.Division == "network" && r.Description != nil
+}
+
+// writeMLPerfNetwork writes MLPerf's network-mode fields of the system
+// description (sysdesc.Record.MLPerfFields) from the description, the
+// recorded NICs and routes, and the client's connection bound.
+func writeMLPerfNetwork(_ *Set, b *bundle.Bundle, w io.Writer) error {
+	in := sysdesc.MLPerfInput{NICs: b.System.NICs, Routes: b.System.Routes, Version: b.Version}
+	if inv := invocation.Of(b); inv != nil {
+		in.Connections = inv.SUT.Net.MaxConns
+	}
+	return bundle.WriteJSON(w, sysdesc.Of(b).MLPerfFields(in))
+}
 
 // Names returns the names of every derived file a bundle can have.
 func Names() []string {
@@ -315,11 +357,26 @@ func (s *Set) Report() (*report.Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &report.Report{System: b.System, Runs: []report.RunSection{sc}}
+	r := &report.Report{System: b.System, Runs: []report.RunSection{sc}, Network: reportNetwork(s)}
 	if b.HostLoad != nil {
 		r.Notes = append(r.Notes, "During the run "+b.HostLoad.String()+".")
 	}
 	return r, nil
+}
+
+// reportNetwork is the bundle's system description and division for the
+// report's section "Network and system", which points to the bandwidth
+// check's file when the run has one; nil for neither.
+func reportNetwork(s *Set) *report.Network {
+	b := s.b
+	n := &report.Network{Desc: sysdesc.Of(b)}
+	if s.Bandwidth() != nil {
+		n.BandwidthFile = bandwidth.File
+	}
+	if n.Desc == nil && n.BandwidthFile == "" {
+		return nil
+	}
+	return n
 }
 
 // ReportRun is the bundle as one scenario of a report.

@@ -6,6 +6,7 @@ import (
 	"aimeter/bundle"
 	"aimeter/gbt"
 	"aimeter/shard"
+	"aimeter/sysdesc"
 	"aimeter/telemetry"
 	"aimeter/train/trainbundle"
 )
@@ -13,9 +14,10 @@ import (
 // Parts lists every raw part of a bundle that a package above bundle
 // defines: the GB/T test's description, how the run was asked for, its
 // telemetry, a training run, a shard's shard.json, a merged test's
-// merge.json (docs/sharding.md) and the bandwidth check's declaration.
+// merge.json (docs/sharding.md), the bandwidth check's declaration and the
+// system description (with the run's MLPerf division).
 func Parts() []bundle.Part {
-	return []bundle.Part{gbt.TestPart, invocation.Part, telemetry.LogPart, trainbundle.Part, shard.Part, shard.MergePart, bandwidth.Part}
+	return []bundle.Part{gbt.TestPart, invocation.Part, telemetry.LogPart, trainbundle.Part, shard.Part, shard.MergePart, bandwidth.Part, sysdesc.Part}
 }
 
 // Read is bundle.Read that also decodes every part of Parts, so that a

@@ -120,6 +120,10 @@ type ResultJSON struct {
 	// carried (bandwidth.json, package bandwidth); nil for a run without
 	// the declaration (an in-process SUT without --input-dtype).
 	Bandwidth *bandwidth.Report `json:"bandwidth,omitempty"`
+	// Network is the network of a run that reached servers, or that
+	// declared an MLPerf division or carried a system description; nil
+	// for neither (NetworkOf).
+	Network *NetworkFigures `json:"network,omitempty"`
 	// Settings are the settings that decide the result.
 	Settings ResultSettings `json:"settings"`
 	// Dir is not stored: the bundle's directory, for --json's output.
@@ -244,6 +248,7 @@ func (s *Set) Result() (*ResultJSON, error) {
 	}
 	r.Sessions = sessionsOf(b)
 	r.Bandwidth = s.Bandwidth()
+	r.Network = NetworkOf(b)
 	for _, e := range res.Errors {
 		r.Errors = append(r.Errors, ErrorGroup{Group: e.Label(), Category: e.Category, Code: e.Code, CodeName: e.CodeName, Count: e.Count,
 			Message: e.Message, Examples: e.Examples, FirstNs: e.FirstNs, LastNs: e.LastNs})

@@ -106,6 +106,11 @@ type Report struct {
 	Runs []RunSection
 	// Notes are free-form remarks shown under the overview.
 	Notes []string
+	// Network is the section "Network and system" beyond System's NICs:
+	// the system description and the run's MLPerf division; nil for
+	// none. The section shows when System has NICs or Network a
+	// description.
+	Network *Network
 }
 
 // DefaultTitle is the page title of a Report without one.
@@ -160,6 +165,7 @@ type pageView struct {
 	Title      string
 	Generated  string
 	System     []kv
+	Network    *networkView
 	Notes      []string
 	Overview   []overviewRow
 	Scenarios  []*scenarioView
@@ -272,6 +278,7 @@ func buildPage(r *Report) (*pageView, error) {
 		v.Generated = r.Generated.Format("2006-01-02 15:04:05 MST")
 	}
 	v.System = systemRows(r.System)
+	v.Network = buildNetwork(r.System, r.Network)
 	v.Data.Charts = []*chartSet{}
 	for i, sc := range r.Runs {
 		if sc.Result == nil {

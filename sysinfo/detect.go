@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
+	"net/netip"
 	"os"
 	"os/exec"
 	"regexp"
@@ -31,6 +32,9 @@ type Hardware struct {
 	// Accelerators lists the accelerators found by nvidia-smi and npu-smi,
 	// one entry per device (12.3, 12.6).
 	Accelerators []Accelerator `json:"accelerators,omitempty"`
+	// NICs are the network interfaces (/sys/class/net), sorted by name;
+	// nil where Linux's sysfs is not there.
+	NICs []NIC `json:"nics,omitempty"`
 	// Notes records probes that were present but failed; detection itself
 	// never fails.
 	Notes []string `json:"notes,omitempty"`
@@ -110,6 +114,10 @@ type Detector struct {
 	// bytes, RlimInfinity for none (MemoryLimit). nil means the process's
 	// own, through getrlimit(2) where the OS has it.
 	Rlimit func(resource string) (uint64, error)
+	// Addrs returns the addresses of the network interface name (NICs,
+	// RouteTo). nil means the kernel's, through net.InterfaceByName:
+	// a Detector reading a fixture tree sets it.
+	Addrs func(name string) ([]netip.Prefix, error)
 }
 
 // DefaultTimeout bounds each detection command (nvidia-smi, npu-smi,
@@ -193,6 +201,7 @@ func (d Detector) Hardware() Hardware {
 	hw.Product = strings.TrimSpace(d.read("sys/class/dmi/id/product_name"))
 	hw.CPU = d.cpu()
 	hw.MemoryBytes = parseMemTotal(d.read("proc/meminfo"))
+	hw.NICs = d.NICs()
 
 	if out, present, err := d.run("nvidia-smi", "--query-gpu=name,memory.total,driver_version", "--format=csv,noheader"); present {
 		if err != nil {

@@ -2,8 +2,10 @@
 // and model, the CPUs (model, sockets, cores, threads, nominal frequency),
 // the total memory, the accelerators (NVIDIA GPUs through nvidia-smi, Huawei
 // Ascend NPUs through npu-smi), the operating system and kernel, and whether
-// it runs in a container or a virtual machine, and the memory limits of the
-// process (MemoryLimit: the machine's memory, the cgroup v2 and v1 limits
+// it runs in a container or a virtual machine, the network interfaces
+// (NICs: speed, duplex, MTU, state, driver, PCI address, NUMA node,
+// addresses) and the interface traffic to an address leaves by (RouteTo),
+// and the memory limits of the process (MemoryLimit: the machine's memory, the cgroup v2 and v1 limits
 // of its cgroup and their ancestors, RLIMIT_AS and RLIMIT_DATA).
 //
 // Detection never fails: a fact that cannot be read stays zero, and a probe

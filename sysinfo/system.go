@@ -3,6 +3,7 @@ package sysinfo
 import (
 	"os"
 	"runtime"
+	"slices"
 
 	"aimeter/version"
 )
@@ -23,13 +24,34 @@ type System struct {
 	// reported; nil when there are none or neither command exists (a
 	// bundle written before aimeter recorded them reads back as nil).
 	Accelerators []Accelerator `json:",omitempty"`
+	// NICs are the machine's network interfaces (Hardware.NICs); nil when
+	// none were read (not Linux, or a bundle written before aimeter
+	// recorded them).
+	NICs []NIC `json:",omitempty"`
+	// Routes are the interfaces a network run's traffic left by, one per
+	// server it reached (Detector.Routes), set by the run; nil for a run
+	// of an in-process SUT.
+	Routes []Route `json:",omitempty"`
+}
+
+// TrafficInterfaces are the names of the interfaces the run's traffic
+// left by (Routes), each once, in the order of Routes.
+func (s System) TrafficInterfaces() []string {
+	var out []string
+	for _, r := range s.Routes {
+		if r.Interface != "" && !slices.Contains(out, r.Interface) {
+			out = append(out, r.Interface)
+		}
+	}
+	return out
 }
 
 // DetectSystem describes the machine it runs on: the host name, OS and
 // architecture, the CPU model and total memory (from /proc/cpuinfo and
 // /proc/meminfo on Linux; left empty elsewhere), the number of logical
-// CPUs, the Go version, aimeter's version (version.String) and the
-// accelerators that nvidia-smi and npu-smi list. It runs those commands
+// CPUs, the Go version, aimeter's version (version.String), the
+// accelerators that nvidia-smi and npu-smi list and the network
+// interfaces (/sys/class/net). It runs those commands
 // once per call: call it once per run.
 func DetectSystem() System { return Detector{}.System() }
 
@@ -47,6 +69,6 @@ func SystemOf(hw Hardware) System {
 		AimeterVersion: version.String(),
 	}
 	si.Hostname, _ = os.Hostname()
-	si.CPU, si.MemoryBytes, si.Accelerators = hw.CPU.Model, hw.MemoryBytes, hw.Accelerators
+	si.CPU, si.MemoryBytes, si.Accelerators, si.NICs = hw.CPU.Model, hw.MemoryBytes, hw.Accelerators, hw.NICs
 	return si
 }

@@ -48,6 +48,14 @@ var docsAdjustments = map[string]cmdAdjust{
 	"power.md: run --scenario SingleStream --set min_duration=3000 --power rapl:$PWD/fakerapl": {
 		extra: []string{"--set", "min_duration=300"}, codes: valid3},
 
+	// network-division.md: a Server run on a shared machine may miss its
+	// bound; the SUT is on the same host, so check fails it, as the doc says.
+	"network-division.md: serve openai --addr 127.0.0.1:8000 &": {skip: serveSkip},
+	"network-division.md: run --sut openai --url http://127.0.0.1:8000 --scenario Server --set target_qps=50 --duration 2s --division network --system-desc examples/system-desc.yaml --output-dir netdiv": {
+		codes: valid3, want: []string{"MLPerf network division: \"Example two-node inference cluster\", 2 SUT nodes with 4 NICs (800 Gb/s in all), 2 components between, ethernet, TCP over IPv4; diagram system_diagram.svg"}},
+	"network-division.md: check netdiv":  {codes: []int{ExitInvalid}, want: []string{"never left the LoadGen host (loopback address, lo): the network division needs the SUT on physically separate systems"}},
+	"network-division.md: report netdiv": {codes: valid3},
+
 	"replay.md: serve openai --addr 127.0.0.1:8080 --ttft 20ms --tpot 2ms &":                               {skip: serveSkip},
 	"replay.md: replay trace.jsonl --sut openai --url http://127.0.0.1:8080 --ignore-eos":                  {codes: valid3},
 	"replay.md: replay requests.csv --sut openai --url http://127.0.0.1:8080 --max-requests 1000":          {codes: valid3},
@@ -347,6 +355,19 @@ type docErrorLine struct {
 // the doc's file name, ": " and the message's first line, to a bad input
 // that gives it.
 var docsErrorLines = map[string]docErrorLine{
+	// network-division.md: examples/system-desc.yaml with one field broken.
+	`network-division.md: aimeter: --system-desc no-l4.yaml: protocol.transport: missing: OSI layer 4 (MLPerf's network division asks for enough to determine OSI layers 1 to 4)`: {
+		files: map[string]string{"no-l4.yaml": editedSystemDesc("  transport: TCP\n", "")},
+		args:  []string{"run", "--system-desc", "no-l4.yaml"}},
+	`network-division.md: aimeter: --system-desc no-nics.yaml: sut_nodes[0].nics[0].count: 0: a NIC count is at least 1`: {
+		files: map[string]string{"no-nics.yaml": editedSystemDesc("    nics:\n      - count: 2\n", "    nics:\n      - count: 0\n")},
+		args:  []string{"run", "--system-desc", "no-nics.yaml"}},
+	`network-division.md: aimeter: --system-desc speed.yaml: sut_nodes[0].nics[0].speed: "200 Gbpz": unknown unit "Gbpz" (want Mb/s, Gb/s, Tb/s, Mbps, Gbps, GbE, …)`: {
+		files: map[string]string{"speed.yaml": editedSystemDesc("        speed: 200 Gb/s\n", "        speed: 200 Gbpz\n")},
+		args:  []string{"run", "--system-desc", "speed.yaml"}},
+	`network-division.md: aimeter: --system-desc fabric.yaml: protocol.data_link: "Ethernet (IEEE 802.3), MTU 9000" names the ethernet link layer, but fabric is infiniband`: {
+		files: map[string]string{"fabric.yaml": editedSystemDesc("fabric: ethernet\n", "fabric: infiniband\n")},
+		args:  []string{"run", "--system-desc", "fabric.yaml"}},
 	`replay.md: aimeter: trace t.csv line 3: field "t_ms": 9.5 ms is before the 10 ms of line 2: a trace must be in time order`: {
 		files: map[string]string{"t.csv": "t_ms,input_tokens,output_tokens\n10,10,2\n9.5,10,2\n"},
 		args:  []string{"replay", "t.csv", "--sut", "openai", "--url", "http://127.0.0.1:8080"}},
@@ -379,6 +400,16 @@ var docsErrorLines = map[string]docErrorLine{
 // docErrorMessages returns the error messages of md's shell blocks: each
 // line that starts with "aimeter: ", with the more indented lines that
 // follow it (their common indentation removed).
+// editedSystemDesc is examples/system-desc.yaml with old replaced by new
+// once; "" when the example cannot be read (the row's test then fails).
+func editedSystemDesc(old, new string) string {
+	b, err := os.ReadFile(filepath.Join("..", "..", "examples", "system-desc.yaml"))
+	if err != nil {
+		return ""
+	}
+	return strings.Replace(string(b), old, new, 1)
+}
+
 func docErrorMessages(md string) []string {
 	var out []string
 	inBlock, lang, indent := false, "", -1

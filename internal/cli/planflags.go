@@ -136,6 +136,8 @@ var planFlags = []struct{ field, flag string }{
 	{"SLO.E2ENs", "slo"},
 	{"OutputDir", "output-dir"},
 	{"Trace", "trace"},
+	{"Division", "division"},
+	{"SystemDesc", "system-desc"},
 	{"Timeout", "timeout"},
 	{"StallTimeout", "stall-timeout"},
 	{"SpinWindow", "spin-window"},

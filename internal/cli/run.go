@@ -158,6 +158,8 @@ func addRunFlags(cmd *cobra.Command, f *runFlags, g *gbtFlags) {
 	fl.StringVar(&f.warmup, "warmup", "", "--concurrency or Server: warm up first with N requests (e.g. 100) or for a duration (e.g. 10s), at the same concurrency or target rate (connections opened, caches filled); excluded from the results and recorded in invocation.json")
 	fl.StringVar(&f.plan.InputDType, "input-dtype", "", "network SUTs: the data type of the inputs on the wire for the MLPerf datacenter bandwidth check of --model (fp32, int8, …; DLRMv2: numerical,categorical as fp16,int32); empty = a KServe model's declared input datatype (docs/bandwidth.md)")
 	fl.StringVar(&f.plan.OutputDType, "output-dtype", "", "network SUTs: the data type of the outputs for the bandwidth check of 3D U-Net and SDXL (empty = --input-dtype's)")
+	fl.StringVar(&f.plan.Division, "division", "", "network: declare the result one of MLPerf's network division (a network SUT, Server or Offline), which needs --system-desc with a diagram (aimeter check reports one without; docs/network-division.md)")
+	fl.StringVar(&f.plan.SystemDesc, "system-desc", "", "a system description (JSON or YAML: the SUT nodes' NICs, the switches and load balancers between, fabric, protocol layers 1-4, data path, diagram; docs/network-division.md), checked before the run and stored in the bundle with its diagram")
 	addNetFlags(fl, &f.net)
 	addDispatchFlags(fl, f)
 	addOpenAIFlags(fl, &f.openai)
@@ -176,6 +178,7 @@ func addRunFlags(cmd *cobra.Command, f *runFlags, g *gbtFlags) {
 		flagGroup{"Shards of one test across load generators (docs/sharding.md)", shardFlagNames},
 		flagGroup{"Power and energy", powerFlagNames},
 		flagGroup{"Output", []string{"output-dir", "trace", "quiet", "json", "from", "store", "no-store"}},
+		flagGroup{"MLPerf division and system description (docs/network-division.md)", []string{"division", "system-desc"}},
 		flagGroup{"Network test: the tester's service (aimeter server)", []string{"server", "config", "token", "key", "ca"}},
 	)
 }
