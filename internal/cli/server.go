@@ -228,7 +228,7 @@ func optionError(what string, err error) error {
 func newServerRegisterCommand(st *State) *cobra.Command {
 	var cf clientFlags
 	var reg tester.Registration
-	var pubFile, infoFile, out string
+	var pubFile, infoFile, out, tokenOut string
 	cmd := &cobra.Command{
 		Use:   "register",
 		Short: "Register a test item with the service: prints its test ID and client token, writes its configuration file",
@@ -254,6 +254,12 @@ func newServerRegisterCommand(st *State) *cobra.Command {
 			if out, err = tester.WriteConfig(out, got.Config); err != nil {
 				return withCode(ExitFailure, err)
 			}
+			if tokenOut != "" {
+				// The token is a secret: readable by its owner only.
+				if err := os.WriteFile(tokenOut, []byte(got.Token+"\n"), 0o600); err != nil {
+					return withCode(ExitFailure, fmt.Errorf("--token-out: %w", err))
+				}
+			}
 			fmt.Fprintf(st.Stdout, "test ID:  %s\ntoken:    %s\nexpires:  %s\nconfig:   %s\n", got.TestID, got.Token, got.ExpiresAt.Format(time.RFC3339), out)
 			return nil
 		},
@@ -267,6 +273,7 @@ func newServerRegisterCommand(st *State) *cobra.Command {
 	fl.StringVar(&reg.TestID, "test-id", "", "the test ID (default: made by the service)")
 	fl.StringVar(&infoFile, "info", "", "JSON file of the test information (clauses 6.1/7.1) to register")
 	fl.StringVar(&out, "out", "", "where to write the configuration file (default TESTID.json)")
+	fl.StringVar(&tokenOut, "token-out", "", "also write the client token to this file (mode 0600), for --token \"$(cat FILE)\"; the configuration file never holds it")
 	return cmd
 }
 
