@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -46,6 +47,13 @@ func gbtPlan(dir string, sh *benchmark.Shard) benchmark.Plan {
 		GBT:       &benchmark.GBT{Input: gbt.PlanInput{Arrival: gbt.Arrival{Mode: gbt.ModePoisson, Lambda: 3000, Duration: 100 * time.Millisecond}}},
 		OutputDir: dir, Shard: sh,
 	}
+}
+
+// offlinePlan is an MLPerf Offline test of the null SUT.
+func offlinePlan(dir string, sh *benchmark.Shard) benchmark.Plan {
+	return benchmark.Plan{SUT: sut.Config{Kind: sut.NullAsync, QSLSize: 64},
+		Settings:  benchmark.Settings{Scenario: "Offline", Set: []string{"target_qps=20000", "min_duration=100"}},
+		OutputDir: dir, Shard: sh}
 }
 
 // runs is one test run whole and as shards, in directories of root.
@@ -128,11 +136,8 @@ func TestMergeEqualsWhole(t *testing.T) {
 	}{
 		{"an MLPerf Server test: the Poisson schedule split query mod N", "server", serverPlan, "all"},
 		{"a GB/T arrival mode 2 test: its metrics over the union", "gbt2", gbtPlan, "all"},
-		{"an MLPerf Offline test: the query split in blocks of samples", "offline", func(dir string, sh *benchmark.Shard) benchmark.Plan {
-			return benchmark.Plan{SUT: sut.Config{Kind: sut.NullAsync, QSLSize: 64},
-				Settings:  benchmark.Settings{Scenario: "Offline", Set: []string{"target_qps=20000", "min_duration=100"}},
-				OutputDir: dir, Shard: sh}
-		}, "all"},
+		{"an MLPerf Offline test: the query split in blocks of samples", "offline", offlinePlan, "all"},
+		{"an MLPerf SingleStream test run for its duration: each shard issues what its time allows", "singlestream", singleStreamPlan, "none"},
 		{"a fixed concurrency of 8, 2 a shard: whole queries move", "concurrency", func(dir string, sh *benchmark.Shard) benchmark.Plan {
 			return benchmark.Plan{SUT: sut.Config{Kind: sut.NullAsync, QSLSize: 64},
 				Settings:  benchmark.Settings{Concurrency: 8, Set: []string{"min_duration=0", "min_query_count=400"}},
@@ -456,5 +461,65 @@ func TestMergeCommonStart(t *testing.T) {
 	}
 	if p := b.Result.Passes[b.Result.ReportedPass()]; p.StartUnixNs != start.UnixNano()+minLate {
 		t.Errorf("the merged pass starts at %d, want the start %d + the least lateness %d", p.StartUnixNs, start.UnixNano(), minLate)
+	}
+}
+
+// singleStreamPlan is an MLPerf SingleStream test of the null SUT: one
+// query at a time, whole queries moving to the shards.
+func singleStreamPlan(dir string, sh *benchmark.Shard) benchmark.Plan {
+	return benchmark.Plan{SUT: sut.Config{Kind: sut.NullAsync, QSLSize: 64},
+		Settings:  benchmark.Settings{Scenario: "SingleStream", Set: []string{"min_duration=100", "min_query_count=2000"}},
+		OutputDir: dir, Shard: sh}
+}
+
+// TestMergeSummaryEqualsInMemory checks the summary the merge reads from
+// its streams (loadgen.SummarizePassScan: the shards' records files read
+// in passes, never held) against LoadGen's in-memory summary of the union
+// (every latency held and selected: SummarizeStoredPass), bit for bit, in
+// Server, Offline, SingleStream and a GB/T mode 2 test; and each shard's
+// figures in merge.json against the summary bundle.Read computes of it.
+func TestMergeSummaryEqualsInMemory(t *testing.T) {
+	for _, row := range []struct {
+		why  string
+		name string
+		plan func(string, *benchmark.Shard) benchmark.Plan
+	}{
+		{"Server: over-latency counts and the Server early stopping", "server", serverPlan},
+		{"Offline: one query, split in blocks", "offline", offlinePlan},
+		{"SingleStream: early stopping reads ranks of the sorted latencies", "singlestream", singleStreamPlan},
+		{"GB/T arrival mode 2", "gbt2", gbtPlan},
+	} {
+		t.Run(row.name, func(t *testing.T) {
+			r := runTest(t, row.name, row.plan)
+			b, err := merge.Bundles(context.Background(), r.shards, merge.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res := b.Result
+			i := res.ReportedPass()
+			want, err := res.SummarizeStoredPass(i)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(res.Summary, want) {
+				t.Errorf("%s: streamed summary\n%+v\nin memory\n%+v", row.why, res.Summary, want)
+			}
+			if res.Summary.SampleCount == 0 {
+				t.Fatalf("%s: no samples", row.why)
+			}
+			for k, s := range shard.MergeOf(b).Shards {
+				sb, err := derived.Read(r.shards[k])
+				if err != nil {
+					t.Fatal(err)
+				}
+				ss := sb.Result.Summary
+				p50, p99 := ss.Percentiles[0].SampleLatency, ss.Percentiles[4].SampleLatency
+				if s.SamplesPerSecond != ss.CompletedSamplesPerSecond() || s.LatencyP50Ns != p50 || s.LatencyP99Ns != p99 ||
+					s.Records != uint64(sb.Result.RecordCount()) {
+					t.Errorf("%s: shard %d in merge.json %+v; read whole: %v samples/s, p50 %d, p99 %d, %d records",
+						row.why, k, s, ss.CompletedSamplesPerSecond(), p50, p99, sb.Result.RecordCount())
+				}
+			}
+		})
 	}
 }
