@@ -26,13 +26,23 @@
 // |offset| + uncertainty exceeds Options.MaxClockOffset. Shards without a
 // common start are each taken from their own start (no move).
 //
-// Memory. Each shard is read with bundle.Read, which holds its records
-// column by column (about 8 to 16 bytes a record for the null SUT), then
-// the union is built into one more such table by a k-way merge of the
-// shards' record streams; token times and accuracy-log entries, where the
-// shards have them, are held whole. The peak is therefore about twice the
-// records' compact size: linear in the records, not independent of them
-// (BenchmarkMerge measures it).
+// Memory. A shard is read as its head (bundle.ReadHead: everything but
+// its per-sample files), and its records are streamed a row group at a
+// time from its records.parquet (Bundle.ScanRecords) into a k-way merge by
+// sequence id: no shard's records are ever held. The summaries, the
+// union's and each shard's (merge.json's figures), are read from the
+// records in passes (loadgen.SummarizePassScan), exactly as LoadGen's
+// in-memory summary and without its per-sample latency slices. A shard
+// with sample data, stage times or token times (a network SUT's), or of a
+// format before version 3, is read whole (bundle.Read), as are the token
+// and stage times it holds; accuracy-log entries are held. The union
+// itself is one loadgen.RecordTable (column by column, about 8 bytes a
+// record for the null SUT), since a Bundle, and every derived file
+// computed from it, holds its records: Bundles returns it, Write writes it
+// with every derived file (whose own work adds to it). Both therefore
+// take memory linear in the records, about one compact table's, where
+// reading the shards whole took two and the summary's latencies 8 bytes a
+// sample more (scripts/bench-merge.sh and BenchmarkMerge measure it).
 package merge
 
 import (
