@@ -58,7 +58,7 @@ func TestReadHeadScanRecords(t *testing.T) {
 	}
 	var got []loadgen.Record
 	groups := 0
-	if err := head.ScanRecords(func(c *loadgen.RecordColumns) error {
+	if err := head.ScanRecords(ScanOptions{}, func(c *loadgen.RecordColumns) error {
 		groups++
 		for i := range c.Len() {
 			got = append(got, c.Record(i))
@@ -71,7 +71,7 @@ func TestReadHeadScanRecords(t *testing.T) {
 		t.Fatalf("ScanRecords gave %d records in %d row groups; Read %d", len(got), groups, len(want))
 	}
 	stop := errors.New("stop")
-	if err := head.ScanRecords(func(*loadgen.RecordColumns) error { return stop }); err != stop {
+	if err := head.ScanRecords(ScanOptions{}, func(*loadgen.RecordColumns) error { return stop }); err != stop {
 		t.Errorf("fn's error: ScanRecords returned %v", err)
 	}
 
@@ -82,7 +82,10 @@ func TestReadHeadScanRecords(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	scanErr := head.ScanRecords(func(*loadgen.RecordColumns) error { return nil })
+	if err := head.ScanRecords(ScanOptions{Unchecked: true}, func(*loadgen.RecordColumns) error { return nil }); err != nil {
+		t.Errorf("unchecked, the bad record is read: %v", err)
+	}
+	scanErr := head.ScanRecords(ScanOptions{}, func(*loadgen.RecordColumns) error { return nil })
 	var re *RecordsError
 	if readErr == nil || !errors.As(scanErr, &re) || re.Line != bad+1 || !strings.Contains(readErr.Error(), scanErr.Error()) {
 		t.Errorf("a bad record at row %d: ScanRecords %v; Read %v", bad+1, scanErr, readErr)

@@ -121,6 +121,17 @@ type input struct {
 	shift    int64  // ns added to the started pass's times
 	scanErr  error  // the error that ended records' stream, if any
 	counted  int    // a head's records, once read (-1 before)
+	checked  bool   // a head's records were read whole and checked
+}
+
+// scan is the head's ScanRecords, checking the records the first time
+// they are read whole.
+func (in *input) scan(fn func(*loadgen.RecordColumns) error) error {
+	err := in.b.ScanRecords(bundle.ScanOptions{Unchecked: in.checked}, fn)
+	if err == nil {
+		in.checked = true
+	}
+	return err
 }
 
 // count is the number of the shard's records: for a head, counted as
@@ -131,7 +142,7 @@ func (in *input) count() (int, error) {
 	}
 	if in.counted < 0 {
 		n := 0
-		if err := in.b.ScanRecords(func(c *loadgen.RecordColumns) error { n += c.Len(); return nil }); err != nil {
+		if err := in.scan(func(c *loadgen.RecordColumns) error { n += c.Len(); return nil }); err != nil {
 			return 0, &ShardError{Dir: in.dir, Index: in.rec.Index, Err: err}
 		}
 		in.counted = n
@@ -149,7 +160,7 @@ func (in *input) records() (next func() (loadgen.Record, bool), stop func()) {
 		return iter.Pull(in.b.Result.Records())
 	}
 	nextBlock, stop := iter.Pull(func(yield func(*loadgen.RecordColumns) bool) {
-		err := in.b.ScanRecords(func(c *loadgen.RecordColumns) error {
+		err := in.scan(func(c *loadgen.RecordColumns) error {
 			if !yield(c) {
 				return errStopped
 			}
@@ -190,7 +201,7 @@ func (in *input) summarize() error {
 	s, err := loadgen.SummarizePassScan(res.SUTName, res.Effective, res.Passes[i], func(fn func(*loadgen.RecordColumns) error) error {
 		readings++
 		n := 0
-		err := in.b.ScanRecords(func(c *loadgen.RecordColumns) error { n += c.Len(); return fn(c) })
+		err := in.scan(func(c *loadgen.RecordColumns) error { n += c.Len(); return fn(c) })
 		if readings == 1 && err == nil {
 			in.counted = n
 		}

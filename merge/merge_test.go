@@ -315,6 +315,11 @@ func TestMergeRefuses(t *testing.T) {
 	if _, err := merge.Write(context.Background(), s, mergedDir, merge.Options{}); err != nil {
 		t.Fatal(err)
 	}
+	badRecord := edited(t, s[2], func(b *bundle.Bundle) {
+		recs := slices.Collect(b.Result.Records())
+		recs[5].IssuedNs = recs[5].ScheduledNs - 1
+		b.Result.AttachRecords(recs)
+	})
 	farClock := editShard(2, func(rec *shard.Record) {
 		rec.Clock = &clocksync.Measurement{URL: "http://ref/api/v1/time", Offset: 300 * time.Millisecond, Uncertainty: time.Millisecond}
 	})
@@ -341,6 +346,7 @@ func TestMergeRefuses(t *testing.T) {
 		{"a merged bundle among the shards", []string{s[0], s[1], s[2], mergedDir}, merge.Options{}, -1, mergedDir, "a merged bundle, not a shard", ""},
 		{"the output directory among the shards", s, merge.Options{}, -1, s[3], "overwrite a shard", s[3]},
 		{"a directory that holds no bundle", []string{s[0], t.TempDir()}, merge.Options{}, -1, "", "manifest", ""},
+		{"an impossible record (the shard's records are checked as they stream)", []string{s[0], s[1], badRecord, s[3]}, merge.Options{}, 2, badRecord, "issued_ns", ""},
 	} {
 		out := filepath.Join(t.TempDir(), "merged")
 		if row.out != "" {
