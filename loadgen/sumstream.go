@@ -203,6 +203,12 @@ func (z *scanSummary) plan(s *Summary) {
 	z.lat.want(latRanks)
 	z.ttft.want(ttftRanks)
 	z.tpot.want(tpotRanks)
+	if z.lat.n == 0 && e.Scenario == MultiStream {
+		// Summarize sorts the query latencies only when some sample has
+		// a latency: early stopping then reads them in issue order.
+		z.qlat.wantAt(qRanks)
+		return
+	}
 	z.qlat.want(qRanks)
 }
 
@@ -431,6 +437,17 @@ func (v *valueStat) want(ranks []int64) {
 	}
 }
 
+// wantAt asks for the values at positions of the reading order, not
+// ranks.
+func (v *valueStat) wantAt(positions []int64) {
+	v.sel = rankSelect{found: map[int64]int64{}}
+	for _, i := range positions {
+		if i >= 0 && i < v.n {
+			v.sel.byPos = append(v.sel.byPos, i)
+		}
+	}
+}
+
 // Histogram and sorting bounds of rankSelect.
 const (
 	rankHistBits   = 16
@@ -444,6 +461,11 @@ const (
 type rankSelect struct {
 	found  map[int64]int64
 	groups []*rankGroup
+	// byPos are positions in the reading order whose values are asked
+	// for instead (found keys them by position); read counts the values
+	// of the current reading.
+	byPos []int64
+	read  int64
 }
 
 // rankGroup is the ranks whose values lie in [lo, hi], a range holding
@@ -458,7 +480,7 @@ type rankGroup struct {
 	collect      bool
 }
 
-func (s *rankSelect) done() bool { return len(s.groups) == 0 }
+func (s *rankSelect) done() bool { return len(s.groups) == 0 && len(s.byPos) == 0 }
 
 // at is the value at rank i, which was asked for and found.
 func (s *rankSelect) at(i int64) int64 {
@@ -471,6 +493,7 @@ func (s *rankSelect) at(i int64) int64 {
 
 // begin readies each group for a reading.
 func (s *rankSelect) begin() {
+	s.read = 0
 	for _, g := range s.groups {
 		width := uint64(g.hi) - uint64(g.lo)
 		g.collect = g.count <= rankCollectMax
@@ -485,6 +508,12 @@ func (s *rankSelect) begin() {
 
 // add reads one value.
 func (s *rankSelect) add(x int64) {
+	if s.byPos != nil {
+		if slices.Contains(s.byPos, s.read) {
+			s.found[s.read] = x
+		}
+		s.read++
+	}
 	for _, g := range s.groups {
 		if x < g.lo || x > g.hi {
 			continue
@@ -499,6 +528,7 @@ func (s *rankSelect) add(x int64) {
 
 // end narrows or resolves each group after a reading.
 func (s *rankSelect) end() {
+	s.byPos = nil
 	var next []*rankGroup
 	for _, g := range s.groups {
 		if g.collect {

@@ -13,7 +13,7 @@ import (
 // (most near 1 ms, a tail to seconds, a block of equal values), some
 // samples lost or failed, and in token mode first-token times and token
 // counts.
-func synthPass(sc loadgen.Scenario, n, per int, tokens bool, seed uint64) (*loadgen.Result, loadgen.PassInfo) {
+func synthPass(sc loadgen.Scenario, n, per int, tokens, allFail bool, seed uint64) (*loadgen.Result, loadgen.PassInfo) {
 	rng := rand.New(rand.NewPCG(seed, 7))
 	t := loadgen.NewRecordTable(n)
 	const first = 10
@@ -50,6 +50,8 @@ func synthPass(sc loadgen.Scenario, n, per int, tokens bool, seed uint64) (*load
 			}
 		}
 		switch k := rng.IntN(1000); {
+		case allFail:
+			r.Status = loadgen.StatusError
 		case k < 3:
 			r.Status, r.CompletedNs = loadgen.StatusLost, loadgen.NoTime
 		case k < 6:
@@ -72,26 +74,28 @@ func synthPass(sc loadgen.Scenario, n, per int, tokens bool, seed uint64) (*load
 // histograms first).
 func TestSummarizePassScanEqualsInMemory(t *testing.T) {
 	for _, row := range []struct {
-		why    string
-		sc     loadgen.Scenario
-		n, per int
-		tokens bool
+		why     string
+		sc      loadgen.Scenario
+		n, per  int
+		tokens  bool
+		allFail bool
 	}{
-		{"Server, small: the values are sorted at the second reading", loadgen.Server, 5000, 1, false},
-		{"Server, large: histograms narrow the ranks first", loadgen.Server, 300_000, 1, false},
-		{"Offline: one query, its all-done time the latest completion", loadgen.Offline, 200_000, 1, false},
-		{"SingleStream: early stopping reads ranks near the top", loadgen.SingleStream, 150_000, 1, false},
-		{"MultiStream: query latencies of 8 samples each", loadgen.MultiStream, 160_000, 8, false},
-		{"Server in token mode: TTFT and TPOT ranks and over-latency counts", loadgen.Server, 120_000, 1, true},
-		{"SingleStream in token mode: TPOT then TTFT early stopping", loadgen.SingleStream, 90_000, 1, true},
-		{"Offline in token mode: tokens counted, no TTFT", loadgen.Offline, 70_000, 1, true},
+		{"Server, small: the values are sorted at the second reading", loadgen.Server, 5000, 1, false, false},
+		{"Server, large: histograms narrow the ranks first", loadgen.Server, 300_000, 1, false, false},
+		{"Offline: one query, its all-done time the latest completion", loadgen.Offline, 200_000, 1, false, false},
+		{"SingleStream: early stopping reads ranks near the top", loadgen.SingleStream, 150_000, 1, false, false},
+		{"MultiStream: query latencies of 8 samples each", loadgen.MultiStream, 160_000, 8, false, false},
+		{"MultiStream, every sample failed: early stopping reads the query latencies unsorted, in issue order", loadgen.MultiStream, 40_000, 8, false, true},
+		{"Server in token mode: TTFT and TPOT ranks and over-latency counts", loadgen.Server, 120_000, 1, true, false},
+		{"SingleStream in token mode: TPOT then TTFT early stopping", loadgen.SingleStream, 90_000, 1, true, false},
+		{"Offline in token mode: tokens counted, no TTFT", loadgen.Offline, 70_000, 1, true, false},
 	} {
 		e := loadgen.Effective{Scenario: row.sc, TargetLatencyNs: 10_000_000, TargetLatencyPercentile: 0.99, MinDurationMs: 100,
 			MinQueryCount: 100, UseTokenLatencies: row.tokens, TTFTLatencyNs: 2_000_000, TPOTLatencyNs: 300_000, MaxErrorRate: 0.01}
 		if row.sc == loadgen.SingleStream || row.sc == loadgen.MultiStream {
 			e.TargetLatencyPercentile = 0.9
 		}
-		res, info := synthPass(row.sc, row.n, row.per, row.tokens, uint64(row.n))
+		res, info := synthPass(row.sc, row.n, row.per, row.tokens, row.allFail, uint64(row.n))
 		res.Effective = e
 		want, err := res.SummarizeStoredPass(0)
 		if err != nil {
@@ -112,6 +116,9 @@ func TestSummarizePassScanEqualsInMemory(t *testing.T) {
 		}
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("%s:\nstreamed  %+v\nin memory %+v", row.why, got, want)
+		}
+		if got.Result.FailedSamples == 0 && row.allFail || got.EarlyStoppingLines == nil && row.sc == loadgen.MultiStream {
+			t.Errorf("%s: %d failed, early stopping %q", row.why, got.Result.FailedSamples, got.EarlyStoppingLines)
 		}
 		if readings < 2 || readings > 7 {
 			t.Errorf("%s: %d readings", row.why, readings)
