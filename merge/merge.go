@@ -741,11 +741,8 @@ func union(ctx context.Context, ins []*input, m *shard.Merge) (*bundle.Bundle, e
 		k := live[best]
 		c := curs[k]
 		r := c.rec
-		if n > 0 && r.SeqID <= lastSeq(table) {
-			if r.SeqID == lastSeq(table) {
-				return nil, &ShardError{Dir: ins[k].dir, Index: ins[k].rec.Index, Err: fmt.Errorf("seq_id %d is in another shard's records too: the shards overlap", r.SeqID)}
-			}
-			return nil, &ShardError{Dir: ins[k].dir, Index: ins[k].rec.Index, Err: fmt.Errorf("%s: seq_id %d comes after seq_id %d: its records are not in sequence order", bundle.RecordsFile, r.SeqID, lastSeq(table))}
+		if n > 0 && r.SeqID == lastSeq(table) {
+			return nil, &ShardError{Dir: ins[k].dir, Index: ins[k].rec.Index, Err: fmt.Errorf("seq_id %d is in another shard's records too: the shards overlap", r.SeqID)}
 		}
 		if d := ins[k].shift; d != 0 && r.SeqID >= c.first && r.SeqID < c.end {
 			r.ScheduledNs, r.IssuedNs = r.ScheduledNs+d, r.IssuedNs+d
