@@ -27,10 +27,11 @@ type ColumnScan func(fn func(*RecordColumns) error) error
 // values, with a histogram of at most 65,536 buckets, until the values in
 // each range are few enough to sort (at most 65,536 of them) or the range
 // is one value. Latencies spread over nanoseconds to hours take three
-// readings in all; no input takes more than six. Its memory is a few
-// megabytes whatever the number of records, and its Summary is
-// SummarizePass's, bit for bit (package merge holds a test that compares
-// them).
+// readings in all; no input takes more than six. Its memory does not
+// depend on the number of records: at most 512 KiB for each rank looked
+// for (a histogram, or the values it sorts) and a block of each
+// per-sample value; its Summary is SummarizePass's, bit for bit (this
+// package's and package merge's tests compare them).
 func SummarizePassScan(sutName string, e Effective, info PassInfo, scan ColumnScan) (*Summary, error) {
 	if info.Kind == PassAccuracy {
 		return nil, fmt.Errorf("pass %d–%d is an accuracy pass: it has no performance summary", info.FirstSeq, info.EndSeq)
