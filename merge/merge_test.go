@@ -529,3 +529,51 @@ func TestMergeSummaryEqualsInMemory(t *testing.T) {
 		})
 	}
 }
+
+// TestMergeShardWithSampleData merges a shard that has sample data (a
+// samples.parquet, as a network SUT's shards have: read whole) with three
+// that have records alone (streamed from their records files): the union
+// carries the one shard's sample data on its records and nobody else's,
+// and its summary is the in-memory one.
+func TestMergeShardWithSampleData(t *testing.T) {
+	r := runTest(t, "server", serverPlan)
+	withData := edited(t, r.shards[1], func(b *bundle.Bundle) {
+		recs := slices.Collect(b.Result.Records())
+		for i := range recs {
+			recs[i].RequestBytes, recs[i].ResponseBytes = 100+int64(i), 7
+		}
+		b.Result.AttachRecords(recs)
+	})
+	if _, err := os.Stat(filepath.Join(withData, bundle.SamplesFile)); err != nil {
+		t.Fatalf("the edited shard has no %s: %v", bundle.SamplesFile, err)
+	}
+	dirs := []string{r.shards[0], withData, r.shards[2], r.shards[3]}
+	b, err := merge.Write(context.Background(), dirs, filepath.Join(t.TempDir(), "merged"), merge.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	one, err := bundle.Read(withData)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[uint64]int64{}
+	for rec := range one.Result.Records() {
+		want[rec.SeqID] = rec.RequestBytes
+	}
+	n := 0
+	for rec := range b.Result.Records() {
+		if got := rec.RequestBytes; got != want[rec.SeqID] || (got != 0) != (rec.ResponseBytes == 7) {
+			t.Fatalf("seq %d: request bytes %d, response bytes %d; the shard with sample data says %d", rec.SeqID, got, rec.ResponseBytes, want[rec.SeqID])
+		}
+		if rec.RequestBytes != 0 {
+			n++
+		}
+	}
+	if n != len(want) || n == 0 {
+		t.Errorf("%d merged records carry sample data, the shard has %d", n, len(want))
+	}
+	res := b.Result
+	if s, err := res.SummarizeStoredPass(res.ReportedPass()); err != nil || !reflect.DeepEqual(s, res.Summary) {
+		t.Errorf("the streamed summary differs from the in-memory one (%v)", err)
+	}
+}
