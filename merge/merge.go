@@ -726,6 +726,8 @@ func union(ctx context.Context, ins []*input, m *shard.Merge) (*bundle.Bundle, e
 		return t + d
 	}
 	n := 0
+	var last uint64
+	pending := make([]loadgen.Record, 0, 4096)
 	for len(live) > 0 {
 		if n%65536 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -741,7 +743,7 @@ func union(ctx context.Context, ins []*input, m *shard.Merge) (*bundle.Bundle, e
 		k := live[best]
 		c := curs[k]
 		r := c.rec
-		if n > 0 && r.SeqID == lastSeq(table) {
+		if n > 0 && r.SeqID == last {
 			return nil, &ShardError{Dir: ins[k].dir, Index: ins[k].rec.Index, Err: fmt.Errorf("seq_id %d is in another shard's records too: the shards overlap", r.SeqID)}
 		}
 		if d := ins[k].shift; d != 0 && r.SeqID >= c.first && r.SeqID < c.end {
@@ -751,7 +753,11 @@ func union(ctx context.Context, ins []*input, m *shard.Merge) (*bundle.Bundle, e
 		if r.Error != 0 && int(r.Error) < len(errMaps[k]) {
 			r.Error = errMaps[k][r.Error]
 		}
-		table.Append(r)
+		last = r.SeqID
+		if pending = append(pending, r); len(pending) == cap(pending) {
+			table.Append(pending...) // in blocks: one record at a time leaves garbage a record
+			pending = pending[:0]
+		}
 		if hasStages {
 			st := loadgen.NoStages
 			if stages[k] != nil {
@@ -770,6 +776,7 @@ func union(ctx context.Context, ins []*input, m *shard.Merge) (*bundle.Bundle, e
 			live = slices.Delete(live, best, best+1)
 		}
 	}
+	table.Append(pending...)
 	for k, in := range ins {
 		if in.scanErr != nil {
 			return nil, &ShardError{Dir: in.dir, Index: in.rec.Index, Err: in.scanErr}
@@ -837,7 +844,6 @@ func union(ctx context.Context, ins []*input, m *shard.Merge) (*bundle.Bundle, e
 	return out, nil
 }
 
-func lastSeq(t *loadgen.RecordTable) uint64 { return t.SeqID(t.Len() - 1) }
 
 // mergeGBT is the GB/T test of the merge: shard 0's plan, with the run's
 // start at the merged started pass's, its end the latest shard's, the
