@@ -844,7 +844,6 @@ func union(ctx context.Context, ins []*input, m *shard.Merge) (*bundle.Bundle, e
 	return out, nil
 }
 
-
 // mergeGBT is the GB/T test of the merge: shard 0's plan, with the run's
 // start at the merged started pass's, its end the latest shard's, the
 // lifecycle spanning every shard's, and each sample's online score from
