@@ -3,41 +3,118 @@ package merge_test
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"runtime"
 	"runtime/metrics"
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"aimeter/benchmark"
+	"aimeter/bundle"
+	"aimeter/derived"
+	"aimeter/loadgen"
 	"aimeter/merge"
-	"aimeter/sut"
 )
 
-// BenchmarkMerge merges 4 shards of an Offline test of the null SUT, about
-// 1 M records each (the one query's samples in 4 blocks), and reports the
-// records merged per second and the peak heap over the merge, in bytes and
-// bytes a record (sampled every millisecond, so a brief peak may be
-// missed). The merged bundle is built (merge.Bundles), not written.
-//
-//	go test ./merge/ -run '^$' -bench Merge -benchtime 3x
-func BenchmarkMerge(b *testing.B) {
-	root := b.TempDir()
+// writeBenchShards writes, into root, the bundles of the 4 shards of an
+// Offline test of 4 × n samples (shard i holding samples [i·n, (i+1)·n)
+// of the one query, as the sample-blocks rule splits it): the shards of a
+// small run of the null SUT, whose records are replaced by n synthetic
+// ones each, latencies spread from 1 ms to 1 s. Written by the library
+// (bundle.Write, raw files only), not run: a test of 40 M samples would
+// take each shard's process the whole query's memory to run.
+func writeBenchShards(tb testing.TB, root string, n int) []string {
+	tb.Helper()
 	var dirs []string
 	for i := range shards {
-		dir := filepath.Join(root, fmt.Sprintf("shard-%d", i))
-		plan := benchmark.Plan{
-			SUT: sut.Config{Kind: sut.NullAsync},
-			// 3.64 M samples/s × 1 s × 1.1 = 4,004,000 samples in the query.
-			Settings:  benchmark.Settings{Scenario: "Offline", Set: []string{"target_qps=3640000", "min_duration=1000"}},
-			OutputDir: dir, Shard: &benchmark.Shard{Index: i, Count: shards},
+		small := filepath.Join(root, fmt.Sprintf("small-%d", i))
+		if _, err := benchmark.Run(context.Background(), offlinePlan(small, &benchmark.Shard{Index: i, Count: shards})); err != nil {
+			tb.Fatal(err)
 		}
-		if _, err := benchmark.Run(context.Background(), plan); err != nil {
-			b.Fatal(err)
+		b, err := derived.Read(small)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		res := b.Result
+		p := &res.Passes[res.ReportedPass()]
+		first := p.FirstSeq
+		var query uint64
+		for r := range res.Records() {
+			query = r.QueryID
+			break
+		}
+		rng := rand.New(rand.NewPCG(uint64(i), 1))
+		t := loadgen.NewRecordTable(n)
+		chunk := make([]loadgen.Record, 0, 4096)
+		var end int64
+		for j := range n {
+			k := uint64(i*n + j)
+			done := 1_000 + 1_000_000 + rng.Int64N(1_000_000_000)
+			end = max(end, done)
+			chunk = append(chunk, loadgen.Record{SeqID: first + k, QueryID: query, SampleIndex: k % res.QSLTotalCount,
+				IssuedNs: 1_000, FirstTokenNs: loadgen.NoTime, CompletedNs: done, Status: loadgen.StatusOK})
+			if len(chunk) == cap(chunk) || j == n-1 {
+				t.Append(chunk...)
+				chunk = chunk[:0]
+			}
+		}
+		p.EndSeq, p.EndNs = first+uint64(shards*n), end+1
+		res.Accuracy = nil
+		res.AttachTable(t)
+		dir := filepath.Join(root, fmt.Sprintf("shard-%d", i))
+		if err := bundle.Write(dir, b, nil); err != nil {
+			tb.Fatal(err)
+		}
+		if err := os.RemoveAll(small); err != nil {
+			tb.Fatal(err)
 		}
 		dirs = append(dirs, dir)
 	}
+	return dirs
+}
+
+// benchRecords is the records a shard of BenchmarkMerge holds:
+// $AIMETER_MERGE_RECORDS, or 1 M.
+func benchRecords(tb testing.TB) int {
+	n := 1 << 20
+	if s := os.Getenv("AIMETER_MERGE_RECORDS"); s != "" {
+		v, err := strconv.Atoi(s)
+		if err != nil || v < 1 {
+			tb.Fatalf("AIMETER_MERGE_RECORDS=%q: want a count of records", s)
+		}
+		n = v
+	}
+	return n
+}
+
+// TestWriteBenchShards writes BenchmarkMerge's 4 synthetic shards into
+// $AIMETER_MERGE_BENCH_DIR for scripts/bench-merge.sh, which merges them
+// with `aimeter merge` under /usr/bin/time; skipped without it.
+func TestWriteBenchShards(t *testing.T) {
+	root := os.Getenv("AIMETER_MERGE_BENCH_DIR")
+	if root == "" {
+		t.Skip("AIMETER_MERGE_BENCH_DIR not set: scripts/bench-merge.sh sets it")
+	}
+	for _, dir := range writeBenchShards(t, root, benchRecords(t)) {
+		t.Log(dir)
+	}
+}
+
+// BenchmarkMerge merges (merge.Write: the merged bundle with every derived
+// file) 4 synthetic shards of an Offline test, 1 M records each (or
+// $AIMETER_MERGE_RECORDS), and reports the records merged per second and
+// the peak heap over the merge, in bytes and bytes a record (sampled
+// every millisecond, so a brief peak may be missed). scripts/bench-merge.sh
+// measures the whole process's peak RSS at several sizes.
+//
+//	go test ./merge/ -run '^$' -bench Merge -benchtime 1x
+func BenchmarkMerge(b *testing.B) {
+	root := b.TempDir()
+	dirs := writeBenchShards(b, root, benchRecords(b))
 	runtime.GC()
 	base := heapBytes()
 	var records uint64
@@ -61,7 +138,7 @@ func BenchmarkMerge(b *testing.B) {
 				}
 			}
 		}()
-		m, err := merge.Bundles(context.Background(), dirs, merge.Options{})
+		m, err := merge.Write(context.Background(), dirs, filepath.Join(root, "merged"), merge.Options{})
 		close(done)
 		<-stopped
 		if err != nil {

@@ -26,13 +26,23 @@
 // |offset| + uncertainty exceeds Options.MaxClockOffset. Shards without a
 // common start are each taken from their own start (no move).
 //
-// Memory. Each shard is read with bundle.Read, which holds its records
-// column by column (about 8 to 16 bytes a record for the null SUT), then
-// the union is built into one more such table by a k-way merge of the
-// shards' record streams; token times and accuracy-log entries, where the
-// shards have them, are held whole. The peak is therefore about twice the
-// records' compact size: linear in the records, not independent of them
-// (BenchmarkMerge measures it).
+// Memory. A shard is read as its head (bundle.ReadHead: everything but
+// its per-sample files), and its records are streamed a row group at a
+// time from its records.parquet (Bundle.ScanRecords) into a k-way merge by
+// sequence id: no shard's records are ever held. The summaries, the
+// union's and each shard's (merge.json's figures), are read from the
+// records in passes (loadgen.SummarizePassScan), exactly as LoadGen's
+// in-memory summary and without its per-sample latency slices. A shard
+// with sample data, stage times or token times (a network SUT's), or of a
+// format before version 3, is read whole (bundle.Read), as are the token
+// and stage times it holds; accuracy-log entries are held. The union
+// itself is one loadgen.RecordTable (column by column, about 8 bytes a
+// record for the null SUT), since a Bundle, and every derived file
+// computed from it, holds its records: Bundles returns it, Write writes it
+// with every derived file (whose own work adds to it). Both therefore
+// take memory linear in the records, about one compact table's, where
+// reading the shards whole took two and the summary's latencies 8 bytes a
+// sample more (scripts/bench-merge.sh and BenchmarkMerge measure it).
 package merge
 
 import (
@@ -99,11 +109,109 @@ var ErrMissing = errors.New("shard missing")
 
 // input is one shard read.
 type input struct {
-	dir      string
+	dir string
+	// b is the shard's bundle: its head (bundle.ReadHead: the records
+	// stay on disk, streamed by records), or, when whole, all of it
+	// (bundle.Read: a shard with sample data, stage times or token times,
+	// or of a format before records.parquet's tables).
 	b        *bundle.Bundle
+	whole    bool
 	rec      *shard.Record
 	manifest string // hex SHA-256 of manifest.json
 	shift    int64  // ns added to the started pass's times
+	scanErr  error  // the error that ended records' stream, if any
+	counted  int    // a head's records, once read (-1 before)
+	checked  bool   // a head's records were read whole and checked
+}
+
+// scan is the head's ScanRecords, checking the records the first time
+// they are read whole.
+func (in *input) scan(fn func(*loadgen.RecordColumns) error) error {
+	err := in.b.ScanRecords(bundle.ScanOptions{Unchecked: in.checked}, fn)
+	if err == nil {
+		in.checked = true
+	}
+	return err
+}
+
+// count is the number of the shard's records: for a head, counted as
+// summarize read them, or by a reading of its own.
+func (in *input) count() (int, error) {
+	if in.whole {
+		return in.b.Result.RecordCount(), nil
+	}
+	if in.counted < 0 {
+		n := 0
+		if err := in.scan(func(c *loadgen.RecordColumns) error { n += c.Len(); return nil }); err != nil {
+			return 0, &ShardError{Dir: in.dir, Index: in.rec.Index, Err: err}
+		}
+		in.counted = n
+	}
+	return in.counted, nil
+}
+
+// records pulls the shard's records in its file's order: from the bundle
+// read whole, or a row group at a time from its records.parquet (the
+// records of a row group are read in place; only the row groups are
+// pulled from the decoding). An error reading them ends the stream and is
+// kept in in.scanErr. stop ends the stream early.
+func (in *input) records() (next func() (loadgen.Record, bool), stop func()) {
+	if in.whole {
+		return iter.Pull(in.b.Result.Records())
+	}
+	nextBlock, stop := iter.Pull(func(yield func(*loadgen.RecordColumns) bool) {
+		err := in.scan(func(c *loadgen.RecordColumns) error {
+			if !yield(c) {
+				return errStopped
+			}
+			return nil
+		})
+		if err != nil && err != errStopped {
+			in.scanErr = err
+		}
+	})
+	var c *loadgen.RecordColumns
+	i := 0
+	return func() (loadgen.Record, bool) {
+		for c == nil || i >= c.Len() {
+			var ok bool
+			if c, ok = nextBlock(); !ok {
+				return loadgen.Record{}, false
+			}
+			i = 0
+		}
+		i++
+		return c.Record(i - 1), true
+	}, stop
+}
+
+// errStopped ends a stream of records its reader left.
+var errStopped = errors.New("stopped")
+
+// summarize is the summary of the shard's reported pass (nil for none):
+// the one bundle.Read computed, or for a head one read from the records
+// file in passes (loadgen.SummarizePassScan).
+func (in *input) summarize() error {
+	res := in.b.Result
+	i := res.ReportedPass()
+	if in.whole || i < 0 {
+		return nil
+	}
+	readings := 0
+	s, err := loadgen.SummarizePassScan(res.SUTName, res.Effective, res.Passes[i], func(fn func(*loadgen.RecordColumns) error) error {
+		readings++
+		n := 0
+		err := in.scan(func(c *loadgen.RecordColumns) error { n += c.Len(); return fn(c) })
+		if readings == 1 && err == nil {
+			in.counted = n
+		}
+		return err
+	})
+	if err != nil {
+		return &ShardError{Dir: in.dir, Index: in.rec.Index, Err: err}
+	}
+	res.Summary = s
+	return nil
 }
 
 // Bundles reads the shards' bundles in dirs and returns their merge, an
@@ -131,6 +239,11 @@ func Bundles(ctx context.Context, dirs []string, opts Options) (*bundle.Bundle, 
 	slices.SortStableFunc(ins, func(a, b *input) int { return cmp.Compare(a.rec.Index, b.rec.Index) })
 	if err := check(ins, opts); err != nil {
 		return nil, err
+	}
+	for _, in := range ins {
+		if err := in.summarize(); err != nil {
+			return nil, err
+		}
 	}
 	m, missing, err := plan(ins, opts)
 	if err != nil {
@@ -160,12 +273,25 @@ func Write(ctx context.Context, dirs []string, outDir string, opts Options) (*bu
 }
 
 func read(dir string) (*input, error) {
-	b, err := derived.Read(dir)
+	m, err := bundle.ReadManifest(dir)
 	if err != nil {
 		return nil, &ShardError{Dir: dir, Index: -1, Err: err}
 	}
-	if b.Result == nil {
+	if _, ok := m.Entry(bundle.TrainingRunFile); ok {
 		return nil, &ShardError{Dir: dir, Index: -1, Err: errors.New("not a run's bundle (a training run's?): nothing to merge")}
+	}
+	var b *bundle.Bundle
+	whole := m.FormatVersion < 3
+	if !whole {
+		if b, err = bundle.ReadHead(dir, bundle.ReadOptions{Parts: derived.Parts()}); err == nil && b.HeadLeaves() != nil {
+			whole = true
+		}
+	}
+	if whole {
+		b, err = derived.Read(dir)
+	}
+	if err != nil {
+		return nil, &ShardError{Dir: dir, Index: -1, Err: err}
 	}
 	rec := shard.Of(b)
 	if rec == nil {
@@ -178,7 +304,7 @@ func read(dir string) (*input, error) {
 	if err != nil {
 		return nil, &ShardError{Dir: dir, Index: rec.Index, Err: err}
 	}
-	return &input{dir: dir, b: b, rec: rec, manifest: sum}, nil
+	return &input{dir: dir, b: b, whole: whole, rec: rec, manifest: sum, counted: -1}, nil
 }
 
 // check refuses shards that are not parts of one test, naming the first
@@ -547,7 +673,11 @@ func union(ctx context.Context, ins []*input, m *shard.Merge) (*bundle.Bundle, e
 	// The records: a k-way merge by sequence id.
 	total := 0
 	for _, in := range ins {
-		total += in.b.Result.RecordCount()
+		n, err := in.count()
+		if err != nil {
+			return nil, err
+		}
+		total += n
 	}
 	table := loadgen.NewRecordTable(total)
 	stages := make([][]loadgen.StageTimes, len(ins))
@@ -577,7 +707,7 @@ func union(ctx context.Context, ins []*input, m *shard.Merge) (*bundle.Bundle, e
 	}()
 	live := []int{}
 	for k, in := range ins {
-		next, stop := iter.Pull(in.b.Result.Records())
+		next, stop := in.records()
 		c := &cursor{next: next, stop: stop}
 		if started >= 0 {
 			p := in.b.Result.Passes[started]
@@ -596,6 +726,8 @@ func union(ctx context.Context, ins []*input, m *shard.Merge) (*bundle.Bundle, e
 		return t + d
 	}
 	n := 0
+	var last uint64
+	pending := make([]loadgen.Record, 0, 4096)
 	for len(live) > 0 {
 		if n%65536 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -611,7 +743,7 @@ func union(ctx context.Context, ins []*input, m *shard.Merge) (*bundle.Bundle, e
 		k := live[best]
 		c := curs[k]
 		r := c.rec
-		if n > 0 && r.SeqID == lastSeq(table) {
+		if n > 0 && r.SeqID == last {
 			return nil, &ShardError{Dir: ins[k].dir, Index: ins[k].rec.Index, Err: fmt.Errorf("seq_id %d is in another shard's records too: the shards overlap", r.SeqID)}
 		}
 		if d := ins[k].shift; d != 0 && r.SeqID >= c.first && r.SeqID < c.end {
@@ -621,7 +753,11 @@ func union(ctx context.Context, ins []*input, m *shard.Merge) (*bundle.Bundle, e
 		if r.Error != 0 && int(r.Error) < len(errMaps[k]) {
 			r.Error = errMaps[k][r.Error]
 		}
-		table.Append(r)
+		last = r.SeqID
+		if pending = append(pending, r); len(pending) == cap(pending) {
+			table.Append(pending...) // in blocks: one record at a time leaves garbage a record
+			pending = pending[:0]
+		}
 		if hasStages {
 			st := loadgen.NoStages
 			if stages[k] != nil {
@@ -634,8 +770,18 @@ func union(ctx context.Context, ins []*input, m *shard.Merge) (*bundle.Bundle, e
 		if nr, ok := c.next(); ok {
 			c.rec = nr
 		} else {
+			if err := ins[k].scanErr; err != nil {
+				return nil, &ShardError{Dir: ins[k].dir, Index: ins[k].rec.Index, Err: err}
+			}
 			live = slices.Delete(live, best, best+1)
 		}
+	}
+	table.Append(pending...)
+	for k, in := range ins {
+		if in.scanErr != nil {
+			return nil, &ShardError{Dir: in.dir, Index: in.rec.Index, Err: in.scanErr}
+		}
+		m.Shards[k].Records = uint64(curs[k].at) // a head's records were first counted here
 	}
 	res.AttachTable(table)
 
@@ -672,8 +818,7 @@ func union(ctx context.Context, ins []*input, m *shard.Merge) (*bundle.Bundle, e
 	}
 	shard.MergePart.Set(out, m)
 
-	// The shards' records are no longer needed: let them go before the
-	// summary allocates its latencies (8 bytes a sample).
+	// The shards' records are no longer needed: let them go.
 	for _, c := range curs {
 		c.stop()
 	}
@@ -683,7 +828,14 @@ func union(ctx context.Context, ins []*input, m *shard.Merge) (*bundle.Bundle, e
 	}
 	b0, r0 = nil, nil
 	if i := res.ReportedPass(); i >= 0 {
-		s, err := res.SummarizeStoredPass(i)
+		s, err := loadgen.SummarizePassScan(res.SUTName, res.Effective, res.Passes[i], func(fn func(*loadgen.RecordColumns) error) error {
+			for c := range res.PassColumns(i, 4096) {
+				if err := fn(c); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
 		if err != nil {
 			return nil, fmt.Errorf("merge: summarising the union: %w", err)
 		}
@@ -691,8 +843,6 @@ func union(ctx context.Context, ins []*input, m *shard.Merge) (*bundle.Bundle, e
 	}
 	return out, nil
 }
-
-func lastSeq(t *loadgen.RecordTable) uint64 { return t.SeqID(t.Len() - 1) }
 
 // mergeGBT is the GB/T test of the merge: shard 0's plan, with the run's
 // start at the merged started pass's, its end the latest shard's, the

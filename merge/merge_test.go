@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -46,6 +47,13 @@ func gbtPlan(dir string, sh *benchmark.Shard) benchmark.Plan {
 		GBT:       &benchmark.GBT{Input: gbt.PlanInput{Arrival: gbt.Arrival{Mode: gbt.ModePoisson, Lambda: 3000, Duration: 100 * time.Millisecond}}},
 		OutputDir: dir, Shard: sh,
 	}
+}
+
+// offlinePlan is an MLPerf Offline test of the null SUT.
+func offlinePlan(dir string, sh *benchmark.Shard) benchmark.Plan {
+	return benchmark.Plan{SUT: sut.Config{Kind: sut.NullAsync, QSLSize: 64},
+		Settings:  benchmark.Settings{Scenario: "Offline", Set: []string{"target_qps=20000", "min_duration=100"}},
+		OutputDir: dir, Shard: sh}
 }
 
 // runs is one test run whole and as shards, in directories of root.
@@ -128,11 +136,8 @@ func TestMergeEqualsWhole(t *testing.T) {
 	}{
 		{"an MLPerf Server test: the Poisson schedule split query mod N", "server", serverPlan, "all"},
 		{"a GB/T arrival mode 2 test: its metrics over the union", "gbt2", gbtPlan, "all"},
-		{"an MLPerf Offline test: the query split in blocks of samples", "offline", func(dir string, sh *benchmark.Shard) benchmark.Plan {
-			return benchmark.Plan{SUT: sut.Config{Kind: sut.NullAsync, QSLSize: 64},
-				Settings:  benchmark.Settings{Scenario: "Offline", Set: []string{"target_qps=20000", "min_duration=100"}},
-				OutputDir: dir, Shard: sh}
-		}, "all"},
+		{"an MLPerf Offline test: the query split in blocks of samples", "offline", offlinePlan, "all"},
+		{"an MLPerf SingleStream test run for its duration: each shard issues what its time allows", "singlestream", singleStreamPlan, "none"},
 		{"a fixed concurrency of 8, 2 a shard: whole queries move", "concurrency", func(dir string, sh *benchmark.Shard) benchmark.Plan {
 			return benchmark.Plan{SUT: sut.Config{Kind: sut.NullAsync, QSLSize: 64},
 				Settings:  benchmark.Settings{Concurrency: 8, Set: []string{"min_duration=0", "min_query_count=400"}},
@@ -310,6 +315,11 @@ func TestMergeRefuses(t *testing.T) {
 	if _, err := merge.Write(context.Background(), s, mergedDir, merge.Options{}); err != nil {
 		t.Fatal(err)
 	}
+	badRecord := edited(t, s[2], func(b *bundle.Bundle) {
+		recs := slices.Collect(b.Result.Records())
+		recs[5].IssuedNs = recs[5].ScheduledNs - 1
+		b.Result.AttachRecords(recs)
+	})
 	farClock := editShard(2, func(rec *shard.Record) {
 		rec.Clock = &clocksync.Measurement{URL: "http://ref/api/v1/time", Offset: 300 * time.Millisecond, Uncertainty: time.Millisecond}
 	})
@@ -336,6 +346,7 @@ func TestMergeRefuses(t *testing.T) {
 		{"a merged bundle among the shards", []string{s[0], s[1], s[2], mergedDir}, merge.Options{}, -1, mergedDir, "a merged bundle, not a shard", ""},
 		{"the output directory among the shards", s, merge.Options{}, -1, s[3], "overwrite a shard", s[3]},
 		{"a directory that holds no bundle", []string{s[0], t.TempDir()}, merge.Options{}, -1, "", "manifest", ""},
+		{"an impossible record (the shard's records are checked as they stream)", []string{s[0], s[1], badRecord, s[3]}, merge.Options{}, 2, badRecord, "issued_ns", ""},
 	} {
 		out := filepath.Join(t.TempDir(), "merged")
 		if row.out != "" {
@@ -456,5 +467,113 @@ func TestMergeCommonStart(t *testing.T) {
 	}
 	if p := b.Result.Passes[b.Result.ReportedPass()]; p.StartUnixNs != start.UnixNano()+minLate {
 		t.Errorf("the merged pass starts at %d, want the start %d + the least lateness %d", p.StartUnixNs, start.UnixNano(), minLate)
+	}
+}
+
+// singleStreamPlan is an MLPerf SingleStream test of the null SUT: one
+// query at a time, whole queries moving to the shards.
+func singleStreamPlan(dir string, sh *benchmark.Shard) benchmark.Plan {
+	return benchmark.Plan{SUT: sut.Config{Kind: sut.NullAsync, QSLSize: 64},
+		Settings:  benchmark.Settings{Scenario: "SingleStream", Set: []string{"min_duration=100", "min_query_count=2000"}},
+		OutputDir: dir, Shard: sh}
+}
+
+// TestMergeSummaryEqualsInMemory checks the summary the merge reads from
+// its streams (loadgen.SummarizePassScan: the shards' records files read
+// in passes, never held) against LoadGen's in-memory summary of the union
+// (every latency held and selected: SummarizeStoredPass), bit for bit, in
+// Server, Offline, SingleStream and a GB/T mode 2 test; and each shard's
+// figures in merge.json against the summary bundle.Read computes of it.
+func TestMergeSummaryEqualsInMemory(t *testing.T) {
+	for _, row := range []struct {
+		why  string
+		name string
+		plan func(string, *benchmark.Shard) benchmark.Plan
+	}{
+		{"Server: over-latency counts and the Server early stopping", "server", serverPlan},
+		{"Offline: one query, split in blocks", "offline", offlinePlan},
+		{"SingleStream: early stopping reads ranks of the sorted latencies", "singlestream", singleStreamPlan},
+		{"GB/T arrival mode 2", "gbt2", gbtPlan},
+	} {
+		t.Run(row.name, func(t *testing.T) {
+			r := runTest(t, row.name, row.plan)
+			b, err := merge.Bundles(context.Background(), r.shards, merge.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res := b.Result
+			i := res.ReportedPass()
+			want, err := res.SummarizeStoredPass(i)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(res.Summary, want) {
+				t.Errorf("%s: streamed summary\n%+v\nin memory\n%+v", row.why, res.Summary, want)
+			}
+			if res.Summary.SampleCount == 0 {
+				t.Fatalf("%s: no samples", row.why)
+			}
+			for k, s := range shard.MergeOf(b).Shards {
+				sb, err := derived.Read(r.shards[k])
+				if err != nil {
+					t.Fatal(err)
+				}
+				ss := sb.Result.Summary
+				p50, p99 := ss.Percentiles[0].SampleLatency, ss.Percentiles[4].SampleLatency
+				if s.SamplesPerSecond != ss.CompletedSamplesPerSecond() || s.LatencyP50Ns != p50 || s.LatencyP99Ns != p99 ||
+					s.Records != uint64(sb.Result.RecordCount()) {
+					t.Errorf("%s: shard %d in merge.json %+v; read whole: %v samples/s, p50 %d, p99 %d, %d records",
+						row.why, k, s, ss.CompletedSamplesPerSecond(), p50, p99, sb.Result.RecordCount())
+				}
+			}
+		})
+	}
+}
+
+// TestMergeShardWithSampleData merges a shard that has sample data (a
+// samples.parquet, as a network SUT's shards have: read whole) with three
+// that have records alone (streamed from their records files): the union
+// carries the one shard's sample data on its records and nobody else's,
+// and its summary is the in-memory one.
+func TestMergeShardWithSampleData(t *testing.T) {
+	r := runTest(t, "server", serverPlan)
+	withData := edited(t, r.shards[1], func(b *bundle.Bundle) {
+		recs := slices.Collect(b.Result.Records())
+		for i := range recs {
+			recs[i].RequestBytes, recs[i].ResponseBytes = 100+int64(i), 7
+		}
+		b.Result.AttachRecords(recs)
+	})
+	if _, err := os.Stat(filepath.Join(withData, bundle.SamplesFile)); err != nil {
+		t.Fatalf("the edited shard has no %s: %v", bundle.SamplesFile, err)
+	}
+	dirs := []string{r.shards[0], withData, r.shards[2], r.shards[3]}
+	b, err := merge.Write(context.Background(), dirs, filepath.Join(t.TempDir(), "merged"), merge.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	one, err := bundle.Read(withData)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[uint64]int64{}
+	for rec := range one.Result.Records() {
+		want[rec.SeqID] = rec.RequestBytes
+	}
+	n := 0
+	for rec := range b.Result.Records() {
+		if got := rec.RequestBytes; got != want[rec.SeqID] || (got != 0) != (rec.ResponseBytes == 7) {
+			t.Fatalf("seq %d: request bytes %d, response bytes %d; the shard with sample data says %d", rec.SeqID, got, rec.ResponseBytes, want[rec.SeqID])
+		}
+		if rec.RequestBytes != 0 {
+			n++
+		}
+	}
+	if n != len(want) || n == 0 {
+		t.Errorf("%d merged records carry sample data, the shard has %d", n, len(want))
+	}
+	res := b.Result
+	if s, err := res.SummarizeStoredPass(res.ReportedPass()); err != nil || !reflect.DeepEqual(s, res.Summary) {
+		t.Errorf("the streamed summary differs from the in-memory one (%v)", err)
 	}
 }

@@ -1,0 +1,212 @@
+package bundle
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"aimeter/bundle/internal/parquet"
+	"aimeter/loadgen"
+)
+
+// ReadHead reads the bundle of a run in dir as Read does, but without its
+// per-sample files: the records, the sample data, the stage times and the
+// token times are left on disk, so that it holds what the run's size does
+// not change (settings, passes, counters, events, the error table, the
+// accuracy log, the parts of packages above). Every file is checked
+// against the manifest first, as by Read. The Result has no records and no
+// summary; ScanRecords streams the records. A training bundle, or a run of
+// format version 1 or 2 (whose records or tables are CSV), is an error:
+// read it whole with Read. opts.Parts are decoded as by ReadWith. The
+// run's foreign jobs (a GB/T mixed test's foreign/), if any, are read
+// whole.
+func ReadHead(dir string, opts ReadOptions) (*Bundle, error) {
+	m, err := ReadManifest(dir)
+	if err != nil {
+		return nil, err
+	}
+	if !opts.SkipVerify {
+		if err := m.Verify(dir); err != nil {
+			return nil, err
+		}
+	}
+	if _, ok := m.Entry(TrainingRunFile); ok {
+		return nil, fmt.Errorf("%s: a training run's bundle: it has no records", dir)
+	}
+	if m.FormatVersion < 3 {
+		return nil, fmt.Errorf("%s: a bundle of format version %d (CSV tables): read it whole", dir, m.FormatVersion)
+	}
+	for _, name := range []string{SettingsFile, RunFile, EventsFile, RecordsFile, AccuracyFile} {
+		if _, ok := m.Entry(name); !ok {
+			return nil, fmt.Errorf("%s: %s does not list %s, which a version %d bundle always holds (written by %s)",
+				dir, ManifestFile, name, m.FormatVersion, orUnknown(m.Generator))
+		}
+	}
+	has := func(name string) bool { _, ok := m.Entry(name); return ok }
+	read := func(name string, f func(io.Reader) error) error { return readFile(dir, name, f) }
+	b := &Bundle{}
+	var info RunInfo
+	if err := read(SettingsFile, func(r io.Reader) (err error) {
+		if info, err = ReadRunInfo(r); err != nil {
+			return err
+		}
+		return checkRunInfo(&info)
+	}); err != nil {
+		return nil, err
+	}
+	var meta runMeta
+	if err := read(RunFile, func(r io.Reader) error {
+		dec := json.NewDecoder(r)
+		dec.DisallowUnknownFields()
+		return dec.Decode(&meta)
+	}); err != nil {
+		return nil, err
+	}
+	res := &loadgen.Result{
+		SUTName: info.SUTName, GetSUTNameDurationNs: meta.GetSUTNameDurationNs, QSLName: info.QSLName,
+		QSLTotalCount: info.QSLTotalCount, QSLPerformanceCount: info.QSLPerformanceCount,
+		Requested: info.Requested, Effective: info.Effective, StartTime: info.StartTime,
+		Passes: info.Passes, Interrupted: info.Interrupted,
+		UnknownCompletions: info.UnknownCompletions, DuplicateCompletions: info.DuplicateCompletions,
+		FailedSamples: info.FailedSamples, LostSamples: info.LostSamples, LateCompletions: info.LateCompletions,
+	}
+	b.Result = res
+	b.Version = info.Version
+	b.Name, b.PID, b.System, b.AccuracyCheck = meta.Name, meta.PID, meta.System, meta.AccuracyCheck
+	b.Trace, b.NoReport = meta.Trace, meta.NoReport
+	b.Nodes = meta.Nodes
+	b.HostLoad = meta.HostLoad
+	b.Location = time.FixedZone(meta.Zone.Name, meta.Zone.OffsetSeconds)
+	if err := read(EventsFile, func(r io.Reader) (err error) {
+		res.Events, err = ReadEvents(r)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	if has(ErrorsFile) {
+		if err := read(ErrorsFile, func(r io.Reader) (err error) {
+			res.Errors, err = readErrors(r)
+			return err
+		}); err != nil {
+			return nil, err
+		}
+	}
+	if err := read(AccuracyFile, func(r io.Reader) (err error) {
+		res.Accuracy, err = ReadAccuracyLog(r)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	if has(ServerMetricsFile) {
+		if err := read(ServerMetricsFile, func(r io.Reader) (err error) {
+			b.ServerMetrics, err = ReadServerMetrics(r)
+			return err
+		}); err != nil {
+			return nil, err
+		}
+	}
+	if err := b.keepRaw(dir, m, "", ownFiles()); err != nil {
+		return nil, err
+	}
+	b.Manifest, b.dir = m, dir
+	if _, ok := m.Entry(ForeignDir + "/" + SettingsFile); ok {
+		if b.Foreign, err = readRun(dir, m, ForeignDir+"/"); err != nil {
+			return nil, err
+		}
+	}
+	if err := checkParts(dir, "", b, opts.Parts); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// HeadLeaves names the per-sample files beside the records (sample data,
+// stage times, token times) of the bundle ReadHead read, which ScanRecords
+// does not read; nil when it has none.
+func (b *Bundle) HeadLeaves() []string {
+	var names []string
+	if b.Manifest == nil {
+		return nil
+	}
+	for _, name := range []string{SamplesFile, StagesFile, TokensFile} {
+		if _, ok := b.Manifest.Entry(name); ok {
+			names = append(names, name)
+		}
+	}
+	return names
+}
+
+// ScanOptions controls ScanRecords.
+type ScanOptions struct {
+	// Unchecked skips Read's checks of the records, for a file that an
+	// earlier ScanRecords of the same Bundle checked whole. The zero value
+	// checks every row group.
+	Unchecked bool
+}
+
+// ScanRecords streams the records of the bundle ReadHead read, from its
+// records.parquet, a row group at a time in the file's order, to fn (the
+// RecordColumns is reused for the next row group): unless opts.Unchecked,
+// each row group is checked as Read checks the records (a bad record is a
+// *RecordsError naming its row), and an error from fn ends the scan and
+// is returned. It
+// holds one row group of records, decoded, at a time: on Linux the file
+// is mapped into memory and the pages read are let go after each row group
+// (they stay in the page cache, not in the process); elsewhere it is read
+// whole. The Result's sample data columns (RequestBytes, ResponseBytes,
+// Node, Error) are not in the RecordColumns.
+func (b *Bundle) ScanRecords(opts ScanOptions, fn func(*loadgen.RecordColumns) error) error {
+	if b.dir == "" || b.Result == nil {
+		return errors.New("bundle: ScanRecords of a bundle not read from a directory")
+	}
+	path := filepath.Join(b.dir, RecordsFile)
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	data, release, err := mapFile(f, st.Size())
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	defer release.close()
+	info := RunInfoFromResult(b.Result, b.Version)
+	at := 0
+	var fnErr error
+	err = parquet.DecodeRecordColumns(data, func(c *loadgen.RecordColumns) error {
+		release.drop()
+		if !opts.Unchecked {
+			check := loadgen.NewRecordTable(c.Len())
+			check.AppendColumns(c)
+			if err := checkRecords(check, &info, RecordsFile); err != nil {
+				var re *RecordsError
+				if errors.As(err, &re) {
+					re.Line += at
+				}
+				return err
+			}
+		}
+		at += c.Len()
+		fnErr = fn(c)
+		return fnErr
+	})
+	if err != nil && err == fnErr {
+		return err
+	}
+	if err != nil {
+		var re *RecordsError
+		if errors.As(err, &re) {
+			return err
+		}
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}
