@@ -73,9 +73,10 @@ type Options struct {
 	// start_tolerance_ns, the largest), or loadgen.DefaultStartTolerance
 	// (100 ms) when they recorded none.
 	MaxClockOffset time.Duration
-	// AllowPartial merges the shards given even when some are missing;
-	// the result is then INVALID, its verdict naming the missing shards.
-	// The zero value refuses a missing shard.
+	// AllowPartial merges the shards given even when some are missing or
+	// were interrupted mid-run; the result is then INVALID, its verdict
+	// naming the missing or interrupted shards. The zero value refuses a
+	// missing shard (ErrMissing) and an interrupted one (ErrInterrupted).
 	AllowPartial bool
 	// Version is the aimeter version that merges, checked against the
 	// shards' (they must all have been written by one version); empty
@@ -106,6 +107,11 @@ func (e *ShardError) Unwrap() error { return e.Err }
 
 // ErrMissing is the cause of a merge refused because a shard is missing.
 var ErrMissing = errors.New("shard missing")
+
+// ErrInterrupted is the cause of a merge refused because a shard was
+// interrupted mid-run (its bundle records why); Options.AllowPartial
+// merges it, and the result is INVALID, naming the shard.
+var ErrInterrupted = errors.New("shard interrupted")
 
 // input is one shard read.
 type input struct {
@@ -319,6 +325,11 @@ func check(ins []*input, opts Options) error {
 		rec, res := in.rec, in.b.Result
 		if opts.Version != "" && in.b.Version != opts.Version {
 			return refuse(in, "written by aimeter %s, merged by aimeter %s: shards and merge must be one version", in.b.Version, opts.Version)
+		}
+		if res.Interrupted != "" && !opts.AllowPartial {
+			// A shard stopped mid-run (SIGTERM, say) wrote its bundle, but
+			// issued only part of its schedule: like a missing shard.
+			return refuse(in, "%w: %s before it issued all of its schedule (--allow-partial merges it, INVALID)", ErrInterrupted, res.Interrupted)
 		}
 		if in == first {
 			continue
@@ -611,7 +622,8 @@ func union(ctx context.Context, ins []*input, m *shard.Merge) (*bundle.Bundle, e
 				p.StartUnixNs = q.StartUnixNs + shift
 			}
 			if p.StopReason == "" && q.StopReason != "" {
-				p.StopReason = q.StopReason
+				// The union's verdict names the shard that stopped.
+				p.StopReason = fmt.Sprintf("%s: %s", in.rec, q.StopReason)
 			}
 		}
 	}

@@ -320,6 +320,7 @@ func TestMergeRefuses(t *testing.T) {
 		recs[5].IssuedNs = recs[5].ScheduledNs - 1
 		b.Result.AttachRecords(recs)
 	})
+	interrupted := edited(t, s[1], func(b *bundle.Bundle) { b.Result.Interrupted = "interrupted by SIGTERM" })
 	farClock := editShard(2, func(rec *shard.Record) {
 		rec.Clock = &clocksync.Measurement{URL: "http://ref/api/v1/time", Offset: 300 * time.Millisecond, Uncertainty: time.Millisecond}
 	})
@@ -345,6 +346,7 @@ func TestMergeRefuses(t *testing.T) {
 		{"a clock beyond a bound given", []string{s[0], s[1], farClock, s[3]}, merge.Options{MaxClockOffset: 200 * time.Millisecond}, 2, farClock, "exceeds the bound 200ms", ""},
 		{"a merged bundle among the shards", []string{s[0], s[1], s[2], mergedDir}, merge.Options{}, -1, mergedDir, "a merged bundle, not a shard", ""},
 		{"the output directory among the shards", s, merge.Options{}, -1, s[3], "overwrite a shard", s[3]},
+		{"a shard interrupted mid-run (SIGTERM: it wrote its bundle)", []string{s[0], interrupted, s[2], s[3]}, merge.Options{}, 1, interrupted, "interrupted by SIGTERM before it issued all of its schedule", ""},
 		{"a directory that holds no bundle", []string{s[0], t.TempDir()}, merge.Options{}, -1, "", "manifest", ""},
 		{"an impossible record (the shard's records are checked as they stream)", []string{s[0], s[1], badRecord, s[3]}, merge.Options{}, 2, badRecord, "issued_ns", ""},
 	} {

@@ -575,8 +575,9 @@ func TestShardedFixedConcurrency(t *testing.T) {
 // INVALID, naming shard 2 as missing.
 //
 // SIGTERM (what Kubernetes sends the other pods of a failed Job) lets
-// shard 2 write an interrupted bundle (exit 4): the merge takes it, and
-// the merged test is INVALID, interrupted, naming shard 2.
+// shard 2 write an interrupted bundle (exit 4): the merge refuses it too,
+// naming it; with --allow-partial it merges it, and the merged test is
+// INVALID, interrupted, naming shard 2.
 func TestShardKilledMidRun(t *testing.T) {
 	t.Parallel()
 	bin := buildAimeter(t)
@@ -607,8 +608,19 @@ func TestShardKilledMidRun(t *testing.T) {
 		dir := t.TempDir()
 		killedShards(t, bin, dir, n, victim, syscall.SIGTERM, 4)
 		r := runAimeter(t, bin, dir, append([]string{"merge", "--output-dir", "merged"}, shardDirs(".", n)...)...)
+		if r.code != 2 || !strings.Contains(r.stderr, fmt.Sprintf("shard %d (", victim)) || !strings.Contains(r.stderr, "interrupted") {
+			t.Errorf("the merge with an interrupted shard: %v; want exit 2 naming shard %d as interrupted", r, victim)
+		}
+		t.Logf("the merge refused: %s", strings.TrimSpace(r.stderr))
+		if _, err := os.Stat(filepath.Join(dir, "merged")); err == nil {
+			t.Errorf("a refused merge wrote its output directory")
+		}
+		r = runAimeter(t, bin, dir, append([]string{"merge", "--allow-partial", "--output-dir", "merged"}, shardDirs(".", n)...)...)
 		if m := verdictLine.FindStringSubmatch(r.stdout); r.code != 3 || m == nil || m[1] != "INVALID" {
-			t.Fatalf("the merge with an interrupted shard: %v; want INVALID, exit 3", r)
+			t.Fatalf("--allow-partial with the interrupted shard: %v; want INVALID, exit 3", r)
+		}
+		if want := fmt.Sprintf("shard %d/%d: interrupted by SIGTERM", victim, n); !strings.Contains(r.stdout, want) {
+			t.Errorf("--allow-partial: the verdict does not name the interrupted shard (%q): %v", want, r)
 		}
 		var settings struct {
 			Interrupted string `json:"interrupted"`
