@@ -36,11 +36,11 @@ var readmeAdjustments = map[string]cmdAdjust{
 		extra: []string{"--points", "1,2", "--duration", "200ms"}, codes: valid3,
 		want: []string{"concurrency  region           verdict    system_tps tps_per_user     TTFT p90     TPOT p90      req/s   errors  goodput (ttft=100ms,tpot=10ms)"}},
 
-	"server --listen 127.0.0.1:8443 &": {skip: "serves until interrupted; TestAnnexAEndToEnd runs the service"},
-	"server register --server https://127.0.0.1:8443 --ca ~/.local/share/aimeter/server/tls/cert.pem --token $(cat ~/.local/share/aimeter/server/admin.token) --party Example Lab --public-key lab.pub --out item.json": {
-		skip: "needs the service of the command before; TestAnnexAEndToEnd registers an item with it"},
-	"run --sut reference --scenario Offline --config item.json --token amt_… --key lab.key": {
-		skip: "needs the service and the item of the commands before; TestAnnexAEndToEnd runs it"},
+	"server --listen 127.0.0.1:8443 &": {skip: "serves until interrupted; TestReadmeUploadQuickStart runs this block as written"},
+	"server register --server https://127.0.0.1:8443 --ca ~/.local/share/aimeter/server/tls/cert.pem --token $(cat ~/.local/share/aimeter/server/admin.token) --party Example Lab --public-key lab.pub --out item.json --token-out item.token": {
+		skip: "needs the service of the block before; TestReadmeUploadQuickStart runs this block as written, in bash"},
+	"run --sut reference --scenario Offline --config item.json --token $(cat item.token) --key lab.key": {
+		skip: "needs the service and the item of the commands before; TestReadmeUploadQuickStart runs this block as written, in bash"},
 }
 
 func TestShellWordsAndMarkdownCommands(t *testing.T) {
