@@ -50,7 +50,9 @@ func TestReadmeUploadQuickStart(t *testing.T) {
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
-	local := func(s string) string { return strings.ReplaceAll(s, "127.0.0.1:8443", fmt.Sprintf("127.0.0.1:%d", port)) }
+	local := func(s string) string {
+		return strings.ReplaceAll(s, "127.0.0.1:8443", fmt.Sprintf("127.0.0.1:%d", port))
+	}
 	env := append(os.Environ(), "HOME="+home, "XDG_DATA_HOME=", "XDG_CONFIG_HOME=", "XDG_CACHE_HOME=",
 		"PATH="+filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
 
