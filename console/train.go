@@ -35,7 +35,11 @@ func WriteTraining(w io.Writer, res *train.ResultFile, run *trainbundle.Training
 	}
 	fmt.Fprintf(w, "Trials:                 %d\n", len(m.Trials))
 	fmt.Fprintf(w, "Mean T_TR:              %s\n", ms(m.MeanTTRMs))
-	fmt.Fprintf(w, "Throughput Th:          %s\n", num(m.Throughput, m.Unit))
+	th := num(m.Throughput, m.Unit)
+	if m.Throughput == nil {
+		th = res.Reported.Instead("Th")
+	}
+	fmt.Fprintf(w, "Throughput Th:          %s\n", th)
 	fmt.Fprintf(w, "Cluster Th_CL:          %s\n", num(m.ClusterThroughput, m.Unit))
 	if m.ThBar != nil {
 		fmt.Fprintf(w, "Th-bar:                 %s\n", num(m.ThBar, ""))

@@ -166,12 +166,16 @@ func buildTraining(t *Training) *trainingView {
 	for _, r := range reasons {
 		v.Absent = append(v.Absent, trialList(trials[r], len(m.Trials))+": "+r+".")
 	}
+	thText := optNum(m.Throughput, unit)
+	if m.Throughput == nil {
+		thText = res.Reported.Instead("Th") // dash, with the workload's figure where it set one
+	}
 	v.Headline = []kv{
 		{"Scenario", scenario},
 		{"Quality target", target},
 		{"Trials", strconv.Itoa(len(m.Trials))},
 		{"Mean T_TR", optMs(m.MeanTTRMs)},
-		{"Throughput Th", optNum(m.Throughput, unit)},
+		{"Throughput Th", thText},
 		{"Cluster throughput Th_CL", optNum(m.ClusterThroughput, unit)},
 		{"Effective computing power Th-bar", optNum(m.ThBar, "")},
 		{"Training efficiency (E.1.2)", optNum(m.TrainingEfficiency, "per kWh")},

@@ -1,6 +1,10 @@
 package train
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+)
 
 // Sources of a ReportedFigure.
 const (
@@ -69,4 +73,38 @@ type ReportedKey struct {
 	Rank string `json:"rank,omitempty"`
 	// TimeS is when it was set, in seconds since the Unix epoch.
 	TimeS float64 `json:"time_s"`
+}
+
+// Figure is the reported figure named name ("Th", "accuracy", …) with a
+// numeric value: the first one set by the workload, else the first
+// computed from its files; nil when r is nil or has none.
+func (r *WorkloadReport) Figure(name string) *ReportedFigure {
+	if r == nil {
+		return nil
+	}
+	var found *ReportedFigure
+	for i := range r.Figures {
+		f := &r.Figures[i]
+		if f.Name != name || f.Value == nil {
+			continue
+		}
+		if f.Source == SourceWorkload {
+			return f
+		}
+		if found == nil {
+			found = f
+		}
+	}
+	return found
+}
+
+// Instead is the text a summary shows for a figure aimeter could not
+// compute ("--") when the workload reported it: "-- (not computed from the
+// events; 5441.56 samples/s set by the workload)"; "--" when it did not.
+func (r *WorkloadReport) Instead(name string) string {
+	f := r.Figure(name)
+	if f == nil {
+		return "--"
+	}
+	return fmt.Sprintf("-- (not computed from the events; %s %s %s)", strconv.FormatFloat(*f.Value, 'g', 6, 64), f.Unit, f.Source)
 }
