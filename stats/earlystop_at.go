@@ -43,7 +43,9 @@ func (e *EarlyStopping) MultiStreamAt(n int64, p float64, at func(i int64) int64
 	return res
 }
 
-// estimateAt is estimate of n sorted latencies read through at.
+// estimateAt runs the SingleStream/MultiStream step at percentile p in
+// LoadGen's call order over n sorted latencies read through at:
+// MinPassing(1), then MinPassing(2), MinPassing(3), ... until n < h(i)+i.
 func (e *EarlyStopping) estimateAt(n int64, p float64, at func(i int64) int64) PercentileEstimate {
 	r := PercentileEstimate{Percentile: p, Queries: n}
 	r.MinQueries = e.MinPassing(1, p, EarlyStoppingTolerance, EarlyStoppingConfidence) + 1

@@ -89,29 +89,6 @@ func (r ServerResult) MoreQueriesNeeded() int64 {
 	return r.MinPassing + r.Overlatency - r.Queries
 }
 
-// estimate runs the SingleStream/MultiStream step at percentile p in LoadGen's
-// call order: MinPassing(1), then MinPassing(2), MinPassing(3), ... until
-// n < h(i)+i.
-func (e *EarlyStopping) estimate(sorted []int64, p float64) PercentileEstimate {
-	n := int64(len(sorted))
-	r := PercentileEstimate{Percentile: p, Queries: n}
-	r.MinQueries = e.MinPassing(1, p, EarlyStoppingTolerance, EarlyStoppingConfidence) + 1
-	if n < r.MinQueries {
-		return r
-	}
-	r.Satisfied = true
-	t := int64(1)
-	for i := int64(2); i < n+1; i++ {
-		if n < e.MinPassing(i, p, EarlyStoppingTolerance, EarlyStoppingConfidence)+i {
-			t = i - 1
-			break
-		}
-	}
-	r.T = t
-	r.Estimate = sorted[n-t]
-	return r
-}
-
 // SingleStream runs LoadGen's SingleStream early-stopping check on the
 // ascending-sorted sample latencies (n = len(sorted) queries) at target
 // percentile p, with confidence 0.99 and tolerance 0: the target step and,
@@ -131,39 +108,14 @@ func (e *EarlyStopping) estimate(sorted []int64, p float64) PercentileEstimate {
 // the three-line " * Not enough queries processed for 99.0th percentile" note.
 // <P> is 100*p with one decimal.
 func (e *EarlyStopping) SingleStream(sorted []int64, p float64) SingleStreamResult {
-	target := e.estimate(sorted, p)
-	res := SingleStreamResult{Satisfied: target.Satisfied, Target: target}
-	if !target.Satisfied {
-		res.Lines = notEnoughLines(target)
-		return res
-	}
-	res.Lines = estimateLines(target)
-	p99 := e.estimate(sorted, MultiStreamInferencePercentile)
-	res.P99 = &p99
-	if p99.Satisfied {
-		res.Lines = append(res.Lines,
-			" * Early stopping "+percentLabel(p99.Percentile)+"th percentile estimate: "+itoa(p99.Estimate))
-	} else {
-		res.Lines = append(res.Lines,
-			" * Not enough queries processed for "+percentLabel(p99.Percentile)+"th percentile",
-			" early stopping estimate (would need to process at",
-			" least "+itoa(p99.MinQueries)+" total queries).")
-	}
-	return res
+	return e.SingleStreamAt(int64(len(sorted)), p, func(i int64) int64 { return sorted[i] })
 }
 
 // MultiStream runs LoadGen's MultiStream early-stopping check on the
 // ascending-sorted per-query latencies (n = len(sorted) queries) at target
 // percentile p. The text is SingleStream's without the 99th-percentile part.
 func (e *EarlyStopping) MultiStream(sorted []int64, p float64) MultiStreamResult {
-	est := e.estimate(sorted, p)
-	res := MultiStreamResult{Satisfied: est.Satisfied, Estimate: est}
-	if est.Satisfied {
-		res.Lines = estimateLines(est)
-	} else {
-		res.Lines = notEnoughLines(est)
-	}
-	return res
+	return e.MultiStreamAt(int64(len(sorted)), p, func(i int64) int64 { return sorted[i] })
 }
 
 // Server runs LoadGen's Server early-stopping check: with t = overLatency
