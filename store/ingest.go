@@ -399,16 +399,9 @@ func (s *Store) runCommitted(key string) (committed, known bool) {
 // holds the whole database), refuses a bundle stored already, and takes or
 // claims the attempt as opts say.
 func (s *Store) ingestAttempt(ctx context.Context, tx *sql.Tx, run *Run, opts IngestOptions) error {
-	q := `SELECT ` + itemColumns + ` FROM test_items WHERE id = ?`
-	if s.dialect == Postgres {
-		q += ` FOR NO KEY UPDATE`
-	}
-	it, err := scanItem(tx.QueryRowContext(ctx, s.rebind(q), opts.TestItemID))
-	if errors.Is(err, sql.ErrNoRows) {
-		return fmt.Errorf("store: test item %q: %w", opts.TestItemID, ErrNotFound)
-	}
+	it, err := s.lockItem(ctx, tx, opts.TestItemID)
 	if err != nil {
-		return fmt.Errorf("store: test item %q: %w", opts.TestItemID, err)
+		return err
 	}
 	// A copy committed before this transaction began its wait is seen
 	// here; one committed later trips the unique index at the insert.

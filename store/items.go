@@ -174,16 +174,9 @@ func (s *Store) TestItems(ctx context.Context) ([]TestItem, error) {
 func (s *Store) ClaimAttempt(ctx context.Context, id string) (int, error) {
 	var attempt int
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		q := `SELECT ` + itemColumns + ` FROM test_items WHERE id = ?`
-		if s.dialect == Postgres {
-			q += ` FOR NO KEY UPDATE`
-		}
-		it, err := scanItem(tx.QueryRowContext(ctx, s.rebind(q), id))
-		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("store: test item %q: %w", id, ErrNotFound)
-		}
+		it, err := s.lockItem(ctx, tx, id)
 		if err != nil {
-			return fmt.Errorf("store: test item %q: %w", id, err)
+			return err
 		}
 		if !it.ExpiresAt.IsZero() && !s.now().Before(it.ExpiresAt) {
 			return fmt.Errorf("store: test item %s: expired at %s: %w", id, it.ExpiresAt.Format(time.RFC3339), ErrExpired)
@@ -257,3 +250,21 @@ type commitError struct{ err error }
 
 func (e *commitError) Error() string { return "store: commit: " + e.err.Error() }
 func (e *commitError) Unwrap() error { return e.err }
+
+// lockItem reads test item id within tx, locking its row against other
+// writers until tx ends (PostgreSQL's FOR NO KEY UPDATE; SQLite's write
+// lock holds the whole database).
+func (s *Store) lockItem(ctx context.Context, tx *sql.Tx, id string) (*TestItem, error) {
+	q := `SELECT ` + itemColumns + ` FROM test_items WHERE id = ?`
+	if s.dialect == Postgres {
+		q += ` FOR NO KEY UPDATE`
+	}
+	it, err := scanItem(tx.QueryRowContext(ctx, s.rebind(q), id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("store: test item %q: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: test item %q: %w", id, err)
+	}
+	return it, nil
+}

@@ -584,16 +584,9 @@ func (s *Store) ClaimShardAttempt(ctx context.Context, id string, index, count i
 		return 0, false, fmt.Errorf("store: shard %d of %d: not a shard of a sharded test", index, count)
 	}
 	err = s.inTx(ctx, func(tx *sql.Tx) error {
-		q := `SELECT ` + itemColumns + ` FROM test_items WHERE id = ?`
-		if s.dialect == Postgres {
-			q += ` FOR NO KEY UPDATE`
-		}
-		it, err := scanItem(tx.QueryRowContext(ctx, s.rebind(q), id))
-		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("store: test item %q: %w", id, ErrNotFound)
-		}
+		it, err := s.lockItem(ctx, tx, id)
 		if err != nil {
-			return fmt.Errorf("store: test item %q: %w", id, err)
+			return err
 		}
 		if !it.ExpiresAt.IsZero() && !s.now().Before(it.ExpiresAt) {
 			return fmt.Errorf("store: test item %s: expired at %s: %w", id, it.ExpiresAt.Format(time.RFC3339), ErrExpired)

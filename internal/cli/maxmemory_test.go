@@ -8,10 +8,10 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"aimeter/internal/binarytest"
 	"aimeter/store"
 )
 
@@ -47,9 +47,7 @@ func TestMain(m *testing.M) {
 	os.Setenv(store.EnvDSN, filepath.Join(storeDir, "results.db"))
 	code := m.Run()
 	os.RemoveAll(storeDir)
-	if builtAimeter.dir != "" {
-		os.RemoveAll(builtAimeter.dir)
-	}
+	aimeterBin.Remove()
 	os.Exit(code)
 }
 
@@ -228,34 +226,12 @@ func TestRunUnderMemoryRlimit(t *testing.T) {
 	}
 }
 
-// builtAimeter is the aimeter binary the process-level tests run, built
+// aimeterBin is the aimeter binary the process-level tests run, built
 // once for the package's tests.
-var builtAimeter struct {
-	once sync.Once
-	bin  string
-	err  error
-	dir  string
-}
+var aimeterBin binarytest.Binary
 
 // buildAimeter builds cmd/aimeter once and returns its path.
-func buildAimeter(t *testing.T) string {
-	t.Helper()
-	b := &builtAimeter
-	b.once.Do(func() {
-		b.dir, b.err = os.MkdirTemp("", "aimeter-bin")
-		if b.err != nil {
-			return
-		}
-		b.bin = filepath.Join(b.dir, "aimeter")
-		if out, err := exec.Command("go", "build", "-o", b.bin, "aimeter/cmd/aimeter").CombinedOutput(); err != nil {
-			b.err = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if b.err != nil {
-		t.Fatal(b.err)
-	}
-	return b.bin
-}
+func buildAimeter(t *testing.T) string { return aimeterBin.Path(t) }
 
 // TestRunUnderCgroupLimit runs aimeter in a memory cgroup of 1 GiB that it
 // makes under its own (v2 memory.max, or v1 memory.limit_in_bytes), where

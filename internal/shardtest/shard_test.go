@@ -18,46 +18,23 @@ import (
 	"time"
 
 	"aimeter/derived"
+	"aimeter/internal/binarytest"
 	"aimeter/internal/peerstest"
 	"aimeter/loadgen"
 	"aimeter/shard"
 )
 
-// built is the aimeter binary of the tests, built once (buildAimeter).
-var built struct {
-	once sync.Once
-	dir  string
-	bin  string
-	err  error
-}
+// aimeterBin is the binary the tests run, built once.
+var aimeterBin binarytest.Binary
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if built.dir != "" {
-		os.RemoveAll(built.dir)
-	}
+	aimeterBin.Remove()
 	os.Exit(code)
 }
 
-// buildAimeter builds cmd/aimeter once (without -race, whatever the test
-// binary's build) and returns its path.
-func buildAimeter(t *testing.T) string {
-	t.Helper()
-	b := &built
-	b.once.Do(func() {
-		if b.dir, b.err = os.MkdirTemp("", "aimeter-shardtest"); b.err != nil {
-			return
-		}
-		b.bin = filepath.Join(b.dir, "aimeter")
-		if out, err := exec.Command("go", "build", "-o", b.bin, "aimeter/cmd/aimeter").CombinedOutput(); err != nil {
-			b.err = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if b.err != nil {
-		t.Fatal(b.err)
-	}
-	return b.bin
-}
+// buildAimeter builds cmd/aimeter once and returns its path.
+func buildAimeter(t *testing.T) string { return aimeterBin.Path(t) }
 
 // duckdbPython is the python of a peers virtualenv that imports duckdb:
 // the test is skipped without one, and fails under AIMETER_REQUIRE_PEERS=1.
