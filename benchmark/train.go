@@ -494,6 +494,32 @@ func (t *trainer) recorders() []recorder {
 	}}
 }
 
+// TrainReasons are the reasons a training bundle's result is not a
+// complete, scored one, from the bundle alone: what Train put in
+// TrainOutcome.Incomplete and NoScore (exit code 3 of aimeter train, or
+// 4 when interrupted, 1 when the program failed: the run's Incomplete
+// names it), one line each; none for a complete result. aimeter check
+// reports these, so that it says what aimeter train said. An error for a
+// bundle that is no training run's, or whose result cannot be computed.
+func TrainReasons(b *bundle.Bundle) ([]string, error) {
+	tr := trainbundle.Of(b)
+	if tr == nil {
+		return nil, errors.New("not a training run's bundle")
+	}
+	res, err := derived.Of(b).TrainingResult()
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	if s := incomplete(&tr.Run, res); s != "" {
+		out = append(out, "the result is incomplete: "+s)
+	}
+	if s := noScore(&tr.Run, res); s != "" {
+		out = append(out, "no MLPerf score: "+s)
+	}
+	return out, nil
+}
+
 // incomplete says why a result is incomplete (exit code 3), or "".
 func incomplete(run *trainbundle.TrainingRun, res *train.ResultFile) string {
 	if run.Incomplete != "" {

@@ -2,6 +2,8 @@ package compliance
 
 import (
 	"aimeter/bandwidth"
+	"aimeter/benchmark"
+	"aimeter/train/trainbundle"
 	"bufio"
 	"bytes"
 	"encoding/json"
@@ -330,6 +332,10 @@ func (r *Report) checkRun(dir string, opts CheckOptions) (model string) {
 			b = nil
 		}
 	}
+	if b != nil && trainbundle.Of(b) != nil {
+		r.checkTraining(dir, b)
+		return ""
+	}
 	if b != nil && invocation.Of(b) != nil {
 		model = invocation.Of(b).Settings.Model
 	}
@@ -421,6 +427,21 @@ func (r *Report) checkVerdict(dir string, b *bundle.Bundle) {
 	// A verdict that fails always gives its reasons (verdict.Of).
 	for _, reason := range v.Reasons {
 		r.add(SeverityError, dir, "verdict", "%s", reason)
+	}
+}
+
+// checkTraining checks a training run's bundle (aimeter train), which has
+// no MLPerf inference logs: its digests were checked when it was read,
+// and its result must be the complete, scored one aimeter train exits 0
+// with (benchmark.TrainReasons: an error per reason it is not).
+func (r *Report) checkTraining(dir string, b *bundle.Bundle) {
+	reasons, err := benchmark.TrainReasons(b)
+	if err != nil {
+		r.add(SeverityError, dir, "training", "the training result cannot be computed: %v", err)
+		return
+	}
+	for _, reason := range reasons {
+		r.add(SeverityError, dir, "training", "%s", reason)
 	}
 }
 
