@@ -31,15 +31,6 @@ const (
 // docsIndex is the page of docs/ that links every other page.
 const docsIndex = "README.md"
 
-// pendingDocs are pages the docs index links that other branches add
-// (issues 44 and 45). A link to one of them is not an error while the page
-// is missing; once it exists it is checked like any other.
-var pendingDocs = map[string]string{
-	"network-division.md": "issue 44's page on the MLPerf network division",
-	"bandwidth.md":        "issue 44's page on the bandwidth requirement",
-	"ais-bench.md":        "issue 45's page on ais-bench workload packages",
-}
-
 // taskDocsAdjustments maps the commands of the task pages that issue 46
 // made from the README (their rows were readmeAdjustments') to their
 // adjustment, keyed like docsAdjustments: the doc's file name, ": " and
@@ -337,8 +328,7 @@ func TestHeadingAnchor(t *testing.T) {
 }
 
 // Every relative link of README.md and docs/*.md names a file or
-// directory that exists, and its #anchor a heading of that file; links
-// to pendingDocs pages are allowed while those pages are missing.
+// directory that exists, and its #anchor a heading of that file.
 func TestDocLinksResolve(t *testing.T) {
 	root := filepath.Join("..", "..")
 	files := []string{filepath.Join(root, "README.md")}
@@ -376,10 +366,6 @@ func TestDocLinksResolve(t *testing.T) {
 			}
 			info, err := os.Stat(path)
 			if err != nil {
-				if _, ok := pendingDocs[filepath.Base(path)]; ok && filepath.Dir(path) == filepath.Join(root, "docs") {
-					t.Logf("%s links %s, a page another branch adds (%s)", name, link, pendingDocs[filepath.Base(path)])
-					continue
-				}
 				t.Errorf("%s links %s, which does not exist", name, link)
 				continue
 			}
