@@ -208,16 +208,21 @@ func runLibraryTrain(t *testing.T, dir string, c goldenCase) (int, string) {
 	return cli.ExitOK, ""
 }
 
+// TestMain runs the package's tests in UTC: the training bundles record
+// the local time zone and their logs print local times, and the goldens
+// are in UTC wherever the tests run. It is set before any test starts: a
+// test that set it would race with the timers other tests leave running.
+func TestMain(m *testing.M) {
+	time.Local = time.UTC
+	os.Exit(m.Run())
+}
+
 // TestTrainGolden runs aimeter train over a child program, the reference
 // model and --logs, both through the command line and through
 // benchmark.Train, and compares every file of each bundle, byte for byte
 // after normalising, with the golden bundles in testdata/train/golden
 // (made by the command line before benchmark.Train existed).
 func TestTrainGolden(t *testing.T) {
-	// The bundle records the local time zone and the log prints local
-	// times: the goldens are in UTC wherever the test runs.
-	defer func(l *time.Location) { time.Local = l }(time.Local)
-	time.Local = time.UTC
 	paths := []struct {
 		name string
 		run  func(t *testing.T, dir string, c goldenCase) (int, string)
