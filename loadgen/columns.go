@@ -120,6 +120,15 @@ func (r *Result) ColumnChunks(n int) []func(*RecordColumns) {
 	}
 	size := max((total+n-1)/n, 1)
 	var out []func(*RecordColumns)
+	if r.source != nil {
+		// One part, which holds every record of the source: a part of a
+		// source would read it from its start.
+		return append(out, func(c *RecordColumns) {
+			for b := range r.source.all(total) {
+				c.AppendRange(b, 0, b.Len())
+			}
+		})
+	}
 	for lo := 0; lo < r.storedLen(); lo += size {
 		from, to := lo, min(lo+size, r.storedLen())
 		out = append(out, func(c *RecordColumns) { r.stored.appendColumns(c, from, to) })
@@ -217,6 +226,11 @@ func (r *Result) PassColumns(i, block int) iter.Seq[*RecordColumns] {
 	}
 	return func(yield func(*RecordColumns) bool) {
 		if r.passes == nil {
+			if r.source != nil {
+				info := r.Passes[i]
+				r.source.blocks(info.FirstSeq, info.EndSeq, block)(yield)
+				return
+			}
 			if r.stored != nil {
 				info := r.Passes[i]
 				r.stored.passBlocks(info.FirstSeq, info.EndSeq, block)(yield)

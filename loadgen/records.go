@@ -3,6 +3,7 @@ package loadgen
 import (
 	"fmt"
 	"iter"
+	"math"
 	"sync/atomic"
 )
 
@@ -20,13 +21,16 @@ func (r *Result) AttachRecords(records []Record) {
 // AttachTable is AttachRecords of the records of t, which the Result keeps
 // (and which must not be changed afterwards).
 func (r *Result) AttachTable(t *RecordTable) {
-	r.passes = nil
+	r.passes, r.source = nil, nil
 	r.stored = t
 }
 
 // storedLen is the number of records read back from files.
 func (r *Result) storedLen() int {
-	if r.stored == nil {
+	switch {
+	case r.source != nil:
+		return r.source.src.Len()
+	case r.stored == nil:
 		return 0
 	}
 	return r.stored.Len()
@@ -95,6 +99,9 @@ func (r *Result) HasTokenTimes() bool {
 // Records yields every issued sample of every pass in issue order (sequence
 // order; with several Server issuing goroutines, scheduled order).
 func (r *Result) Records() iter.Seq[Record] {
+	if r.source != nil {
+		return r.source.records(0, math.MaxUint64)
+	}
 	return func(yield func(Record) bool) {
 		if r.stored != nil {
 			for rec := range r.stored.records(0, r.stored.Len()) {
@@ -184,6 +191,9 @@ func (r *Result) RecordCount() int {
 func (r *Result) PassRecords(i int) iter.Seq[Record] {
 	if r.passes == nil {
 		info := r.Passes[i]
+		if r.source != nil {
+			return r.source.records(info.FirstSeq, info.EndSeq)
+		}
 		if r.stored == nil {
 			return func(func(Record) bool) {}
 		}
@@ -201,7 +211,7 @@ func (r *Result) PassRecords(i int) iter.Seq[Record] {
 // RequestBytes, ResponseBytes, Node and Error are zero in it (PassRecords
 // has them). The table must not be changed.
 func (r *Result) PassTable(i int) *RecordTable {
-	if r.passes == nil {
+	if r.passes == nil && r.source == nil {
 		if r.stored == nil {
 			return NewRecordTable(0)
 		}
@@ -236,6 +246,10 @@ func (r *Result) RecordChunks(n int) []iter.Seq[Record] {
 	}
 	size := max((total+n-1)/n, 1)
 	var out []iter.Seq[Record]
+	if r.source != nil {
+		// One part: a part of a source would read it from its start.
+		return append(out, r.Records())
+	}
 	for lo := 0; lo < r.storedLen(); lo += size {
 		out = append(out, r.stored.records(lo, min(lo+size, r.storedLen())))
 	}
@@ -268,7 +282,7 @@ func (r *Result) HasSampleData() bool {
 func (r *Result) PassHasNodes(i int) bool {
 	if r.passes == nil {
 		if r.stored == nil {
-			return false
+			return false // a source holds no nodes
 		}
 		return r.stored.passHasNodes(r.Passes[i].FirstSeq, r.Passes[i].EndSeq)
 	}
@@ -422,6 +436,9 @@ func (r *Result) SummarizeStoredPass(i int) (*Summary, error) {
 	info := r.Passes[i]
 	if info.Kind == PassAccuracy {
 		return nil, fmt.Errorf("pass %d–%d is an accuracy pass: it has no performance summary", info.FirstSeq, info.EndSeq)
+	}
+	if r.source != nil {
+		return SummarizePassScan(r.SUTName, r.Effective, info, r.source.scan)
 	}
 	t := r.stored
 	if t == nil {

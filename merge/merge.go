@@ -228,6 +228,13 @@ func (in *input) summarize() error {
 // given twice, a shard missing (unless opts.AllowPartial), or a clock
 // beyond opts.MaxClockOffset.
 func Bundles(ctx context.Context, dirs []string, opts Options) (*bundle.Bundle, error) {
+	return bundles(ctx, dirs, opts, "")
+}
+
+// bundles is Bundles; with outDir, the union's records are written
+// straight into outDir's records file while they are merged, and the
+// merged Result reads them from it (see union).
+func bundles(ctx context.Context, dirs []string, opts Options, outDir string) (*bundle.Bundle, error) {
 	if len(dirs) == 0 {
 		return nil, errors.New("merge: no shard directories given")
 	}
@@ -256,7 +263,7 @@ func Bundles(ctx context.Context, dirs []string, opts Options) (*bundle.Bundle, 
 		return nil, err
 	}
 	m.Missing = missing
-	return union(ctx, ins, m)
+	return union(ctx, ins, m, outDir)
 }
 
 // Write merges the shards in dirs (Bundles) and writes the merged bundle,
@@ -268,12 +275,16 @@ func Write(ctx context.Context, dirs []string, outDir string, opts Options) (*bu
 			return nil, &ShardError{Dir: dir, Index: -1, Err: errors.New("is also the output directory: the merge would overwrite a shard")}
 		}
 	}
-	b, err := Bundles(ctx, dirs, opts)
+	b, err := bundles(ctx, dirs, opts, outDir)
 	if err != nil {
 		return nil, err
 	}
 	if err := derived.Write(outDir, b); err != nil {
 		return nil, err
+	}
+	if err := b.Result.RecordSourceErr(); err != nil {
+		// The derived files met an error reading the records back.
+		return nil, fmt.Errorf("merge: reading the merged records: %w", err)
 	}
 	return b, nil
 }
@@ -590,8 +601,14 @@ func startedPass(res *loadgen.Result) int {
 	return -1
 }
 
-// union builds the merged bundle.
-func union(ctx context.Context, ins []*input, m *shard.Merge) (*bundle.Bundle, error) {
+// union builds the merged bundle. With outDir, and no shard read whole
+// (none holds sample data, stage times or token times), the union's
+// records go straight into outDir's records file (a bundle.RecordStream,
+// a few row groups at a time) as they are merged, and the merged Result
+// reads them from that file whenever they are wanted
+// (loadgen.Result.AttachSource, bundle.RecordFile): nothing of them is
+// held. Otherwise they are built into one loadgen.RecordTable.
+func union(ctx context.Context, ins []*input, m *shard.Merge, outDir string) (_ *bundle.Bundle, err error) {
 	b0, r0 := ins[0].b, ins[0].b.Result
 	started := startedPass(r0)
 	res := &loadgen.Result{
@@ -691,7 +708,27 @@ func union(ctx context.Context, ins []*input, m *shard.Merge) (*bundle.Bundle, e
 		}
 		total += n
 	}
-	table := loadgen.NewRecordTable(total)
+	var (
+		table  *loadgen.RecordTable
+		stream *bundle.RecordStream
+	)
+	if outDir != "" && !slices.ContainsFunc(ins, func(in *input) bool { return in.whole }) {
+		stream = bundle.NewRecordStream(outDir)
+		defer func() {
+			if err != nil {
+				stream.Discard() // does nothing once finished
+			}
+		}()
+	} else {
+		table = loadgen.NewRecordTable(total)
+	}
+	flush := func(recs []loadgen.Record) {
+		if stream != nil {
+			stream.Add(recs)
+		} else {
+			table.Append(recs...)
+		}
+	}
 	stages := make([][]loadgen.StageTimes, len(ins))
 	hasStages := false
 	for k, in := range ins {
@@ -767,7 +804,7 @@ func union(ctx context.Context, ins []*input, m *shard.Merge) (*bundle.Bundle, e
 		}
 		last = r.SeqID
 		if pending = append(pending, r); len(pending) == cap(pending) {
-			table.Append(pending...) // in blocks: one record at a time leaves garbage a record
+			flush(pending) // in blocks: one record at a time leaves garbage a record
 			pending = pending[:0]
 		}
 		if hasStages {
@@ -788,14 +825,29 @@ func union(ctx context.Context, ins []*input, m *shard.Merge) (*bundle.Bundle, e
 			live = slices.Delete(live, best, best+1)
 		}
 	}
-	table.Append(pending...)
+	flush(pending)
 	for k, in := range ins {
 		if in.scanErr != nil {
 			return nil, &ShardError{Dir: in.dir, Index: in.rec.Index, Err: in.scanErr}
 		}
 		m.Shards[k].Records = uint64(curs[k].at) // a head's records were first counted here
 	}
-	res.AttachTable(table)
+	if stream != nil {
+		path, err := stream.Finish()
+		if err != nil {
+			return nil, fmt.Errorf("merge: writing the merged records: %w", err)
+		}
+		rf, err := bundle.OpenRecordFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("merge: reading the merged records back: %w", err)
+		}
+		if rf.Len() != n {
+			return nil, fmt.Errorf("merge: %s holds %d records, %d were merged", path, rf.Len(), n)
+		}
+		res.AttachSource(rf)
+	} else {
+		res.AttachTable(table)
+	}
 
 	// Token times and the accuracy log, in sequence order.
 	var traces []loadgen.TokenTrace
@@ -823,7 +875,7 @@ func union(ctx context.Context, ins []*input, m *shard.Merge) (*bundle.Bundle, e
 	}
 	slices.SortStableFunc(res.Accuracy, func(a, b loadgen.AccuracyEntry) int { return cmp.Compare(a.SeqID, b.SeqID) })
 
-	out := &bundle.Bundle{Result: res, Stages: mergedStages, Version: b0.Version, Name: b0.Name, PID: b0.PID, Location: b0.Location,
+	out := &bundle.Bundle{Result: res, Stages: mergedStages, Records: stream, Version: b0.Version, Name: b0.Name, PID: b0.PID, Location: b0.Location,
 		System: b0.System, AccuracyCheck: nil, Trace: b0.Trace, NoReport: b0.NoReport, Nodes: b0.Nodes}
 	if t := gbt.TestOf(b0); t != nil {
 		gbt.SetTest(out, mergeGBT(ins, res, m.StartAt != nil, started))
@@ -848,6 +900,9 @@ func union(ctx context.Context, ins []*input, m *shard.Merge) (*bundle.Bundle, e
 			}
 			return nil
 		})
+		if err == nil {
+			err = res.RecordSourceErr()
+		}
 		if err != nil {
 			return nil, fmt.Errorf("merge: summarising the union: %w", err)
 		}

@@ -717,3 +717,18 @@ func decodePage(p parquet.Page, col int, out []int64) error {
 	}
 	return nil
 }
+
+// RecordRows is the number of records of the records.parquet in data, read
+// from its footer (its row groups' counts) after the checks
+// DecodeRecordColumns makes before decoding.
+func RecordRows(data []byte) (int, error) {
+	f, err := openRecordsParquet(data)
+	if err != nil {
+		return 0, err
+	}
+	n := int64(0)
+	for _, rg := range f.Metadata().RowGroups {
+		n += rg.NumRows
+	}
+	return int(n), nil
+}
