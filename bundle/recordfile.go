@@ -27,9 +27,9 @@ type RecordFile struct {
 // the RecordFile is used.
 func OpenRecordFile(path string) (*RecordFile, error) {
 	rf := &RecordFile{path: path}
-	err := rf.mapped(func(data []byte, _ *mapping) error {
+	err := rf.mapped(func(data []byte, release *mapping) error {
 		var err error
-		rf.n, err = parquet.RecordRows(data)
+		rf.n, err = parquet.RecordRows(data, release.drop)
 		return err
 	})
 	if err != nil {
@@ -50,7 +50,7 @@ func (f *RecordFile) Len() int { return f.n }
 func (f *RecordFile) Scan(fn func(*loadgen.RecordColumns) error) error {
 	var fnErr error
 	err := f.mapped(func(data []byte, release *mapping) error {
-		return parquet.DecodeRecordColumns(data, func(c *loadgen.RecordColumns) error {
+		return parquet.DecodeRecordColumnsOpened(data, release.drop, func(c *loadgen.RecordColumns) error {
 			release.drop()
 			fnErr = fn(c)
 			return fnErr
