@@ -16,7 +16,9 @@
 #
 # Environment: WORK (a scratch directory; default a new temporary one,
 # removed at the end), OLD (another aimeter binary, e.g. one built from an
-# earlier commit, measured on the same shards after this tree's).
+# earlier commit, measured on the same shards after this tree's), SCENARIO
+# (Offline, the default, or Server: 4 × N queries of one sample, split
+# query mod 4, one scheduled every 250 µs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 work=${WORK:-$(mktemp -d)}
@@ -30,7 +32,7 @@ echo "|---|---:|---:|---:|---:|---:|---:|---:|"
 for n in "${sizes[@]}"; do
 	dir=$work/n$n
 	rm -rf "$dir"
-	AIMETER_MERGE_BENCH_DIR=$dir AIMETER_MERGE_RECORDS=$n go test ./merge/ -run '^TestWriteBenchShards$' -count=1 >/dev/null
+	AIMETER_MERGE_BENCH_DIR=$dir AIMETER_MERGE_RECORDS=$n AIMETER_MERGE_SCENARIO=${SCENARIO:-Offline} go test ./merge/ -run '^TestWriteBenchShards$' -count=1 >/dev/null
 	bins=("this:$work/aimeter")
 	[[ -n ${OLD:-} ]] && bins+=("old:$OLD")
 	for nb in "${bins[@]}"; do
