@@ -32,17 +32,27 @@
 // sequence id: no shard's records are ever held. The summaries, the
 // union's and each shard's (merge.json's figures), are read from the
 // records in passes (loadgen.SummarizePassScan), exactly as LoadGen's
-// in-memory summary and without its per-sample latency slices. A shard
-// with sample data, stage times or token times (a network SUT's), or of a
-// format before version 3, is read whole (bundle.Read), as are the token
-// and stage times it holds; accuracy-log entries are held. The union
-// itself is one loadgen.RecordTable (column by column, about 8 bytes a
-// record for the null SUT), since a Bundle, and every derived file
-// computed from it, holds its records: Bundles returns it, Write writes it
-// with every derived file (whose own work adds to it). Both therefore
-// take memory linear in the records, about one compact table's, where
-// reading the shards whole took two and the summary's latencies 8 bytes a
-// sample more (scripts/bench-merge.sh and BenchmarkMerge measure it).
+// in-memory summary and without its per-sample latency slices. Write
+// writes the union's records straight into the output directory's
+// records.parquet as they are merged (a bundle.RecordStream), and the
+// merged Result reads them back from that file, a row group at a time,
+// each time they are wanted (loadgen.Result.AttachSource of a
+// bundle.RecordFile): the derived files are computed from it without
+// holding the records (the report keeps at most 2^20 exact latencies, the
+// send lateness of a larger Server pass is read in passes). What Write
+// holds is then fixed costs and bounded buffers: about 100 MiB of heap
+// whatever the records, 140 to 160 MiB of RSS for 4 to 40 M records
+// (scripts/bench-merge.sh; TestMergeMemoryFlat bounds the heap's growth).
+// Still linear in the records: a shard with sample data, stage times or
+// token times (a network SUT's), or of a format before version 3, is read
+// whole (bundle.Read), and then the union is one loadgen.RecordTable (about
+// 8 to 104 bytes a record) as are Bundles' (no output directory); the
+// GB/T files of a GB/T test collect the records (gbt.Evaluate takes a
+// []loadgen.Record: 96 bytes a record, and its time breakdown 17 more,
+// while they are written); the
+// steady-state analysis of a token-latency run reads its pass into a
+// table (at most metrics.MaxSteadyRecords records); accuracy-log entries
+// are held (a performance run logs a sampled few).
 package merge
 
 import (
@@ -51,7 +61,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"iter"
+	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -709,14 +721,23 @@ func union(ctx context.Context, ins []*input, m *shard.Merge, outDir string) (_ 
 		total += n
 	}
 	var (
-		table  *loadgen.RecordTable
-		stream *bundle.RecordStream
+		table    *loadgen.RecordTable
+		stream   *bundle.RecordStream
+		finished string // the stream's file, once finished
 	)
 	if outDir != "" && !slices.ContainsFunc(ins, func(in *input) bool { return in.whole }) {
+		_, statErr := os.Stat(outDir)
+		made := errors.Is(statErr, fs.ErrNotExist) // the stream makes it
 		stream = bundle.NewRecordStream(outDir)
 		defer func() {
 			if err != nil {
-				stream.Discard() // does nothing once finished
+				stream.Discard() // does nothing once finished: then the file goes
+				if finished != "" {
+					_ = os.Remove(finished)
+				}
+				if made {
+					_ = os.Remove(outDir) // when empty: a refusal writes nothing
+				}
 			}
 		}()
 	} else {
@@ -837,6 +858,7 @@ func union(ctx context.Context, ins []*input, m *shard.Merge, outDir string) (_ 
 		if err != nil {
 			return nil, fmt.Errorf("merge: writing the merged records: %w", err)
 		}
+		finished = path
 		rf, err := bundle.OpenRecordFile(path)
 		if err != nil {
 			return nil, fmt.Errorf("merge: reading the merged records back: %w", err)

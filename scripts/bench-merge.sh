@@ -45,7 +45,9 @@ for n in "${sizes[@]}"; do
 			cat "$work/merge.err" >&2; echo "aimeter merge ($name, N=$n) failed: exit $rc" >&2
 			exit 1
 		fi
-		read -r wall user sys rss <"$work/time"
+		# The last line: GNU time puts "Command exited with non-zero
+		# status 3" before the figures of an INVALID verdict.
+		read -r wall user sys rss < <(tail -n 1 "$work/time")
 		awk -v name="$name" -v n="$n" -v wall="$wall" -v user="$user" -v sys="$sys" -v rss="$rss" 'BEGIN {
 			r = 4 * n
 			t = user + sys
