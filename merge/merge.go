@@ -46,7 +46,8 @@
 // Still linear in the records: a shard with sample data, stage times or
 // token times (a network SUT's), or of a format before version 3, is read
 // whole (bundle.Read), and then the union is one loadgen.RecordTable (about
-// 8 to 104 bytes a record) as are Bundles' (no output directory); the
+// 8 to 104 bytes a record) as are Bundles' (no output directory; Check
+// builds none); the
 // GB/T files of a GB/T test collect the records (gbt.Evaluate takes a
 // []loadgen.Record: 96 bytes a record, and its time breakdown 17 more,
 // while they are written); the
@@ -240,13 +241,34 @@ func (in *input) summarize() error {
 // given twice, a shard missing (unless opts.AllowPartial), or a clock
 // beyond opts.MaxClockOffset.
 func Bundles(ctx context.Context, dirs []string, opts Options) (*bundle.Bundle, error) {
-	return bundles(ctx, dirs, opts, "")
+	return bundles(ctx, dirs, opts, sink{})
 }
 
-// bundles is Bundles; with outDir, the union's records are written
-// straight into outDir's records file while they are merged, and the
-// merged Result reads them from it (see union).
-func bundles(ctx context.Context, dirs []string, opts Options, outDir string) (*bundle.Bundle, error) {
+// Check makes every check Bundles makes of the shards in dirs (that they
+// are parts of one test, their clocks, and, reading their records in a
+// k-way merge, that no two hold one sequence id) and returns the error
+// Bundles would return, without building the merge: it holds none of the
+// records of the shards it streams (a shard with sample data, stage times
+// or token times is read whole, as Bundles reads it). For a service that
+// checks an upload against the shards it holds.
+func Check(ctx context.Context, dirs []string, opts Options) error {
+	_, err := bundles(ctx, dirs, opts, sink{checkOnly: true})
+	return err
+}
+
+// sink is where bundles puts the union's records.
+type sink struct {
+	// dir, when not empty, is the output directory: the union's records
+	// are written straight into its records file while they are merged,
+	// and the merged Result reads them from it (see union).
+	dir string
+	// checkOnly merges the records to check them and keeps none: bundles
+	// then returns no bundle.
+	checkOnly bool
+}
+
+// bundles is Bundles, the union's records put as to says.
+func bundles(ctx context.Context, dirs []string, opts Options, to sink) (*bundle.Bundle, error) {
 	if len(dirs) == 0 {
 		return nil, errors.New("merge: no shard directories given")
 	}
@@ -275,7 +297,7 @@ func bundles(ctx context.Context, dirs []string, opts Options, outDir string) (*
 		return nil, err
 	}
 	m.Missing = missing
-	return union(ctx, ins, m, outDir)
+	return union(ctx, ins, m, to)
 }
 
 // Write merges the shards in dirs (Bundles) and writes the merged bundle,
@@ -287,7 +309,7 @@ func Write(ctx context.Context, dirs []string, outDir string, opts Options) (*bu
 			return nil, &ShardError{Dir: dir, Index: -1, Err: errors.New("is also the output directory: the merge would overwrite a shard")}
 		}
 	}
-	b, err := bundles(ctx, dirs, opts, outDir)
+	b, err := bundles(ctx, dirs, opts, sink{dir: outDir})
 	if err != nil {
 		return nil, err
 	}
@@ -620,7 +642,8 @@ func startedPass(res *loadgen.Result) int {
 // reads them from that file whenever they are wanted
 // (loadgen.Result.AttachSource, bundle.RecordFile): nothing of them is
 // held. Otherwise they are built into one loadgen.RecordTable.
-func union(ctx context.Context, ins []*input, m *shard.Merge, outDir string) (_ *bundle.Bundle, err error) {
+func union(ctx context.Context, ins []*input, m *shard.Merge, to sink) (_ *bundle.Bundle, err error) {
+	outDir := to.dir
 	b0, r0 := ins[0].b, ins[0].b.Result
 	started := startedPass(r0)
 	res := &loadgen.Result{
@@ -725,7 +748,9 @@ func union(ctx context.Context, ins []*input, m *shard.Merge, outDir string) (_ 
 		stream   *bundle.RecordStream
 		finished string // the stream's file, once finished
 	)
-	if outDir != "" && !slices.ContainsFunc(ins, func(in *input) bool { return in.whole }) {
+	switch {
+	case to.checkOnly:
+	case outDir != "" && !slices.ContainsFunc(ins, func(in *input) bool { return in.whole }):
 		_, statErr := os.Stat(outDir)
 		made := errors.Is(statErr, fs.ErrNotExist) // the stream makes it
 		stream = bundle.NewRecordStream(outDir)
@@ -740,20 +765,21 @@ func union(ctx context.Context, ins []*input, m *shard.Merge, outDir string) (_ 
 				}
 			}
 		}()
-	} else {
+	default:
 		table = loadgen.NewRecordTable(total)
 	}
 	flush := func(recs []loadgen.Record) {
-		if stream != nil {
+		switch {
+		case stream != nil:
 			stream.Add(recs)
-		} else {
+		case table != nil:
 			table.Append(recs...)
 		}
 	}
 	stages := make([][]loadgen.StageTimes, len(ins))
 	hasStages := false
 	for k, in := range ins {
-		if stages[k] = in.b.StageTimes(); stages[k] != nil {
+		if stages[k] = in.b.StageTimes(); stages[k] != nil && !to.checkOnly {
 			hasStages = true
 		}
 	}
@@ -852,6 +878,9 @@ func union(ctx context.Context, ins []*input, m *shard.Merge, outDir string) (_ 
 			return nil, &ShardError{Dir: in.dir, Index: in.rec.Index, Err: in.scanErr}
 		}
 		m.Shards[k].Records = uint64(curs[k].at) // a head's records were first counted here
+	}
+	if to.checkOnly {
+		return nil, nil
 	}
 	if stream != nil {
 		path, err := stream.Finish()
