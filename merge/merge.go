@@ -302,6 +302,11 @@ func bundles(ctx context.Context, dirs []string, opts Options, to sink) (*bundle
 
 // Write merges the shards in dirs (Bundles) and writes the merged bundle,
 // with every derived file, into outDir, which must not be one of dirs.
+// The union's records go straight into outDir's records.parquet as they
+// are merged, and the bundle returned reads them from there whenever they
+// are wanted (see the package's doc: Memory): the file must stay while the
+// bundle is used. A merge that fails once it began writing removes what
+// it wrote.
 func Write(ctx context.Context, dirs []string, outDir string, opts Options) (*bundle.Bundle, error) {
 	out, _ := filepath.Abs(outDir)
 	for _, dir := range dirs {
