@@ -111,7 +111,8 @@ func extend[T any](s []T, n int) []T {
 // ColumnChunks is RecordChunks by column: it splits the records into at
 // most n contiguous parts, in order, and part k appends its records to
 // the RecordColumns it is given. The parts may be filled concurrently
-// (into different RecordColumns). n < 1 is read as 1.
+// (into different RecordColumns). n < 1 is read as 1. Records attached
+// with AttachSource are one part, which appends them all: it holds them.
 func (r *Result) ColumnChunks(n int) []func(*RecordColumns) {
 	n = max(n, 1)
 	total := r.storedLen()

@@ -209,7 +209,8 @@ func (r *Result) PassRecords(i int) iter.Seq[Record] {
 // back from files whose pass lies in one stretch of its records (the table
 // then shares their storage). It holds the columns RecordColumns carries:
 // RequestBytes, ResponseBytes, Node and Error are zero in it (PassRecords
-// has them). The table must not be changed.
+// has them). The table must not be changed. Records attached with
+// AttachSource are read from it into a new table.
 func (r *Result) PassTable(i int) *RecordTable {
 	if r.passes == nil && r.source == nil {
 		if r.stored == nil {
@@ -237,7 +238,8 @@ func (r *Result) PassTable(i int) *RecordTable {
 // yielding every part in turn yields exactly what Records yields. The parts
 // are about equal in size and may be consumed concurrently, so that a
 // writer of records.csv or an aggregator can use every core. n < 1 is
-// read as 1.
+// read as 1. Records attached with AttachSource are one part (a part of a
+// source would read it from its start).
 func (r *Result) RecordChunks(n int) []iter.Seq[Record] {
 	n = max(n, 1)
 	total := r.storedLen()
