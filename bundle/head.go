@@ -181,7 +181,7 @@ func (b *Bundle) ScanRecords(opts ScanOptions, fn func(*loadgen.RecordColumns) e
 	info := RunInfoFromResult(b.Result, b.Version)
 	at := 0
 	var fnErr error
-	err = parquet.DecodeRecordColumns(data, func(c *loadgen.RecordColumns) error {
+	err = parquet.DecodeRecordColumnsOpened(data, release.drop, func(c *loadgen.RecordColumns) error {
 		release.drop()
 		if !opts.Unchecked {
 			check := loadgen.NewRecordTable(c.Len())

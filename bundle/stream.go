@@ -3,6 +3,7 @@ package bundle
 import (
 	"errors"
 	"io"
+	"path/filepath"
 	"runtime"
 	"sync"
 
@@ -193,7 +194,28 @@ func (s *RecordStream) end() {
 func (s *RecordStream) finish() (ManifestEntry, error) {
 	s.closeOnce.Do(s.end)
 	<-s.done
+	for { // the row groups kept for reuse go
+		select {
+		case <-s.free:
+			continue
+		default:
+		}
+		break
+	}
 	return s.entry, s.err
+}
+
+// Finish ends the records file now, before Write: the last row group is
+// written and the file renamed into place (RecordsFile in the stream's
+// directory), whose path it returns, so that the records can be read
+// back from it (OpenRecordFile) while the derived files are written. No
+// Add may follow. Write, given the stream in Bundle.Records, then lists
+// the file as it is.
+func (s *RecordStream) Finish() (string, error) {
+	if _, err := s.finish(); err != nil {
+		return "", err
+	}
+	return filepath.Join(s.dir, RecordsFile), nil
 }
 
 // Discard ends the stream without a file: its temporary file is removed.

@@ -144,11 +144,20 @@ func sendLatenessOf(res *loadgen.Result) *trace.LatenessSummary {
 	if e.Scenario != loadgen.Server || e.Concurrency > 0 || pass < 0 || res.Summary == nil {
 		return nil
 	}
-	// The delays in one slice of the pass's size, read by column.
 	n := 0
+	var late uint64
 	for c := range res.PassColumns(pass, 0) {
 		n += c.Len()
+		for i, issued := range c.IssuedNs {
+			if issued-c.ScheduledNs[i] > int64(trace.DefaultLateAfter) {
+				late++
+			}
+		}
 	}
+	if n > latenessHoldMax {
+		return sendLatenessScan(res, pass, n, late)
+	}
+	// The delays in one slice of the pass's size, read by column.
 	d := make([]int64, 0, n)
 	for c := range res.PassColumns(pass, 0) {
 		for i, issued := range c.IssuedNs {
@@ -160,6 +169,36 @@ func sendLatenessOf(res *loadgen.Result) *trace.LatenessSummary {
 		return nil
 	}
 	return &l
+}
+
+// latenessHoldMax is the most send delays sendLatenessOf holds in a
+// slice (8 bytes each: 8 MiB); the delays of a larger pass are read from
+// its records in several readings instead (sendLatenessScan), which give
+// the same figures in memory that does not grow with the records: a
+// merged bundle's records stay in their file (issue 43).
+const latenessHoldMax = 1 << 20
+
+// sendLatenessScan is trace.LatenessOf of the send delays of pass of res,
+// n of them, late of which are later than trace.DefaultLateAfter, with its
+// ranks read in passes over the records (loadgen.RanksOfScan); nil when
+// the records cannot be read.
+func sendLatenessScan(res *loadgen.Result, pass, n int, late uint64) *trace.LatenessSummary {
+	scan := func(add func(int64)) error {
+		for c := range res.PassColumns(pass, 0) {
+			for i, issued := range c.IssuedNs {
+				add(max(issued-c.ScheduledNs[i], 0)) // a negative delay counts as 0, as in LatenessOf
+			}
+		}
+		return res.RecordSourceErr()
+	}
+	// rank is the index of the ⌈n·num/den⌉-th smallest, as in LatenessOf.
+	rank := func(num, den int) int64 { return int64(max((n*num+den-1)/den, 1) - 1) }
+	v, count, err := loadgen.RanksOfScan(scan, []int64{rank(50, 100), rank(99, 100), int64(n) - 1})
+	if err != nil || count != int64(n) {
+		return nil
+	}
+	return &trace.LatenessSummary{Count: uint64(n), Late: late, LateAfter: trace.DefaultLateAfter,
+		P50: time.Duration(v[0]), P99: time.Duration(v[1]), Max: time.Duration(v[2])}
 }
 
 // steadyOf is the steady state of metrics.SteadyOf for result.json; nil

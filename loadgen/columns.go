@@ -111,7 +111,8 @@ func extend[T any](s []T, n int) []T {
 // ColumnChunks is RecordChunks by column: it splits the records into at
 // most n contiguous parts, in order, and part k appends its records to
 // the RecordColumns it is given. The parts may be filled concurrently
-// (into different RecordColumns). n < 1 is read as 1.
+// (into different RecordColumns). n < 1 is read as 1. Records attached
+// with AttachSource are one part, which appends them all: it holds them.
 func (r *Result) ColumnChunks(n int) []func(*RecordColumns) {
 	n = max(n, 1)
 	total := r.storedLen()
@@ -120,6 +121,15 @@ func (r *Result) ColumnChunks(n int) []func(*RecordColumns) {
 	}
 	size := max((total+n-1)/n, 1)
 	var out []func(*RecordColumns)
+	if r.source != nil {
+		// One part, which holds every record of the source: a part of a
+		// source would read it from its start.
+		return append(out, func(c *RecordColumns) {
+			for b := range r.source.all(total) {
+				c.AppendRange(b, 0, b.Len())
+			}
+		})
+	}
 	for lo := 0; lo < r.storedLen(); lo += size {
 		from, to := lo, min(lo+size, r.storedLen())
 		out = append(out, func(c *RecordColumns) { r.stored.appendColumns(c, from, to) })
@@ -217,6 +227,11 @@ func (r *Result) PassColumns(i, block int) iter.Seq[*RecordColumns] {
 	}
 	return func(yield func(*RecordColumns) bool) {
 		if r.passes == nil {
+			if r.source != nil {
+				info := r.Passes[i]
+				r.source.blocks(info.FirstSeq, info.EndSeq, block)(yield)
+				return
+			}
 			if r.stored != nil {
 				info := r.Passes[i]
 				r.stored.passBlocks(info.FirstSeq, info.EndSeq, block)(yield)

@@ -3,6 +3,7 @@ package loadgen
 import (
 	"fmt"
 	"iter"
+	"math"
 	"sync/atomic"
 )
 
@@ -20,13 +21,16 @@ func (r *Result) AttachRecords(records []Record) {
 // AttachTable is AttachRecords of the records of t, which the Result keeps
 // (and which must not be changed afterwards).
 func (r *Result) AttachTable(t *RecordTable) {
-	r.passes = nil
+	r.passes, r.source = nil, nil
 	r.stored = t
 }
 
 // storedLen is the number of records read back from files.
 func (r *Result) storedLen() int {
-	if r.stored == nil {
+	switch {
+	case r.source != nil:
+		return r.source.src.Len()
+	case r.stored == nil:
 		return 0
 	}
 	return r.stored.Len()
@@ -95,6 +99,9 @@ func (r *Result) HasTokenTimes() bool {
 // Records yields every issued sample of every pass in issue order (sequence
 // order; with several Server issuing goroutines, scheduled order).
 func (r *Result) Records() iter.Seq[Record] {
+	if r.source != nil {
+		return r.source.records(0, math.MaxUint64)
+	}
 	return func(yield func(Record) bool) {
 		if r.stored != nil {
 			for rec := range r.stored.records(0, r.stored.Len()) {
@@ -184,6 +191,9 @@ func (r *Result) RecordCount() int {
 func (r *Result) PassRecords(i int) iter.Seq[Record] {
 	if r.passes == nil {
 		info := r.Passes[i]
+		if r.source != nil {
+			return r.source.records(info.FirstSeq, info.EndSeq)
+		}
 		if r.stored == nil {
 			return func(func(Record) bool) {}
 		}
@@ -199,9 +209,10 @@ func (r *Result) PassRecords(i int) iter.Seq[Record] {
 // back from files whose pass lies in one stretch of its records (the table
 // then shares their storage). It holds the columns RecordColumns carries:
 // RequestBytes, ResponseBytes, Node and Error are zero in it (PassRecords
-// has them). The table must not be changed.
+// has them). The table must not be changed. Records attached with
+// AttachSource are read from it into a new table.
 func (r *Result) PassTable(i int) *RecordTable {
-	if r.passes == nil {
+	if r.passes == nil && r.source == nil {
 		if r.stored == nil {
 			return NewRecordTable(0)
 		}
@@ -227,7 +238,8 @@ func (r *Result) PassTable(i int) *RecordTable {
 // yielding every part in turn yields exactly what Records yields. The parts
 // are about equal in size and may be consumed concurrently, so that a
 // writer of records.csv or an aggregator can use every core. n < 1 is
-// read as 1.
+// read as 1. Records attached with AttachSource are one part (a part of a
+// source would read it from its start).
 func (r *Result) RecordChunks(n int) []iter.Seq[Record] {
 	n = max(n, 1)
 	total := r.storedLen()
@@ -236,6 +248,10 @@ func (r *Result) RecordChunks(n int) []iter.Seq[Record] {
 	}
 	size := max((total+n-1)/n, 1)
 	var out []iter.Seq[Record]
+	if r.source != nil {
+		// One part: a part of a source would read it from its start.
+		return append(out, r.Records())
+	}
 	for lo := 0; lo < r.storedLen(); lo += size {
 		out = append(out, r.stored.records(lo, min(lo+size, r.storedLen())))
 	}
@@ -268,7 +284,7 @@ func (r *Result) HasSampleData() bool {
 func (r *Result) PassHasNodes(i int) bool {
 	if r.passes == nil {
 		if r.stored == nil {
-			return false
+			return false // a source holds no nodes
 		}
 		return r.stored.passHasNodes(r.Passes[i].FirstSeq, r.Passes[i].EndSeq)
 	}
@@ -422,6 +438,9 @@ func (r *Result) SummarizeStoredPass(i int) (*Summary, error) {
 	info := r.Passes[i]
 	if info.Kind == PassAccuracy {
 		return nil, fmt.Errorf("pass %d–%d is an accuracy pass: it has no performance summary", info.FirstSeq, info.EndSeq)
+	}
+	if r.source != nil {
+		return SummarizePassScan(r.SUTName, r.Effective, info, r.source.scan)
 	}
 	t := r.stored
 	if t == nil {

@@ -270,6 +270,7 @@ type Result struct {
 	passes     []*passRecord // columnar per-sample storage behind Records
 	stored     *RecordTable  // records read back from files (AttachRecords, AttachTable)
 	storedToks []TokenTrace  // token times read back from files (AttachTokenTimes)
+	source     *sourceState  // records left in a file (AttachSource)
 }
 
 // ErrorCount returns the number of error events, as LoadGen's num_errors.

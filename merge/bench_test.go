@@ -22,17 +22,24 @@ import (
 
 // writeBenchShards writes, into root, the bundles of the 4 shards of an
 // Offline test of 4 × n samples (shard i holding samples [i·n, (i+1)·n)
-// of the one query, as the sample-blocks rule splits it): the shards of a
+// of the one query, as the sample-blocks rule splits it), or with server
+// of a Server test of 4 × n queries of one sample (shard i holding the
+// queries q with q mod 4 = i, as the query-mod-N rule splits them, one
+// scheduled every 250 µs and issued up to 50 µs late): the shards of a
 // small run of the null SUT, whose records are replaced by n synthetic
 // ones each, latencies spread from 1 ms to 1 s. Written by the library
 // (bundle.Write, raw files only), not run: a test of 40 M samples would
 // take each shard's process the whole query's memory to run.
-func writeBenchShards(tb testing.TB, root string, n int) []string {
+func writeBenchShards(tb testing.TB, root string, n int, server bool) []string {
 	tb.Helper()
+	plan := offlinePlan
+	if server {
+		plan = serverPlan
+	}
 	var dirs []string
 	for i := range shards {
 		small := filepath.Join(root, fmt.Sprintf("small-%d", i))
-		if _, err := benchmark.Run(context.Background(), offlinePlan(small, &benchmark.Shard{Index: i, Count: shards})); err != nil {
+		if _, err := benchmark.Run(context.Background(), plan(small, &benchmark.Shard{Index: i, Count: shards})); err != nil {
 			tb.Fatal(err)
 		}
 		b, err := derived.Read(small)
@@ -42,9 +49,9 @@ func writeBenchShards(tb testing.TB, root string, n int) []string {
 		res := b.Result
 		p := &res.Passes[res.ReportedPass()]
 		first := p.FirstSeq
-		var query uint64
-		for r := range res.Records() {
-			query = r.QueryID
+		var query uint64 // the pass's first query (Server: of seq first)
+		for r := range res.PassRecords(res.ReportedPass()) {
+			query = r.QueryID - (r.SeqID - first)
 			break
 		}
 		rng := rand.New(rand.NewPCG(uint64(i), 1))
@@ -53,16 +60,26 @@ func writeBenchShards(tb testing.TB, root string, n int) []string {
 		var end int64
 		for j := range n {
 			k := uint64(i*n + j)
-			done := 1_000 + 1_000_000 + rng.Int64N(1_000_000_000)
-			end = max(end, done)
-			chunk = append(chunk, loadgen.Record{SeqID: first + k, QueryID: query, SampleIndex: k % res.QSLTotalCount,
-				IssuedNs: 1_000, FirstTokenNs: loadgen.NoTime, CompletedNs: done, Status: loadgen.StatusOK})
+			r := loadgen.Record{SeqID: first + k, QueryID: query, SampleIndex: k % res.QSLTotalCount,
+				IssuedNs: 1_000, FirstTokenNs: loadgen.NoTime, Status: loadgen.StatusOK}
+			if server {
+				k = uint64(shards*j + i)
+				r.SeqID, r.QueryID, r.SampleIndex = first+k, query+k, k%res.QSLTotalCount
+				r.ScheduledNs = int64(k) * 250_000
+				r.IssuedNs = r.ScheduledNs + rng.Int64N(50_000)
+			}
+			r.CompletedNs = r.IssuedNs + 1_000_000 + rng.Int64N(1_000_000_000)
+			end = max(end, r.CompletedNs)
+			chunk = append(chunk, r)
 			if len(chunk) == cap(chunk) || j == n-1 {
 				t.Append(chunk...)
 				chunk = chunk[:0]
 			}
 		}
 		p.EndSeq, p.EndNs = first+uint64(shards*n), end+1
+		if server {
+			p.QueriesIssued = uint64(n)
+		}
 		res.Accuracy = nil
 		res.AttachTable(t)
 		dir := filepath.Join(root, fmt.Sprintf("shard-%d", i))
@@ -93,13 +110,22 @@ func benchRecords(tb testing.TB) int {
 
 // TestWriteBenchShards writes BenchmarkMerge's 4 synthetic shards into
 // $AIMETER_MERGE_BENCH_DIR for scripts/bench-merge.sh, which merges them
-// with `aimeter merge` under /usr/bin/time; skipped without it.
+// with `aimeter merge` under /usr/bin/time; skipped without it. They are
+// an Offline test's, or a Server test's with AIMETER_MERGE_SCENARIO=Server.
 func TestWriteBenchShards(t *testing.T) {
 	root := os.Getenv("AIMETER_MERGE_BENCH_DIR")
 	if root == "" {
 		t.Skip("AIMETER_MERGE_BENCH_DIR not set: scripts/bench-merge.sh sets it")
 	}
-	for _, dir := range writeBenchShards(t, root, benchRecords(t)) {
+	server := false
+	switch sc := os.Getenv("AIMETER_MERGE_SCENARIO"); sc {
+	case "", "Offline":
+	case "Server":
+		server = true
+	default:
+		t.Fatalf("AIMETER_MERGE_SCENARIO=%q: want Offline or Server", sc)
+	}
+	for _, dir := range writeBenchShards(t, root, benchRecords(t), server) {
 		t.Log(dir)
 	}
 }
@@ -114,7 +140,7 @@ func TestWriteBenchShards(t *testing.T) {
 //	go test ./merge/ -run '^$' -bench Merge -benchtime 1x
 func BenchmarkMerge(b *testing.B) {
 	root := b.TempDir()
-	dirs := writeBenchShards(b, root, benchRecords(b))
+	dirs := writeBenchShards(b, root, benchRecords(b), false)
 	runtime.GC()
 	base := heapBytes()
 	var records uint64

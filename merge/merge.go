@@ -32,17 +32,28 @@
 // sequence id: no shard's records are ever held. The summaries, the
 // union's and each shard's (merge.json's figures), are read from the
 // records in passes (loadgen.SummarizePassScan), exactly as LoadGen's
-// in-memory summary and without its per-sample latency slices. A shard
-// with sample data, stage times or token times (a network SUT's), or of a
-// format before version 3, is read whole (bundle.Read), as are the token
-// and stage times it holds; accuracy-log entries are held. The union
-// itself is one loadgen.RecordTable (column by column, about 8 bytes a
-// record for the null SUT), since a Bundle, and every derived file
-// computed from it, holds its records: Bundles returns it, Write writes it
-// with every derived file (whose own work adds to it). Both therefore
-// take memory linear in the records, about one compact table's, where
-// reading the shards whole took two and the summary's latencies 8 bytes a
-// sample more (scripts/bench-merge.sh and BenchmarkMerge measure it).
+// in-memory summary and without its per-sample latency slices. Write
+// writes the union's records straight into the output directory's
+// records.parquet as they are merged (a bundle.RecordStream), and the
+// merged Result reads them back from that file, a row group at a time,
+// each time they are wanted (loadgen.Result.AttachSource of a
+// bundle.RecordFile): the derived files are computed from it without
+// holding the records (the report keeps at most 2^20 exact latencies, the
+// send lateness of a larger Server pass is read in passes). What Write
+// holds is then fixed costs and bounded buffers: about 100 MiB of heap
+// whatever the records, 140 to 160 MiB of RSS for 4 to 40 M records
+// (scripts/bench-merge.sh; TestMergeMemoryFlat bounds the heap's growth).
+// Still linear in the records: a shard with sample data, stage times or
+// token times (a network SUT's), or of a format before version 3, is read
+// whole (bundle.Read), and then the union is one loadgen.RecordTable (about
+// 8 to 104 bytes a record) as are Bundles' (no output directory; Check
+// builds none); the
+// GB/T files of a GB/T test collect the records (gbt.Evaluate takes a
+// []loadgen.Record: 96 bytes a record, and its time breakdown 17 more,
+// while they are written); the
+// steady-state analysis of a token-latency run reads its pass into a
+// table (at most metrics.MaxSteadyRecords records); accuracy-log entries
+// are held (a performance run logs a sampled few).
 package merge
 
 import (
@@ -51,7 +62,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"iter"
+	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -228,6 +241,34 @@ func (in *input) summarize() error {
 // given twice, a shard missing (unless opts.AllowPartial), or a clock
 // beyond opts.MaxClockOffset.
 func Bundles(ctx context.Context, dirs []string, opts Options) (*bundle.Bundle, error) {
+	return bundles(ctx, dirs, opts, sink{})
+}
+
+// Check makes every check Bundles makes of the shards in dirs (that they
+// are parts of one test, their clocks, and, reading their records in a
+// k-way merge, that no two hold one sequence id) and returns the error
+// Bundles would return, without building the merge: it holds none of the
+// records of the shards it streams (a shard with sample data, stage times
+// or token times is read whole, as Bundles reads it). For a service that
+// checks an upload against the shards it holds.
+func Check(ctx context.Context, dirs []string, opts Options) error {
+	_, err := bundles(ctx, dirs, opts, sink{checkOnly: true})
+	return err
+}
+
+// sink is where bundles puts the union's records.
+type sink struct {
+	// dir, when not empty, is the output directory: the union's records
+	// are written straight into its records file while they are merged,
+	// and the merged Result reads them from it (see union).
+	dir string
+	// checkOnly merges the records to check them and keeps none: bundles
+	// then returns no bundle.
+	checkOnly bool
+}
+
+// bundles is Bundles, the union's records put as to says.
+func bundles(ctx context.Context, dirs []string, opts Options, to sink) (*bundle.Bundle, error) {
 	if len(dirs) == 0 {
 		return nil, errors.New("merge: no shard directories given")
 	}
@@ -256,11 +297,16 @@ func Bundles(ctx context.Context, dirs []string, opts Options) (*bundle.Bundle, 
 		return nil, err
 	}
 	m.Missing = missing
-	return union(ctx, ins, m)
+	return union(ctx, ins, m, to)
 }
 
 // Write merges the shards in dirs (Bundles) and writes the merged bundle,
 // with every derived file, into outDir, which must not be one of dirs.
+// The union's records go straight into outDir's records.parquet as they
+// are merged, and the bundle returned reads them from there whenever they
+// are wanted (see the package's doc: Memory): the file must stay while the
+// bundle is used. A merge that fails once it began writing removes what
+// it wrote.
 func Write(ctx context.Context, dirs []string, outDir string, opts Options) (*bundle.Bundle, error) {
 	out, _ := filepath.Abs(outDir)
 	for _, dir := range dirs {
@@ -268,12 +314,16 @@ func Write(ctx context.Context, dirs []string, outDir string, opts Options) (*bu
 			return nil, &ShardError{Dir: dir, Index: -1, Err: errors.New("is also the output directory: the merge would overwrite a shard")}
 		}
 	}
-	b, err := Bundles(ctx, dirs, opts)
+	b, err := bundles(ctx, dirs, opts, sink{dir: outDir})
 	if err != nil {
 		return nil, err
 	}
 	if err := derived.Write(outDir, b); err != nil {
 		return nil, err
+	}
+	if err := b.Result.RecordSourceErr(); err != nil {
+		// The derived files met an error reading the records back.
+		return nil, fmt.Errorf("merge: reading the merged records: %w", err)
 	}
 	return b, nil
 }
@@ -590,8 +640,15 @@ func startedPass(res *loadgen.Result) int {
 	return -1
 }
 
-// union builds the merged bundle.
-func union(ctx context.Context, ins []*input, m *shard.Merge) (*bundle.Bundle, error) {
+// union builds the merged bundle. With outDir, and no shard read whole
+// (none holds sample data, stage times or token times), the union's
+// records go straight into outDir's records file (a bundle.RecordStream,
+// a few row groups at a time) as they are merged, and the merged Result
+// reads them from that file whenever they are wanted
+// (loadgen.Result.AttachSource, bundle.RecordFile): nothing of them is
+// held. Otherwise they are built into one loadgen.RecordTable.
+func union(ctx context.Context, ins []*input, m *shard.Merge, to sink) (_ *bundle.Bundle, err error) {
+	outDir := to.dir
 	b0, r0 := ins[0].b, ins[0].b.Result
 	started := startedPass(r0)
 	res := &loadgen.Result{
@@ -691,11 +748,43 @@ func union(ctx context.Context, ins []*input, m *shard.Merge) (*bundle.Bundle, e
 		}
 		total += n
 	}
-	table := loadgen.NewRecordTable(total)
+	var (
+		table    *loadgen.RecordTable
+		stream   *bundle.RecordStream
+		finished string // the stream's file, once finished
+	)
+	switch {
+	case to.checkOnly:
+	case outDir != "" && !slices.ContainsFunc(ins, func(in *input) bool { return in.whole }):
+		_, statErr := os.Stat(outDir)
+		made := errors.Is(statErr, fs.ErrNotExist) // the stream makes it
+		stream = bundle.NewRecordStream(outDir)
+		defer func() {
+			if err != nil {
+				stream.Discard() // does nothing once finished: then the file goes
+				if finished != "" {
+					_ = os.Remove(finished)
+				}
+				if made {
+					_ = os.Remove(outDir) // when empty: a refusal writes nothing
+				}
+			}
+		}()
+	default:
+		table = loadgen.NewRecordTable(total)
+	}
+	flush := func(recs []loadgen.Record) {
+		switch {
+		case stream != nil:
+			stream.Add(recs)
+		case table != nil:
+			table.Append(recs...)
+		}
+	}
 	stages := make([][]loadgen.StageTimes, len(ins))
 	hasStages := false
 	for k, in := range ins {
-		if stages[k] = in.b.StageTimes(); stages[k] != nil {
+		if stages[k] = in.b.StageTimes(); stages[k] != nil && !to.checkOnly {
 			hasStages = true
 		}
 	}
@@ -767,7 +856,7 @@ func union(ctx context.Context, ins []*input, m *shard.Merge) (*bundle.Bundle, e
 		}
 		last = r.SeqID
 		if pending = append(pending, r); len(pending) == cap(pending) {
-			table.Append(pending...) // in blocks: one record at a time leaves garbage a record
+			flush(pending) // in blocks: one record at a time leaves garbage a record
 			pending = pending[:0]
 		}
 		if hasStages {
@@ -788,14 +877,33 @@ func union(ctx context.Context, ins []*input, m *shard.Merge) (*bundle.Bundle, e
 			live = slices.Delete(live, best, best+1)
 		}
 	}
-	table.Append(pending...)
+	flush(pending)
 	for k, in := range ins {
 		if in.scanErr != nil {
 			return nil, &ShardError{Dir: in.dir, Index: in.rec.Index, Err: in.scanErr}
 		}
 		m.Shards[k].Records = uint64(curs[k].at) // a head's records were first counted here
 	}
-	res.AttachTable(table)
+	if to.checkOnly {
+		return nil, nil
+	}
+	if stream != nil {
+		path, err := stream.Finish()
+		if err != nil {
+			return nil, fmt.Errorf("merge: writing the merged records: %w", err)
+		}
+		finished = path
+		rf, err := bundle.OpenRecordFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("merge: reading the merged records back: %w", err)
+		}
+		if rf.Len() != n {
+			return nil, fmt.Errorf("merge: %s holds %d records, %d were merged", path, rf.Len(), n)
+		}
+		res.AttachSource(rf)
+	} else {
+		res.AttachTable(table)
+	}
 
 	// Token times and the accuracy log, in sequence order.
 	var traces []loadgen.TokenTrace
@@ -823,7 +931,7 @@ func union(ctx context.Context, ins []*input, m *shard.Merge) (*bundle.Bundle, e
 	}
 	slices.SortStableFunc(res.Accuracy, func(a, b loadgen.AccuracyEntry) int { return cmp.Compare(a.SeqID, b.SeqID) })
 
-	out := &bundle.Bundle{Result: res, Stages: mergedStages, Version: b0.Version, Name: b0.Name, PID: b0.PID, Location: b0.Location,
+	out := &bundle.Bundle{Result: res, Stages: mergedStages, Records: stream, Version: b0.Version, Name: b0.Name, PID: b0.PID, Location: b0.Location,
 		System: b0.System, AccuracyCheck: nil, Trace: b0.Trace, NoReport: b0.NoReport, Nodes: b0.Nodes}
 	if t := gbt.TestOf(b0); t != nil {
 		gbt.SetTest(out, mergeGBT(ins, res, m.StartAt != nil, started))
@@ -848,6 +956,9 @@ func union(ctx context.Context, ins []*input, m *shard.Merge) (*bundle.Bundle, e
 			}
 			return nil
 		})
+		if err == nil {
+			err = res.RecordSourceErr()
+		}
 		if err != nil {
 			return nil, fmt.Errorf("merge: summarising the union: %w", err)
 		}

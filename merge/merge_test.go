@@ -321,6 +321,11 @@ func TestMergeRefuses(t *testing.T) {
 		b.Result.AttachRecords(recs)
 	})
 	interrupted := edited(t, s[1], func(b *bundle.Bundle) { b.Result.Interrupted = "interrupted by SIGTERM" })
+	two, err := bundle.Read(s[2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	overlapping := edited(t, s[3], func(b *bundle.Bundle) { b.Result.AttachRecords(slices.Collect(two.Result.Records())) })
 	farClock := editShard(2, func(rec *shard.Record) {
 		rec.Clock = &clocksync.Measurement{URL: "http://ref/api/v1/time", Offset: 300 * time.Millisecond, Uncertainty: time.Millisecond}
 	})
@@ -349,6 +354,7 @@ func TestMergeRefuses(t *testing.T) {
 		{"a shard interrupted mid-run (SIGTERM: it wrote its bundle)", []string{s[0], interrupted, s[2], s[3]}, merge.Options{}, 1, interrupted, "interrupted by SIGTERM before it issued all of its schedule", ""},
 		{"a directory that holds no bundle", []string{s[0], t.TempDir()}, merge.Options{}, -1, "", "manifest", ""},
 		{"an impossible record (the shard's records are checked as they stream)", []string{s[0], s[1], badRecord, s[3]}, merge.Options{}, 2, badRecord, "issued_ns", ""},
+		{"two shards holding the same records (found while they are merged)", []string{s[0], s[1], s[2], overlapping}, merge.Options{}, 3, overlapping, "in another shard's records too", ""},
 	} {
 		out := filepath.Join(t.TempDir(), "merged")
 		if row.out != "" {
@@ -366,6 +372,15 @@ func TestMergeRefuses(t *testing.T) {
 		if _, err := os.Stat(out); row.out == "" && !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("%s: something was written", row.why)
 		}
+		// Check, which builds nothing, refuses them alike.
+		if row.out == "" {
+			if cerr := merge.Check(context.Background(), row.dirs, row.opts); cerr == nil || cerr.Error() != err.Error() {
+				t.Errorf("%s: Check says %v; Write said %v", row.why, cerr, err)
+			}
+		}
+	}
+	if err := merge.Check(context.Background(), s, merge.Options{}); err != nil {
+		t.Errorf("Check of the test's shards: %v", err)
 	}
 	// A clock within a bound given is merged.
 	if _, err := merge.Bundles(context.Background(), []string{s[0], s[1], farClock, s[3]}, merge.Options{MaxClockOffset: time.Second}); err != nil {

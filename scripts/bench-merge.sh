@@ -16,7 +16,9 @@
 #
 # Environment: WORK (a scratch directory; default a new temporary one,
 # removed at the end), OLD (another aimeter binary, e.g. one built from an
-# earlier commit, measured on the same shards after this tree's).
+# earlier commit, measured on the same shards after this tree's), SCENARIO
+# (Offline, the default, or Server: 4 × N queries of one sample, split
+# query mod 4, one scheduled every 250 µs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 work=${WORK:-$(mktemp -d)}
@@ -30,7 +32,7 @@ echo "|---|---:|---:|---:|---:|---:|---:|---:|"
 for n in "${sizes[@]}"; do
 	dir=$work/n$n
 	rm -rf "$dir"
-	AIMETER_MERGE_BENCH_DIR=$dir AIMETER_MERGE_RECORDS=$n go test ./merge/ -run '^TestWriteBenchShards$' -count=1 >/dev/null
+	AIMETER_MERGE_BENCH_DIR=$dir AIMETER_MERGE_RECORDS=$n AIMETER_MERGE_SCENARIO=${SCENARIO:-Offline} go test ./merge/ -run '^TestWriteBenchShards$' -count=1 >/dev/null
 	bins=("this:$work/aimeter")
 	[[ -n ${OLD:-} ]] && bins+=("old:$OLD")
 	for nb in "${bins[@]}"; do
@@ -43,7 +45,9 @@ for n in "${sizes[@]}"; do
 			cat "$work/merge.err" >&2; echo "aimeter merge ($name, N=$n) failed: exit $rc" >&2
 			exit 1
 		fi
-		read -r wall user sys rss <"$work/time"
+		# The last line: GNU time puts "Command exited with non-zero
+		# status 3" before the figures of an INVALID verdict.
+		read -r wall user sys rss < <(tail -n 1 "$work/time")
 		awk -v name="$name" -v n="$n" -v wall="$wall" -v user="$user" -v sys="$sys" -v rss="$rss" 'BEGIN {
 			r = 4 * n
 			t = user + sys

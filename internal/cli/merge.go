@@ -9,6 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"aimeter/benchmark"
+	"aimeter/console"
 	"aimeter/merge"
 	"aimeter/shard"
 )
@@ -39,7 +41,20 @@ func newMergeCommand(st *State) *cobra.Command {
 				return withCode(ExitFailure, err)
 			}
 			writeMergeShards(st.Stdout, shard.MergeOf(b))
-			return regenerateReport(st, outDir, outDir, false)
+			// The verdict and figures of the merged bundle merge.Write
+			// wrote (as aimeter report prints them), from the bundle it
+			// returns: reading the bundle back would hold its records
+			// (issue 43: the merge's memory does not grow with them).
+			out, err := benchmark.OutcomeOf(b, outDir)
+			if err != nil {
+				return withCode(ExitFailure, err)
+			}
+			if !out.HasFigures() {
+				fmt.Fprintf(st.Stdout, "%s has no performance pass; wrote the accuracy-only summary to %s\n", outDir, outDir)
+				return nil
+			}
+			console.WriteRun(st.Stdout, out)
+			return outcomeCode(out, nil)
 		},
 	}
 	cmd.Flags().StringVar(&outDir, "output-dir", "", "write the merged bundle here (required)")

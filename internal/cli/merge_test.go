@@ -43,6 +43,11 @@ func TestMergeCommand(t *testing.T) {
 	if v := verdictLine(m.stdout); v == "" || v != verdictLine(rep.stdout) || rep.code != m.code || strings.Contains(v, "-") {
 		t.Errorf("merge says %q (exit %d), aimeter report %q (exit %d)", v, m.code, verdictLine(rep.stdout), rep.code)
 	}
+	// After its table, merge prints what aimeter report prints of the
+	// merged bundle, from the bundle it wrote (not read back).
+	if !strings.HasSuffix(m.stdout, rep.stdout) {
+		t.Errorf("merge's output does not end with aimeter report's:\n%s\n---\n%s", m.stdout, rep.stdout)
+	}
 
 	missing := filepath.Join(root, "missing")
 	r := runCLI(t, "", "merge", "--output-dir", missing, dirs[0], dirs[2])

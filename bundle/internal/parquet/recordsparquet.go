@@ -335,12 +335,20 @@ func ReadRecords(r io.Reader) ([]loadgen.Record, error) {
 // openRecordsParquet opens the records.parquet in data and checks its
 // footer, schema and column chunks before anything is decoded.
 func openRecordsParquet(data []byte) (*parquet.File, error) {
-	return openPQTable(recordsTable, data)
+	return openPQTableDropping(recordsTable, data, nil)
 }
 
 // openPQTable opens the file of table t in data and checks its footer,
 // schema and column chunks before anything is decoded.
 func openPQTable(t *pqTable, data []byte) (f *parquet.File, err error) {
+	return openPQTableDropping(t, data, nil)
+}
+
+// openPQTableDropping is openPQTable calling drop, when not nil, after
+// the checks of each row group's column chunks: they read every page
+// header, and a caller that maps the file lets those pages go as they go,
+// so that the checks never hold the whole file.
+func openPQTableDropping(t *pqTable, data []byte, drop func()) (f *parquet.File, err error) {
 	// The library may panic on a damaged file anywhere on this goroutine
 	// (schema comparison included): an error, never a crash.
 	defer func() {
@@ -365,7 +373,7 @@ func openPQTable(t *pqTable, data []byte) (f *parquet.File, err error) {
 	if !parquet.EqualNodes(f.Schema(), t.schema) || len(f.Schema().Columns()) != len(t.cols) {
 		return nil, fmt.Errorf("schema is %s, want %s", f.Schema(), t.schema)
 	}
-	if err := checkChunks(t, f.Metadata(), data); err != nil {
+	if err := checkChunks(t, f.Metadata(), data, drop); err != nil {
 		return nil, err
 	}
 	return f, nil
@@ -379,9 +387,21 @@ func openPQTable(t *pqTable, data []byte) (f *parquet.File, err error) {
 // record file: no loadgen.Record is built. A damaged file gives an error
 // naming the row group and column, never a panic.
 func DecodeRecordColumns(data []byte, fn func(*loadgen.RecordColumns) error) error {
-	f, err := openRecordsParquet(data)
+	return DecodeRecordColumnsOpened(data, nil, fn)
+}
+
+// DecodeRecordColumnsOpened is DecodeRecordColumns calling opened, when
+// not nil, after the checks of each row group's column chunks and once
+// they are done, before the first row group is decoded: the checks read
+// every page header, and a caller that maps the file lets those pages go
+// there (the checks then never hold the whole file).
+func DecodeRecordColumnsOpened(data []byte, opened func(), fn func(*loadgen.RecordColumns) error) error {
+	f, err := openPQTableDropping(recordsTable, data, opened)
 	if err != nil {
 		return err
+	}
+	if opened != nil {
+		opened()
 	}
 	md := f.Metadata()
 	dec := &pqDecoder{data: data}
@@ -549,7 +569,7 @@ func checkStatuses(recs []loadgen.Record) error {
 // uses (a corrupted codec field once sent the lz4 decoder growing its
 // buffer to gigabytes), or more uncompressed bytes than the rows can need
 // (an int64 a row in plain encoding, and a page header per 4 KiB).
-func checkChunks(t *pqTable, md *format.FileMetaData, data []byte) error {
+func checkChunks(t *pqTable, md *format.FileMetaData, data []byte, drop func()) error {
 	fileSize := len(data)
 	total := int64(0)
 	for g, rg := range md.RowGroups {
@@ -579,6 +599,9 @@ func checkChunks(t *pqTable, md *format.FileMetaData, data []byte) error {
 			if err := checkPages(data, start, start+cc.MetaData.TotalCompressedSize, limit); err != nil {
 				return fmt.Errorf("row group %d: column %s: %w", g, name, err)
 			}
+		}
+		if drop != nil {
+			drop()
 		}
 	}
 	// The footer's row count is what a reader sizes its memory by before
@@ -716,4 +739,20 @@ func decodePage(p parquet.Page, col int, out []int64) error {
 		return fmt.Errorf("%d values for %d non-null rows", len(v), k)
 	}
 	return nil
+}
+
+// RecordRows is the number of records of the records.parquet in data, read
+// from its footer (its row groups' counts) after the checks
+// DecodeRecordColumns makes before decoding; drop, when not nil, is called
+// as DecodeRecordColumnsOpened calls opened.
+func RecordRows(data []byte, drop func()) (int, error) {
+	f, err := openPQTableDropping(recordsTable, data, drop)
+	if err != nil {
+		return 0, err
+	}
+	n := int64(0)
+	for _, rg := range f.Metadata().RowGroups {
+		n += rg.NumRows
+	}
+	return int(n), nil
 }

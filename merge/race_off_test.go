@@ -1,0 +1,5 @@
+//go:build !race
+
+package merge_test
+
+const raceEnabled = false
