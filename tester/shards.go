@@ -230,11 +230,20 @@ type shardUpload struct {
 	digest     string
 	recomputed []string
 	verdict    string
+	// interrupted is why the shard's run stopped early ("" when it ran
+	// to its end): such a shard issued only part of its schedule, and the
+	// merge would refuse it (merge.ErrInterrupted).
+	interrupted string
 }
 
 func (s *Server) storeShard(ctx context.Context, it *store.TestItem, uid, dir string, rec *shard.Record, up shardUpload, release func()) (*UploadReply, *refusal) {
 	status, reason, digest := up.status, up.reason, up.digest
 	key := ShardKey(rec)
+	if up.interrupted != "" {
+		// Refused before it is stored: stored, it would close its test
+		// as failed when the last shard came (the merge refuses it).
+		return nil, refuse(http.StatusUnprocessableEntity, fmt.Sprintf("shard %d of test %s was interrupted (%s) before it issued all of its schedule: run it again; the merge would refuse it", rec.Index, key, up.interrupted))
+	}
 	// A shard must be of the test the first shard stored began: checked
 	// now with the merge's own check, on the two, so that a shard of
 	// another test is refused and stores nothing.
@@ -306,7 +315,7 @@ func (s *Server) shardAdmissible(ctx context.Context, ss *store.ShardSet, rec *s
 		return nil
 	}
 	first := ss.Shards[0]
-	if _, err := merge.Bundles(ctx, []string{s.store.Path(first.Dir), dir}, merge.Options{AllowPartial: true}); err != nil {
+	if err := merge.Check(ctx, []string{s.store.Path(first.Dir), dir}, merge.Options{AllowPartial: true}); err != nil {
 		if ctx.Err() != nil {
 			return refuse(http.StatusServiceUnavailable, "the upload was abandoned: "+err.Error())
 		}

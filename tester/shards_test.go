@@ -397,3 +397,37 @@ func TestShardsShareOneAttempt(t *testing.T) {
 		})
 	}
 }
+
+// TestInterruptedShardRefused: a shard whose run was interrupted (it wrote
+// its bundle, having issued part of its schedule) is refused at upload,
+// 422 naming it, and nothing is stored: stored, it would fail its whole
+// test when the last shard came, for the merge refuses it.
+func TestInterruptedShardRefused(t *testing.T) {
+	sr := makeShards(t)
+	dir := filepath.Join(t.TempDir(), "interrupted-1")
+	p := shardPlan(dir, 1) // the test of sr.shards: one key
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	p.Phase = func(ph benchmark.Phase) {
+		if ph.Kind == benchmark.DataLoadEnd {
+			cancel(errors.New("interrupted by SIGTERM"))
+		}
+	}
+	if _, err := benchmark.Run(ctx, p); err == nil {
+		t.Fatal("a run cancelled before it issued ended without an error")
+	}
+	if b, err := bundle.Read(dir); err != nil || b.Result.Interrupted == "" {
+		t.Fatalf("the interrupted shard's bundle: %v (interrupted %q)", err, b.Result.Interrupted)
+	}
+	key := keyOf(t, sr.shards[0])
+	s := newService(t, backends(t)[0])
+	pt := s.register(t, 0, "")
+	_, err := pt.client.Submit(context.Background(), pt.reg.TestID, dir, pt.key)
+	refusedWith(t, err, http.StatusUnprocessableEntity, "shard 1 of test "+key+" was interrupted (interrupted by SIGTERM)")
+	if _, err := pt.client.Submit(context.Background(), pt.reg.TestID, sr.shards[0], pt.key); err != nil {
+		t.Fatal(err)
+	}
+	if v := pt.shardSet(t, key); fmt.Sprint(v.Arrived) != "[0]" {
+		t.Errorf("the refused shard was stored: arrived %v", v.Arrived)
+	}
+}

@@ -230,7 +230,7 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request, it *store.TestIt
 	}
 	if rec := shard.Of(rc.Bundle); rec.Sharded() {
 		// A shard of a sharded test is stored as such, not as a run.
-		return s.storeShard(ctx, it, uid, dir, rec, shardUpload{status, reason, digest, rc.Compared, st.Predicate.Verdict}, release)
+		return s.storeShard(ctx, it, uid, dir, rec, shardUpload{status, reason, digest, rc.Compared, st.Predicate.Verdict, rc.Bundle.Result.Interrupted}, release)
 	}
 
 	// The store refuses a bundle stored already and takes or claims the

@@ -217,10 +217,7 @@ const docsMaxParagraphLines = readmeMaxParagraphLines
 // to why. Each row is temporary: its section is being rewritten by other
 // work, and the row goes when that work lands; the test fails on a row
 // that matches no long paragraph.
-var docsParagraphExemptions = map[string]string{
-	"sharding.md: **Memory.** The merge never holds": "the merge's Memory section is being edited by other sharding work (issue 43); split it when that lands",
-	"sharding.md: Time is linear in the records":     "the text under the merge's performance table is being edited by other sharding work (issue 43); split it when that lands",
-}
+var docsParagraphExemptions = map[string]string{}
 
 // docsParagraphExemption returns the key of docsParagraphExemptions that
 // exempts paragraph p of page, or "".
