@@ -1,13 +1,10 @@
 package bundle
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
-	"time"
 
 	"aimeter/bundle/internal/parquet"
 	"aimeter/loadgen"
@@ -40,76 +37,8 @@ func ReadHead(dir string, opts ReadOptions) (*Bundle, error) {
 	if m.FormatVersion < 3 {
 		return nil, fmt.Errorf("%s: a bundle of format version %d (CSV tables): read it whole", dir, m.FormatVersion)
 	}
-	for _, name := range []string{SettingsFile, RunFile, EventsFile, RecordsFile, AccuracyFile} {
-		if _, ok := m.Entry(name); !ok {
-			return nil, fmt.Errorf("%s: %s does not list %s, which a version %d bundle always holds (written by %s)",
-				dir, ManifestFile, name, m.FormatVersion, orUnknown(m.Generator))
-		}
-	}
-	has := func(name string) bool { _, ok := m.Entry(name); return ok }
-	read := func(name string, f func(io.Reader) error) error { return readFile(dir, name, f) }
-	b := &Bundle{}
-	var info RunInfo
-	if err := read(SettingsFile, func(r io.Reader) (err error) {
-		if info, err = ReadRunInfo(r); err != nil {
-			return err
-		}
-		return checkRunInfo(&info)
-	}); err != nil {
-		return nil, err
-	}
-	var meta runMeta
-	if err := read(RunFile, func(r io.Reader) error {
-		dec := json.NewDecoder(r)
-		dec.DisallowUnknownFields()
-		return dec.Decode(&meta)
-	}); err != nil {
-		return nil, err
-	}
-	res := &loadgen.Result{
-		SUTName: info.SUTName, GetSUTNameDurationNs: meta.GetSUTNameDurationNs, QSLName: info.QSLName,
-		QSLTotalCount: info.QSLTotalCount, QSLPerformanceCount: info.QSLPerformanceCount,
-		Requested: info.Requested, Effective: info.Effective, StartTime: info.StartTime,
-		Passes: info.Passes, Interrupted: info.Interrupted,
-		UnknownCompletions: info.UnknownCompletions, DuplicateCompletions: info.DuplicateCompletions,
-		FailedSamples: info.FailedSamples, LostSamples: info.LostSamples, LateCompletions: info.LateCompletions,
-	}
-	b.Result = res
-	b.Version = info.Version
-	b.Name, b.PID, b.System, b.AccuracyCheck = meta.Name, meta.PID, meta.System, meta.AccuracyCheck
-	b.Trace, b.NoReport = meta.Trace, meta.NoReport
-	b.Nodes = meta.Nodes
-	b.HostLoad = meta.HostLoad
-	b.Location = time.FixedZone(meta.Zone.Name, meta.Zone.OffsetSeconds)
-	if err := read(EventsFile, func(r io.Reader) (err error) {
-		res.Events, err = ReadEvents(r)
-		return err
-	}); err != nil {
-		return nil, err
-	}
-	if has(ErrorsFile) {
-		if err := read(ErrorsFile, func(r io.Reader) (err error) {
-			res.Errors, err = readErrors(r)
-			return err
-		}); err != nil {
-			return nil, err
-		}
-	}
-	if err := read(AccuracyFile, func(r io.Reader) (err error) {
-		res.Accuracy, err = ReadAccuracyLog(r)
-		return err
-	}); err != nil {
-		return nil, err
-	}
-	if has(ServerMetricsFile) {
-		if err := read(ServerMetricsFile, func(r io.Reader) (err error) {
-			b.ServerMetrics, err = ReadServerMetrics(r)
-			return err
-		}); err != nil {
-			return nil, err
-		}
-	}
-	if err := b.keepRaw(dir, m, "", ownFiles()); err != nil {
+	b, _, err := readHead(dir, m, "", RecordsFile)
+	if err != nil {
 		return nil, err
 	}
 	b.Manifest, b.dir = m, dir
