@@ -281,12 +281,19 @@ func WriteWith(dir string, b *Bundle, derivations []Derivation, opts WriteOption
 		parts = append(parts, fparts...)
 		parts = append(parts, f.derivedParts(ForeignDir+"/", derivations)...)
 	}
-	if err := removeStale(dir, parts); err != nil {
-		return err
-	}
 	var finished map[string]func() (ManifestEntry, error)
 	if streamed {
 		finished = map[string]func() (ManifestEntry, error){RecordsFile: b.Records.finish}
+		// The files written beside the records are listed as they are.
+		for i := range parts {
+			if e, ok := b.Records.beside[parts[i].name]; ok && version >= 3 {
+				parts[i].write = nil
+				finished[e.Name] = func() (ManifestEntry, error) { return e, nil }
+			}
+		}
+	}
+	if err := removeStale(dir, parts); err != nil {
+		return err
 	}
 	entries, err := writeParts(dir, parts, finished)
 	if err != nil {

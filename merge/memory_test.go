@@ -45,7 +45,7 @@ func TestMergeMemoryFlat(t *testing.T) {
 	}
 	measure := func(n int, server bool) (peak, held uint64) {
 		root := t.TempDir()
-		dirs := writeBenchShards(t, root, n, server)
+		dirs := writeBenchShards(t, root, n, server, false)
 		runtime.GC()
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)

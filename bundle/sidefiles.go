@@ -1,0 +1,293 @@
+package bundle
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"os"
+	"path/filepath"
+
+	"aimeter/bundle/internal/parquet"
+	"aimeter/loadgen"
+)
+
+// This file streams the per-sample files beside the records
+// (samples.parquet and tokens.parquet): written beside a RecordStream,
+// read back as loadgen sources (RecordFile.AttachSamples, TokenFile), and
+// scanned from a bundle ReadHead read (ScanSamples, ScanTokens), each a
+// row group at a time, so that `aimeter merge` holds none of them.
+
+// SampleRow is one row of samples.parquet: a record's sample data.
+type SampleRow = parquet.SampleRow
+
+// WriteSamples writes samples.parquet into the stream's directory now,
+// one row for each of recs (in sequence order, one per record of the
+// stream, as Write writes it from the Result's records), holding a row
+// group at a time. Write, finishing the stream, lists the file as it is
+// instead of writing it again (and removes it when the Result has no
+// sample data after all). Call it before Write.
+func (s *RecordStream) WriteSamples(recs iter.Seq[loadgen.Record]) error {
+	return s.writeBeside(SamplesFile, func(w io.Writer) error { return parquet.WriteSamples(w, recs, DefaultRowGroupRows) })
+}
+
+// WriteTokens writes tokens.parquet into the stream's directory now, from
+// traces (in sequence order, as Result.TokenTimes yields them), holding a
+// row group at a time; Write lists it as WriteSamples says.
+func (s *RecordStream) WriteTokens(traces iter.Seq2[uint64, []int64]) error {
+	return s.writeBeside(TokensFile, func(w io.Writer) error { return parquet.WriteTokens(w, traces, DefaultRowGroupRows) })
+}
+
+// writeBeside writes the raw file name into the stream's directory and
+// keeps its manifest entry for Write.
+func (s *RecordStream) writeBeside(name string, write func(io.Writer) error) error {
+	wf, err := writeFile(s.dir, name, write)
+	if err != nil {
+		return err
+	}
+	if s.beside == nil {
+		s.beside = map[string]ManifestEntry{}
+	}
+	s.beside[name] = ManifestEntry{Name: name, Role: Raw, Bytes: wf.Bytes, SHA256: wf.SHA256}
+	return nil
+}
+
+// mapPath calls fn with the bytes of the file at path, mapped where
+// mapFile maps, and the mapping (whose drop lets go of the pages read).
+func mapPath(path string, fn func(data []byte, release *mapping) error) error {
+	file, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer file.Close()
+	st, err := file.Stat()
+	if err != nil {
+		return err
+	}
+	data, release, err := mapFile(file, st.Size())
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	defer release.close()
+	return fn(data, release)
+}
+
+// scanSamples calls fn with the rows of the samples.parquet at path, a
+// row group at a time; an error reading it names the file, fn's is
+// returned as it is.
+func scanSamples(path string, fn func(rows []SampleRow) error) error {
+	var fnErr error
+	err := mapPath(path, func(data []byte, release *mapping) error {
+		return parquet.DecodeSamples(data, release.drop, func(rows []SampleRow, _ int) error {
+			fnErr = fn(rows)
+			return fnErr
+		})
+	})
+	if fnErr != nil && errors.Is(err, fnErr) {
+		return fnErr
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}
+
+// scanTokens calls fn with the samples of the tokens.parquet at path, in
+// order; errors as scanSamples.
+func scanTokens(path string, fn func(seq uint64, times []int64) error) error {
+	var fnErr error
+	err := mapPath(path, func(data []byte, release *mapping) error {
+		return parquet.DecodeTokens(data, release.drop, func(seq uint64, times []int64) error {
+			fnErr = fn(seq, times)
+			return fnErr
+		})
+	})
+	if fnErr != nil && errors.Is(err, fnErr) {
+		return fnErr
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}
+
+// AttachSamples joins the samples.parquet at path to the records of f, by
+// sequence id, so that f is a loadgen.SampleDataSource whose ScanRecords
+// yields whole records: it reads the file once, checking that its rows
+// follow the records' order, and notes whether any carries sample data.
+// The file must not change while f is used.
+func (f *RecordFile) AttachSamples(path string) error {
+	f.samples, f.hasData = path, false
+	has := false
+	err := f.ScanRecords(func(recs []loadgen.Record) error {
+		for i := range recs {
+			if r := &recs[i]; r.RequestBytes != 0 || r.ResponseBytes != 0 || r.Node != 0 || r.Error != 0 {
+				has = true
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		f.samples = ""
+		return err
+	}
+	f.hasData = has
+	return nil
+}
+
+// HasSampleData reports whether a record of the samples file attached
+// (AttachSamples) carries sample data.
+func (f *RecordFile) HasSampleData() bool { return f.hasData }
+
+// ScanRecords calls fn with the file's records, whole (their sample data
+// joined from the samples file attached, if any), a row group at a time,
+// in a slice reused for the next; an error from fn ends it and is
+// returned, as is an error reading the files. A sample row must follow
+// the records' order; a record without one has no sample data.
+func (f *RecordFile) ScanRecords(fn func([]loadgen.Record) error) error {
+	if f.samples == "" {
+		var recs []loadgen.Record
+		return f.Scan(func(c *loadgen.RecordColumns) error {
+			recs = recs[:0]
+			for i := range c.Len() {
+				recs = append(recs, c.Record(i))
+			}
+			return fn(recs)
+		})
+	}
+	next, stop := iter.Pull2(func(yield func([]SampleRow, error) bool) {
+		err := scanSamples(f.samples, func(rows []SampleRow) error {
+			if !yield(rows, nil) {
+				return errStopped
+			}
+			return nil
+		})
+		if err != nil && !errors.Is(err, errStopped) {
+			yield(nil, err)
+		}
+	})
+	defer stop()
+	var rows []SampleRow
+	at := 0
+	var recs []loadgen.Record
+	err := f.Scan(func(c *loadgen.RecordColumns) error {
+		recs = recs[:0]
+		for i := range c.Len() {
+			r := c.Record(i)
+			for at >= len(rows) {
+				var err error
+				var ok bool
+				if rows, err, ok = next(); !ok {
+					rows, at = nil, 0
+					break
+				}
+				if err != nil {
+					return err
+				}
+				at = 0
+			}
+			if at < len(rows) {
+				switch s := &rows[at]; {
+				case s.SeqID == r.SeqID:
+					r.RequestBytes, r.ResponseBytes, r.Node, r.Error = s.RequestBytes, s.ResponseBytes, s.Node, s.Error
+					at++
+				case s.SeqID < r.SeqID:
+					return fmt.Errorf("%s: seq_id %d is not in the records of %s, or out of their order", f.samples, s.SeqID, f.path)
+				}
+			}
+			recs = append(recs, r)
+		}
+		return fn(recs)
+	})
+	if err != nil {
+		return err
+	}
+	if at >= len(rows) {
+		var ok bool
+		if rows, err, ok = next(); !ok {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		at = 0
+	}
+	return fmt.Errorf("%s: seq_id %d is not in the records of %s, or out of their order", f.samples, rows[at].SeqID, f.path)
+}
+
+// errStopped ends a scan whose reader left.
+var errStopped = errors.New("bundle: scan stopped")
+
+// TokenFile is a tokens.parquet file as a loadgen.TokenSource
+// (Result.AttachTokenSource): each ScanTokens reads the file anew, a row
+// group at a time (mapped where RecordFile's are, read whole elsewhere),
+// and holds nothing of it after. Like RecordFile, it is for a file this
+// process wrote.
+type TokenFile struct{ path string }
+
+// OpenTokenFile opens the tokens.parquet at path, reading it once to check
+// it. The file must not change while the TokenFile is used.
+func OpenTokenFile(path string) (*TokenFile, error) {
+	f := &TokenFile{path: path}
+	if err := f.ScanTokens(func(uint64, []int64) error { return nil }); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// ScanTokens calls fn with the sequence id and token times of each sample
+// of the file, in order (the times in a slice reused for the next); an
+// error from fn ends it and is returned, as is one reading the file.
+func (f *TokenFile) ScanTokens(fn func(seq uint64, times []int64) error) error {
+	return scanTokens(f.path, fn)
+}
+
+// ScanSamples streams the sample data of the bundle ReadHead read, from
+// its samples.parquet, a row group at a time in the file's order (rows
+// reused for the next row group), checking that each row's error index
+// names an entry of the error table; it does nothing for a bundle without
+// the file. An error from fn ends the scan and is returned.
+func (b *Bundle) ScanSamples(fn func(rows []SampleRow) error) error {
+	path, ok, err := b.headLeaf(SamplesFile)
+	if !ok {
+		return err
+	}
+	nErrors := len(b.Result.Errors)
+	first := 1
+	var fnErr error
+	err = scanSamples(path, func(rows []SampleRow) error {
+		for i := range rows {
+			if e := rows[i].Error; e > uint32(nErrors) {
+				return fmt.Errorf("%s: row %d: field error: %d, but %s has %d entries", path, first+i, e, ErrorsFile, nErrors)
+			}
+		}
+		first += len(rows)
+		fnErr = fn(rows)
+		return fnErr
+	})
+	return err
+}
+
+// ScanTokens streams the token times of the bundle ReadHead read, from its
+// tokens.parquet, one sample at a time in sequence order (the times in a
+// slice reused for the next); it does nothing for a bundle without the
+// file. An error from fn ends the scan and is returned.
+func (b *Bundle) ScanTokens(fn func(seq uint64, times []int64) error) error {
+	path, ok, err := b.headLeaf(TokensFile)
+	if !ok {
+		return err
+	}
+	return scanTokens(path, fn)
+}
+
+// headLeaf is the path of the per-sample file name of the bundle ReadHead
+// read, and whether it has one.
+func (b *Bundle) headLeaf(name string) (string, bool, error) {
+	if b.dir == "" || b.Manifest == nil {
+		return "", false, fmt.Errorf("bundle: a scan of %s of a bundle not read from a directory", name)
+	}
+	if _, ok := b.Manifest.Entry(name); !ok {
+		return "", false, nil
+	}
+	return filepath.Join(b.dir, name), true, nil
+}
