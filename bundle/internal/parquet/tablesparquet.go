@@ -221,9 +221,11 @@ const maxTableGroupRows = 1 << 24
 // the next row group) and the row of the file of its first row, from 0.
 // Errors name the row group and column. A row group whose pages aimeter's
 // writer does not write (another writer's file with the same schema) is
-// read by the Parquet library instead.
-func decodeTable(t *pqTable, data []byte, fn func(cols [][]int64, n, first int) error) error {
-	f, err := openPQTable(t, data)
+// read by the Parquet library instead. drop, when not nil, is called as
+// openPQTableDropping calls it while the file is checked, and after each
+// row group (a caller that maps the file lets go of the pages read).
+func decodeTable(t *pqTable, data []byte, drop func(), fn func(cols [][]int64, n, first int) error) error {
+	f, err := openPQTableDropping(t, data, drop)
 	if err != nil {
 		return err
 	}
@@ -255,6 +257,9 @@ func decodeTable(t *pqTable, data []byte, fn func(cols [][]int64, n, first int) 
 			if err != nil {
 				return fmt.Errorf("row group %d: column %s: %w", g, t.cols[c].name, err)
 			}
+		}
+		if drop != nil {
+			drop()
 		}
 		if err := fn(cols, n, first); err != nil {
 			return fmt.Errorf("row group %d: %w", g, err)
@@ -370,7 +375,7 @@ func ReadStages(r io.Reader) ([]uint64, []loadgen.StageTimes, error) {
 	}
 	var seqs []uint64
 	var out []loadgen.StageTimes
-	err = decodeTable(stagesTable, data, func(c [][]int64, n, _ int) error {
+	err = decodeTable(stagesTable, data, nil, func(c [][]int64, n, _ int) error {
 		for i := range n {
 			st := loadgen.NoStages
 			st.Clock = loadgen.ClockKind(c[stClock][i])
@@ -404,13 +409,10 @@ type SampleRow struct {
 // group.
 func DecodeSamples(data []byte, drop func(), fn func(rows []SampleRow, first int) error) error {
 	var rows []SampleRow
-	return decodeTable(samplesTable, data, func(c [][]int64, n, first int) error {
+	return decodeTable(samplesTable, data, drop, func(c [][]int64, n, first int) error {
 		rows = resize(rows, n)
 		for i := range n {
 			rows[i] = SampleRow{SeqID: uint64(c[0][i]), RequestBytes: c[1][i], ResponseBytes: c[2][i], Node: uint32(c[3][i]), Error: uint32(c[4][i])}
-		}
-		if drop != nil {
-			drop()
 		}
 		return fn(rows, first)
 	})
@@ -451,7 +453,7 @@ func DecodeTokens(data []byte, drop func(), fn func(seq uint64, times []int64) e
 	var times []int64
 	var seq uint64
 	have := false
-	err := decodeTable(tokensTable, data, func(c [][]int64, n, first int) error {
+	err := decodeTable(tokensTable, data, drop, func(c [][]int64, n, first int) error {
 		for i := range n {
 			s, k, t := uint64(c[0][i]), c[1][i], c[2][i]
 			if !have || s != seq {
@@ -469,9 +471,6 @@ func DecodeTokens(data []byte, drop func(), fn func(seq uint64, times []int64) e
 				return fmt.Errorf("row %d: token %d of seq_id %d, want token %d", first+i+1, k, s, len(times))
 			}
 			times = append(times, t)
-		}
-		if drop != nil {
-			drop()
 		}
 		return nil
 	})
