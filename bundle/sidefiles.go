@@ -15,11 +15,8 @@ import (
 // This file streams the per-sample files beside the records
 // (samples.parquet and tokens.parquet): written beside a RecordStream,
 // read back as loadgen sources (RecordFile.AttachSamples, TokenFile), and
-// scanned from a bundle ReadHead read (ScanSamples, ScanTokens), each a
-// row group at a time, so that `aimeter merge` holds none of them.
-
-// SampleRow is one row of samples.parquet: a record's sample data.
-type SampleRow = parquet.SampleRow
+// scanned from a bundle ReadHead read (ScanWholeRecords, ScanTokens), each
+// a row group at a time, so that `aimeter merge` holds none of them.
 
 // WriteSamples writes samples.parquet into the stream's directory now,
 // one row for each of recs (in sequence order, one per record of the
@@ -75,10 +72,10 @@ func mapPath(path string, fn func(data []byte, release *mapping) error) error {
 // scanSamples calls fn with the rows of the samples.parquet at path, a
 // row group at a time; an error reading it names the file, fn's is
 // returned as it is.
-func scanSamples(path string, fn func(rows []SampleRow) error) error {
+func scanSamples(path string, fn func(rows []parquet.SampleRow) error) error {
 	var fnErr error
 	err := mapPath(path, func(data []byte, release *mapping) error {
-		return parquet.DecodeSamples(data, release.drop, func(rows []SampleRow, _ int) error {
+		return parquet.DecodeSamples(data, release.drop, func(rows []parquet.SampleRow, _ int) error {
 			fnErr = fn(rows)
 			return fnErr
 		})
@@ -140,14 +137,38 @@ func (f *RecordFile) AttachSamples(path string) error {
 func (f *RecordFile) HasSampleData() bool { return f.hasData }
 
 // ScanRecords calls fn with the file's records, whole (their sample data
-// joined from the samples file attached, if any), a row group at a time,
-// in a slice reused for the next; an error from fn ends it and is
-// returned, as is an error reading the files. A sample row must follow
-// the records' order; a record without one has no sample data.
+// joined from the samples file attached, if any: joinSamples), a row group
+// at a time, in a slice reused for the next; an error from fn ends it and
+// is returned, as is an error reading the files.
 func (f *RecordFile) ScanRecords(fn func([]loadgen.Record) error) error {
-	if f.samples == "" {
-		var recs []loadgen.Record
-		return f.Scan(func(c *loadgen.RecordColumns) error {
+	return joinSamples(f.samples, -1, f.Scan, fn)
+}
+
+// ScanWholeRecords is ScanRecords (opts applying to the records) with the
+// records whole: their sample data joined from the bundle's
+// samples.parquet, if it has one, read beside them (joinSamples),
+// an error index that names no entry of the error table refused.
+func (b *Bundle) ScanWholeRecords(opts ScanOptions, fn func([]loadgen.Record) error) error {
+	path, _, err := b.headLeaf(SamplesFile)
+	if err != nil {
+		return err
+	}
+	scan := func(g func(*loadgen.RecordColumns) error) error { return b.ScanRecords(opts, g) }
+	return joinSamples(path, len(b.Result.Errors), scan, fn)
+}
+
+// joinSamples calls fn with the records scan yields, whole: each with the
+// sample data of the row of the samples.parquet at path (none when path is
+// empty) with its sequence id, the file read beside them a row group at a
+// time. A row must follow the records' order (as Write writes them, one a
+// record) and, with nErrors ≥ 0, its error index name one of nErrors
+// entries; a record without a row has no sample data. The records are
+// passed a block (scan's) at a time in a slice reused for the next; an
+// error from fn ends it and is returned.
+func joinSamples(path string, nErrors int, scan func(func(*loadgen.RecordColumns) error) error, fn func([]loadgen.Record) error) error {
+	var recs []loadgen.Record
+	if path == "" {
+		return scan(func(c *loadgen.RecordColumns) error {
 			recs = recs[:0]
 			for i := range c.Len() {
 				recs = append(recs, c.Record(i))
@@ -155,8 +176,8 @@ func (f *RecordFile) ScanRecords(fn func([]loadgen.Record) error) error {
 			return fn(recs)
 		})
 	}
-	next, stop := iter.Pull2(func(yield func([]SampleRow, error) bool) {
-		err := scanSamples(f.samples, func(rows []SampleRow) error {
+	next, stop := iter.Pull2(func(yield func([]parquet.SampleRow, error) bool) {
+		err := scanSamples(path, func(rows []parquet.SampleRow) error {
 			if !yield(rows, nil) {
 				return errStopped
 			}
@@ -167,32 +188,44 @@ func (f *RecordFile) ScanRecords(fn func([]loadgen.Record) error) error {
 		}
 	})
 	defer stop()
-	var rows []SampleRow
-	at := 0
-	var recs []loadgen.Record
-	err := f.Scan(func(c *loadgen.RecordColumns) error {
+	var rows []parquet.SampleRow
+	at, row := 0, 0                // the row in rows, and in the file (from 1)
+	pull := func() (bool, error) { // a row at rows[at], false at the end
+		for at >= len(rows) {
+			var err error
+			var ok bool
+			if rows, err, ok = next(); !ok {
+				rows, at = nil, 0
+				return false, nil
+			}
+			if err != nil {
+				return false, err
+			}
+			at = 0
+		}
+		return true, nil
+	}
+	stray := func() error {
+		return fmt.Errorf("%s: row %d: seq_id %d is not in the records, or out of their order", path, row+1, rows[at].SeqID)
+	}
+	err := scan(func(c *loadgen.RecordColumns) error {
 		recs = recs[:0]
 		for i := range c.Len() {
 			r := c.Record(i)
-			for at >= len(rows) {
-				var err error
-				var ok bool
-				if rows, err, ok = next(); !ok {
-					rows, at = nil, 0
-					break
-				}
-				if err != nil {
-					return err
-				}
-				at = 0
+			ok, err := pull()
+			if err != nil {
+				return err
 			}
-			if at < len(rows) {
+			if ok {
 				switch s := &rows[at]; {
 				case s.SeqID == r.SeqID:
+					if nErrors >= 0 && s.Error > uint32(nErrors) {
+						return fmt.Errorf("%s: row %d: field error: %d, but %s has %d entries", path, row+1, s.Error, ErrorsFile, nErrors)
+					}
 					r.RequestBytes, r.ResponseBytes, r.Node, r.Error = s.RequestBytes, s.ResponseBytes, s.Node, s.Error
-					at++
+					at, row = at+1, row+1
 				case s.SeqID < r.SeqID:
-					return fmt.Errorf("%s: seq_id %d is not in the records of %s, or out of their order", f.samples, s.SeqID, f.path)
+					return stray()
 				}
 			}
 			recs = append(recs, r)
@@ -202,17 +235,10 @@ func (f *RecordFile) ScanRecords(fn func([]loadgen.Record) error) error {
 	if err != nil {
 		return err
 	}
-	if at >= len(rows) {
-		var ok bool
-		if rows, err, ok = next(); !ok {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		at = 0
+	if ok, err := pull(); err != nil || !ok {
+		return err
 	}
-	return fmt.Errorf("%s: seq_id %d is not in the records of %s, or out of their order", f.samples, rows[at].SeqID, f.path)
+	return stray()
 }
 
 // errStopped ends a scan whose reader left.
@@ -240,32 +266,6 @@ func OpenTokenFile(path string) (*TokenFile, error) {
 // error from fn ends it and is returned, as is one reading the file.
 func (f *TokenFile) ScanTokens(fn func(seq uint64, times []int64) error) error {
 	return scanTokens(f.path, fn)
-}
-
-// ScanSamples streams the sample data of the bundle ReadHead read, from
-// its samples.parquet, a row group at a time in the file's order (rows
-// reused for the next row group), checking that each row's error index
-// names an entry of the error table; it does nothing for a bundle without
-// the file. An error from fn ends the scan and is returned.
-func (b *Bundle) ScanSamples(fn func(rows []SampleRow) error) error {
-	path, ok, err := b.headLeaf(SamplesFile)
-	if !ok {
-		return err
-	}
-	nErrors := len(b.Result.Errors)
-	first := 1
-	var fnErr error
-	err = scanSamples(path, func(rows []SampleRow) error {
-		for i := range rows {
-			if e := rows[i].Error; e > uint32(nErrors) {
-				return fmt.Errorf("%s: row %d: field error: %d, but %s has %d entries", path, first+i, e, ErrorsFile, nErrors)
-			}
-		}
-		first += len(rows)
-		fnErr = fn(rows)
-		return fnErr
-	})
-	return err
 }
 
 // ScanTokens streams the token times of the bundle ReadHead read, from its

@@ -42,7 +42,7 @@ func sideRun(t *testing.T) (string, []loadgen.Record, []loadgen.TokenTrace) {
 }
 
 // TestSideFilesStreamed checks the streamed per-sample files: a head's
-// ScanSamples and ScanTokens give what Read reads; samples.parquet and
+// ScanWholeRecords and ScanTokens give what Read reads; samples.parquet and
 // tokens.parquet written beside a RecordStream are the bytes Write
 // writes from the Result, Write lists them as they are; and a
 // RecordFile with the samples joined and a TokenFile give a Result the
@@ -56,18 +56,13 @@ func TestSideFilesStreamed(t *testing.T) {
 	if got := head.HeadLeaves(); !slices.Equal(got, []string{SamplesFile, TokensFile}) {
 		t.Fatalf("HeadLeaves = %v", got)
 	}
-	var rows []SampleRow
+	var whole []loadgen.Record
 	groups := 0
-	if err := head.ScanSamples(func(rs []SampleRow) error { groups++; rows = append(rows, rs...); return nil }); err != nil {
+	if err := head.ScanWholeRecords(ScanOptions{}, func(rs []loadgen.Record) error { groups++; whole = append(whole, rs...); return nil }); err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) != len(recs) || groups < 4 {
-		t.Fatalf("ScanSamples: %d rows in %d row groups, want %d in 4 or more", len(rows), groups, len(recs))
-	}
-	for i, r := range recs {
-		if w := (SampleRow{SeqID: r.SeqID, RequestBytes: r.RequestBytes, ResponseBytes: r.ResponseBytes, Node: r.Node, Error: r.Error}); rows[i] != w {
-			t.Fatalf("ScanSamples row %d = %+v, want %+v", i, rows[i], w)
-		}
+	if !slices.Equal(whole, recs) || groups < 4 {
+		t.Fatalf("ScanWholeRecords: %d records in %d row groups, want Read's %d in 4 or more", len(whole), groups, len(recs))
 	}
 	got := map[uint64][]int64{}
 	if err := head.ScanTokens(func(seq uint64, times []int64) error { got[seq] = slices.Clone(times); return nil }); err != nil {

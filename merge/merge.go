@@ -31,7 +31,7 @@
 // time from its records.parquet (Bundle.ScanRecords) into a k-way merge by
 // sequence id, their sample data (a network SUT's request and response
 // bytes, nodes, errors) joined from its samples.parquet as they go
-// (Bundle.ScanSamples), and its token times are streamed from its
+// (Bundle.ScanWholeRecords), and its token times are streamed from its
 // tokens.parquet into a k-way merge of their own (Bundle.ScanTokens): no
 // shard's records, sample data or token times are ever held. The summaries, the
 // union's and each shard's (merge.json's figures), are read from the
@@ -145,7 +145,7 @@ type input struct {
 	// stage times, or of a format before records.parquet's tables).
 	b        *bundle.Bundle
 	whole    bool
-	samples  bool // a head with samples.parquet: records joins it
+	samples  bool // a head with samples.parquet: records joins it (wholeRecords)
 	tokens   bool // a head with tokens.parquet
 	rec      *shard.Record
 	manifest string // hex SHA-256 of manifest.json
@@ -190,6 +190,9 @@ func (in *input) records() (next func() (loadgen.Record, bool), stop func()) {
 	if in.whole {
 		return iter.Pull(in.b.Result.Records())
 	}
+	if in.samples {
+		return in.wholeRecords()
+	}
 	nextBlock, stop := iter.Pull(func(yield func(*loadgen.RecordColumns) bool) {
 		err := in.scan(func(c *loadgen.RecordColumns) error {
 			if !yield(c) {
@@ -203,7 +206,7 @@ func (in *input) records() (next func() (loadgen.Record, bool), stop func()) {
 	})
 	var c *loadgen.RecordColumns
 	i := 0
-	nextRecord := func() (loadgen.Record, bool) {
+	return func() (loadgen.Record, bool) {
 		for c == nil || i >= c.Len() {
 			var ok bool
 			if c, ok = nextBlock(); !ok {
@@ -213,74 +216,40 @@ func (in *input) records() (next func() (loadgen.Record, bool), stop func()) {
 		}
 		i++
 		return c.Record(i - 1), true
-	}
-	if !in.samples {
-		return nextRecord, stop
-	}
-	return in.joinSamples(nextRecord, stop)
+	}, stop
 }
 
-// joinSamples gives the records next yields their sample data, from the
-// head's samples.parquet streamed beside them (bundle.ScanSamples, a row
-// group at a time): a row whose sequence id is no record's, or out of
-// their order, ends the stream with an error in in.scanErr, as a row
-// Read cannot join to a record is Read's error.
-func (in *input) joinSamples(next func() (loadgen.Record, bool), stop func()) (func() (loadgen.Record, bool), func()) {
-	nextRows, stopRows := iter.Pull(func(yield func([]bundle.SampleRow) bool) {
-		err := in.b.ScanSamples(func(rows []bundle.SampleRow) error {
-			if !yield(rows) {
+// wholeRecords is records for a head with sample data: its records
+// whole, their sample data joined from its samples.parquet as they
+// stream (bundle.Bundle.ScanWholeRecords, a row group at a time).
+func (in *input) wholeRecords() (next func() (loadgen.Record, bool), stop func()) {
+	nextBlock, stop := iter.Pull(func(yield func([]loadgen.Record) bool) {
+		err := in.b.ScanWholeRecords(bundle.ScanOptions{Unchecked: in.checked}, func(recs []loadgen.Record) error {
+			if !yield(recs) {
 				return errStopped
 			}
 			return nil
 		})
-		if err != nil && !errors.Is(err, errStopped) && in.scanErr == nil {
+		switch {
+		case err == nil:
+			in.checked = true
+		case !errors.Is(err, errStopped):
 			in.scanErr = err
 		}
 	})
-	var rows []bundle.SampleRow
-	at := 0
-	fail := func(seq uint64) {
-		if in.scanErr == nil {
-			in.scanErr = fmt.Errorf("%s: seq_id %d is not in the records, or out of their order", bundle.SamplesFile, seq)
-		}
-	}
-	pull := func() bool { // the next row, false at the end
-		for at >= len(rows) {
-			var ok bool
-			if rows, ok = nextRows(); !ok {
-				rows, at = nil, 0
-				return false
-			}
-			at = 0
-		}
-		return true
-	}
+	var blk []loadgen.Record
+	i := 0
 	return func() (loadgen.Record, bool) {
-			r, ok := next()
-			if !ok {
-				if pull() {
-					fail(rows[at].SeqID) // rows beyond the records
-				}
-				return r, false
-			}
-			if in.scanErr != nil {
+		for i >= len(blk) {
+			var ok bool
+			if blk, ok = nextBlock(); !ok {
 				return loadgen.Record{}, false
 			}
-			if pull() {
-				switch row := &rows[at]; {
-				case row.SeqID == r.SeqID:
-					r.RequestBytes, r.ResponseBytes, r.Node, r.Error = row.RequestBytes, row.ResponseBytes, row.Node, row.Error
-					at++
-				case row.SeqID < r.SeqID:
-					fail(row.SeqID)
-					return loadgen.Record{}, false
-				}
-			}
-			return r, true
-		}, func() {
-			stopRows()
-			stop()
+			i = 0
 		}
+		i++
+		return blk[i-1], true
+	}, stop
 }
 
 // tokenTimes yields the shard's token times in sequence order: from the
