@@ -137,9 +137,9 @@ func (f *RecordFile) AttachSamples(path string) error {
 func (f *RecordFile) HasSampleData() bool { return f.hasData }
 
 // ScanRecords calls fn with the file's records, whole (their sample data
-// joined from the samples file attached, if any: joinSamples), a row group
-// at a time, in a slice reused for the next; an error from fn ends it and
-// is returned, as is an error reading the files.
+// joined from the samples file attached, if any: joinSamples), a few
+// thousand at a time, in a slice reused for the next; an error from fn
+// ends it and is returned, as is an error reading the files.
 func (f *RecordFile) ScanRecords(fn func([]loadgen.Record) error) error {
 	return joinSamples(f.samples, -1, f.Scan, fn)
 }
@@ -163,17 +163,30 @@ func (b *Bundle) ScanWholeRecords(opts ScanOptions, fn func([]loadgen.Record) er
 // time. A row must follow the records' order (as Write writes them, one a
 // record) and, with nErrors ≥ 0, its error index name one of nErrors
 // entries; a record without a row has no sample data. The records are
-// passed a block (scan's) at a time in a slice reused for the next; an
-// error from fn ends it and is returned.
+// passed at most wholeBlock at a time (never across two of scan's blocks)
+// in a slice reused for the next; an error from fn ends it and is
+// returned.
 func joinSamples(path string, nErrors int, scan func(func(*loadgen.RecordColumns) error) error, fn func([]loadgen.Record) error) error {
-	var recs []loadgen.Record
+	// The records are passed on in blocks of wholeBlock, not a row group
+	// at a time: a row group's whole records take 6 MiB.
+	recs := make([]loadgen.Record, 0, wholeBlock)
+	pass := func(last bool) error {
+		if len(recs) == cap(recs) || (last && len(recs) > 0) {
+			err := fn(recs)
+			recs = recs[:0]
+			return err
+		}
+		return nil
+	}
 	if path == "" {
 		return scan(func(c *loadgen.RecordColumns) error {
-			recs = recs[:0]
 			for i := range c.Len() {
 				recs = append(recs, c.Record(i))
+				if err := pass(false); err != nil {
+					return err
+				}
 			}
-			return fn(recs)
+			return pass(true)
 		})
 	}
 	next, stop := iter.Pull2(func(yield func([]parquet.SampleRow, error) bool) {
@@ -209,7 +222,6 @@ func joinSamples(path string, nErrors int, scan func(func(*loadgen.RecordColumns
 		return fmt.Errorf("%s: row %d: seq_id %d is not in the records, or out of their order", path, row+1, rows[at].SeqID)
 	}
 	err := scan(func(c *loadgen.RecordColumns) error {
-		recs = recs[:0]
 		for i := range c.Len() {
 			r := c.Record(i)
 			ok, err := pull()
@@ -229,8 +241,11 @@ func joinSamples(path string, nErrors int, scan func(func(*loadgen.RecordColumns
 				}
 			}
 			recs = append(recs, r)
+			if err := pass(false); err != nil {
+				return err
+			}
 		}
-		return fn(recs)
+		return pass(true)
 	})
 	if err != nil {
 		return err
@@ -240,6 +255,9 @@ func joinSamples(path string, nErrors int, scan func(func(*loadgen.RecordColumns
 	}
 	return stray()
 }
+
+// wholeBlock is the most whole records joinSamples passes at a time.
+const wholeBlock = 4096
 
 // errStopped ends a scan whose reader left.
 var errStopped = errors.New("bundle: scan stopped")

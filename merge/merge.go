@@ -49,8 +49,8 @@
 // send lateness of a larger Server pass is read in passes). What Write
 // holds is then fixed costs and bounded buffers: about 100 MiB of heap
 // whatever the records, 140 to 160 MiB of RSS for 4 to 40 M records, and
-// for a network SUT's shards (sample data, 8 token times a record) about
-// 175 MiB of heap at its peak for 4 or 12 M records
+// for a network SUT's shards (sample data, 8 token times a record) 150 to
+// 220 MiB of heap at its peak, 200 to 280 MiB of RSS, for 4 or 12 M records
 // (scripts/bench-merge.sh, SCENARIO=Network; TestMergeMemoryFlat bounds
 // the heap's growth of both). Still linear in the records: a shard with
 // stage times (stages.parquet: a SUT that reports them, such as
