@@ -3,7 +3,6 @@ package bundle
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"aimeter/bundle/internal/parquet"
@@ -93,24 +92,15 @@ func (b *Bundle) ScanRecords(opts ScanOptions, fn func(*loadgen.RecordColumns) e
 		return errors.New("bundle: ScanRecords of a bundle not read from a directory")
 	}
 	path := filepath.Join(b.dir, RecordsFile)
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	data, release, err := mapFile(f, st.Size())
-	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	defer release.close()
+	return mapPath(path, func(data []byte, release *mapping) error { return b.scanMapped(path, data, release, opts, fn) })
+}
+
+// scanMapped is ScanRecords of the records file at path, mapped in data.
+func (b *Bundle) scanMapped(path string, data []byte, release *mapping, opts ScanOptions, fn func(*loadgen.RecordColumns) error) error {
 	info := RunInfoFromResult(b.Result, b.Version)
 	at := 0
 	var fnErr error
-	err = parquet.DecodeRecordColumnsOpened(data, release.drop, func(c *loadgen.RecordColumns) error {
+	err := parquet.DecodeRecordColumnsOpened(data, release.drop, func(c *loadgen.RecordColumns) error {
 		release.drop()
 		if !opts.Unchecked {
 			check := loadgen.NewRecordTable(c.Len())

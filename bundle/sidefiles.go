@@ -69,17 +69,17 @@ func mapPath(path string, fn func(data []byte, release *mapping) error) error {
 	return fn(data, release)
 }
 
-// scanSamples calls fn with the rows of the samples.parquet at path, a
-// row group at a time; an error reading it names the file, fn's is
-// returned as it is.
-func scanSamples(path string, fn func(rows []parquet.SampleRow) error) error {
+// scanTable calls decode with the bytes of the file at path (mapped:
+// mapPath) and the drop of its mapping. decode passes each error of the
+// caller's fn through keep, so that it comes back as it is; any other
+// error names the file.
+func scanTable(path string, decode func(data []byte, drop func(), keep func(error) error) error) error {
 	var fnErr error
-	err := mapPath(path, func(data []byte, release *mapping) error {
-		return parquet.DecodeSamples(data, release.drop, func(rows []parquet.SampleRow, _ int) error {
-			fnErr = fn(rows)
-			return fnErr
-		})
-	})
+	keep := func(err error) error {
+		fnErr = err
+		return err
+	}
+	err := mapPath(path, func(data []byte, release *mapping) error { return decode(data, release.drop, keep) })
 	if fnErr != nil && errors.Is(err, fnErr) {
 		return fnErr
 	}
@@ -89,23 +89,20 @@ func scanSamples(path string, fn func(rows []parquet.SampleRow) error) error {
 	return nil
 }
 
-// scanTokens calls fn with the samples of the tokens.parquet at path, in
-// order; errors as scanSamples.
-func scanTokens(path string, fn func(seq uint64, times []int64) error) error {
-	var fnErr error
-	err := mapPath(path, func(data []byte, release *mapping) error {
-		return parquet.DecodeTokens(data, release.drop, func(seq uint64, times []int64) error {
-			fnErr = fn(seq, times)
-			return fnErr
-		})
+// scanSamples calls fn with the rows of the samples.parquet at path, a
+// row group at a time (scanTable).
+func scanSamples(path string, fn func(rows []parquet.SampleRow) error) error {
+	return scanTable(path, func(data []byte, drop func(), keep func(error) error) error {
+		return parquet.DecodeSamples(data, drop, func(rows []parquet.SampleRow, _ int) error { return keep(fn(rows)) })
 	})
-	if fnErr != nil && errors.Is(err, fnErr) {
-		return fnErr
-	}
-	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	return nil
+}
+
+// scanTokens calls fn with the samples of the tokens.parquet at path, in
+// order (scanTable).
+func scanTokens(path string, fn func(seq uint64, times []int64) error) error {
+	return scanTable(path, func(data []byte, drop func(), keep func(error) error) error {
+		return parquet.DecodeTokens(data, drop, func(seq uint64, times []int64) error { return keep(fn(seq, times)) })
+	})
 }
 
 // AttachSamples joins the samples.parquet at path to the records of f, by

@@ -92,14 +92,7 @@ func TestSideFilesStreamed(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	path, err := stream.Finish()
-	if err != nil {
-		t.Fatal(err)
-	}
-	rf, err := OpenRecordFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rf := finishedFile(t, stream)
 	if err := rf.AttachSamples(filepath.Join(out, SamplesFile)); err != nil {
 		t.Fatal(err)
 	}
@@ -158,14 +151,7 @@ func TestSideFilesErrors(t *testing.T) {
 	if err := stream.WriteSamples(slices.Values(shuffled)); err != nil {
 		t.Fatal(err)
 	}
-	path, err := stream.Finish()
-	if err != nil {
-		t.Fatal(err)
-	}
-	rf, err := OpenRecordFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rf := finishedFile(t, stream)
 	if err := rf.AttachSamples(filepath.Join(out, SamplesFile)); err == nil || !strings.Contains(err.Error(), SamplesFile) {
 		t.Errorf("samples out of the records' order: AttachSamples = %v", err)
 	}
@@ -180,4 +166,18 @@ func TestSideFilesErrors(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(gone, SamplesFile)); !os.IsNotExist(err) {
 		t.Errorf("a discarded stream left %s: %v", SamplesFile, err)
 	}
+}
+
+// finishedFile finishes stream's records file and opens it.
+func finishedFile(t *testing.T, stream *RecordStream) *RecordFile {
+	t.Helper()
+	path, err := stream.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rf, err := OpenRecordFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rf
 }
