@@ -15,7 +15,8 @@ import (
 // not change (settings, passes, counters, events, the error table, the
 // accuracy log, the parts of packages above). Every file is checked
 // against the manifest first, as by Read. The Result has no records and no
-// summary; ScanRecords streams the records. A training bundle, or a run of
+// summary; ScanRecords streams the records, ScanWholeRecords them with
+// their sample data, ScanTokens the token times. A training bundle, or a run of
 // format version 1 or 2 (whose records or tables are CSV), is an error:
 // read it whole with Read. opts.Parts are decoded as by ReadWith. The
 // run's foreign jobs (a GB/T mixed test's foreign/), if any, are read
@@ -54,7 +55,8 @@ func ReadHead(dir string, opts ReadOptions) (*Bundle, error) {
 
 // HeadLeaves names the per-sample files beside the records (sample data,
 // stage times, token times) of the bundle ReadHead read, which ScanRecords
-// does not read; nil when it has none.
+// does not read (ScanWholeRecords reads the sample data, ScanTokens the
+// token times; nothing streams the stage times); nil when it has none.
 func (b *Bundle) HeadLeaves() []string {
 	var names []string
 	if b.Manifest == nil {
