@@ -281,12 +281,19 @@ func WriteWith(dir string, b *Bundle, derivations []Derivation, opts WriteOption
 		parts = append(parts, fparts...)
 		parts = append(parts, f.derivedParts(ForeignDir+"/", derivations)...)
 	}
-	if err := removeStale(dir, parts); err != nil {
-		return err
-	}
 	var finished map[string]func() (ManifestEntry, error)
 	if streamed {
 		finished = map[string]func() (ManifestEntry, error){RecordsFile: b.Records.finish}
+		// The files written beside the records are listed as they are.
+		for i := range parts {
+			if e, ok := b.Records.beside[parts[i].name]; ok && version >= 3 {
+				parts[i].write = nil
+				finished[e.Name] = func() (ManifestEntry, error) { return e, nil }
+			}
+		}
+	}
+	if err := removeStale(dir, parts); err != nil {
+		return err
 	}
 	entries, err := writeParts(dir, parts, finished)
 	if err != nil {
@@ -633,7 +640,9 @@ func ownFiles() []string {
 }
 
 // readRun reads the run whose files m lists under prefix ("" for the
-// bundle's own run, "foreign/" for a mixed test's foreign jobs).
+// bundle's own run, "foreign/" for a mixed test's foreign jobs): its head
+// (readHead), then its records and the per-sample files beside them, and
+// summarizes its reported pass.
 func readRun(dir string, m *Manifest, prefix string) (*Bundle, error) {
 	recordsFile := RecordsFile
 	if m.FormatVersion == 1 {
@@ -645,54 +654,13 @@ func readRun(dir string, m *Manifest, prefix string) (*Bundle, error) {
 	if csv {
 		stagesFile, samplesFile, tokensFile = StagesCSVFile, SamplesCSVFile, TokensCSVFile
 	}
-	for _, name := range []string{SettingsFile, RunFile, EventsFile, recordsFile, AccuracyFile} {
-		if _, ok := m.Entry(prefix + name); !ok {
-			return nil, fmt.Errorf("%s: %s does not list %s, which a version %d bundle always holds (written by %s)",
-				dir, ManifestFile, prefix+name, m.FormatVersion, orUnknown(m.Generator))
-		}
+	b, info, err := readHead(dir, m, prefix, recordsFile)
+	if err != nil {
+		return nil, err
 	}
+	res := b.Result
 	has := func(name string) bool { _, ok := m.Entry(prefix + name); return ok }
 	read := func(name string, f func(io.Reader) error) error { return readFile(dir, prefix+name, f) }
-	b := &Bundle{}
-	var info RunInfo
-	if err := read(SettingsFile, func(r io.Reader) (err error) {
-		if info, err = ReadRunInfo(r); err != nil {
-			return err
-		}
-		return checkRunInfo(&info)
-	}); err != nil {
-		return nil, err
-	}
-	var meta runMeta
-	if err := read(RunFile, func(r io.Reader) error {
-		dec := json.NewDecoder(r)
-		dec.DisallowUnknownFields()
-		return dec.Decode(&meta)
-	}); err != nil {
-		return nil, err
-	}
-	res := &loadgen.Result{
-		SUTName: info.SUTName, GetSUTNameDurationNs: meta.GetSUTNameDurationNs, QSLName: info.QSLName,
-		QSLTotalCount: info.QSLTotalCount, QSLPerformanceCount: info.QSLPerformanceCount,
-		Requested: info.Requested, Effective: info.Effective, StartTime: info.StartTime,
-		Passes: info.Passes, Interrupted: info.Interrupted,
-		UnknownCompletions: info.UnknownCompletions, DuplicateCompletions: info.DuplicateCompletions,
-		FailedSamples: info.FailedSamples, LostSamples: info.LostSamples, LateCompletions: info.LateCompletions,
-	}
-	b.Result = res
-	b.Version = info.Version
-	b.Name, b.PID, b.System, b.AccuracyCheck = meta.Name, meta.PID, meta.System, meta.AccuracyCheck
-	b.Trace, b.NoReport = meta.Trace, meta.NoReport
-	b.Nodes = meta.Nodes
-	b.HostLoad = meta.HostLoad
-	b.Location = time.FixedZone(meta.Zone.Name, meta.Zone.OffsetSeconds)
-
-	if err := read(EventsFile, func(r io.Reader) (err error) {
-		res.Events, err = ReadEvents(r)
-		return err
-	}); err != nil {
-		return nil, err
-	}
 	var recs *loadgen.RecordTable
 	if err := read(recordsFile, func(r io.Reader) (err error) {
 		if recordsFile == RecordsCSVFile {
@@ -710,14 +678,6 @@ func readRun(dir string, m *Manifest, prefix string) (*Bundle, error) {
 		return checkRecords(recs, &info, recordsFile)
 	}); err != nil {
 		return nil, err
-	}
-	if has(ErrorsFile) {
-		if err := read(ErrorsFile, func(r io.Reader) (err error) {
-			res.Errors, err = readErrors(r)
-			return err
-		}); err != nil {
-			return nil, err
-		}
 	}
 	if has(samplesFile) {
 		if err := read(samplesFile, func(r io.Reader) error {
@@ -745,12 +705,6 @@ func readRun(dir string, m *Manifest, prefix string) (*Bundle, error) {
 			return nil, err
 		}
 	}
-	if err := read(AccuracyFile, func(r io.Reader) (err error) {
-		res.Accuracy, err = ReadAccuracyLog(r)
-		return err
-	}); err != nil {
-		return nil, err
-	}
 	if has(stagesFile) {
 		if err := read(stagesFile, func(r io.Reader) error {
 			var seqs []uint64
@@ -774,17 +728,6 @@ func readRun(dir string, m *Manifest, prefix string) (*Bundle, error) {
 			return nil, err
 		}
 	}
-	if has(ServerMetricsFile) {
-		if err := read(ServerMetricsFile, func(r io.Reader) (err error) {
-			b.ServerMetrics, err = ReadServerMetrics(r)
-			return err
-		}); err != nil {
-			return nil, err
-		}
-	}
-	if err := b.keepRaw(dir, m, prefix, ownFiles()); err != nil {
-		return nil, err
-	}
 	if idx := slices.IndexFunc(info.Passes, func(p loadgen.PassInfo) bool { return p.Reported }); idx >= 0 {
 		var err error
 		res.Summary, err = res.SummarizeStoredPass(idx)
@@ -793,6 +736,88 @@ func readRun(dir string, m *Manifest, prefix string) (*Bundle, error) {
 		}
 	}
 	return b, nil
+}
+
+// readHead reads the head of the run whose files m lists under prefix:
+// what the run's size does not change (settings, run metadata, events,
+// the error table, the accuracy log, server metrics, and the raw bytes of
+// the files of packages above). It checks that m lists every file a run
+// always holds, recordsFile among them, but reads no per-sample file: the
+// Result it returns has no records. Read and ReadHead share it.
+func readHead(dir string, m *Manifest, prefix, recordsFile string) (*Bundle, RunInfo, error) {
+	var info RunInfo
+	for _, name := range []string{SettingsFile, RunFile, EventsFile, recordsFile, AccuracyFile} {
+		if _, ok := m.Entry(prefix + name); !ok {
+			return nil, info, fmt.Errorf("%s: %s does not list %s, which a version %d bundle always holds (written by %s)",
+				dir, ManifestFile, prefix+name, m.FormatVersion, orUnknown(m.Generator))
+		}
+	}
+	has := func(name string) bool { _, ok := m.Entry(prefix + name); return ok }
+	read := func(name string, f func(io.Reader) error) error { return readFile(dir, prefix+name, f) }
+	b := &Bundle{}
+	if err := read(SettingsFile, func(r io.Reader) (err error) {
+		if info, err = ReadRunInfo(r); err != nil {
+			return err
+		}
+		return checkRunInfo(&info)
+	}); err != nil {
+		return nil, info, err
+	}
+	var meta runMeta
+	if err := read(RunFile, func(r io.Reader) error {
+		dec := json.NewDecoder(r)
+		dec.DisallowUnknownFields()
+		return dec.Decode(&meta)
+	}); err != nil {
+		return nil, info, err
+	}
+	res := &loadgen.Result{
+		SUTName: info.SUTName, GetSUTNameDurationNs: meta.GetSUTNameDurationNs, QSLName: info.QSLName,
+		QSLTotalCount: info.QSLTotalCount, QSLPerformanceCount: info.QSLPerformanceCount,
+		Requested: info.Requested, Effective: info.Effective, StartTime: info.StartTime,
+		Passes: info.Passes, Interrupted: info.Interrupted,
+		UnknownCompletions: info.UnknownCompletions, DuplicateCompletions: info.DuplicateCompletions,
+		FailedSamples: info.FailedSamples, LostSamples: info.LostSamples, LateCompletions: info.LateCompletions,
+	}
+	b.Result = res
+	b.Version = info.Version
+	b.Name, b.PID, b.System, b.AccuracyCheck = meta.Name, meta.PID, meta.System, meta.AccuracyCheck
+	b.Trace, b.NoReport = meta.Trace, meta.NoReport
+	b.Nodes = meta.Nodes
+	b.HostLoad = meta.HostLoad
+	b.Location = time.FixedZone(meta.Zone.Name, meta.Zone.OffsetSeconds)
+	if err := read(EventsFile, func(r io.Reader) (err error) {
+		res.Events, err = ReadEvents(r)
+		return err
+	}); err != nil {
+		return nil, info, err
+	}
+	if has(ErrorsFile) {
+		if err := read(ErrorsFile, func(r io.Reader) (err error) {
+			res.Errors, err = readErrors(r)
+			return err
+		}); err != nil {
+			return nil, info, err
+		}
+	}
+	if err := read(AccuracyFile, func(r io.Reader) (err error) {
+		res.Accuracy, err = ReadAccuracyLog(r)
+		return err
+	}); err != nil {
+		return nil, info, err
+	}
+	if has(ServerMetricsFile) {
+		if err := read(ServerMetricsFile, func(r io.Reader) (err error) {
+			b.ServerMetrics, err = ReadServerMetrics(r)
+			return err
+		}); err != nil {
+			return nil, info, err
+		}
+	}
+	if err := b.keepRaw(dir, m, prefix, ownFiles()); err != nil {
+		return nil, info, err
+	}
+	return b, info, nil
 }
 
 // joinStages orders stage times like the records, matching them by

@@ -1,13 +1,9 @@
 package bundle
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
-	"time"
 
 	"aimeter/bundle/internal/parquet"
 	"aimeter/loadgen"
@@ -19,7 +15,8 @@ import (
 // not change (settings, passes, counters, events, the error table, the
 // accuracy log, the parts of packages above). Every file is checked
 // against the manifest first, as by Read. The Result has no records and no
-// summary; ScanRecords streams the records. A training bundle, or a run of
+// summary; ScanRecords streams the records, ScanWholeRecords them with
+// their sample data, ScanTokens the token times. A training bundle, or a run of
 // format version 1 or 2 (whose records or tables are CSV), is an error:
 // read it whole with Read. opts.Parts are decoded as by ReadWith. The
 // run's foreign jobs (a GB/T mixed test's foreign/), if any, are read
@@ -40,76 +37,8 @@ func ReadHead(dir string, opts ReadOptions) (*Bundle, error) {
 	if m.FormatVersion < 3 {
 		return nil, fmt.Errorf("%s: a bundle of format version %d (CSV tables): read it whole", dir, m.FormatVersion)
 	}
-	for _, name := range []string{SettingsFile, RunFile, EventsFile, RecordsFile, AccuracyFile} {
-		if _, ok := m.Entry(name); !ok {
-			return nil, fmt.Errorf("%s: %s does not list %s, which a version %d bundle always holds (written by %s)",
-				dir, ManifestFile, name, m.FormatVersion, orUnknown(m.Generator))
-		}
-	}
-	has := func(name string) bool { _, ok := m.Entry(name); return ok }
-	read := func(name string, f func(io.Reader) error) error { return readFile(dir, name, f) }
-	b := &Bundle{}
-	var info RunInfo
-	if err := read(SettingsFile, func(r io.Reader) (err error) {
-		if info, err = ReadRunInfo(r); err != nil {
-			return err
-		}
-		return checkRunInfo(&info)
-	}); err != nil {
-		return nil, err
-	}
-	var meta runMeta
-	if err := read(RunFile, func(r io.Reader) error {
-		dec := json.NewDecoder(r)
-		dec.DisallowUnknownFields()
-		return dec.Decode(&meta)
-	}); err != nil {
-		return nil, err
-	}
-	res := &loadgen.Result{
-		SUTName: info.SUTName, GetSUTNameDurationNs: meta.GetSUTNameDurationNs, QSLName: info.QSLName,
-		QSLTotalCount: info.QSLTotalCount, QSLPerformanceCount: info.QSLPerformanceCount,
-		Requested: info.Requested, Effective: info.Effective, StartTime: info.StartTime,
-		Passes: info.Passes, Interrupted: info.Interrupted,
-		UnknownCompletions: info.UnknownCompletions, DuplicateCompletions: info.DuplicateCompletions,
-		FailedSamples: info.FailedSamples, LostSamples: info.LostSamples, LateCompletions: info.LateCompletions,
-	}
-	b.Result = res
-	b.Version = info.Version
-	b.Name, b.PID, b.System, b.AccuracyCheck = meta.Name, meta.PID, meta.System, meta.AccuracyCheck
-	b.Trace, b.NoReport = meta.Trace, meta.NoReport
-	b.Nodes = meta.Nodes
-	b.HostLoad = meta.HostLoad
-	b.Location = time.FixedZone(meta.Zone.Name, meta.Zone.OffsetSeconds)
-	if err := read(EventsFile, func(r io.Reader) (err error) {
-		res.Events, err = ReadEvents(r)
-		return err
-	}); err != nil {
-		return nil, err
-	}
-	if has(ErrorsFile) {
-		if err := read(ErrorsFile, func(r io.Reader) (err error) {
-			res.Errors, err = readErrors(r)
-			return err
-		}); err != nil {
-			return nil, err
-		}
-	}
-	if err := read(AccuracyFile, func(r io.Reader) (err error) {
-		res.Accuracy, err = ReadAccuracyLog(r)
-		return err
-	}); err != nil {
-		return nil, err
-	}
-	if has(ServerMetricsFile) {
-		if err := read(ServerMetricsFile, func(r io.Reader) (err error) {
-			b.ServerMetrics, err = ReadServerMetrics(r)
-			return err
-		}); err != nil {
-			return nil, err
-		}
-	}
-	if err := b.keepRaw(dir, m, "", ownFiles()); err != nil {
+	b, _, err := readHead(dir, m, "", RecordsFile)
+	if err != nil {
 		return nil, err
 	}
 	b.Manifest, b.dir = m, dir
@@ -126,7 +55,8 @@ func ReadHead(dir string, opts ReadOptions) (*Bundle, error) {
 
 // HeadLeaves names the per-sample files beside the records (sample data,
 // stage times, token times) of the bundle ReadHead read, which ScanRecords
-// does not read; nil when it has none.
+// does not read (ScanWholeRecords reads the sample data, ScanTokens the
+// token times; nothing streams the stage times); nil when it has none.
 func (b *Bundle) HeadLeaves() []string {
 	var names []string
 	if b.Manifest == nil {
@@ -164,24 +94,15 @@ func (b *Bundle) ScanRecords(opts ScanOptions, fn func(*loadgen.RecordColumns) e
 		return errors.New("bundle: ScanRecords of a bundle not read from a directory")
 	}
 	path := filepath.Join(b.dir, RecordsFile)
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	data, release, err := mapFile(f, st.Size())
-	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	defer release.close()
+	return mapPath(path, func(data []byte, release *mapping) error { return b.scanMapped(path, data, release, opts, fn) })
+}
+
+// scanMapped is ScanRecords of the records file at path, mapped in data.
+func (b *Bundle) scanMapped(path string, data []byte, release *mapping, opts ScanOptions, fn func(*loadgen.RecordColumns) error) error {
 	info := RunInfoFromResult(b.Result, b.Version)
 	at := 0
 	var fnErr error
-	err = parquet.DecodeRecordColumnsOpened(data, release.drop, func(c *loadgen.RecordColumns) error {
+	err := parquet.DecodeRecordColumnsOpened(data, release.drop, func(c *loadgen.RecordColumns) error {
 		release.drop()
 		if !opts.Unchecked {
 			check := loadgen.NewRecordTable(c.Len())

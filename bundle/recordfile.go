@@ -2,7 +2,6 @@ package bundle
 
 import (
 	"fmt"
-	"os"
 
 	"aimeter/bundle/internal/parquet"
 	"aimeter/loadgen"
@@ -18,8 +17,10 @@ import (
 // process wrote, such as the union `aimeter merge` writes. Its records
 // must be in sequence order, as RecordSource asks.
 type RecordFile struct {
-	path string
-	n    int
+	path    string
+	n       int
+	samples string // the samples file joined (AttachSamples), if any
+	hasData bool   // a row of it carries sample data
 }
 
 // OpenRecordFile opens the records.parquet at path: it checks the file's
@@ -65,19 +66,5 @@ func (f *RecordFile) Scan(fn func(*loadgen.RecordColumns) error) error {
 // mapped calls fn with the file's bytes, mapped where mapFile maps; an
 // error other than fn's names the file.
 func (f *RecordFile) mapped(fn func(data []byte, release *mapping) error) error {
-	file, err := os.Open(f.path)
-	if err != nil {
-		return err
-	}
-	defer file.Close()
-	st, err := file.Stat()
-	if err != nil {
-		return err
-	}
-	data, release, err := mapFile(file, st.Size())
-	if err != nil {
-		return fmt.Errorf("%s: %w", f.path, err)
-	}
-	defer release.close()
-	return fn(data, release)
+	return mapPath(f.path, fn)
 }

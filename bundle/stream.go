@@ -3,6 +3,7 @@ package bundle
 import (
 	"errors"
 	"io"
+	"os"
 	"path/filepath"
 	"runtime"
 	"sync"
@@ -32,6 +33,9 @@ type RecordStream struct {
 	entry ManifestEntry
 	err   error
 	count int
+	// beside are the raw files written beside the records
+	// (WriteSamples, WriteTokens), by name.
+	beside map[string]ManifestEntry
 
 	closeOnce sync.Once
 }
@@ -218,7 +222,8 @@ func (s *RecordStream) Finish() (string, error) {
 	return filepath.Join(s.dir, RecordsFile), nil
 }
 
-// Discard ends the stream without a file: its temporary file is removed.
+// Discard ends the stream without a file: its temporary file is removed,
+// and so are the files written beside it (WriteSamples, WriteTokens).
 // It is for a run whose bundle is not written; after Write it does
 // nothing.
 func (s *RecordStream) Discard() {
@@ -226,6 +231,9 @@ func (s *RecordStream) Discard() {
 		close(s.abort)
 		s.cur = nil
 		s.end()
+		for name := range s.beside { // written beside: they go too
+			_ = os.Remove(filepath.Join(s.dir, name))
+		}
 	})
 	<-s.done
 }

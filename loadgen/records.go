@@ -47,13 +47,16 @@ type TokenTrace struct {
 // of its samples, in sequence order, so that TokenTimes works as for a live
 // run. Call it after AttachRecords.
 func (r *Result) AttachTokenTimes(traces []TokenTrace) {
-	r.storedToks = traces
+	r.storedToks, r.tokSource = traces, nil
 }
 
 // TokenTimes yields, in sequence order, the sequence id and token arrival
 // times of every sample whose SUT reported them (Response.TokenTimes);
 // samples without them are skipped. The slices must not be modified.
 func (r *Result) TokenTimes() iter.Seq2[uint64, []int64] {
+	if r.tokSource != nil {
+		return r.tokSource.times
+	}
 	return func(yield func(uint64, []int64) bool) {
 		for _, tt := range r.storedToks {
 			if !yield(tt.SeqID, tt.TimesNs) {
@@ -100,6 +103,9 @@ func (r *Result) HasTokenTimes() bool {
 // order; with several Server issuing goroutines, scheduled order).
 func (r *Result) Records() iter.Seq[Record] {
 	if r.source != nil {
+		if sd := r.source.sampleData(); sd != nil {
+			return r.source.wholeRecords(sd, 0, math.MaxUint64)
+		}
 		return r.source.records(0, math.MaxUint64)
 	}
 	return func(yield func(Record) bool) {
@@ -192,6 +198,9 @@ func (r *Result) PassRecords(i int) iter.Seq[Record] {
 	if r.passes == nil {
 		info := r.Passes[i]
 		if r.source != nil {
+			if sd := r.source.sampleData(); sd != nil {
+				return r.source.wholeRecords(sd, info.FirstSeq, info.EndSeq)
+			}
 			return r.source.records(info.FirstSeq, info.EndSeq)
 		}
 		if r.stored == nil {
@@ -270,6 +279,9 @@ func (r *Result) HasSampleData() bool {
 	if r.stored != nil && r.stored.HasSampleData() {
 		return true
 	}
+	if r.source != nil && r.source.sampleData() != nil {
+		return true
+	}
 	for _, pr := range r.passes {
 		p := pr.p
 		if p.reqBytes.used() || p.respBytes.used() || p.node.used() || p.errIdx.used() {
@@ -283,8 +295,19 @@ func (r *Result) HasSampleData() bool {
 // served it (Record.Node). For a run's own Result it reads no record.
 func (r *Result) PassHasNodes(i int) bool {
 	if r.passes == nil {
+		if r.source != nil {
+			if r.source.sampleData() == nil {
+				return false // a source without sample data holds no nodes
+			}
+			for rec := range r.PassRecords(i) {
+				if rec.Node != 0 {
+					return true
+				}
+			}
+			return false
+		}
 		if r.stored == nil {
-			return false // a source holds no nodes
+			return false
 		}
 		return r.stored.passHasNodes(r.Passes[i].FirstSeq, r.Passes[i].EndSeq)
 	}

@@ -267,10 +267,11 @@ type Result struct {
 	// entries.
 	Errors []ErrorInfo
 
-	passes     []*passRecord // columnar per-sample storage behind Records
-	stored     *RecordTable  // records read back from files (AttachRecords, AttachTable)
-	storedToks []TokenTrace  // token times read back from files (AttachTokenTimes)
-	source     *sourceState  // records left in a file (AttachSource)
+	passes     []*passRecord     // columnar per-sample storage behind Records
+	stored     *RecordTable      // records read back from files (AttachRecords, AttachTable)
+	storedToks []TokenTrace      // token times read back from files (AttachTokenTimes)
+	source     *sourceState      // records left in a file (AttachSource)
+	tokSource  *tokenSourceState // token times left in a file (AttachTokenSource)
 }
 
 // ErrorCount returns the number of error events, as LoadGen's num_errors.

@@ -15,7 +15,7 @@ import (
 // sequence-id order, as a run writes them and as `aimeter merge` writes
 // the union of its shards'. A source carries the columns RecordColumns
 // carries: RequestBytes, ResponseBytes, Node and Error are zero in the
-// records the Result yields from it.
+// records the Result yields from it, unless it is a SampleDataSource.
 type RecordSource interface {
 	// Len is the number of records.
 	Len() int
@@ -39,10 +39,16 @@ func (r *Result) AttachSource(src RecordSource) {
 }
 
 // RecordSourceErr returns the first error that reading the records
-// attached with AttachSource gave while they were iterated; nil when none
+// attached with AttachSource, or the token times attached with
+// AttachTokenSource, gave while they were iterated; nil when none
 // did, or none are attached. A caller that iterated them (writing derived
 // files from them, say) checks it afterwards.
 func (r *Result) RecordSourceErr() error {
+	if r.tokSource != nil {
+		if err := r.tokSource.failed(); err != nil {
+			return err
+		}
+	}
 	if r.source == nil {
 		return nil
 	}

@@ -153,6 +153,21 @@ func Summarize(sutName string, e Effective, pr PerformanceResult) *Summary {
 		}
 		s.EarlyStoppingMet = ok
 	}
+	s.judge()
+	s.Result.SampleLatencies = nil
+	s.Result.QueryLatencies = nil
+	s.Result.FirstTokenLatencies = nil
+	s.Result.TimePerOutputToken = nil
+	s.Result.TokensPerSample = nil
+	return s
+}
+
+// judge adds aimeter's own reasons for an invalid run (lost samples,
+// failures above max_error_rate, SUT protocol errors, issuing stopped
+// early) to LoadGen's verdict, and sets Valid from both. Summarize and
+// the streamed summary share it, so their words are the same.
+func (s *Summary) judge() {
+	e, pr := &s.Effective, &s.Result
 	if pr.LostSamples > 0 {
 		s.AimeterReasons = append(s.AimeterReasons, fmt.Sprintf("%d samples were lost: the SUT never completed them.", pr.LostSamples))
 	}
@@ -180,12 +195,6 @@ func Summarize(sutName string, e Effective, pr PerformanceResult) *Summary {
 		s.AimeterReasons = append(s.AimeterReasons, "Issuing stopped early: "+pr.StopReason+".")
 	}
 	s.Valid = s.LoadGenValid() && len(s.AimeterReasons) == 0
-	s.Result.SampleLatencies = nil
-	s.Result.QueryLatencies = nil
-	s.Result.FirstTokenLatencies = nil
-	s.Result.TimePerOutputToken = nil
-	s.Result.TokensPerSample = nil
-	return s
 }
 
 // LoadGenValid is LoadGen's own verdict (all_constraints_met).

@@ -280,31 +280,7 @@ func (z *scanSummary) fill(s *Summary) {
 		}
 		s.EarlyStoppingMet = ok
 	}
-	// Summarize's reasons, word for word.
-	if pr.LostSamples > 0 {
-		s.AimeterReasons = append(s.AimeterReasons, fmt.Sprintf("%d samples were lost: the SUT never completed them.", pr.LostSamples))
-	}
-	if pr.FailedSamples > 0 {
-		issued := s.SampleCount + pr.FailedSamples
-		rate := float64(pr.FailedSamples) / float64(issued)
-		if rate > e.MaxErrorRate {
-			allowed := "none is allowed (max_error_rate 0)"
-			if e.MaxErrorRate > 0 {
-				allowed = fmt.Sprintf("at most %.4g %% is allowed (max_error_rate)", 100*e.MaxErrorRate)
-			}
-			s.AimeterReasons = append(s.AimeterReasons, fmt.Sprintf("%d of %d samples failed (%.4g %%): the SUT reported an error for them, and %s.",
-				pr.FailedSamples, issued, 100*rate, allowed))
-			s.FailuresDecided = true
-			s.PerfConstraintsRecommendation, s.MinDurationRecommendation = "", ""
-		}
-	}
-	if pr.ProtocolErrors > 0 {
-		s.AimeterReasons = append(s.AimeterReasons, fmt.Sprintf("%d SUT protocol errors: completions for unknown, not yet issued, already completed or lost samples, or token times outside a sample's issue-to-completion window.", pr.ProtocolErrors))
-	}
-	if pr.StopReason != "" {
-		s.AimeterReasons = append(s.AimeterReasons, "Issuing stopped early: "+pr.StopReason+".")
-	}
-	s.Valid = s.LoadGenValid() && len(s.AimeterReasons) == 0
+	s.judge() // Summarize's reasons, word for word
 }
 
 // fillTokens is processTokenLatencies.

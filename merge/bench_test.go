@@ -29,8 +29,12 @@ import (
 // small run of the null SUT, whose records are replaced by n synthetic
 // ones each, latencies spread from 1 ms to 1 s. Written by the library
 // (bundle.Write, raw files only), not run: a test of 40 M samples would
-// take each shard's process the whole query's memory to run.
-func writeBenchShards(tb testing.TB, root string, n int, server bool) []string {
+// take each shard's process the whole query's memory to run. With
+// network, the records are a network SUT's besides (a Server test's):
+// each carries request and response bytes (samples.parquet) and the
+// arrival times of 8 streamed tokens (tokens.parquet), as an OpenAI-style
+// SUT's do.
+func writeBenchShards(tb testing.TB, root string, n int, server, network bool) []string {
 	tb.Helper()
 	plan := offlinePlan
 	if server {
@@ -56,6 +60,7 @@ func writeBenchShards(tb testing.TB, root string, n int, server bool) []string {
 		}
 		rng := rand.New(rand.NewPCG(uint64(i), 1))
 		t := loadgen.NewRecordTable(n)
+		var traces []loadgen.TokenTrace
 		chunk := make([]loadgen.Record, 0, 4096)
 		var end int64
 		for j := range n {
@@ -69,6 +74,18 @@ func writeBenchShards(tb testing.TB, root string, n int, server bool) []string {
 				r.IssuedNs = r.ScheduledNs + rng.Int64N(50_000)
 			}
 			r.CompletedNs = r.IssuedNs + 1_000_000 + rng.Int64N(1_000_000_000)
+			if network {
+				const tokens = 8
+				r.RequestBytes, r.ResponseBytes = 200+int64(k%800), 100+int64(k%1000)
+				r.Tokens = tokens
+				times := make([]int64, tokens)
+				for m := range times { // evenly from issue + a tenth to completion
+					span := r.CompletedNs - r.IssuedNs
+					times[m] = r.IssuedNs + span/10 + int64(m)*(span-span/10)/(tokens-1)
+				}
+				r.FirstTokenNs = times[0]
+				traces = append(traces, loadgen.TokenTrace{SeqID: r.SeqID, TimesNs: times})
+			}
 			end = max(end, r.CompletedNs)
 			chunk = append(chunk, r)
 			if len(chunk) == cap(chunk) || j == n-1 {
@@ -82,6 +99,9 @@ func writeBenchShards(tb testing.TB, root string, n int, server bool) []string {
 		}
 		res.Accuracy = nil
 		res.AttachTable(t)
+		if traces != nil {
+			res.AttachTokenTimes(traces)
+		}
 		dir := filepath.Join(root, fmt.Sprintf("shard-%d", i))
 		if err := bundle.Write(dir, b, nil); err != nil {
 			tb.Fatal(err)
@@ -111,21 +131,25 @@ func benchRecords(tb testing.TB) int {
 // TestWriteBenchShards writes BenchmarkMerge's 4 synthetic shards into
 // $AIMETER_MERGE_BENCH_DIR for scripts/bench-merge.sh, which merges them
 // with `aimeter merge` under /usr/bin/time; skipped without it. They are
-// an Offline test's, or a Server test's with AIMETER_MERGE_SCENARIO=Server.
+// an Offline test's, or a Server test's with AIMETER_MERGE_SCENARIO=Server,
+// or a network SUT's Server test (sample data and token times) with
+// AIMETER_MERGE_SCENARIO=Network.
 func TestWriteBenchShards(t *testing.T) {
 	root := os.Getenv("AIMETER_MERGE_BENCH_DIR")
 	if root == "" {
 		t.Skip("AIMETER_MERGE_BENCH_DIR not set: scripts/bench-merge.sh sets it")
 	}
-	server := false
+	server, network := false, false
 	switch sc := os.Getenv("AIMETER_MERGE_SCENARIO"); sc {
 	case "", "Offline":
 	case "Server":
 		server = true
+	case "Network":
+		server, network = true, true
 	default:
-		t.Fatalf("AIMETER_MERGE_SCENARIO=%q: want Offline or Server", sc)
+		t.Fatalf("AIMETER_MERGE_SCENARIO=%q: want Offline, Server or Network", sc)
 	}
-	for _, dir := range writeBenchShards(t, root, benchRecords(t), server) {
+	for _, dir := range writeBenchShards(t, root, benchRecords(t), server, network) {
 		t.Log(dir)
 	}
 }
@@ -140,7 +164,7 @@ func TestWriteBenchShards(t *testing.T) {
 //	go test ./merge/ -run '^$' -bench Merge -benchtime 1x
 func BenchmarkMerge(b *testing.B) {
 	root := b.TempDir()
-	dirs := writeBenchShards(b, root, benchRecords(b), false)
+	dirs := writeBenchShards(b, root, benchRecords(b), false, false)
 	runtime.GC()
 	base := heapBytes()
 	var records uint64

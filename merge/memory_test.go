@@ -32,7 +32,11 @@ const (
 )
 
 // TestMergeMemoryFlat merges 4 synthetic shards of an Offline test (as
-// BenchmarkMerge does) and of a Server test at two sizes and bounds the difference of the
+// BenchmarkMerge does), of a Server test, and of a network SUT's Server
+// test (sample data and 8 token times on every record: samples.parquet
+// and tokens.parquet, which the merge read whole and held before, its
+// peak growing by 2.5 GiB here and the heap held by 1 GiB) at two sizes
+// and bounds the difference of the
 // merge's peak heap (sampled every millisecond while merge.Write runs:
 // the largest of live and not yet swept objects) and of the heap it
 // leaves held by the merged bundle it returns (after a collection).
@@ -43,9 +47,9 @@ func TestMergeMemoryFlat(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector adds memory of its own to every allocation")
 	}
-	measure := func(n int, server bool) (peak, held uint64) {
+	measure := func(n int, server, network bool) (peak, held uint64) {
 		root := t.TempDir()
-		dirs := writeBenchShards(t, root, n, server)
+		dirs := writeBenchShards(t, root, n, server, network)
 		runtime.GC()
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
@@ -82,11 +86,11 @@ func TestMergeMemoryFlat(t *testing.T) {
 	}
 	const small, large = 1_000_000, 3_000_000
 	for _, sc := range []struct {
-		name   string
-		server bool
-	}{{"Offline", false}, {"Server", true}} {
-		peakS, heldS := measure(small, sc.server)
-		peakL, heldL := measure(large, sc.server)
+		name            string
+		server, network bool
+	}{{"Offline", false, false}, {"Server", true, false}, {"Network", true, true}} {
+		peakS, heldS := measure(small, sc.server, sc.network)
+		peakL, heldL := measure(large, sc.server, sc.network)
 		mib := func(b uint64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
 		t.Logf("%s, 4 × %d records: peak heap %s, held after %s; 4 × %d: %s, %s", sc.name, small, mib(peakS), mib(heldS), large, mib(peakL), mib(heldL))
 		if peakL > peakS+mergePeakGrowth {

@@ -29,25 +29,35 @@
 // Memory. A shard is read as its head (bundle.ReadHead: everything but
 // its per-sample files), and its records are streamed a row group at a
 // time from its records.parquet (Bundle.ScanRecords) into a k-way merge by
-// sequence id: no shard's records are ever held. The summaries, the
+// sequence id, their sample data (a network SUT's request and response
+// bytes, nodes, errors) joined from its samples.parquet as they go
+// (Bundle.ScanWholeRecords), and its token times are streamed from its
+// tokens.parquet into a k-way merge of their own (Bundle.ScanTokens): no
+// shard's records, sample data or token times are ever held. The summaries, the
 // union's and each shard's (merge.json's figures), are read from the
 // records in passes (loadgen.SummarizePassScan), exactly as LoadGen's
 // in-memory summary and without its per-sample latency slices. Write
 // writes the union's records straight into the output directory's
-// records.parquet as they are merged (a bundle.RecordStream), and the
-// merged Result reads them back from that file, a row group at a time,
-// each time they are wanted (loadgen.Result.AttachSource of a
-// bundle.RecordFile): the derived files are computed from it without
+// records.parquet as they are merged (a bundle.RecordStream), their
+// sample data into samples.parquet and the token times into
+// tokens.parquet beside it (RecordStream.WriteSamples, WriteTokens), and
+// the merged Result reads them back from those files, a row group at a
+// time, each time they are wanted (loadgen.Result.AttachSource of a
+// bundle.RecordFile with its samples attached, AttachTokenSource of a
+// bundle.TokenFile): the derived files are computed from them without
 // holding the records (the report keeps at most 2^20 exact latencies, the
 // send lateness of a larger Server pass is read in passes). What Write
 // holds is then fixed costs and bounded buffers: about 100 MiB of heap
-// whatever the records, 140 to 160 MiB of RSS for 4 to 40 M records
-// (scripts/bench-merge.sh; TestMergeMemoryFlat bounds the heap's growth).
-// Still linear in the records: a shard with sample data, stage times or
-// token times (a network SUT's), or of a format before version 3, is read
-// whole (bundle.Read), and then the union is one loadgen.RecordTable (about
-// 8 to 104 bytes a record) as are Bundles' (no output directory; Check
-// builds none); the
+// whatever the records, 140 to 160 MiB of RSS for 4 to 40 M records, and
+// for a network SUT's shards (sample data, 8 token times a record) 150 to
+// 220 MiB of heap at its peak, 200 to 280 MiB of RSS, for 4 or 12 M records
+// (scripts/bench-merge.sh, SCENARIO=Network; TestMergeMemoryFlat bounds
+// the heap's growth of both). Still linear in the records: a shard with
+// stage times (stages.parquet: a SUT that reports them, such as
+// Server-Timing's), or of a format before version 3, is read whole
+// (bundle.Read), and then the union is one loadgen.RecordTable (about 8 to
+// 104 bytes a record) with its stage times and token times held, as are
+// Bundles' (no output directory; Check builds none); the
 // GB/T files of a GB/T test collect the records (gbt.Evaluate takes a
 // []loadgen.Record: 96 bytes a record, and its time breakdown 17 more,
 // while they are written); the
@@ -129,12 +139,14 @@ var ErrInterrupted = errors.New("shard interrupted")
 // input is one shard read.
 type input struct {
 	dir string
-	// b is the shard's bundle: its head (bundle.ReadHead: the records
-	// stay on disk, streamed by records), or, when whole, all of it
-	// (bundle.Read: a shard with sample data, stage times or token times,
-	// or of a format before records.parquet's tables).
+	// b is the shard's bundle: its head (bundle.ReadHead: the records,
+	// sample data and token times stay on disk, streamed by records and
+	// tokenTimes), or, when whole, all of it (bundle.Read: a shard with
+	// stage times, or of a format before records.parquet's tables).
 	b        *bundle.Bundle
 	whole    bool
+	samples  bool // a head with samples.parquet: records joins it (wholeRecords)
+	tokens   bool // a head with tokens.parquet
 	rec      *shard.Record
 	manifest string // hex SHA-256 of manifest.json
 	shift    int64  // ns added to the started pass's times
@@ -178,6 +190,9 @@ func (in *input) records() (next func() (loadgen.Record, bool), stop func()) {
 	if in.whole {
 		return iter.Pull(in.b.Result.Records())
 	}
+	if in.samples {
+		return in.wholeRecords()
+	}
 	nextBlock, stop := iter.Pull(func(yield func(*loadgen.RecordColumns) bool) {
 		err := in.scan(func(c *loadgen.RecordColumns) error {
 			if !yield(c) {
@@ -202,6 +217,71 @@ func (in *input) records() (next func() (loadgen.Record, bool), stop func()) {
 		i++
 		return c.Record(i - 1), true
 	}, stop
+}
+
+// wholeRecords is records for a head with sample data: its records
+// whole, their sample data joined from its samples.parquet as they
+// stream (bundle.Bundle.ScanWholeRecords, a row group at a time).
+func (in *input) wholeRecords() (next func() (loadgen.Record, bool), stop func()) {
+	nextBlock, stop := iter.Pull(func(yield func([]loadgen.Record) bool) {
+		err := in.b.ScanWholeRecords(bundle.ScanOptions{Unchecked: in.checked}, func(recs []loadgen.Record) error {
+			if !yield(recs) {
+				return errStopped
+			}
+			return nil
+		})
+		switch {
+		case err == nil:
+			in.checked = true
+		case !errors.Is(err, errStopped):
+			in.scanErr = err
+		}
+	})
+	var blk []loadgen.Record
+	i := 0
+	return func() (loadgen.Record, bool) {
+		for i >= len(blk) {
+			var ok bool
+			if blk, ok = nextBlock(); !ok {
+				return loadgen.Record{}, false
+			}
+			i = 0
+		}
+		i++
+		return blk[i-1], true
+	}, stop
+}
+
+// tokenTimes yields the shard's token times in sequence order: from the
+// bundle read whole, or for a head streamed from its tokens.parquet
+// (bundle.ScanTokens: the times are a slice reused for the next sample).
+// An error reading them ends the stream and is kept in in.scanErr.
+func (in *input) tokenTimes() iter.Seq2[uint64, []int64] {
+	if in.whole {
+		return in.b.Result.TokenTimes()
+	}
+	return func(yield func(uint64, []int64) bool) {
+		if !in.tokens {
+			return
+		}
+		err := in.b.ScanTokens(func(seq uint64, times []int64) error {
+			if !yield(seq, times) {
+				return errStopped
+			}
+			return nil
+		})
+		if err != nil && !errors.Is(err, errStopped) && in.scanErr == nil {
+			in.scanErr = err
+		}
+	}
+}
+
+// hasTokenTimes reports whether the shard has token times.
+func (in *input) hasTokenTimes() bool {
+	if in.whole {
+		return in.b.Result.HasTokenTimes()
+	}
+	return in.tokens
 }
 
 // errStopped ends a stream of records its reader left.
@@ -248,8 +328,8 @@ func Bundles(ctx context.Context, dirs []string, opts Options) (*bundle.Bundle, 
 // are parts of one test, their clocks, and, reading their records in a
 // k-way merge, that no two hold one sequence id) and returns the error
 // Bundles would return, without building the merge: it holds none of the
-// records of the shards it streams (a shard with sample data, stage times
-// or token times is read whole, as Bundles reads it). For a service that
+// records of the shards it streams (a shard with stage times is read
+// whole, as Bundles reads it). For a service that
 // checks an upload against the shards it holds.
 func Check(ctx context.Context, dirs []string, opts Options) error {
 	_, err := bundles(ctx, dirs, opts, sink{checkOnly: true})
@@ -339,7 +419,7 @@ func read(dir string) (*input, error) {
 	var b *bundle.Bundle
 	whole := m.FormatVersion < 3
 	if !whole {
-		if b, err = bundle.ReadHead(dir, bundle.ReadOptions{Parts: derived.Parts()}); err == nil && b.HeadLeaves() != nil {
+		if b, err = bundle.ReadHead(dir, bundle.ReadOptions{Parts: derived.Parts()}); err == nil && slices.Contains(b.HeadLeaves(), bundle.StagesFile) {
 			whole = true
 		}
 	}
@@ -360,7 +440,12 @@ func read(dir string) (*input, error) {
 	if err != nil {
 		return nil, &ShardError{Dir: dir, Index: rec.Index, Err: err}
 	}
-	return &input{dir: dir, b: b, whole: whole, rec: rec, manifest: sum, counted: -1}, nil
+	in := &input{dir: dir, b: b, whole: whole, rec: rec, manifest: sum, counted: -1}
+	if !whole {
+		in.samples = slices.Contains(b.HeadLeaves(), bundle.SamplesFile)
+		in.tokens = slices.Contains(b.HeadLeaves(), bundle.TokensFile)
+	}
+	return in, nil
 }
 
 // check refuses shards that are not parts of one test, naming the first
@@ -641,12 +726,14 @@ func startedPass(res *loadgen.Result) int {
 }
 
 // union builds the merged bundle. With outDir, and no shard read whole
-// (none holds sample data, stage times or token times), the union's
-// records go straight into outDir's records file (a bundle.RecordStream,
-// a few row groups at a time) as they are merged, and the merged Result
-// reads them from that file whenever they are wanted
-// (loadgen.Result.AttachSource, bundle.RecordFile): nothing of them is
-// held. Otherwise they are built into one loadgen.RecordTable.
+// (none holds stage times), the union's records go straight into
+// outDir's records file (a bundle.RecordStream, a few row groups at a
+// time) as they are merged, their sample data into samples.parquet beside
+// it (sideSamples) and the token times into tokens.parquet (mergeTokens),
+// and the merged Result reads them from those files whenever they are
+// wanted (loadgen.Result.AttachSource, bundle.RecordFile; AttachTokenSource,
+// bundle.TokenFile): nothing of them is held. Otherwise the records are
+// built into one loadgen.RecordTable and the token times held.
 func union(ctx context.Context, ins []*input, m *shard.Merge, to sink) (_ *bundle.Bundle, err error) {
 	outDir := to.dir
 	b0, r0 := ins[0].b, ins[0].b.Result
@@ -751,7 +838,9 @@ func union(ctx context.Context, ins []*input, m *shard.Merge, to sink) (_ *bundl
 	var (
 		table    *loadgen.RecordTable
 		stream   *bundle.RecordStream
-		finished string // the stream's file, once finished
+		finished string   // the stream's file, once finished
+		side     []string // the files written beside it
+		samples  *sideSamples
 	)
 	switch {
 	case to.checkOnly:
@@ -761,9 +850,15 @@ func union(ctx context.Context, ins []*input, m *shard.Merge, to sink) (_ *bundl
 		stream = bundle.NewRecordStream(outDir)
 		defer func() {
 			if err != nil {
-				stream.Discard() // does nothing once finished: then the file goes
+				if samples != nil {
+					samples.abandon()
+				}
+				stream.Discard() // does nothing once finished: then the files go
 				if finished != "" {
 					_ = os.Remove(finished)
+					for _, name := range side {
+						_ = os.Remove(filepath.Join(outDir, name))
+					}
 				}
 				if made {
 					_ = os.Remove(outDir) // when empty: a refusal writes nothing
@@ -773,10 +868,18 @@ func union(ctx context.Context, ins []*input, m *shard.Merge, to sink) (_ *bundl
 	default:
 		table = loadgen.NewRecordTable(total)
 	}
+	if stream != nil && slices.ContainsFunc(ins, func(in *input) bool { return in.samples }) {
+		// The sample data goes into samples.parquet beside the records,
+		// written as they are merged.
+		samples = writeSamples(stream)
+	}
 	flush := func(recs []loadgen.Record) {
 		switch {
 		case stream != nil:
 			stream.Add(recs)
+			if samples != nil {
+				samples.add(recs)
+			}
 		case table != nil:
 			table.Append(recs...)
 		}
@@ -887,6 +990,28 @@ func union(ctx context.Context, ins []*input, m *shard.Merge, to sink) (_ *bundl
 	if to.checkOnly {
 		return nil, nil
 	}
+	if samples != nil {
+		side = append(side, bundle.SamplesFile)
+		if err := samples.finish(); err != nil {
+			return nil, fmt.Errorf("merge: writing the merged sample data: %w", err)
+		}
+	}
+	hasTokens := slices.ContainsFunc(ins, func(in *input) bool { return in.hasTokenTimes() })
+	shifts := make([]shiftRange, len(ins))
+	for k, in := range ins {
+		shifts[k] = shiftRange{first: curs[k].first, end: curs[k].end, shift: in.shift}
+	}
+	if stream != nil && hasTokens {
+		side = append(side, bundle.TokensFile)
+		if err := stream.WriteTokens(mergeTokens(ins, shifts)); err != nil {
+			return nil, fmt.Errorf("merge: writing the merged token times: %w", err)
+		}
+		for _, in := range ins {
+			if in.scanErr != nil {
+				return nil, &ShardError{Dir: in.dir, Index: in.rec.Index, Err: in.scanErr}
+			}
+		}
+	}
 	if stream != nil {
 		path, err := stream.Finish()
 		if err != nil {
@@ -900,30 +1025,35 @@ func union(ctx context.Context, ins []*input, m *shard.Merge, to sink) (_ *bundl
 		if rf.Len() != n {
 			return nil, fmt.Errorf("merge: %s holds %d records, %d were merged", path, rf.Len(), n)
 		}
+		if samples != nil {
+			if err := rf.AttachSamples(filepath.Join(outDir, bundle.SamplesFile)); err != nil {
+				return nil, fmt.Errorf("merge: reading the merged sample data back: %w", err)
+			}
+		}
 		res.AttachSource(rf)
+		if hasTokens {
+			tf, err := bundle.OpenTokenFile(filepath.Join(outDir, bundle.TokensFile))
+			if err != nil {
+				return nil, fmt.Errorf("merge: reading the merged token times back: %w", err)
+			}
+			res.AttachTokenSource(tf)
+		}
 	} else {
 		res.AttachTable(table)
 	}
 
-	// Token times and the accuracy log, in sequence order.
-	var traces []loadgen.TokenTrace
-	for k, in := range ins {
-		if !in.b.Result.HasTokenTimes() {
-			continue
+	// Token times (held, without an output directory) and the accuracy
+	// log, in sequence order.
+	if stream == nil && hasTokens {
+		var traces []loadgen.TokenTrace
+		for seq, times := range mergeTokens(ins, shifts) {
+			traces = append(traces, loadgen.TokenTrace{SeqID: seq, TimesNs: slices.Clone(times)})
 		}
-		c := curs[k]
-		for seq, times := range in.b.Result.TokenTimes() {
-			t := slices.Clone(times)
-			if d := in.shift; d != 0 && seq >= c.first && seq < c.end {
-				for i := range t {
-					t[i] += d
-				}
+		for _, in := range ins {
+			if in.scanErr != nil {
+				return nil, &ShardError{Dir: in.dir, Index: in.rec.Index, Err: in.scanErr}
 			}
-			traces = append(traces, loadgen.TokenTrace{SeqID: seq, TimesNs: t})
 		}
-	}
-	if traces != nil {
-		slices.SortFunc(traces, func(a, b loadgen.TokenTrace) int { return cmp.Compare(a.SeqID, b.SeqID) })
 		res.AttachTokenTimes(traces)
 	}
 	for _, in := range ins {
@@ -1023,3 +1153,123 @@ func latest(t *time.Time, u time.Time) {
 		*t = u
 	}
 }
+
+// shiftRange is the range of sequence ids of a shard's started pass, whose
+// times the merge moves by shift.
+type shiftRange struct {
+	first, end uint64
+	shift      int64
+}
+
+// mergeTokens yields the token times of the shards, a k-way merge by
+// sequence id (each shard's in sequence order: bundle.ScanTokens, or the
+// times of a bundle read whole), those of shard k's started pass moved as
+// its records are (shifts[k]); the slice yielded is reused for the next
+// sample. An error reading a shard's ends its stream and is kept in its
+// scanErr.
+func mergeTokens(ins []*input, shifts []shiftRange) iter.Seq2[uint64, []int64] {
+	return func(yield func(uint64, []int64) bool) {
+		type cursor struct {
+			next  func() (uint64, []int64, bool)
+			stop  func()
+			seq   uint64
+			times []int64
+			sr    shiftRange
+		}
+		var live []*cursor
+		defer func() {
+			for _, c := range live {
+				c.stop()
+			}
+		}()
+		for k, in := range ins {
+			if !in.hasTokenTimes() {
+				continue
+			}
+			next, stop := iter.Pull2(in.tokenTimes())
+			c := &cursor{next: next, stop: stop, sr: shifts[k]}
+			var ok bool
+			if c.seq, c.times, ok = next(); !ok {
+				stop()
+				continue
+			}
+			live = append(live, c)
+		}
+		var buf []int64
+		for len(live) > 0 {
+			best := 0
+			for j := 1; j < len(live); j++ {
+				if live[j].seq < live[best].seq {
+					best = j
+				}
+			}
+			c := live[best]
+			buf = append(buf[:0], c.times...)
+			if d := c.sr.shift; d != 0 && c.seq >= c.sr.first && c.seq < c.sr.end {
+				for i := range buf {
+					buf[i] += d
+				}
+			}
+			if !yield(c.seq, buf) {
+				return
+			}
+			var ok bool
+			if c.seq, c.times, ok = c.next(); !ok {
+				c.stop()
+				live = slices.Delete(live, best, best+1)
+			}
+		}
+	}
+}
+
+// sideSamples writes the union's sample data into samples.parquet beside
+// its records (bundle.RecordStream.WriteSamples) on a goroutine of its
+// own, fed blocks of the merged records as they are flushed: it holds
+// the blocks in flight and a row group being encoded.
+type sideSamples struct {
+	blocks chan []loadgen.Record
+	quit   chan struct{} // closed when the writer ends
+	err    error         // the writer's, once quit is closed
+	closed bool
+}
+
+// writeSamples starts writing the samples file beside stream's records.
+func writeSamples(stream *bundle.RecordStream) *sideSamples {
+	s := &sideSamples{blocks: make(chan []loadgen.Record, 2), quit: make(chan struct{})}
+	go func() {
+		defer close(s.quit)
+		s.err = stream.WriteSamples(func(yield func(loadgen.Record) bool) {
+			for blk := range s.blocks {
+				for i := range blk {
+					if !yield(blk[i]) {
+						return
+					}
+				}
+			}
+		})
+	}()
+	return s
+}
+
+// add queues a copy of recs for the file (nothing once the writer ended
+// early: finish returns its error).
+func (s *sideSamples) add(recs []loadgen.Record) {
+	select {
+	case s.blocks <- slices.Clone(recs):
+	case <-s.quit:
+	}
+}
+
+// finish ends the file and returns the writer's error.
+func (s *sideSamples) finish() error {
+	if !s.closed {
+		s.closed = true
+		close(s.blocks)
+	}
+	<-s.quit
+	return s.err
+}
+
+// abandon ends the writer of a merge that failed; the stream's Discard
+// removes the file.
+func (s *sideSamples) abandon() { _ = s.finish() }

@@ -594,3 +594,137 @@ func TestMergeShardWithSampleData(t *testing.T) {
 		t.Errorf("the streamed summary differs from the in-memory one (%v)", err)
 	}
 }
+
+// TestMergeNetworkStreamedEqualsInMemory merges 4 shards of a network
+// SUT's kind (sample data on their records, token times on most, as an
+// OpenAI-style SUT's: samples.parquet and tokens.parquet, streamed from
+// the shards' files and written straight into the merged bundle; failures
+// of a kind of each shard's own and of one they share, whose error indexes
+// the merge maps onto the merged error table) and checks that every file
+// of the merged bundle but its records file, whose row groups the stream
+// cuts its own way, is byte for byte the file of the
+// merge built in memory (Bundles, then derived.Write), and that the
+// merged bundle reads back with the same records and token times.
+func TestMergeNetworkStreamedEqualsInMemory(t *testing.T) {
+	r := runTest(t, "server", serverPlan)
+	dirs := make([]string, len(r.shards))
+	for k, dir := range r.shards {
+		dirs[k] = edited(t, dir, func(b *bundle.Bundle) {
+			recs := slices.Collect(b.Result.Records())
+			var traces []loadgen.TokenTrace
+			// Two kinds of failure: one of this shard's own, one every
+			// shard has (the merge joins their error tables).
+			b.Result.Errors = []loadgen.ErrorInfo{
+				{Category: "http_5xx", Code: 500 + k, Message: fmt.Sprintf("shard %d's own", k)},
+				{Category: "http_4xx", Code: 429, Message: "too many requests"},
+			}
+			for i := range recs {
+				rec := &recs[i]
+				rec.RequestBytes, rec.ResponseBytes = 100+int64(rec.SeqID%97), 7+int64(k)
+				if rec.Status == loadgen.StatusOK && rec.SeqID%11 == 0 {
+					rec.Status, rec.Error = loadgen.StatusError, 1+uint32(rec.SeqID/4%2)
+					b.Result.Errors[rec.Error-1].Count++
+					b.Result.FailedSamples++
+				}
+				if rec.Status == loadgen.StatusOK && rec.SeqID%5 != 0 {
+					span := rec.CompletedNs - rec.IssuedNs
+					traces = append(traces, loadgen.TokenTrace{SeqID: rec.SeqID,
+						TimesNs: []int64{rec.IssuedNs + span/3, rec.IssuedNs + span/2 + int64(rec.SeqID%7), rec.CompletedNs}})
+				}
+			}
+			b.Result.AttachRecords(recs)
+			b.Result.AttachTokenTimes(traces)
+		})
+		for _, name := range []string{bundle.SamplesFile, bundle.TokensFile} {
+			if _, err := os.Stat(filepath.Join(dirs[k], name)); err != nil {
+				t.Fatalf("shard %d has no %s: %v", k, name, err)
+			}
+		}
+	}
+	streamed := filepath.Join(t.TempDir(), "streamed")
+	got, err := merge.Write(context.Background(), dirs, streamed, merge.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem, err := merge.Bundles(context.Background(), dirs, merge.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inMemory := filepath.Join(t.TempDir(), "in-memory")
+	if err := derived.Write(inMemory, mem); err != nil {
+		t.Fatal(err)
+	}
+	entries := func(m *bundle.Manifest) map[string]string {
+		out := map[string]string{}
+		for _, e := range m.Files {
+			out[e.Name] = e.SHA256
+		}
+		return out
+	}
+	a, b := entries(got.Manifest), entries(mem.Manifest)
+	for _, name := range []string{bundle.SamplesFile, bundle.TokensFile, bundle.ResultFile, bundle.ReportFile} {
+		if _, ok := a[name]; !ok {
+			t.Errorf("the streamed merge has no %s", name)
+		}
+	}
+	for name, sum := range b {
+		if name != bundle.RecordsFile && a[name] != sum {
+			t.Errorf("%s of the streamed merge differs from the in-memory merge's", name)
+		}
+	}
+	if len(a) != len(b) {
+		t.Errorf("the streamed merge has %d files, the in-memory one %d", len(a), len(b))
+	}
+	back, err := derived.Read(streamed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(slices.Collect(back.Result.Records()), slices.Collect(mem.Result.Records())) {
+		t.Error("the streamed merge reads back other records than the in-memory merge's")
+	}
+	if !slices.Equal(slices.Collect(got.Result.Records()), slices.Collect(mem.Result.Records())) {
+		t.Error("the bundle Write returns yields other records than the in-memory merge's")
+	}
+	// Each merged record carries its shard's sample data, its error
+	// index naming the shard's kind of failure in the merged table.
+	type data struct {
+		req, resp int64
+		code      int
+	}
+	want := map[uint64]data{}
+	for _, dir := range dirs {
+		sb, err := bundle.Read(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rec := range sb.Result.Records() {
+			d := data{rec.RequestBytes, rec.ResponseBytes, 0}
+			if rec.Error != 0 {
+				d.code = sb.Result.Errors[rec.Error-1].Code
+			}
+			want[rec.SeqID] = d
+		}
+	}
+	for rec := range got.Result.Records() {
+		d := data{rec.RequestBytes, rec.ResponseBytes, 0}
+		if rec.Error != 0 {
+			d.code = got.Result.Errors[rec.Error-1].Code
+		}
+		if w, ok := want[rec.SeqID]; !ok || d != w {
+			t.Fatalf("seq %d: merged sample data %+v, the shard's %+v", rec.SeqID, d, w)
+		}
+	}
+	if len(got.Result.Errors) != shards+1 || got.Result.FailedSamples == 0 {
+		t.Errorf("the merged error table has %d kinds (want %d) and %d failures", len(got.Result.Errors), shards+1, got.Result.FailedSamples)
+	}
+	n := 0
+	for seq, times := range got.Result.TokenTimes() {
+		n++
+		if seq%5 == 0 || len(times) != 3 {
+			t.Fatalf("seq %d: token times %v", seq, times)
+		}
+	}
+	if n == 0 || got.Result.RecordSourceErr() != nil {
+		t.Errorf("%d samples with token times; RecordSourceErr %v", n, got.Result.RecordSourceErr())
+	}
+}

@@ -18,7 +18,9 @@
 # removed at the end), OLD (another aimeter binary, e.g. one built from an
 # earlier commit, measured on the same shards after this tree's), SCENARIO
 # (Offline, the default, or Server: 4 × N queries of one sample, split
-# query mod 4, one scheduled every 250 µs).
+# query mod 4, one scheduled every 250 µs; or Network: Server's, as a
+# network SUT's, each record with request and response bytes and 8 token
+# times, so samples.parquet and tokens.parquet).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 work=${WORK:-$(mktemp -d)}

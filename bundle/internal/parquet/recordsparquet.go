@@ -338,13 +338,9 @@ func openRecordsParquet(data []byte) (*parquet.File, error) {
 	return openPQTableDropping(recordsTable, data, nil)
 }
 
-// openPQTable opens the file of table t in data and checks its footer,
-// schema and column chunks before anything is decoded.
-func openPQTable(t *pqTable, data []byte) (f *parquet.File, err error) {
-	return openPQTableDropping(t, data, nil)
-}
-
-// openPQTableDropping is openPQTable calling drop, when not nil, after
+// openPQTableDropping opens the file of table t in data and checks its
+// footer, schema and column chunks before anything is decoded, calling
+// drop, when not nil, after
 // the checks of each row group's column chunks: they read every page
 // header, and a caller that maps the file lets those pages go as they go,
 // so that the checks never hold the whole file.

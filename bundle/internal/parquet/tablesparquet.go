@@ -221,9 +221,11 @@ const maxTableGroupRows = 1 << 24
 // the next row group) and the row of the file of its first row, from 0.
 // Errors name the row group and column. A row group whose pages aimeter's
 // writer does not write (another writer's file with the same schema) is
-// read by the Parquet library instead.
-func decodeTable(t *pqTable, data []byte, fn func(cols [][]int64, n, first int) error) error {
-	f, err := openPQTable(t, data)
+// read by the Parquet library instead. drop, when not nil, is called as
+// openPQTableDropping calls it while the file is checked, and after each
+// row group (a caller that maps the file lets go of the pages read).
+func decodeTable(t *pqTable, data []byte, drop func(), fn func(cols [][]int64, n, first int) error) error {
+	f, err := openPQTableDropping(t, data, drop)
 	if err != nil {
 		return err
 	}
@@ -255,6 +257,9 @@ func decodeTable(t *pqTable, data []byte, fn func(cols [][]int64, n, first int) 
 			if err != nil {
 				return fmt.Errorf("row group %d: column %s: %w", g, t.cols[c].name, err)
 			}
+		}
+		if drop != nil {
+			drop()
 		}
 		if err := fn(cols, n, first); err != nil {
 			return fmt.Errorf("row group %d: %w", g, err)
@@ -370,7 +375,7 @@ func ReadStages(r io.Reader) ([]uint64, []loadgen.StageTimes, error) {
 	}
 	var seqs []uint64
 	var out []loadgen.StageTimes
-	err = decodeTable(stagesTable, data, func(c [][]int64, n, _ int) error {
+	err = decodeTable(stagesTable, data, nil, func(c [][]int64, n, _ int) error {
 		for i := range n {
 			st := loadgen.NoStages
 			st.Clock = loadgen.ClockKind(c[stClock][i])
@@ -389,6 +394,30 @@ func ReadStages(r io.Reader) ([]uint64, []loadgen.StageTimes, error) {
 	return seqs, out, nil
 }
 
+// SampleRow is one row of samples.parquet: a record's sample data.
+type SampleRow struct {
+	SeqID                       uint64
+	RequestBytes, ResponseBytes int64
+	Node, Error                 uint32
+}
+
+// DecodeSamples decodes samples.parquet in data a row group at a time,
+// in the file's order: fn receives each row group's rows (reused for the
+// next row group) and the row of the file of the first, from 0. drop,
+// when not nil, is called after each row group (the caller lets go of the
+// pages read). An error from fn ends it and is returned, naming the row
+// group.
+func DecodeSamples(data []byte, drop func(), fn func(rows []SampleRow, first int) error) error {
+	var rows []SampleRow
+	return decodeTable(samplesTable, data, drop, func(c [][]int64, n, first int) error {
+		rows = resize(rows, n)
+		for i := range n {
+			rows[i] = SampleRow{SeqID: uint64(c[0][i]), RequestBytes: c[1][i], ResponseBytes: c[2][i], Node: uint32(c[3][i]), Error: uint32(c[4][i])}
+		}
+		return fn(rows, first)
+	})
+}
+
 // ReadSamples reads samples.parquet into the records of t, matching rows
 // by sequence id (as readSamples reads samples.csv). An error index must
 // name an entry of the error table (nErrors entries).
@@ -398,20 +427,60 @@ func ReadSamples(r io.Reader, t *loadgen.RecordTable, nErrors int) error {
 		return err
 	}
 	find := t.Finder()
-	return decodeTable(samplesTable, data, func(c [][]int64, n, first int) error {
-		for i := range n {
-			seq := uint64(c[0][i])
-			k, ok := find(seq)
+	return DecodeSamples(data, nil, func(rows []SampleRow, first int) error {
+		for i, row := range rows {
+			k, ok := find(row.SeqID)
 			if !ok {
-				return fmt.Errorf("row %d: seq_id %d is not in the records", first+i+1, seq)
+				return fmt.Errorf("row %d: seq_id %d is not in the records", first+i+1, row.SeqID)
 			}
-			if e := c[4][i]; e > int64(nErrors) {
-				return fmt.Errorf("row %d: field error: %d, but %s has %d entries", first+i+1, e, ErrorsFile, nErrors)
+			if row.Error > uint32(nErrors) {
+				return fmt.Errorf("row %d: field error: %d, but %s has %d entries", first+i+1, row.Error, ErrorsFile, nErrors)
 			}
-			t.SetSampleData(k, c[1][i], c[2][i], uint32(c[3][i]), uint32(c[4][i]))
+			t.SetSampleData(k, row.RequestBytes, row.ResponseBytes, row.Node, row.Error)
 		}
 		return nil
 	})
+}
+
+// DecodeTokens decodes tokens.parquet in data in the file's order and
+// calls fn with each sample's sequence id and token times, checking them
+// as ReadTokens does: rows of one sample are consecutive and numbered from
+// 0, and samples come in increasing sequence order. The times are a slice
+// fn must not keep (it is reused). drop, when not nil, is called after
+// each row group. It holds one row group and one sample's times at a
+// time.
+func DecodeTokens(data []byte, drop func(), fn func(seq uint64, times []int64) error) error {
+	var times []int64
+	var seq uint64
+	have := false
+	err := decodeTable(tokensTable, data, drop, func(c [][]int64, n, first int) error {
+		for i := range n {
+			s, k, t := uint64(c[0][i]), c[1][i], c[2][i]
+			if !have || s != seq {
+				if have && s < seq {
+					return fmt.Errorf("row %d: seq_id %d after %d: rows must be in sequence order", first+i+1, s, seq)
+				}
+				if have {
+					if err := fn(seq, times); err != nil {
+						return err
+					}
+				}
+				seq, have, times = s, true, times[:0]
+			}
+			if k != int64(len(times)) {
+				return fmt.Errorf("row %d: token %d of seq_id %d, want token %d", first+i+1, k, s, len(times))
+			}
+			times = append(times, t)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if have {
+		return fn(seq, times)
+	}
+	return nil
 }
 
 // ReadTokens reads tokens.parquet (as readTokens reads tokens.csv):
@@ -427,33 +496,15 @@ func ReadTokens(r io.Reader) ([]loadgen.TokenTrace, error) {
 	var out []loadgen.TokenTrace
 	var flat []int64
 	var ends []int // where the times of out[i] end in flat
-	err = decodeTable(tokensTable, data, func(c [][]int64, n, first int) error {
-		for i := range n {
-			seq, k, t := uint64(c[0][i]), c[1][i], c[2][i]
-			if m := len(out); m == 0 || out[m-1].SeqID != seq {
-				if m > 0 && seq < out[m-1].SeqID {
-					return fmt.Errorf("row %d: seq_id %d after %d: rows must be in sequence order", first+i+1, seq, out[m-1].SeqID)
-				}
-				if m > 0 {
-					ends = append(ends, len(flat))
-				}
-				out = append(out, loadgen.TokenTrace{SeqID: seq})
-			}
-			start := 0
-			if m := len(ends); m > 0 {
-				start = ends[m-1]
-			}
-			if have := int64(len(flat) - start); k != have {
-				return fmt.Errorf("row %d: token %d of seq_id %d, want token %d", first+i+1, k, seq, have)
-			}
-			flat = append(flat, t)
-		}
+	err = DecodeTokens(data, nil, func(seq uint64, times []int64) error {
+		out = append(out, loadgen.TokenTrace{SeqID: seq})
+		flat = append(flat, times...)
+		ends = append(ends, len(flat))
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	ends = append(ends, len(flat))
 	start := 0
 	for i := range out {
 		out[i].TimesNs = flat[start:ends[i]:ends[i]]
