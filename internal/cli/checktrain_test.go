@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -18,16 +19,16 @@ func TestCheckTrainingBundle(t *testing.T) {
 		code  int
 		check string // in check's output
 	}{
-		{"a complete reference training run", "complete", []string{"train", "--workload", "reference", "--dataset", "synthetic", "--trials", "1", "--epochs", "1", "-q", "--output-dir", "complete"},
+		{"a complete reference training run", "complete", []string{"train", "--workload", "reference", "--dataset", "synthetic", "--trials", "1", "--epochs", "1", "-q", "--output-dir", filepath.Join(dir, "complete")},
 			ExitOK, "1 runs checked: 0 errors, 0 warnings"},
-		{"a program that logged no training: incomplete", "incomplete", []string{"train", "-q", "--output-dir", "incomplete", "--", "sh", "-c", "echo hello"},
+		{"a program that logged no training: incomplete", "incomplete", []string{"train", "-q", "--output-dir", filepath.Join(dir, "incomplete"), "--", "sh", "-c", "echo hello"},
 			ExitInvalid, "the result is incomplete: no trial has both a training start and a training end"},
 	} {
 		r := runCLI(t, dir, tc.args...)
 		if r.code != tc.code {
 			t.Fatalf("%s: train: %v; want exit %d", tc.why, r, tc.code)
 		}
-		c := runCLI(t, dir, "check", tc.out)
+		c := runCLI(t, dir, "check", filepath.Join(dir, tc.out))
 		if c.code != tc.code || !strings.Contains(c.stdout+c.stderr, tc.check) || strings.Contains(c.stdout, "mlperf_log_summary.txt") {
 			t.Errorf("%s: check: %v; want exit %d (train's) saying %q", tc.why, c, tc.code, tc.check)
 		}
