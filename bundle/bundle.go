@@ -580,8 +580,10 @@ type ReadOptions struct {
 // anything reads back with an empty summary.
 func Read(dir string) (*Bundle, error) { return ReadWith(dir, ReadOptions{}) }
 
-// ReadWith is Read with options.
-func ReadWith(dir string, opts ReadOptions) (*Bundle, error) {
+// readVerified reads dir's manifest and, unless opts.SkipVerify, checks
+// every file it lists against its digest: the start of ReadWith and
+// ReadHead.
+func readVerified(dir string, opts ReadOptions) (*Manifest, error) {
 	m, err := ReadManifest(dir)
 	if err != nil {
 		return nil, err
@@ -590,6 +592,15 @@ func ReadWith(dir string, opts ReadOptions) (*Bundle, error) {
 		if err := m.Verify(dir); err != nil {
 			return nil, err
 		}
+	}
+	return m, nil
+}
+
+// ReadWith is Read with options.
+func ReadWith(dir string, opts ReadOptions) (*Bundle, error) {
+	m, err := readVerified(dir, opts)
+	if err != nil {
+		return nil, err
 	}
 	if _, ok := m.Entry(TrainingRunFile); ok {
 		// A training bundle: its raw files are all a part's.

@@ -22,14 +22,9 @@ import (
 // run's foreign jobs (a GB/T mixed test's foreign/), if any, are read
 // whole.
 func ReadHead(dir string, opts ReadOptions) (*Bundle, error) {
-	m, err := ReadManifest(dir)
+	m, err := readVerified(dir, opts)
 	if err != nil {
 		return nil, err
-	}
-	if !opts.SkipVerify {
-		if err := m.Verify(dir); err != nil {
-			return nil, err
-		}
 	}
 	if _, ok := m.Entry(TrainingRunFile); ok {
 		return nil, fmt.Errorf("%s: a training run's bundle: it has no records", dir)
